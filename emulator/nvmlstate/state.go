@@ -1,0 +1,241 @@
+package nvmlstate
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Header is the first line of every version-1 state file.
+const Header = "drakit-nvml-state v1"
+
+// RelativePath is where the state file lives below an emulator root, and where
+// a container sees it.
+const RelativePath = "run/drakit-emulator/nvml.state"
+
+// ErrInvalid classifies every error returned by Parse and Validate.
+var ErrInvalid = errors.New("invalid NVML state")
+
+// System is the driver-wide part of the state.
+type System struct {
+	DriverVersion     string // e.g. 570.172.08; must parse as a version
+	NVMLVersion       string // e.g. 12.570.172.08
+	CUDADriverVersion int    // e.g. 12080 for CUDA 12.8
+}
+
+// GPU is one physical GPU as NVML reports it.
+type GPU struct {
+	Minor          int    // /dev/nvidia<Minor>, nvmlDeviceGetMinorNumber
+	UUID           string // GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+	Name           string // nvmlDeviceGetName
+	BusID          string // NVML form, 00000000:1B:00.0
+	PCIDeviceID    uint32 // (device << 16) | vendor
+	PCISubSystemID uint32 // (subsystem device << 16) | subsystem vendor
+	MemoryTotal    uint64 // bytes
+	MemoryReserved uint64 // bytes used by the driver; free = total - reserved
+	Architecture   int    // nvmlDeviceArchitecture_t, e.g. 9 = Hopper
+	Brand          int    // nvmlBrandType_t, e.g. 2 = Tesla
+	CCMajor        int    // CUDA compute capability
+	CCMinor        int
+	NUMANode       int // -1 when unknown
+	MIGCapable     bool
+	MIGMode        int // current MIG mode: 0 disabled, 1 enabled
+}
+
+// State is the whole file.
+type State struct {
+	System System
+	GPUs   []GPU
+}
+
+var (
+	uuidPattern  = regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	busIDPattern = regexp.MustCompile(`^[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$`)
+	versionPat   = regexp.MustCompile(`^[0-9]+(\.[0-9]+){1,3}$`)
+)
+
+// Validate reports the first inconsistency, naming the record and field.
+func (s *State) Validate() error {
+	if !versionPat.MatchString(s.System.DriverVersion) {
+		return fmt.Errorf("%w: system.driverVersion %q is not a version", ErrInvalid, s.System.DriverVersion)
+	}
+	if !versionPat.MatchString(s.System.NVMLVersion) {
+		return fmt.Errorf("%w: system.nvmlVersion %q is not a version", ErrInvalid, s.System.NVMLVersion)
+	}
+	if s.System.CUDADriverVersion <= 0 {
+		return fmt.Errorf("%w: system.cudaDriverVersion must be positive", ErrInvalid)
+	}
+	minors := map[int]bool{}
+	uuids := map[string]bool{}
+	for i, g := range s.GPUs {
+		where := fmt.Sprintf("gpu[%d]", i)
+		switch {
+		case g.Minor < 0 || g.Minor > 254:
+			return fmt.Errorf("%w: %s.minor %d out of range 0..254", ErrInvalid, where, g.Minor)
+		case minors[g.Minor]:
+			return fmt.Errorf("%w: %s.minor %d used twice", ErrInvalid, where, g.Minor)
+		case !uuidPattern.MatchString(g.UUID):
+			return fmt.Errorf("%w: %s.uuid %q is not GPU-<uuid>", ErrInvalid, where, g.UUID)
+		case uuids[g.UUID]:
+			return fmt.Errorf("%w: %s.uuid %q used twice", ErrInvalid, where, g.UUID)
+		case g.Name == "" || len(g.Name) >= 96 || strings.ContainsAny(g.Name, "\t\n"):
+			return fmt.Errorf("%w: %s.name %q must be 1..95 characters without tab or newline", ErrInvalid, where, g.Name)
+		case !busIDPattern.MatchString(g.BusID):
+			return fmt.Errorf("%w: %s.busId %q is not DDDDDDDD:BB:DD.F (upper-case hex)", ErrInvalid, where, g.BusID)
+		case g.MemoryReserved > g.MemoryTotal:
+			return fmt.Errorf("%w: %s.memoryReserved exceeds memoryTotal", ErrInvalid, where)
+		case g.MIGMode != 0 && g.MIGMode != 1:
+			return fmt.Errorf("%w: %s.migMode must be 0 or 1", ErrInvalid, where)
+		case g.MIGMode == 1 && !g.MIGCapable:
+			return fmt.Errorf("%w: %s.migMode is 1 on a GPU that is not MIG capable", ErrInvalid, where)
+		}
+		minors[g.Minor] = true
+		uuids[g.UUID] = true
+	}
+	return nil
+}
+
+// Write validates s and writes it in the version-1 format.
+func Write(w io.Writer, s *State) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	b := &strings.Builder{}
+	fmt.Fprintln(b, Header)
+	fmt.Fprintf(b, "system\tdriverVersion=%s\tnvmlVersion=%s\tcudaDriverVersion=%d\n",
+		s.System.DriverVersion, s.System.NVMLVersion, s.System.CUDADriverVersion)
+	for _, g := range s.GPUs {
+		fmt.Fprintf(b, "gpu\tminor=%d\tuuid=%s\tname=%s\tbusId=%s\tpciDeviceId=0x%08X\tpciSubSystemId=0x%08X"+
+			"\tmemoryTotal=%d\tmemoryReserved=%d\tarchitecture=%d\tbrand=%d\tccMajor=%d\tccMinor=%d"+
+			"\tnumaNode=%d\tmigCapable=%d\tmigMode=%d\n",
+			g.Minor, g.UUID, g.Name, g.BusID, g.PCIDeviceID, g.PCISubSystemID,
+			g.MemoryTotal, g.MemoryReserved, g.Architecture, g.Brand, g.CCMajor, g.CCMinor,
+			g.NUMANode, boolInt(g.MIGCapable), g.MIGMode)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Parse reads a version-1 state file; errors name the line.
+func Parse(r io.Reader) (*State, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	s := &State{}
+	line := 0
+	sawSystem := false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if line == 1 {
+			if text != Header {
+				return nil, fmt.Errorf("%w: line 1: expected %q, got %q", ErrInvalid, Header, text)
+			}
+			continue
+		}
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		parts := strings.Split(text, "\t")
+		fields := map[string]string{}
+		for _, p := range parts[1:] {
+			k, v, ok := strings.Cut(p, "=")
+			if !ok {
+				return nil, fmt.Errorf("%w: line %d: field %q is not key=value", ErrInvalid, line, p)
+			}
+			fields[k] = v
+		}
+		fp := fieldParser{line: line, fields: fields}
+		switch parts[0] {
+		case "system":
+			sawSystem = true
+			s.System = System{
+				DriverVersion:     fp.str("driverVersion"),
+				NVMLVersion:       fp.str("nvmlVersion"),
+				CUDADriverVersion: int(fp.int("cudaDriverVersion")),
+			}
+		case "gpu":
+			s.GPUs = append(s.GPUs, GPU{
+				Minor:          int(fp.int("minor")),
+				UUID:           fp.str("uuid"),
+				Name:           fp.str("name"),
+				BusID:          fp.str("busId"),
+				PCIDeviceID:    uint32(fp.uint("pciDeviceId", 32)),
+				PCISubSystemID: uint32(fp.uint("pciSubSystemId", 32)),
+				MemoryTotal:    fp.uint("memoryTotal", 64),
+				MemoryReserved: fp.uint("memoryReserved", 64),
+				Architecture:   int(fp.int("architecture")),
+				Brand:          int(fp.int("brand")),
+				CCMajor:        int(fp.int("ccMajor")),
+				CCMinor:        int(fp.int("ccMinor")),
+				NUMANode:       int(fp.int("numaNode")),
+				MIGCapable:     fp.int("migCapable") == 1,
+				MIGMode:        int(fp.int("migMode")),
+			})
+		}
+		if fp.err != nil {
+			return nil, fp.err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read NVML state: %w", err)
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("%w: empty file", ErrInvalid)
+	}
+	if !sawSystem {
+		return nil, fmt.Errorf("%w: no system record", ErrInvalid)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type fieldParser struct {
+	line   int
+	fields map[string]string
+	err    error
+}
+
+func (p *fieldParser) str(key string) string {
+	v, ok := p.fields[key]
+	if !ok && p.err == nil {
+		p.err = fmt.Errorf("%w: line %d: missing field %s", ErrInvalid, p.line, key)
+	}
+	return v
+}
+
+func (p *fieldParser) int(key string) int64 {
+	v := p.str(key)
+	if p.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	if err != nil {
+		p.err = fmt.Errorf("%w: line %d: field %s=%q is not an integer", ErrInvalid, p.line, key, v)
+	}
+	return n
+}
+
+func (p *fieldParser) uint(key string, bits int) uint64 {
+	v := p.str(key)
+	if p.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 0, bits)
+	if err != nil {
+		p.err = fmt.Errorf("%w: line %d: field %s=%q is not an unsigned %d-bit integer", ErrInvalid, p.line, key, v, bits)
+	}
+	return n
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

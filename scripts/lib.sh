@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Shared settings for drakit's scripts. Every value can be overridden from the environment.
+
+: "${DRAKIT_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/drakit}"
+: "${KUBERNETES_VERSION:=v1.37.2}"
+: "${ETCD_VERSION:=v3.7.0}"
+: "${CONTAINERD_VERSION:=v2.4.2}"
+: "${CRICTL_VERSION:=v1.37.0}"
+
+DRAKIT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export DRAKIT_CACHE DRAKIT_REPO
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# with_heartbeat LABEL CMD...: runs CMD and prints a progress line every 30 s,
+# because a cold Kubernetes build is silent for many minutes.
+with_heartbeat() {
+  local label=$1; shift
+  local start=$SECONDS
+  "$@" &
+  local pid=$!
+  while ! wait_for "$pid" 30; do
+    log "  still ${label} ($(( (SECONDS - start) / 60 ))m$(( (SECONDS - start) % 60 ))s)"
+  done
+  wait "$pid"
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then log "  ${label}: done in $(( SECONDS - start ))s"; fi
+  return "$rc"
+}
+
+# wait_for PID SECONDS: true once PID has exited, false if it still runs after SECONDS.
+wait_for() {
+  local pid=$1 n=$(( $2 * 10 ))
+  while [ "$n" -gt 0 ]; do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+    n=$(( n - 1 ))
+  done
+  ! kill -0 "$pid" 2>/dev/null
+}

@@ -1,0 +1,123 @@
+package nvmlstate
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() *State {
+	return &State{
+		System: System{DriverVersion: "570.172.08", NVMLVersion: "12.570.172.08", CUDADriverVersion: 12080},
+		GPUs: []GPU{{
+			Minor: 3, UUID: "GPU-0123abcd-0000-1111-2222-333344445555", Name: "NVIDIA H100 80GB HBM3",
+			BusID: "00000000:1B:00.0", PCIDeviceID: 0x233010DE, PCISubSystemID: 0x16C110DE,
+			MemoryTotal: 85520809984, MemoryReserved: 567279616, Architecture: 9, Brand: 2,
+			CCMajor: 9, CCMinor: 0, NUMANode: 1, MIGCapable: true,
+		}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sample()); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if !strings.HasPrefix(buf.String(), Header+"\n") {
+		t.Fatalf("state file does not start with %q:\n%s", Header, buf.String())
+	}
+	got, err := Parse(&buf)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if diff := cmp.Diff(sample(), got); diff != "" {
+		t.Errorf("round trip changed the state (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseToleratesCommentsUnknownKeysAndRecords(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(buf.String(), "\ngpu\t", "\n# a comment\n\nnvswitch\tid=0\ngpu\tfutureKey=1\t", 1)
+	got, err := Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if len(got.GPUs) != 1 || got.GPUs[0].Minor != 3 {
+		t.Errorf("got %+v, want the one GPU with minor 3", got.GPUs)
+	}
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	valid := func() string {
+		var buf bytes.Buffer
+		if err := Write(&buf, sample()); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}()
+	cases := map[string]struct {
+		text string
+		want string
+	}{
+		"empty":          {"", "empty file"},
+		"wrong header":   {"drakit-nvml-state v2\n", `line 1: expected "drakit-nvml-state v1"`},
+		"no system":      {Header + "\n", "no system record"},
+		"missing field":  {strings.Replace(valid, "\tminor=3", "", 1), "line 3: missing field minor"},
+		"not key=value":  {strings.Replace(valid, "minor=3", "minor3", 1), `line 3: field "minor3" is not key=value`},
+		"bad integer":    {strings.Replace(valid, "minor=3", "minor=three", 1), `line 3: field minor="three" is not an integer`},
+		"bad bus id":     {strings.Replace(valid, "busId=00000000:1B:00.0", "busId=0000:1b:00.0", 1), "gpu[0].busId"},
+		"bad uuid":       {strings.Replace(valid, "uuid=GPU-", "uuid=MIG-", 1), "gpu[0].uuid"},
+		"mig on non-mig": {strings.Replace(strings.Replace(valid, "migCapable=1", "migCapable=0", 1), "migMode=0", "migMode=1", 1), "not MIG capable"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.text))
+			if err == nil {
+				t.Fatalf("parse succeeded, want error containing %q", tc.want)
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q: want ErrInvalid containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateRejectsDuplicates(t *testing.T) {
+	s := sample()
+	second := s.GPUs[0]
+	second.UUID = "GPU-0123abcd-0000-1111-2222-333344445556"
+	s.GPUs = append(s.GPUs, second)
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "gpu[1].minor 3 used twice") {
+		t.Errorf("duplicate minor: got %v", err)
+	}
+	s.GPUs[1].Minor = 4
+	s.GPUs[1].UUID = s.GPUs[0].UUID
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "used twice") {
+		t.Errorf("duplicate uuid: got %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sample()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
+	f.Add(Header + "\nsystem\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := Write(&out, s); err != nil {
+			t.Fatalf("parsed state does not write back: %v", err)
+		}
+	})
+}

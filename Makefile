@@ -1,0 +1,38 @@
+# drakit — every target is one line; the logic lives in scripts/.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+conformance: ## Main job: build what is missing, start the local cluster, deploy emulator + reference driver, run all features, write reports, tear down
+	scripts/conformance.sh
+
+test: ## Unit and integration tests, then the kit certifying the reference driver end to end
+	scripts/test.sh
+
+unit: ## Unit and integration tests only (no cluster)
+	scripts/unit.sh
+
+build: ## Build drakit, drakit-driver, drakit-probe and the NVML shim into _output/
+	scripts/build.sh
+
+components: ## Build the local cluster's components (Kubernetes, etcd, containerd, crictl) once per version into the cache
+	scripts/build-components.sh
+
+deps: ## Install the Debian packages the local cluster needs (runc), only when missing
+	scripts/install-deps.sh
+
+cluster-up: build components deps ## Start the local cluster (left running)
+	_output/bin/drakit cluster up
+
+cluster-down: ## Stop the local cluster and remove its state
+	_output/bin/drakit cluster down
+
+verify: ## gofmt, go vet, shellcheck when installed
+	scripts/verify.sh
+
+clean: ## Remove build outputs and artifacts (not the component cache)
+	rm -rf _output artifacts

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds drakit's own binaries and the NVML shim into _output/ (seconds when warm).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$DRAKIT_REPO"
+out=_output
+mkdir -p "$out/bin" "$out/lib"
+log "building drakit, drakit-driver, drakit-probe"
+go build -trimpath -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-probe
+log "building the NVML shim"
+"$out/bin/drakit" emulator build-shim -o "$out/lib/libnvidia-ml.so"

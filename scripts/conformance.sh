@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make conformance: builds what is missing, starts the local cluster, renders the emulated node,
+# deploys the reference driver, runs every feature, writes reports to $ARTIFACTS and tears down.
+# Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$DRAKIT_REPO"
+: "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
+: "${DRAKIT_PROFILE:=dgx-h100}"
+: "${DRAKIT_KEEP_CLUSTER:=}"
+started=$SECONDS
+
+scripts/install-deps.sh
+scripts/build-components.sh
+scripts/build.sh
+scripts/build-images.sh
+
+drakit=_output/bin/drakit
+teardown() {
+  local rc=$?
+  mkdir -p "$ARTIFACTS/logs"
+  $drakit cluster logs --all --dir "$ARTIFACTS/logs" >/dev/null 2>&1 || true
+  if [ -z "$DRAKIT_KEEP_CLUSTER" ]; then
+    log "tearing the local cluster down"
+    $drakit cluster down || rc=1
+  fi
+  log "make conformance finished in $(( SECONDS - started ))s (exit $rc)"
+  exit "$rc"
+}
+trap teardown EXIT
+
+log "starting the local cluster"
+$drakit cluster up --images-dir _output/images
+eval "$($drakit cluster status -o env)"   # DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
+
+log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"
+$drakit emulator render --profile "$DRAKIT_PROFILE" --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
+
+log "deploying the reference driver"
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT"
+
+log "running the conformance features"
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR"

@@ -1,0 +1,88 @@
+//go:build cgo
+
+package probe
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// DefaultNVMLLibrary is the library name NVML is loaded from, resolved by the
+// dynamic loader like the NVIDIA tools do.
+const DefaultNVMLLibrary = "libnvidia-ml.so.1"
+
+// NewNVML returns the NVML library at path (a name for the dynamic loader or
+// a file path), loaded through github.com/NVIDIA/go-nvml on Init.
+func NewNVML(path string) Library {
+	return &goNVML{lib: nvml.New(nvml.WithLibraryPath(path))}
+}
+
+type goNVML struct {
+	lib nvml.Interface
+}
+
+func (g *goNVML) Init() error     { return retErr(g.lib.Init()) }
+func (g *goNVML) Shutdown() error { return retErr(g.lib.Shutdown()) }
+
+func (g *goNVML) DriverVersion() (string, error) {
+	v, ret := g.lib.SystemGetDriverVersion()
+	return v, retErr(ret)
+}
+
+func (g *goNVML) Count() (int, error) {
+	n, ret := g.lib.DeviceGetCount()
+	return n, retErr(ret)
+}
+
+func (g *goNVML) GPU(index int) (GPU, error) {
+	var gpu GPU
+	dev, ret := g.lib.DeviceGetHandleByIndex(index)
+	if err := retErr(ret); err != nil {
+		return gpu, fmt.Errorf("get handle: %w", err)
+	}
+	var errs []error
+	var err error
+	if gpu.UUID, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("get UUID: %w", ret))
+	}
+	if gpu.Name, ret = dev.GetName(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("get name: %w", ret))
+	}
+	if gpu.Minor, ret = dev.GetMinorNumber(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("get minor number: %w", ret))
+	}
+	if pci, ret := dev.GetPciInfo(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("get PCI info: %w", ret))
+	} else {
+		gpu.BusID = cString(pci.BusId[:])
+	}
+	if mem, ret := dev.GetMemoryInfo(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("get memory info: %w", ret))
+	} else {
+		gpu.MemoryTotal = mem.Total
+	}
+	err = errors.Join(errs...)
+	return gpu, err
+}
+
+// retErr turns an NVML return code into an error, nil for SUCCESS.
+func retErr(ret nvml.Return) error {
+	if ret == nvml.SUCCESS {
+		return nil
+	}
+	return ret
+}
+
+// cString converts a NUL-terminated C char array.
+func cString(chars []int8) string {
+	b := make([]byte, 0, len(chars))
+	for _, c := range chars {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
+}

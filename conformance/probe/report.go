@@ -1,0 +1,128 @@
+package probe
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Marker starts the report line in the probe's stdout.
+const Marker = "DRAKIT-PROBE-REPORT"
+
+// ErrNoReport is returned by ParseLogs when the log holds no report line
+// (yet): the probe has not started, or it failed before printing.
+var ErrNoReport = errors.New("no " + Marker + " line in the log")
+
+// Device node types as reported in DeviceNode.Type.
+const (
+	CharDevice  = "c"
+	BlockDevice = "b"
+)
+
+// Report is what the probe observed inside its container.
+type Report struct {
+	// Devices are the character and block device nodes under /dev, sorted by
+	// path. Symbolic links are not followed.
+	Devices []DeviceNode `json:"devices"`
+	// Env is the process environment.
+	Env map[string]string `json:"env"`
+	// NVML is what the NVML library enumerates.
+	NVML NVML `json:"nvml"`
+}
+
+// DeviceNode is one device special file.
+type DeviceNode struct {
+	// Path is the node's path inside the container, for example /dev/nvidia0.
+	Path string `json:"path"`
+	// Type is CharDevice ("c") or BlockDevice ("b").
+	Type  string `json:"type"`
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+}
+
+// NVML is the GPU inventory as NVML reports it.
+type NVML struct {
+	// Error is empty when every NVML call succeeded. Otherwise it says which
+	// calls failed; the other fields then hold what could be read.
+	Error         string `json:"error,omitempty"`
+	DriverVersion string `json:"driverVersion,omitempty"`
+	GPUs          []GPU  `json:"gpus"`
+}
+
+// GPU is one device as NVML enumerates it.
+type GPU struct {
+	Index int    `json:"index"`
+	UUID  string `json:"uuid"`
+	Name  string `json:"name"`
+	// Minor is the device's minor number, the N of /dev/nvidiaN.
+	Minor int `json:"minor"`
+	// BusID is the PCI bus id as NVML prints it (domain:bus:device.function).
+	BusID string `json:"busID"`
+	// MemoryTotal is the framebuffer size in bytes.
+	MemoryTotal uint64 `json:"memoryTotal"`
+}
+
+// Format renders the report as the single line the probe prints, without a
+// trailing newline.
+func Format(r Report) (string, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("encode probe report: %w", err)
+	}
+	return Marker + " " + string(data), nil
+}
+
+// ParseLogs finds the report line in a container log and decodes it. Lines
+// without the marker are ignored. It returns ErrNoReport when there is no
+// report line, and a descriptive error naming the line when the report is
+// malformed or when there is more than one.
+func ParseLogs(logText string) (Report, error) {
+	var (
+		found   bool
+		line    int
+		payload string
+	)
+	sc := bufio.NewScanner(strings.NewReader(logText))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimRight(sc.Text(), "\r")
+		rest, ok := strings.CutPrefix(text, Marker)
+		if !ok {
+			continue
+		}
+		if found {
+			return Report{}, fmt.Errorf("parse probe log: second %s line at line %d (first at line %d); expected exactly one", Marker, n, line)
+		}
+		found, line = true, n
+		payload = strings.TrimSpace(rest)
+	}
+	if err := sc.Err(); err != nil {
+		return Report{}, fmt.Errorf("parse probe log: %w", err)
+	}
+	if !found {
+		return Report{}, ErrNoReport
+	}
+	if payload == "" {
+		return Report{}, fmt.Errorf("parse probe log: line %d: %s marker without a JSON report", line, Marker)
+	}
+	var r Report
+	dec := json.NewDecoder(strings.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Report{}, fmt.Errorf("parse probe log: line %d: decode report: %w", line, err)
+	}
+	if dec.More() {
+		return Report{}, fmt.Errorf("parse probe log: line %d: trailing data after the JSON report", line)
+	}
+	for i, d := range r.Devices {
+		if d.Type != CharDevice && d.Type != BlockDevice {
+			return Report{}, fmt.Errorf("parse probe log: line %d: devices[%d] (%s): type %q, want %q or %q", line, i, d.Path, d.Type, CharDevice, BlockDevice)
+		}
+		if d.Path == "" {
+			return Report{}, fmt.Errorf("parse probe log: line %d: devices[%d]: empty path", line, i)
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,351 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// mountInfoPath is the calling process's mount table.
+const mountInfoPath = "/proc/self/mountinfo"
+
+// cgroupHierarchies returns the mount points of the cgroup v1 hierarchies and
+// of the cgroup v2 hierarchy (empty where there is none).
+func cgroupHierarchies(mounts []mountEntry) (v1 []string, v2 string) {
+	for _, m := range mounts {
+		switch m.FSType {
+		case "cgroup":
+			v1 = append(v1, m.MountPoint)
+		case "cgroup2":
+			v2 = m.MountPoint
+		}
+	}
+	sort.Strings(v1)
+	return v1, v2
+}
+
+// ensureCgroupRoot creates the kubelet's cgroupRoot: in every v1 hierarchy
+// when the host uses v1 (hybrid included; the v2 part of a hybrid host gets
+// nothing), else in the v2 hierarchy. In the cpuset hierarchy it copies
+// cpuset.cpus and cpuset.mems from the parent, which a new v1 cpuset lacks.
+func ensureCgroupRoot(cfg Config, mounts []mountEntry) error {
+	v1, v2 := cgroupHierarchies(mounts)
+	dirs := v1
+	if len(v1) == 0 {
+		if v2 == "" {
+			return errors.New("create cgroups: no cgroup hierarchy is mounted")
+		}
+		dirs = []string{v2}
+	}
+	for _, h := range dirs {
+		dir := filepath.Join(h, cfg.CgroupRoot)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			parent, err := os.ReadFile(filepath.Join(h, f))
+			if err != nil {
+				continue // not the cpuset hierarchy
+			}
+			own, err := os.ReadFile(filepath.Join(dir, f))
+			if err == nil && strings.TrimSpace(string(own)) != "" {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
+				return fmt.Errorf("set %s/%s: %w", dir, f, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cgroupRootDirs returns the cluster's cgroupRoot in every hierarchy where it
+// exists.
+func cgroupRootDirs(cfg Config, mounts []mountEntry) []string {
+	v1, v2 := cgroupHierarchies(mounts)
+	if v2 != "" {
+		v1 = append(v1, v2)
+	}
+	var dirs []string
+	for _, h := range v1 {
+		dir := filepath.Join(h, cfg.CgroupRoot)
+		if _, err := os.Stat(dir); err == nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
+}
+
+// removeCgroupTree removes a cgroup and all its descendants, deepest first.
+// A cgroup that still has processes cannot be removed; the error says which
+// processes are left.
+func removeCgroupTree(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if isNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove cgroup %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, removeCgroupTree(filepath.Join(dir, e.Name())))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		return fmt.Errorf("remove cgroup %s: %w (processes: %s)", dir, err, strings.Join(strings.Fields(string(procs)), " "))
+	}
+	return nil
+}
+
+// ensureSharedRootDir makes sure the kubelet's root dir is on a mount with
+// shared propagation in the host mount namespace. The kubelet runs in its own
+// mount namespace (for the sysctl files); the tmpfs volumes it mounts under
+// its root dir (service account tokens, secrets) reach the host namespace,
+// where containerd bind-mounts them into containers, only through a shared
+// mount. Where the containing mount is private (hosts without systemd) the
+// root dir is bind-mounted onto itself and made shared; Down unmounts it with
+// everything else under RunDir.
+func ensureSharedRootDir(cfg Config) (bool, error) {
+	root := KubeletRootDir(cfg)
+	if err := os.MkdirAll(root, 0o750); err != nil {
+		return false, fmt.Errorf("create kubelet root dir: %w", err)
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return false, err
+	}
+	m, err := mountOf(mounts, root)
+	if err != nil {
+		return false, err
+	}
+	if m.shared() {
+		return false, nil
+	}
+	if m.MountPoint != root {
+		if err := syscall.Mount(root, root, "", syscall.MS_BIND, ""); err != nil {
+			return false, fmt.Errorf("bind-mount kubelet root dir %s: %w", root, err)
+		}
+	}
+	if err := syscall.Mount("", root, "", syscall.MS_SHARED, ""); err != nil {
+		return false, fmt.Errorf("make kubelet root dir %s shared: %w", root, err)
+	}
+	return true, nil
+}
+
+// unmountUnder unmounts every mount at RunDir or below, deepest first, and
+// returns how many it unmounted. A busy mount is detached lazily: by then
+// every process of the cluster has been stopped.
+func unmountUnder(dir string) (int, error) {
+	n := 0
+	// A mount can hide others below it; unmount until nothing is left,
+	// with a bound in case a mount cannot be removed at all.
+	for round := 0; round < 8; round++ {
+		mounts, err := readMountInfo(mountInfoPath)
+		if err != nil {
+			return n, err
+		}
+		under := mountsUnder(mounts, dir)
+		if len(under) == 0 {
+			return n, nil
+		}
+		for _, m := range under {
+			err := syscall.Unmount(m.MountPoint, 0)
+			if errors.Is(err, syscall.EBUSY) {
+				err = syscall.Unmount(m.MountPoint, syscall.MNT_DETACH)
+			}
+			if err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				return n, fmt.Errorf("unmount %s: %w", m.MountPoint, err)
+			}
+			if err == nil {
+				n++
+			}
+		}
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return n, err
+	}
+	if left := mountsUnder(mounts, dir); len(left) > 0 {
+		return n, fmt.Errorf("unmount under %s: %s is still mounted", dir, left[0].MountPoint)
+	}
+	return n, nil
+}
+
+// Host path removal kinds.
+const (
+	removeTree  = "tree"      // remove the path and everything below it
+	removeEmpty = "empty-dir" // remove the directory only if it is empty
+	removeCg    = "cgroup"    // remove the cgroup tree depth-first
+)
+
+// hostPathEntry is a path outside RunDir the cluster may create.
+type hostPathEntry struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+// hostPathCandidates lists the paths outside RunDir that the kubelet, the
+// runc shim or containerd create at fixed places (§17, §18.6), and
+// containerd's k8s.io cgroup in every hierarchy.
+func hostPathCandidates(mounts []mountEntry) []hostPathEntry {
+	entries := []hostPathEntry{
+		{"/var/lib/kubelet", removeEmpty},
+		{"/var/lib/kubelet/device-plugins", removeTree},
+		{"/var/lib/kubelet/device-plugins/kubelet.sock", removeTree},
+		{"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint", removeTree},
+		{"/var/log/containers", removeTree},
+		{"/run/containerd", removeEmpty},
+		{"/run/containerd/runc", removeEmpty},
+		{"/run/containerd/runc/k8s.io", removeTree},
+		{"/run/containerd/s", removeTree},
+		{"/run/netns", removeEmpty},
+		{"/run/nri", removeEmpty},
+		{"/etc/cni/net.d", removeEmpty},
+		{"/etc/cni", removeEmpty},
+		{"/usr/libexec/kubernetes", removeTree},
+		{"/run/kubernetes", removeEmpty},
+	}
+	v1, v2 := cgroupHierarchies(mounts)
+	if v2 != "" {
+		v1 = append(v1, v2)
+	}
+	for _, h := range v1 {
+		entries = append(entries, hostPathEntry{filepath.Join(h, "k8s.io"), removeCg})
+	}
+	return entries
+}
+
+// ledger lists the host paths that did not exist when the cluster was first
+// brought up, the only ones Down may remove.
+type ledger struct {
+	Created []hostPathEntry `json:"created"`
+}
+
+// ensureLedger records which candidates do not exist yet, unless a ledger
+// exists already (an earlier Up of the same RunDir wrote it before it
+// created anything).
+func ensureLedger(path string, candidates []hostPathEntry) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	var l ledger
+	for _, c := range candidates {
+		if _, err := os.Lstat(c.Path); isNotExist(err) {
+			l.Created = append(l.Created, c)
+		}
+	}
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode host path ledger: %w", err)
+	}
+	if err := writeFileAtomic(path, b, 0o644); err != nil {
+		return fmt.Errorf("write host path ledger: %w", err)
+	}
+	return nil
+}
+
+// removeLedgerPaths removes, deepest first, the ledger's paths that exist
+// now, and returns the removed ones. A missing ledger means nothing to do.
+func removeLedgerPaths(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read host path ledger: %w", err)
+	}
+	var l ledger
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("parse host path ledger %s: %w", path, err)
+	}
+	sort.SliceStable(l.Created, func(i, j int) bool {
+		return strings.Count(l.Created[i].Path, "/") > strings.Count(l.Created[j].Path, "/")
+	})
+	var removed []string
+	var errs []error
+	for _, e := range l.Created {
+		if _, err := os.Lstat(e.Path); isNotExist(err) {
+			continue
+		}
+		var err error
+		switch e.Kind {
+		case removeTree:
+			err = os.RemoveAll(e.Path)
+		case removeEmpty:
+			err = syscall.Rmdir(e.Path)
+			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+				entries, _ := os.ReadDir(e.Path)
+				names := make([]string, 0, len(entries))
+				for _, x := range entries {
+					names = append(names, x.Name())
+				}
+				err = fmt.Errorf("not empty, holds %s", strings.Join(names, ", "))
+			}
+		case removeCg:
+			err = removeCgroupTree(e.Path)
+		default:
+			err = fmt.Errorf("unknown removal kind %q", e.Kind)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("remove host path %s: %w", e.Path, err))
+			continue
+		}
+		removed = append(removed, e.Path)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// writeSysctlFiles writes the values the kubelet sees for its sysctls.
+func writeSysctlFiles(cfg Config) error {
+	if err := os.MkdirAll(sysctlDir(cfg), 0o755); err != nil {
+		return fmt.Errorf("write sysctl files: %w", err)
+	}
+	for _, s := range sysctls {
+		if err := os.WriteFile(filepath.Join(sysctlDir(cfg), sysctlFileName(s.key)), []byte(s.value+"\n"), 0o644); err != nil {
+			return fmt.Errorf("write sysctl files: %w", err)
+		}
+	}
+	return nil
+}
+
+// pidsInCgroups returns the processes in the cgroup dirs and their descendants.
+func pidsInCgroups(dirs []string) []int {
+	seen := map[int]bool{}
+	var walk func(string)
+	walk = func(dir string) {
+		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					seen[pid] = true
+				}
+			}
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() {
+				walk(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, d := range dirs {
+		walk(d)
+	}
+	pids := make([]int, 0, len(seen))
+	for p := range seen {
+		pids = append(pids, p)
+	}
+	sort.Ints(pids)
+	return pids
+}

@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// Component names, in start order.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+	Containerd        = "containerd"
+	Kubelet           = "kubelet"
+)
+
+// Components returns the component names in start order.
+func Components() []string {
+	return []string{Etcd, APIServer, ControllerManager, Scheduler, Containerd, Kubelet}
+}
+
+// KubeconfigPath is the admin kubeconfig (O=system:masters) Up writes.
+func KubeconfigPath(cfg Config) string { return filepath.Join(cfg.RunDir, "kubeconfig") }
+
+// CDIDir is the directory containerd reads CDI specs from (cdi_spec_dirs);
+// a DRA driver writes its specs there.
+func CDIDir(cfg Config) string { return filepath.Join(cfg.RunDir, "cdi") }
+
+// KubeletRootDir is the kubelet's --root-dir. DRA kubelet plugins put their
+// sockets under <root>/plugins/<driver>/ and register in
+// <root>/plugins_registry/.
+func KubeletRootDir(cfg Config) string { return filepath.Join(cfg.RunDir, "kubelet", "root") }
+
+// EmulatorRoot is where `drakit emulator render` writes the node's emulated
+// hardware; the cluster only provides the path (and removes it on Down).
+func EmulatorRoot(cfg Config) string { return filepath.Join(cfg.RunDir, "emulator") }
+
+// ContainerdSocket is containerd's gRPC socket (also the kubelet's CRI
+// endpoint).
+func ContainerdSocket(cfg Config) string {
+	return filepath.Join(cfg.RunDir, "containerd", "containerd.sock")
+}
+
+// APIServerURL is the apiserver's address, always on 127.0.0.1.
+func APIServerURL(cfg Config) string { return "https://127.0.0.1:" + strconv.Itoa(cfg.APIServerPort) }
+
+// LogPath is the log file of a component.
+func LogPath(cfg Config, component string) string {
+	return filepath.Join(cfg.RunDir, "logs", component+".log")
+}
+
+// BinaryPath returns the path of a built binary by name: kube-apiserver,
+// kube-controller-manager, kube-scheduler, kubelet, kubectl, etcd,
+// containerd, ctr, containerd-shim-runc-v2 or crictl.
+func BinaryPath(cfg Config, binary string) (string, error) {
+	dir, ok := map[string]string{
+		"kube-apiserver":          "kubernetes-" + cfg.KubernetesVersion,
+		"kube-controller-manager": "kubernetes-" + cfg.KubernetesVersion,
+		"kube-scheduler":          "kubernetes-" + cfg.KubernetesVersion,
+		"kubelet":                 "kubernetes-" + cfg.KubernetesVersion,
+		"kubectl":                 "kubernetes-" + cfg.KubernetesVersion,
+		"etcd":                    "etcd-" + cfg.EtcdVersion,
+		"containerd":              "containerd-" + cfg.ContainerdVersion,
+		"ctr":                     "containerd-" + cfg.ContainerdVersion,
+		"containerd-shim-runc-v2": "containerd-" + cfg.ContainerdVersion,
+		"crictl":                  "crictl-" + cfg.CrictlVersion,
+	}[binary]
+	if !ok {
+		return "", fmt.Errorf("binary %q is not one of the cluster's components", binary)
+	}
+	return filepath.Join(cfg.ComponentsDir, dir, "bin", binary), nil
+}
+
+// Paths below RunDir that only this package uses.
+func pkiDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "pki") }
+func pidDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "pids") }
+func logDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "logs") }
+func etcdDataDir(cfg Config) string       { return filepath.Join(cfg.RunDir, "etcd") }
+func containerdDir(cfg Config) string     { return filepath.Join(cfg.RunDir, "containerd") }
+func kubeletDir(cfg Config) string        { return filepath.Join(cfg.RunDir, "kubelet") }
+func sysctlDir(cfg Config) string         { return filepath.Join(cfg.RunDir, "kubelet", "sysctl") }
+func cniConfDir(cfg Config) string        { return filepath.Join(cfg.RunDir, "cni", "net.d") }
+func cniBinDir(cfg Config) string         { return filepath.Join(cfg.RunDir, "cni", "bin") }
+func ledgerPath(cfg Config) string        { return filepath.Join(cfg.RunDir, "host-paths.json") }
+func pidPath(cfg Config, c string) string { return filepath.Join(pidDir(cfg), c+".pid") }

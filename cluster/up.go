@@ -1,0 +1,410 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/cluster/images"
+)
+
+// Sentinel errors of Up's preconditions.
+var (
+	// ErrNotRoot: the cluster needs root (mounts, cgroups, containers).
+	ErrNotRoot = errors.New("the local cluster needs root")
+	// ErrComponentsMissing: scripts/build-components.sh has not run.
+	ErrComponentsMissing = errors.New("components not built: run scripts/build-components.sh")
+	// ErrHostToolMissing: a host program (runc, unshare, mount) is missing.
+	ErrHostToolMissing = errors.New("host tool missing: run scripts/install-deps.sh")
+	// ErrPortInUse: another process listens on one of the cluster's ports.
+	ErrPortInUse = errors.New("port in use")
+	// ErrNotReady: a component or the Node did not become ready in time.
+	ErrNotReady = errors.New("not ready")
+)
+
+// PauseArchive is the pause image's file name in ImagesDir.
+const PauseArchive = "pause.tar"
+
+// checkPrerequisites verifies root, the built components and the host tools.
+func checkPrerequisites(cfg Config) error {
+	if os.Geteuid() != 0 {
+		return ErrNotRoot
+	}
+	for _, c := range []string{"kubernetes-" + cfg.KubernetesVersion, "etcd-" + cfg.EtcdVersion,
+		"containerd-" + cfg.ContainerdVersion, "crictl-" + cfg.CrictlVersion} {
+		marker := filepath.Join(cfg.ComponentsDir, c, ".complete")
+		if _, err := os.Stat(marker); err != nil {
+			return fmt.Errorf("%w (%s is missing)", ErrComponentsMissing, marker)
+		}
+	}
+	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "etcd",
+		"containerd", "ctr", "containerd-shim-runc-v2", "crictl"} {
+		p, _ := BinaryPath(cfg, b)
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%w (%s: %v)", ErrComponentsMissing, b, err)
+		}
+	}
+	for _, tool := range []string{"runc", "unshare", "mount", "sh"} {
+		if _, err := lookPath(cfg, tool); err != nil {
+			return fmt.Errorf("%w: %v", ErrHostToolMissing, err)
+		}
+	}
+	return nil
+}
+
+// Up brings the cluster up, or confirms it is up. See the package doc.
+func Up(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := checkPrerequisites(cfg); err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx)
+	began := time.Now()
+
+	if err := prepareRunDir(ctx, cfg); err != nil {
+		return err
+	}
+	started := 0
+	checks := probes(cfg)
+	for _, name := range Components() {
+		p, err := runningProcess(cfg, name)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if p != nil {
+			logger.V(1).Info("Component already running", "component", name, "pid", p.ref.PID)
+		} else {
+			if err := beforeStart(ctx, cfg, name); err != nil {
+				return err
+			}
+			argv, err := componentArgv(cfg, name)
+			if err != nil {
+				return err
+			}
+			if p, err = startProcess(cfg, name, argv); err != nil {
+				return err
+			}
+			started++
+			logger.Info("Started", "component", name, "pid", p.ref.PID)
+		}
+		if err := waitReady(ctx, cfg, p, checks[name]); err != nil {
+			return err
+		}
+		if p.done != nil {
+			logger.Info("Ready", "component", name, "after", since(t0))
+		}
+		if name == Containerd {
+			if err := importImages(ctx, cfg); err != nil {
+				return err
+			}
+		}
+	}
+	if err := waitNode(ctx, cfg); err != nil {
+		return err
+	}
+	if started == 0 {
+		logger.Info("Cluster already up", "kubeconfig", KubeconfigPath(cfg))
+		return nil
+	}
+	logger.Info("Cluster up", "took", since(began), "kubeconfig", KubeconfigPath(cfg))
+	return nil
+}
+
+func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
+
+// prepareRunDir creates the run dir's layout, PKI, configuration files,
+// host path ledger and pause image. Everything is rewritten from cfg on each
+// Up except the PKI and the ledger, which are kept once complete.
+func prepareRunDir(ctx context.Context, cfg Config) error {
+	for _, d := range []string{cfg.RunDir, logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
+		CDIDir(cfg), cniConfDir(cfg), cniBinDir(cfg), etcdDataDir(cfg), cfg.ImagesDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("prepare run dir: %w", err)
+		}
+	}
+	// etcd wants its data dir private.
+	if err := os.Chmod(etcdDataDir(cfg), 0o700); err != nil {
+		return fmt.Errorf("prepare run dir: %w", err)
+	}
+	if err := ensurePKI(cfg, time.Now()); err != nil {
+		return err
+	}
+	kubeletYAML, err := kubeletConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("render kubelet config: %w", err)
+	}
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{containerdConfigPath(cfg), []byte(containerdConfig(cfg, images.PauseImage))},
+		{cniConfPath(cfg), []byte(cniConfig)},
+		{kubeletConfigPath(cfg), kubeletYAML},
+		{crictlConfigPath(cfg), []byte(crictlConfig(cfg))},
+	}
+	for _, f := range files {
+		if err := writeFileAtomic(f.path, f.data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
+	if err := writeSysctlFiles(cfg); err != nil {
+		return err
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return err
+	}
+	if err := ensureLedger(ledgerPath(cfg), hostPathCandidates(mounts)); err != nil {
+		return err
+	}
+	pause := filepath.Join(cfg.ImagesDir, PauseArchive)
+	if _, err := os.Stat(pause); isNotExist(err) {
+		klog.FromContext(ctx).Info("Building pause image", "path", pause)
+		if err := images.BuildPause(ctx, pause); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func crictlConfigPath(cfg Config) string { return filepath.Join(cfg.RunDir, "crictl.yaml") }
+
+// crictlConfig points crictl at the cluster's containerd.
+func crictlConfig(cfg Config) string {
+	ep := "unix://" + ContainerdSocket(cfg)
+	return fmt.Sprintf("runtime-endpoint: %s\nimage-endpoint: %s\ntimeout: 30\n", strconv.Quote(ep), strconv.Quote(ep))
+}
+
+// componentArgv returns the full command line of a component. The kubelet
+// is started through unshare and the sysctl wrapper; unshare and sh exec, so
+// the PID is the kubelet's.
+func componentArgv(cfg Config, name string) ([]string, error) {
+	args := componentArgs(cfg)[name]
+	bin, err := BinaryPath(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	if name != Kubelet {
+		return append([]string{bin}, args...), nil
+	}
+	unshare, err := lookPath(cfg, "unshare")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHostToolMissing, err)
+	}
+	return append([]string{unshare, "--mount", "--propagation", "unchanged", "sh", "-c", kubeletWrapper(),
+		"drakit-kubelet", sysctlDir(cfg), bin}, args...), nil
+}
+
+// componentPorts returns the TCP ports a component listens on.
+func componentPorts(cfg Config, name string) []int {
+	switch name {
+	case Etcd:
+		return []int{cfg.EtcdClientPort, cfg.EtcdPeerPort, cfg.EtcdMetricsPort}
+	case APIServer:
+		return []int{cfg.APIServerPort}
+	case ControllerManager:
+		return []int{cfg.ControllerManagerPort}
+	case Scheduler:
+		return []int{cfg.SchedulerPort}
+	case Kubelet:
+		return []int{cfg.KubeletPort, cfg.KubeletHealthzPort}
+	}
+	return nil
+}
+
+// beforeStart checks that a component's ports are free and prepares the host
+// for it: the kubelet needs its cgroup root and a shared root dir.
+func beforeStart(ctx context.Context, cfg Config, name string) error {
+	for _, port := range componentPorts(cfg, name) {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return fmt.Errorf("start %s: %w: 127.0.0.1:%d (is another cluster up?): %v", name, ErrPortInUse, port, err)
+		}
+		l.Close()
+	}
+	if name != Kubelet {
+		return nil
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return err
+	}
+	if err := ensureCgroupRoot(cfg, mounts); err != nil {
+		return err
+	}
+	bound, err := ensureSharedRootDir(cfg)
+	if err != nil {
+		return err
+	}
+	if bound {
+		klog.FromContext(ctx).V(1).Info("Made the kubelet root dir a shared mount", "path", KubeletRootDir(cfg))
+	}
+	return nil
+}
+
+// waitReady polls a component's readiness until it passes, the process
+// exits (an error with its exit status and log tail) or StartTimeout passes.
+func waitReady(ctx context.Context, cfg Config, p *process, check probe) error {
+	deadline := time.Now().Add(cfg.StartTimeout)
+	var last error
+	for {
+		if gone, status := p.exited(); gone {
+			return fmt.Errorf("%s (pid %d): %w: %v%s", p.name, p.ref.PID, ErrComponentExited, status, logTail(cfg, p.name))
+		}
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("wait for %s: %w", p.name, ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s (pid %d): %w after %v: %v%s", p.name, p.ref.PID, ErrNotReady, cfg.StartTimeout, last, logTail(cfg, p.name))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// importImages imports every docker-archive in ImagesDir, in name order.
+func importImages(ctx context.Context, cfg Config) error {
+	archives, err := filepath.Glob(filepath.Join(cfg.ImagesDir, "*.tar"))
+	if err != nil {
+		return fmt.Errorf("list images: %w", err)
+	}
+	sort.Strings(archives)
+	t0 := time.Now()
+	for _, a := range archives {
+		if err := ImportImage(ctx, cfg, a); err != nil {
+			return err
+		}
+	}
+	klog.FromContext(ctx).Info("Imported images", "count", len(archives), "dir", cfg.ImagesDir, "took", since(t0))
+	return nil
+}
+
+// ImportImage imports a docker-archive tarball into containerd's k8s.io
+// namespace, where the kubelet finds it (pods must use imagePullPolicy
+// Never or IfNotPresent).
+func ImportImage(ctx context.Context, cfg Config, tarPath string) error {
+	ctr, err := BinaryPath(cfg, "ctr")
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, ctr, "--address", ContainerdSocket(cfg), "--namespace", "k8s.io", "images", "import", tarPath)
+	cmd.Env = childEnv(cfg)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("import image %s: %w: %s", tarPath, err, strings.TrimSpace(string(out)))
+	}
+	klog.FromContext(ctx).V(1).Info("Imported image", "archive", tarPath, "output", strings.TrimSpace(string(out)))
+	return nil
+}
+
+// waitNode waits until the Node is Ready, its not-ready taint is gone and
+// the default ServiceAccount exists, so pods can be created and scheduled
+// at once.
+func waitNode(ctx context.Context, cfg Config) error {
+	logger := klog.FromContext(ctx)
+	client, err := Client(cfg)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	deadline := t0.Add(cfg.StartTimeout)
+	reported := map[string]bool{}
+	report := func(step string) {
+		if !reported[step] {
+			reported[step] = true
+			logger.Info(step, "node", cfg.NodeName, "after", since(t0))
+		}
+	}
+	for {
+		state, err := nodeState(ctx, client, cfg.NodeName)
+		switch {
+		case err != nil:
+		case state == nodeSchedulable:
+			report("Node registered")
+			report("Node ready")
+			report("Node schedulable")
+		case state == nodeReady:
+			report("Node registered")
+			report("Node ready")
+		case state == nodeRegistered:
+			report("Node registered")
+		}
+		if state == nodeSchedulable {
+			if _, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+				return nil
+			}
+		}
+		if gone, status := kubeletExited(cfg); gone {
+			return fmt.Errorf("kubelet: %w: %v%s", ErrComponentExited, status, logTail(cfg, Kubelet))
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("wait for node %s: %w", cfg.NodeName, ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node %s: %w after %v (state %s, last error %v)%s", cfg.NodeName, ErrNotReady, cfg.StartTimeout, state, err, logTail(cfg, Kubelet))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// kubeletExited reports whether the kubelet's PID file names no live process.
+func kubeletExited(cfg Config) (bool, error) {
+	p, err := runningProcess(cfg, Kubelet)
+	if err != nil {
+		return true, err
+	}
+	return p == nil, nil
+}
+
+type nodeStateValue string
+
+const (
+	nodeAbsent      nodeStateValue = "absent"
+	nodeRegistered  nodeStateValue = "registered"
+	nodeReady       nodeStateValue = "ready"
+	nodeSchedulable nodeStateValue = "schedulable"
+)
+
+// notReadyTaint is the taint the node-lifecycle controller removes once the
+// Node is Ready.
+const notReadyTaint = "node.kubernetes.io/not-ready"
+
+func nodeState(ctx context.Context, client kubernetes.Interface, name string) (nodeStateValue, error) {
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nodeAbsent, err
+	}
+	ready := false
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return nodeRegistered, nil
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == notReadyTaint {
+			return nodeReady, nil
+		}
+	}
+	return nodeSchedulable, nil
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"drakit.dev/drakit/cluster"
+)
+
+func init() { register(newClusterCommand) }
+
+// bindClusterFlags maps every field of cluster.Config onto a flag.
+func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
+	fs.StringVar(&cfg.RunDir, "run-dir", cfg.RunDir, "all cluster state: PKI, etcd data, containerd, kubelet root, logs, CDI dir, emulator root (removed by down)")
+	fs.StringVar(&cfg.ComponentsDir, "components-dir", cfg.ComponentsDir, "built components, <name>-<version>/bin each (scripts/build-components.sh)")
+	fs.StringVar(&cfg.ImagesDir, "images-dir", cfg.ImagesDir, "docker-archive images imported on up (the pause image is built here when missing)")
+	fs.StringVar(&cfg.KubernetesVersion, "kubernetes-version", cfg.KubernetesVersion, "Kubernetes component version")
+	fs.StringVar(&cfg.EtcdVersion, "etcd-version", cfg.EtcdVersion, "etcd version")
+	fs.StringVar(&cfg.ContainerdVersion, "containerd-version", cfg.ContainerdVersion, "containerd version")
+	fs.StringVar(&cfg.CrictlVersion, "crictl-version", cfg.CrictlVersion, "crictl version")
+	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "node name: an IPv4 literal in 127.0.0.0/8")
+	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "service cluster IP range (required by the apiserver; never routed)")
+	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "the kubelet's top-level cgroup, created by up and removed by down")
+	fs.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "kube-apiserver secure port")
+	fs.IntVar(&cfg.EtcdClientPort, "etcd-client-port", cfg.EtcdClientPort, "etcd client port")
+	fs.IntVar(&cfg.EtcdPeerPort, "etcd-peer-port", cfg.EtcdPeerPort, "etcd peer port")
+	fs.IntVar(&cfg.EtcdMetricsPort, "etcd-metrics-port", cfg.EtcdMetricsPort, "etcd metrics port")
+	fs.IntVar(&cfg.ControllerManagerPort, "controller-manager-port", cfg.ControllerManagerPort, "kube-controller-manager secure port")
+	fs.IntVar(&cfg.SchedulerPort, "scheduler-port", cfg.SchedulerPort, "kube-scheduler secure port")
+	fs.IntVar(&cfg.KubeletPort, "kubelet-port", cfg.KubeletPort, "kubelet port")
+	fs.IntVar(&cfg.KubeletHealthzPort, "kubelet-healthz-port", cfg.KubeletHealthzPort, "kubelet healthz port")
+	fs.StringVar(&cfg.FeatureGates, "feature-gates", cfg.FeatureGates, "feature gates of every component (Name=bool,...)")
+	fs.StringVar(&cfg.RuntimeConfig, "runtime-config", cfg.RuntimeConfig, "apiserver --runtime-config (group/version=bool,...)")
+	fs.IntVar(&cfg.Verbosity, "component-verbosity", cfg.Verbosity, "--v of every component")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "how long up waits for each component and for the Node")
+	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long down waits after SIGTERM before SIGKILL")
+	fs.DurationVar(&cfg.PodDeleteTimeout, "pod-delete-timeout", cfg.PodDeleteTimeout, "how long down waits for pods to terminate before forcing")
+}
+
+func newClusterCommand() *cobra.Command {
+	cfg := cluster.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Run the local single-node Kubernetes cluster (processes on 127.0.0.1, needs root)",
+	}
+	bindClusterFlags(cmd.PersistentFlags(), &cfg)
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "up",
+		Short: "Start the cluster, or confirm it is up; writes <run-dir>/kubeconfig",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Up(c.Context(), cfg) },
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "down",
+		Short: "Delete all pods, stop every component, unmount, remove cgroups and the run dir",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Down(c.Context(), cfg) },
+	})
+
+	var output string
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show components and the paths other tools need (-o json|env for scripts)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			st, err := cluster.Status(c.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return printStatus(c.OutOrStdout(), st, output)
+		},
+	}
+	status.Flags().StringVarP(&output, "output", "o", "text", "text, json, or env (shell assignments DRAKIT_*=...)")
+	cmd.AddCommand(status)
+
+	var tail int
+	logs := &cobra.Command{
+		Use:       "logs [component]",
+		Short:     "Print the end of a component's log (all components without an argument)",
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: cluster.Components(),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				s, err := cluster.Logs(cfg, args[0], tail)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(c.OutOrStdout(), s)
+				return err
+			}
+			for _, name := range cluster.Components() {
+				s, err := cluster.Logs(cfg, name, tail)
+				if err != nil {
+					s = err.Error() + "\n"
+				}
+				if _, err := fmt.Fprintf(c.OutOrStdout(), "==> %s <==\n%s\n", name, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	logs.Flags().IntVar(&tail, "tail", 50, "number of lines from the end (0: all)")
+	cmd.AddCommand(logs)
+	return cmd
+}
+
+func printStatus(w io.Writer, st cluster.State, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	case "env":
+		for _, kv := range []struct{ k, v string }{
+			{"DRAKIT_CLUSTER_UP", strconv.FormatBool(st.Up)},
+			{"DRAKIT_RUN_DIR", st.RunDir},
+			{"DRAKIT_KUBECONFIG", st.Kubeconfig},
+			{"DRAKIT_APISERVER", st.APIServer},
+			{"DRAKIT_CDI_DIR", st.CDIDir},
+			{"DRAKIT_KUBELET_ROOT_DIR", st.KubeletRootDir},
+			{"DRAKIT_EMULATOR_ROOT", st.EmulatorRoot},
+			{"DRAKIT_IMAGES_DIR", st.ImagesDir},
+			{"DRAKIT_CONTAINERD_SOCKET", st.ContainerdSocket},
+			{"DRAKIT_KUBECTL", st.Kubectl},
+			{"DRAKIT_NODE_NAME", st.NodeName},
+		} {
+			if _, err := fmt.Fprintf(w, "%s=%s\n", kv.k, shellQuote(kv.v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "text":
+		state := "down"
+		if st.Up {
+			state = "up"
+		}
+		fmt.Fprintf(w, "cluster %s, node %s %s\n\n", state, st.NodeName, st.NodeState)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "COMPONENT\tPID\tRUNNING\tHEALTHY\tRSS\tDETAIL")
+		for _, c := range st.Components {
+			pid, rss := "-", "-"
+			if c.Running {
+				pid, rss = strconv.Itoa(c.PID), fmt.Sprintf("%d MiB", c.RSSBytes>>20)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\n", c.Name, pid, c.Running, c.Healthy, rss, c.Detail)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "\nkubeconfig        %s\napiserver         %s\nCDI dir           %s\nkubelet root dir  %s\nemulator root     %s\nimages dir        %s\ncontainerd socket %s\nkubectl           %s\n",
+			st.Kubeconfig, st.APIServer, st.CDIDir, st.KubeletRootDir, st.EmulatorRoot, st.ImagesDir, st.ContainerdSocket, st.Kubectl)
+		return err
+	}
+	return fmt.Errorf("--output %q: want text, json or env", output)
+}
+
+// shellQuote quotes s for POSIX sh.
+func shellQuote(s string) string {
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+			continue
+		}
+		out += string(r)
+	}
+	return out + "'"
+}

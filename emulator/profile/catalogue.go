@@ -1,0 +1,82 @@
+package profile
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Model is a catalogue entry: the fields a GPU takes from its model.
+type Model struct {
+	Name              string
+	VendorID          Hex
+	DeviceID          Hex
+	SubsystemVendorID Hex
+	SubsystemDeviceID Hex
+	Memory            int64 // bytes, as nvmlDeviceGetMemoryInfo reports them
+	MemoryReserved    int64 // bytes
+	BAR1Size          int64 // bytes
+	Architecture      Architecture
+	Brand             Brand
+	ComputeCapability string
+	MIGCapable        bool
+	VBIOSVersion      string
+}
+
+const mib = 1 << 20
+
+// catalogue holds values as a real board of the model reports them through
+// NVML and sysfs (go-nvml's mock GPUs and nvidia-smi output). Brand: current
+// drivers report data-centre boards as NVML_BRAND_NVIDIA.
+var catalogue = map[string]Model{
+	"H100-80GB-HBM3": {
+		Name:              "NVIDIA H100 80GB HBM3",
+		VendorID:          0x10de,
+		DeviceID:          0x2330,
+		SubsystemVendorID: 0x10de,
+		SubsystemDeviceID: 0x16c1,
+		Memory:            81559 * mib, // 85520809984
+		MemoryReserved:    579 * mib,
+		BAR1Size:          128 << 30,
+		Architecture:      "Hopper",
+		Brand:             "NVIDIA",
+		ComputeCapability: "9.0",
+		MIGCapable:        true,
+		VBIOSVersion:      "96.00.99.00.01",
+	},
+	"A100-SXM4-80GB": {
+		Name:              "NVIDIA A100-SXM4-80GB",
+		VendorID:          0x10de,
+		DeviceID:          0x20b2,
+		SubsystemVendorID: 0x10de,
+		SubsystemDeviceID: 0x1463,
+		Memory:            81920 * mib,
+		MemoryReserved:    0,
+		BAR1Size:          128 << 30,
+		Architecture:      "Ampere",
+		Brand:             "NVIDIA",
+		ComputeCapability: "8.0",
+		MIGCapable:        true,
+		VBIOSVersion:      "92.00.45.00.03",
+	},
+}
+
+// Models lists the catalogue's model names, sorted.
+func Models() []string {
+	names := make([]string, 0, len(catalogue))
+	for n := range catalogue {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookupModel returns the catalogue entry called name.
+func LookupModel(name string) (Model, bool) {
+	m, ok := catalogue[name]
+	return m, ok
+}
+
+func bytesQuantity(n int64) *resource.Quantity {
+	return resource.NewQuantity(n, resource.BinarySI)
+}

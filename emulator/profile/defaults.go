@@ -1,0 +1,148 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"fmt"
+)
+
+// Defaults applied by Default.
+const (
+	DefaultDriverVersion     = "570.172.08"
+	DefaultCUDADriverVersion = 12080 // CUDA 12.8, the version driver 570 ships
+	LocalDistance            = 10    // SLIT distance of a node to itself
+	RemoteDistance           = 20    // the kernel's distance to other nodes without a SLIT
+)
+
+// Default fills unset fields, in place:
+//
+//   - apiVersion and kind: APIVersion and Kind;
+//   - spec.uuidSeed: metadata.name;
+//   - spec.driver: DefaultDriverVersion and DefaultCUDADriverVersion;
+//   - spec.numaNodes[*].distances: LocalDistance for the node itself,
+//     RemoteDistance for the others; socket: the node's id;
+//   - spec.gpus[*]: every unset model field from the catalogue model (an
+//     unknown model is left for Validate to report); memoryReserved 0 and
+//     migCapable false when there is no model; uuid derived with DeriveUUID
+//     once the GPU's PCI address is known.
+//
+// Default is idempotent and never fails; Validate reports what it could not
+// fill.
+func (p *Profile) Default() {
+	if p.APIVersion == "" {
+		p.APIVersion = APIVersion
+	}
+	if p.Kind == "" {
+		p.Kind = Kind
+	}
+	s := &p.Spec
+	if s.UUIDSeed == "" {
+		s.UUIDSeed = p.Metadata.Name
+	}
+	if s.Driver.DriverVersion == "" {
+		s.Driver.DriverVersion = DefaultDriverVersion
+	}
+	if s.Driver.CUDADriverVersion == 0 {
+		s.Driver.CUDADriverVersion = DefaultCUDADriverVersion
+	}
+	for i := range s.NUMANodes {
+		n := &s.NUMANodes[i]
+		if n.ID == nil {
+			continue
+		}
+		if n.Socket == nil {
+			n.Socket = ptr(*n.ID)
+		}
+		if n.Distances == nil {
+			n.Distances = make([]int, len(s.NUMANodes))
+			for j := range n.Distances {
+				n.Distances[j] = RemoteDistance
+			}
+			if *n.ID >= 0 && *n.ID < len(n.Distances) {
+				n.Distances[*n.ID] = LocalDistance
+			}
+		}
+	}
+	for i := range s.GPUs {
+		g := &s.GPUs[i]
+		defaultGPU(g)
+		if g.UUID == "" {
+			if addr, ok := p.gpuAddress(g); ok {
+				g.UUID = DeriveUUID(s.UUIDSeed, addr)
+			}
+		}
+	}
+}
+
+func defaultGPU(g *GPU) {
+	m, ok := LookupModel(g.Model)
+	if !ok {
+		if g.Model == "" {
+			if g.MemoryReserved == nil {
+				g.MemoryReserved = bytesQuantity(0)
+			}
+			if g.MIGCapable == nil {
+				g.MIGCapable = ptr(false)
+			}
+		}
+		return
+	}
+	setString(&g.Name, m.Name)
+	setHex(&g.VendorID, m.VendorID)
+	setHex(&g.DeviceID, m.DeviceID)
+	setHex(&g.SubsystemVendorID, m.SubsystemVendorID)
+	setHex(&g.SubsystemDeviceID, m.SubsystemDeviceID)
+	if g.Memory == nil {
+		g.Memory = bytesQuantity(m.Memory)
+	}
+	if g.MemoryReserved == nil {
+		g.MemoryReserved = bytesQuantity(m.MemoryReserved)
+	}
+	if g.BAR1Size == nil {
+		g.BAR1Size = bytesQuantity(m.BAR1Size)
+	}
+	if g.Architecture == "" {
+		g.Architecture = m.Architecture
+	}
+	if g.Brand == "" {
+		g.Brand = m.Brand
+	}
+	setString(&g.ComputeCapability, m.ComputeCapability)
+	if g.MIGCapable == nil {
+		g.MIGCapable = ptr(m.MIGCapable)
+	}
+	setString(&g.VBIOSVersion, m.VBIOSVersion)
+}
+
+// gpuAddress returns the GPU's PCI address when its placement names an
+// existing root complex and a bus.
+func (p *Profile) gpuAddress(g *GPU) (Address, bool) {
+	for i := range p.Spec.RootComplexes {
+		rc := &p.Spec.RootComplexes[i]
+		if rc.Name == g.PCIe.RootComplex && g.PCIe.Bus != 0 && g.PCIe.Bus <= 0xff && rc.Domain <= 0xffff {
+			return Address{Domain: int(rc.Domain), Bus: int(g.PCIe.Bus)}, true
+		}
+	}
+	return Address{}, false
+}
+
+// DeriveUUID derives a GPU UUID from a seed and the GPU's PCI address: the
+// first 16 bytes of SHA-256("<seed>/<address>") in NVML's GPU-… form. The
+// same profile therefore always renders the same UUIDs.
+func DeriveUUID(seed string, addr Address) string {
+	h := sha256.Sum256([]byte(seed + "/" + addr.String()))
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+func setString(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+func setHex(dst *Hex, v Hex) {
+	if *dst == 0 {
+		*dst = v
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

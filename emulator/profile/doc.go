@@ -1,0 +1,67 @@
+// Package profile is the emulator's hardware model: one node's NVIDIA driver,
+// NUMA nodes, PCIe root complexes and switches, and the GPUs placed on them,
+// loaded from a strict, versioned YAML document.
+//
+// # Document
+//
+//	apiVersion: emulator.drakit.dev/v1alpha1
+//	kind: NodeProfile
+//	metadata:
+//	  name: dgx-h100                 # DNS label; default uuidSeed
+//	spec:
+//	  uuidSeed: dgx-h100             # optional
+//	  driver: {driverVersion: 570.172.08, cudaDriverVersion: 12080}
+//	  numaNodes:
+//	  - {id: 0, cpulist: 0-55,112-167, distances: [10, 21], socket: 0}
+//	  rootComplexes:                 # PCIe host bridges, /sys/devices/pci<domain>:<bus>
+//	  - name: socket0
+//	    domain: 0x0000
+//	    bus: 0x00
+//	    numaNode: 0                  # unset: no NUMA affinity (numa_node -1)
+//	    switches: [{name: sw0, bus: 0x16}]
+//	  gpus:
+//	  - model: H100-80GB-HBM3        # catalogue entry; explicit fields override it
+//	    minor: 0                     # /dev/nvidia0
+//	    uuid: GPU-…                  # optional; derived from uuidSeed otherwise
+//	    pcie: {rootComplex: socket0, switch: sw0, bus: 0x18}
+//
+// Numbers that are conventionally hex (PCI ids, domains, buses) may be written
+// 0x18, "0x18" or 24 and are written back as "0x…" strings (Hex). Sizes are
+// Kubernetes quantities of bytes (85520809984 or 81559Mi).
+//
+// # Parsing, defaulting, validation
+//
+// Parse is strict: duplicate keys, unknown fields (case-sensitive) and values
+// of the wrong type are errors with field paths. Default fills unset fields
+// and documents each default (driver 570.172.08 / CUDA 12.8, SLIT distances
+// 10/20, socket = node id, GPU fields from the catalogue model, UUIDs derived
+// with DeriveUUID). Validate returns a field.ErrorList naming every problem by
+// path ("spec.gpus[3].minor: Duplicate value: 2: also spec.gpus[1].minor"):
+// duplicate names, minors, UUIDs and buses, unknown models, references to
+// NUMA nodes, root complexes or switches that do not exist, zero or
+// fractional sizes, minors above 254, buses above 0xff or outside their
+// parent's bus range, overlapping switch bus ranges and CPUs in two NUMA
+// nodes. Load and Builtin do all three and return a *ValidationError
+// (errors.Is ErrInvalid) listing every problem.
+//
+// # PCIe tree
+//
+// Topology resolves a valid profile into the tree the renderer writes. Each
+// switch and each GPU placed without a switch hangs off its own root port
+// <domain>:<root bus>:<n>.0, n = 1, 2, … in order of the buses behind the
+// ports. A switch's upstream port is <bus>:00.0; its downstream ports sit on
+// its internal bus <bus+1> with device numbers 0, 1, … in order of their
+// devices' buses; every device is function 0 of its bus. GPUs are listed in
+// PCI address order, which is NVML's enumeration order.
+//
+// # Built-in profiles and the catalogue
+//
+// Builtin and BuiltinNames serve the embedded profiles under builtin/:
+// dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two root complexes
+// with two PCIe switches each. Models lists the GPU catalogue (H100-80GB-HBM3,
+// A100-SXM4-80GB) with the values real boards report.
+//
+// The model is meant to grow: later profile versions add MIG configuration,
+// SR-IOV NICs, NVLink/NVSwitch fabrics and other accelerators on the same
+// root complexes and NUMA nodes.
+package profile

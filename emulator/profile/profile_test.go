@@ -1,0 +1,396 @@
+package profile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+var quantityEqual = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+// errorKeys renders validation errors as "<path>: <type>" for comparison.
+func errorKeys(t *testing.T, err error) []string {
+	t.Helper()
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("want a *ValidationError, got %v", err)
+	}
+	var keys []string
+	for _, e := range verr.Errs {
+		keys = append(keys, e.Field+": "+string(e.Type))
+	}
+	return keys
+}
+
+func TestInvalidProfiles(t *testing.T) {
+	t.Parallel()
+	// Every testdata/invalid-*.yaml must appear here. want lists the exact
+	// field errors; wantErr is for errors without a field path.
+	tests := map[string]struct {
+		want    []string
+		wantErr string
+	}{
+		"api-version":          {want: []string{"apiVersion: FieldValueNotSupported"}},
+		"kind":                 {want: []string{"kind: FieldValueNotSupported"}},
+		"duplicate-key":        {wantErr: `line 6: key "name" already set`},
+		"syntax":               {wantErr: "line 3"},
+		"unknown-field":        {want: []string{"spec.gpus[0].minr: FieldValueForbidden"}},
+		"case-field":           {want: []string{"spec.gpus[0].Minor: FieldValueForbidden"}},
+		"wrong-type":           {want: []string{"spec.gpus[0].minor: FieldValueTypeInvalid"}},
+		"unquoted-cc":          {want: []string{"spec.gpus[0].computeCapability: FieldValueTypeInvalid"}},
+		"bad-hex":              {want: []string{"spec.gpus[0].deviceID: FieldValueInvalid"}},
+		"duplicate-minor":      {want: []string{"spec.gpus[1].minor: FieldValueDuplicate"}},
+		"duplicate-bus":        {want: []string{"spec.gpus[1].pcie.bus: FieldValueDuplicate"}},
+		"duplicate-uuid":       {want: []string{"spec.gpus[1].uuid: FieldValueDuplicate"}},
+		"unknown-model":        {want: []string{"spec.gpus[0].model: FieldValueNotSupported"}},
+		"zero-memory":          {want: []string{"spec.gpus[0].memory: FieldValueInvalid"}},
+		"fractional-memory":    {want: []string{"spec.gpus[0].memory: FieldValueInvalid"}},
+		"reserved-memory":      {want: []string{"spec.gpus[0].memoryReserved: FieldValueInvalid"}},
+		"bar1":                 {want: []string{"spec.gpus[0].bar1Size: FieldValueInvalid"}},
+		"minor-range":          {want: []string{"spec.gpus[0].minor: FieldValueInvalid"}},
+		"missing-minor":        {want: []string{"spec.gpus[0].minor: FieldValueRequired"}},
+		"bus-range":            {want: []string{"spec.gpus[0].pcie.bus: FieldValueInvalid"}},
+		"missing-root-complex": {want: []string{"spec.gpus[0].pcie.rootComplex: FieldValueNotFound"}},
+		"missing-switch":       {want: []string{"spec.gpus[0].pcie.switch: FieldValueNotFound"}},
+		"bad-uuid":             {want: []string{"spec.gpus[0].uuid: FieldValueInvalid"}},
+		"internal-bus":         {want: []string{"spec.gpus[0].pcie.bus: FieldValueDuplicate"}},
+		"below-switch":         {want: []string{"spec.gpus[0].pcie.bus: FieldValueInvalid"}},
+		"switch-overlap":       {want: []string{"spec.gpus[0].pcie.bus: FieldValueInvalid"}},
+		"inside-switch-range":  {want: []string{"spec.gpus[1].pcie.bus: FieldValueInvalid"}},
+		"long-name":            {want: []string{"spec.gpus[0].name: FieldValueTooLong"}},
+		"bad-enums": {want: []string{
+			"spec.gpus[0].architecture: FieldValueNotSupported",
+			"spec.gpus[0].brand: FieldValueNotSupported",
+		}},
+		"no-model-fields": {want: []string{
+			"spec.gpus[0].vendorID: FieldValueRequired",
+			"spec.gpus[0].deviceID: FieldValueRequired",
+			"spec.gpus[0].subsystemVendorID: FieldValueRequired",
+			"spec.gpus[0].subsystemDeviceID: FieldValueRequired",
+			"spec.gpus[0].memory: FieldValueRequired",
+			"spec.gpus[0].bar1Size: FieldValueRequired",
+			"spec.gpus[0].architecture: FieldValueRequired",
+			"spec.gpus[0].brand: FieldValueRequired",
+			"spec.gpus[0].computeCapability: FieldValueRequired",
+			"spec.gpus[0].vbiosVersion: FieldValueRequired",
+		}},
+		"driver": {want: []string{
+			"spec.driver.driverVersion: FieldValueInvalid",
+			"spec.driver.cudaDriverVersion: FieldValueInvalid",
+		}},
+		"numa": {want: []string{
+			"spec.numaNodes[0].distances[0]: FieldValueInvalid",
+			"spec.numaNodes[1].cpulist: FieldValueInvalid",
+			"spec.numaNodes[2].id: FieldValueDuplicate",
+			"spec.numaNodes[2].cpulist: FieldValueInvalid",
+			"spec.rootComplexes[0].numaNode: FieldValueNotFound",
+		}},
+		"root-complexes": {want: []string{
+			"spec.rootComplexes[0].switches[0].bus: FieldValueInvalid",
+			"spec.rootComplexes[0].switches[1].bus: FieldValueRequired",
+			"spec.rootComplexes[1].name: FieldValueDuplicate",
+			"spec.rootComplexes[2].bus: FieldValueDuplicate",
+			"spec.rootComplexes[3].name: FieldValueInvalid",
+			"spec.rootComplexes[3].domain: FieldValueInvalid",
+		}},
+	}
+	files, err := filepath.Glob("testdata/invalid-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "invalid-"), ".yaml")
+		if _, ok := tests[name]; !ok {
+			t.Errorf("%s has no entry in the test table", f)
+		}
+	}
+	if len(files) != len(tests) {
+		t.Errorf("%d invalid files, %d table entries", len(files), len(tests))
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadFile(filepath.Join("testdata", "invalid-"+name+".yaml"))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
+			}
+			if tc.wantErr != "" {
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error %q does not contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, errorKeys(t, err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s\nfull error: %v", diff, err)
+			}
+			if !strings.Contains(err.Error(), "invalid-"+name+".yaml") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestValidProfiles(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/valid-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no valid profiles: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			p, err := LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The resolved profile survives a round trip through YAML
+			// unchanged, so `drakit emulator show` output loads again.
+			out, err := yaml.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := Parse(out)
+			if err != nil {
+				t.Fatalf("parse shown profile: %v\n%s", err, out)
+			}
+			again.Default()
+			if errs := again.Validate(); len(errs) > 0 {
+				t.Fatalf("shown profile is invalid: %v", errs)
+			}
+			if diff := cmp.Diff(p, again, quantityEqual); diff != "" {
+				t.Errorf("round trip changed the profile (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	t.Parallel()
+	p, err := LoadFile("testdata/valid-minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Profile{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Metadata:   Metadata{Name: "minimal"},
+		Spec: Spec{
+			UUIDSeed: "minimal",
+			Driver:   Driver{DriverVersion: "570.172.08", CUDADriverVersion: 12080},
+			NUMANodes: []NUMANode{
+				{ID: ptr(0), CPUList: "0-7", Distances: []int{10}, Socket: ptr(0)},
+			},
+			RootComplexes: []RootComplex{{Name: "rc0", NUMANode: ptr(0)}},
+			GPUs: []GPU{{
+				Model:             "H100-80GB-HBM3",
+				Name:              "NVIDIA H100 80GB HBM3",
+				VendorID:          0x10de,
+				DeviceID:          0x2330,
+				SubsystemVendorID: 0x10de,
+				SubsystemDeviceID: 0x16c1,
+				Memory:            resource.NewQuantity(85520809984, resource.BinarySI),
+				MemoryReserved:    resource.NewQuantity(579<<20, resource.BinarySI),
+				BAR1Size:          resource.NewQuantity(128<<30, resource.BinarySI),
+				Architecture:      "Hopper",
+				Brand:             "NVIDIA",
+				ComputeCapability: "9.0",
+				MIGCapable:        ptr(true),
+				VBIOSVersion:      "96.00.99.00.01",
+				Minor:             ptr(0),
+				UUID:              DeriveUUID("minimal", Address{Bus: 1}),
+				PCIe:              Placement{RootComplex: "rc0", Bus: 1},
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, p, quantityEqual); diff != "" {
+		t.Errorf("defaulted profile (-want +got):\n%s", diff)
+	}
+	// Default is idempotent.
+	again := *p
+	again.Default()
+	if diff := cmp.Diff(p, &again, quantityEqual); diff != "" {
+		t.Errorf("second Default changed the profile:\n%s", diff)
+	}
+}
+
+func TestExplicitFieldsOverrideModel(t *testing.T) {
+	t.Parallel()
+	p, err := LoadFile("testdata/valid-explicit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100 := p.Spec.GPUs[1]
+	if a100.Name != "NVIDIA A100-SXM4-80GB" || *a100.MIGCapable || a100.Memory.Value() != 40<<30 {
+		t.Errorf("A100 with overrides: name %q, migCapable %v, memory %s", a100.Name, *a100.MIGCapable, a100.Memory)
+	}
+	if p.Spec.RootComplexes[0].Domain != 1 || p.Spec.GPUs[0].SubsystemVendorID != 0x10de || p.Spec.GPUs[0].SubsystemDeviceID != 1 {
+		t.Errorf("hex spellings: domain %s, subsystem %s:%s", p.Spec.RootComplexes[0].Domain,
+			p.Spec.GPUs[0].SubsystemVendorID, p.Spec.GPUs[0].SubsystemDeviceID)
+	}
+}
+
+func TestDerivedUUIDs(t *testing.T) {
+	t.Parallel()
+	a, err := Builtin("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Builtin("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range a.Spec.GPUs {
+		if a.Spec.GPUs[i].UUID != b.Spec.GPUs[i].UUID {
+			t.Errorf("gpu %d: UUID not reproducible: %s vs %s", i, a.Spec.GPUs[i].UUID, b.Spec.GPUs[i].UUID)
+		}
+		if seen[a.Spec.GPUs[i].UUID] {
+			t.Errorf("gpu %d: UUID %s repeated", i, a.Spec.GPUs[i].UUID)
+		}
+		seen[a.Spec.GPUs[i].UUID] = true
+	}
+	if DeriveUUID("x", Address{Bus: 1}) == DeriveUUID("y", Address{Bus: 1}) {
+		t.Error("the seed does not change the UUID")
+	}
+	if got := DeriveUUID("dgx-h100", Address{Bus: 0x18}); !uuidPattern.MatchString(got) {
+		t.Errorf("derived UUID %q has the wrong form", got)
+	}
+}
+
+func TestBuiltin(t *testing.T) {
+	t.Parallel()
+	if diff := cmp.Diff([]string{"dgx-h100"}, BuiltinNames()); diff != "" {
+		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
+	}
+	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown built-in: want ErrNotFound, got %v", err)
+	}
+	p, err := Builtin("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Spec.GPUs) != 8 || len(p.Spec.NUMANodes) != 2 || len(p.Spec.RootComplexes) != 2 {
+		t.Errorf("dgx-h100: %d GPUs, %d NUMA nodes, %d root complexes", len(p.Spec.GPUs), len(p.Spec.NUMANodes), len(p.Spec.RootComplexes))
+	}
+	// Builtin returns a fresh copy.
+	p.Spec.GPUs = nil
+	if q, _ := Builtin("dgx-h100"); len(q.Spec.GPUs) != 8 {
+		t.Error("changing a returned built-in changed the next one")
+	}
+}
+
+func TestLoadNameOrPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/valid-minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "dgx-h100.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		arg      string
+		wantName string
+		wantErr  error
+	}{
+		{arg: "dgx-h100", wantName: "dgx-h100"},
+		{arg: file, wantName: "minimal"},
+		{arg: "nope", wantErr: ErrNotFound},
+		{arg: filepath.Join(dir, "missing.yaml"), wantErr: os.ErrNotExist},
+	}
+	for _, tc := range tests {
+		p, err := Load(tc.arg)
+		if tc.wantErr != nil {
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("Load(%q): want %v, got %v", tc.arg, tc.wantErr, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Load(%q): %v", tc.arg, err)
+			continue
+		}
+		if p.Metadata.Name != tc.wantName {
+			t.Errorf("Load(%q) loaded %q, want %q", tc.arg, p.Metadata.Name, tc.wantName)
+		}
+	}
+}
+
+func TestHex(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Hex
+		wantErr bool
+	}{
+		{in: `4318`, want: 0x10de},
+		{in: `"0x10de"`, want: 0x10de},
+		{in: `"0X10DE"`, want: 0x10de},
+		{in: `"24"`, want: 24},
+		{in: `"0x"`, wantErr: true},
+		{in: `-1`, wantErr: true},
+		{in: `1.5`, wantErr: true},
+		{in: `"0x100000000"`, wantErr: true},
+		{in: `true`, wantErr: true},
+	}
+	for _, tc := range tests {
+		var h Hex
+		err := h.UnmarshalJSON([]byte(tc.in))
+		if (err != nil) != tc.wantErr || (err == nil && h != tc.want) {
+			t.Errorf("UnmarshalJSON(%s) = %s, %v; want %s, error %v", tc.in, h, err, tc.want, tc.wantErr)
+		}
+	}
+	out, err := Hex(0x18).MarshalJSON()
+	if err != nil || string(out) != `"0x18"` {
+		t.Errorf("MarshalJSON(0x18) = %s, %v", out, err)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in       string
+		want     []int
+		wantList string
+		wantMask string // over 64 CPUs
+		wantErr  bool
+	}{
+		{in: "", want: nil, wantList: "", wantMask: "00000000,00000000"},
+		{in: "0-3,8", want: []int{0, 1, 2, 3, 8}, wantList: "0-3,8", wantMask: "00000000,0000010f"},
+		{in: "8,0-1,2", want: []int{0, 1, 2, 8}, wantList: "0-2,8", wantMask: "00000000,00000107"},
+		{in: "32-33,63", want: []int{32, 33, 63}, wantList: "32-33,63", wantMask: "80000003,00000000"},
+		{in: "3-1", wantErr: true},
+		{in: "1,1", wantErr: true},
+		{in: "0-8192", wantErr: true},
+		{in: "01", wantErr: true},
+		{in: "a", wantErr: true},
+		{in: "1,", wantErr: true},
+	}
+	for _, tc := range tests {
+		got, err := ParseCPUList(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseCPUList(%q) error %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseCPUList(%q) (-want +got):\n%s", tc.in, diff)
+		}
+		if s := FormatCPUList(got); s != tc.wantList {
+			t.Errorf("FormatCPUList(%v) = %q, want %q", got, s, tc.wantList)
+		}
+		if s := FormatCPUMask(got, 64); s != tc.wantMask {
+			t.Errorf("FormatCPUMask(%v) = %q, want %q", got, s, tc.wantMask)
+		}
+	}
+}

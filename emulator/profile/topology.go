@@ -1,0 +1,176 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Address is a PCI function address.
+type Address struct {
+	Domain, Bus, Device, Function int
+}
+
+// String is the kernel's form, "0000:18:00.0": the name of the device's sysfs
+// directory and what deviceattribute accepts.
+func (a Address) String() string {
+	return fmt.Sprintf("%04x:%02x:%02x.%x", a.Domain, a.Bus, a.Device, a.Function)
+}
+
+// NVMLBusID is NVML's nvmlPciInfo_t.busId form, "00000000:18:00.0".
+func (a Address) NVMLBusID() string {
+	return fmt.Sprintf("%08X:%02X:%02X.%X", a.Domain, a.Bus, a.Device, a.Function)
+}
+
+func compareAddress(a, b Address) int {
+	return cmp.Or(cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Bus, b.Bus),
+		cmp.Compare(a.Device, b.Device), cmp.Compare(a.Function, b.Function))
+}
+
+// PCIKind says what a PCI function in the tree is.
+type PCIKind int
+
+// The kinds of PCI functions the emulator renders.
+const (
+	RootPort PCIKind = iota
+	SwitchUpstreamPort
+	SwitchDownstreamPort
+	GPUFunction
+)
+
+// PCIFunction is one function in the PCIe tree below a host bridge.
+type PCIFunction struct {
+	Kind    PCIKind
+	Address Address
+	// SecondaryBus and SubordinateBus are the bus range a bridge forwards.
+	SecondaryBus, SubordinateBus int
+	// Switch is the switch a port belongs to (upstream and downstream ports).
+	Switch *Switch
+	// GPU is set for GPUFunction.
+	GPU *GPU
+	// Children are the functions on the bridge's secondary bus.
+	Children []*PCIFunction
+}
+
+// HostBridge is a root complex with its root ports.
+type HostBridge struct {
+	RootComplex *RootComplex
+	// NUMANode is the root complex's NUMA node, -1 without affinity.
+	NUMANode  int
+	RootPorts []*PCIFunction
+}
+
+// Name is the host bridge's sysfs directory name, "pci0000:00".
+func (h *HostBridge) Name() string {
+	return fmt.Sprintf("pci%04x:%02x", int(h.RootComplex.Domain), int(h.RootComplex.Bus))
+}
+
+// PlacedGPU is a GPU with its resolved place in the tree.
+type PlacedGPU struct {
+	GPU *GPU
+	// Index is the GPU's position in spec.gpus.
+	Index      int
+	Function   *PCIFunction
+	HostBridge *HostBridge
+	// Bridges are the bridges above the GPU, root port first.
+	Bridges []*PCIFunction
+}
+
+// Topology is a validated profile's PCIe tree.
+type Topology struct {
+	// HostBridges in (domain, bus) order.
+	HostBridges []*HostBridge
+	// GPUs in PCI address order, NVML's enumeration order.
+	GPUs []PlacedGPU
+}
+
+// Topology validates p and resolves its PCIe tree: root ports get device
+// numbers 1, 2, … on the root bus in the order of the buses they lead to,
+// downstream ports of a switch get device numbers 0, 1, … on the switch's
+// internal bus in the order of their devices' buses, and every function is
+// function 0. The returned tree points into p.
+func (p *Profile) Topology() (*Topology, error) {
+	if errs := p.Validate(); len(errs) > 0 {
+		return nil, &ValidationError{Source: "profile " + p.Metadata.Name, Errs: errs}
+	}
+	t := &Topology{}
+	for ri := range p.Spec.RootComplexes {
+		rc := &p.Spec.RootComplexes[ri]
+		hb := &HostBridge{RootComplex: rc, NUMANode: -1}
+		if rc.NUMANode != nil {
+			hb.NUMANode = *rc.NUMANode
+		}
+		domain := int(rc.Domain)
+		switches := make(map[string]*PCIFunction)
+		var upstream []*PCIFunction
+		for si := range rc.Switches {
+			sw := &rc.Switches[si]
+			up := &PCIFunction{Kind: SwitchUpstreamPort, Switch: sw,
+				Address:      Address{Domain: domain, Bus: int(sw.Bus)},
+				SecondaryBus: int(sw.Bus) + 1, SubordinateBus: int(sw.Bus) + 1}
+			switches[sw.Name] = up
+			upstream = append(upstream, up)
+		}
+		var endpoints []*PCIFunction
+		for gi := range p.Spec.GPUs {
+			g := &p.Spec.GPUs[gi]
+			if g.PCIe.RootComplex != rc.Name {
+				continue
+			}
+			fn := &PCIFunction{Kind: GPUFunction, GPU: g, Address: Address{Domain: domain, Bus: int(g.PCIe.Bus)}}
+			if up, ok := switches[g.PCIe.Switch]; ok {
+				up.Children = append(up.Children, &PCIFunction{Kind: SwitchDownstreamPort, Switch: up.Switch,
+					SecondaryBus: fn.Address.Bus, SubordinateBus: fn.Address.Bus, Children: []*PCIFunction{fn}})
+				up.SubordinateBus = max(up.SubordinateBus, fn.Address.Bus)
+				continue
+			}
+			endpoints = append(endpoints, fn)
+		}
+		// One root port per switch and per directly attached endpoint.
+		var ports []*PCIFunction
+		for _, up := range upstream {
+			slices.SortFunc(up.Children, func(a, b *PCIFunction) int { return cmp.Compare(a.SecondaryBus, b.SecondaryBus) })
+			for dev, down := range up.Children {
+				down.Address = Address{Domain: domain, Bus: up.SecondaryBus, Device: dev}
+			}
+			ports = append(ports, &PCIFunction{Kind: RootPort, SecondaryBus: up.Address.Bus,
+				SubordinateBus: up.SubordinateBus, Children: []*PCIFunction{up}})
+		}
+		for _, ep := range endpoints {
+			ports = append(ports, &PCIFunction{Kind: RootPort, SecondaryBus: ep.Address.Bus,
+				SubordinateBus: ep.Address.Bus, Children: []*PCIFunction{ep}})
+		}
+		slices.SortFunc(ports, func(a, b *PCIFunction) int { return cmp.Compare(a.SecondaryBus, b.SecondaryBus) })
+		for i, rp := range ports {
+			rp.Address = Address{Domain: domain, Bus: int(rc.Bus), Device: i + 1}
+		}
+		hb.RootPorts = ports
+		t.HostBridges = append(t.HostBridges, hb)
+	}
+	slices.SortFunc(t.HostBridges, func(a, b *HostBridge) int {
+		return cmp.Or(cmp.Compare(a.RootComplex.Domain, b.RootComplex.Domain), cmp.Compare(a.RootComplex.Bus, b.RootComplex.Bus))
+	})
+	for _, hb := range t.HostBridges {
+		for _, rp := range hb.RootPorts {
+			t.collectGPUs(p, hb, rp, nil)
+		}
+	}
+	slices.SortFunc(t.GPUs, func(a, b PlacedGPU) int { return compareAddress(a.Function.Address, b.Function.Address) })
+	return t, nil
+}
+
+func (t *Topology) collectGPUs(p *Profile, hb *HostBridge, fn *PCIFunction, above []*PCIFunction) {
+	if fn.Kind == GPUFunction {
+		index := -1
+		for i := range p.Spec.GPUs {
+			if &p.Spec.GPUs[i] == fn.GPU {
+				index = i
+			}
+		}
+		t.GPUs = append(t.GPUs, PlacedGPU{GPU: fn.GPU, Index: index, Function: fn, HostBridge: hb, Bridges: slices.Clone(above)})
+		return
+	}
+	for _, c := range fn.Children {
+		t.collectGPUs(p, hb, c, append(above, fn))
+	}
+}

@@ -1,0 +1,177 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+const (
+	testDriver = "gpu.drakit.dev"
+	testNode   = "127.0.0.1"
+)
+
+// staticDiscoverer returns a fixed inventory.
+type staticDiscoverer struct{ inv *Inventory }
+
+func (s staticDiscoverer) Discover(context.Context) (*Inventory, error) { return s.inv, nil }
+
+// testInventory has three GPUs; the third has minor 3 but index 2, so tests
+// notice when index and minor are mixed up.
+func testInventory() *Inventory {
+	return &Inventory{
+		DriverVersion:     "570.172.08",
+		CUDADriverVersion: 12080,
+		GPUs: []GPU{
+			{Index: 0, Minor: 0, UUID: "GPU-00000000-1111-2222-3333-444444444444", ProductName: "NVIDIA H100 80GB HBM3",
+				Architecture: "Hopper", Brand: "Tesla", CCMajor: 9, CCMinor: 0, MemoryBytes: 85520809984,
+				PCIBusID: "0000:1b:00.0", PCIeRoot: "pci0000:00", NUMANode: 0},
+			{Index: 1, Minor: 1, UUID: "GPU-11111111-1111-2222-3333-444444444444", ProductName: "NVIDIA H100 80GB HBM3",
+				Architecture: "Hopper", Brand: "Tesla", CCMajor: 9, CCMinor: 0, MemoryBytes: 85520809984,
+				PCIBusID: "0000:43:00.0", PCIeRoot: "pci0000:00", NUMANode: 0},
+			{Index: 2, Minor: 3, UUID: "GPU-33333333-1111-2222-3333-444444444444", ProductName: "NVIDIA H100 80GB HBM3",
+				Architecture: "Hopper", Brand: "Tesla", CCMajor: 9, CCMinor: 0, MemoryBytes: 85520809984,
+				PCIBusID: "0000:9a:00.0", PCIeRoot: "pci0000:80", NUMANode: 1},
+		},
+	}
+}
+
+// testRoot is an emulated driver root: the NVML library as a versioned file
+// plus symlink, the state file and the device nodes.
+type testRoot struct {
+	dir string
+	lib string // resolved library path
+	// charDevices is true when the device nodes are real character devices
+	// (mknod needs CAP_MKNOD); otherwise they are regular files.
+	charDevices bool
+}
+
+func newTestRoot(t *testing.T, minors ...int) *testRoot {
+	t.Helper()
+	r := &testRoot{dir: t.TempDir(), charDevices: true}
+	libDir := filepath.Join(r.dir, "usr/lib/x86_64-linux-gnu")
+	mkdir(t, libDir)
+	r.lib = filepath.Join(libDir, "libnvidia-ml.so.570.172.08")
+	writeFile(t, r.lib, "shim")
+	if err := os.Symlink("libnvidia-ml.so.570.172.08", filepath.Join(libDir, NVMLLibraryName)); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, filepath.Join(r.dir, "run/drakit-emulator"))
+	writeFile(t, filepath.Join(r.dir, containerStatePath), "drakit-nvml-state v1\n")
+	mkdir(t, filepath.Join(r.dir, "dev"))
+	r.mknod(t, "nvidiactl", 255)
+	for _, m := range minors {
+		r.mknod(t, "nvidia"+strconv.Itoa(m), m)
+	}
+	return r
+}
+
+func (r *testRoot) mknod(t *testing.T, name string, minor int) {
+	t.Helper()
+	p := filepath.Join(r.dir, "dev", name)
+	err := unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(minor))))
+	if errors.Is(err, unix.EPERM) {
+		r.charDevices = false
+		writeFile(t, p, "")
+		return
+	}
+	if err != nil {
+		t.Fatalf("mknod %s: %v", p, err)
+	}
+}
+
+func mkdir(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fatalRecorder records HandleError's fatal cancellations.
+type fatalRecorder struct {
+	mu     sync.Mutex
+	causes []error
+}
+
+func (f *fatalRecorder) cancel(cause error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.causes = append(f.causes, cause)
+}
+
+// pluginEnv is a plugin over a test root, a CDI dir and a plugin dir.
+type pluginEnv struct {
+	root      *testRoot
+	cdiDir    string
+	pluginDir string
+	fatal     *fatalRecorder
+}
+
+func newPluginEnv(t *testing.T) *pluginEnv {
+	t.Helper()
+	return &pluginEnv{
+		root:      newTestRoot(t, 0, 1, 3),
+		cdiDir:    filepath.Join(t.TempDir(), "cdi"),
+		pluginDir: t.TempDir(),
+		fatal:     &fatalRecorder{},
+	}
+}
+
+// plugin starts a new plugin instance (as a driver restart would) over the
+// environment's directories.
+func (e *pluginEnv) plugin(t *testing.T) *plugin {
+	t.Helper()
+	p, err := e.tryPlugin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *pluginEnv) tryPlugin() (*plugin, error) {
+	cdi, err := newCDISpecs(e.cdiDir, testDriver, e.root.dir, e.root.lib)
+	if err != nil {
+		return nil, err
+	}
+	return newPlugin(pluginOptions{
+		driverName: testDriver,
+		poolName:   testNode,
+		inventory:  testInventory(),
+		pluginDir:  e.pluginDir,
+		cdi:        cdi,
+		fatal:      e.fatal.cancel,
+	})
+}
+
+func (e *pluginEnv) specPath(uid string) string {
+	return filepath.Join(e.cdiDir, "k8s.gpu.drakit.dev-claim_"+uid+".json")
+}
+
+func allocResult(driver, pool, request, device string) resourceapi.DeviceRequestAllocationResult {
+	return resourceapi.DeviceRequestAllocationResult{Driver: driver, Pool: pool, Request: request, Device: device}
+}
+
+func allocatedClaim(name, uid string, results ...resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
+	return &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name, UID: types.UID(uid)},
+		Status: resourceapi.ResourceClaimStatus{
+			Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}},
+		},
+	}
+}

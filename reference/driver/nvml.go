@@ -1,0 +1,308 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
+	"k8s.io/klog/v2"
+)
+
+// NVMLLibraryName is the file name (SONAME) NVML is loaded by.
+const NVMLLibraryName = "libnvidia-ml.so.1"
+
+// nvmlLibraryDirs are searched in order below the driver root, as NVIDIA's
+// DRA driver does; the emulator installs the shim in the first.
+var nvmlLibraryDirs = []string{
+	"/usr/lib/x86_64-linux-gnu",
+	"/usr/lib64",
+	"/usr/lib/aarch64-linux-gnu",
+	"/lib64",
+	"/lib/x86_64-linux-gnu",
+	"/lib/aarch64-linux-gnu",
+}
+
+// ErrNVMLNotFound is returned by FindNVMLLibrary when no directory below the
+// driver root has libnvidia-ml.so.1.
+var ErrNVMLNotFound = errors.New("NVML library not found")
+
+// FindNVMLLibrary returns the host path of the real file behind
+// libnvidia-ml.so.1 below driverRoot (symlinks resolved inside driverRoot, so
+// an absolute link target means driverRoot/target).
+func FindNVMLLibrary(driverRoot string) (string, error) {
+	for _, dir := range nvmlLibraryDirs {
+		p, err := resolveInRoot(driverRoot, path.Join(dir, NVMLLibraryName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("resolve %s below %s: %w", path.Join(dir, NVMLLibraryName), driverRoot, err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("stat NVML library %s: %w", p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("NVML library %s is not a regular file", p)
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: no %s in %s below %s", ErrNVMLNotFound, NVMLLibraryName, strings.Join(nvmlLibraryDirs, ", "), driverRoot)
+}
+
+// resolveInRoot resolves every symlink on the absolute path p as if root were
+// "/" and returns the host path of the result. ".." never leaves root.
+func resolveInRoot(root, p string) (string, error) {
+	todo := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
+	resolved := "/"
+	for links := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = path.Dir(resolved)
+			continue
+		}
+		next := path.Join(resolved, part)
+		host := filepath.Join(root, next)
+		fi, err := os.Lstat(host)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("too many levels of symbolic links at %s", host)
+		}
+		target, err := os.Readlink(host)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			resolved = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return filepath.Join(root, resolved), nil
+}
+
+// NVMLDiscoverer discovers GPUs through NVML and reads their PCI topology from
+// sysfs.
+type NVMLDiscoverer struct {
+	// NVML is the library, e.g. nvml.New(nvml.WithLibraryPath(path)).
+	NVML nvml.Interface
+	// SysfsRoot is the sysfs mount, "/sys" on a real node.
+	SysfsRoot string
+}
+
+// NewNVMLDiscoverer loads NVML from the driver root (FindNVMLLibrary) and reads
+// sysfs below sysfsRoot. It returns the discoverer and the library's host
+// path, which CDI specs mount into containers.
+func NewNVMLDiscoverer(driverRoot, sysfsRoot string) (*NVMLDiscoverer, string, error) {
+	lib, err := FindNVMLLibrary(driverRoot)
+	if err != nil {
+		return nil, "", err
+	}
+	return &NVMLDiscoverer{NVML: nvml.New(nvml.WithLibraryPath(lib)), SysfsRoot: sysfsRoot}, lib, nil
+}
+
+// Discover initializes NVML, reads every GPU and shuts NVML down again.
+func (d *NVMLDiscoverer) Discover(ctx context.Context) (inv *Inventory, err error) {
+	logger := klog.FromContext(ctx)
+	if ret := d.NVML.Init(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("initialize NVML: %w", ret)
+	}
+	defer func() {
+		if ret := d.NVML.Shutdown(); ret != nvml.SUCCESS && err == nil {
+			err = fmt.Errorf("shut NVML down: %w", ret)
+		}
+	}()
+
+	inv = &Inventory{}
+	var ret nvml.Return
+	if inv.DriverVersion, ret = d.NVML.SystemGetDriverVersion(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("get driver version: %w", ret)
+	}
+	if inv.CUDADriverVersion, ret = d.NVML.SystemGetCudaDriverVersion(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("get CUDA driver version: %w", ret)
+	}
+	count, ret := d.NVML.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("count GPUs: %w", ret)
+	}
+	for i := range count {
+		g, err := d.gpu(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		inv.GPUs = append(inv.GPUs, g)
+	}
+	if _, err := inv.byDeviceName(); err != nil {
+		return nil, err
+	}
+	logger.V(1).Info("Discovered GPUs", "count", len(inv.GPUs), "driverVersion", inv.DriverVersion, "cudaDriverVersion", inv.CUDADriverVersion)
+	return inv, nil
+}
+
+func (d *NVMLDiscoverer) gpu(ctx context.Context, index int) (GPU, error) {
+	logger := klog.FromContext(ctx)
+	dev, ret := d.NVML.DeviceGetHandleByIndex(index)
+	if ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get handle of GPU %d: %w", index, ret)
+	}
+	g := GPU{Index: index, NUMANode: -1}
+	if g.UUID, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get UUID of GPU %d: %w", index, ret)
+	}
+	if g.ProductName, ret = dev.GetName(); ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get name of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	if g.Minor, ret = dev.GetMinorNumber(); ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get minor number of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	switch mem, ret := dev.GetMemoryInfo(); ret {
+	case nvml.SUCCESS:
+		g.MemoryBytes = mem.Total
+	case nvml.ERROR_NOT_SUPPORTED: // e.g. integrated GPUs; no memory capacity then
+	default:
+		return GPU{}, fmt.Errorf("get memory of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	arch, ret := dev.GetArchitecture()
+	if ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get architecture of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	var err error
+	if g.Architecture, err = architectureName(arch); err != nil {
+		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
+	}
+	brand, ret := dev.GetBrand()
+	if ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get brand of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	if g.Brand, err = brandName(brand); err != nil {
+		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
+	}
+	if g.CCMajor, g.CCMinor, ret = dev.GetCudaComputeCapability(); ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get CUDA compute capability of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	pci, ret := dev.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return GPU{}, fmt.Errorf("get PCI info of GPU %d (%s): %w", index, g.UUID, ret)
+	}
+	if g.PCIBusID, err = sysfsBusID(cString(pci.BusId[:])); err != nil {
+		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
+	}
+
+	fsys := deviceattribute.WithFSFromRoot(d.SysfsRoot)
+	if attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(g.PCIBusID, fsys); err != nil {
+		logger.Info("Warning: publishing GPU without PCIe root", "gpu", g.UUID, "pciBusID", g.PCIBusID, "err", err)
+	} else {
+		g.PCIeRoot = *attr.Value.StringValue
+	}
+	if attr, err := deviceattribute.GetNUMANodeAttributeByPCIBusID(g.PCIBusID, deviceattribute.ScalarAttribute, fsys); err != nil {
+		logger.Info("Publishing GPU without NUMA node", "gpu", g.UUID, "pciBusID", g.PCIBusID, "reason", err.Error())
+	} else {
+		g.NUMANode = int(*attr.Value.IntValue)
+	}
+	return g, nil
+}
+
+// cString converts a NUL-terminated C char array.
+func cString(b []int8) string {
+	s := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}
+
+var sysfsBDF = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+
+// sysfsBusID turns NVML's bus id (00000000:1B:00.0, 8-digit domain, upper
+// case) into the name sysfs uses (0000:1b:00.0).
+func sysfsBusID(nvmlID string) (string, error) {
+	s := strings.ToLower(strings.TrimSpace(nvmlID))
+	domain, rest, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(domain, 16, 32)
+	if !ok || err != nil || n > 0xffff {
+		return "", fmt.Errorf("PCI bus id %q is not DOMAIN:BB:DD.F", nvmlID)
+	}
+	id := fmt.Sprintf("%04x:%s", n, rest)
+	if !sysfsBDF.MatchString(id) {
+		return "", fmt.Errorf("PCI bus id %q is not DOMAIN:BB:DD.F", nvmlID)
+	}
+	return id, nil
+}
+
+// architectureName uses go-nvlib's names, so attributes match what NVIDIA's
+// own DRA driver publishes.
+func architectureName(a nvml.DeviceArchitecture) (string, error) {
+	switch a {
+	case nvml.DEVICE_ARCH_KEPLER:
+		return "Kepler", nil
+	case nvml.DEVICE_ARCH_MAXWELL:
+		return "Maxwell", nil
+	case nvml.DEVICE_ARCH_PASCAL:
+		return "Pascal", nil
+	case nvml.DEVICE_ARCH_VOLTA:
+		return "Volta", nil
+	case nvml.DEVICE_ARCH_TURING:
+		return "Turing", nil
+	case nvml.DEVICE_ARCH_AMPERE:
+		return "Ampere", nil
+	case nvml.DEVICE_ARCH_ADA:
+		return "Ada Lovelace", nil
+	case nvml.DEVICE_ARCH_HOPPER:
+		return "Hopper", nil
+	case nvml.DEVICE_ARCH_BLACKWELL:
+		return "Blackwell", nil
+	case nvml.DEVICE_ARCH_RUBIN:
+		return "Rubin", nil
+	case nvml.DEVICE_ARCH_UNKNOWN:
+		return "Unknown", nil
+	}
+	return "", fmt.Errorf("unknown NVML architecture %d", a)
+}
+
+// brandName uses go-nvlib's names.
+func brandName(b nvml.BrandType) (string, error) {
+	names := map[nvml.BrandType]string{
+		nvml.BRAND_UNKNOWN:             "Unknown",
+		nvml.BRAND_QUADRO:              "Quadro",
+		nvml.BRAND_TESLA:               "Tesla",
+		nvml.BRAND_NVS:                 "NVS",
+		nvml.BRAND_GRID:                "Grid",
+		nvml.BRAND_GEFORCE:             "GeForce",
+		nvml.BRAND_TITAN:               "Titan",
+		nvml.BRAND_NVIDIA_VAPPS:        "NvidiaVApps",
+		nvml.BRAND_NVIDIA_VPC:          "NvidiaVPC",
+		nvml.BRAND_NVIDIA_VCS:          "NvidiaVCS",
+		nvml.BRAND_NVIDIA_VWS:          "NvidiaVWS",
+		nvml.BRAND_NVIDIA_CLOUD_GAMING: "NvidiaCloudGaming",
+		nvml.BRAND_QUADRO_RTX:          "QuadroRTX",
+		nvml.BRAND_NVIDIA_RTX:          "NvidiaRTX",
+		nvml.BRAND_NVIDIA:              "Nvidia",
+		nvml.BRAND_GEFORCE_RTX:         "GeForceRTX",
+		nvml.BRAND_TITAN_RTX:           "TitanRTX",
+	}
+	if n, ok := names[b]; ok {
+		return n, nil
+	}
+	return "", fmt.Errorf("unknown NVML brand %d", b)
+}

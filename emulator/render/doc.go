@@ -1,0 +1,32 @@
+// Package render writes a node profile (package emulator/profile) as the
+// surfaces the kernel and the NVIDIA driver expose, under an emulator root R
+// (the layout of docs/architecture.md):
+//
+//	R/sys/devices/pci<dddd>:<bb>/<root port>/[<switch up>/<switch down>/]<gpu>/
+//	    vendor device subsystem_vendor subsystem_device class revision
+//	    numa_node local_cpulist local_cpus modalias resource uevent
+//	    driver -> …/bus/pci/drivers/<nvidia|pcieport>   subsystem -> …/bus/pci
+//	    (bridges also secondary_bus_number, subordinate_bus_number)
+//	R/sys/bus/pci/devices/<bdf> -> ../../../devices/pci…/<bdf>
+//	R/sys/bus/pci/drivers/{nvidia,pcieport}/<bdf> -> ../../../../devices/pci…/<bdf>
+//	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance}}
+//	R/sys/devices/system/cpu/{online,possible,present,cpu<C>/{node<N> link,topology/physical_package_id}}
+//	R/dev/nvidia<minor> (c 195:<minor>), R/dev/nvidiactl (c 195:255), mode 0666
+//	R/proc/devices, R/proc/driver/nvidia/version, R/proc/driver/nvidia/gpus/<bdf>/information
+//	R/run/drakit-emulator/nvml.state (package emulator/nvmlstate; GPUs in PCI order)
+//	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
+//	R/.drakit-emulator-root (MarkerFile)
+//
+// Every symbolic link is relative, as the kernel makes sysfs links, so the
+// tree resolves wherever R is mounted; deviceattribute's pcieRoot and
+// numaNode helpers read it through WithFSFromRoot(R/sys). The bridges are an
+// Intel root port and Broadcom PEX switch ports; BARs are laid out from
+// 0x80000000 (BAR0) and 0x200000000000 (BAR1, BAR3) in PCI order.
+//
+// Contracts: Render owns R entirely. It refuses a non-empty directory without
+// the marker (ErrNotOwned), and otherwise replaces everything but the marker,
+// so rendering again converges on exactly the profile's tree; it never
+// deletes across a mount point. It needs root or CAP_MKNOD for the device
+// nodes (ErrDeviceNodes); the NVML shim is installed only when
+// Options.ShimLibrary is set.
+package render

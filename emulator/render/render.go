@@ -1,0 +1,125 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/emulator/nvmlstate"
+	"drakit.dev/drakit/emulator/profile"
+)
+
+// LibraryDir is where the NVML shim is installed below the root.
+const LibraryDir = "usr/lib/x86_64-linux-gnu"
+
+// Render writes the node described by p under opts.Root (see the package
+// documentation for the layout). p must be defaulted (profile.Load and
+// profile.Builtin return defaulted profiles); it is validated here.
+//
+// Render owns the whole root: it refuses a non-empty directory without
+// MarkerFile (ErrNotOwned) and otherwise deletes everything but the marker
+// before writing, so rendering the same root again converges on exactly the
+// profile's tree. It does not cross mount points while deleting. Rendering is
+// not atomic: readers should not use the root while it runs. Creating the
+// device nodes needs root or CAP_MKNOD (ErrDeviceNodes).
+func Render(ctx context.Context, p *profile.Profile, opts Options) error {
+	opts.Default()
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	topo, err := p.Topology()
+	if err != nil {
+		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
+	}
+	state, err := nvmlState(p, topo)
+	if err != nil {
+		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return fmt.Errorf("resolve emulator root %s: %w", opts.Root, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := claimRoot(root); err != nil {
+		return err
+	}
+	w := &writer{root: root}
+	sys, err := newSysfs(w, p, topo)
+	if err != nil {
+		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
+	}
+	sys.render()
+	devfs(w, topo)
+	procfs(w, p, topo)
+	w.file(nvmlstate.RelativePath, 0o644, state)
+	if opts.ShimLibrary != "" {
+		lib := "libnvidia-ml.so." + p.Spec.Driver.DriverVersion
+		w.copyFile(filepath.Join(LibraryDir, lib), 0o755, opts.ShimLibrary)
+		w.symlink(filepath.Join(LibraryDir, "libnvidia-ml.so.1"), lib)
+	}
+	if w.err != nil {
+		return fmt.Errorf("render profile %s into %s: %w", p.Metadata.Name, root, w.err)
+	}
+	klog.FromContext(ctx).V(1).Info("Rendered emulator root", "root", root, "profile", p.Metadata.Name,
+		"gpus", len(topo.GPUs), "shimLibrary", opts.ShimLibrary)
+	return nil
+}
+
+// nvmlState builds the NVML state file: the GPUs in PCI address order.
+func nvmlState(p *profile.Profile, topo *profile.Topology) (string, error) {
+	d := p.Spec.Driver
+	s := &nvmlstate.State{System: nvmlstate.System{
+		DriverVersion:     d.DriverVersion,
+		NVMLVersion:       fmt.Sprintf("%d.%s", d.CUDADriverVersion/1000, d.DriverVersion),
+		CUDADriverVersion: d.CUDADriverVersion,
+	}}
+	for _, pg := range topo.GPUs {
+		g := pg.GPU
+		arch, _ := g.Architecture.NVML()
+		brand, _ := g.Brand.NVML()
+		ccMajor, ccMinor, _ := strings.Cut(g.ComputeCapability, ".")
+		major, err := strconv.Atoi(ccMajor)
+		if err != nil {
+			return "", fmt.Errorf("GPU %s: compute capability %q: %w", pg.Function.Address, g.ComputeCapability, err)
+		}
+		minor, err := strconv.Atoi(ccMinor)
+		if err != nil {
+			return "", fmt.Errorf("GPU %s: compute capability %q: %w", pg.Function.Address, g.ComputeCapability, err)
+		}
+		s.GPUs = append(s.GPUs, nvmlstate.GPU{
+			Minor:          *g.Minor,
+			UUID:           g.UUID,
+			Name:           g.Name,
+			BusID:          pg.Function.Address.NVMLBusID(),
+			PCIDeviceID:    uint32(g.DeviceID)<<16 | uint32(g.VendorID),
+			PCISubSystemID: uint32(g.SubsystemDeviceID)<<16 | uint32(g.SubsystemVendorID),
+			MemoryTotal:    uint64(g.Memory.Value()),
+			MemoryReserved: uint64(g.MemoryReserved.Value()),
+			Architecture:   arch,
+			Brand:          brand,
+			CCMajor:        major,
+			CCMinor:        minor,
+			NUMANode:       pg.HostBridge.NUMANode,
+			MIGCapable:     *g.MIGCapable,
+		})
+	}
+	var b bytes.Buffer
+	if err := nvmlstate.Write(&b, s); err != nil {
+		return "", fmt.Errorf("write NVML state: %w", err)
+	}
+	return b.String(), nil
+}
+
+func sortedCopy(s []int) []int {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}

@@ -1,0 +1,325 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2/ktesting"
+
+	"drakit.dev/drakit/cluster/images"
+)
+
+// e2eConfig is a cluster apart from the default one: its own short run dir,
+// cgroup root and ports (those of the verified runs of local-cluster.md
+// §18.6), so the test never touches a cluster a developer has up.
+func e2eConfig(t *testing.T) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	runDir, err := os.MkdirTemp("/tmp", "drakit-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Down removes it; it is left here only when Down failed, for
+		// inspection (RemoveAll could reach through a leftover mount).
+		if _, err := os.Stat(runDir); err == nil {
+			t.Logf("run dir %s left for inspection", runDir)
+		}
+	})
+	cfg.RunDir = runDir
+	cfg.ImagesDir = t.TempDir()
+	cfg.CgroupRoot = "/drakit-e2e"
+	cfg.APIServerPort = 16443
+	cfg.EtcdClientPort, cfg.EtcdPeerPort, cfg.EtcdMetricsPort = 23792, 23802, 23812
+	cfg.ControllerManagerPort, cfg.SchedulerPort = 10277, 10279
+	cfg.KubeletPort, cfg.KubeletHealthzPort = 10450, 10448
+	cfg.PodDeleteTimeout = 30 * time.Second
+	return cfg
+}
+
+// skipUnlessClusterCanRun skips, naming what is missing, when the test
+// cannot bring a cluster up here.
+func skipUnlessClusterCanRun(t *testing.T, cfg Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the local cluster end-to-end test")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the local cluster mounts, creates cgroups and runs containers")
+	}
+	err := checkPrerequisites(cfg)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrComponentsMissing), errors.Is(err, ErrHostToolMissing):
+		t.Skip(err.Error())
+	default:
+		t.Fatal(err)
+	}
+	if _, err := lookPath(cfg, "gcc"); err != nil {
+		t.Skip("gcc not installed (the pause image is compiled): run scripts/install-deps.sh")
+	}
+}
+
+// hostSnapshot is what must be the same before Up and after Down.
+type hostSnapshot struct {
+	Paths   map[string]bool   // candidate host paths → exists
+	Sysctls map[string]string // the kubelet's sysctls, host values
+}
+
+func snapshotHost(t *testing.T) hostSnapshot {
+	t.Helper()
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hostSnapshot{Paths: map[string]bool{}, Sysctls: map[string]string{}}
+	for _, c := range hostPathCandidates(mounts) {
+		_, err := os.Lstat(c.Path)
+		s.Paths[c.Path] = err == nil
+	}
+	for _, p := range []string{"/var/lib/containerd", "/etc/containerd", "/var/run/cdi", "/etc/cdi", "/opt/cni", "/var/log/pods", "/etc/kubernetes", "/run/kubernetes"} {
+		_, err := os.Lstat(p)
+		s.Paths[p] = err == nil
+	}
+	for _, sc := range sysctls {
+		b, err := os.ReadFile("/proc/sys/" + sc.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Sysctls[sc.key] = strings.TrimSpace(string(b))
+	}
+	return s
+}
+
+// TestUpDownLeavesNothingBehind brings a real cluster up, runs a hostNetwork
+// pod on the local pause image, and checks that Down leaves no process, no
+// mount, no cgroup, no host path and no state behind, and that the host's
+// sysctls were never changed.
+func TestUpDownLeavesNothingBehind(t *testing.T) {
+	cfg := e2eConfig(t)
+	skipUnlessClusterCanRun(t, cfg)
+	if _, err := os.Lstat("/var/lib/kubelet/device-plugins/kubelet.sock"); err == nil {
+		t.Fatal("/var/lib/kubelet/device-plugins/kubelet.sock exists: another kubelet runs here (a cluster is up?); " +
+			"its fixed device-plugin socket would clash with this test's kubelet")
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	before := snapshotHost(t)
+
+	// Down must run even when an assertion below fails.
+	downDone := false
+	t.Cleanup(func() {
+		if !downDone {
+			if err := Down(context.Background(), cfg); err != nil {
+				t.Errorf("cleanup Down: %v", err)
+			}
+		}
+	})
+
+	t0 := time.Now()
+	if err := Up(ctx, cfg); err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	t.Logf("up from cold state: %v", time.Since(t0).Round(time.Millisecond))
+
+	// A second Up finds everything running and starts nothing.
+	pidsBefore := readPIDFiles(t, cfg)
+	t1 := time.Now()
+	if err := Up(ctx, cfg); err != nil {
+		t.Fatalf("second Up: %v", err)
+	}
+	t.Logf("second up (already up): %v", time.Since(t1).Round(time.Millisecond))
+	if diff := cmp.Diff(pidsBefore, readPIDFiles(t, cfg)); diff != "" {
+		t.Errorf("second Up changed the components' processes (-before +after):\n%s", diff)
+	}
+
+	st, err := Status(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Up {
+		t.Fatalf("Status after Up: not up: %+v", st)
+	}
+	var total int64
+	for _, c := range st.Components {
+		total += c.RSSBytes
+		t.Logf("RSS %-24s %4d MiB", c.Name, c.RSSBytes>>20)
+	}
+	t.Logf("RSS total %d MiB", total>>20)
+
+	pod := runPausePod(ctx, t, cfg)
+	checkServiceAccountToken(t, cfg, pod)
+	if after := snapshotHost(t); !cmp.Equal(before.Sysctls, after.Sysctls) {
+		t.Errorf("host sysctls changed while the kubelet runs:\n%s", cmp.Diff(before.Sysctls, after.Sysctls))
+	}
+
+	// Everything the cluster runs, recorded before Down.
+	recorded := map[int]string{}
+	for name, ref := range pidsBefore {
+		recorded[ref.PID] = name
+	}
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if owned(cfg, p) {
+			recorded[p.PID] = strings.Join(p.Cmdline, " ")
+		}
+	}
+	if len(recorded) < len(Components())+2 { // + a shim and a container at least
+		t.Errorf("recorded only %d processes before Down (%v); want the components, a shim and the pod's containers", len(recorded), recorded)
+	}
+
+	t2 := time.Now()
+	if err := Down(ctx, cfg); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	downDone = true
+	t.Logf("down: %v", time.Since(t2).Round(time.Millisecond))
+
+	for pid, what := range recorded {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			if state, _, err := procStat(pid); err == nil && state != 'Z' {
+				t.Errorf("process %d (%s) still runs after Down", pid, what)
+			}
+		}
+	}
+	procs, err = listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if p.references(cfg.RunDir) || p.inCgroup(cfg.CgroupRoot) {
+			t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
+		}
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mountsUnder(mounts, cfg.RunDir) {
+		t.Errorf("still mounted after Down: %s (%s)", m.MountPoint, m.FSType)
+	}
+	v1, v2 := cgroupHierarchies(mounts)
+	for _, h := range append(v1, v2) {
+		if _, err := os.Stat(filepath.Join(h, cfg.CgroupRoot)); err == nil {
+			t.Errorf("cgroup %s left behind", filepath.Join(h, cfg.CgroupRoot))
+		}
+	}
+	if diff := cmp.Diff(before, snapshotHost(t)); diff != "" {
+		t.Errorf("host paths or sysctls differ from before Up (-before +after):\n%s", diff)
+	}
+	if _, err := os.Stat(cfg.RunDir); !os.IsNotExist(err) {
+		t.Errorf("run dir %s still exists after Down (err %v)", cfg.RunDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.ImagesDir, PauseArchive)); err != nil {
+		t.Errorf("Down removed the images cache: %v", err)
+	}
+	for _, p := range cfg.ports() {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.port))
+		if err != nil {
+			t.Errorf("%s %d still in use after Down: %v", p.field, p.port, err)
+			continue
+		}
+		l.Close()
+	}
+
+	// Down again: nothing to do, no error.
+	if err := Down(ctx, cfg); err != nil {
+		t.Errorf("second Down: %v", err)
+	}
+}
+
+func readPIDFiles(t *testing.T, cfg Config) map[string]procRef {
+	t.Helper()
+	refs := map[string]procRef{}
+	for _, c := range Components() {
+		ref, err := readPIDFile(pidPath(cfg, c))
+		if err != nil {
+			t.Fatalf("PID file of %s: %v", c, err)
+		}
+		if !ref.alive() {
+			t.Errorf("%s (pid %d) is not running", c, ref.PID)
+		}
+		refs[c] = ref
+	}
+	return refs
+}
+
+// runPausePod runs a hostNetwork pod on drakit.dev/pause:dev and waits for
+// it to be Running.
+func runPausePod(ctx context.Context, t *testing.T, cfg Config) *corev1.Pod {
+	t.Helper()
+	client, err := Client(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace := int64(5)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pause", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			HostNetwork:                   true,
+			TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{
+				Name: "pause", Image: images.PauseImage, ImagePullPolicy: corev1.PullNever,
+			}},
+		},
+	}
+	t0 := time.Now()
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got, err := client.CoreV1().Pods("default").Get(ctx, "pause", metav1.GetOptions{})
+		if err == nil && got.Status.Phase == corev1.PodRunning {
+			t.Logf("pod Running after %v (pod IP %s)", time.Since(t0).Round(time.Millisecond), got.Status.PodIP)
+			if got.Status.PodIP != cfg.NodeName {
+				t.Errorf("hostNetwork pod IP %s, want the node's %s", got.Status.PodIP, cfg.NodeName)
+			}
+			return got
+		}
+		if time.Now().After(deadline) {
+			kubelet, _ := Logs(cfg, Kubelet, 40)
+			t.Fatalf("pod not Running after 60s: %+v, err %v\nkubelet log:\n%s", got.Status, err, kubelet)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// checkServiceAccountToken checks that the pod's container sees its service
+// account token, which the kubelet mounts (tmpfs) in its own mount namespace:
+// it reaches containerd only through the shared kubelet root dir.
+func checkServiceAccountToken(t *testing.T, cfg Config, pod *corev1.Pod) {
+	t.Helper()
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, p := range procs {
+		if !p.inCgroup(cfg.CgroupRoot) || !strings.Contains(strings.Join(p.Cgroups, " "), "pod"+string(pod.UID)) {
+			continue
+		}
+		token, err := os.ReadFile(fmt.Sprintf("/proc/%d/root/var/run/secrets/kubernetes.io/serviceaccount/token", p.PID))
+		if err == nil && len(token) > 0 {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Errorf("no process of pod %s sees a service account token at /var/run/secrets/kubernetes.io/serviceaccount/token", pod.UID)
+	}
+}

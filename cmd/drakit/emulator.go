@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/emulator/render"
+)
+
+func init() { register(newEmulatorCommand) }
+
+const profileFlagUsage = "node profile: a built-in name (see 'drakit emulator profiles') or a YAML file (a path containing / or ending in .yaml)"
+
+func newEmulatorCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "emulator",
+		Short: "Emulated accelerator hardware: node profiles and the sysfs/devfs/procfs/NVML tree they render to",
+	}
+	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
+		newEmulatorValidateCommand(), newEmulatorBuildShimCommand())
+	return cmd
+}
+
+func newEmulatorRenderCommand() *cobra.Command {
+	opts := render.DefaultOptions()
+	var profileName string
+	cmd := &cobra.Command{
+		Use:   "render --profile NAME|FILE --root DIR [--shim PATH]",
+		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
+		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
+the root directory, and installs the NVML shim when --shim is given. The root
+must be new, empty, or rendered before; rendering again replaces it.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			p, err := profile.Load(profileName)
+			if err != nil {
+				return err
+			}
+			if err := render.Render(c.Context(), p, opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "rendered %s (%s) into %s\n", p.Metadata.Name, summary(p), opts.Root)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&profileName, "profile", "", profileFlagUsage)
+	cmd.Flags().StringVar(&opts.Root, "root", opts.Root, "emulator root directory to render into")
+	cmd.Flags().StringVar(&opts.ShimLibrary, "shim", opts.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
+	for _, f := range []string{"profile", "root"} {
+		if err := cmd.MarkFlagRequired(f); err != nil {
+			panic(err) // the flags are defined just above
+		}
+	}
+	return cmd
+}
+
+func newEmulatorProfilesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles",
+		Short: "List the built-in node profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			for _, name := range profile.BuiltinNames() {
+				p, err := profile.Builtin(name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s\t%s\n", name, summary(p))
+			}
+			return nil
+		},
+	}
+}
+
+func newEmulatorShowCommand() *cobra.Command {
+	var profileName string
+	cmd := &cobra.Command{
+		Use:   "show --profile NAME|FILE",
+		Short: "Print a node profile as YAML with every default filled in",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			p, err := profile.Load(profileName)
+			if err != nil {
+				return err
+			}
+			return writeProfile(c.OutOrStdout(), p)
+		},
+	}
+	cmd.Flags().StringVar(&profileName, "profile", "", profileFlagUsage)
+	if err := cmd.MarkFlagRequired("profile"); err != nil {
+		panic(err) // the flag is defined just above
+	}
+	return cmd
+}
+
+func newEmulatorValidateCommand() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "validate -f FILE",
+		Short: "Check a node profile file; lists every problem with its field path",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			p, err := profile.LoadFile(file)
+			var verr *profile.ValidationError
+			if errors.As(err, &verr) {
+				for _, fe := range verr.Errs {
+					fmt.Fprintln(c.OutOrStdout(), fe.Error())
+				}
+				return fmt.Errorf("%s: %d problem(s)", file, len(verr.Errs))
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: valid (%s)\n", file, summary(p))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "node profile YAML file")
+	if err := cmd.MarkFlagRequired("file"); err != nil {
+		panic(err) // the flag is defined just above
+	}
+	return cmd
+}
+
+func writeProfile(w io.Writer, p *profile.Profile) error {
+	out, err := yaml.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("marshal profile %s: %w", p.Metadata.Name, err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// summary describes a profile in one line: "8× NVIDIA H100 80GB HBM3, 2 NUMA
+// nodes, 2 root complexes, driver 570.172.08".
+func summary(p *profile.Profile) string {
+	var parts []string
+	counts := map[string]int{}
+	var names []string
+	for _, g := range p.Spec.GPUs {
+		if counts[g.Name] == 0 {
+			names = append(names, g.Name)
+		}
+		counts[g.Name]++
+	}
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%d× %s", counts[n], n))
+	}
+	if len(names) == 0 {
+		parts = append(parts, "no GPUs")
+	}
+	parts = append(parts, fmt.Sprintf("%d NUMA nodes", len(p.Spec.NUMANodes)),
+		fmt.Sprintf("%d root complexes", len(p.Spec.RootComplexes)),
+		"driver "+p.Spec.Driver.DriverVersion)
+	return strings.Join(parts, ", ")
+}

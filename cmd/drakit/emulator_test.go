@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"drakit.dev/drakit/emulator/profile"
+)
+
+func runEmulator(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newEmulatorCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestEmulatorProfiles(t *testing.T) {
+	out, err := runEmulator(t, "profiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dgx-h100\t8× NVIDIA H100 80GB HBM3, 2 NUMA nodes, 2 root complexes, driver 570.172.08\n"
+	if out != want {
+		t.Errorf("profiles printed %q, want %q", out, want)
+	}
+}
+
+func TestEmulatorShowRoundTrips(t *testing.T) {
+	out, err := runEmulator(t, "show", "--profile", "dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "shown.yaml")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.LoadFile(file)
+	if err != nil {
+		t.Fatalf("shown profile does not load: %v", err)
+	}
+	if len(p.Spec.GPUs) != 8 || p.Spec.GPUs[7].UUID == "" {
+		t.Errorf("shown profile lost GPUs: %+v", p.Spec.GPUs)
+	}
+}
+
+func TestEmulatorValidate(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(`apiVersion: emulator.drakit.dev/v1alpha1
+kind: NodeProfile
+metadata: {name: bad}
+spec:
+  rootComplexes: [{name: rc0}]
+  gpus:
+  - {model: H100-80GB-HBM3, minor: 2, pcie: {rootComplex: rc0, bus: 0x05}}
+  - {model: H100-80GB-HBM3, minor: 2, pcie: {rootComplex: rc9, bus: 0x06}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runEmulator(t, "validate", "-f", bad)
+	if err == nil || !strings.Contains(err.Error(), "2 problem(s)") {
+		t.Errorf("validate of an invalid file: err %v", err)
+	}
+	for _, want := range []string{"spec.gpus[1].minor: Duplicate value: 2", "spec.gpus[1].pcie.rootComplex: Not found"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	good := filepath.Join(dir, "good.yaml")
+	shown, err := runEmulator(t, "show", "--profile", "dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(shown), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runEmulator(t, "validate", "-f", good); err != nil || !strings.Contains(out, "valid") {
+		t.Errorf("validate of a valid file: %q, %v", out, err)
+	}
+}
+
+func TestEmulatorRender(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	out, err := runEmulator(t, "render", "--profile", "dgx-h100", "--root", root)
+	if err != nil {
+		t.Skipf("render needs mknod (root or CAP_MKNOD): %v", err)
+	}
+	if !strings.Contains(out, "rendered dgx-h100") {
+		t.Errorf("render printed %q", out)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "sys/bus/pci/devices/0000:18:00.0")); err != nil {
+		t.Errorf("rendered tree lacks the first GPU: %v", err)
+	}
+	if _, err := runEmulator(t, "render", "--profile", "nope", "--root", root); err == nil ||
+		!strings.Contains(err.Error(), "dgx-h100") {
+		t.Errorf("render of an unknown profile: %v (want the list of built-ins)", err)
+	}
+}

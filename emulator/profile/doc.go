@@ -41,8 +41,9 @@
 // NUMA nodes, root complexes or switches that do not exist, zero or
 // fractional sizes, minors above 254, buses above 0xff or outside their
 // parent's bus range, overlapping switch bus ranges and CPUs in two NUMA
-// nodes. Load and Builtin do all three and return a *ValidationError
-// (errors.Is ErrInvalid) listing every problem.
+// nodes. Load, LoadFile and Builtin do all three; every content error
+// matches errors.Is(err, ErrInvalid), and field problems come as one
+// *ValidationError listing them all.
 //
 // # PCIe tree
 //

@@ -71,6 +71,7 @@ func (s *State) Validate() error {
 	}
 	minors := map[int]bool{}
 	uuids := map[string]bool{}
+	busIDs := map[string]bool{}
 	for i, g := range s.GPUs {
 		where := fmt.Sprintf("gpu[%d]", i)
 		switch {
@@ -86,6 +87,10 @@ func (s *State) Validate() error {
 			return fmt.Errorf("%w: %s.name %q must be 1..95 characters without tab or newline", ErrInvalid, where, g.Name)
 		case !busIDPattern.MatchString(g.BusID):
 			return fmt.Errorf("%w: %s.busId %q is not DDDDDDDD:BB:DD.F (upper-case hex)", ErrInvalid, where, g.BusID)
+		case busIDs[g.BusID]:
+			return fmt.Errorf("%w: %s.busId %q used twice", ErrInvalid, where, g.BusID)
+		case g.MemoryTotal == 0:
+			return fmt.Errorf("%w: %s.memoryTotal must be positive", ErrInvalid, where)
 		case g.MemoryReserved > g.MemoryTotal:
 			return fmt.Errorf("%w: %s.memoryReserved exceeds memoryTotal", ErrInvalid, where)
 		case g.MIGMode != 0 && g.MIGMode != 1:
@@ -95,6 +100,7 @@ func (s *State) Validate() error {
 		}
 		minors[g.Minor] = true
 		uuids[g.UUID] = true
+		busIDs[g.BusID] = true
 	}
 	return nil
 }
@@ -146,11 +152,17 @@ func Parse(r io.Reader) (*State, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: line %d: field %q is not key=value", ErrInvalid, line, p)
 			}
+			if _, dup := fields[k]; dup {
+				return nil, fmt.Errorf("%w: line %d: field %s given twice", ErrInvalid, line, k)
+			}
 			fields[k] = v
 		}
 		fp := fieldParser{line: line, fields: fields}
 		switch parts[0] {
 		case "system":
+			if sawSystem {
+				return nil, fmt.Errorf("%w: line %d: second system record", ErrInvalid, line)
+			}
 			sawSystem = true
 			s.System = System{
 				DriverVersion:     fp.str("driverVersion"),
@@ -172,7 +184,7 @@ func Parse(r io.Reader) (*State, error) {
 				CCMajor:        int(fp.int("ccMajor")),
 				CCMinor:        int(fp.int("ccMinor")),
 				NUMANode:       int(fp.int("numaNode")),
-				MIGCapable:     fp.int("migCapable") == 1,
+				MIGCapable:     fp.flag("migCapable"),
 				MIGMode:        int(fp.int("migMode")),
 			})
 		}
@@ -219,6 +231,14 @@ func (p *fieldParser) int(key string) int64 {
 		p.err = fmt.Errorf("%w: line %d: field %s=%q is not an integer", ErrInvalid, p.line, key, v)
 	}
 	return n
+}
+
+func (p *fieldParser) flag(key string) bool {
+	n := p.int(key)
+	if p.err == nil && n != 0 && n != 1 {
+		p.err = fmt.Errorf("%w: line %d: field %s=%d must be 0 or 1", ErrInvalid, p.line, key, n)
+	}
+	return n == 1
 }
 
 func (p *fieldParser) uint(key string, bits int) uint64 {

@@ -73,6 +73,9 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		"bad integer":    {strings.Replace(valid, "minor=3", "minor=three", 1), `line 3: field minor="three" is not an integer`},
 		"bad bus id":     {strings.Replace(valid, "busId=00000000:1B:00.0", "busId=0000:1b:00.0", 1), "gpu[0].busId"},
 		"bad uuid":       {strings.Replace(valid, "uuid=GPU-", "uuid=MIG-", 1), "gpu[0].uuid"},
+		"flag not 0/1":   {strings.Replace(valid, "migCapable=1", "migCapable=2", 1), "line 3: field migCapable=2 must be 0 or 1"},
+		"duplicate key":  {strings.Replace(valid, "\tminor=3", "\tminor=3\tminor=4", 1), "line 3: field minor given twice"},
+		"two systems":    {strings.Replace(valid, "\ngpu", "\nsystem\tdriverVersion=1.2\tnvmlVersion=1.2\tcudaDriverVersion=1\ngpu", 1), "line 3: second system record"},
 		"mig on non-mig": {strings.Replace(strings.Replace(valid, "migCapable=1", "migCapable=0", 1), "migMode=0", "migMode=1", 1), "not MIG capable"},
 	}
 	for name, tc := range cases {
@@ -97,6 +100,10 @@ func TestValidateRejectsDuplicates(t *testing.T) {
 		t.Errorf("duplicate minor: got %v", err)
 	}
 	s.GPUs[1].Minor = 4
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), `gpu[1].busId "00000000:1B:00.0" used twice`) {
+		t.Errorf("duplicate bus id: got %v", err)
+	}
+	s.GPUs[1].BusID = "00000000:2A:00.0"
 	s.GPUs[1].UUID = s.GPUs[0].UUID
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "used twice") {
 		t.Errorf("duplicate uuid: got %v", err)

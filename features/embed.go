@@ -1,0 +1,21 @@
+// Package features holds drakit's conformance specification: Gherkin
+// features grouped by KEP, one directory per KEP named kep-<number>-<topic>,
+// every scenario tagged @kep-<number>. The conformance runner
+// (drakit.dev/drakit/conformance) reads them from FS; this package exists
+// because go:embed cannot reach a parent directory.
+//
+// Writing features: steps are defined in conformance/steps_*.go, one file per
+// domain noun (claims, pods, devices, slices, cluster, CDI). CEL selectors in
+// claims use optional chaining (local-cluster.md §13). A scenario that needs
+// something the cluster or driver may not offer starts with a Given step that
+// checks it and skips the scenario with the reason; skipped scenarios are
+// reported as skipped, never as passed.
+package features
+
+import "embed"
+
+// FS holds every feature file, at paths like
+// kep-4381-structured-parameters/allocation.feature.
+//
+//go:embed kep-*/*.feature
+var FS embed.FS

@@ -1,0 +1,41 @@
+Feature: KEP-4381 structured parameters: deleting a pod releases its devices
+  When a pod goes away, the resourceclaim controller removes it from status.reservedFor,
+  deallocates claims nobody reserves and deletes the claims generated for the pod; the kubelet
+  has the driver unprepare the devices, which removes the claim's CDI spec. The devices can then
+  be allocated again.
+
+  Background:
+    Given the driver's DeviceClass exists
+    And the driver publishes at least 1 device
+
+  @kep-4381
+  Scenario: Deleting a pod deletes its generated claim and the next pod gets the same GPU
+    Given a ResourceClaimTemplate "pinned" requesting 1 device selected by the UUID of a published device
+    When a pod "first" is created with a claim "gpu" from template "pinned"
+    Then pod "first" is running
+    And pod "first" sees exactly the GPUs allocated to its claims through NVML
+    When pod "first" is deleted
+    Then the claim "gpu" of pod "first" is deleted
+    When a pod "second" is created with a claim "gpu" from template "pinned"
+    Then pod "second" is running
+    And pod "second" sees exactly the GPUs allocated to its claims through NVML
+    And pod "second" sees the same GPUs as pod "first"
+
+  @kep-4381
+  Scenario: Deleting the only pod that uses a ResourceClaim deallocates the claim
+    Given a ResourceClaim "kept" requesting 1 device
+    When a pod "user" is created with the claim "kept"
+    Then pod "user" is running
+    And the claim "kept" is allocated 1 device
+    When pod "user" is deleted
+    Then the claim "kept" is deallocated and reserved for no pod
+
+  @kep-4381
+  Scenario: Deleting a pod removes its claim's CDI spec from the node
+    Given the kit can read the node's CDI directory
+    And a ResourceClaimTemplate "one-gpu" requesting 1 device
+    When a pod "cdi" is created with a claim "gpu" from template "one-gpu"
+    Then pod "cdi" is running
+    And the node's CDI directory has a spec for the claim "gpu" of pod "cdi"
+    When pod "cdi" is deleted
+    Then the node's CDI directory has no spec for the claim "gpu" of pod "cdi"

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	"drakit.dev/drakit/conformance"
+)
+
+func init() { register(newConformanceCommand) }
+
+// envOr returns the environment variable's value, or def when it is unset.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func newConformanceCommand() *cobra.Command {
+	cfg := conformance.DefaultConfig()
+	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
+	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
+	cfg.ArtifactsDir = envOr("ARTIFACTS", cfg.ArtifactsDir)
+	pullPolicy := string(cfg.ImagePullPolicy)
+	cmd := &cobra.Command{
+		Use:   "conformance",
+		Short: "Run the conformance features against a cluster and a DRA driver",
+		Long: `Runs drakit's Gherkin features (one directory per KEP) against the cluster of
+--kubeconfig and the DRA driver --driver. For every scenario the kit compares
+what the API server stored (claim allocations, the driver's ResourceSlices)
+with what a probe pod's container sees (GPU device nodes, NVML, environment).
+
+Writes junit.xml, cucumber.json, summary.txt and diagnostics/ of failed
+scenarios to --artifacts and prints the summary per KEP tag. Exits non-zero
+when a scenario failed, was undefined or pending, or none ran. Skipped
+scenarios (capabilities the cluster or driver lack) are listed with their
+reason and never counted as passed.`,
+		Example: `  drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --node-cdi-dir "$DRAKIT_CDI_DIR"
+  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --tags '@kep-4381' --hardware`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.ImagePullPolicy = corev1.PullPolicy(pullPolicy)
+			cfg.Output = cmd.OutOrStdout()
+			res, err := conformance.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if !res.OK() {
+				return errors.New(failureLine(res))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
+	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test")
+	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
+	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "device attribute holding the GPU UUID (bare name in the driver's domain, or domain/name)")
+	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
+	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
+	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
+	f.StringVar(&pullPolicy, "image-pull-policy", pullPolicy, "image pull policy of the probe pods (Always, IfNotPresent, Never)")
+	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
+	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
+	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
+	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")
+	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")
+	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
+	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real GPUs, not drakit's emulator: skip @emulator scenarios")
+	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
+	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
+	f.DurationVar(&cfg.Timeouts.Publish, "publish-timeout", cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
+	f.DurationVar(&cfg.Timeouts.PodStart, "pod-start-timeout", cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
+	f.DurationVar(&cfg.Timeouts.PodDelete, "pod-delete-timeout", cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
+	f.DurationVar(&cfg.Timeouts.Cleanup, "cleanup-timeout", cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
+	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "scenarios run at once (they compete for the node's devices)")
+	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
+	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
+	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
+	return cmd
+}
+
+// failureLine is the error the command exits with when scenarios failed;
+// the summary above it has the details.
+func failureLine(res conformance.Result) string {
+	if res.Total() == 0 {
+		return "conformance: no scenario ran"
+	}
+	return fmt.Sprintf("conformance failed: %d of %d scenarios failed, %d undefined, %d pending (%d skipped)",
+		res.Failed, res.Total(), res.Undefined, res.Pending, res.Skipped)
+}

@@ -1,0 +1,307 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Defaults of Config.
+const (
+	DefaultDriverName      = "gpu.drakit.dev"
+	DefaultUUIDAttribute   = "uuid"
+	DefaultDeviceEnvPrefix = "DRAKIT_DEVICE_"
+	DefaultProbeImage      = "drakit.dev/probe:dev"
+	DefaultProbeBinary     = "/usr/bin/drakit-probe"
+	DefaultArtifactsDir    = "artifacts"
+	DefaultDriverPodLabels = "app.kubernetes.io/name=drakit-driver"
+	// EmulatorTag marks scenarios that need drakit's hardware emulator;
+	// Config.Hardware excludes them.
+	EmulatorTag = "@emulator"
+)
+
+// Config is everything a conformance run needs. Start from DefaultConfig;
+// the drakit conformance command maps its flags 1:1 onto these fields.
+type Config struct {
+	// Kubeconfig is the path of the kubeconfig for the cluster under test.
+	// Required.
+	Kubeconfig string
+	// DriverName is the DRA driver under test, as in ResourceSlice
+	// spec.driver and in allocation results.
+	DriverName string
+	// DeviceClassName is the DeviceClass the kit's claims request. Empty
+	// means a class named like the driver.
+	DeviceClassName string
+	// UUIDAttribute is the device attribute that holds the GPU UUID: a bare
+	// name (in the driver's domain) or domain/name. The kit compares it with
+	// the UUIDs NVML reports inside the container.
+	UUIDAttribute string
+	// DeviceEnvPrefix is the prefix of the environment variables the driver
+	// sets per allocated device: <prefix><DEVICE>=<uuid>, the device name
+	// upper-cased with every character other than A-Z and 0-9 replaced by
+	// "_" (the reference driver's convention). Empty means the driver has no
+	// such convention; the scenarios that check it are then skipped.
+	DeviceEnvPrefix string
+	// ProbeImage holds drakit-probe; ProbeBinary is its path in the image.
+	ProbeImage  string
+	ProbeBinary string
+	// ImagePullPolicy of the probe pods. Never suits images imported into
+	// the node's container runtime.
+	ImagePullPolicy corev1.PullPolicy
+	// APIServerHost and APIServerPort are what the probe pods get as
+	// KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, so that nothing in
+	// them uses the service network (local-cluster.md §14). Empty and 0 mean
+	// the host and port of the kubeconfig's server URL.
+	APIServerHost string
+	APIServerPort int
+	// NodeCDIDir is the node's CDI spec directory (containerd's
+	// cdi_spec_dirs), readable by the kit. Empty means the kit cannot see
+	// the node's file system: scenarios that check CDI specs are skipped,
+	// with that reason, never passed.
+	NodeCDIDir string
+	// DriverNamespace and DriverPodSelector find the driver's pods, whose
+	// log tails go into the diagnostics of failed scenarios. An empty
+	// namespace means all namespaces; an empty selector disables the logs.
+	DriverNamespace   string
+	DriverPodSelector string
+	// Tags is a godog tag filter: terms joined by "&&", alternatives by
+	// ",", "~" negates, for example "@kep-4381 && ~@slow". Empty runs every
+	// scenario.
+	Tags string
+	// Hardware says that the driver under test manages real GPUs rather than
+	// drakit's emulator: scenarios tagged @emulator are not run.
+	Hardware bool
+	// ArtifactsDir receives junit.xml, cucumber.json, summary.txt and
+	// diagnostics/<scenario>.txt. Created if missing.
+	ArtifactsDir string
+	// Timeouts bound every wait.
+	Timeouts Timeouts
+	// Concurrency is how many scenarios run at once. Scenarios compete for
+	// the node's devices, so values above 1 need more devices than any
+	// single scenario uses.
+	Concurrency int
+	// Randomize shuffles the scenario order with this seed: 0 keeps the
+	// written order, -1 picks a seed (printed in the summary).
+	Randomize int64
+	// Format is the progress output on Output: "pretty" or "progress".
+	Format string
+	// NoColors strips ANSI colors from Output.
+	NoColors bool
+	// Output receives the progress output and the summary.
+	Output io.Writer
+	// TestingT, when set, runs every scenario as a subtest of it.
+	TestingT *testing.T
+}
+
+// Timeouts bound the kit's waits. Every wait polls and, when it times out,
+// says what it was waiting for and what it saw last.
+type Timeouts struct {
+	// API bounds the preflight and the wait for a new namespace's default
+	// ServiceAccount.
+	API time.Duration
+	// Publish bounds the wait for the driver's ResourceSlices.
+	Publish time.Duration
+	// PodStart bounds the wait for a pod to run and print its probe report,
+	// or to be reported unschedulable.
+	PodStart time.Duration
+	// PodDelete bounds the wait for a deleted pod to disappear.
+	PodDelete time.Duration
+	// Cleanup bounds the waits for claims and CDI specs to be released and
+	// for a scenario's objects to be deleted.
+	Cleanup time.Duration
+}
+
+// DefaultConfig returns the configuration for the reference driver on the
+// local cluster. Kubeconfig is left empty.
+func DefaultConfig() Config {
+	return Config{
+		DriverName:        DefaultDriverName,
+		UUIDAttribute:     DefaultUUIDAttribute,
+		DeviceEnvPrefix:   DefaultDeviceEnvPrefix,
+		ProbeImage:        DefaultProbeImage,
+		ProbeBinary:       DefaultProbeBinary,
+		ImagePullPolicy:   corev1.PullNever,
+		DriverPodSelector: DefaultDriverPodLabels,
+		ArtifactsDir:      DefaultArtifactsDir,
+		Timeouts: Timeouts{
+			API:       30 * time.Second,
+			Publish:   2 * time.Minute,
+			PodStart:  2 * time.Minute,
+			PodDelete: time.Minute,
+			Cleanup:   2 * time.Minute,
+		},
+		Concurrency: 1,
+		Format:      "pretty",
+		Output:      os.Stdout,
+	}
+}
+
+// ErrInvalidConfig is wrapped by every Validate error.
+var ErrInvalidConfig = errors.New("invalid conformance config")
+
+var (
+	cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envPrefixRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Validate checks every field and returns all problems at once, each naming
+// its field.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.Kubeconfig == "" {
+		bad("Kubeconfig", "required: the path of the cluster's kubeconfig")
+	}
+	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
+		bad("DriverName", "%q is not a DNS subdomain: %s", c.DriverName, strings.Join(msgs, "; "))
+	} else if len(c.DriverName) > 63 {
+		bad("DriverName", "%q is longer than 63 characters", c.DriverName)
+	}
+	if c.DeviceClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.DeviceClassName); len(msgs) > 0 {
+			bad("DeviceClassName", "%q is not a DNS subdomain: %s", c.DeviceClassName, strings.Join(msgs, "; "))
+		}
+	}
+	if err := validateAttributeName(c.UUIDAttribute); err != nil {
+		bad("UUIDAttribute", "%v", err)
+	}
+	if c.DeviceEnvPrefix != "" && !envPrefixRe.MatchString(c.DeviceEnvPrefix) {
+		bad("DeviceEnvPrefix", "%q is not the start of an environment variable name", c.DeviceEnvPrefix)
+	}
+	if c.ProbeImage == "" {
+		bad("ProbeImage", "required")
+	}
+	if !strings.HasPrefix(c.ProbeBinary, "/") {
+		bad("ProbeBinary", "%q must be an absolute path in the probe image", c.ProbeBinary)
+	}
+	switch c.ImagePullPolicy {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		bad("ImagePullPolicy", "%q is not one of Always, IfNotPresent, Never", c.ImagePullPolicy)
+	}
+	if c.APIServerPort < 0 || c.APIServerPort > 65535 {
+		bad("APIServerPort", "%d is not a port number (0 means the kubeconfig's)", c.APIServerPort)
+	}
+	if c.DriverNamespace != "" {
+		if msgs := validation.IsDNS1123Label(c.DriverNamespace); len(msgs) > 0 {
+			bad("DriverNamespace", "%q is not a namespace name: %s", c.DriverNamespace, strings.Join(msgs, "; "))
+		}
+	}
+	if _, err := labels.Parse(c.DriverPodSelector); err != nil {
+		bad("DriverPodSelector", "%v", err)
+	}
+	if err := validateTagFilter(c.Tags); err != nil {
+		bad("Tags", "%v", err)
+	}
+	switch {
+	case c.ArtifactsDir == "":
+		bad("ArtifactsDir", "required")
+	case strings.Contains(c.ArtifactsDir, ","):
+		bad("ArtifactsDir", "%q must not contain a comma (godog separates report files with commas)", c.ArtifactsDir)
+	}
+	for _, d := range []struct {
+		name string
+		val  time.Duration
+	}{
+		{"Timeouts.API", c.Timeouts.API},
+		{"Timeouts.Publish", c.Timeouts.Publish},
+		{"Timeouts.PodStart", c.Timeouts.PodStart},
+		{"Timeouts.PodDelete", c.Timeouts.PodDelete},
+		{"Timeouts.Cleanup", c.Timeouts.Cleanup},
+	} {
+		if d.val <= 0 {
+			bad(d.name, "%v must be positive", d.val)
+		}
+	}
+	if c.Concurrency < 1 {
+		bad("Concurrency", "%d must be at least 1", c.Concurrency)
+	}
+	if c.Randomize < -1 {
+		bad("Randomize", "%d must be a seed, 0 (written order) or -1 (pick a seed)", c.Randomize)
+	}
+	if c.Format != "pretty" && c.Format != "progress" {
+		bad("Format", "%q is not one of pretty, progress", c.Format)
+	}
+	if c.Output == nil {
+		bad("Output", "required")
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+}
+
+// deviceClass is the DeviceClass the kit's claims request.
+func (c Config) deviceClass() string {
+	if c.DeviceClassName != "" {
+		return c.DeviceClassName
+	}
+	return c.DriverName
+}
+
+// effectiveTags is the tag filter godog gets: Tags, and with Hardware every
+// alternative also excludes EmulatorTag.
+func (c Config) effectiveTags() string {
+	if !c.Hardware {
+		return c.Tags
+	}
+	if strings.TrimSpace(c.Tags) == "" {
+		return "~" + EmulatorTag
+	}
+	alts := strings.Split(c.Tags, ",")
+	for i, alt := range alts {
+		alts[i] = strings.TrimSpace(alt) + " && ~" + EmulatorTag
+	}
+	return strings.Join(alts, ",")
+}
+
+// validateTagFilter checks the godog tag filter syntax, whose parser panics on
+// empty terms.
+func validateTagFilter(filter string) error {
+	if strings.TrimSpace(filter) == "" {
+		return nil
+	}
+	for _, alt := range strings.Split(filter, ",") {
+		for _, term := range strings.Split(alt, "&&") {
+			t := strings.TrimSpace(term)
+			t = strings.TrimPrefix(t, "~")
+			t = strings.TrimPrefix(t, "@")
+			if t == "" {
+				return fmt.Errorf("%q has an empty term; write terms like @kep-4381, joined by \"&&\" or \",\"", filter)
+			}
+			if strings.ContainsAny(t, " \t@~") {
+				return fmt.Errorf("%q: term %q is not a tag", filter, strings.TrimSpace(term))
+			}
+		}
+	}
+	return nil
+}
+
+// validateAttributeName accepts a device attribute name as ResourceSlices
+// spell it: a C identifier, or a domain and a C identifier joined by "/".
+func validateAttributeName(name string) error {
+	domain, id, qualified := strings.Cut(name, "/")
+	if !qualified {
+		id, domain = domain, ""
+	}
+	if !cIdentifier.MatchString(id) || len(id) > 32 {
+		return fmt.Errorf("%q: the name part must be a C identifier of at most 32 characters", name)
+	}
+	if qualified {
+		if msgs := validation.IsDNS1123Subdomain(domain); len(msgs) > 0 || len(domain) > 63 {
+			return fmt.Errorf("%q: the domain part must be a DNS subdomain of at most 63 characters", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package conformance
+
+import (
+	"os"
+	"testing"
+
+	"k8s.io/klog/v2/ktesting"
+)
+
+// TestConformance certifies the driver of a running cluster. It runs only
+// when DRAKIT_KUBECONFIG points at the cluster's kubeconfig, for example
+// after `eval "$(drakit cluster status -o env)"` with the reference driver
+// deployed; DRAKIT_CDI_DIR enables the CDI scenarios, ARTIFACTS keeps the
+// reports. Every scenario runs as a subtest.
+func TestConformance(t *testing.T) {
+	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the kubeconfig of a cluster with the driver deployed " +
+			"(make cluster-up, drakit emulator render, drakit driver deploy, then eval \"$(drakit cluster status -o env)\"), " +
+			"optionally DRAKIT_CDI_DIR to the node's CDI directory and ARTIFACTS to keep the reports")
+	}
+	cfg := DefaultConfig()
+	cfg.Kubeconfig = kubeconfig
+	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
+	cfg.ArtifactsDir = os.Getenv("ARTIFACTS")
+	if cfg.ArtifactsDir == "" {
+		cfg.ArtifactsDir = t.TempDir()
+	}
+	cfg.TestingT = t
+	_, ctx := ktesting.NewTestContext(t)
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("conformance run: %v", err)
+	}
+	if !res.OK() {
+		t.Errorf("conformance: %d failed, %d undefined, %d pending of %d scenarios (%d skipped); see %s",
+			res.Failed, res.Undefined, res.Pending, res.Total(), res.Skipped, cfg.ArtifactsDir)
+	}
+}

@@ -1,0 +1,333 @@
+package conformance
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Status is a scenario's outcome.
+type Status string
+
+// Scenario outcomes. Skipped scenarios ran a capability check that said the
+// cluster or driver cannot exercise them; they are never counted as passed.
+const (
+	StatusPassed    Status = "passed"
+	StatusFailed    Status = "failed"
+	StatusSkipped   Status = "skipped"
+	StatusUndefined Status = "undefined"
+	StatusPending   Status = "pending"
+)
+
+// Counts are scenario outcomes.
+type Counts struct {
+	Passed, Failed, Skipped, Undefined, Pending int
+}
+
+// Total is the number of scenarios counted.
+func (c Counts) Total() int { return c.Passed + c.Failed + c.Skipped + c.Undefined + c.Pending }
+
+func (c *Counts) add(s Status) {
+	switch s {
+	case StatusPassed:
+		c.Passed++
+	case StatusFailed:
+		c.Failed++
+	case StatusSkipped:
+		c.Skipped++
+	case StatusUndefined:
+		c.Undefined++
+	case StatusPending:
+		c.Pending++
+	}
+}
+
+// ScenarioResult is one scenario (one example row of an outline).
+type ScenarioResult struct {
+	// Feature is the name of the scenario's feature.
+	Feature string
+	// URI is the feature file, relative to the features directory.
+	URI  string
+	Line int
+	Name string
+	// Tags are the scenario's tags, feature tags included, without
+	// duplicates.
+	Tags   []string
+	Status Status
+	// Message is the failure of the first failed step, or the skip reason.
+	Message string
+	// Diagnostics is the diagnostics file, relative to the artifacts
+	// directory, when the scenario failed.
+	Diagnostics string
+	// Duration is the time its steps took.
+	Duration time.Duration
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// Counts are over all scenarios.
+	Counts
+	// ByTag counts the scenarios of each KEP tag (@kep-<number>);
+	// scenarios without one are counted under NoKEPTag.
+	ByTag     map[string]Counts
+	Scenarios []ScenarioResult
+	// Seed is the scenario order seed; 0 means the written order.
+	Seed int64
+}
+
+// NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
+const NoKEPTag = "(no KEP tag)"
+
+var kepTag = regexp.MustCompile(`^@kep-[0-9]+$`)
+
+// OK says whether the run certifies the driver: at least one scenario ran
+// and none failed, was undefined or pending. Skipped scenarios do not fail
+// a run, and are listed in the summary.
+func (r Result) OK() bool {
+	return r.Total() > 0 && r.Failed == 0 && r.Undefined == 0 && r.Pending == 0
+}
+
+// Cucumber JSON, as godog's cucumber formatter writes it; only the fields
+// the kit reads.
+type cukeFeature struct {
+	URI      string        `json:"uri"`
+	Name     string        `json:"name"`
+	Elements []cukeElement `json:"elements"`
+}
+
+type cukeElement struct {
+	Name  string     `json:"name"`
+	Line  int        `json:"line"`
+	Type  string     `json:"type"`
+	Tags  []cukeTag  `json:"tags"`
+	Steps []cukeStep `json:"steps"`
+}
+
+type cukeTag struct {
+	Name string `json:"name"`
+}
+
+type cukeStep struct {
+	Keyword    string          `json:"keyword"`
+	Name       string          `json:"name"`
+	Result     cukeResult      `json:"result"`
+	Embeddings []cukeEmbedding `json:"embeddings"`
+}
+
+type cukeResult struct {
+	Status string `json:"status"`
+	Error  string `json:"error_message"`
+	// Duration is in nanoseconds; absent for steps that did not run.
+	Duration *int64 `json:"duration"`
+}
+
+type cukeEmbedding struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+	Data     string `json:"data"`
+}
+
+// ParseCucumberJSON builds a Result from godog's cucumber report.
+func ParseCucumberJSON(r io.Reader) (Result, error) {
+	var features []cukeFeature
+	if err := json.NewDecoder(r).Decode(&features); err != nil {
+		return Result{}, fmt.Errorf("decode cucumber report: %w", err)
+	}
+	res := Result{ByTag: map[string]Counts{}}
+	for _, f := range features {
+		for _, e := range f.Elements {
+			if e.Type != "" && e.Type != "scenario" {
+				continue
+			}
+			sr, err := scenarioResult(f.Name, f.URI, e)
+			if err != nil {
+				return Result{}, err
+			}
+			res.Scenarios = append(res.Scenarios, sr)
+			res.Counts.add(sr.Status)
+			keps := 0
+			for _, t := range sr.Tags {
+				if kepTag.MatchString(t) {
+					c := res.ByTag[t]
+					c.add(sr.Status)
+					res.ByTag[t] = c
+					keps++
+				}
+			}
+			if keps == 0 {
+				c := res.ByTag[NoKEPTag]
+				c.add(sr.Status)
+				res.ByTag[NoKEPTag] = c
+			}
+		}
+	}
+	return res, nil
+}
+
+// scenarioResult derives a scenario's status from its steps: any failed or
+// ambiguous step fails it; otherwise undefined, pending, then skipped steps
+// decide; it passed only if every step passed.
+func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) {
+	sr := ScenarioResult{Feature: feature, URI: uri, Line: e.Line, Name: e.Name}
+	seenTag := map[string]bool{}
+	for _, t := range e.Tags {
+		if !seenTag[t.Name] {
+			seenTag[t.Name] = true
+			sr.Tags = append(sr.Tags, t.Name)
+		}
+	}
+	has := map[string]bool{}
+	for _, st := range e.Steps {
+		has[st.Result.Status] = true
+		if st.Result.Duration != nil {
+			sr.Duration += time.Duration(*st.Result.Duration)
+		}
+		if (st.Result.Status == "failed" || st.Result.Status == "ambiguous") && sr.Message == "" {
+			sr.Message = st.Result.Error
+			if sr.Message == "" {
+				sr.Message = fmt.Sprintf("step %q %s", strings.TrimSpace(st.Keyword)+" "+st.Name, st.Result.Status)
+			}
+		}
+		for _, emb := range st.Embeddings {
+			body, err := base64.StdEncoding.DecodeString(emb.Data)
+			if err != nil {
+				return ScenarioResult{}, fmt.Errorf("decode attachment %s of %s:%d: %w", emb.Name, uri, e.Line, err)
+			}
+			switch {
+			case emb.Name == skipReasonAttachment:
+				if st.Result.Status == "skipped" {
+					sr.Message = string(body)
+				}
+			case strings.HasPrefix(emb.Name, diagnosticsDir+"/"):
+				sr.Diagnostics = emb.Name
+			}
+		}
+	}
+	switch {
+	case has["failed"] || has["ambiguous"]:
+		sr.Status = StatusFailed
+	case has["undefined"] || len(e.Steps) == 0:
+		sr.Status = StatusUndefined
+	case has["pending"]:
+		sr.Status = StatusPending
+	case has["skipped"]:
+		sr.Status = StatusSkipped
+	default:
+		sr.Status = StatusPassed
+	}
+	if sr.Status != StatusFailed && sr.Status != StatusSkipped {
+		sr.Message = ""
+	}
+	if sr.Status == StatusSkipped && sr.Message == "" {
+		sr.Message = "skipped without a recorded reason"
+	}
+	return sr, nil
+}
+
+// SummaryHeader describes the run in the summary's first lines.
+type SummaryHeader struct {
+	Driver, DeviceClass, Tags, Server string
+	Hardware                          bool
+}
+
+// WriteSummary renders the human summary: totals, a table per KEP tag, and
+// every failed, undefined, pending and skipped scenario with its reason.
+func WriteSummary(w io.Writer, h SummaryHeader, r Result) error {
+	var b strings.Builder
+	hw := "emulated (drakit emulator)"
+	if h.Hardware {
+		hw = "real GPUs"
+	}
+	tags := h.Tags
+	if tags == "" {
+		tags = "(all scenarios)"
+	}
+	order := "as written"
+	if r.Seed != 0 {
+		order = fmt.Sprintf("random, seed %d", r.Seed)
+	}
+	fmt.Fprintf(&b, "drakit conformance summary\n")
+	fmt.Fprintf(&b, "driver: %s  device class: %s  hardware: %s\n", h.Driver, h.DeviceClass, hw)
+	if h.Server != "" {
+		fmt.Fprintf(&b, "cluster: %s\n", h.Server)
+	}
+	fmt.Fprintf(&b, "tags: %s  order: %s\n", tags, order)
+	fmt.Fprintf(&b, "scenarios: %d total, %d passed, %d failed, %d skipped, %d undefined, %d pending\n\n",
+		r.Total(), r.Passed, r.Failed, r.Skipped, r.Undefined, r.Pending)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TAG\tTOTAL\tPASSED\tFAILED\tSKIPPED\tUNDEFINED\tPENDING\t")
+	keys := make([]string, 0, len(r.ByTag))
+	for k := range r.ByTag {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := r.ByTag[k]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", k, c.Total(), c.Passed, c.Failed, c.Skipped, c.Undefined, c.Pending)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("render summary table: %w", err)
+	}
+
+	sections := []struct {
+		title  string
+		status Status
+	}{
+		{"Failed", StatusFailed},
+		{"Undefined (steps without a definition)", StatusUndefined},
+		{"Pending", StatusPending},
+		{"Skipped (not passed: the cluster or driver cannot exercise them)", StatusSkipped},
+	}
+	for _, sec := range sections {
+		var list []ScenarioResult
+		for _, s := range r.Scenarios {
+			if s.Status == sec.status {
+				list = append(list, s)
+			}
+		}
+		if len(list) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s:\n", sec.title)
+		for _, s := range list {
+			fmt.Fprintf(&b, "  %s:%d  %s\n", s.URI, s.Line, s.Name)
+			if s.Message != "" {
+				label := "error"
+				if s.Status == StatusSkipped {
+					label = "reason"
+				}
+				fmt.Fprintf(&b, "    %s: %s\n", label, indent(s.Message, "      "))
+			}
+			if s.Diagnostics != "" {
+				fmt.Fprintf(&b, "    diagnostics: %s\n", s.Diagnostics)
+			}
+		}
+	}
+	verdict := "PASSED"
+	switch {
+	case r.Total() == 0:
+		verdict = "FAILED (no scenario ran)"
+	case !r.OK():
+		verdict = "FAILED"
+	case r.Skipped > 0:
+		verdict = fmt.Sprintf("PASSED with %d skipped", r.Skipped)
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "\nnote: godog's progress output counts skipped scenarios (%d here) as passed; this summary and junit.xml count them as skipped.\n", r.Skipped)
+	}
+	fmt.Fprintf(&b, "\nresult: %s\n", verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// indent indents every line after the first.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

@@ -1,0 +1,214 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cucumber/godog"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/features"
+)
+
+// Report files in ArtifactsDir.
+const (
+	JUnitFile    = "junit.xml"
+	CucumberFile = "cucumber.json"
+	SummaryFile  = "summary.txt"
+)
+
+// resourceGroupVersion is the DRA API the kit uses.
+const resourceGroupVersion = "resource.k8s.io/v1"
+
+// ErrNoScenarios is returned when the tag filter selects no scenario: a run
+// that checked nothing certifies nothing.
+var ErrNoScenarios = errors.New("no scenario matches the tag filter")
+
+// Run runs the features against the cluster and driver of cfg, writes the
+// reports and prints the summary to cfg.Output. Scenario outcomes are in the
+// Result (see Result.OK); an error means the run could not take place or
+// selected no scenario.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	artifacts, err := filepath.Abs(cfg.ArtifactsDir)
+	if err != nil {
+		return Result{}, fmt.Errorf("resolve artifacts directory %s: %w", cfg.ArtifactsDir, err)
+	}
+	restCfg, err := loadKubeconfig(cfg.Kubeconfig)
+	if err != nil {
+		return Result{}, err
+	}
+	server, err := preflight(restCfg, cfg.Timeouts)
+	if err != nil {
+		return Result{}, err
+	}
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return Result{}, fmt.Errorf("create client for %s: %w", restCfg.Host, err)
+	}
+	host, port, err := apiServerAddress(cfg, restCfg.Host)
+	if err != nil {
+		return Result{}, err
+	}
+	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server}
+	return s.run(ctx)
+}
+
+// run runs the suite's features with godog and writes the reports.
+func (s *suite) run(ctx context.Context) (Result, error) {
+	cfg := s.cfg
+	if err := os.MkdirAll(filepath.Join(s.artifacts, diagnosticsDir), 0o755); err != nil {
+		return Result{}, fmt.Errorf("create artifacts directory: %w", err)
+	}
+	seed := cfg.Randomize
+	if seed == -1 {
+		seed = rand.Int64N(1<<62) + 1
+	}
+	cucumber := filepath.Join(s.artifacts, CucumberFile)
+	for _, f := range []string{cucumber, filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, SummaryFile)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Result{}, fmt.Errorf("remove the previous report: %w", err)
+		}
+	}
+	tags := cfg.effectiveTags()
+	klog.FromContext(ctx).Info("Running conformance features", "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
+	opts := godog.Options{
+		Format:         fmt.Sprintf("%s,cucumber:%s", cfg.Format, cucumber),
+		Output:         cfg.Output,
+		NoColors:       cfg.NoColors,
+		FS:             s.features,
+		Paths:          []string{"."},
+		Strict:         true,
+		Tags:           tags,
+		Randomize:      seed,
+		Concurrency:    cfg.Concurrency,
+		TestingT:       cfg.TestingT,
+		DefaultContext: ctx,
+	}
+	status := godog.TestSuite{Name: "drakit", ScenarioInitializer: s.initScenario, Options: &opts}.Run()
+	if status > 1 {
+		return Result{}, fmt.Errorf("run features: godog could not start (status %d, reason on stderr)", status)
+	}
+	f, err := os.Open(cucumber)
+	if err != nil {
+		return Result{}, fmt.Errorf("read the cucumber report: %w", err)
+	}
+	defer f.Close()
+	res, err := ParseCucumberJSON(f)
+	if err != nil {
+		return Result{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
+	}
+	res.Seed = seed
+	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return WriteJUnit(w, res) }); err != nil {
+		return res, err
+	}
+	header := SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware}
+	var summary strings.Builder
+	if err := WriteSummary(&summary, header, res); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(&summary, "reports: %s\n", strings.Join([]string{
+		filepath.Join(s.artifacts, JUnitFile), cucumber, filepath.Join(s.artifacts, SummaryFile)}, " "))
+	if err := os.WriteFile(filepath.Join(s.artifacts, SummaryFile), []byte(summary.String()), 0o644); err != nil {
+		return res, fmt.Errorf("write summary: %w", err)
+	}
+	if _, err := fmt.Fprint(cfg.Output, "\n"+summary.String()); err != nil {
+		return res, fmt.Errorf("print summary: %w", err)
+	}
+	if res.Total() == 0 {
+		return res, fmt.Errorf("%w %q", ErrNoScenarios, tags)
+	}
+	return res, nil
+}
+
+// writeFile writes a report file through render.
+func writeFile(path string, render func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := render(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
+
+// loadKubeconfig reads the kubeconfig; a missing file is reported as such.
+func loadKubeconfig(path string) (*rest.Config, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	restCfg.QPS, restCfg.Burst = 50, 100
+	return restCfg, nil
+}
+
+// preflight checks, within the API timeout, that the API server answers and
+// serves the DRA API, and returns a description of the server.
+func preflight(restCfg *rest.Config, timeouts Timeouts) (string, error) {
+	dcfg := rest.CopyConfig(restCfg)
+	dcfg.Timeout = timeouts.API
+	disc, err := discovery.NewDiscoveryClientForConfig(dcfg)
+	if err != nil {
+		return "", fmt.Errorf("create discovery client for %s: %w", restCfg.Host, err)
+	}
+	version, err := disc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reach API server %s: %w", restCfg.Host, err)
+	}
+	if _, err := disc.ServerResourcesForGroupVersion(resourceGroupVersion); err != nil {
+		return "", fmt.Errorf("API server %s (%s) does not serve %s, which DRA needs: %w", restCfg.Host, version.GitVersion, resourceGroupVersion, err)
+	}
+	return fmt.Sprintf("%s (Kubernetes %s)", restCfg.Host, version.GitVersion), nil
+}
+
+// apiServerAddress is what probe pods get as KUBERNETES_SERVICE_HOST/PORT:
+// the configured values, else the kubeconfig server's.
+func apiServerAddress(cfg Config, server string) (string, int, error) {
+	host, port := cfg.APIServerHost, cfg.APIServerPort
+	if host != "" && port != 0 {
+		return host, port, nil
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return "", 0, fmt.Errorf("derive the API server address for pods from kubeconfig server %q: not a URL with a host; set the API server host and port", server)
+	}
+	if host == "" {
+		host = u.Hostname()
+	}
+	if port == 0 {
+		p := u.Port()
+		if p == "" {
+			p = "443"
+			if u.Scheme == "http" {
+				p = "80"
+			}
+		}
+		port, err = strconv.Atoi(p)
+		if err != nil {
+			return "", 0, fmt.Errorf("derive the API server port for pods from kubeconfig server %q: %w", server, err)
+		}
+	}
+	return host, port, nil
+}

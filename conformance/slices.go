@@ -1,0 +1,220 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+)
+
+// allNodes is the node key of devices that are not local to one node.
+const allNodes = "(all nodes)"
+
+// publishedDevice is one device of the driver, as its ResourceSlices say.
+type publishedDevice struct {
+	// Node is the slice's spec.nodeName, or allNodes for devices that are
+	// not local to one node.
+	Node       string
+	Pool       string
+	Name       string
+	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+}
+
+// ID is driver-independent: pool/device, as in allocation results.
+func (d publishedDevice) ID() string { return d.Pool + "/" + d.Name }
+
+// listDriverSlices returns the ResourceSlices of driver.
+func listDriverSlices(ctx context.Context, kube kubernetes.Interface, driver string) ([]resourceapi.ResourceSlice, error) {
+	list, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, driver).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list ResourceSlices of driver %s: %w", driver, err)
+	}
+	// Field selectors are an optimization; filter again in case a server
+	// (or a fake) ignores them.
+	out := list.Items[:0]
+	for _, s := range list.Items {
+		if s.Spec.Driver == driver {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// publishedDevices flattens the driver's slices into devices. Per pool only
+// the slices of the highest generation count, as for the scheduler. The
+// result is sorted by node, pool and name.
+func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publishedDevice {
+	latest := map[string]int64{}
+	for _, s := range slices {
+		if s.Spec.Driver != driver {
+			continue
+		}
+		if g, ok := latest[s.Spec.Pool.Name]; !ok || s.Spec.Pool.Generation > g {
+			latest[s.Spec.Pool.Name] = s.Spec.Pool.Generation
+		}
+	}
+	var out []publishedDevice
+	for _, s := range slices {
+		if s.Spec.Driver != driver || s.Spec.Pool.Generation != latest[s.Spec.Pool.Name] {
+			continue
+		}
+		node := allNodes
+		if s.Spec.NodeName != nil && *s.Spec.NodeName != "" {
+			node = *s.Spec.NodeName
+		}
+		for _, d := range s.Spec.Devices {
+			devNode := node
+			if d.NodeName != nil && *d.NodeName != "" {
+				devNode = *d.NodeName
+			}
+			out = append(out, publishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name, Attributes: d.Attributes})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if a.Pool != b.Pool {
+			return a.Pool < b.Pool
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// findDevice returns the published device named in an allocation result.
+func findDevice(devices []publishedDevice, pool, name string) (publishedDevice, bool) {
+	for _, d := range devices {
+		if d.Pool == pool && d.Name == name {
+			return d, true
+		}
+	}
+	return publishedDevice{}, false
+}
+
+// maxDevicesOnOneNode is the largest number of devices any single node can
+// use: its own devices plus those available to all nodes.
+func maxDevicesOnOneNode(devices []publishedDevice) int {
+	perNode := map[string]int{}
+	shared := 0
+	for _, d := range devices {
+		if d.Node == allNodes {
+			shared++
+			continue
+		}
+		perNode[d.Node]++
+	}
+	most := 0
+	for _, n := range perNode {
+		most = max(most, n)
+	}
+	return most + shared
+}
+
+// devicesSharingAttribute finds n devices on one node with the same value of
+// attr. It returns the group with the most devices, ties broken by node and
+// value order, or false when no node has n such devices.
+func devicesSharingAttribute(devices []publishedDevice, driver, attr string, n int) ([]publishedDevice, bool) {
+	type key struct{ node, value string }
+	groups := map[key][]publishedDevice{}
+	for _, d := range devices {
+		a, ok := lookupAttribute(d.Attributes, driver, attr)
+		if !ok {
+			continue
+		}
+		k := key{d.Node, attributeString(a)}
+		groups[k] = append(groups[k], d)
+	}
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(groups[keys[i]]) != len(groups[keys[j]]) {
+			return len(groups[keys[i]]) > len(groups[keys[j]])
+		}
+		if keys[i].node != keys[j].node {
+			return keys[i].node < keys[j].node
+		}
+		return keys[i].value < keys[j].value
+	})
+	if len(keys) == 0 || len(groups[keys[0]]) < n {
+		return nil, false
+	}
+	return groups[keys[0]][:n], true
+}
+
+// splitAttribute returns the domain and name of an attribute as the kit's
+// configuration or a feature spells it; a bare name is in the driver's
+// domain.
+func splitAttribute(driver, attr string) (domain, name string) {
+	if d, n, ok := strings.Cut(attr, "/"); ok {
+		return d, n
+	}
+	return driver, attr
+}
+
+// lookupAttribute finds attr (bare or domain/name) among a device's
+// attributes, which spell the driver's own domain either way.
+func lookupAttribute(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, driver, attr string) (resourceapi.DeviceAttribute, bool) {
+	domain, name := splitAttribute(driver, attr)
+	if a, ok := attrs[resourceapi.QualifiedName(domain+"/"+name)]; ok {
+		return a, true
+	}
+	if domain == driver {
+		if a, ok := attrs[resourceapi.QualifiedName(name)]; ok {
+			return a, true
+		}
+	}
+	return resourceapi.DeviceAttribute{}, false
+}
+
+// attributeString renders an attribute value for comparison and messages.
+func attributeString(a resourceapi.DeviceAttribute) string {
+	switch {
+	case a.StringValue != nil:
+		return *a.StringValue
+	case a.IntValue != nil:
+		return strconv.FormatInt(*a.IntValue, 10)
+	case a.BoolValue != nil:
+		return strconv.FormatBool(*a.BoolValue)
+	case a.VersionValue != nil:
+		return *a.VersionValue
+	case a.StringValues != nil:
+		return "[" + strings.Join(a.StringValues, ",") + "]"
+	case a.IntValues != nil:
+		s := make([]string, len(a.IntValues))
+		for i, v := range a.IntValues {
+			s[i] = strconv.FormatInt(v, 10)
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	case a.BoolValues != nil:
+		s := make([]string, len(a.BoolValues))
+		for i, v := range a.BoolValues {
+			s[i] = strconv.FormatBool(v)
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	case a.VersionValues != nil:
+		return "[" + strings.Join(a.VersionValues, ",") + "]"
+	}
+	return "<empty>"
+}
+
+// uuidSelector is a CEL expression that matches exactly the driver's device
+// whose uuid attribute is uuid. It uses optional chaining so that devices
+// without the attribute evaluate to false instead of failing the scheduler's
+// filter (local-cluster.md §13).
+func uuidSelector(driver, uuidAttr, uuid string) string {
+	domain, name := splitAttribute(driver, uuidAttr)
+	return fmt.Sprintf(`device.driver == %s && device.attributes[%s].?%s.orValue("") == %s`,
+		strconv.Quote(driver), strconv.Quote(domain), name, strconv.Quote(uuid))
+}

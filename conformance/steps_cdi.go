@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// cdiSteps look at the node's CDI spec directory, which the kubelet plugin
+// fills in NodePrepareResources and must clean in NodeUnprepareResources.
+func cdiSteps() []stepDef {
+	return []stepDef{
+		{`^the kit can read the node's CDI directory$`, cdiDirReadable},
+		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasClaimSpec},
+		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasNoClaimSpec},
+	}
+}
+
+// cdiSkipReason explains why CDI checks do not apply.
+const cdiSkipReason = "the kit cannot see the node's file system: no node CDI directory configured (set --node-cdi-dir to the directory in containerd's cdi_spec_dirs)"
+
+func cdiDirReadable(ctx context.Context) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.NodeCDIDir == "" {
+		return skip(ctx, cdiSkipReason)
+	}
+	if _, err := os.ReadDir(w.cfg.NodeCDIDir); err != nil {
+		return ctx, fmt.Errorf("read the node's CDI directory: %w", err)
+	}
+	return ctx, nil
+}
+
+// cdiSpecsMentioning returns the CDI spec files (.json, .yaml, .yml) in dir
+// whose name or content contains the claim UID, and all spec file names.
+// Drivers name per-claim specs and devices after the claim UID, as the
+// reference driver and dra-example-driver do.
+func cdiSpecsMentioning(dir, uid string) (matching, all []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the node's CDI directory: %w", err)
+	}
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if !e.Type().IsRegular() || (ext != ".json" && ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		all = append(all, e.Name())
+		if strings.Contains(e.Name(), uid) {
+			matching = append(matching, e.Name())
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if os.IsNotExist(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read CDI spec %s: %w", e.Name(), err)
+		}
+		if strings.Contains(string(data), uid) {
+			matching = append(matching, e.Name())
+		}
+	}
+	sort.Strings(matching)
+	sort.Strings(all)
+	return matching, all, nil
+}
+
+func (w *world) cdiDir() (string, error) {
+	if w.cfg.NodeCDIDir == "" {
+		// The scenario lacks the capability step; never pass silently.
+		return "", fmt.Errorf("%s (the scenario must start with \"the kit can read the node's CDI directory\")", cdiSkipReason)
+	}
+	return w.cfg.NodeCDIDir, nil
+}
+
+func cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := w.cdiDir()
+	if err != nil {
+		return err
+	}
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return err
+	}
+	matching, all, err := cdiSpecsMentioning(dir, string(ref.uid))
+	if err != nil {
+		return err
+	}
+	if len(matching) == 0 {
+		return fmt.Errorf("%s runs, but no CDI spec in %s mentions the claim's uid %s; specs there: [%s]", label, dir, ref.uid, strings.Join(all, ", "))
+	}
+	return nil
+}
+
+func cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := w.cdiDir()
+	if err != nil {
+		return err
+	}
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the CDI specs of %s (uid %s) to be removed from %s", label, ref.uid, dir), func(ctx context.Context) (bool, string, error) {
+		matching, _, err := cdiSpecsMentioning(dir, string(ref.uid))
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return len(matching) == 0, "still there: " + strings.Join(matching, ", "), nil
+	})
+}

@@ -1,0 +1,112 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// deviceSteps compare what a pod's container sees (the probe's report) with
+// the devices the API server says are allocated to the pod's claims.
+func deviceSteps() []stepDef {
+	return []stepDef{
+		{`^the driver exports one environment variable per allocated device$`, driverExportsEnv},
+		{`^pod "([^"]+)" sees exactly the GPUs allocated to its claims through NVML$`, podSeesAllocatedGPUs},
+		{`^pod "([^"]+)" has device nodes for exactly the GPUs allocated to its claims$`, podHasAllocatedDeviceNodes},
+		{`^pod "([^"]+)" has an environment variable for exactly the devices allocated to its claims$`, podHasAllocatedEnv},
+		{`^pod "([^"]+)" sees the same GPUs as pod "([^"]+)"$`, podsSeeSameGPUs},
+	}
+}
+
+// envSkipReason explains why environment checks do not apply.
+const envSkipReason = "the driver under test declares no per-device environment variables (the kit's device environment prefix is empty)"
+
+func driverExportsEnv(ctx context.Context) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.DeviceEnvPrefix == "" {
+		return skip(ctx, envSkipReason)
+	}
+	return ctx, nil
+}
+
+// podWithDevices returns a running pod that has devices of the driver
+// allocated; comparing an empty allocation would prove nothing.
+func (w *world) podWithDevices(name string) (*podRecord, error) {
+	p, err := w.runningPod(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.devices) == 0 {
+		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.cfg.DriverName)
+	}
+	return p, nil
+}
+
+func podSeesAllocatedGPUs(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.podWithDevices(name)
+	if err != nil {
+		return err
+	}
+	return findings(checkNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
+}
+
+func podHasAllocatedDeviceNodes(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.podWithDevices(name)
+	if err != nil {
+		return err
+	}
+	return findings(checkDeviceNodes(name, p.devices, *p.report))
+}
+
+func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.DeviceEnvPrefix == "" {
+		return skip(ctx, envSkipReason)
+	}
+	p, err := w.podWithDevices(name)
+	if err != nil {
+		return ctx, err
+	}
+	return ctx, findings(checkEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report))
+}
+
+// podsSeeSameGPUs compares the GPU UUIDs two pods saw through NVML; the
+// second pod may already be gone, its report is remembered.
+func podsSeeSameGPUs(ctx context.Context, name, other string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.runningPod(name)
+	if err != nil {
+		return err
+	}
+	o, err := w.runningPod(other)
+	if err != nil {
+		return err
+	}
+	got, want := nvmlUUIDs(*p.report), nvmlUUIDs(*o.report)
+	if len(want) == 0 {
+		return fmt.Errorf("pod %s saw no GPUs through NVML, so there is nothing to compare", other)
+	}
+	if !sets.New(got...).Equal(sets.New(want...)) {
+		return fmt.Errorf("pod %s sees GPUs [%s] through NVML, pod %s saw [%s]", name, strings.Join(got, ", "), other, strings.Join(want, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/probe"
+)
+
+// podSteps create probe pods, wait for them and delete them.
+func podSteps() []stepDef {
+	return []stepDef{
+		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, podWithTemplateClaim},
+		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, podWithClaim},
+		{`^pod "([^"]+)" is running$`, podIsRunning},
+		{`^pod "([^"]+)" stays pending as unschedulable$`, podUnschedulable},
+		{`^pod "([^"]+)" is deleted$`, deletePod},
+	}
+}
+
+func (w *world) createPod(ctx context.Context, name string, claims []podClaim) error {
+	if _, exists := w.pods[name]; exists {
+		return fmt.Errorf("pod %s: the scenario already created a pod with this name", name)
+	}
+	pod, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, probePod(w.suite, name, claims), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create pod %s: %w", name, err)
+	}
+	w.ledger.add(kindPod, name)
+	w.pods[name] = &podRecord{name: name, uid: pod.UID}
+	klog.FromContext(ctx).V(2).Info("Created probe pod", "pod", name, "uid", pod.UID)
+	return nil
+}
+
+func podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return w.createPod(ctx, pod, []podClaim{{name: claim, template: template}})
+}
+
+func podWithClaim(ctx context.Context, pod, claim string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return w.createPod(ctx, pod, []podClaim{{name: claim, claim: claim}})
+}
+
+// podIsRunning waits for the pod to run, reads its probe report and
+// resolves its claims and their allocated devices, which later steps
+// compare with the report.
+func podIsRunning(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.pod(name)
+	if err != nil {
+		return err
+	}
+	var pod *corev1.Pod
+	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to run", name), func(ctx context.Context) (bool, string, error) {
+		got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		pod = got
+		switch got.Status.Phase {
+		case corev1.PodRunning:
+			return true, "", nil
+		case corev1.PodSucceeded, corev1.PodFailed:
+			return false, "", fmt.Errorf("pod %s ended before the kit could inspect it: %s; log tail: %s",
+				name, describePod(got), w.logTail(ctx, name))
+		}
+		return false, describePod(got), nil
+	})
+	if err != nil {
+		return err
+	}
+	report, err := w.readReport(ctx, name)
+	if err != nil {
+		return err
+	}
+	p.report = &report
+	return w.resolvePodClaims(ctx, p, pod)
+}
+
+// readReport polls the pod's log until the probe's report line shows up.
+func (w *world) readReport(ctx context.Context, name string) (probe.Report, error) {
+	var report probe.Report
+	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of pod %s", name), func(ctx context.Context) (bool, string, error) {
+		data, err := w.kube.CoreV1().Pods(w.ns).GetLogs(name, &corev1.PodLogOptions{Container: probeContainer}).DoRaw(ctx)
+		if err != nil {
+			return false, "read log: " + err.Error(), nil
+		}
+		r, err := probe.ParseLogs(string(data))
+		if errors.Is(err, probe.ErrNoReport) {
+			return false, fmt.Sprintf("no report yet (%d bytes of log)", len(data)), nil
+		}
+		if err != nil {
+			return false, "", fmt.Errorf("pod %s: %w", name, err)
+		}
+		report = r
+		return true, "", nil
+	})
+	return report, err
+}
+
+// resolvePodClaims records the pod's claims and the driver's devices
+// allocated to them, joined with their ResourceSlice entries.
+func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return err
+	}
+	p.claims = map[string]claimRecord{}
+	p.devices = nil
+	var bad []string
+	for _, pc := range pod.Spec.ResourceClaims {
+		claimName, err := w.podClaimName(ctx, p.name, pc.Name)
+		if err != nil {
+			return err
+		}
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claimName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.name, pc.Name, claimName, err)
+		}
+		p.claims[pc.Name] = claimRecord{name: c.Name, uid: c.UID}
+		if c.Status.Allocation == nil {
+			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.name, pc.Name, claimName))
+			continue
+		}
+		for _, r := range driverResults(c, w.cfg.DriverName) {
+			d, ok := findDevice(devices, r.Pool, r.Device)
+			if !ok {
+				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.name, claimName, r.Pool, r.Device, w.cfg.DriverName))
+				continue
+			}
+			ad := allocatedDevice{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes}
+			if a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+				ad.UUID = *a.StringValue
+			}
+			p.devices = append(p.devices, ad)
+		}
+	}
+	return findings(bad)
+}
+
+// podClaimName is the ResourceClaim behind a pod's claim entry: the named
+// claim, or the one generated from a template (pod.status.resourceClaimStatuses).
+func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, error) {
+	got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("get pod %s: %w", pod, err)
+	}
+	for _, pc := range got.Spec.ResourceClaims {
+		if pc.Name == entry && pc.ResourceClaimName != nil {
+			return *pc.ResourceClaimName, nil
+		}
+	}
+	for _, st := range got.Status.ResourceClaimStatuses {
+		if st.Name == entry {
+			if st.ResourceClaimName == nil {
+				return "", fmt.Errorf("pod %s: claim entry %s needs no ResourceClaim according to pod.status.resourceClaimStatuses", pod, entry)
+			}
+			return *st.ResourceClaimName, nil
+		}
+	}
+	return "", fmt.Errorf("pod %s: claim entry %s has no ResourceClaim yet (not in pod.status.resourceClaimStatuses)", pod, entry)
+}
+
+// podUnschedulable waits for the scheduler to mark the pod unschedulable
+// and fails at once if the pod gets bound to a node instead.
+func podUnschedulable(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if pod.Spec.NodeName != "" {
+			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending as unschedulable (%s)", name, pod.Spec.NodeName, describePod(pod))
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return true, "", nil
+			}
+		}
+		return false, describePod(pod), nil
+	})
+}
+
+func deletePod(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.pod(name)
+	if err != nil {
+		return err
+	}
+	if err := w.kube.CoreV1().Pods(w.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s: %w", name, err)
+	}
+	return poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("pod %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if pod.UID != p.uid {
+			return true, "", nil
+		}
+		return false, describePod(pod), nil
+	})
+}
+
+// describePod summarizes a pod's state for messages: phase, conditions that
+// are not true, and container states.
+func describePod(pod *corev1.Pod) string {
+	parts := []string{"phase " + string(pod.Status.Phase)}
+	if pod.Spec.NodeName != "" {
+		parts = append(parts, "node "+pod.Spec.NodeName)
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			continue
+		}
+		s := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		if c.Reason != "" || c.Message != "" {
+			s += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		}
+		parts = append(parts, s)
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil:
+			parts = append(parts, fmt.Sprintf("container %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		case cs.State.Terminated != nil:
+			t := cs.State.Terminated
+			parts = append(parts, fmt.Sprintf("container %s terminated: exit code %d, %s %s", cs.Name, t.ExitCode, t.Reason, t.Message))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logTail is the end of the probe container's log, for error messages.
+func (w *world) logTail(ctx context.Context, name string) string {
+	lines := int64(20)
+	data, err := w.kube.CoreV1().Pods(w.ns).GetLogs(name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines}).DoRaw(ctx)
+	if err != nil {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	if len(data) == 0 {
+		return "(empty)"
+	}
+	return strings.TrimSpace(string(data))
+}

@@ -1,0 +1,220 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/probe"
+)
+
+// Labels the kit puts on what it creates.
+const (
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	managedByKit   = "drakit-conformance"
+	// namespacePrefix is the generateName of scenario namespaces.
+	namespacePrefix = "drakit-"
+)
+
+// suite is what all scenarios of one run share. It is built once by Run and
+// only read afterwards.
+type suite struct {
+	cfg     Config
+	kube    kubernetes.Interface
+	apiHost string
+	apiPort int
+	// artifacts is the absolute artifacts directory.
+	artifacts string
+	// features holds the feature files (features.FS outside tests).
+	features fs.FS
+	// server describes the API server for the summary.
+	server string
+}
+
+// world is one scenario's state. It lives in the scenario's context (never
+// in a global), so that scenarios can run concurrently.
+type world struct {
+	*suite
+	scenario *godog.Scenario
+	ns       string
+	ledger   *ledger
+	// pods are the pods the scenario created, by name; kept after deletion
+	// so later steps can compare with what they saw.
+	pods map[string]*podRecord
+	// submitted is the outcome of the last "is submitted with" step.
+	submitted *submission
+}
+
+// podRecord is what the kit learned about one of its pods.
+type podRecord struct {
+	name string
+	uid  types.UID
+	// report is the probe's report, read once the pod runs.
+	report *probe.Report
+	// claims are the pod's claims, resolved once it runs, by the name of
+	// the pod's claim entry (spec.resourceClaims[].name).
+	claims map[string]claimRecord
+	// devices are the driver's devices allocated to the pod's claims, with
+	// their ResourceSlice attributes, resolved once the pod runs.
+	devices []allocatedDevice
+}
+
+// claimRecord identifies a ResourceClaim object.
+type claimRecord struct {
+	name string
+	uid  types.UID
+}
+
+// allocatedDevice is one allocation result of the driver under test, joined
+// with the device's ResourceSlice entry.
+type allocatedDevice struct {
+	Claim   string
+	Request string
+	Pool    string
+	Device  string
+	// UUID is the device's UUID attribute; empty if it has none.
+	UUID       string
+	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+}
+
+func (d allocatedDevice) ID() string { return d.Pool + "/" + d.Device }
+
+// submission is a claim the scenario tried to create.
+type submission struct {
+	name string
+	err  error
+}
+
+type worldKey struct{}
+
+// worldFrom returns the scenario's state.
+func worldFrom(ctx context.Context) (*world, error) {
+	w, ok := ctx.Value(worldKey{}).(*world)
+	if !ok {
+		return nil, errors.New("no scenario state in the context: the kit's Before hook did not run")
+	}
+	return w, nil
+}
+
+// initScenario registers the hooks and steps of one scenario.
+func (s *suite) initScenario(sc *godog.ScenarioContext) {
+	sc.Before(s.beforeScenario)
+	sc.After(s.afterScenario)
+	for _, st := range allSteps() {
+		sc.Step(st.pattern, st.fn)
+	}
+}
+
+// beforeScenario creates the scenario's namespace and waits until pods can be
+// created in it.
+func (s *suite) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
+	ns, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: namespacePrefix,
+			Labels:       map[string]string{labelManagedBy: managedByKit},
+			Annotations:  map[string]string{"drakit.dev/scenario": sc.Name},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("create scenario namespace: %w", err)
+	}
+	w := &world{suite: s, scenario: sc, ns: ns.Name, ledger: &ledger{}, pods: map[string]*podRecord{}}
+	ctx = context.WithValue(ctx, worldKey{}, w)
+	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
+	// The ServiceAccount admission plugin rejects pods until the
+	// namespace's default ServiceAccount exists.
+	err = poll(ctx, s.cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
+		_, err := s.kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not found", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})
+	return ctx, err
+}
+
+// afterScenario writes diagnostics when the scenario failed and then deletes
+// everything the scenario created, whatever its outcome.
+func (s *suite) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, nil // Before failed before creating anything
+	}
+	// Cleanup must run even when the run is being cancelled.
+	cctx := context.WithoutCancel(ctx)
+	// Undefined and pending steps are the kit's own gaps, not cluster
+	// behaviour: no diagnostics for them.
+	failed := scenarioErr != nil && !errors.Is(scenarioErr, godog.ErrSkip) &&
+		!errors.Is(scenarioErr, godog.ErrUndefined) && !errors.Is(scenarioErr, godog.ErrPending)
+	diagnosed := false
+	if failed {
+		ctx = w.attachDiagnostics(cctx, ctx, scenarioErr)
+		diagnosed = true
+	}
+	cleanupErr := w.cleanup(cctx)
+	if cleanupErr != nil && !diagnosed {
+		ctx = w.attachDiagnostics(cctx, ctx, cleanupErr)
+	}
+	if err := s.kube.CoreV1().Namespaces().Delete(cctx, w.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.ns, err))
+	}
+	if cleanupErr != nil {
+		return ctx, fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
+	}
+	return ctx, nil
+}
+
+// skip ends the scenario as skipped, recording why: the reason is attached
+// to the step and shows up in the summary.
+func skip(ctx context.Context, reason string) (context.Context, error) {
+	ctx = godog.Attach(ctx, godog.Attachment{FileName: skipReasonAttachment, MediaType: "text/plain", Body: []byte(reason)})
+	return ctx, fmt.Errorf("%w: %s", godog.ErrSkip, reason)
+}
+
+// findings turns a list of findings into one error, nil for none.
+func findings(list []string) error {
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(list[0])
+	}
+	return fmt.Errorf("%d findings:\n- %s", len(list), strings.Join(list, "\n- "))
+}
+
+// pod returns the record of a pod the scenario created.
+func (w *world) pod(name string) (*podRecord, error) {
+	p, ok := w.pods[name]
+	if !ok {
+		return nil, fmt.Errorf("pod %s: the scenario did not create it (a step must create it first)", name)
+	}
+	return p, nil
+}
+
+// runningPod returns the record of a pod whose report and claims the kit has
+// read, which the "is running" step does.
+func (w *world) runningPod(name string) (*podRecord, error) {
+	p, err := w.pod(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.report == nil {
+		return nil, fmt.Errorf("pod %s: the kit has not seen it run yet (a step \"pod %q is running\" must come first)", name, name)
+	}
+	return p, nil
+}

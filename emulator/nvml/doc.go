@@ -1,0 +1,39 @@
+// Package nvml builds the emulator's NVML library: libnvidia-ml.so.1, a C
+// shared library that exports NVIDIA's NVML C ABI over the emulator's state
+// file, so that unmodified NVML clients (github.com/NVIDIA/go-nvml, and the
+// DRA drivers and tools built on it) discover emulated GPUs.
+//
+// # The library (C sources in shim/)
+//
+//   - SONAME libnvidia-ml.so.1; it exports exactly the functions go-nvml's
+//     nvml.h declares (versioned and unversioned names) and nothing else.
+//     The functions of NVML's discovery path are implemented
+//     (Implemented lists them); every other one is a weak stub returning
+//     NVML_ERROR_NOT_SUPPORTED, so a client never dies on an unresolved
+//     symbol. The stubs are generated from the header (go generate; a test
+//     fails when shim/nvml_stubs_gen.c is out of date with the go-nvml
+//     version in go.mod).
+//   - nvmlInit reads <root>/run/drakit-emulator/nvml.state (package
+//     emulator/nvmlstate; the shim accepts exactly the files nvmlstate.Parse
+//     accepts) and lists a GPU only if <root>/dev/nvidia<minor> exists,
+//     numbering the visible GPUs 0..n-1 in file order. <root> is
+//     $DRAKIT_EMULATOR_ROOT when set and non-empty, else the shim's own path
+//     minus /usr/lib/x86_64-linux-gnu/<file>, else "/".
+//   - Init and shutdown are reference-counted; the state is read on the first
+//     nvmlInit after a full shutdown, so a process can switch roots.
+//   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,
+//     an unreadable one NVML_ERROR_NO_PERMISSION, a malformed one
+//     NVML_ERROR_UNKNOWN. The library never writes to stdout; with
+//     $DRAKIT_NVML_DEBUG set it explains an nvmlInit failure on stderr.
+//
+// # Building
+//
+// BuildShim compiles the embedded sources with a C compiler (gcc by default)
+// into BuildOptions.Output, atomically. The sources are self-contained; with
+// BuildOptions.HeaderDir naming go-nvml's nvml.h directory (LocateGoNVML
+// finds it) they are compiled against that header instead, which checks
+// every implemented prototype and struct layout against NVML's own.
+// Package nvmltest builds the library once per test binary for tests.
+package nvml
+
+//go:generate go run ./internal/cmd/genstubs -o shim/nvml_stubs_gen.c

@@ -1,0 +1,138 @@
+package nvml_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/google/go-cmp/cmp"
+
+	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/nvmlstate"
+)
+
+// FuzzStateFile feeds arbitrary bytes to the shim as its state file and
+// drives it through go-nvml, in this process: init, enumerate every getter,
+// shut down. The shim must never crash, and it must agree with the reference
+// reader: it initialises exactly when nvmlstate.Parse accepts the bytes, and
+// then reports exactly what the parsed state says. Without -fuzz only the
+// seed corpus runs.
+func FuzzStateFile(f *testing.F) {
+	root := f.TempDir()
+	visible := func(minor int) bool { return minor%4 != 3 }
+	for minor := 0; minor <= 254; minor++ {
+		if visible(minor) {
+			nvmltest.CreateDeviceNode(f, root, minor)
+		}
+	}
+	statePath := filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath))
+	if err := os.MkdirAll(filepath.Dir(statePath), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Setenv(nvmltest.RootEnv, root)
+	lib := newLib(f)
+
+	for _, seed := range fuzzSeeds(f) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(statePath, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		state, perr := nvmlstate.Parse(bytes.NewReader(data))
+		ret := lib.Init()
+		if ret == gonvml.SUCCESS {
+			defer func() {
+				if ret := lib.Shutdown(); ret != gonvml.SUCCESS {
+					t.Errorf("Shutdown: %v", ret)
+				}
+			}()
+		}
+		switch {
+		case perr != nil && ret == gonvml.SUCCESS:
+			t.Fatalf("shim accepted a state file nvmlstate.Parse rejects (%v)", perr)
+		case perr != nil:
+			return
+		case ret != gonvml.SUCCESS:
+			t.Fatalf("nvmlstate.Parse accepts the state file, shim Init = %v", ret)
+		}
+		wantSys, wantGPUs := wantView(state, visible)
+		gotSys, gotGPUs := observeView(t, lib)
+		if diff := cmp.Diff(wantSys, gotSys); diff != "" {
+			t.Errorf("system (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantGPUs, gotGPUs); diff != "" {
+			t.Errorf("GPUs (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func fuzzSeeds(f *testing.F) [][]byte {
+	write := func(s *nvmlstate.State) string {
+		var b bytes.Buffer
+		if err := nvmlstate.Write(&b, s); err != nil {
+			f.Fatal(err)
+		}
+		return b.String()
+	}
+	good := write(nvmltest.SampleState())
+	edge := nvmltest.SampleState()
+	edge.System.DriverVersion = "1.2.3.4"
+	edge.System.NVMLVersion = strings.Repeat("9", 78) + ".1" // 80 bytes: too long for go-nvml's buffer
+	edge.System.CUDADriverVersion = 1 << 40
+	edge.GPUs[0].Name = "A\x00B"
+	edge.GPUs[0].NUMANode = 1 << 33
+	edge.GPUs[0].Architecture = -1
+	edge.GPUs[1].BusID = "0000FFFF:00:1F.7"
+	edge.GPUs[1].MIGMode = 1
+	edge.GPUs[1].Brand = 1<<31 + 5
+	edge.GPUs[2].Minor = 254
+	edge.GPUs[2].BusID = "10000000:00:00.0"
+	many := &nvmlstate.State{System: edge.System}
+	for minor := 0; minor <= 254; minor++ {
+		g := nvmltest.SampleState().GPUs[0]
+		g.Minor = minor
+		g.UUID = strings.Replace(g.UUID, "5d8b4c1a", fmt.Sprintf("5d8b4c%02x", minor), 1)
+		g.BusID = fmt.Sprintf("00000000:%02X:00.0", minor)
+		many.GPUs = append(many.GPUs, g)
+	}
+	seeds := []string{
+		good,
+		write(edge),
+		write(many),
+		strings.ReplaceAll(good, "\n", "\r\n"),
+		strings.TrimSuffix(good, "\n"),
+		strings.Replace(good, "minor=1", "minor=0x1", 1),
+		strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0o1_175_140_000_000", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=-0", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=+0b1", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=0_", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=08", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=-9223372036854775808", 1),
+		strings.Replace(good, "ccMinor=0", "ccMinor=9223372036854775808", 1),
+		strings.Replace(good, "pciDeviceId=0x233010DE", "pciDeviceId=4294967295", 1),
+		strings.Replace(good, "pciDeviceId=0x233010DE", "pciDeviceId=4294967296", 1),
+		strings.Replace(good, "\tbrand=2", "", 1),
+		strings.Replace(good, "\tbrand=2", "\tbrand=2\tbrand=2", 1),
+		strings.Replace(good, "migCapable=1", "migCapable=0x1", 1),
+		strings.Replace(good, "migCapable=1", "migCapable=-1", 1),
+		good + strings.Split(good, "\n")[1] + "\n",
+		good + "gpu\n",
+		good + "\tx=1\n",
+		good + "unknown\tnokey\n",
+		"drakit-nvml-state v1\r\r\n",
+		"",
+		"\n",
+		"drakit-nvml-state v1",
+		"\x00\xff\t=\n\t\t",
+	}
+	out := make([][]byte, len(seeds))
+	for i, s := range seeds {
+		out[i] = []byte(s)
+	}
+	return out
+}

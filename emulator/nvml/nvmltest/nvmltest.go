@@ -1,0 +1,142 @@
+// Package nvmltest gives tests of any package an NVML shim and emulator
+// roots for it.
+//
+// BuildShim builds the shim once per test binary (and reuses an earlier
+// build of the same sources from the user's cache directory); it needs gcc.
+// NewRoot makes an emulator root in a test's temporary directory. A process
+// loads one NVML library through go-nvml for good (its symbols are bound
+// globally), so tests should load the path BuildShim returns and switch
+// between roots with $DRAKIT_EMULATOR_ROOT: the shim re-reads the root on the
+// first nvmlInit after a full nvmlShutdown.
+package nvmltest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"drakit.dev/drakit/emulator/nvml"
+	"drakit.dev/drakit/emulator/nvmlstate"
+)
+
+// RootEnv is the environment variable naming the shim's emulator root.
+const RootEnv = "DRAKIT_EMULATOR_ROOT"
+
+var build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// BuildShim returns the path of a shim built from the current sources
+// (libnvidia-ml.so.1 in a directory keyed by nvml.SourceDigest), building it
+// on the first call in the test binary. It fails t if the build fails.
+func BuildShim(t testing.TB) string {
+	t.Helper()
+	build.once.Do(func() { build.path, build.err = buildCached() })
+	if build.err != nil {
+		t.Fatalf("build NVML shim: %v", build.err)
+	}
+	return build.path
+}
+
+func buildCached() (string, error) {
+	base, err := os.UserCacheDir()
+	if err == nil {
+		base = filepath.Join(base, "drakit", "nvmltest")
+		err = os.MkdirAll(base, 0o755)
+	}
+	if err != nil {
+		// No usable cache directory: build into a fresh temporary one.
+		if base, err = os.MkdirTemp("", "drakit-nvmltest-"); err != nil {
+			return "", err
+		}
+	}
+	dir := filepath.Join(base, nvml.SourceDigest()[:16])
+	path := filepath.Join(dir, nvml.SONAME)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	opts := nvml.DefaultBuildOptions()
+	opts.Output = path
+	if err := nvml.BuildShim(context.Background(), opts); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// SampleState returns a valid state with three GPUs in bus order: two
+// MIG-capable H100s (MIG off) on NUMA nodes 0 and 1, and an L4 that is not
+// MIG-capable and whose NUMA node is unknown. Minors are 0, 1 and 3.
+func SampleState() *nvmlstate.State {
+	h100 := nvmlstate.GPU{
+		Name: "NVIDIA H100 80GB HBM3", PCIDeviceID: 0x233010DE, PCISubSystemID: 0x16C110DE,
+		MemoryTotal: 85520809984, MemoryReserved: 566231040, Architecture: 9, Brand: 2,
+		CCMajor: 9, CCMinor: 0, MIGCapable: true,
+	}
+	g0, g1 := h100, h100
+	g0.Minor, g0.UUID, g0.BusID, g0.NUMANode = 0, "GPU-5d8b4c1a-0f3e-4a7b-9c21-3e5f6a7b8c90", "00000000:1B:00.0", 0
+	g1.Minor, g1.UUID, g1.BusID, g1.NUMANode = 1, "GPU-a1b2c3d4-e5f6-4718-9a0b-1c2d3e4f5a6b", "00000000:43:00.0", 1
+	l4 := nvmlstate.GPU{
+		Minor: 3, UUID: "GPU-0f1e2d3c-4b5a-4697-8877-665544332211", Name: "NVIDIA L4",
+		BusID: "00000001:C1:1F.7", PCIDeviceID: 0x27B810DE, PCISubSystemID: 0x16CA10DE,
+		MemoryTotal: 24152899584, MemoryReserved: 402653184, Architecture: 8, Brand: 2,
+		CCMajor: 8, CCMinor: 9, NUMANode: -1,
+	}
+	return &nvmlstate.State{
+		System: nvmlstate.System{DriverVersion: "570.172.08", NVMLVersion: "12.570.172.08", CUDADriverVersion: 12080},
+		GPUs:   []nvmlstate.GPU{g0, g1, l4},
+	}
+}
+
+// NewRoot returns a new emulator root in a temporary directory of t holding
+// s as its state file and a device node (a plain file) for every GPU of s.
+func NewRoot(t testing.TB, s *nvmlstate.State) string {
+	t.Helper()
+	root := t.TempDir()
+	var buf bytes.Buffer
+	if err := nvmlstate.Write(&buf, s); err != nil {
+		t.Fatalf("write NVML state: %v", err)
+	}
+	WriteStateFile(t, root, buf.Bytes())
+	for _, g := range s.GPUs {
+		CreateDeviceNode(t, root, g.Minor)
+	}
+	return root
+}
+
+// WriteStateFile writes data, well-formed or not, as root's state file.
+func WriteStateFile(t testing.TB, root string, data []byte) {
+	t.Helper()
+	path := filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CreateDeviceNode makes <root>/dev/nvidia<minor> exist (as a plain file,
+// which is all the shim checks).
+func CreateDeviceNode(t testing.TB, root string, minor int) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(DeviceNode(root, minor), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DeviceNode is the path of GPU minor's device node under root.
+func DeviceNode(root string, minor int) string {
+	return filepath.Join(root, "dev", fmt.Sprintf("nvidia%d", minor))
+}

@@ -1,0 +1,134 @@
+/*
+ * The part of NVML's C ABI the shim implements by hand.
+ *
+ * By default the shim is self-contained: the types below are a faithful
+ * subset of nvml.h (go-nvml's copy, where nvmlDevice_t is a struct wrapping
+ * the handle pointer; that is ABI-identical to NVIDIA's plain pointer typedef
+ * on every supported platform). Built with -DDRAKIT_NVML_HEADER and -I<dir of
+ * go-nvml's nvml.h>, the real header is used instead: the compiler then checks
+ * every implemented function against NVML's own prototype, and the static
+ * assertions at the end check the layouts below against the real ones.
+ */
+#ifndef DRAKIT_NVML_ABI_H
+#define DRAKIT_NVML_ABI_H
+
+#include <stddef.h>
+
+#ifdef DRAKIT_NVML_HEADER
+
+#define NVML_NO_UNVERSIONED_FUNC_DEFS 1
+#include <nvml.h>
+
+#else
+
+typedef enum nvmlReturn_enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_ALREADY_INITIALIZED = 5,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_INSUFFICIENT_POWER = 8,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_TIMEOUT = 10,
+    NVML_ERROR_IRQ_ISSUE = 11,
+    NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+    NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+    NVML_ERROR_CORRUPTED_INFOROM = 14,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_RESET_REQUIRED = 16,
+    NVML_ERROR_OPERATING_SYSTEM = 17,
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+    NVML_ERROR_IN_USE = 19,
+    NVML_ERROR_MEMORY = 20,
+    NVML_ERROR_NO_DATA = 21,
+    NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+    NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+    NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+    NVML_ERROR_DEPRECATED = 26,
+    NVML_ERROR_NOT_READY = 27,
+    NVML_ERROR_GPU_NOT_FOUND = 28,
+    NVML_ERROR_INVALID_STATE = 29,
+    NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+    NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef struct {
+    struct nvmlDevice_st *handle;
+} nvmlDevice_t;
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef struct nvmlMemory_st {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_v2_t;
+
+#define NVML_STRUCT_VERSION(data, ver) \
+    (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+
+typedef unsigned int nvmlDeviceArchitecture_t;
+
+typedef enum nvmlBrandType_enum {
+    NVML_BRAND_UNKNOWN = 0
+} nvmlBrandType_t;
+
+typedef enum nvmlEnableState_enum {
+    NVML_FEATURE_DISABLED = 0,
+    NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
+
+typedef enum nvmlGpuVirtualizationMode {
+    NVML_GPU_VIRTUALIZATION_MODE_NONE = 0
+} nvmlGpuVirtualizationMode_t;
+
+#endif /* DRAKIT_NVML_HEADER */
+
+/* Both variants must agree with these facts of NVML's ABI. */
+_Static_assert(NVML_ERROR_UNKNOWN == 999 && NVML_ERROR_RESET_TYPE_NOT_SUPPORTED == 30,
+               "nvmlReturn_t values");
+_Static_assert(sizeof(nvmlReturn_t) == 4, "nvmlReturn_t is an int-sized enum");
+_Static_assert(sizeof(nvmlDevice_t) == sizeof(void *), "nvmlDevice_t is one pointer");
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t size");
+_Static_assert(offsetof(nvmlPciInfo_t, domain) == 16, "nvmlPciInfo_t.domain");
+_Static_assert(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32, "nvmlPciInfo_t.pciSubSystemId");
+_Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId");
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t size");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t size");
+_Static_assert(offsetof(nvmlMemory_v2_t, total) == 8, "nvmlMemory_v2_t.total");
+_Static_assert(offsetof(nvmlMemory_v2_t, used) == 32, "nvmlMemory_v2_t.used");
+_Static_assert(nvmlMemory_v2 == 0x02000028, "nvmlMemory_v2 version word");
+_Static_assert(sizeof(nvmlDeviceArchitecture_t) == 4 && sizeof(nvmlBrandType_t) == 4 &&
+                   sizeof(nvmlEnableState_t) == 4 && sizeof(nvmlGpuVirtualizationMode_t) == 4,
+               "enum sizes");
+_Static_assert(NVML_FEATURE_DISABLED == 0 && NVML_GPU_VIRTUALIZATION_MODE_NONE == 0,
+               "enum values the shim returns");
+
+/* NVML_EXPORT marks a function the library exports; everything else is hidden. */
+#define NVML_EXPORT __attribute__((visibility("default")))
+
+#endif /* DRAKIT_NVML_ABI_H */

@@ -124,9 +124,17 @@ func stopComponent(ctx context.Context, cfg Config, name string) error {
 // there after PodDeleteTimeout are deleted with grace period 0. It finally
 // waits, within the same timeout, until no container process is left.
 func deleteAllPods(ctx context.Context, cfg Config) error {
-	apiUp := probes(cfg)[APIServer](ctx) == nil
-	if !apiUp {
-		return fmt.Errorf("apiserver is not ready")
+	checks := probes(cfg)
+	if err := checks[APIServer](ctx); err != nil {
+		return fmt.Errorf("apiserver is not ready: %w", err)
+	}
+	// Without a kubelet nothing would stop the containers: waiting for the
+	// pods to terminate would only run into the timeout.
+	if p, err := runningProcess(cfg, Kubelet); err != nil || p == nil {
+		return fmt.Errorf("kubelet is not running")
+	}
+	if err := checks[Kubelet](ctx); err != nil {
+		return fmt.Errorf("kubelet is not healthy: %w", err)
 	}
 	client, err := Client(cfg)
 	if err != nil {

@@ -79,13 +79,26 @@ func Up(ctx context.Context, cfg Config) error {
 	if err := prepareRunDir(ctx, cfg); err != nil {
 		return err
 	}
-	started := 0
-	checks := probes(cfg)
+	// Find what runs already, and check the ports of everything else before
+	// starting anything.
+	running := map[string]*process{}
 	for _, name := range Components() {
 		p, err := runningProcess(cfg, name)
 		if err != nil {
 			return err
 		}
+		if p != nil {
+			running[name] = p
+			continue
+		}
+		if err := portsFree(cfg, name); err != nil {
+			return err
+		}
+	}
+	started := 0
+	checks := probes(cfg)
+	for _, name := range Components() {
+		p := running[name]
 		t0 := time.Now()
 		if p != nil {
 			logger.V(1).Info("Component already running", "component", name, "pid", p.ref.PID)
@@ -228,9 +241,8 @@ func componentPorts(cfg Config, name string) []int {
 	return nil
 }
 
-// beforeStart checks that a component's ports are free and prepares the host
-// for it: the kubelet needs its cgroup root and a shared root dir.
-func beforeStart(ctx context.Context, cfg Config, name string) error {
+// portsFree checks that nothing listens on a component's ports.
+func portsFree(cfg Config, name string) error {
 	for _, port := range componentPorts(cfg, name) {
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
@@ -238,6 +250,12 @@ func beforeStart(ctx context.Context, cfg Config, name string) error {
 		}
 		l.Close()
 	}
+	return nil
+}
+
+// beforeStart prepares the host for a component: the kubelet needs its
+// cgroup root and a shared root dir.
+func beforeStart(ctx context.Context, cfg Config, name string) error {
 	if name != Kubelet {
 		return nil
 	}

@@ -1,0 +1,22 @@
+// Package deploy installs drakit's reference DRA driver into a cluster: the
+// plain manifests in manifests/ (namespace drakit-system, service account,
+// cluster role and binding with exactly a kubelet plugin's RBAC, the driver
+// DaemonSet, the DeviceClass), embedded and rendered for a node's paths.
+//
+// The manifests are the documentation: as written they deploy onto a node
+// with the default paths (kubelet root /var/lib/kubelet, CDI specs in
+// /var/run/cdi, the emulator rendered into /var/lib/drakit/emulator, the
+// apiserver at 127.0.0.1:6443), e.g. a kind node. Objects decodes them
+// strictly and substitutes Options: the driver name (DeviceClass name and
+// selector, driver flag, plugin directory), the image and every host path.
+// Each host path is mounted at the same path inside the driver pod
+// (hostPath.path == mountPath), the contract in docs/architecture.md.
+//
+// Apply is create-or-update and idempotent. It returns once the DaemonSet is
+// rolled out, its pods are Ready and every node with a Ready driver pod has
+// a ResourceSlice of the driver; on timeout its error carries the pods'
+// status, their recent events and the last lines of their logs. Delete
+// removes everything Apply created, waits for the driver pods to go and then
+// deletes the driver's ResourceSlices (the kubelet would only wipe them 30 s
+// after the plugin unregistered). Deleting what does not exist succeeds.
+package deploy

@@ -1,0 +1,200 @@
+package deploy
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed manifests/*.yaml
+var manifests embed.FS
+
+// Manifests are the deployment's objects, rendered for one Options.
+type Manifests struct {
+	Namespace          *corev1.Namespace
+	ServiceAccount     *corev1.ServiceAccount
+	ClusterRole        *rbacv1.ClusterRole
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	DaemonSet          *appsv1.DaemonSet
+	DeviceClass        *resourceapi.DeviceClass
+}
+
+// List returns the objects in the order they are applied.
+func (m *Manifests) List() []runtime.Object {
+	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.DaemonSet, m.DeviceClass}
+}
+
+// decode reads one embedded manifest strictly (unknown fields are errors).
+func decode(file string, into any) error {
+	data, err := manifests.ReadFile(path.Join("manifests", file))
+	if err != nil {
+		return fmt.Errorf("read manifest %s: %w", file, err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("decode manifest %s: %w", file, err)
+	}
+	return nil
+}
+
+// Objects validates opts and renders the manifests for them.
+func Objects(opts Options) (*Manifests, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := decodeAll()
+	if err != nil {
+		return nil, err
+	}
+	m.DeviceClass.Name = opts.DriverName
+	if len(m.DeviceClass.Spec.Selectors) != 1 || m.DeviceClass.Spec.Selectors[0].CEL == nil {
+		return nil, fmt.Errorf("manifest deviceclass.yaml: want exactly one CEL selector")
+	}
+	m.DeviceClass.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q", opts.DriverName)
+
+	if err := renderPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
+		return nil, fmt.Errorf("manifest daemonset.yaml: %w", err)
+	}
+	return m, nil
+}
+
+// decodeAll decodes the manifests as written.
+func decodeAll() (*Manifests, error) {
+	m := &Manifests{
+		Namespace:          &corev1.Namespace{},
+		ServiceAccount:     &corev1.ServiceAccount{},
+		ClusterRole:        &rbacv1.ClusterRole{},
+		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
+		DaemonSet:          &appsv1.DaemonSet{},
+		DeviceClass:        &resourceapi.DeviceClass{},
+	}
+	for file, into := range map[string]any{
+		"namespace.yaml":          m.Namespace,
+		"serviceaccount.yaml":     m.ServiceAccount,
+		"clusterrole.yaml":        m.ClusterRole,
+		"clusterrolebinding.yaml": m.ClusterRoleBinding,
+		"daemonset.yaml":          m.DaemonSet,
+		"deviceclass.yaml":        m.DeviceClass,
+	} {
+		if err := decode(file, into); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// renderPod substitutes opts into the driver pod: image, flags, apiserver
+// environment and host paths (each mounted at its own path).
+func renderPod(pod *corev1.PodSpec, opts Options) error {
+	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
+		return fmt.Errorf("want exactly one container named driver")
+	}
+	c := &pod.Containers[0]
+	c.Image = opts.Image
+	for flag, value := range map[string]string{
+		"driver-name":           opts.DriverName,
+		"driver-root":           opts.DriverRoot,
+		"cdi-dir":               opts.CDIDir,
+		"kubelet-registrar-dir": opts.registrarDir(),
+		"kubelet-plugin-dir":    opts.pluginDir(),
+	} {
+		if err := setFlag(c, flag, value); err != nil {
+			return err
+		}
+	}
+	if opts.APIServerHost == "" {
+		c.Env = dropEnv(c.Env, "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
+	} else {
+		if err := setEnv(c, "KUBERNETES_SERVICE_HOST", opts.APIServerHost); err != nil {
+			return err
+		}
+		if err := setEnv(c, "KUBERNETES_SERVICE_PORT", strconv.Itoa(opts.APIServerPort)); err != nil {
+			return err
+		}
+	}
+	for volume, hostPath := range map[string]string{
+		"plugin-dir":    opts.pluginDir(),
+		"registrar-dir": opts.registrarDir(),
+		"cdi-dir":       opts.CDIDir,
+		"driver-root":   opts.DriverRoot,
+	} {
+		if err := setHostPath(pod, volume, hostPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setFlag(c *corev1.Container, flag, value string) error {
+	prefix := "--" + flag + "="
+	for i, a := range c.Args {
+		if strings.HasPrefix(a, prefix) {
+			c.Args[i] = prefix + value
+			return nil
+		}
+	}
+	return fmt.Errorf("container %s has no argument %s…", c.Name, prefix)
+}
+
+func setEnv(c *corev1.Container, name, value string) error {
+	for i := range c.Env {
+		if c.Env[i].Name == name {
+			c.Env[i].Value = value
+			return nil
+		}
+	}
+	return fmt.Errorf("container %s has no environment variable %s", c.Name, name)
+}
+
+func dropEnv(env []corev1.EnvVar, names ...string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, e := range env {
+		drop := false
+		for _, n := range names {
+			drop = drop || e.Name == n
+		}
+		if !drop {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// setHostPath points the hostPath volume at p and mounts it at p in every
+// container that mounts it.
+func setHostPath(pod *corev1.PodSpec, volume, p string) error {
+	found := false
+	for i := range pod.Volumes {
+		if v := &pod.Volumes[i]; v.Name == volume {
+			if v.HostPath == nil {
+				return fmt.Errorf("volume %s is not a hostPath volume", volume)
+			}
+			v.HostPath.Path = p
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("no volume %s", volume)
+	}
+	mounted := false
+	for i := range pod.Containers {
+		for j := range pod.Containers[i].VolumeMounts {
+			if m := &pod.Containers[i].VolumeMounts[j]; m.Name == volume {
+				m.MountPath = p
+				mounted = true
+			}
+		}
+	}
+	if !mounted {
+		return fmt.Errorf("volume %s is not mounted", volume)
+	}
+	return nil
+}

@@ -182,7 +182,7 @@ func (w *world) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
 		for _, c := range p.Spec.Containers {
 			fmt.Fprintf(b, "--- %s/%s container %s (last %d lines)\n", p.Namespace, p.Name, c.Name, driverLogLines)
 			tail := driverLogLines
-			data, err := w.kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail}).DoRaw(ctx)
+			data, err := w.podLogs(ctx, p.Namespace, p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail})
 			if err != nil {
 				fmt.Fprintf(b, "read log: %v\n", err)
 				continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,17 @@ import (
 	"testing/fstest"
 	"time"
 
+	gherkin "github.com/cucumber/gherkin/go/v42"
+	messages "github.com/cucumber/messages/go/v34"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"drakit.dev/drakit/features"
 )
 
 // fakeCluster is a fake clientset that names generateName namespaces and
@@ -236,4 +242,77 @@ current-context: x
 			}
 		})
 	}
+}
+
+// TestEmbeddedFeaturesAgainstFakeCluster runs the real features against a
+// fake cluster that has the driver's DeviceClass and a ResourceSlice but no
+// scheduler or kubelet. Most scenarios cannot pass there; the test checks
+// that every step copes (no panics, every scenario reported) and that
+// cleanup leaves no namespace or claim behind.
+func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
+	t.Parallel()
+	kube := fakeCluster(t)
+	ctx := context.Background()
+	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1, gpu("gpu-0", "GPU-0", 0), gpu("gpu-1", "GPU-1", 0))
+	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.Concurrency = 4
+	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond}
+	cfg.Output = &bytes.Buffer{}
+	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS}
+	res, err := st.run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if os.Getenv("DRAKIT_SHOW_OUTPUT") != "" {
+		t.Logf("output:\n%s", cfg.Output)
+	}
+	if got, want := res.Total(), countPickles(t); got != want {
+		t.Errorf("%d scenarios reported, the features have %d", got, want)
+	}
+	for _, sr := range res.Scenarios {
+		if strings.Contains(sr.Message, "panic") || strings.Contains(sr.Message, "runtime error") {
+			t.Errorf("%s:%d %s: %s", sr.URI, sr.Line, sr.Name, sr.Message)
+		}
+		if sr.Status == StatusUndefined || sr.Status == StatusPending {
+			t.Errorf("%s:%d %s is %s", sr.URI, sr.Line, sr.Name, sr.Status)
+		}
+	}
+	nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nss.Items) != 0 {
+		t.Errorf("namespaces left: %d (err %v)", len(nss.Items), err)
+	}
+	claims, err := kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+	if err != nil || len(claims.Items) != 0 {
+		t.Errorf("claims left: %d (err %v)", len(claims.Items), err)
+	}
+}
+
+// countPickles counts the scenarios (outline rows included) of the
+// embedded features.
+func countPickles(t *testing.T) int {
+	t.Helper()
+	files, err := fs.Glob(features.FS, "*/*.feature")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		data, err := features.FS.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := &messages.Incrementing{}
+		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), ids.NewId)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(gherkin.Pickles(*doc, f, ids.NewId))
+	}
+	return n
 }

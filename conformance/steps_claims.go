@@ -22,7 +22,7 @@ func claimSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, claimRequestingMatching},
 		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, claimTooMany},
 		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, submitClaim},
-		{`^the API server rejects it as Invalid with a (\w+) cause at "([^"]+)"$`, rejectedAsInvalid},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, rejectedAsInvalid},
 		{`^the API server accepts it$`, submissionAccepted},
 		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, claimStoresRequest},
 		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, claimAllocated},

@@ -98,7 +98,7 @@ func podIsRunning(ctx context.Context, name string) error {
 func (w *world) readReport(ctx context.Context, name string) (probe.Report, error) {
 	var report probe.Report
 	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of pod %s", name), func(ctx context.Context) (bool, string, error) {
-		data, err := w.kube.CoreV1().Pods(w.ns).GetLogs(name, &corev1.PodLogOptions{Container: probeContainer}).DoRaw(ctx)
+		data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: probeContainer})
 		if err != nil {
 			return false, "read log: " + err.Error(), nil
 		}
@@ -261,7 +261,7 @@ func describePod(pod *corev1.Pod) string {
 // logTail is the end of the probe container's log, for error messages.
 func (w *world) logTail(ctx context.Context, name string) string {
 	lines := int64(20)
-	data, err := w.kube.CoreV1().Pods(w.ns).GetLogs(name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines}).DoRaw(ctx)
+	data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines})
 	if err != nil {
 		return "(log unavailable: " + err.Error() + ")"
 	}

@@ -40,6 +40,17 @@ type suite struct {
 	features fs.FS
 	// server describes the API server for the summary.
 	server string
+	// logs reads a container log; nil means through the API server. Tests
+	// replace it, because fake clientsets cannot serve logs.
+	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)
+}
+
+// podLogs reads a container's log.
+func (s *suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error) {
+	if s.logs != nil {
+		return s.logs(ctx, ns, pod, opts)
+	}
+	return s.kube.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
 }
 
 // world is one scenario's state. It lives in the scenario's context (never

@@ -4,9 +4,9 @@ Feature: KEP-4381 structured parameters: the API server validates ResourceClaims
   are stable, rather than the message text (dra-1.37-spec.md §20).
 
   @kep-4381
-  Scenario Outline: The API server rejects an invalid ResourceClaim and names the field
+  Scenario Outline: The API server rejects a ResourceClaim with <defect> and names the field
     When a ResourceClaim "bad" is submitted with <defect>
-    Then the API server rejects it as Invalid with a <cause> cause at "<field>"
+    Then the API server rejects it as Invalid with cause <cause> at "<field>"
 
     Examples:
       | defect                               | cause   | field                                                        |

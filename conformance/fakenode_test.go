@@ -1,0 +1,335 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"drakit.dev/drakit/conformance/probe"
+	"drakit.dev/drakit/features"
+)
+
+var (
+	podsGVR      = corev1.SchemeGroupVersion.WithResource("pods")
+	claimsGVR    = resourceapi.SchemeGroupVersion.WithResource("resourceclaims")
+	templatesGVR = resourceapi.SchemeGroupVersion.WithResource("resourceclaimtemplates")
+	slicesGVR    = resourceapi.SchemeGroupVersion.WithResource("resourceslices")
+)
+
+// fakeNode plays scheduler, resourceclaim controller, kubelet, driver and
+// probe on top of a fake clientset, just enough for the kit's steps: pods
+// are allocated first-fit when created (a selector must quote the device's
+// UUID), run at once and show exactly their devices; deleting a pod releases
+// its claims and deletes the generated ones; allocated claims have a CDI
+// spec in cdiDir. It ignores constraints (the test's slices put gpu-0 and
+// gpu-1 on one NUMA node) and does no validation or defaulting.
+//
+// Reactors run under the fake's lock, so they use only the object tracker.
+type fakeNode struct {
+	t      *testing.T
+	kube   *fake.Clientset
+	driver string
+	cdiDir string
+	uids   atomic.Int64
+
+	mu      sync.Mutex
+	reports map[string]probe.Report // by namespace/pod
+}
+
+func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir string) *fakeNode {
+	f := &fakeNode{t: t, kube: kube, driver: driver, cdiDir: cdiDir, reports: map[string]probe.Report{}}
+	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		c := a.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim)
+		c.UID = f.newUID()
+		return false, nil, nil
+	})
+	kube.PrependReactor("create", "pods", f.onPodCreate)
+	kube.PrependReactor("delete", "pods", f.onPodDelete)
+	return f
+}
+
+func (f *fakeNode) newUID() types.UID {
+	return types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", f.uids.Add(1)))
+}
+
+// logs serves the probe's report line as the container log.
+func (f *fakeNode) logs(_ context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.reports[ns+"/"+pod]
+	if !ok || opts.Container != probeContainer {
+		return nil, nil
+	}
+	line, err := probe.Format(r)
+	return []byte(line + "\n"), err
+}
+
+func (f *fakeNode) getClaim(ns, name string) (*resourceapi.ResourceClaim, error) {
+	obj, err := f.kube.Tracker().Get(claimsGVR, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*resourceapi.ResourceClaim).DeepCopy(), nil
+}
+
+func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error) {
+	pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+	ns := a.GetNamespace()
+	pod.UID = f.newUID()
+	pod.Status.Phase = corev1.PodPending
+	var claims []*resourceapi.ResourceClaim
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimName != nil {
+			c, err := f.getClaim(ns, *pc.ResourceClaimName)
+			if err != nil {
+				return false, nil, nil // stays pending, like a pod whose claim is missing
+			}
+			claims = append(claims, c)
+			continue
+		}
+		obj, err := f.kube.Tracker().Get(templatesGVR, ns, *pc.ResourceClaimTemplateName)
+		if err != nil {
+			return false, nil, nil
+		}
+		tmpl := obj.(*resourceapi.ResourceClaimTemplate)
+		c := &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("%s-%s-%05d", pod.Name, pc.Name, f.uids.Load()), Namespace: ns, UID: f.newUID(),
+				Annotations:     map[string]string{resourceapi.PodResourceClaimAnnotation: pc.Name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: ptrTrue()}},
+			},
+			Spec: tmpl.Spec.Spec,
+		}
+		if err := f.kube.Tracker().Add(c); err != nil {
+			return true, nil, err
+		}
+		pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses, corev1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: &c.Name})
+		claims = append(claims, c)
+	}
+	taken := map[string]bool{}
+	for _, c := range claims {
+		if c.Status.Allocation != nil {
+			continue
+		}
+		results, ok := f.allocate(c, taken)
+		if !ok {
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 cannot allocate all claims."}}
+			return false, nil, nil
+		}
+		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}}
+	}
+	var report probe.Report
+	report.Devices = []probe.DeviceNode{{Path: "/dev/null", Type: "c", Major: 1, Minor: 3}, {Path: "/dev/nvidiactl", Type: "c", Major: 195, Minor: 255}}
+	report.Env = map[string]string{"PATH": "/usr/bin"}
+	report.NVML.GPUs = []probe.GPU{}
+	devices := f.devices()
+	for _, c := range claims {
+		c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID})
+		if err := f.kube.Tracker().Update(claimsGVR, c, ns); err != nil {
+			return true, nil, err
+		}
+		f.writeCDISpec(c)
+		for _, r := range c.Status.Allocation.Devices.Results {
+			d, _ := findDevice(devices, r.Pool, r.Device)
+			minor, _ := strconv.Atoi(strings.TrimPrefix(d.Name, "gpu-"))
+			uuid := *d.Attributes["uuid"].StringValue
+			report.Devices = append(report.Devices, probe.DeviceNode{Path: fmt.Sprintf("/dev/nvidia%d", minor), Type: "c", Major: 195, Minor: uint32(minor)})
+			report.NVML.GPUs = append(report.NVML.GPUs, probe.GPU{Index: len(report.NVML.GPUs), UUID: uuid, Minor: minor})
+			report.Env[deviceEnvName(DefaultDeviceEnvPrefix, d.Name)] = uuid
+		}
+	}
+	pod.Spec.NodeName = "127.0.0.1"
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	f.mu.Lock()
+	f.reports[ns+"/"+pod.Name] = report
+	f.mu.Unlock()
+	return false, nil, nil
+}
+
+func (f *fakeNode) devices() []publishedDevice {
+	obj, err := f.kube.Tracker().List(slicesGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"), "")
+	if err != nil {
+		f.t.Errorf("list slices: %v", err)
+		return nil
+	}
+	return publishedDevices(obj.(*resourceapi.ResourceSliceList).Items, f.driver)
+}
+
+// allocate picks free devices first-fit for every request of the claim.
+func (f *fakeNode) allocate(c *resourceapi.ResourceClaim, taken map[string]bool) ([]resourceapi.DeviceRequestAllocationResult, bool) {
+	obj, err := f.kube.Tracker().List(claimsGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceClaim"), "")
+	if err != nil {
+		f.t.Errorf("list claims: %v", err)
+		return nil, false
+	}
+	for _, other := range obj.(*resourceapi.ResourceClaimList).Items {
+		if other.Status.Allocation != nil {
+			for _, r := range other.Status.Allocation.Devices.Results {
+				taken[r.Pool+"/"+r.Device] = true
+			}
+		}
+	}
+	var results []resourceapi.DeviceRequestAllocationResult
+	for _, req := range c.Spec.Devices.Requests {
+		n := max(req.Exactly.Count, 1)
+		for _, d := range f.devices() {
+			if n == 0 {
+				break
+			}
+			if taken[d.ID()] || !selected(req.Exactly.Selectors, d) {
+				continue
+			}
+			taken[d.ID()] = true
+			results = append(results, resourceapi.DeviceRequestAllocationResult{Request: req.Name, Driver: f.driver, Pool: d.Pool, Device: d.Name})
+			n--
+		}
+		if n > 0 {
+			return nil, false
+		}
+	}
+	return results, true
+}
+
+// selected stands in for CEL: every selector must quote the device's UUID.
+func selected(selectors []resourceapi.DeviceSelector, d publishedDevice) bool {
+	for _, s := range selectors {
+		if !strings.Contains(s.CEL.Expression, strconv.Quote(*d.Attributes["uuid"].StringValue)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeNode) cdiSpecPath(c *resourceapi.ResourceClaim) string {
+	return filepath.Join(f.cdiDir, "k8s."+f.driver+"-claim_"+string(c.UID)+".json")
+}
+
+func (f *fakeNode) writeCDISpec(c *resourceapi.ResourceClaim) {
+	if err := os.WriteFile(f.cdiSpecPath(c), []byte(`{"kind":"k8s.`+f.driver+`/claim"}`), 0o644); err != nil {
+		f.t.Errorf("write CDI spec: %v", err)
+	}
+}
+
+// onPodDelete releases the pod's claims: the reservation goes, claims
+// nobody reserves are deallocated (their CDI spec removed), and claims
+// generated for the pod are deleted.
+func (f *fakeNode) onPodDelete(a k8stesting.Action) (bool, runtime.Object, error) {
+	ns, name := a.GetNamespace(), a.(k8stesting.DeleteAction).GetName()
+	obj, err := f.kube.Tracker().Get(podsGVR, ns, name)
+	if apierrors.IsNotFound(err) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return true, nil, err
+	}
+	pod := obj.(*corev1.Pod)
+	var names []string
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimName != nil {
+			names = append(names, *pc.ResourceClaimName)
+		}
+	}
+	for _, st := range pod.Status.ResourceClaimStatuses {
+		names = append(names, *st.ResourceClaimName)
+	}
+	for _, n := range names {
+		c, err := f.getClaim(ns, n)
+		if err != nil {
+			continue
+		}
+		var keep []resourceapi.ResourceClaimConsumerReference
+		for _, r := range c.Status.ReservedFor {
+			if r.UID != pod.UID {
+				keep = append(keep, r)
+			}
+		}
+		c.Status.ReservedFor = keep
+		if len(keep) == 0 && c.Status.Allocation != nil {
+			c.Status.Allocation = nil
+			if err := os.Remove(f.cdiSpecPath(c)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				f.t.Errorf("remove CDI spec: %v", err)
+			}
+		}
+		if len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == pod.UID {
+			err = f.kube.Tracker().Delete(claimsGVR, ns, n)
+		} else {
+			err = f.kube.Tracker().Update(claimsGVR, c, ns)
+		}
+		if err != nil {
+			return true, nil, err
+		}
+	}
+	f.mu.Lock()
+	delete(f.reports, ns+"/"+name)
+	f.mu.Unlock()
+	return false, nil, nil
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// TestFeaturesOnFakeNode runs the real KEP-4381 features on the fake node
+// and expects every scenario that the fake can play to pass: this exercises
+// the kit's positive paths end to end without a cluster. The validation
+// scenarios need the real API server (the fake neither validates nor
+// defaults) and are not judged here.
+func TestFeaturesOnFakeNode(t *testing.T) {
+	t.Parallel()
+	kube := fakeCluster(t)
+	ctx := context.Background()
+	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
+		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
+	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.NodeCDIDir = t.TempDir()
+	out := &strings.Builder{}
+	cfg.Output = out
+	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
+	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs}
+	res, err := st.run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	judged := 0
+	for _, sr := range res.Scenarios {
+		if strings.HasSuffix(sr.URI, "/validation.feature") {
+			continue
+		}
+		judged++
+		if sr.Status != StatusPassed {
+			t.Errorf("%s:%d %q: %s: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+		}
+	}
+	if judged < 8 {
+		t.Errorf("only %d scenarios judged, want the 8 outside validation.feature", judged)
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+	entries, err := os.ReadDir(cfg.NodeCDIDir)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("CDI specs left: %v (err %v)", entries, err)
+	}
+}

@@ -33,9 +33,10 @@ func Down(ctx context.Context, cfg Config) error {
 	logger := klog.FromContext(ctx)
 	began := time.Now()
 	if _, err := os.Stat(cfg.RunDir); isNotExist(err) {
-		// No state: only cgroups named after the cluster can be left.
-		if err := removeOwnCgroups(ctx, cfg); err != nil {
-			return fmt.Errorf("%w: %v", ErrTeardownIncomplete, err)
+		// No state: only containers in the cluster's cgroups (and the
+		// cgroups themselves) can be left.
+		if err := errors.Join(killLeftovers(ctx, cfg), removeOwnCgroups(ctx, cfg)); err != nil {
+			return fmt.Errorf("%w: %w", ErrTeardownIncomplete, err)
 		}
 		logger.Info("Cluster not present, nothing to stop", "runDir", cfg.RunDir)
 		return nil

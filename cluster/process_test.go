@@ -173,3 +173,10 @@ func TestUpPrerequisites(t *testing.T) {
 		t.Errorf("Up with a bad config = %v, want ErrInvalidConfig", err)
 	}
 }
+
+func TestImportImageNeedsCluster(t *testing.T) {
+	cfg := testConfig(t)
+	if err := ImportImage(context.Background(), cfg, "/nonexistent.tar"); !errors.Is(err, ErrNotUp) {
+		t.Errorf("ImportImage without a cluster = %v, want ErrNotUp", err)
+	}
+}

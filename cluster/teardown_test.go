@@ -159,7 +159,19 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	}
 	t.Logf("RSS total %d MiB", total>>20)
 
-	pod := runPausePod(ctx, t, cfg)
+	// An image assembled with its shared libraries, imported into the
+	// running cluster, runs a dynamically linked program in the pod.
+	sleepImage := filepath.Join(t.TempDir(), "sleep.tar")
+	if err := images.Build(ctx, images.Spec{
+		Name: "drakit.dev/e2e-sleep:dev", Files: map[string]string{"/bin/sleep": "/bin/sleep"},
+		Entrypoint: []string{"/bin/sleep", "3600"}, WithSharedLibraries: true,
+	}, sleepImage); err != nil {
+		t.Fatal(err)
+	}
+	if err := ImportImage(ctx, cfg, sleepImage); err != nil {
+		t.Fatal(err)
+	}
+	pod := runPod(ctx, t, cfg)
 	checkServiceAccountToken(t, cfg, pod)
 	if after := snapshotHost(t); !cmp.Equal(before.Sysctls, after.Sysctls) {
 		t.Errorf("host sysctls changed while the kubelet runs:\n%s", cmp.Diff(before.Sysctls, after.Sysctls))
@@ -179,7 +191,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 			recorded[p.PID] = strings.Join(p.Cmdline, " ")
 		}
 	}
-	if len(recorded) < len(Components())+2 { // + a shim and a container at least
+	if len(recorded) < len(Components())+3 { // + a shim, the sandbox and the containers
 		t.Errorf("recorded only %d processes before Down (%v); want the components, a shim and the pod's containers", len(recorded), recorded)
 	}
 
@@ -259,9 +271,9 @@ func readPIDFiles(t *testing.T, cfg Config) map[string]procRef {
 	return refs
 }
 
-// runPausePod runs a hostNetwork pod on drakit.dev/pause:dev and waits for
-// it to be Running.
-func runPausePod(ctx context.Context, t *testing.T, cfg Config) *corev1.Pod {
+// runPod runs a hostNetwork pod with two containers, the pause image and
+// the dynamically linked sleep image, and waits for both to run.
+func runPod(ctx context.Context, t *testing.T, cfg Config) *corev1.Pod {
 	t.Helper()
 	client, err := Client(cfg)
 	if err != nil {
@@ -273,9 +285,10 @@ func runPausePod(ctx context.Context, t *testing.T, cfg Config) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			HostNetwork:                   true,
 			TerminationGracePeriodSeconds: &grace,
-			Containers: []corev1.Container{{
-				Name: "pause", Image: images.PauseImage, ImagePullPolicy: corev1.PullNever,
-			}},
+			Containers: []corev1.Container{
+				{Name: "pause", Image: images.PauseImage, ImagePullPolicy: corev1.PullNever},
+				{Name: "sleep", Image: "drakit.dev/e2e-sleep:dev", ImagePullPolicy: corev1.PullNever},
+			},
 		},
 	}
 	t0 := time.Now()
@@ -285,7 +298,7 @@ func runPausePod(ctx context.Context, t *testing.T, cfg Config) *corev1.Pod {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got, err := client.CoreV1().Pods("default").Get(ctx, "pause", metav1.GetOptions{})
-		if err == nil && got.Status.Phase == corev1.PodRunning {
+		if err == nil && got.Status.Phase == corev1.PodRunning && allContainersRunning(got) {
 			t.Logf("pod Running after %v (pod IP %s)", time.Since(t0).Round(time.Millisecond), got.Status.PodIP)
 			if got.Status.PodIP != cfg.NodeName {
 				t.Errorf("hostNetwork pod IP %s, want the node's %s", got.Status.PodIP, cfg.NodeName)
@@ -322,4 +335,13 @@ func checkServiceAccountToken(t *testing.T, cfg Config, pod *corev1.Pod) {
 	if found == 0 {
 		t.Errorf("no process of pod %s sees a service account token at /var/run/secrets/kubernetes.io/serviceaccount/token", pod.UID)
 	}
+}
+
+func allContainersRunning(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Running == nil {
+			return false
+		}
+	}
+	return len(pod.Status.ContainerStatuses) == len(pod.Spec.Containers)
 }

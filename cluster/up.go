@@ -33,6 +33,8 @@ var (
 	ErrPortInUse = errors.New("port in use")
 	// ErrNotReady: a component or the Node did not become ready in time.
 	ErrNotReady = errors.New("not ready")
+	// ErrNotUp: an operation needs a running cluster.
+	ErrNotUp = errors.New("cluster is not up: run drakit cluster up")
 )
 
 // PauseArchive is the pause image's file name in ImagesDir.
@@ -319,6 +321,9 @@ func importImages(ctx context.Context, cfg Config) error {
 // namespace, where the kubelet finds it (pods must use imagePullPolicy
 // Never or IfNotPresent).
 func ImportImage(ctx context.Context, cfg Config, tarPath string) error {
+	if p, err := runningProcess(cfg, Containerd); err != nil || p == nil {
+		return fmt.Errorf("import image %s: %w (containerd of %s is not running)", tarPath, ErrNotUp, cfg.RunDir)
+	}
 	ctr, err := BinaryPath(cfg, "ctr")
 	if err != nil {
 		return err

@@ -38,7 +38,9 @@ func TestStateFileVariants(t *testing.T) {
 		{"comments, blank lines, unknown records and keys",
 			lines[0] + "\n# comment\n\nnvswitch\tid=1\n" + lines[1] + "\tfuture=1\n" + strings.Join(lines[2:], "\n"),
 			gonvml.SUCCESS, 3},
-		{"Go integer syntax", strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0x13_E8_00_00_00", 1), gonvml.SUCCESS, 3},
+		{"hex integer syntax", strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0x13E8000000", 1), gonvml.SUCCESS, 3},
+		{"underscores in an integer", strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0x13_E8_00_00_00", 1), gonvml.ERROR_UNKNOWN, 0},
+		{"octal-looking integer", strings.Replace(good, "\tminor=0\t", "\tminor=0o7\t", 1), gonvml.ERROR_UNKNOWN, 0},
 
 		{"empty", "", gonvml.ERROR_UNKNOWN, 0},
 		{"wrong header", strings.Replace(good, "v1", "v2", 1), gonvml.ERROR_UNKNOWN, 0},

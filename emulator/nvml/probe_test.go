@@ -231,7 +231,7 @@ func TestDiagnosticsOnlyOnStderrWhenAsked(t *testing.T) {
 	if loud.stdout != "init rc=999\n" {
 		t.Errorf("with DRAKIT_NVML_DEBUG: stdout %q; the shim must not write to stdout", loud.stdout)
 	}
-	if want := "nvml.state: line 3: field ccMajor=nine is not an integer"; !strings.Contains(loud.stderr, want) {
+	if want := "nvml.state: line 3: field ccMajor=nine is not a 32-bit integer"; !strings.Contains(loud.stderr, want) {
 		t.Errorf("with DRAKIT_NVML_DEBUG: stderr %q, want it to contain %q", loud.stderr, want)
 	}
 }

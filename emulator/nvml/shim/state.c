@@ -1,7 +1,7 @@
 /*
  * State core of the NVML shim; see state.h. The parser mirrors
- * nvmlstate.Parse and nvmlstate.Validate (Go) rule for rule, including Go's
- * integer syntax (strconv.ParseInt/ParseUint with base 0), so that both accept
+ * nvmlstate.Parse and nvmlstate.Validate (Go) rule for rule, including the
+ * integer syntax (decimal, or 0x and hex digits) and ranges, so that both accept
  * the same files; the Go tests check that with a differential fuzz test.
  */
 #define _GNU_SOURCE
@@ -51,133 +51,67 @@ __attribute__((format(printf, 2, 3))) static int fail(errbuf *e, const char *fmt
     return -1;
 }
 
-/* ---- Go integer syntax (strconv, base 0) ---- */
+/* ---- integer syntax of the state file: decimal, -decimal, or 0x + hex digits ---- */
 
-enum { GO_OK = 0, GO_SYNTAX = -1, GO_RANGE = -2 };
+enum { NUM_OK = 0, NUM_SYNTAX = -1, NUM_RANGE = -2 };
 
-static unsigned char go_lower(unsigned char c) { return (unsigned char)(c | ('x' - 'X')); }
-
-/* go_underscore_ok mirrors strconv.underscoreOK. */
-static int go_underscore_ok(const char *s, size_t n) {
-    char saw = '^';
-    size_t i = 0;
-    int hex = 0;
-    if (n >= 1 && (s[0] == '-' || s[0] == '+')) {
-        s++;
-        n--;
+static int digit_value(unsigned char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
     }
-    if (n >= 2 && s[0] == '0') {
-        unsigned char c = go_lower((unsigned char)s[1]);
-        if (c == 'b' || c == 'o' || c == 'x') {
-            i = 2;
-            saw = '0';
-            hex = c == 'x';
-        }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
     }
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c >= '0' && c <= '9') || (hex && go_lower(c) >= 'a' && go_lower(c) <= 'f')) {
-            saw = '0';
-            continue;
-        }
-        if (c == '_') {
-            if (saw != '0') {
-                return 0;
-            }
-            saw = '_';
-            continue;
-        }
-        if (saw == '_') {
-            return 0;
-        }
-        saw = '!';
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
     }
-    return saw != '_';
+    return -1;
 }
 
-/* go_parse_uint mirrors strconv.ParseUint(s, 0, bits) for bits 32 and 64. */
-static int go_parse_uint(const char *s, size_t n, unsigned bits, uint64_t *out) {
-    const char *s0 = s;
-    size_t n0 = n;
-    unsigned base = 10;
-    if (n == 0) {
-        return GO_SYNTAX;
-    }
-    if (s[0] == '0') {
-        unsigned char c = n >= 3 ? go_lower((unsigned char)s[1]) : 0;
-        if (c == 'b' || c == 'o' || c == 'x') {
-            base = c == 'b' ? 2 : c == 'o' ? 8 : 16;
-            s += 2;
-            n -= 2;
-        } else {
-            base = 8;
-            s += 1;
-            n -= 1;
-        }
-    }
-    const uint64_t max = bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
-    const uint64_t cutoff = UINT64_MAX / base + 1;
-    int underscores = 0;
+/* parse_uint reads digits in base (10 or 16) into a value of at most max. */
+static int parse_digits(const char *s, size_t n, unsigned base, uint64_t max, uint64_t *out) {
     uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        unsigned d;
-        if (c == '_') {
-            underscores = 1;
-            continue;
-        } else if (c >= '0' && c <= '9') {
-            d = c - '0';
-        } else if (go_lower(c) >= 'a' && go_lower(c) <= 'z') {
-            d = go_lower(c) - 'a' + 10u;
-        } else {
-            return GO_SYNTAX;
-        }
-        if (d >= base) {
-            return GO_SYNTAX;
-        }
-        if (v >= cutoff) {
-            return GO_RANGE;
-        }
-        v *= base;
-        uint64_t v1 = v + d;
-        if (v1 < v || v1 > max) {
-            return GO_RANGE;
-        }
-        v = v1;
+    if (n == 0) {
+        return NUM_SYNTAX;
     }
-    if (underscores && !go_underscore_ok(s0, n0)) {
-        return GO_SYNTAX;
+    for (size_t i = 0; i < n; i++) {
+        int d = digit_value((unsigned char)s[i]);
+        if (d < 0 || (unsigned)d >= base) {
+            return NUM_SYNTAX;
+        }
+        if (v > (max - (uint64_t)d) / base) {
+            return NUM_RANGE;
+        }
+        v = v * base + (uint64_t)d;
     }
     *out = v;
-    return GO_OK;
+    return NUM_OK;
 }
 
-/* go_parse_int mirrors strconv.ParseInt(s, 0, 64). */
-static int go_parse_int(const char *s, size_t n, int64_t *out) {
-    int neg = 0;
+/* parse_uint mirrors nvmlstate's parseUint: decimal digits, or 0x and hex digits. */
+static int parse_uint(const char *s, size_t n, unsigned bits, uint64_t *out) {
+    const uint64_t max = bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+    if (n >= 2 && s[0] == '0' && s[1] == 'x') {
+        return parse_digits(s + 2, n - 2, 16, max, out);
+    }
+    return parse_digits(s, n, 10, max, out);
+}
+
+/* parse_int mirrors nvmlstate's parseInt for 32-bit signed fields. */
+static int parse_int32(const char *s, size_t n, int64_t *out) {
     uint64_t u;
-    if (n == 0) {
-        return GO_SYNTAX;
-    }
-    if (s[0] == '+' || s[0] == '-') {
-        neg = s[0] == '-';
-        s++;
-        n--;
-    }
-    int rc = go_parse_uint(s, n, 64, &u);
-    if (rc != GO_OK) {
+    if (n >= 1 && s[0] == '-') {
+        int rc = parse_digits(s + 1, n - 1, 10, (uint64_t)1 << 31, &u);
+        if (rc == NUM_OK) {
+            *out = -(int64_t)u;
+        }
         return rc;
     }
-    const uint64_t cutoff = (uint64_t)1 << 63;
-    if ((!neg && u >= cutoff) || (neg && u > cutoff)) {
-        return GO_RANGE;
-    }
-    if (neg) {
-        *out = u == cutoff ? INT64_MIN : -(int64_t)u;
-    } else {
+    int rc = parse_uint(s, n, 31, &u);
+    if (rc == NUM_OK) {
         *out = (int64_t)u;
     }
-    return GO_OK;
+    return rc;
 }
 
 /* ---- records ---- */
@@ -236,8 +170,8 @@ static int field_int(fields *f, errbuf *e, size_t k, int64_t *out) {
     if (field_str(f, e, k, &v) != 0) {
         return -1;
     }
-    if (go_parse_int(v.p, v.n, out) != GO_OK) {
-        return fail(e, "line %lu: field %s=%.*s is not an integer", f->line, f->keys[k],
+    if (parse_int32(v.p, v.n, out) != NUM_OK) {
+        return fail(e, "line %lu: field %s=%.*s is not a 32-bit integer", f->line, f->keys[k],
                     (int)(v.n > 64 ? 64 : v.n), v.p);
     }
     return 0;
@@ -261,7 +195,7 @@ static int field_uint(fields *f, errbuf *e, size_t k, unsigned bits, uint64_t *o
     if (field_str(f, e, k, &v) != 0) {
         return -1;
     }
-    if (go_parse_uint(v.p, v.n, bits, out) != GO_OK) {
+    if (parse_uint(v.p, v.n, bits, out) != NUM_OK) {
         return fail(e, "line %lu: field %s=%.*s is not an unsigned %u-bit integer", f->line,
                     f->keys[k], (int)(v.n > 64 ? 64 : v.n), v.p, bits);
     }
@@ -450,10 +384,12 @@ static unsigned int hex_value(const char *p, size_t n) {
 
 static int validate(struct drakit_state *s, errbuf *e) {
     unsigned char minors[DRAKIT_MAX_GPUS] = {0};
-    if (!is_version(s->driver_version, s->driver_version_len)) {
+    if (!is_version(s->driver_version, s->driver_version_len) ||
+        s->driver_version_len > DRAKIT_MAX_VERSION_LEN) {
         return fail(e, "system.driverVersion is not a version");
     }
-    if (!is_version(s->nvml_version, s->nvml_version_len)) {
+    if (!is_version(s->nvml_version, s->nvml_version_len) ||
+        s->nvml_version_len > DRAKIT_MAX_VERSION_LEN) {
         return fail(e, "system.nvmlVersion is not a version");
     }
     if (s->cuda_driver_version <= 0) {

@@ -17,6 +17,8 @@
 
 /* Minors are unique and 0..254, so a valid file holds at most 255 GPUs. */
 #define DRAKIT_MAX_GPUS 255
+/* Longest driver or NVML version string: NVML's version buffers hold 80 bytes with the NUL. */
+#define DRAKIT_MAX_VERSION_LEN 79
 #define DRAKIT_UUID_LEN 40   /* GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx */
 #define DRAKIT_BUS_ID_LEN 16 /* DDDDDDDD:BB:DD.F */
 /* Larger state files are refused; real ones are a few kilobytes. */

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,15 +63,15 @@ func TestStartAndStopProcess(t *testing.T) {
 		t.Fatalf("runningProcess = %+v, %v; want %v", found, err, p.ref)
 	}
 	// Started in its own session, in RunDir, without proxy settings.
-	sid, err := os.ReadFile("/proc/" + p.ref.String() + "/stat")
+	sid, err := os.ReadFile("/proc/" + strconv.Itoa(p.ref.PID) + "/stat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fields := strings.Fields(string(sid)[strings.LastIndexByte(string(sid), ')')+1:])
-	if fields[3] != p.ref.String() { // field 6, the session ID
-		t.Errorf("session ID %s, want the process's own %s", fields[3], p.ref)
+	if fields[3] != strconv.Itoa(p.ref.PID) { // field 6, the session ID
+		t.Errorf("session ID %s, want the process's own %d", fields[3], p.ref.PID)
 	}
-	if cwd, _ := os.Readlink("/proc/" + p.ref.String() + "/cwd"); cwd != cfg.RunDir {
+	if cwd, _ := os.Readlink("/proc/" + strconv.Itoa(p.ref.PID) + "/cwd"); cwd != cfg.RunDir {
 		t.Errorf("cwd %s, want %s", cwd, cfg.RunDir)
 	}
 

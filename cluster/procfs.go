@@ -65,8 +65,6 @@ func (p procRef) alive() bool {
 	return err == nil && start == p.Start && state != 'Z' && state != 'X'
 }
 
-func (p procRef) String() string { return strconv.Itoa(p.PID) }
-
 // writePIDFile records a process as "<pid> <start time>".
 func writePIDFile(path string, p procRef) error {
 	return writeFileAtomic(path, []byte(fmt.Sprintf("%d %d\n", p.PID, p.Start)), 0o644)

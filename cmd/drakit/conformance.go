@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/conformance"
 )
@@ -26,7 +26,6 @@ func newConformanceCommand() *cobra.Command {
 	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
 	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
 	cfg.ArtifactsDir = envOr("ARTIFACTS", cfg.ArtifactsDir)
-	pullPolicy := string(cfg.ImagePullPolicy)
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance features against a cluster and a DRA driver",
@@ -44,7 +43,6 @@ reason and never counted as passed.`,
   drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --tags '@kep-4381' --hardware`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.ImagePullPolicy = corev1.PullPolicy(pullPolicy)
 			cfg.Output = cmd.OutOrStdout()
 			res, err := conformance.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -56,7 +54,13 @@ reason and never counted as passed.`,
 			return nil
 		},
 	}
-	f := cmd.Flags()
+	bindConformanceFlags(cmd.Flags(), &cfg)
+	return cmd
+}
+
+// bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
+// defaults.
+func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
 	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test")
 	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
@@ -64,7 +68,7 @@ reason and never counted as passed.`,
 	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
 	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
-	f.StringVar(&pullPolicy, "image-pull-policy", pullPolicy, "image pull policy of the probe pods (Always, IfNotPresent, Never)")
+	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
 	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
 	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
 	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
@@ -82,7 +86,6 @@ reason and never counted as passed.`,
 	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
 	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
-	return cmd
 }
 
 // failureLine is the error the command exits with when scenarios failed;

@@ -31,10 +31,11 @@ func e2eConfig(t *testing.T) Config {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// Down removes it; it is left here only when Down failed, for
-		// inspection (RemoveAll could reach through a leftover mount).
-		if _, err := os.Stat(runDir); err == nil {
-			t.Logf("run dir %s left for inspection", runDir)
+		// Down removes it; a skipped test leaves it empty. Anything else
+		// is left for inspection: RemoveAll could reach through a leftover
+		// mount into host files.
+		if err := os.Remove(runDir); err != nil && !os.IsNotExist(err) {
+			t.Logf("run dir %s left for inspection: %v", runDir, err)
 		}
 	})
 	cfg.RunDir = runDir
@@ -109,9 +110,15 @@ func snapshotHost(t *testing.T) hostSnapshot {
 func TestUpDownLeavesNothingBehind(t *testing.T) {
 	cfg := e2eConfig(t)
 	skipUnlessClusterCanRun(t, cfg)
-	if _, err := os.Lstat("/var/lib/kubelet/device-plugins/kubelet.sock"); err == nil {
-		t.Fatal("/var/lib/kubelet/device-plugins/kubelet.sock exists: another kubelet runs here (a cluster is up?); " +
-			"its fixed device-plugin socket would clash with this test's kubelet")
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if filepath.Base(p.Exe) == "kubelet" {
+			t.Skipf("a kubelet already runs here (pid %d, %s): its fixed /var/lib/kubelet/device-plugins/kubelet.sock "+
+				"would clash with this test's kubelet; stop that cluster (drakit cluster down) to run this test", p.PID, p.Exe)
+		}
 	}
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -182,7 +189,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	for name, ref := range pidsBefore {
 		recorded[ref.PID] = name
 	}
-	procs, err := listProcesses()
+	procs, err = listProcesses()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,6 +261,7 @@ func beforeStart(ctx context.Context, cfg Config, name string) error {
 	if name != Kubelet {
 		return nil
 	}
+	warnOtherKubelets(ctx, cfg)
 	mounts, err := readMountInfo(mountInfoPath)
 	if err != nil {
 		return err
@@ -276,6 +277,23 @@ func beforeStart(ctx context.Context, cfg Config, name string) error {
 		klog.FromContext(ctx).V(1).Info("Made the kubelet root dir a shared mount", "path", KubeletRootDir(cfg))
 	}
 	return nil
+}
+
+// warnOtherKubelets logs kubelets of other clusters on this host: every
+// kubelet serves the device-plugin socket at the fixed path
+// /var/lib/kubelet/device-plugins/kubelet.sock, so the last one started
+// takes it over (DRA does not use it; device plugins would).
+func warnOtherKubelets(ctx context.Context, cfg Config) {
+	procs, err := listProcesses()
+	if err != nil {
+		return
+	}
+	for _, p := range procs {
+		if filepath.Base(p.Exe) == "kubelet" && !p.references(cfg.RunDir) {
+			klog.FromContext(ctx).Info("Another kubelet runs on this host; both use /var/lib/kubelet/device-plugins/kubelet.sock",
+				"pid", p.PID, "cmdline", strings.Join(p.Cmdline, " "))
+		}
+	}
 }
 
 // waitReady polls a component's readiness until it passes, the process

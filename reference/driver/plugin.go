@@ -73,7 +73,7 @@ func (p *plugin) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	for _, claim := range claims {
 		devices, err := p.prepare(claim)
 		if err != nil {
-			logger.Error(err, "Preparing claim failed", "claim", klog.KObj(claim), "uid", claim.UID)
+			// The kubelet reports it (pod event, its log); not logged twice.
 			result[claim.UID] = kubeletplugin.PrepareResult{Err: err}
 			continue
 		}
@@ -178,12 +178,10 @@ func (p *plugin) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	result := make(map[types.UID]error, len(claims))
 	for _, claim := range claims {
 		err := p.unprepare(claim)
-		if err != nil {
-			logger.Error(err, "Unpreparing claim failed", "claim", claim.NamespacedName, "uid", claim.UID)
-		} else {
+		if err == nil {
 			logger.V(2).Info("Unprepared claim", "claim", claim.NamespacedName, "uid", claim.UID)
 		}
-		result[claim.UID] = err
+		result[claim.UID] = err // the kubelet reports and retries failures
 	}
 	return result, nil
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local cluster's components once per version into $DRAKIT_CACHE/components:
 # Kubernetes (from cluster/components/kubernetes, a module apart from drakit's own), etcd,
-# containerd + ctr + shim, crictl; installs runc from Debian when it is missing.
+# containerd + ctr + shim, crictl (runc comes from Debian: scripts/install-deps.sh).
 # A component whose binaries are already cached is never rebuilt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

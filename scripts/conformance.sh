@@ -18,8 +18,10 @@ scripts/build-images.sh
 drakit=_output/bin/drakit
 teardown() {
   local rc=$?
-  mkdir -p "$ARTIFACTS/logs"
-  $drakit cluster logs --all --dir "$ARTIFACTS/logs" >/dev/null 2>&1 || true
+  # down removes the run dir, logs included: keep the components' logs with the reports.
+  if [ -n "${DRAKIT_RUN_DIR:-}" ] && [ -d "$DRAKIT_RUN_DIR/logs" ]; then
+    mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
+  fi
   if [ -z "$DRAKIT_KEEP_CLUSTER" ]; then
     log "tearing the local cluster down"
     $drakit cluster down || rc=1
@@ -30,8 +32,8 @@ teardown() {
 trap teardown EXIT
 
 log "starting the local cluster"
-$drakit cluster up --images-dir _output/images
-eval "$($drakit cluster status -o env)"   # DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
+$drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
+eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
 
 log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"
 $drakit emulator render --profile "$DRAKIT_PROFILE" --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
@@ -41,4 +43,5 @@ $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRA
   --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT"
 
 log "running the conformance features"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR"
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+  --driver-namespace drakit-system --no-colors

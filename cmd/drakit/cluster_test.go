@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os/exec"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,38 +18,7 @@ func TestClusterFlagsMapOntoConfig(t *testing.T) {
 	cfg := cluster.DefaultConfig()
 	fs := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
 	bindClusterFlags(fs, &cfg)
-	covered := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		before := cfg
-		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s"}[f.Value.Type()]
-		if value == "" {
-			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
-		}
-		if err := fs.Set(f.Name, value); err != nil {
-			t.Fatalf("set --%s: %v", f.Name, err)
-		}
-		var changed []string
-		b, a := reflect.ValueOf(before), reflect.ValueOf(cfg)
-		for i := 0; i < b.NumField(); i++ {
-			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
-				changed = append(changed, b.Type().Field(i).Name)
-			}
-		}
-		if len(changed) != 1 {
-			t.Errorf("--%s changed fields %v, want exactly one", f.Name, changed)
-			return
-		}
-		if other, dup := covered[changed[0]]; dup {
-			t.Errorf("field %s is set by --%s and --%s", changed[0], other, f.Name)
-		}
-		covered[changed[0]] = f.Name
-	})
-	typ := reflect.TypeOf(cfg)
-	for i := 0; i < typ.NumField(); i++ {
-		if _, ok := covered[typ.Field(i).Name]; !ok {
-			t.Errorf("Config.%s has no flag", typ.Field(i).Name)
-		}
-	}
+	checkFlagsMapOneToOne(t, fs, &cfg)
 	if cfg.StopTimeout != 7*time.Minute+3*time.Second {
 		t.Errorf("--stop-timeout did not reach Config.StopTimeout: %v", cfg.StopTimeout)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -17,38 +16,7 @@ func TestDriverFlagsMapOntoOptions(t *testing.T) {
 	opts := deploy.DefaultOptions()
 	fs := pflag.NewFlagSet("driver", pflag.ContinueOnError)
 	bindDriverFlags(fs, &opts)
-	covered := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		before := opts
-		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s"}[f.Value.Type()]
-		if value == "" {
-			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
-		}
-		if err := fs.Set(f.Name, value); err != nil {
-			t.Fatalf("set --%s: %v", f.Name, err)
-		}
-		var changed []string
-		b, a := reflect.ValueOf(before), reflect.ValueOf(opts)
-		for i := range b.NumField() {
-			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
-				changed = append(changed, b.Type().Field(i).Name)
-			}
-		}
-		if len(changed) != 1 {
-			t.Errorf("--%s changed fields %v, want exactly one", f.Name, changed)
-			return
-		}
-		if other, dup := covered[changed[0]]; dup {
-			t.Errorf("field %s is set by --%s and --%s", changed[0], other, f.Name)
-		}
-		covered[changed[0]] = f.Name
-	})
-	typ := reflect.TypeOf(opts)
-	for i := range typ.NumField() {
-		if _, ok := covered[typ.Field(i).Name]; !ok {
-			t.Errorf("Options.%s has no flag", typ.Field(i).Name)
-		}
-	}
+	checkFlagsMapOneToOne(t, fs, &opts)
 }
 
 func TestDriverManifestsCommand(t *testing.T) {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// checkFlagsMapOneToOne checks the CLI habit "flags map 1:1 onto a Config":
+// setting any flag of fs changes exactly one field of *cfg, no two flags set
+// the same field, and every field has a flag. fs must be bound to cfg.
+func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
+	t.Helper()
+	covered := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		before := *cfg
+		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s"}[f.Value.Type()]
+		if value == "" {
+			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
+		}
+		if err := fs.Set(f.Name, value); err != nil {
+			t.Fatalf("set --%s: %v", f.Name, err)
+		}
+		var changed []string
+		b, a := reflect.ValueOf(before), reflect.ValueOf(*cfg)
+		for i := range b.NumField() {
+			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
+				changed = append(changed, b.Type().Field(i).Name)
+			}
+		}
+		if len(changed) != 1 {
+			t.Errorf("--%s changed fields %v, want exactly one", f.Name, changed)
+			return
+		}
+		if other, dup := covered[changed[0]]; dup {
+			t.Errorf("field %s is set by --%s and --%s", changed[0], other, f.Name)
+		}
+		covered[changed[0]] = f.Name
+	})
+	typ := reflect.TypeFor[T]()
+	for i := range typ.NumField() {
+		if _, ok := covered[typ.Field(i).Name]; !ok {
+			t.Errorf("%s.%s has no flag", typ.Name(), typ.Field(i).Name)
+		}
+	}
+}

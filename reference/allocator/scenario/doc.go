@@ -17,5 +17,21 @@
 //
 // Objects are the Kubernetes API types (resource.k8s.io/v1, core/v1) with
 // their usual YAML field names; apiVersion/kind may be omitted on them.
-// Unknown fields anywhere are errors naming the field path.
+//
+// Contracts:
+//   - Decode is strict: YAML syntax, duplicate keys, a wrong apiVersion or
+//     kind, unknown fields (case-sensitive) and wrongly typed values are
+//     errors. Parse and Load also Default and Validate. Every content error
+//     is a *ValidationError (errors.Is ErrInvalid) that lists each problem
+//     with its field path and, where the source has it, its line.
+//   - Default fills what the API server defaults and the allocators need
+//     (allocationMode ExactCount, count 1), so hand-written files may omit it.
+//   - Marshal is stable (same scenario, same bytes) and Parse(Marshal(s))
+//     equals s.
+//   - Features.Structured, (*Scenario).ClassLister and AllocatedState turn a
+//     scenario into the inputs of structured.NewAllocator and of the
+//     reference allocator; AllocatedState follows kube-scheduler (adminAccess
+//     results are not in use; shareID results are shared only with the
+//     ConsumableCapacity feature). Commit moves allocated claims into
+//     AllocatedClaims, to play pods one after another.
 package scenario

@@ -8,8 +8,25 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"drakit.dev/drakit/reference/allocator/check"
 	"drakit.dev/drakit/reference/allocator/internal/allocatortesting"
 )
+
+// checkResults runs every table result through the independent checker.
+func checkResults(t *testing.T, in allocatortesting.CaseInput, results []resourceapi.AllocationResult) {
+	t.Helper()
+	err := check.Check(context.Background(), check.Input{
+		Features:       in.Features,
+		AllocatedState: in.AllocatedState,
+		Classes:        in.Classes,
+		Slices:         in.Slices,
+		Node:           in.Node,
+		Claims:         in.Claims,
+	}, results)
+	if err != nil {
+		t.Errorf("checker rejects the result:\n%v", err)
+	}
+}
 
 // newUpstream is upstream's public constructor; NewAllocator picks the most
 // stable variant that supports each case's features.
@@ -42,9 +59,9 @@ func TestUpstreamTable(t *testing.T) {
 	for _, v := range upstreamVariants {
 		t.Run(v.name, func(t *testing.T) {
 			structured.EnableAllocators(v.name)
-			allocatortesting.TestAllocator(t, v.features, newUpstream)
+			allocatortesting.TestAllocator(t, v.features, newUpstream, checkResults)
 			if v.lexicographical {
-				allocatortesting.TestLexicographicalAllocator(t, v.features, newUpstream)
+				allocatortesting.TestLexicographicalAllocator(t, v.features, newUpstream, checkResults)
 			}
 		})
 	}

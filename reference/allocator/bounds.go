@@ -1,0 +1,528 @@
+package allocator
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+)
+
+// buildCandidates computes, for every request and subrequest, the devices
+// that could ever serve it: selectors, not allocated to another claim
+// (unless admin access), capacity, partitionable and node-operation
+// gating, taints, constraint attributes present, counters not exceeded on
+// their own. Then it gives every device a symmetry signature.
+func (s *search) buildCandidates() error {
+	for ci := range s.reqs {
+		for _, g := range s.reqs[ci] {
+			for _, r := range g.subs {
+				r.candSet = make([]bool, len(s.devs))
+				if r.all {
+					r.cands = r.allDevices
+					for _, di := range r.cands {
+						r.candSet[di] = true
+					}
+					continue
+				}
+				r.cands = nil
+				for di, d := range s.devs {
+					if !r.admin && d.inState {
+						continue
+					}
+					ok, err := s.selectable(r, di)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						continue
+					}
+					if s.features.ConsumableCapacity {
+						fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, nil, s.features.FractionalCapacityRange)
+						if err != nil {
+							return fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+						}
+						if !fits {
+							continue
+						}
+					}
+					if !s.staticOK(r, di) {
+						continue
+					}
+					r.cands = append(r.cands, di)
+					r.candSet[di] = true
+				}
+			}
+		}
+	}
+	s.computeSignatures()
+	return nil
+}
+
+func (s *search) staticOK(r *reqInfo, di int) bool {
+	d := s.devs[di]
+	if !s.features.PartitionableDevices && len(d.api.ConsumesCounters) > 0 {
+		return false
+	}
+	// A shared device already in use does not draw its counters again.
+	if len(d.api.ConsumesCounters) > 0 && !(d.multi && d.sharedBase) {
+		if d.pool.negative {
+			return false
+		}
+		for _, cu := range d.counters {
+			if cu.amt > s.ct.avail[cu.c] {
+				return false
+			}
+		}
+	}
+	if len(d.slice.s.Spec.SkipNodeOperations) > 0 &&
+		(!s.features.OptionalNodeOperations || !slices.Contains(s.node.Status.DeclaredFeatures, optionalNodeOperationsFeature)) {
+		return false
+	}
+	if s.features.DeviceTaints && taintBlocks(d.api, r.tolerations) {
+		return false
+	}
+	for _, k := range r.consIdx {
+		c := s.cons[r.claim][k]
+		v := c.val(s, di)
+		if !v.present || c.list && v.set == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// computeSignatures gives devices that are interchangeable for the whole
+// search the same signature: same candidate membership for every request,
+// same counters consumed, same compatibility groups, same constraint
+// attribute values. Devices with allowMultipleAllocations get their own.
+func (s *search) computeSignatures() {
+	ids := map[string]int{}
+	var b strings.Builder
+	for di, d := range s.devs {
+		b.Reset()
+		if d.multi {
+			b.WriteString("multi:" + strconv.Itoa(di))
+		}
+		if d.inState {
+			b.WriteString("alloc|")
+		}
+		for ci := range s.reqs {
+			for _, g := range s.reqs[ci] {
+				for _, r := range g.subs {
+					if r.candSet[di] {
+						b.WriteByte('1')
+					} else {
+						b.WriteByte('0')
+					}
+				}
+			}
+		}
+		for _, cu := range d.counters {
+			fmt.Fprintf(&b, "|c%d=%d", cu.c, cu.amt)
+		}
+		for _, cu := range d.compat {
+			fmt.Fprintf(&b, "|g%d=%s", cu.set, strings.Join(cu.groups, ","))
+		}
+		for ci := range s.cons {
+			for _, c := range s.cons[ci] {
+				v := c.val(s, di)
+				fmt.Fprintf(&b, "|a%t%s=%s", v.present, v.scalar, strings.Join(v.set, "\x00"))
+			}
+		}
+		key := b.String()
+		id, ok := ids[key]
+		if !ok {
+			id = len(ids)
+			ids[key] = id
+		}
+		d.sig = id
+	}
+}
+
+// bgroup is one block of the relaxation: need distinct devices out of cands.
+type bgroup struct {
+	need  int
+	cands []int
+	r     *reqInfo
+}
+
+// free reports whether device di could still be added for request r:
+// not taken, counters left, compatibility groups admit it, and the
+// constraints of r's claim accept its attribute values.
+func (s *search) free(r *reqInfo, di int) bool {
+	d := s.devs[di]
+	if len(s.use[di]) > 0 {
+		return false
+	}
+	if len(d.api.ConsumesCounters) > 0 {
+		for _, cu := range d.counters {
+			if s.rem[cu.c] < cu.amt {
+				return false
+			}
+		}
+		for _, cu := range d.compat {
+			if !top(s.compat[cu.set]).admits(cu.groups) {
+				return false
+			}
+		}
+	}
+	for _, k := range r.consIdx {
+		c := s.cons[r.claim][k]
+		if !c.accepts(c.val(s, di)) {
+			return false
+		}
+	}
+	return true
+}
+
+// bound checks a relaxation of what is left to place: the rest of request
+// r (from order[start:]), the later requests of claim ci and all later
+// claims. It returns why the rest cannot be placed, or "" if it may be.
+// The relaxation ignores admin-access requests, lets devices with
+// allowMultipleAllocations serve any number of requests, and replaces a
+// firstAvailable request by its smallest alternative over the union of
+// their candidates; everything else is exact: per-request counts, counter
+// lower bounds and a bipartite matching of device slots to free devices.
+func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) string {
+	var groups []bgroup
+	addGroup := func(need int, subs []*reqInfo, cands func(yield func(int))) {
+		if need <= 0 {
+			return
+		}
+		g := bgroup{r: subs[0]}
+		multi := 0
+		cands(func(di int) {
+			if s.devs[di].multi {
+				multi++
+				return
+			}
+			for _, sr := range subs {
+				if sr.candSet[di] && s.free(sr, di) {
+					g.cands = append(g.cands, di)
+					return
+				}
+			}
+		})
+		g.need = need - multi
+		if g.need > 0 {
+			groups = append(groups, g)
+		}
+	}
+	addRequest := func(g *reqGroup) {
+		if len(g.subs) == 1 {
+			sr := g.subs[0]
+			if sr.admin {
+				return
+			}
+			addGroup(sr.num, g.subs, func(yield func(int)) {
+				for _, di := range sr.cands {
+					yield(di)
+				}
+			})
+			return
+		}
+		addGroup(g.minNum, g.subs, func(yield func(int)) {
+			for di := range s.devs {
+				for _, sr := range g.subs {
+					if sr.candSet[di] {
+						yield(di)
+						break
+					}
+				}
+			}
+		})
+	}
+	nextReq := ri
+	if r != nil {
+		nextReq = ri + 1
+		if !r.admin {
+			if r.all {
+				addGroup(len(r.allDevices)-k, []*reqInfo{r}, func(yield func(int)) {
+					for _, di := range r.allDevices[k:] {
+						yield(di)
+					}
+				})
+			} else {
+				addGroup(r.num-k, []*reqInfo{r}, func(yield func(int)) {
+					for _, di := range order[start:] {
+						yield(di)
+					}
+				})
+			}
+		}
+	}
+	for c := ci; c < len(s.claims); c++ {
+		from := 0
+		if c == ci {
+			from = nextReq
+		}
+		for _, g := range s.reqs[c][from:] {
+			addRequest(g)
+		}
+	}
+	total := 0
+	for _, g := range groups {
+		if len(g.cands) < g.need {
+			return fmt.Sprintf("claim %s, request %s: needs %d more device(s), only %d usable (%d match its selectors)",
+				klog.KObj(s.claims[g.r.claim]), g.r.fullName, g.need, len(g.cands), len(g.r.cands))
+		}
+		total += g.need
+	}
+	if why := s.counterBound(groups); why != "" {
+		return why
+	}
+	if got := s.matching(groups); got < total {
+		return fmt.Sprintf("the remaining requests need %d distinct devices, at most %d of the usable devices can be assigned to them at once", total, got)
+	}
+	return ""
+}
+
+// counterBound sums, per counter, the smallest possible consumption of
+// every group and compares it with what is left.
+func (s *search) counterBound(groups []bgroup) string {
+	if len(s.rem) == 0 {
+		return ""
+	}
+	lb := make([]int64, len(s.rem))
+	touched := false
+	for _, g := range groups {
+		amounts := map[int][]int64{}
+		for _, di := range g.cands {
+			for _, cu := range s.devs[di].counters {
+				amounts[cu.c] = append(amounts[cu.c], cu.amt)
+			}
+		}
+		for c, list := range amounts {
+			zeros := len(g.cands) - len(list)
+			if zeros >= g.need {
+				continue
+			}
+			slices.Sort(list)
+			for _, v := range list[:g.need-zeros] {
+				lb[c] += v
+			}
+			touched = true
+		}
+	}
+	if !touched {
+		return ""
+	}
+	for c, v := range lb {
+		if v > s.rem[c] {
+			return fmt.Sprintf("counter set %s: the remaining requests need at least %s of counter %s, only %s left",
+				s.ct.sets[c], s.ct.quantity(c, v), s.ct.names[c], s.ct.quantity(c, s.rem[c]))
+		}
+	}
+	return ""
+}
+
+// matching returns the size of a maximum assignment of group slots to
+// distinct devices (augmenting paths).
+func (s *search) matching(groups []bgroup) int {
+	var slotGroup []int
+	for gi, g := range groups {
+		for range g.need {
+			slotGroup = append(slotGroup, gi)
+		}
+	}
+	owner := make(map[int]int, len(slotGroup))
+	var visit []bool
+	var try func(slot int) bool
+	try = func(slot int) bool {
+		for _, di := range groups[slotGroup[slot]].cands {
+			if visit[di] {
+				continue
+			}
+			visit[di] = true
+			o, taken := owner[di]
+			if !taken || try(o) {
+				owner[di] = slot
+				return true
+			}
+		}
+		return false
+	}
+	matched := 0
+	for slot := range slotGroup {
+		direct := false
+		for _, di := range groups[slotGroup[slot]].cands {
+			if _, taken := owner[di]; !taken {
+				owner[di] = slot
+				direct = true
+				break
+			}
+		}
+		if direct {
+			matched++
+			continue
+		}
+		visit = make([]bool, len(s.devs))
+		if try(slot) {
+			matched++
+		} else {
+			return matched
+		}
+	}
+	return matched
+}
+
+// packingOrder orders the candidates of r for ModePacking: devices drawing
+// from counter sets already in use first (fullest first), then devices
+// that share the fewest attribute values with free devices this request
+// cannot use (those are the partners other requests will need), then in
+// published order.
+func (s *search) packingOrder(r *reqInfo) []int {
+	partners := map[string]int{}
+	for di := range s.devs {
+		if r.candSet[di] || len(s.use[di]) > 0 || s.devs[di].inState {
+			continue
+		}
+		for _, k := range s.attrKeys(di) {
+			partners[k]++
+		}
+	}
+	type scored struct {
+		di             int
+		fresh          int
+		fill, partners int64
+	}
+	list := make([]scored, 0, len(r.cands))
+	for _, di := range r.cands {
+		d := s.devs[di]
+		sc := scored{di: di, fill: 1000}
+		if len(d.counters) > 0 {
+			sc.fresh = 1
+			for _, cu := range d.counters {
+				if s.setInUse(cu.c) {
+					sc.fresh = 0
+				}
+				if t := s.ct.total[cu.c]; t > 0 {
+					sc.fill = min(sc.fill, s.rem[cu.c]*1000/t)
+				}
+			}
+		}
+		for _, k := range s.attrKeys(di) {
+			sc.partners += int64(partners[k])
+		}
+		list = append(list, sc)
+	}
+	slices.SortStableFunc(list, func(a, b scored) int {
+		if c := cmp.Compare(a.fresh, b.fresh); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.fill, b.fill); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.partners, b.partners); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.di, b.di)
+	})
+	out := make([]int, len(list))
+	for i, sc := range list {
+		out[i] = sc.di
+	}
+	return out
+}
+
+// setInUse reports whether any counter of the counter set of counter c has
+// been consumed, by allocated claims or by this search.
+func (s *search) setInUse(c int) bool {
+	for i := range s.rem {
+		if s.ct.sets[i] == s.ct.sets[c] && s.rem[i] < s.ct.total[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *search) attrKeys(di int) []string {
+	d := s.devs[di]
+	if d.attrKeys != nil {
+		return d.attrKeys
+	}
+	keys := []string{}
+	for name, a := range d.api.Attributes {
+		v := makeAttrVal(&a)
+		for _, x := range v.set {
+			keys = append(keys, string(name)+"="+x)
+		}
+	}
+	slices.Sort(keys)
+	d.attrKeys = keys
+	return keys
+}
+
+// explain says why the search found nothing.
+func (s *search) explain() string {
+	var parts []string
+	for _, p := range s.pools {
+		switch {
+		case p.incomplete:
+			parts = append(parts, fmt.Sprintf("pool %s is incomplete (being updated) and was not used", p.key))
+		case p.invalid:
+			parts = append(parts, fmt.Sprintf("pool %s is invalid (%s) and was not used", p.key, p.invalidReason))
+		}
+	}
+	if len(s.devs) == 0 {
+		parts = append(parts, "no devices of a complete, valid pool are available on node "+s.node.Name)
+	}
+	switch {
+	case s.rootWhy != "":
+		parts = append(parts, s.rootWhy)
+	case s.deepClaim >= 0:
+		g := s.reqs[s.deepClaim][s.deepReq]
+		line := fmt.Sprintf("claim %s, request %s could not be satisfied", klog.KObj(s.claims[s.deepClaim]), g.subs[0].nameForExplain())
+		reasons := map[string]int{}
+		for _, r := range g.subs {
+			for k, v := range s.rejects[r] {
+				reasons[k] += v
+			}
+			for k, v := range s.pruneWhy[r] {
+				reasons[k] += v
+			}
+		}
+		if len(reasons) > 0 {
+			keys := make([]string, 0, len(reasons))
+			for k := range reasons {
+				keys = append(keys, k)
+			}
+			slices.SortFunc(keys, func(a, b string) int {
+				if c := cmp.Compare(reasons[b], reasons[a]); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b)
+			})
+			if len(keys) > 3 {
+				keys = keys[:3]
+			}
+			var rs []string
+			for _, k := range keys {
+				rs = append(rs, fmt.Sprintf("%s (%d)", k, reasons[k]))
+			}
+			line += ": " + strings.Join(rs, "; ")
+		} else {
+			line += ": no device matches its class and request selectors"
+		}
+		parts = append(parts, line)
+	}
+	if len(parts) == 0 {
+		return "no allocation found"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (r *reqInfo) nameForExplain() string {
+	if r.parent != "" {
+		return r.parent
+	}
+	return r.name
+}
+
+func (t *counterTable) quantity(c int, v int64) string {
+	return resource.NewScaledQuantity(v, t.scale[c]).String()
+}

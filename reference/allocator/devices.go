@@ -1,0 +1,473 @@
+package allocator
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// optionalNodeOperationsFeature is the node-declared feature a node must
+// advertise before devices of slices with skipNodeOperations may be used.
+const optionalNodeOperationsFeature = "DRAOptionalNodeOperations"
+
+// device is one device of a valid pool visible from the node, in upstream's
+// search order (pool, slice name, published order).
+type device struct {
+	id         structured.DeviceID
+	api        *resourceapi.Device
+	slice      *sliceInfo
+	pool       *pool
+	multi      bool // allowMultipleAllocations with consumable capacity on
+	inState    bool // in AllocatedDevices
+	capBase    structured.ConsumedCapacity
+	sharedBase bool // shared allocations of allocated claims exist
+	nodeErr    error
+	nodeOK     bool
+	counters   []counterUse
+	compat     []compatUse
+	sig        int
+	attrKeys   []string // packing mode: "name=value" keys, lazily
+}
+
+type counterUse struct {
+	c   int
+	amt int64
+}
+
+type compatUse struct {
+	set    int
+	groups []string // sorted; empty: the device declares no groups
+}
+
+func (s *search) buildDevices() error {
+	s.ct = s.a.buildCounters(s.pools)
+	compatSets := map[string]int{}
+	for _, p := range s.pools {
+		p.firstDev = len(s.devs)
+		if p.incomplete || p.invalid {
+			p.endDev = p.firstDev
+			continue
+		}
+		for _, si := range p.slices {
+			perDevice := ptr.Deref(si.s.Spec.PerDeviceNodeSelection, false)
+			for i := range si.s.Spec.Devices {
+				api := &si.s.Spec.Devices[i]
+				d := &device{
+					id:     structured.MakeDeviceID(p.key.driver, p.key.pool, api.Name),
+					api:    api,
+					slice:  si,
+					pool:   p,
+					multi:  s.features.ConsumableCapacity && ptr.Deref(api.AllowMultipleAllocations, false),
+					nodeOK: true,
+				}
+				d.inState = s.a.state.AllocatedDevices.Has(d.id)
+				d.capBase = s.a.state.AggregatedCapacity[d.id]
+				_, hasAgg := s.a.state.AggregatedCapacity[d.id]
+				d.sharedBase = hasAgg || s.a.sharedInState[d.id]
+				if perDevice {
+					d.nodeOK, d.nodeErr = nodeMatches(s.node, ptr.Deref(api.NodeName, ""), ptr.Deref(api.AllNodes, false), api.NodeSelector)
+				}
+				if p.counterIndex != nil {
+					for _, use := range api.ConsumesCounters {
+						names := make([]string, 0, len(use.Counters))
+						for n := range use.Counters {
+							names = append(names, n)
+						}
+						slices.Sort(names)
+						for _, n := range names {
+							idx := p.counterIndex[[2]string{use.CounterSet, n}]
+							q := use.Counters[n].Value
+							d.counters = append(d.counters, counterUse{idx, q.ScaledValue(s.ct.scale[idx])})
+						}
+						if s.features.CompatibilityGroups {
+							key := p.key.String() + "/" + use.CounterSet
+							set, ok := compatSets[key]
+							if !ok {
+								set = len(compatSets)
+								compatSets[key] = set
+							}
+							g := slices.Clone(use.CompatibilityGroups)
+							slices.Sort(g)
+							d.compat = append(d.compat, compatUse{set, g})
+						}
+					}
+				}
+				s.devs = append(s.devs, d)
+			}
+		}
+		p.endDev = len(s.devs)
+	}
+	if s.features.CompatibilityGroups {
+		s.compat = make([][]compatState, len(compatSets))
+		s.seedCompat(compatSets)
+	}
+	return nil
+}
+
+// seedCompat folds the compatibility groups of already allocated devices
+// into the per-counter-set intersections.
+func (s *search) seedCompat(compatSets map[string]int) {
+	for _, p := range s.pools {
+		if p.incomplete || p.invalid {
+			continue
+		}
+		for _, group := range [][]*sliceInfo{p.slices, p.notTargeting} {
+			for _, si := range group {
+				for i := range si.s.Spec.Devices {
+					api := &si.s.Spec.Devices[i]
+					if len(api.ConsumesCounters) == 0 || !s.a.allocatedInState(structured.MakeDeviceID(p.key.driver, p.key.pool, api.Name)) {
+						continue
+					}
+					for _, use := range api.ConsumesCounters {
+						set, ok := compatSets[p.key.String()+"/"+use.CounterSet]
+						if !ok {
+							set = len(s.compat)
+							compatSets[p.key.String()+"/"+use.CounterSet] = set
+							s.compat = append(s.compat, nil)
+						}
+						g := slices.Clone(use.CompatibilityGroups)
+						slices.Sort(g)
+						s.compat[set] = []compatState{top(s.compat[set]).add(g)}
+					}
+				}
+			}
+		}
+	}
+}
+
+// compatState is the running compatibility-group intersection of the
+// devices drawing from one counter set.
+type compatState struct {
+	members  bool
+	allEmpty bool
+	groups   []string
+}
+
+func top(st []compatState) compatState {
+	if len(st) == 0 {
+		return compatState{}
+	}
+	return st[len(st)-1]
+}
+
+func (c compatState) admits(groups []string) bool {
+	if !c.members {
+		return true
+	}
+	if len(groups) == 0 {
+		return c.allEmpty
+	}
+	if c.allEmpty {
+		return false
+	}
+	return len(intersect(c.groups, groups)) > 0
+}
+
+func (c compatState) add(groups []string) compatState {
+	if !c.members {
+		return compatState{members: true, allEmpty: len(groups) == 0, groups: groups}
+	}
+	if c.allEmpty || len(groups) == 0 {
+		return c
+	}
+	return compatState{members: true, groups: intersect(c.groups, groups)}
+}
+
+// intersect returns the common elements of two sorted string slices.
+func intersect(a, b []string) []string {
+	var out []string
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch strings.Compare(a[i], b[j]) {
+		case 0:
+			out = append(out, a[i])
+			i++
+			j++
+		case -1:
+			i++
+		default:
+			j++
+		}
+	}
+	return out
+}
+
+// selectable is upstream's isSelectable: binding-condition gating, class
+// and request CEL selectors, per-device node selection. Results are
+// memoized per (class, device) and per (request selectors, device), so
+// identical requests of identical claims evaluate each device once.
+func (s *search) selectable(r *reqInfo, di int) (bool, error) {
+	d := s.devs[di]
+	if !s.features.DeviceBindingAndStatus && len(d.api.BindingConditions) > 0 {
+		return false, nil
+	}
+	ok, err := s.memoEval("c\x00"+r.class.Name, di, func() (bool, error) {
+		return s.evalSelectors(r, r.class, r.class.Spec.Selectors, d)
+	})
+	if err != nil || !ok {
+		return false, err
+	}
+	if len(r.selectors) > 0 {
+		ok, err = s.memoEval("r\x00"+r.selKey, di, func() (bool, error) {
+			return s.evalSelectors(r, nil, r.selectors, d)
+		})
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	if d.nodeErr != nil {
+		return false, d.nodeErr
+	}
+	return d.nodeOK, nil
+}
+
+func (s *search) memoEval(key string, di int, eval func() (bool, error)) (bool, error) {
+	m := s.selMemo[key]
+	if m == nil {
+		m = make([]int8, len(s.devs))
+		s.selMemo[key] = m
+	}
+	switch m[di] {
+	case 1:
+		return true, nil
+	case 2:
+		return false, nil
+	}
+	ok, err := eval()
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		m[di] = 1
+	} else {
+		m[di] = 2
+	}
+	return ok, nil
+}
+
+func (s *search) evalSelectors(r *reqInfo, class *resourceapi.DeviceClass, sels []resourceapi.DeviceSelector, d *device) (bool, error) {
+	claim := s.claims[r.claim]
+	for i, sel := range sels {
+		if sel.CEL == nil {
+			if class != nil {
+				return false, fmt.Errorf("class %s: selector #%d: CEL expression empty (unsupported selector type?)", class.Name, i)
+			}
+			return false, fmt.Errorf("claim %s, request %s, selector #%d: CEL expression empty (unsupported selector type?)", klog.KObj(claim), r.name, i)
+		}
+		expr := s.a.celCache.GetOrCompile(sel.CEL.Expression)
+		if expr.Error != nil {
+			if class != nil {
+				return false, fmt.Errorf("class %s: selector #%d: CEL compile error: %w", class.Name, i, expr.Error)
+			}
+			return false, fmt.Errorf("claim %s: selector #%d: CEL compile error: %w", klog.KObj(claim), i, expr.Error)
+		}
+		s.celEvals++
+		matches, _, err := expr.DeviceMatches(s.ctx, cel.Device{
+			Driver:                   d.pool.key.driver,
+			AllowMultipleAllocations: d.api.AllowMultipleAllocations,
+			Attributes:               d.api.Attributes,
+			Capacity:                 d.api.Capacity,
+		})
+		if err != nil {
+			err = cel.EnhanceRuntimeError(err)
+			if class != nil {
+				return false, fmt.Errorf("class %s: selector #%d on device %s: CEL runtime error: %w", class.Name, i, d.id, err)
+			}
+			return false, fmt.Errorf("claim %s: selector #%d on device %s: CEL runtime error: %w", klog.KObj(claim), i, d.id, err)
+		}
+		if !matches {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// taintBlocks reports whether a NoSchedule or NoExecute taint of the
+// device is not tolerated by the request.
+func taintBlocks(d *resourceapi.Device, tolerations []resourceapi.DeviceToleration) bool {
+	for _, taint := range d.Taints {
+		if taint.Effect != resourceapi.DeviceTaintEffectNoSchedule && taint.Effect != resourceapi.DeviceTaintEffectNoExecute {
+			continue
+		}
+		tolerated := false
+		for _, t := range tolerations {
+			if resourceclaim.ToleratesTaint(t, taint) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return true
+		}
+	}
+	return false
+}
+
+// attrVal is a device's value of one constraint attribute.
+type attrVal struct {
+	present bool
+	scalar  string   // typed key of a scalar value, "" for list or unknown
+	set     []string // typed keys of all values (scalar: one), nil if unknown
+}
+
+func lookupAttribute(d *device, name resourceapi.FullyQualifiedName) *resourceapi.DeviceAttribute {
+	if a, ok := d.api.Attributes[resourceapi.QualifiedName(name)]; ok {
+		return &a
+	}
+	i := strings.Index(string(name), "/")
+	if i < 0 || string(name[:i]) != d.pool.key.driver {
+		return nil
+	}
+	if a, ok := d.api.Attributes[resourceapi.QualifiedName(name[i+1:])]; ok {
+		return &a
+	}
+	return nil
+}
+
+func makeAttrVal(a *resourceapi.DeviceAttribute) *attrVal {
+	if a == nil {
+		return &attrVal{}
+	}
+	v := &attrVal{present: true}
+	add := func(k string) { v.set = append(v.set, k) }
+	switch {
+	case len(a.IntValues) > 0:
+		for _, x := range a.IntValues {
+			add("i:" + strconv.FormatInt(x, 10))
+		}
+	case len(a.BoolValues) > 0:
+		for _, x := range a.BoolValues {
+			add("b:" + strconv.FormatBool(x))
+		}
+	case len(a.StringValues) > 0:
+		for _, x := range a.StringValues {
+			add("s:" + x)
+		}
+	case len(a.VersionValues) > 0:
+		for _, x := range a.VersionValues {
+			add("v:" + x)
+		}
+	case a.IntValue != nil:
+		v.scalar = "i:" + strconv.FormatInt(*a.IntValue, 10)
+	case a.BoolValue != nil:
+		v.scalar = "b:" + strconv.FormatBool(*a.BoolValue)
+	case a.StringValue != nil:
+		v.scalar = "s:" + *a.StringValue
+	case a.VersionValue != nil:
+		v.scalar = "v:" + *a.VersionValue
+	}
+	if v.scalar != "" {
+		v.set = []string{v.scalar}
+	}
+	slices.Sort(v.set)
+	v.set = slices.Compact(v.set)
+	return v
+}
+
+// constraint is a matchAttribute or distinctAttribute constraint of one
+// claim with its search state.
+type constraint struct {
+	index    int
+	match    bool
+	attr     resourceapi.FullyQualifiedName
+	requests sets.Set[string]
+	list     bool // DRAListTypeAttributes: set semantics
+	vals     []*attrVal
+
+	n     int
+	first string     // scalar match: key of the first device
+	stack [][]string // list match: running intersections
+	seen  []*attrVal // distinct: values so far
+}
+
+func (c *constraint) kind() string {
+	if c.match {
+		return "matchAttribute " + string(c.attr)
+	}
+	return "distinctAttribute " + string(c.attr)
+}
+
+func (c *constraint) applies(r *reqInfo) bool {
+	if c.requests.Len() == 0 {
+		return true
+	}
+	if r.parent == "" {
+		return c.requests.Has(r.name)
+	}
+	return c.requests.Has(r.parent) || c.requests.Has(r.fullName)
+}
+
+func (c *constraint) val(s *search, di int) *attrVal {
+	if v := c.vals[di]; v != nil {
+		return v
+	}
+	v := makeAttrVal(lookupAttribute(s.devs[di], c.attr))
+	c.vals[di] = v
+	return v
+}
+
+// accepts reports whether add would succeed, without changing state.
+func (c *constraint) accepts(v *attrVal) bool {
+	if !v.present {
+		return false
+	}
+	if c.match {
+		if c.list {
+			if v.set == nil {
+				return false
+			}
+			return c.n == 0 || len(intersect(c.stack[c.n-1], v.set)) > 0
+		}
+		return c.n == 0 || (v.scalar != "" && v.scalar == c.first)
+	}
+	if c.list {
+		if v.set == nil {
+			return false
+		}
+		for _, o := range c.seen {
+			if o.set != nil && len(intersect(o.set, v.set)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, o := range c.seen {
+		if v.scalar == "" || o.scalar == v.scalar {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *constraint) add(v *attrVal) {
+	if c.match {
+		if c.list {
+			if c.n == 0 {
+				c.stack = append(c.stack[:0], v.set)
+			} else {
+				c.stack = append(c.stack[:c.n], intersect(c.stack[c.n-1], v.set))
+			}
+		} else if c.n == 0 {
+			c.first = v.scalar
+		}
+	} else {
+		c.seen = append(c.seen, v)
+	}
+	c.n++
+}
+
+func (c *constraint) remove() {
+	c.n--
+	if !c.match {
+		c.seen = c.seen[:len(c.seen)-1]
+	}
+}

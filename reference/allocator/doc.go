@@ -1,0 +1,93 @@
+// Package allocator is drakit's reference DRA allocator: a drop-in
+// replacement for k8s.io/dynamic-resource-allocation/structured v0.37.2 that
+// is complete and fast where upstream's first-fit search is exponential,
+// and that can optionally pack allocations to keep capacity usable.
+//
+// # Contract
+//
+// New and NewWithOptions take the same inputs as structured.NewAllocator
+// (features, allocated state, class lister, all ResourceSlices of the
+// cluster, CEL cache); Allocate has upstream's signature and meaning: one
+// AllocationResult per claim, nil with a nil error when the claims do not
+// fit on the node, an error for invalid input (the same cases and messages
+// as upstream's incubating variant: disabled features in use, missing
+// class, empty selector or constraint, CEL compile or runtime errors,
+// oversized claims beyond AllocationResultsMaxSize=32, "All" on an
+// incomplete or invalid pool, constraints that "All" devices cannot meet),
+// "invalid resource pools were encountered" wrapping
+// structured.ErrFailedAllocationOnNode when nothing fits and a pool was
+// invalid, context cancellation ("filter operation aborted"), and
+// ErrStepBudget when Options.StepBudget is used up. The allocator is safe
+// for concurrent use. Explain (or AllocateExplained) says why the last
+// failed call found nothing: which claim and request, and whether
+// selectors, a constraint, a counter set, capacity or the device count was
+// the obstacle.
+//
+// Semantics follow upstream v0.37.2 feature by feature: pool gathering
+// (node name, node selector, all nodes, per-device node selection, stale
+// generations, incomplete pools, duplicate device names and missing
+// counter sets make a pool invalid, binding-condition pools last, pools by
+// driver and name, slices by name), class and request CEL selectors,
+// ExactCount and All, firstAvailable, matchAttribute and distinctAttribute
+// (set semantics with DRAListTypeAttributes), partitionable devices with
+// counter sets in separate slices of the pool, consumable capacity with
+// request policies and share IDs, taints and tolerations, admin access,
+// binding conditions, compatibility groups, optional node operations, the
+// result's configs and NodeSelector, and feature gating of all of these.
+// Upstream's own test table (internal/allocatortesting) runs against this
+// package in table_test.go, once as is and once forcing the complete
+// search.
+//
+// # Algorithm
+//
+// In ModeFirstFit, Allocate returns exactly the solution upstream returns:
+// the first one in upstream's enumeration order (claims, requests,
+// firstAvailable alternatives in order, then devices in published order,
+// combinations within one request). It gets there in two phases that
+// enumerate in that same order:
+//
+//  1. A lazy depth-first search that evaluates selectors only for the
+//     devices it looks at (as upstream does), bounded to 32+4·devices
+//     candidate examinations. Easy inputs end here at upstream's cost or
+//     lower (selector results are shared between identical requests).
+//  2. Otherwise the complete search: candidate lists per request and
+//     subrequest; at every step a relaxation of everything still to place
+//     is checked — per-request counts of usable devices (free, counters
+//     left, compatible with the claim's constraint state, i.e. candidates
+//     grouped by the matchAttribute value already fixed), lower bounds of
+//     counter consumption per counter, and a bipartite matching of device
+//     slots to distinct free devices — and the branch is cut when it fails;
+//     devices that are interchangeable (same candidate membership for every
+//     request, same counters, compatibility groups and constraint attribute
+//     values) are tried once per step (symmetry breaking across identical
+//     devices, requests and claims). Pruning only removes branches without
+//     a solution, so the first solution found is still upstream's.
+//
+// Counting pre-checks (9 claims on 8 GPUs, H5), scarce-device requests
+// placed late (H1, H2), NUMA alignment (H3, H3b) and partition counters
+// (H4) are all decided by the bound without exponential enumeration.
+//
+// ModePacking replaces the device order within each request by a score:
+// devices of counter sets that are already in use first (fullest first),
+// then devices sharing the fewest attribute values with free devices the
+// request cannot use (those are the partners a later claim will need, such
+// as the NIC on the same NUMA node), then published order. The search and
+// its completeness are unchanged; only which valid allocation comes first.
+//
+// # Deviations from upstream
+//
+//   - Derived attributes (alpha DRADerivedAttributes) are not supported: a
+//     request using them gets an error even when the feature is enabled.
+//   - firstAvailable and device choices follow upstream's order, but
+//     request-level alternatives that can never fit the 32-device claim
+//     limit are skipped up front rather than discovered during the search.
+//   - Selector runtime errors: the complete phase evaluates every device's
+//     selectors, so a CEL runtime error on a device that upstream's search
+//     would not have reached (because it found a solution first) is still
+//     reported. The lazy phase reports exactly the errors upstream hits.
+//   - Counters are compared as int64 at a per-counter decimal scale that
+//     represents every value of that counter exactly (values beyond about
+//     9·10^18 of their finest scale are rounded).
+//   - Share IDs are random UUIDs like upstream's; results differ only there.
+//   - Upstream's NumAllocateOneInvocations statistic does not exist here.
+package allocator

@@ -1,0 +1,469 @@
+package allocator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+)
+
+// errLazyBudget ends the lazy first phase; the complete phase takes over.
+var errLazyBudget = errors.New("lazy phase budget used up")
+
+// search is the state of one Allocate call.
+type search struct {
+	a        *Allocator
+	ctx      context.Context
+	node     *v1.Node
+	claims   []*resourceapi.ResourceClaim
+	pools    []*pool
+	features structured.Features
+	devs     []*device
+	ct       *counterTable
+	reqs     [][]*reqGroup
+	cons     [][]*constraint
+	selMemo  map[string][]int8
+
+	// search state
+	use      [][]int32 // claims using each device exclusively, in order
+	allocCap map[int]structured.ConsumedCapacity
+	rem      []int64 // counters left
+	compat   [][]compatState
+	chosen   [][]chosenDev
+
+	full      bool // complete phase: candidate lists, bounds, symmetry
+	exam      int  // candidate examinations in the lazy phase
+	lazyLimit int
+	steps     int
+	celEvals  int
+
+	// bookkeeping for Explain
+	deepClaim, deepReq int
+	rejects            map[*reqInfo]map[string]int
+	rootWhy            string
+	pruneWhy           map[*reqInfo]map[string]int
+
+}
+
+type chosenDev struct {
+	dev      int
+	req      *reqInfo
+	shareID  *types.UID
+	consumed map[resourceapi.QualifiedName]resource.Quantity
+}
+
+// placed records what tryDevice changed, for undo.
+type placed struct {
+	countersTaken bool
+	compatPushed  []int
+	consAdded     int
+	marked        bool
+	capInserted   bool
+	capExisted    bool
+	consumed      map[resourceapi.QualifiedName]resource.Quantity
+	added         bool
+}
+
+func (p *pool) devRange() (int, int) { return p.firstDev, p.endDev }
+
+func (s *search) initState() {
+	s.use = make([][]int32, len(s.devs))
+	s.allocCap = map[int]structured.ConsumedCapacity{}
+	s.rem = slices.Clone(s.ct.avail)
+	s.chosen = make([][]chosenDev, len(s.claims))
+	s.rejects = map[*reqInfo]map[string]int{}
+	s.pruneWhy = map[*reqInfo]map[string]int{}
+	s.deepClaim, s.deepReq = -1, -1
+}
+
+// run searches in upstream's order: a cheap lazy depth-first search first
+// (evaluating selectors only for the devices it looks at, like upstream),
+// and if that does not decide within a small budget, the complete search
+// with candidate lists, bounds and symmetry breaking. Both enumerate
+// solutions in the same order, so in ModeFirstFit both return upstream's
+// first solution.
+func (s *search) run() (bool, error) {
+	if err := s.ctx.Err(); err != nil {
+		return false, fmt.Errorf("filter operation aborted: %w", context.Cause(s.ctx))
+	}
+	if s.a.opts.Mode == ModeFirstFit && !s.a.completeOnly {
+		s.lazyLimit = 32 + 4*len(s.devs)
+		ok, err := s.doClaim(0)
+		if !errors.Is(err, errLazyBudget) {
+			return ok, err
+		}
+	}
+	s.full = true
+	if err := s.buildCandidates(); err != nil {
+		return false, err
+	}
+	if why := s.bound(0, 0, nil, 0, nil, 0); why != "" {
+		s.rootWhy = why
+		return false, nil
+	}
+	return s.doClaim(0)
+}
+
+func (s *search) doClaim(ci int) (bool, error) {
+	if ci == len(s.claims) {
+		return true, nil
+	}
+	return s.doRequest(ci, 0)
+}
+
+func (s *search) doRequest(ci, ri int) (bool, error) {
+	if ri == len(s.reqs[ci]) {
+		return s.doClaim(ci + 1)
+	}
+	if ci > s.deepClaim || (ci == s.deepClaim && ri > s.deepReq) {
+		s.deepClaim, s.deepReq = ci, ri
+	}
+	g := s.reqs[ci][ri]
+	for si, r := range g.subs {
+		if len(s.chosen[ci])+r.num+g.minRest > resourceapi.AllocationResultsMaxSize {
+			s.reject(r, "the claim would exceed 32 allocated devices")
+			continue
+		}
+		g.chosen = si
+		var order []int
+		if s.full {
+			order = r.cands
+			if s.a.opts.Mode == ModePacking && !r.all {
+				order = s.packingOrder(r)
+			}
+		}
+		ok, err := s.doSlot(ci, ri, r, 0, order, 0)
+		if ok || err != nil {
+			return ok, err
+		}
+	}
+	g.chosen = 0
+	return false, nil
+}
+
+// doSlot places device k of request r. In the lazy phase, start is a device
+// position; in the complete phase, an index into order.
+func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (bool, error) {
+	s.steps++
+	if s.a.opts.StepBudget > 0 && s.steps > s.a.opts.StepBudget {
+		return false, fmt.Errorf("allocate on node %s after %d steps: %w", s.node.Name, s.steps, ErrStepBudget)
+	}
+	if s.steps&255 == 0 && s.ctx.Err() != nil {
+		return false, fmt.Errorf("filter operation aborted: %w", context.Cause(s.ctx))
+	}
+	claim := s.claims[ci]
+	if r.all {
+		if len(r.allDevices) == 0 {
+			s.reject(r, "no device matches for allocationMode All")
+			return false, nil
+		}
+		if k == len(r.allDevices) {
+			return s.doRequest(ci, ri+1)
+		}
+		if len(s.chosen[ci])+len(r.allDevices)-k > resourceapi.AllocationResultsMaxSize {
+			return false, nil
+		}
+		if s.full && k == 0 {
+			if why := s.bound(ci, ri, r, k, order, start); why != "" {
+				s.prune(r, why)
+				return false, nil
+			}
+		}
+		di := r.allDevices[k]
+		p, ok, err := s.tryDevice(ci, r, di, true)
+		if err != nil || !ok {
+			return false, err
+		}
+		done, err := s.doSlot(ci, ri, r, k+1, order, start)
+		if done {
+			return true, nil
+		}
+		s.undo(ci, r, di, p)
+		return false, err
+	}
+	if k == r.num {
+		return s.doRequest(ci, ri+1)
+	}
+	if len(s.chosen[ci])+r.num-k > resourceapi.AllocationResultsMaxSize {
+		return false, nil
+	}
+	if s.full {
+		if why := s.bound(ci, ri, r, k, order, start); why != "" {
+			s.prune(r, why)
+			return false, nil
+		}
+		var failed []int
+		for i := start; i < len(order); i++ {
+			di := order[i]
+			d := s.devs[di]
+			symmetric := !d.multi && len(s.use[di]) == 0
+			if symmetric && slices.Contains(failed, d.sig) {
+				continue
+			}
+			if r.admin && s.usedByClaim(di, ci) || !r.admin && s.inUse(di) {
+				continue
+			}
+			if d.multi {
+				fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
+				if err != nil {
+					return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.id, err)
+				}
+				if !fits {
+					s.reject(r, "capacity of "+d.id.String()+" used up")
+					continue
+				}
+			}
+			p, ok, err := s.tryDevice(ci, r, di, false)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				continue
+			}
+			done, err := s.doSlot(ci, ri, r, k+1, order, i+1)
+			if done {
+				return true, nil
+			}
+			s.undo(ci, r, di, p)
+			if err != nil {
+				return false, err
+			}
+			if symmetric {
+				failed = append(failed, d.sig)
+			}
+		}
+		return false, nil
+	}
+	for di := start; di < len(s.devs); di++ {
+		s.exam++
+		if s.exam > s.lazyLimit {
+			return false, errLazyBudget
+		}
+		if r.admin && s.usedByClaim(di, ci) || !r.admin && s.inUse(di) {
+			continue
+		}
+		ok, err := s.selectable(r, di)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		d := s.devs[di]
+		if s.features.ConsumableCapacity {
+			fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
+			if err != nil {
+				return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.id, err)
+			}
+			if !fits {
+				s.reject(r, "capacity of "+d.id.String()+" used up")
+				continue
+			}
+		}
+		p, ok, err := s.tryDevice(ci, r, di, false)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		done, err := s.doSlot(ci, ri, r, k+1, nil, di+1)
+		if done {
+			return true, nil
+		}
+		s.undo(ci, r, di, p)
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+func (s *search) inUse(di int) bool { return s.devs[di].inState || len(s.use[di]) > 0 }
+
+func (s *search) usedByClaim(di, ci int) bool {
+	return slices.Contains(s.use[di], int32(ci))
+}
+
+func (s *search) reject(r *reqInfo, why string) {
+	m := s.rejects[r]
+	if m == nil {
+		m = map[string]int{}
+		s.rejects[r] = m
+	}
+	m[why]++
+}
+
+func (s *search) prune(r *reqInfo, why string) {
+	m := s.pruneWhy[r]
+	if m == nil {
+		m = map[string]int{}
+		s.pruneWhy[r] = m
+	}
+	m[why]++
+}
+
+// tryDevice is upstream's allocateDevice: availability, partitionable
+// gating, optional node operations, compatibility groups, counters,
+// taints, constraints, exclusivity, consumable capacity.
+func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool, error) {
+	d := s.devs[di]
+	var p placed
+	if !d.multi && r.admin && s.usedByClaim(di, ci) {
+		return p, false, nil
+	}
+	if !r.admin && s.inUse(di) {
+		s.reject(r, "in use")
+		return p, false, nil
+	}
+	if !s.features.PartitionableDevices && len(d.api.ConsumesCounters) > 0 {
+		return p, false, nil
+	}
+	if len(d.slice.s.Spec.SkipNodeOperations) > 0 {
+		if !s.features.OptionalNodeOperations || !slices.Contains(s.node.Status.DeclaredFeatures, optionalNodeOperationsFeature) {
+			s.reject(r, "needs optional node operations")
+			return p, false, nil
+		}
+	}
+	skipCounters := d.multi && (d.sharedBase || s.allocCap[di] != nil)
+	if !skipCounters && len(d.api.ConsumesCounters) > 0 {
+		if s.features.CompatibilityGroups {
+			for _, cu := range d.compat {
+				if !top(s.compat[cu.set]).admits(cu.groups) {
+					s.undo(ci, r, di, p)
+					s.reject(r, "incompatible compatibility groups")
+					return p, false, nil
+				}
+				s.compat[cu.set] = append(s.compat[cu.set], top(s.compat[cu.set]).add(cu.groups))
+				p.compatPushed = append(p.compatPushed, cu.set)
+			}
+		}
+		if d.pool.negative {
+			s.undo(ci, r, di, p)
+			s.reject(r, "counters of pool "+d.pool.key.String()+" over-consumed")
+			return p, false, nil
+		}
+		for _, cu := range d.counters {
+			if s.rem[cu.c] < cu.amt {
+				s.undo(ci, r, di, p)
+				s.reject(r, "counter set "+s.ct.sets[cu.c]+" exhausted")
+				return p, false, nil
+			}
+		}
+		for _, cu := range d.counters {
+			s.rem[cu.c] -= cu.amt
+		}
+		p.countersTaken = true
+	}
+	if s.features.DeviceTaints && taintBlocks(d.api, r.tolerations) {
+		s.undo(ci, r, di, p)
+		s.reject(r, "untolerated taint")
+		return p, false, nil
+	}
+	for _, k := range r.consIdx {
+		c := s.cons[ci][k]
+		v := c.val(s, di)
+		if !c.accepts(v) {
+			s.undo(ci, r, di, p)
+			s.reject(r, fmt.Sprintf("constraint #%d %s", c.index, c.kind()))
+			if must {
+				return p, false, fmt.Errorf("claim %s, request %s: cannot add device %s because a claim constraint would not be satisfied", klog.KObj(s.claims[ci]), r.name, d.id)
+			}
+			return p, false, nil
+		}
+		c.add(v)
+		p.consAdded++
+	}
+	if !d.multi {
+		s.use[di] = append(s.use[di], int32(ci))
+		p.marked = true
+	}
+	var shareID *types.UID
+	if s.features.ConsumableCapacity {
+		fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
+		if err != nil {
+			s.undo(ci, r, di, p)
+			return p, false, fmt.Errorf("claim %s, request %s: rechecking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+		}
+		if !fits {
+			s.undo(ci, r, di, p)
+			s.reject(r, "capacity of "+d.id.String()+" used up")
+			return p, false, nil
+		}
+		if d.multi {
+			consumed, err := consumedCapacity(r.capacity, d.api.Capacity, s.features.FractionalCapacityRange)
+			if err != nil {
+				s.undo(ci, r, di, p)
+				return p, false, fmt.Errorf("claim %s, request %s: computing consumed capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+			}
+			id := uuid.NewUUID()
+			shareID = &id
+			cc := s.allocCap[di]
+			p.capExisted = cc != nil
+			if cc == nil {
+				cc = structured.ConsumedCapacity{}
+				s.allocCap[di] = cc
+			}
+			for name, q := range consumed {
+				if v, ok := cc[name]; ok {
+					v.Add(q)
+				} else {
+					q := q.DeepCopy()
+					cc[name] = &q
+				}
+			}
+			p.capInserted = true
+			p.consumed = consumed
+		}
+	}
+	c := chosenDev{dev: di, req: r, shareID: shareID}
+	if len(p.consumed) > 0 {
+		c.consumed = p.consumed
+	}
+	s.chosen[ci] = append(s.chosen[ci], c)
+	p.added = true
+	return p, true, nil
+}
+
+// undo reverts what tryDevice recorded in p (the chosen entry only if the
+// device was placed).
+func (s *search) undo(ci int, r *reqInfo, di int, p placed) {
+	d := s.devs[di]
+	if p.added {
+		s.chosen[ci] = s.chosen[ci][:len(s.chosen[ci])-1]
+	}
+	if p.capInserted {
+		cc := s.allocCap[di]
+		for name, q := range p.consumed {
+			if v, ok := cc[name]; ok {
+				v.Sub(q)
+			}
+		}
+		if !p.capExisted {
+			delete(s.allocCap, di)
+		}
+	}
+	if p.marked {
+		s.use[di] = s.use[di][:len(s.use[di])-1]
+	}
+	for i := p.consAdded - 1; i >= 0; i-- {
+		s.cons[ci][r.consIdx[i]].remove()
+	}
+	if p.countersTaken {
+		for _, cu := range d.counters {
+			s.rem[cu.c] += cu.amt
+		}
+	}
+	for i := len(p.compatPushed) - 1; i >= 0; i-- {
+		set := p.compatPushed[i]
+		s.compat[set] = s.compat[set][:len(s.compat[set])-1]
+	}
+}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"fmt"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -121,4 +122,38 @@ func (s *Scenario) Commit(results []resourceapi.AllocationResult, next []*resour
 	out.Claims = next
 	out.Satisfiable = nil
 	return &out, nil
+}
+
+// AllocateFunc allocates s.Claims on s.Node: one result per claim, nil
+// results with a nil error when they do not fit, an error for invalid input.
+type AllocateFunc func(ctx context.Context, s *Scenario) ([]resourceapi.AllocationResult, error)
+
+// OneByOne plays s.Claims as pods that arrive one after another: each claim
+// is allocated alone and, when it fits, committed before the next. It
+// returns one entry per claim, nil for a claim that did not fit, and the
+// scenario with every fitted claim committed. An error from allocate stops
+// the play and is returned, wrapped with the claim's name.
+func (s *Scenario) OneByOne(ctx context.Context, allocate AllocateFunc) ([]*resourceapi.AllocationResult, *Scenario, error) {
+	out := make([]*resourceapi.AllocationResult, len(s.Claims))
+	cur := *s
+	cur.Satisfiable = nil
+	state := &cur
+	for i, c := range s.Claims {
+		state.Claims = []*resourceapi.ResourceClaim{c}
+		results, err := allocate(ctx, state)
+		if err != nil {
+			return nil, nil, fmt.Errorf("allocate claim %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		if results == nil {
+			continue
+		}
+		next, err := state.Commit(results, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = next.AllocatedClaims[len(next.AllocatedClaims)-1].Status.Allocation
+		state = next
+	}
+	state.Claims = nil
+	return out, state, nil
 }

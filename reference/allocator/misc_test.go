@@ -1,0 +1,232 @@
+package allocator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    Options
+		wantErr string
+	}{
+		{"default", DefaultOptions(), ""},
+		{"packing with budget", Options{Mode: ModePacking, StepBudget: 10}, ""},
+		{"unknown mode", Options{Mode: Mode(7)}, "mode"},
+		{"negative budget", Options{StepBudget: -1}, "stepBudget"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.opts.Validate()
+			if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Validate() = %v, want error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+	for _, s := range []string{"first-fit", "packing"} {
+		m, err := ParseMode(s)
+		if err != nil || m.String() != s {
+			t.Errorf("ParseMode(%q) = %v, %v", s, m, err)
+		}
+	}
+	if _, err := ParseMode("best"); err == nil {
+		t.Error("ParseMode(best) succeeded")
+	}
+}
+
+func TestStepBudget(t *testing.T) {
+	in := h2(12, 8)
+	a := in.newRef(t, Options{StepBudget: 3})
+	_, err := a.Allocate(context.Background(), testNodeObj(), in.claims)
+	if !errors.Is(err, ErrStepBudget) {
+		t.Fatalf("err = %v, want ErrStepBudget", err)
+	}
+}
+
+func TestContextCancelled(t *testing.T) {
+	in := h1(8, 7)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := in.newRef(t, DefaultOptions()).Allocate(ctx, testNodeObj(), in.claims)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	tests := []struct {
+		name string
+		in   instance
+		want []string
+	}{
+		{"too many claims", h5(8, 9, 0), []string{"distinct devices"}},
+		{"count above devices", h5(8, 0, 9), []string{"request r", "needs 9"}},
+		{"selectors match nothing", func() instance {
+			in := h1(8, 1)
+			in.claims[0].Spec.Devices.Requests[1].Exactly.Selectors = cels(`device.attributes["gpu.example.com"].index == 99`)
+			return in
+		}(), []string{"request special", "0 match its selectors"}},
+		{"counter set", h4Unsat(), []string{"counter set", "memory"}},
+		{"constraint", func() instance {
+			in := h3(8, 4)
+			in.claims[0].Spec.Devices.Requests[0].Exactly.Count = 5
+			return in
+		}(), []string{"claim default/c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.in.newRef(t, DefaultOptions())
+			res, why, err := a.AllocateExplained(context.Background(), testNodeObj(), tc.in.claims)
+			if err != nil || res != nil {
+				t.Fatalf("got %v, %v; want no allocation", res, err)
+			}
+			if why != a.Explain() {
+				t.Errorf("AllocateExplained %q != Explain %q", why, a.Explain())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(why, w) {
+					t.Errorf("explanation %q does not mention %q", why, w)
+				}
+			}
+		})
+	}
+}
+
+func h4Unsat() instance {
+	in := h4(8, 7)
+	in.slices[0].Spec.SharedCounters[0].Counters["memory"] = resourceapi.Counter{Value: resource.MustParse("60")}
+	return in
+}
+
+// TestUpstreamErrors: invalid input gives the same errors as upstream.
+func TestUpstreamErrors(t *testing.T) {
+	tests := map[string]func(in *instance){
+		"missing class": func(in *instance) { in.claims[0].Spec.Devices.Requests[0].Exactly.DeviceClassName = "nope" },
+		"bad CEL":       func(in *instance) { in.claims[0].Spec.Devices.Requests[0].Exactly.Selectors = cels(`device.nope(`) },
+		"runtime error": func(in *instance) {
+			in.claims[0].Spec.Devices.Requests[0].Exactly.Selectors = cels(`device.attributes["gpu.example.com"].missing`)
+		},
+		"too many devices": func(in *instance) { in.claims[0].Spec.Devices.Requests[0].Exactly.Count = 40 },
+		"empty constraint": func(in *instance) {
+			in.claims[0].Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{}}
+		},
+		"subrequests without feature": func(in *instance) {
+			in.features.PrioritizedList = false
+			in.claims[0].Spec.Devices.Requests[0] = resourceapi.DeviceRequest{Name: "r", FirstAvailable: []resourceapi.DeviceSubRequest{{
+				Name: "s", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}}}
+		},
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := h5(4, 1, 0)
+			mutate(&in)
+			_, refErr := in.newRef(t, DefaultOptions()).Allocate(context.Background(), testNodeObj(), in.claims)
+			_, upErr := in.newUpstream(t).Allocate(context.Background(), testNodeObj(), in.claims)
+			if refErr == nil || upErr == nil {
+				t.Fatalf("reference %v, upstream %v: want both to fail", refErr, upErr)
+			}
+			if refErr.Error() != upErr.Error() {
+				t.Errorf("error text differs:\nreference %v\nupstream  %v", refErr, upErr)
+			}
+		})
+	}
+}
+
+// TestRandomAgainstUpstream: seeded small random instances (selectors,
+// counts, matchAttribute and distinctAttribute, counters, several claims,
+// firstAvailable): the reference allocator, in both its lazy and its
+// complete phase, returns exactly upstream's first-fit allocation.
+func TestRandomAgainstUpstream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 37))
+	for i := range 400 {
+		in := randomInstance(rng)
+		up, upErr := in.newUpstream(t).Allocate(context.Background(), testNodeObj(), in.claims)
+		for _, complete := range []bool{false, true} {
+			a := in.newRef(t, DefaultOptions())
+			a.completeOnly = complete
+			ref, refErr := a.Allocate(context.Background(), testNodeObj(), in.claims)
+			if (refErr == nil) != (upErr == nil) {
+				t.Fatalf("instance %d (complete=%v): reference err %v, upstream err %v", i, complete, refErr, upErr)
+			}
+			if got, want := devicesOf(ref), devicesOf(up); got != want || (ref == nil) != (up == nil) {
+				t.Fatalf("instance %d (complete=%v):\nreference %s\nupstream  %s\nclaims %s", i, complete, got, want, describe(in))
+			}
+		}
+	}
+}
+
+func randomInstance(rng *rand.Rand) instance {
+	n := 2 + rng.IntN(6)
+	devs := devicesN(n, func(i int) map[string]resourceapi.DeviceAttribute {
+		return map[string]resourceapi.DeviceAttribute{"numa": intAttr(int64(rng.IntN(3))), "special": boolAttr(rng.IntN(3) == 0)}
+	})
+	in := instance{features: defaultFeatures, classes: []*resourceapi.DeviceClass{gpuClass("gpu")}}
+	if rng.IntN(3) == 0 {
+		cs := nodeSlice("a-counters", 2)
+		cs.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "set", Counters: map[string]resourceapi.Counter{
+			"mem": {Value: *resource.NewQuantity(int64(2+rng.IntN(2*n)), resource.DecimalSI)}}}}
+		for i := range devs {
+			devs[i].ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: "set", Counters: map[string]resourceapi.Counter{
+				"mem": {Value: *resource.NewQuantity(int64(1+rng.IntN(3)), resource.DecimalSI)}}}}
+		}
+		in.slices = []*resourceapi.ResourceSlice{cs, nodeSlice("b-devices", 2, devs...)}
+	} else {
+		in.slices = []*resourceapi.ResourceSlice{nodeSlice("s", 1, devs...)}
+	}
+	selectors := []string{"", specialSel, `device.attributes["gpu.example.com"].numa == 1`, `!` + specialSel}
+	for c := range 1 + rng.IntN(3) {
+		var reqs []resourceapi.DeviceRequest
+		for r := range 1 + rng.IntN(3) {
+			name := fmt.Sprintf("r%d", r)
+			var rq resourceapi.DeviceRequest
+			if sel := selectors[rng.IntN(len(selectors))]; sel != "" {
+				rq = req(name, "gpu", int64(1+rng.IntN(2)), sel)
+			} else {
+				rq = req(name, "gpu", int64(1+rng.IntN(2)))
+			}
+			if rng.IntN(4) == 0 {
+				rq = resourceapi.DeviceRequest{Name: name, FirstAvailable: []resourceapi.DeviceSubRequest{
+					{Name: "big", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: int64(2 + rng.IntN(2)), Selectors: cels(specialSel)},
+					{Name: "small", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1},
+				}}
+			}
+			reqs = append(reqs, rq)
+		}
+		var cons []resourceapi.DeviceConstraint
+		switch rng.IntN(4) {
+		case 0:
+			cons = matchAttr(testDriver + "/numa")
+		case 1:
+			a := resourceapi.FullyQualifiedName(testDriver + "/numa")
+			cons = []resourceapi.DeviceConstraint{{DistinctAttribute: &a}}
+		}
+		in.claims = append(in.claims, claimOf(fmt.Sprintf("c%d", c), cons, reqs...))
+	}
+	return in
+}
+
+func describe(in instance) string {
+	var b strings.Builder
+	for _, d := range in.slices[len(in.slices)-1].Spec.Devices {
+		fmt.Fprintf(&b, "%s numa=%d special=%t; ", d.Name, *d.Attributes["numa"].IntValue, *d.Attributes["special"].BoolValue)
+	}
+	for _, c := range in.claims {
+		fmt.Fprintf(&b, "\n%s cons=%d:", c.Name, len(c.Spec.Devices.Constraints))
+		for _, r := range c.Spec.Devices.Requests {
+			if r.Exactly != nil {
+				fmt.Fprintf(&b, " %s(%d %v)", r.Name, r.Exactly.Count, r.Exactly.Selectors)
+			} else {
+				fmt.Fprintf(&b, " %s(firstAvailable)", r.Name)
+			}
+		}
+	}
+	return b.String()
+}

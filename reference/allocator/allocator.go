@@ -155,24 +155,24 @@ func (a *Allocator) AllocateExplained(ctx context.Context, node *v1.Node, claims
 
 // reqInfo is one request without subrequests, or one subrequest.
 type reqInfo struct {
-	claim      int
-	name       string // request or subrequest name
-	parent     string // parent request name for a subrequest
-	fullName   string
-	class      *resourceapi.DeviceClass
-	selectors  []resourceapi.DeviceSelector
-	selKey     string
-	all        bool
-	num        int
-	admin      bool
+	claim       int
+	name        string // request or subrequest name
+	parent      string // parent request name for a subrequest
+	fullName    string
+	class       *resourceapi.DeviceClass
+	selectors   []resourceapi.DeviceSelector
+	selKey      string
+	all         bool
+	num         int
+	admin       bool
 	tolerations []resourceapi.DeviceToleration
-	capacity   *resourceapi.CapacityRequirements
-	allDevices []int // All mode: the fixed device list
+	capacity    *resourceapi.CapacityRequirements
+	allDevices  []int // All mode: the fixed device list
 
-	cands     []int  // complete phase: statically usable devices, in order
-	candSet   []bool // indexed by device
-	group     *reqGroup
-	consIdx   []int // constraints of the claim that apply to this request
+	cands   []int  // complete phase: statically usable devices, in order
+	candSet []bool // indexed by device
+	group   *reqGroup
+	consIdx []int // constraints of the claim that apply to this request
 }
 
 // reqGroup is one request of a claim: one alternative, or the

@@ -83,9 +83,11 @@ func matchAttr(attr string, requests ...string) []resourceapi.DeviceConstraint {
 	return []resourceapi.DeviceConstraint{{Requests: requests, MatchAttribute: &a}}
 }
 
-func intAttr(v int64) resourceapi.DeviceAttribute   { return resourceapi.DeviceAttribute{IntValue: &v} }
-func boolAttr(v bool) resourceapi.DeviceAttribute   { return resourceapi.DeviceAttribute{BoolValue: &v} }
-func strAttr(v string) resourceapi.DeviceAttribute  { return resourceapi.DeviceAttribute{StringValue: &v} }
+func intAttr(v int64) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{IntValue: &v} }
+func boolAttr(v bool) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{BoolValue: &v} }
+func strAttr(v string) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{StringValue: &v}
+}
 
 func gpuDevice(i int, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) resourceapi.Device {
 	d := resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{

@@ -50,7 +50,6 @@ type search struct {
 	rejects            map[*reqInfo]map[string]int
 	rootWhy            string
 	pruneWhy           map[*reqInfo]map[string]int
-
 }
 
 type chosenDev struct {

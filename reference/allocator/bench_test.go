@@ -1,0 +1,76 @@
+package allocator
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
+)
+
+// Benchmarks put the reference allocator next to upstream on the same
+// inputs (NewAllocator once, Allocate per iteration, shared CEL cache).
+
+func benchAllocate(b *testing.B, in instance, upstream bool, nodes []*v1.Node) {
+	cache := cel.NewCache(100, cel.Features{})
+	var alloc interface {
+		Allocate(context.Context, *v1.Node, []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error)
+	}
+	var err error
+	if upstream {
+		alloc, err = structured.NewAllocator(context.Background(), in.features, in.state, classList(in.classes), in.slices, cache)
+	} else {
+		alloc, err = New(context.Background(), in.features, in.state, classList(in.classes), in.slices, cache)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := alloc.Allocate(ctx, nodes[i%len(nodes)], in.claims); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEasy(b *testing.B) {
+	oneOnEight := h5(8, 1, 0)
+	manyNodes := instance{features: defaultFeatures, classes: []*resourceapi.DeviceClass{gpuClass("gpu")},
+		claims: []*resourceapi.ResourceClaim{claimOf("c", nil, req("r", "gpu", 1))}}
+	var nodes []*v1.Node
+	for n := range 500 {
+		name := fmt.Sprintf("node-%d", n)
+		s := nodeSlice("s-"+name, 1, devicesN(10, nil)...)
+		s.Spec.NodeName = ptr.To(name)
+		s.Spec.Pool.Name = name
+		manyNodes.slices = append(manyNodes.slices, s)
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+	for _, impl := range []string{"upstream", "reference"} {
+		b.Run("1claim-8gpus/"+impl, func(b *testing.B) {
+			benchAllocate(b, oneOnEight, impl == "upstream", []*v1.Node{testNodeObj()})
+		})
+		b.Run("8claims-8gpus/"+impl, func(b *testing.B) {
+			benchAllocate(b, h5(8, 8, 0), impl == "upstream", []*v1.Node{testNodeObj()})
+		})
+		b.Run("10dev-500nodes/"+impl, func(b *testing.B) {
+			benchAllocate(b, manyNodes, impl == "upstream", nodes)
+		})
+	}
+}
+
+// BenchmarkHard runs the hard families on the reference allocator only
+// (upstream times out on most of them; see allocator-anchors.md §3.4).
+func BenchmarkHard(b *testing.B) {
+	for _, tc := range hardCases() {
+		b.Run(tc.name, func(b *testing.B) {
+			benchAllocate(b, tc.in, false, []*v1.Node{testNodeObj()})
+		})
+	}
+}

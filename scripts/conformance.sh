@@ -31,6 +31,9 @@ teardown() {
 }
 trap teardown EXIT
 
+# A cluster left behind by an interrupted run (killed session, crashed host) would bring its old
+# pods, claims and slices into this run: tear it down first; down is a no-op without one.
+$drakit cluster down
 log "starting the local cluster"
 $drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT

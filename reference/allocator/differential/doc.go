@@ -1,0 +1,20 @@
+// Package differential holds the differential tests of drakit's reference
+// allocator against upstream's (k8s.io/dynamic-resource-allocation/structured
+// v0.37.2). It has no API: everything is in its _test.go files.
+//
+// Each run generates seeded random allocation problems (scenario.Scenario)
+// covering several pools, slices and drivers, CEL selectors on attributes,
+// counts, All, firstAvailable, matchAttribute and distinctAttribute, shared
+// counters, consumable capacity, taints and tolerations, admin access, node
+// selection, incomplete pools and devices already in use. Both allocators
+// solve each one (upstream under a per-Allocate time budget); every non-nil
+// result of either must pass the independent checker
+// (reference/allocator/check), and both must agree on satisfiability unless
+// upstream ran out of time. A disagreement is shrunk (claims, requests,
+// constraints, selectors, devices, slices dropped while it persists) and
+// printed as scenario YAML that `drakit allocate -f` reads.
+//
+//	go test ./reference/allocator/differential                       # 2000 instances
+//	go test ./reference/allocator/differential -instances=20000 -seed=7
+//	go test ./reference/allocator/differential -upstream-timeout=1s
+package differential

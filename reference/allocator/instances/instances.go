@@ -29,6 +29,23 @@ const (
 	MaxResults = 32
 )
 
+// SchedulerFeatures is the feature set kube-scheduler 1.37 passes with its
+// default feature gates (AdminAccess, DeviceTaints, PartitionableDevices,
+// PrioritizedList, and the beta ConsumableCapacity, DeviceBindingAndStatus
+// and FractionalCapacityRange); with it structured.NewAllocator picks the
+// incubating variant, the one the scheduler runs. Every instance uses it.
+func SchedulerFeatures() scenario.Features {
+	return scenario.Features{
+		AdminAccess:             true,
+		ConsumableCapacity:      true,
+		DeviceBindingAndStatus:  true,
+		DeviceTaints:            true,
+		FractionalCapacityRange: true,
+		PartitionableDevices:    true,
+		PrioritizedList:         true,
+	}
+}
+
 // ErrBadParameter is wrapped by every error about a generator's parameters.
 var ErrBadParameter = errors.New("bad instance parameter")
 
@@ -202,7 +219,6 @@ func H4(n, k int) (*scenario.Scenario, error) {
 		return nil, err
 	}
 	s := base(fmt.Sprintf("H4 n=%d k=%d", n, k), k <= n-1, nil)
-	s.Features.PartitionableDevices = true
 	pool := poolOf(NodeName)
 	const cpusPerSet = 32
 	var counterSets []resourceapi.CounterSet
@@ -304,7 +320,6 @@ func FragMIG(n, k int) (*scenario.Scenario, error) {
 	}
 	const slots = 8
 	s := base(fmt.Sprintf("frag-mig n=%d k=%d", n, k), k <= slots*(n-1), nil)
-	s.Features.PartitionableDevices = true
 	s.DeviceClasses = append(s.DeviceClasses, class("mig-1g", `device.attributes["gpu.example.com"].profile == "1g"`),
 		class("mig-8g", `device.attributes["gpu.example.com"].profile == "8g"`))
 	var counterSets []resourceapi.CounterSet
@@ -421,6 +436,7 @@ func base(name string, satisfiable bool, slices []*resourceapi.ResourceSlice) *s
 		Kind:           scenario.Kind,
 		Name:           name,
 		Satisfiable:    ptr.To(satisfiable),
+		Features:       SchedulerFeatures(),
 		Node:           node(NodeName),
 		DeviceClasses:  []*resourceapi.DeviceClass{class(ClassName, `device.driver == "gpu.example.com"`)},
 		ResourceSlices: slices,

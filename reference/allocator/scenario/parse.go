@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -136,11 +137,38 @@ func parse(source string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
-// Marshal writes s as YAML: keys of structs in declaration order, map keys
-// sorted, so the same scenario always gives the same bytes. Parse reads the
+// Marshal writes s as YAML with sorted keys, so the same scenario always
+// gives the same bytes, and without the noise of zero-valued API structs
+// (a node's empty spec and status, a claim's empty status). Parse reads the
 // output back into an equal scenario.
 func Marshal(s *Scenario) ([]byte, error) {
-	out, err := yaml.Marshal(s)
+	js, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("marshal scenario %q: %w", s.Name, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, fmt.Errorf("marshal scenario %q: %w", s.Name, err)
+	}
+	if node, ok := doc["node"].(map[string]any); ok && s.Node != nil {
+		if reflect.DeepEqual(s.Node.Status, v1.NodeStatus{}) {
+			delete(node, "status")
+		}
+		if reflect.DeepEqual(s.Node.Spec, v1.NodeSpec{}) {
+			delete(node, "spec")
+		}
+	}
+	for _, key := range []string{"claims", "allocatedClaims"} {
+		list, _ := doc[key].([]any)
+		for _, c := range list {
+			if obj, ok := c.(map[string]any); ok {
+				if st, ok := obj["status"].(map[string]any); ok && len(st) == 0 {
+					delete(obj, "status")
+				}
+			}
+		}
+	}
+	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("marshal scenario %q: %w", s.Name, err)
 	}

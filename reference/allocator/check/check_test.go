@@ -374,8 +374,10 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleAll},
 		},
 		{
-			name:    "class selector fails",
-			modify:  func(in *Input) { in.Classes[0].Spec.Selectors[0].CEL.Expression = `device.attributes["` + drv + `"].numa == 1` },
+			name: "class selector fails",
+			modify: func(in *Input) {
+				in.Classes[0].Spec.Selectors[0].CEL.Expression = `device.attributes["` + drv + `"].numa == 1`
+			},
 			results: []resourceapi.AllocationResult{alloc(res("r", "gpu-0"))},
 			want:    []Rule{RuleClass},
 		},
@@ -448,8 +450,10 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleInUse},
 		},
 		{
-			name:    "device already allocated",
-			modify:  func(in *Input) { in.AllocatedState.AllocatedDevices = sets.New(structured.MakeDeviceID(drv, node, "gpu-0")) },
+			name: "device already allocated",
+			modify: func(in *Input) {
+				in.AllocatedState.AllocatedDevices = sets.New(structured.MakeDeviceID(drv, node, "gpu-0"))
+			},
 			results: []resourceapi.AllocationResult{alloc(res("r", "gpu-0"))},
 			want:    []Rule{RuleInUse},
 		},
@@ -511,9 +515,13 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleShareID},
 		},
 		{
-			name:    "shareID on an exclusive device",
-			results: []resourceapi.AllocationResult{alloc(func() resourceapi.DeviceRequestAllocationResult { r := res("r", "gpu-0"); r.ShareID = shareID(1); return r }())},
-			want:    []Rule{RuleShareID},
+			name: "shareID on an exclusive device",
+			results: []resourceapi.AllocationResult{alloc(func() resourceapi.DeviceRequestAllocationResult {
+				r := res("r", "gpu-0")
+				r.ShareID = shareID(1)
+				return r
+			}())},
+			want: []Rule{RuleShareID},
 		},
 		{
 			name:    "counters exceeded",
@@ -531,8 +539,10 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleCounters},
 		},
 		{
-			name:    "untolerated taint",
-			modify:  func(in *Input) { in.Slices[0].Spec.Devices[0].Taints = []resourceapi.DeviceTaint{{Key: "broken", Effect: resourceapi.DeviceTaintEffectNoExecute}} },
+			name: "untolerated taint",
+			modify: func(in *Input) {
+				in.Slices[0].Spec.Devices[0].Taints = []resourceapi.DeviceTaint{{Key: "broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}
+			},
 			results: []resourceapi.AllocationResult{alloc(res("r", "gpu-0"))},
 			want:    []Rule{RuleTaint},
 		},
@@ -546,9 +556,13 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleTaint},
 		},
 		{
-			name:    "adminAccess without admin request",
-			results: []resourceapi.AllocationResult{alloc(func() resourceapi.DeviceRequestAllocationResult { r := res("r", "gpu-0"); r.AdminAccess = ptr.To(true); return r }())},
-			want:    []Rule{RuleAdminAccess},
+			name: "adminAccess without admin request",
+			results: []resourceapi.AllocationResult{alloc(func() resourceapi.DeviceRequestAllocationResult {
+				r := res("r", "gpu-0")
+				r.AdminAccess = ptr.To(true)
+				return r
+			}())},
+			want: []Rule{RuleAdminAccess},
 		},
 		{
 			name:    "admin request without adminAccess in the result",
@@ -583,8 +597,11 @@ func TestCheck(t *testing.T) {
 			want:    []Rule{RuleFeature},
 		},
 		{
-			name:    "taints ignored without DeviceTaints",
-			modify:  func(in *Input) { in.Slices[0].Spec.Devices[0].Taints = []resourceapi.DeviceTaint{{Key: "broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}; in.Features.DeviceTaints = false },
+			name: "taints ignored without DeviceTaints",
+			modify: func(in *Input) {
+				in.Slices[0].Spec.Devices[0].Taints = []resourceapi.DeviceTaint{{Key: "broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}
+				in.Features.DeviceTaints = false
+			},
 			results: []resourceapi.AllocationResult{alloc(res("r", "gpu-0"))},
 		},
 	}

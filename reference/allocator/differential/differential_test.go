@@ -72,6 +72,12 @@ func reference(ctx context.Context, f structured.Features, state structured.Allo
 	return a.Allocate(ctx, s.Node, s.Claims)
 }
 
+// The allocators verdict compares; tests of the harness replace them.
+var (
+	upstreamUnderTest  allocateFunc = upstream
+	referenceUnderTest allocateFunc = reference
+)
+
 func run(s *scenario.Scenario, allocate allocateFunc, limit time.Duration) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -91,8 +97,8 @@ func run(s *scenario.Scenario, allocate allocateFunc, limit time.Duration) outco
 // is well, otherwise the problem; upstreamTimedOut says the satisfiability
 // comparison was skipped; kind is the reference's verdict.
 func verdict(s *scenario.Scenario) (problem string, upstreamTimedOut bool, kind string) {
-	up := run(s, upstream, *flagUpstream)
-	ref := run(s, reference, *flagReference)
+	up := run(s, upstreamUnderTest, *flagUpstream)
+	ref := run(s, referenceUnderTest, *flagReference)
 	var problems []string
 	for _, o := range []struct {
 		name string

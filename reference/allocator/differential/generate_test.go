@@ -30,8 +30,8 @@ type gen struct {
 	r *rand.Rand
 }
 
-func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
-func (g *gen) intn(n int) int        { return g.r.IntN(n) }
+func (g *gen) chance(p float64) bool  { return g.r.Float64() < p }
+func (g *gen) intn(n int) int         { return g.r.IntN(n) }
 func (g *gen) between(lo, hi int) int { return lo + g.r.IntN(hi-lo+1) }
 
 // generate returns a small random scenario; the same seed gives the same

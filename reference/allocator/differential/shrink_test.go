@@ -79,7 +79,10 @@ func candidates(s *scenario.Scenario) []*scenario.Scenario {
 		}
 	}
 	for i := range s.AllocatedClaims {
-		try(func(c *scenario.Scenario) bool { c.AllocatedClaims = slices.Delete(c.AllocatedClaims, i, i+1); return true })
+		try(func(c *scenario.Scenario) bool {
+			c.AllocatedClaims = slices.Delete(c.AllocatedClaims, i, i+1)
+			return true
+		})
 	}
 	for i, sl := range s.ResourceSlices {
 		try(func(c *scenario.Scenario) bool {

@@ -58,6 +58,13 @@ func (s *search) buildCandidates() error {
 			}
 		}
 	}
+	for ci := range s.cons {
+		for _, con := range s.cons[ci] {
+			if !con.match {
+				con.internValues(s)
+			}
+		}
+	}
 	s.computeSignatures()
 	return nil
 }
@@ -275,7 +282,10 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 	if why := s.counterBound(groups); why != "" {
 		return why
 	}
-	if got := s.matching(groups); got < total {
+	if why := s.distinctBound(ci, nextReq, r, k, order, start); why != "" {
+		return why
+	}
+	if got := s.matching(groups, len(s.devs)); got < total {
 		return fmt.Sprintf("the remaining requests need %d distinct devices, at most %d of the usable devices can be assigned to them at once", total, got)
 	}
 	return ""
@@ -321,26 +331,29 @@ func (s *search) counterBound(groups []bgroup) string {
 }
 
 // matching returns the size of a maximum assignment of group slots to
-// distinct devices (augmenting paths).
-func (s *search) matching(groups []bgroup) int {
+// distinct elements of [0, domain) (augmenting paths): devices, or values
+// of a distinctAttribute constraint.
+func (s *search) matching(groups []bgroup, domain int) int {
 	var slotGroup []int
 	for gi, g := range groups {
 		for range g.need {
 			slotGroup = append(slotGroup, gi)
 		}
 	}
-	owner := make(map[int]int, len(slotGroup))
-	var visit []bool
+	owner := make([]int, domain)
+	for i := range owner {
+		owner[i] = -1
+	}
+	visit := make([]bool, domain)
 	var try func(slot int) bool
 	try = func(slot int) bool {
-		for _, di := range groups[slotGroup[slot]].cands {
-			if visit[di] {
+		for _, x := range groups[slotGroup[slot]].cands {
+			if visit[x] {
 				continue
 			}
-			visit[di] = true
-			o, taken := owner[di]
-			if !taken || try(o) {
-				owner[di] = slot
+			visit[x] = true
+			if o := owner[x]; o < 0 || try(o) {
+				owner[x] = slot
 				return true
 			}
 		}
@@ -349,9 +362,9 @@ func (s *search) matching(groups []bgroup) int {
 	matched := 0
 	for slot := range slotGroup {
 		direct := false
-		for _, di := range groups[slotGroup[slot]].cands {
-			if _, taken := owner[di]; !taken {
-				owner[di] = slot
+		for _, x := range groups[slotGroup[slot]].cands {
+			if owner[x] < 0 {
+				owner[x] = slot
 				direct = true
 				break
 			}
@@ -360,7 +373,7 @@ func (s *search) matching(groups []bgroup) int {
 			matched++
 			continue
 		}
-		visit = make([]bool, len(s.devs))
+		clear(visit)
 		if try(slot) {
 			matched++
 		} else {
@@ -368,6 +381,86 @@ func (s *search) matching(groups []bgroup) int {
 		}
 	}
 	return matched
+}
+
+// distinctBound checks every distinctAttribute constraint of the claims
+// still to place: each device still needed by a request the constraint
+// applies to takes at least one attribute value of its own, so the slots
+// must be matchable to distinct values that usable candidates still offer
+// (values not yet taken in the claim, devices not taken by another claim
+// unless admin access or shared). nextReq is the first request of claim ci
+// after the partially placed request r (k devices of it placed, the rest
+// from order[start:]).
+func (s *search) distinctBound(ci, nextReq int, r *reqInfo, k int, order []int, start int) string {
+	for c := ci; c < len(s.claims); c++ {
+		for _, con := range s.cons[c] {
+			if con.match {
+				continue
+			}
+			var groups []bgroup
+			total := 0
+			add := func(need int, subs []*reqInfo, cands func(sr *reqInfo) []int) {
+				if need <= 0 {
+					return
+				}
+				g := bgroup{need: need, r: subs[0]}
+				seen := make([]bool, con.nvals)
+				for _, sr := range subs {
+					if !con.applies(sr) {
+						continue
+					}
+					for _, di := range cands(sr) {
+						if !sr.admin && !s.devs[di].multi && len(s.use[di]) > 0 {
+							continue
+						}
+						if !con.accepts(con.val(s, di)) {
+							continue
+						}
+						for _, v := range con.valIDs[di] {
+							if !seen[v] {
+								seen[v] = true
+								g.cands = append(g.cands, int(v))
+							}
+						}
+					}
+				}
+				groups = append(groups, g)
+				total += need
+			}
+			from := 0
+			if c == ci {
+				from = nextReq
+				if r != nil && con.applies(r) {
+					if r.all {
+						add(len(r.allDevices)-k, []*reqInfo{r}, func(*reqInfo) []int { return r.allDevices[k:] })
+					} else {
+						add(r.num-k, []*reqInfo{r}, func(*reqInfo) []int { return order[start:] })
+					}
+				}
+			}
+			for _, g := range s.reqs[c][from:] {
+				need := -1
+				for _, sr := range g.subs {
+					n := 0
+					if con.applies(sr) {
+						n = sr.num
+					}
+					if need < 0 || n < need {
+						need = n
+					}
+				}
+				add(need, g.subs, func(sr *reqInfo) []int { return sr.cands })
+			}
+			if total == 0 {
+				continue
+			}
+			if got := s.matching(groups, con.nvals); got < total {
+				return fmt.Sprintf("claim %s, constraint #%d %s: the remaining requests need %d device(s) with distinct values, at most %d distinct values are usable",
+					klog.KObj(s.claims[c]), con.index, con.kind(), total, got)
+			}
+		}
+	}
+	return ""
 }
 
 // packingOrder orders the candidates of r for ModePacking: devices drawing

@@ -383,6 +383,10 @@ type constraint struct {
 	list     bool // DRAListTypeAttributes: set semantics
 	vals     []*attrVal
 
+	// distinct: every device's values as small integers, for the bound.
+	valIDs [][]int32
+	nvals  int
+
 	n     int
 	first string     // scalar match: key of the first device
 	stack [][]string // list match: running intersections
@@ -413,6 +417,24 @@ func (c *constraint) val(s *search, di int) *attrVal {
 	v := makeAttrVal(lookupAttribute(s.devs[di], c.attr))
 	c.vals[di] = v
 	return v
+}
+
+// internValues numbers the values of the constraint attribute over all
+// devices (distinctBound matches device slots to these numbers).
+func (c *constraint) internValues(s *search) {
+	ids := map[string]int32{}
+	c.valIDs = make([][]int32, len(s.devs))
+	for di := range s.devs {
+		for _, k := range c.val(s, di).set {
+			id, ok := ids[k]
+			if !ok {
+				id = int32(len(ids))
+				ids[k] = id
+			}
+			c.valIDs[di] = append(c.valIDs[di], id)
+		}
+	}
+	c.nvals = len(ids)
 }
 
 // accepts reports whether add would succeed, without changing state.

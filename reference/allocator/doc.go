@@ -55,8 +55,10 @@
 //     is checked — per-request counts of usable devices (free, counters
 //     left, compatible with the claim's constraint state, i.e. candidates
 //     grouped by the matchAttribute value already fixed), lower bounds of
-//     counter consumption per counter, and a bipartite matching of device
-//     slots to distinct free devices — and the branch is cut when it fails;
+//     counter consumption per counter, a bipartite matching of device
+//     slots to distinct free devices, and per distinctAttribute constraint
+//     a matching of the slots it governs to distinct attribute values still
+//     offered by usable candidates — and the branch is cut when it fails;
 //     devices that are interchangeable (same candidate membership for every
 //     request, same counters, compatibility groups and constraint attribute
 //     values) are tried once per step (symmetry breaking across identical

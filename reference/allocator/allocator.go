@@ -162,6 +162,8 @@ type reqInfo struct {
 	class       *resourceapi.DeviceClass
 	selectors   []resourceapi.DeviceSelector
 	selKey      string
+	classMemo   []int8 // selector results per device, see search.memo
+	selMemo     []int8
 	all         bool
 	num         int
 	admin       bool

@@ -26,6 +26,9 @@ var (
 // An error means the request cannot be evaluated (fatal, like upstream).
 func capacityFits(current structured.ConsumedCapacity, req *resourceapi.CapacityRequirements, _ *bool,
 	capacity map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, allocating structured.ConsumedCapacity, fractional bool) (bool, error) {
+	if (req == nil || len(req.Requests) == 0) && len(current) == 0 && len(allocating) == 0 && wholeCapacityFits(capacity) {
+		return true, nil
+	}
 	if req != nil {
 		for name := range req.Requests {
 			if _, ok := capacity[name]; !ok {
@@ -54,6 +57,19 @@ func capacityFits(current structured.ConsumedCapacity, req *resourceapi.Capacity
 		}
 	}
 	return true, nil
+}
+
+// wholeCapacityFits is the common case of capacityFits without a request
+// on an unused device: without request policies, every capacity is
+// consumed whole, which fits unless a value is negative (an error the
+// full path reports).
+func wholeCapacityFits(capacity map[resourceapi.QualifiedName]resourceapi.DeviceCapacity) bool {
+	for _, c := range capacity {
+		if c.RequestPolicy != nil || c.Value.Sign() < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // consumedCapacity resolves what one allocation of a device consumes of

@@ -210,14 +210,20 @@ func (s *search) selectable(r *reqInfo, di int) (bool, error) {
 	if !s.features.DeviceBindingAndStatus && len(d.api.BindingConditions) > 0 {
 		return false, nil
 	}
-	ok, err := s.memoEval("c\x00"+r.class.Name, di, func() (bool, error) {
+	if r.classMemo == nil {
+		r.classMemo = s.memo("c\x00" + r.class.Name)
+	}
+	ok, err := memoEval(r.classMemo, di, func() (bool, error) {
 		return s.evalSelectors(r, r.class, r.class.Spec.Selectors, d)
 	})
 	if err != nil || !ok {
 		return false, err
 	}
 	if len(r.selectors) > 0 {
-		ok, err = s.memoEval("r\x00"+r.selKey, di, func() (bool, error) {
+		if r.selMemo == nil {
+			r.selMemo = s.memo("r\x00" + r.selKey)
+		}
+		ok, err = memoEval(r.selMemo, di, func() (bool, error) {
 			return s.evalSelectors(r, nil, r.selectors, d)
 		})
 		if err != nil || !ok {
@@ -230,12 +236,18 @@ func (s *search) selectable(r *reqInfo, di int) (bool, error) {
 	return d.nodeOK, nil
 }
 
-func (s *search) memoEval(key string, di int, eval func() (bool, error)) (bool, error) {
+// memo returns the per-device result memo of one selector list (a class's
+// or a request's), shared by all requests with the same list.
+func (s *search) memo(key string) []int8 {
 	m := s.selMemo[key]
 	if m == nil {
 		m = make([]int8, len(s.devs))
 		s.selMemo[key] = m
 	}
+	return m
+}
+
+func memoEval(m []int8, di int, eval func() (bool, error)) (bool, error) {
 	switch m[di] {
 	case 1:
 		return true, nil

@@ -44,8 +44,13 @@
 // the first one in upstream's enumeration order (claims, requests,
 // firstAvailable alternatives in order, then devices in published order,
 // combinations within one request). It gets there in two phases that
-// enumerate in that same order:
+// enumerate in that same order, after a counting pre-check:
 //
+//  0. Before any selector is evaluated: unless a device allows multiple
+//     allocations, the requests without admin access (smallest
+//     firstAvailable alternative) must not need more devices than the node
+//     has unallocated. This rejects "n+1 single-device claims on n
+//     devices" (H5, H5c) in microseconds.
 //  1. A lazy depth-first search that evaluates selectors only for the
 //     devices it looks at (as upstream does), bounded to 32+4·devices
 //     candidate examinations. Easy inputs end here at upstream's cost or
@@ -87,6 +92,9 @@
 //     selectors, so a CEL runtime error on a device that upstream's search
 //     would not have reached (because it found a solution first) is still
 //     reported. The lazy phase reports exactly the errors upstream hits.
+//     Conversely, claims that the counting pre-check rejects get nil
+//     without any selector being evaluated, where upstream might first hit
+//     a CEL runtime error and return it.
 //   - Counters are compared as int64 at a per-counter decimal scale that
 //     represents every value of that counter exactly (values beyond about
 //     9·10^18 of their finest scale are rounded).

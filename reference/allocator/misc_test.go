@@ -67,7 +67,13 @@ func TestExplain(t *testing.T) {
 		in   instance
 		want []string
 	}{
-		{"too many claims", h5(8, 9, 0), []string{"distinct devices"}},
+		{"too many claims", h5(8, 9, 0), []string{"need at least 9 devices", "only 8"}},
+		{"too many claims, one spare device of another class", func() instance {
+			in := h5(8, 9, 0)
+			in.slices[0].Spec.Devices = append(in.slices[0].Spec.Devices, resourceapi.Device{Name: "other"})
+			in.classes[0] = gpuClass("gpu", `"index" in device.attributes["gpu.example.com"]`)
+			return in
+		}(), []string{"distinct devices"}},
 		{"count above devices", h5(8, 0, 9), []string{"request r", "needs 9"}},
 		{"selectors match nothing", func() instance {
 			in := h1(8, 1)

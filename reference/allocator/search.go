@@ -93,6 +93,10 @@ func (s *search) run() (bool, error) {
 	if err := s.ctx.Err(); err != nil {
 		return false, fmt.Errorf("filter operation aborted: %w", context.Cause(s.ctx))
 	}
+	if why := s.countCheck(); why != "" {
+		s.rootWhy = why
+		return false, nil
+	}
 	if s.a.opts.Mode == ModeFirstFit && !s.a.completeOnly {
 		s.lazyLimit = 32 + 4*len(s.devs)
 		ok, err := s.doClaim(0)
@@ -109,6 +113,48 @@ func (s *search) run() (bool, error) {
 		return false, nil
 	}
 	return s.doClaim(0)
+}
+
+// countCheck is the counting pre-check, done before any selector is
+// evaluated: every request without admin access needs its own devices
+// (the smallest firstAvailable alternative counts), and unless a device
+// can be shared (allowMultipleAllocations) each of them must be a
+// different device not allocated already. It returns why the claims
+// cannot fit, or "".
+func (s *search) countCheck() string {
+	free := 0
+	for _, d := range s.devs {
+		if d.multi {
+			return ""
+		}
+		if !d.inState {
+			free++
+		}
+	}
+	need := 0
+	for ci := range s.reqs {
+		for _, g := range s.reqs[ci] {
+			n := -1
+			for _, r := range g.subs {
+				k := r.num
+				if r.admin {
+					k = 0
+				}
+				if n < 0 || k < n {
+					n = k
+				}
+			}
+			if n > free {
+				return fmt.Sprintf("claim %s, request %s: needs %d devices, only %d devices on node %s are unallocated",
+					klog.KObj(s.claims[ci]), g.subs[0].nameForExplain(), n, free, s.node.Name)
+			}
+			need += n
+		}
+	}
+	if need <= free {
+		return ""
+	}
+	return fmt.Sprintf("the claims need at least %d devices, only %d devices on node %s are unallocated", need, free, s.node.Name)
 }
 
 func (s *search) doClaim(ci int) (bool, error) {

@@ -22,14 +22,19 @@ import (
 // Allocator is the reference allocator. It is safe for concurrent use;
 // New does the per-cluster work once, Allocate the per-node work.
 type Allocator struct {
-	opts          Options
-	features      structured.Features
-	state         structured.AllocatedState
-	classLister   structured.DeviceClassLister
-	celCache      *cel.Cache
-	slicesOnNode  map[string][]*sliceInfo
-	slicesShared  []*sliceInfo
+	opts         Options
+	features     structured.Features
+	state        structured.AllocatedState
+	classLister  structured.DeviceClassLister
+	celCache     *cel.Cache
+	slicesOnNode map[string][]*resourceapi.ResourceSlice
+	slicesShared []*resourceapi.ResourceSlice
+	allSlices    []*resourceapi.ResourceSlice
+
+	// Built on first use (most nodes never need them).
+	poolIndexOnce sync.Once
 	slicesByPool  map[poolKey][]*sliceInfo
+	sharedOnce    sync.Once
 	sharedInState map[structured.DeviceID]bool
 
 	// completeOnly skips the lazy first phase (tests use it to run the
@@ -67,33 +72,23 @@ func NewWithOptions(ctx context.Context,
 	if celCache == nil {
 		return nil, errors.New("create reference allocator: CEL cache is nil")
 	}
+	// Like upstream's incubating variant, New only groups the slices by
+	// node name; pools are gathered and converted per Allocate call.
 	a := &Allocator{
-		opts:          opts,
-		features:      features,
-		state:         allocatedState,
-		classLister:   classLister,
-		celCache:      celCache,
-		slicesOnNode:  map[string][]*sliceInfo{},
-		slicesByPool:  map[poolKey][]*sliceInfo{},
-		sharedInState: map[structured.DeviceID]bool{},
+		opts:         opts,
+		features:     features,
+		state:        allocatedState,
+		classLister:  classLister,
+		celCache:     celCache,
+		slicesOnNode: map[string][]*resourceapi.ResourceSlice{},
+		allSlices:    slices,
 	}
 	for _, s := range slices {
-		si := &sliceInfo{
-			s:      s,
-			key:    poolKey{s.Spec.Driver, s.Spec.Pool.Name},
-			gen:    s.Spec.Pool.Generation,
-			count:  s.Spec.Pool.ResourceSliceCount,
-			compat: sliceUsesCompat(s),
-		}
-		a.slicesByPool[si.key] = append(a.slicesByPool[si.key], si)
 		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
-			a.slicesOnNode[n] = append(a.slicesOnNode[n], si)
+			a.slicesOnNode[n] = append(a.slicesOnNode[n], s)
 		} else {
-			a.slicesShared = append(a.slicesShared, si)
+			a.slicesShared = append(a.slicesShared, s)
 		}
-	}
-	for id := range allocatedState.AllocatedSharedDeviceIDs {
-		a.sharedInState[id.GetDeviceID()] = true
 	}
 	klog.FromContext(ctx).V(5).Info("Created reference allocator", "numSlices", len(slices), "mode", opts.Mode)
 	return a, nil

@@ -43,7 +43,7 @@ func (s *search) buildCandidates() error {
 					if s.features.ConsumableCapacity {
 						fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, nil, s.features.FractionalCapacityRange)
 						if err != nil {
-							return fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+							return fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.ID(), err)
 						}
 						if !fits {
 							continue

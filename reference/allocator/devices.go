@@ -8,6 +8,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	draapi "k8s.io/dynamic-resource-allocation/api"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -38,6 +39,14 @@ type device struct {
 	attrKeys   []string // packing mode: "name=value" keys, lazily
 }
 
+// ID returns the device's ID, making it on first use.
+func (d *device) ID() structured.DeviceID {
+	if d.id == (structured.DeviceID{}) {
+		d.id = structured.MakeDeviceID(d.pool.key.driver, d.pool.key.pool, d.api.Name)
+	}
+	return d.id
+}
+
 type counterUse struct {
 	c   int
 	amt int64
@@ -51,28 +60,46 @@ type compatUse struct {
 func (s *search) buildDevices() error {
 	s.ct = s.a.buildCounters(s.pools)
 	compatSets := map[string]int{}
+	total := 0
+	for _, p := range s.pools {
+		if !p.incomplete && !p.invalid {
+			for _, si := range p.slices {
+				total += len(si.s.Spec.Devices)
+			}
+		}
+	}
+	store := make([]device, total)
+	s.devs = make([]*device, 0, total)
+	st := &s.a.state
+	// Device IDs are interned strings, costly to make: without allocated
+	// devices they are only needed for messages, made on demand.
+	stateEmpty := len(st.AllocatedDevices) == 0 && len(st.AggregatedCapacity) == 0 && len(st.AllocatedSharedDeviceIDs) == 0
 	for _, p := range s.pools {
 		p.firstDev = len(s.devs)
 		if p.incomplete || p.invalid {
 			p.endDev = p.firstDev
 			continue
 		}
+		driverID, poolID := draapi.MakeUniqueString(p.key.driver), draapi.MakeUniqueString(p.key.pool)
 		for _, si := range p.slices {
 			perDevice := ptr.Deref(si.s.Spec.PerDeviceNodeSelection, false)
 			for i := range si.s.Spec.Devices {
 				api := &si.s.Spec.Devices[i]
-				d := &device{
-					id:     structured.MakeDeviceID(p.key.driver, p.key.pool, api.Name),
+				d := &store[len(s.devs)]
+				*d = device{
 					api:    api,
 					slice:  si,
 					pool:   p,
 					multi:  s.features.ConsumableCapacity && ptr.Deref(api.AllowMultipleAllocations, false),
 					nodeOK: true,
 				}
-				d.inState = s.a.state.AllocatedDevices.Has(d.id)
-				d.capBase = s.a.state.AggregatedCapacity[d.id]
-				_, hasAgg := s.a.state.AggregatedCapacity[d.id]
-				d.sharedBase = hasAgg || s.a.sharedInState[d.id]
+				if !stateEmpty {
+					d.id = structured.DeviceID{Driver: driverID, Pool: poolID, Device: draapi.MakeUniqueString(api.Name)}
+					d.inState = st.AllocatedDevices.Has(d.id)
+					capBase, hasAgg := st.AggregatedCapacity[d.id]
+					d.capBase = capBase
+					d.sharedBase = hasAgg || s.a.sharedAllocated(d.id)
+				}
 				if perDevice {
 					d.nodeOK, d.nodeErr = nodeMatches(s.node, ptr.Deref(api.NodeName, ""), ptr.Deref(api.AllNodes, false), api.NodeSelector)
 				}
@@ -292,9 +319,9 @@ func (s *search) evalSelectors(r *reqInfo, class *resourceapi.DeviceClass, sels 
 		if err != nil {
 			err = cel.EnhanceRuntimeError(err)
 			if class != nil {
-				return false, fmt.Errorf("class %s: selector #%d on device %s: CEL runtime error: %w", class.Name, i, d.id, err)
+				return false, fmt.Errorf("class %s: selector #%d on device %s: CEL runtime error: %w", class.Name, i, d.ID(), err)
 			}
-			return false, fmt.Errorf("claim %s: selector #%d on device %s: CEL runtime error: %w", klog.KObj(claim), i, d.id, err)
+			return false, fmt.Errorf("claim %s: selector #%d on device %s: CEL runtime error: %w", klog.KObj(claim), i, d.ID(), err)
 		}
 		if !matches {
 			return false, nil

@@ -6,10 +6,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/utils/ptr"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -235,4 +242,72 @@ func describe(in instance) string {
 		}
 	}
 	return b.String()
+}
+
+// TestConcurrentAllocate: one allocator serves Allocate calls for several
+// nodes at once (the scheduler's parallel Filter), including the indexes
+// built on first use (all slices of an incomplete-looking pool, shared
+// device IDs of the allocated state); every call gets its own node's
+// devices. Run with -race.
+func TestConcurrentAllocate(t *testing.T) {
+	in := instance{features: defaultFeatures, classes: []*resourceapi.DeviceClass{gpuClass("gpu")}}
+	const nodes = 6
+	for n := range nodes {
+		node := fmt.Sprintf("node-%d", n)
+		for part := range 2 {
+			s := nodeSlice(fmt.Sprintf("%s-%d", node, part), 2, devicesN(2, nil)...)
+			for i := range s.Spec.Devices {
+				s.Spec.Devices[i].Name = fmt.Sprintf("gpu-%d-%d", part, i)
+			}
+			s.Spec.Pool.Name, s.Spec.NodeName = node, ptr.To(node)
+			in.slices = append(in.slices, s)
+		}
+	}
+	// node-0's pool has its second slice published for another node: the
+	// pool is complete only counting that slice.
+	in.slices[1].Spec.NodeName = ptr.To("elsewhere")
+	in.state.AllocatedDevices = sets.New(structured.MakeDeviceID(testDriver, "node-1", "gpu-0-0"))
+	in.state.AllocatedSharedDeviceIDs = sets.New(structured.MakeSharedDeviceID(structured.MakeDeviceID(testDriver, "node-2", "gpu-0-0"), ptr.To(types.UID("share"))))
+	in.claims = []*resourceapi.ResourceClaim{claimOf("c", nil, req("r", "gpu", 1))}
+	a := in.newRef(t, DefaultOptions())
+	up := in.newUpstream(t)
+	want := map[string]string{}
+	for n := range nodes {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", n)}}
+		res, err := up.Allocate(context.Background(), node, in.claims)
+		if err != nil || len(res) != 1 {
+			t.Fatalf("upstream on %s: %v, %v", node.Name, res, err)
+		}
+		want[node.Name] = res[0].Devices.Results[0].Device
+	}
+	if want["node-1"] != "gpu-0-1" {
+		t.Fatalf("upstream picked %s on node-1, the test expects the allocated gpu-0-0 to be skipped", want["node-1"])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, nodes*20)
+	for n := range nodes {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", n)}}
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := a.Allocate(context.Background(), node, in.claims)
+				switch {
+				case err != nil:
+					errs <- fmt.Errorf("node %s: %w", node.Name, err)
+				case len(res) != 1 || len(res[0].Devices.Results) != 1:
+					errs <- fmt.Errorf("node %s: results %+v", node.Name, res)
+				case res[0].Devices.Results[0].Pool != node.Name:
+					errs <- fmt.Errorf("node %s: got device of pool %s", node.Name, res[0].Devices.Results[0].Pool)
+				case res[0].Devices.Results[0].Device != want[node.Name]:
+					errs <- fmt.Errorf("node %s: got device %s, want %s", node.Name, res[0].Devices.Results[0].Device, want[node.Name])
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

@@ -61,6 +61,29 @@ func nodeMatches(node *v1.Node, nodeName string, allNodes bool, sel *v1.NodeSele
 	return false, nil
 }
 
+func newSliceInfo(s *resourceapi.ResourceSlice) *sliceInfo {
+	return &sliceInfo{
+		s:      s,
+		key:    poolKey{s.Spec.Driver, s.Spec.Pool.Name},
+		gen:    s.Spec.Pool.Generation,
+		count:  s.Spec.Pool.ResourceSliceCount,
+		compat: sliceUsesCompat(s),
+	}
+}
+
+// poolSlices returns all slices of the cluster in pool key, indexing them
+// on first use.
+func (a *Allocator) poolSlices(key poolKey) []*sliceInfo {
+	a.poolIndexOnce.Do(func() {
+		a.slicesByPool = map[poolKey][]*sliceInfo{}
+		for _, s := range a.allSlices {
+			si := newSliceInfo(s)
+			a.slicesByPool[si.key] = append(a.slicesByPool[si.key], si)
+		}
+	})
+	return a.slicesByPool[key]
+}
+
 func sliceUsesCompat(s *resourceapi.ResourceSlice) bool {
 	for i := range s.Spec.Devices {
 		for _, c := range s.Spec.Devices[i].ConsumesCounters {
@@ -78,12 +101,11 @@ func sliceUsesCompat(s *resourceapi.ResourceSlice) bool {
 func (a *Allocator) gatherPools(node *v1.Node) ([]*pool, error) {
 	byKey := map[poolKey][]*sliceInfo{}
 	var order []poolKey
-	consider := func(si *sliceInfo) error {
-		s := si.s
+	consider := func(s *resourceapi.ResourceSlice) error {
 		if !a.features.PartitionableDevices && (s.Spec.PerDeviceNodeSelection != nil || len(s.Spec.SharedCounters) > 0) {
 			return nil
 		}
-		if !a.features.CompatibilityGroups && si.compat {
+		if !a.features.CompatibilityGroups && sliceUsesCompat(s) {
 			return nil
 		}
 		relevant := false
@@ -111,6 +133,7 @@ func (a *Allocator) gatherPools(node *v1.Node) ([]*pool, error) {
 		if !relevant {
 			return nil
 		}
+		si := newSliceInfo(s)
 		cur := byKey[si.key]
 		switch {
 		case cur == nil:
@@ -142,7 +165,7 @@ func (a *Allocator) gatherPools(node *v1.Node) ([]*pool, error) {
 		var all []*sliceInfo
 		if int64(len(sl)) != sl[0].count {
 			obsolete := false
-			for _, si := range a.slicesByPool[key] {
+			for _, si := range a.poolSlices(key) {
 				switch {
 				case si.gen == gen:
 					if a.features.CompatibilityGroups || !si.compat {
@@ -216,15 +239,19 @@ func (a *Allocator) buildPool(key poolKey, targeting, all []*sliceInfo) *pool {
 			}
 		}
 	}
-	seen := map[string]bool{}
+	numDevices := 0
+	for _, si := range p.slices {
+		numDevices += len(si.s.Spec.Devices)
+	}
+	seen := make(map[string]struct{}, numDevices)
 	for _, si := range p.slices {
 		for i := range si.s.Spec.Devices {
 			n := si.s.Spec.Devices[i].Name
-			if seen[n] {
+			if _, dup := seen[n]; dup {
 				p.invalid, p.invalidReason = true, fmt.Sprintf("duplicate device name %s", n)
 				return p
 			}
-			seen[n] = true
+			seen[n] = struct{}{}
 		}
 	}
 	if !a.features.PartitionableDevices {
@@ -295,11 +322,26 @@ func scaleFor(qs []resource.Quantity) resource.Scale {
 // allocatedInState is upstream's IsDeviceAllocated, with the shared device
 // IDs indexed once in New.
 func (a *Allocator) allocatedInState(id structured.DeviceID) bool {
-	if a.state.AllocatedDevices.Has(id) || a.sharedInState[id] {
+	if a.state.AllocatedDevices.Has(id) || a.sharedAllocated(id) {
 		return true
 	}
 	_, ok := a.state.AggregatedCapacity[id]
 	return ok
+}
+
+// sharedAllocated reports whether allocated claims hold shares of the
+// device (the shared device IDs are indexed on first use).
+func (a *Allocator) sharedAllocated(id structured.DeviceID) bool {
+	if len(a.state.AllocatedSharedDeviceIDs) == 0 {
+		return false
+	}
+	a.sharedOnce.Do(func() {
+		a.sharedInState = make(map[structured.DeviceID]bool, len(a.state.AllocatedSharedDeviceIDs))
+		for id := range a.state.AllocatedSharedDeviceIDs {
+			a.sharedInState[id.GetDeviceID()] = true
+		}
+	})
+	return a.sharedInState[id]
 }
 
 // buildCounters fills the counter table for the valid pools and returns,

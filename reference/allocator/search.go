@@ -259,10 +259,10 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 			if d.multi {
 				fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
 				if err != nil {
-					return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.id, err)
+					return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
 				}
 				if !fits {
-					s.reject(r, "capacity of "+d.id.String()+" used up")
+					s.reject(r, "capacity of "+d.ID().String()+" used up")
 					continue
 				}
 			}
@@ -306,10 +306,10 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 		if s.features.ConsumableCapacity {
 			fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
 			if err != nil {
-				return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.id, err)
+				return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
 			}
 			if !fits {
-				s.reject(r, "capacity of "+d.id.String()+" used up")
+				s.reject(r, "capacity of "+d.ID().String()+" used up")
 				continue
 			}
 		}
@@ -420,7 +420,7 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 			s.undo(ci, r, di, p)
 			s.reject(r, fmt.Sprintf("constraint #%d %s", c.index, c.kind()))
 			if must {
-				return p, false, fmt.Errorf("claim %s, request %s: cannot add device %s because a claim constraint would not be satisfied", klog.KObj(s.claims[ci]), r.name, d.id)
+				return p, false, fmt.Errorf("claim %s, request %s: cannot add device %s because a claim constraint would not be satisfied", klog.KObj(s.claims[ci]), r.name, d.ID())
 			}
 			return p, false, nil
 		}
@@ -436,18 +436,18 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
 		if err != nil {
 			s.undo(ci, r, di, p)
-			return p, false, fmt.Errorf("claim %s, request %s: rechecking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+			return p, false, fmt.Errorf("claim %s, request %s: rechecking capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.ID(), err)
 		}
 		if !fits {
 			s.undo(ci, r, di, p)
-			s.reject(r, "capacity of "+d.id.String()+" used up")
+			s.reject(r, "capacity of "+d.ID().String()+" used up")
 			return p, false, nil
 		}
 		if d.multi {
 			consumed, err := consumedCapacity(r.capacity, d.api.Capacity, s.features.FractionalCapacityRange)
 			if err != nil {
 				s.undo(ci, r, di, p)
-				return p, false, fmt.Errorf("claim %s, request %s: computing consumed capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.id, err)
+				return p, false, fmt.Errorf("claim %s, request %s: computing consumed capacity for device %s: %w", klog.KObj(s.claims[ci]), r.name, d.ID(), err)
 			}
 			id := uuid.NewUUID()
 			shareID = &id

@@ -37,6 +37,10 @@ type Allocator struct {
 	sharedOnce    sync.Once
 	sharedInState map[structured.DeviceID]bool
 
+	// distinctOK: upstream handles distinctAttribute constraints with this
+	// feature set (see stableFeatures).
+	distinctOK bool
+
 	// completeOnly skips the lazy first phase (tests use it to run the
 	// complete search on every input).
 	completeOnly bool
@@ -44,6 +48,13 @@ type Allocator struct {
 	mu          sync.Mutex
 	explanation string
 }
+
+// stableFeatures are the features of upstream's stable variant, which
+// structured.NewAllocator picks whenever the enabled features are among
+// these. That variant predates distinctAttribute (KEP-5075, which the API
+// server only keeps with DRAConsumableCapacity on) and rejects it as an
+// empty constraint; the reference allocator does the same.
+var stableFeatures = structured.Features{AdminAccess: true, PrioritizedList: true, PartitionableDevices: true, DeviceTaints: true}
 
 // New returns an allocator in ModeFirstFit, with upstream's
 // structured.NewAllocator signature.
@@ -82,6 +93,7 @@ func NewWithOptions(ctx context.Context,
 		celCache:     celCache,
 		slicesOnNode: map[string][]*resourceapi.ResourceSlice{},
 		allSlices:    slices,
+		distinctOK:   !stableFeatures.Set().IsSuperset(features.Set()),
 	}
 	for _, s := range slices {
 		if n := ptr.Deref(s.Spec.NodeName, ""); n != "" {
@@ -268,7 +280,7 @@ func (a *Allocator) prepare(ctx context.Context, node *v1.Node, claims []*resour
 			switch {
 			case c.MatchAttribute != nil:
 				con.match, con.attr = true, *c.MatchAttribute
-			case c.DistinctAttribute != nil:
+			case c.DistinctAttribute != nil && a.distinctOK:
 				con.attr = *c.DistinctAttribute
 			default:
 				return nil, fmt.Errorf("claim %s, constraint #%d: empty constraint (unsupported constraint type?)", klog.KObj(claim), i)

@@ -34,6 +34,13 @@
 // request policies and share IDs, taints and tolerations, admin access,
 // binding conditions, compatibility groups, optional node operations, the
 // result's configs and NodeSelector, and feature gating of all of these.
+// That includes a quirk of variant selection: when every enabled feature is
+// one of AdminAccess, PrioritizedList, PartitionableDevices and
+// DeviceTaints, structured.NewAllocator picks its stable variant, which
+// predates distinctAttribute (KEP-5075; the API server drops the field
+// unless DRAConsumableCapacity is on) and rejects it as "empty constraint";
+// the reference allocator returns the same error for that feature set and
+// honours the constraint for every other one, as upstream does.
 // Upstream's own test table (internal/allocatortesting) runs against this
 // package in table_test.go, once as is and once forcing the complete
 // search.

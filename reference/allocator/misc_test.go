@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -131,6 +132,11 @@ func TestUpstreamErrors(t *testing.T) {
 		"empty constraint": func(in *instance) {
 			in.claims[0].Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{}}
 		},
+		"distinctAttribute with the stable feature set": func(in *instance) {
+			in.features = stableFeatures
+			attr := resourceapi.FullyQualifiedName(testDriver + "/numa")
+			in.claims[0].Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &attr}}
+		},
 		"subrequests without feature": func(in *instance) {
 			in.features.PrioritizedList = false
 			in.claims[0].Spec.Devices.Requests[0] = resourceapi.DeviceRequest{Name: "r", FirstAvailable: []resourceapi.DeviceSubRequest{{
@@ -150,6 +156,26 @@ func TestUpstreamErrors(t *testing.T) {
 				t.Errorf("error text differs:\nreference %v\nupstream  %v", refErr, upErr)
 			}
 		})
+	}
+}
+
+// TestDistinctWithoutConsumableCapacity: upstream rejects distinctAttribute
+// only when its stable variant serves the feature set; with a feature that
+// needs the incubating variant (binding conditions) and ConsumableCapacity
+// still off, both allocators honour the constraint.
+func TestDistinctWithoutConsumableCapacity(t *testing.T) {
+	in := h5(4, 0, 2)
+	in.features = stableFeatures
+	in.features.DeviceBindingAndStatus = true
+	attr := resourceapi.FullyQualifiedName(testDriver + "/index")
+	in.claims[0].Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &attr}}
+	ref, refErr := in.newRef(t, DefaultOptions()).Allocate(context.Background(), testNodeObj(), in.claims)
+	up, upErr := in.newUpstream(t).Allocate(context.Background(), testNodeObj(), in.claims)
+	if refErr != nil || upErr != nil {
+		t.Fatalf("reference %v, upstream %v: want both to succeed", refErr, upErr)
+	}
+	if diff := cmp.Diff(up, ref); diff != "" {
+		t.Errorf("results differ (-upstream +reference):\n%s", diff)
 	}
 }
 

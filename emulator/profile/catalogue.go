@@ -44,6 +44,42 @@ var catalogue = map[string]Model{
 		MIGCapable:        true,
 		VBIOSVersion:      "96.00.99.00.01",
 	},
+	// H200-141GB-HBM3e is H200-like: the name, device id 0x2335 (H200 SXM
+	// 141GB) and 143771 MiB are what H200 SXM boards are reported with;
+	// subsystem id, reserved memory, BAR1 and VBIOS are UNVERIFIED
+	// stand-ins.
+	"H200-141GB-HBM3e": {
+		Name:              "NVIDIA H200",
+		VendorID:          0x10de,
+		DeviceID:          0x2335,
+		SubsystemVendorID: 0x10de,
+		SubsystemDeviceID: 0x18be,
+		Memory:            143771 * mib,
+		MemoryReserved:    579 * mib,
+		BAR1Size:          256 << 30,
+		Architecture:      "Hopper",
+		Brand:             "NVIDIA",
+		ComputeCapability: "9.0",
+		MIGCapable:        true,
+		VBIOSVersion:      "96.00.A5.00.01",
+	},
+	// A100-SXM4-40GB: device id 0x20b0 and 40960 MiB as the go-nvml mock
+	// has them; subsystem id 0x134f, BAR1 64 GiB and VBIOS are UNVERIFIED.
+	"A100-SXM4-40GB": {
+		Name:              "NVIDIA A100-SXM4-40GB",
+		VendorID:          0x10de,
+		DeviceID:          0x20b0,
+		SubsystemVendorID: 0x10de,
+		SubsystemDeviceID: 0x134f,
+		Memory:            40960 * mib,
+		MemoryReserved:    0,
+		BAR1Size:          64 << 30,
+		Architecture:      "Ampere",
+		Brand:             "NVIDIA",
+		ComputeCapability: "8.0",
+		MIGCapable:        true,
+		VBIOSVersion:      "92.00.19.00.01",
+	},
 	"A100-SXM4-80GB": {
 		Name:              "NVIDIA A100-SXM4-80GB",
 		VendorID:          0x10de,

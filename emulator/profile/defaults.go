@@ -23,7 +23,8 @@ const (
 //   - spec.gpus[*]: every unset model field from the catalogue model (an
 //     unknown model is left for Validate to report); memoryReserved 0 and
 //     migCapable false when there is no model; uuid derived with DeriveUUID
-//     once the GPU's PCI address is known.
+//     once the GPU's PCI address is known; mig.mode "disabled" for layout
+//     all-disabled and "enabled" otherwise when a mig section is present.
 //
 // Default is idempotent and never fails; Validate reports what it could not
 // fill.
@@ -65,6 +66,7 @@ func (p *Profile) Default() {
 	for i := range s.GPUs {
 		g := &s.GPUs[i]
 		defaultGPU(g)
+		defaultMIG(g.MIG)
 		if g.UUID == "" {
 			if addr, ok := p.gpuAddress(g); ok {
 				g.UUID = DeriveUUID(s.UUIDSeed, addr)

@@ -24,6 +24,14 @@
 //	    minor: 0                     # /dev/nvidia0
 //	    uuid: GPU-…                  # optional; derived from uuidSeed otherwise
 //	    pcie: {rootComplex: socket0, switch: sw0, bus: 0x18}
+//	    mig:                         # optional; MIG-capable catalogue models only
+//	      mode: enabled              # enabled|disabled; default from layout
+//	      layout: all-balanced       # a mig-parted name (MIGTable.LayoutNames), or:
+//	      instances:                 # explicit GPU instances
+//	      - profile: 2g.10gb         # GI profile name of the model
+//	        placement: 0             # start memory slice, one of the profile's placements
+//	        computeInstances:        # default: one CI spanning the GI
+//	        - {profile: 1c.2g.10gb, placement: 0}
 //
 // Numbers that are conventionally hex (PCI ids, domains, buses) may be written
 // 0x18, "0x18" or 24 and are written back as "0x…" strings (Hex). Sizes are
@@ -55,14 +63,31 @@
 // devices' buses; every device is function 0 of its bus. GPUs are listed in
 // PCI address order, which is NVML's enumeration order.
 //
+// # MIG
+//
+// LookupMIGTable gives a model's MIG GPU-instance profiles (real driver
+// profile IDs, NVML indexes, slices, memory, engines, placements) and derives
+// its compute-instance profiles; mig.go names the source of every value and
+// marks what is unverified. A static layout resolves (GPU.MIGLayout) to GPU
+// instances with NVML's ids: the GI id is a function of the placement (GIID:
+// 0 for 0:8, 1 and 2 for 4:4 and 0:4, 3..6 for the quarters, 7..14 for the
+// eighths, upper half first), CI ids count 0, 1, … in listed order. Named
+// layouts place GIs as the driver does without a placement: largest first,
+// each at the highest free start. Validate rejects MIG on GPUs that are not
+// MIG capable or have no MIG table, unknown profiles and layouts, placements
+// a profile does not have, overlaps, more GIs of a profile than its
+// instanceCount, more than 7 compute slices and more than 7 MIG devices.
+//
 // # Built-in profiles and the catalogue
 //
 // Builtin and BuiltinNames serve the embedded profiles under builtin/:
 // dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two root complexes
-// with two PCIe switches each. Models lists the GPU catalogue (H100-80GB-HBM3,
-// A100-SXM4-80GB) with the values real boards report.
+// with two PCIe switches each; mixed-mig has two A100-SXM4-40GB with static
+// MIG layouts, two H100 with MIG enabled and no instances, and two H200 with
+// MIG disabled. Models lists the GPU catalogue (A100-SXM4-40GB,
+// A100-SXM4-80GB, H100-80GB-HBM3, H200-141GB-HBM3e) with the values real
+// boards report (catalogue.go marks the unverified ones).
 //
-// The model is meant to grow: later profile versions add MIG configuration,
-// SR-IOV NICs, NVLink/NVSwitch fabrics and other accelerators on the same
+// The model is meant to grow: later profile versions add SR-IOV NICs, NVLink/NVSwitch fabrics and other accelerators on the same
 // root complexes and NUMA nodes.
 package profile

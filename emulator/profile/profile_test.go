@@ -80,6 +80,32 @@ func TestInvalidProfiles(t *testing.T) {
 			"spec.gpus[0].computeCapability: FieldValueRequired",
 			"spec.gpus[0].vbiosVersion: FieldValueRequired",
 		}},
+		"mig-capable": {want: []string{
+			"spec.gpus[0].mig: FieldValueForbidden",
+			"spec.gpus[1].mig: FieldValueForbidden",
+			"spec.gpus[2].mig.layout: FieldValueNotSupported",
+			"spec.gpus[3].mig.mode: FieldValueInvalid",
+			"spec.gpus[4].mig.mode: FieldValueNotSupported",
+			"spec.gpus[4].mig.instances: FieldValueForbidden",
+			"spec.gpus[5].mig.layout: FieldValueInvalid",
+		}},
+		"mig-instances": {want: []string{
+			"spec.gpus[0].mig.instances[0].profile: FieldValueNotSupported",
+			"spec.gpus[0].mig.instances[1].placement: FieldValueNotSupported",
+			"spec.gpus[0].mig.instances[3].placement: FieldValueInvalid",
+			"spec.gpus[0].mig.instances[5].profile: FieldValueInvalid",
+			"spec.gpus[0].mig.instances[6].placement: FieldValueRequired",
+			"spec.gpus[0].mig.instances[7].computeInstances[1].placement: FieldValueInvalid",
+			"spec.gpus[0].mig.instances[7].computeInstances[2].profile: FieldValueNotSupported",
+			"spec.gpus[0].mig.instances: FieldValueTooMany",
+		}},
+		"mig-too-many": {want: []string{
+			"spec.gpus[0].mig.instances[7].profile: FieldValueInvalid",
+			"spec.gpus[0].mig.instances[7].placement: FieldValueInvalid",
+			"spec.gpus[0].mig.instances: FieldValueTooMany",
+			"spec.gpus[1].mig.instances[0].computeInstances[7].placement: FieldValueInvalid",
+			"spec.gpus[1].mig.instances: FieldValueTooMany",
+		}},
 		"driver": {want: []string{
 			"spec.driver.driverVersion: FieldValueInvalid",
 			"spec.driver.cudaDriverVersion: FieldValueInvalid",
@@ -265,7 +291,7 @@ func TestDerivedUUIDs(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
-	if diff := cmp.Diff([]string{"dgx-h100"}, BuiltinNames()); diff != "" {
+	if diff := cmp.Diff([]string{"dgx-h100", "mixed-mig"}, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
 	}
 	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {

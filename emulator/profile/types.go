@@ -138,6 +138,52 @@ type GPU struct {
 	UUID string `json:"uuid,omitempty"`
 	// PCIe places the GPU in the PCIe tree.
 	PCIe Placement `json:"pcie"`
+	// MIG is the GPU's MIG mode and static layout; unset means MIG disabled.
+	// Only MIG-capable catalogue models with MIG tables accept it.
+	MIG *MIGConfig `json:"mig,omitempty"`
+}
+
+// MIG modes.
+const (
+	MIGEnabled  = "enabled"
+	MIGDisabled = "disabled"
+)
+
+// MIGConfig is a GPU's MIG mode and the GPU instances that exist when the
+// node starts (a static layout). Layout and Instances are mutually
+// exclusive; with neither, MIG is enabled (or disabled) with no instances,
+// which is what dynamic MIG starts from.
+type MIGConfig struct {
+	// Mode is "enabled" or "disabled". Default: "disabled" for layout
+	// all-disabled, "enabled" otherwise.
+	Mode string `json:"mode,omitempty"`
+	// Layout names a layout from NVIDIA mig-parted's vocabulary (see
+	// MIGLayouts): all-disabled, all-enabled, all-balanced or
+	// all-<GI profile>.
+	Layout string `json:"layout,omitempty"`
+	// Instances lists the GPU instances explicitly.
+	Instances []MIGInstance `json:"instances,omitempty"`
+}
+
+// MIGInstance is one GPU instance of a static layout.
+type MIGInstance struct {
+	// Profile is a GI profile name of the GPU's model, e.g. "3g.20gb".
+	Profile string `json:"profile"`
+	// Placement is the start memory slice; it must be one of the profile's
+	// placements. Required.
+	Placement *int `json:"placement"`
+	// ComputeInstances are the GI's compute instances. Default: one CI
+	// spanning the whole GI (profile = the GI profile's name, placement 0).
+	ComputeInstances []MIGComputeInstance `json:"computeInstances,omitempty"`
+}
+
+// MIGComputeInstance is one compute instance inside a GPU instance.
+type MIGComputeInstance struct {
+	// Profile is a CI profile name: "<c>c.<GI profile>" or the GI profile's
+	// own name for the CI spanning the whole GI.
+	Profile string `json:"profile"`
+	// Placement is the start compute slice inside the GI. Required.
+	Placement *int `json:"placement"`
 }
 
 // Placement is where a PCI endpoint sits: directly on a root port of a root

@@ -238,6 +238,7 @@ func (p *Profile) validateGPUs(path *field.Path) field.ErrorList {
 		g := &p.Spec.GPUs[i]
 		gp := path.Index(i)
 		errs = append(errs, validateGPUModelFields(gp, g)...)
+		errs = append(errs, validateMIG(gp.Child("mig"), g)...)
 		switch {
 		case g.Minor == nil:
 			errs = append(errs, field.Required(gp.Child("minor"), ""))

@@ -51,10 +51,18 @@ type GPU struct {
 	MIGMode        int // current MIG mode: 0 disabled, 1 enabled
 }
 
-// State is the whole file.
+// State is the whole file. The MIG slices hold the mig, giprofile,
+// ciprofile, gi and ci records (see mig.go); they are nil when the file has
+// none.
 type State struct {
 	System System
 	GPUs   []GPU
+
+	MIG              []MIG
+	GIProfiles       []GIProfile
+	CIProfiles       []CIProfile
+	GPUInstances     []GPUInstance
+	ComputeInstances []ComputeInstance
 }
 
 var (
@@ -109,7 +117,7 @@ func (s *State) Validate() error {
 		uuids[g.UUID] = true
 		busIDs[g.BusID] = true
 	}
-	return nil
+	return s.validateMIG()
 }
 
 // Write validates s and writes it in the version-1 format.
@@ -129,6 +137,7 @@ func Write(w io.Writer, s *State) error {
 			g.MemoryTotal, g.MemoryReserved, g.Architecture, g.Brand, g.CCMajor, g.CCMinor,
 			g.NUMANode, boolInt(g.MIGCapable), g.MIGMode)
 	}
+	writeMIG(b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -194,6 +203,8 @@ func Parse(r io.Reader) (*State, error) {
 				MIGCapable:     fp.flag("migCapable"),
 				MIGMode:        int(fp.int("migMode")),
 			})
+		default:
+			parseMIGRecord(s, parts[0], &fp)
 		}
 		if fp.err != nil {
 			return nil, fp.err

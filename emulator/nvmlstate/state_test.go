@@ -120,6 +120,11 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.String())
+	buf.Reset()
+	if err := Write(&buf, sampleMIG()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
 	f.Add(Header + "\nsystem\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse(strings.NewReader(text))
@@ -129,6 +134,13 @@ func FuzzParse(f *testing.F) {
 		var out bytes.Buffer
 		if err := Write(&out, s); err != nil {
 			t.Fatalf("parsed state does not write back: %v", err)
+		}
+		again, err := Parse(&out)
+		if err != nil {
+			t.Fatalf("written state does not parse: %v", err)
+		}
+		if diff := cmp.Diff(s, again); diff != "" {
+			t.Fatalf("round trip changed the state (-first +second):\n%s", diff)
 		}
 	})
 }

@@ -36,39 +36,39 @@
 // header and are written after the gpu records in this order. Lists are
 // comma-separated non-negative integers.
 //
-//	mig        gpu=0  maxDevices=7  memorySlices=8
-//	giprofile  gpu=0  id=9  index=2  name=3g.20gb  slices=3  memorySlices=4  instances=2
-//	           memoryMB=19968  sms=42  copyEngines=3  decoders=2  encoders=0  jpegs=0
-//	           ofas=0  p2p=0  placements=0,4
-//	ciprofile  gpu=0  giProfile=9  id=0  name=1c.3g.20gb  slices=1  instances=3  sms=14
-//	           placements=0,1,2
-//	gi         gpu=0  id=1  profile=9  start=4  size=4  capMinor=12
-//	ci         gpu=0  gi=1  id=0  profile=2  start=0  size=3  uuid=MIG-…  capMinor=13
+//		mig        gpu=0  maxDevices=7  memorySlices=8
+//		giprofile  gpu=0  id=9  index=2  name=3g.20gb  slices=3  memorySlices=4  instances=2
+//		           memoryMB=19968  sms=42  copyEngines=3  decoders=2  encoders=0  jpegs=0
+//		           ofas=0  p2p=0  placements=0,4
+//		ciprofile  gpu=0  giProfile=9  id=0  name=1c.3g.20gb  slices=1  instances=3  sms=14
+//		           placements=0,1,2
+//		gi         gpu=0  id=1  profile=9  start=4  size=4  capMinor=12
+//		ci         gpu=0  gi=1  id=0  profile=2  start=0  size=3  uuid=MIG-…  capMinor=13
 //
-//   - mig: the GPU's MIG geometry; one per GPU, only on a migCapable gpu.
-//     maxDevices is nvmlDeviceGetMaxMigDeviceCount. A GPU without it has no
-//     MIG profiles.
-//   - giprofile: nvmlGpuInstanceProfileInfo_t of one GI profile. id is the
-//     driver's profile ID (what placement/create calls and
-//     nvmlGpuInstanceInfo_t.profileId use, 19 for 1g.5gb); index is the
-//     NVML_GPU_INSTANCE_PROFILE_* value nvmlDeviceGetGpuInstanceProfileInfo
-//     is called with. Each placement is start:memorySlices
-//     (nvmlDeviceGetGpuInstancePossiblePlacements). ids and indexes are
-//     unique per GPU.
-//   - ciprofile: nvmlComputeInstanceProfileInfo_t of one CI profile inside
-//     GIs of GI profile giProfile; id is NVML_COMPUTE_INSTANCE_PROFILE_*,
-//     the shared engine counts are the GI profile's, placements are
-//     start:slices inside the GI.
-//   - gi: an existing GPU instance (only when the gpu's migMode=1): GI id
-//     0..14, its profile ID and placement; capMinor is the minor of
-//     /dev/nvidia-caps/nvidia-cap<minor> for gpu<g>/gi<id>/access,
-//     GIAccessMinor = 3 + g·135 + id·9. GIs of a GPU do not overlap.
-//   - ci: an existing compute instance = one MIG device: its GI, CI id 0..7,
-//     CI profile ID and placement inside the GI, its MIG-<uuid> and capMinor
-//     CIAccessMinor = GIAccessMinor(g, gi) + 1 + id. CIs of a GI do not
-//     overlap; a GPU has at most maxDevices of them. MIG device handles
-//     (nvmlDeviceGetMigDeviceHandleByIndex) are the GPU's CIs ordered by
-//     (gi, id).
+//	  - mig: the GPU's MIG geometry; one per GPU, only on a migCapable gpu.
+//	    maxDevices is nvmlDeviceGetMaxMigDeviceCount. A GPU without it has no
+//	    MIG profiles.
+//	  - giprofile: nvmlGpuInstanceProfileInfo_t of one GI profile. id is the
+//	    driver's profile ID (what placement/create calls and
+//	    nvmlGpuInstanceInfo_t.profileId use, 19 for 1g.5gb); index is the
+//	    NVML_GPU_INSTANCE_PROFILE_* value nvmlDeviceGetGpuInstanceProfileInfo
+//	    is called with. Each placement is start:memorySlices
+//	    (nvmlDeviceGetGpuInstancePossiblePlacements). ids and indexes are
+//	    unique per GPU.
+//	  - ciprofile: nvmlComputeInstanceProfileInfo_t of one CI profile inside
+//	    GIs of GI profile giProfile; id is NVML_COMPUTE_INSTANCE_PROFILE_*,
+//	    the shared engine counts are the GI profile's, placements are
+//	    start:slices inside the GI.
+//	  - gi: an existing GPU instance (only when the gpu's migMode=1): GI id
+//	    0..14, its profile ID and placement; capMinor is the minor of
+//	    /dev/nvidia-caps/nvidia-cap<minor> for gpu<g>/gi<id>/access,
+//	    GIAccessMinor = 3 + g·135 + id·9. GIs of a GPU do not overlap.
+//	  - ci: an existing compute instance = one MIG device: its GI, CI id 0..7,
+//	    CI profile ID and placement inside the GI, its MIG-<uuid> and capMinor
+//	    CIAccessMinor = GIAccessMinor(g, gi) + 1 + id. CIs of a GI do not
+//	    overlap; a GPU has at most maxDevices of them. MIG device handles
+//	    (nvmlDeviceGetMigDeviceHandleByIndex) are the GPU's CIs ordered by
+//	    (gi, id).
 //
 // Validate (and so Parse) rejects a file whose MIG records are inconsistent
 // with each other or with the gpu records, naming the record by type and

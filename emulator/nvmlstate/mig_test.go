@@ -123,16 +123,16 @@ func TestMIGValidate(t *testing.T) {
 			s.GPUInstances[1].Start, s.GPUInstances[1].ID, s.GPUInstances[1].CapMinor = 5, 8, GIAccessMinor(3, 8)
 			s.ComputeInstances = s.ComputeInstances[:2]
 		}, "gi[1]: placement 5:1 overlaps"},
-		"gi cap minor":      {func(s *State) { s.GPUInstances[0].CapMinor++ }, "gi[0].capMinor 418, want 417"},
-		"ci without gi":     {func(s *State) { s.ComputeInstances[2].GI = 12 }, "ci[2]: no gi 12"},
-		"ci id twice":       {func(s *State) { s.ComputeInstances[1].ID = 0 }, "ci[1].id 0"},
-		"ci placement":      {func(s *State) { s.ComputeInstances[1].Start = 3 }, "ci[1]: placement 3:1"},
-		"ci overlap":        {func(s *State) { s.ComputeInstances[1].Start = 1 }, "ci[1]: placement 1:1 overlaps"},
-		"ci bad uuid":       {func(s *State) { s.ComputeInstances[0].UUID = "GPU-11111111-2222-3333-4444-555555555555" }, "ci[0].uuid"},
-		"ci uuid twice":     {func(s *State) { s.ComputeInstances[1].UUID = s.ComputeInstances[0].UUID }, "ci[1].uuid"},
-		"ci cap minor":      {func(s *State) { s.ComputeInstances[2].CapMinor = 3 }, "ci[2].capMinor 3"},
+		"gi cap minor":       {func(s *State) { s.GPUInstances[0].CapMinor++ }, "gi[0].capMinor 418, want 417"},
+		"ci without gi":      {func(s *State) { s.ComputeInstances[2].GI = 12 }, "ci[2]: no gi 12"},
+		"ci id twice":        {func(s *State) { s.ComputeInstances[1].ID = 0 }, "ci[1].id 0"},
+		"ci placement":       {func(s *State) { s.ComputeInstances[1].Start = 3 }, "ci[1]: placement 3:1"},
+		"ci overlap":         {func(s *State) { s.ComputeInstances[1].Start = 1 }, "ci[1]: placement 1:1 overlaps"},
+		"ci bad uuid":        {func(s *State) { s.ComputeInstances[0].UUID = "GPU-11111111-2222-3333-4444-555555555555" }, "ci[0].uuid"},
+		"ci uuid twice":      {func(s *State) { s.ComputeInstances[1].UUID = s.ComputeInstances[0].UUID }, "ci[1].uuid"},
+		"ci cap minor":       {func(s *State) { s.ComputeInstances[2].CapMinor = 3 }, "ci[2].capMinor 3"},
 		"ci unknown profile": {func(s *State) { s.ComputeInstances[2].Profile = 1 }, "ci[2]: no ciprofile 1 for giprofile 19"},
-		"too many devices":  {func(s *State) { s.MIG[0].MaxDevices = 2 }, "ci[2]: more than 2 MIG devices"},
+		"too many devices":   {func(s *State) { s.MIG[0].MaxDevices = 2 }, "ci[2]: more than 2 MIG devices"},
 	}
 	if err := sampleMIG().Validate(); err != nil {
 		t.Fatalf("sample: %v", err)

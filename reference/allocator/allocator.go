@@ -182,6 +182,8 @@ type reqInfo struct {
 	candSet []bool // indexed by device
 	group   *reqGroup
 	consIdx []int // constraints of the claim that apply to this request
+
+	inUseSkips int // lazy phase: devices passed over as in use (Explain)
 }
 
 // reqGroup is one request of a claim: one alternative, or the

@@ -17,18 +17,30 @@ import (
 // gating, taints, constraint attributes present, counters not exceeded on
 // their own. Then it gives every device a symmetry signature.
 func (s *search) buildCandidates() error {
+	shared := map[string]*reqInfo{}
 	for ci := range s.reqs {
 		for _, g := range s.reqs[ci] {
 			for _, r := range g.subs {
-				r.candSet = make([]bool, len(s.devs))
 				if r.all {
+					r.candSet = make([]bool, len(s.devs))
 					r.cands = r.allDevices
 					for _, di := range r.cands {
 						r.candSet[di] = true
 					}
 					continue
 				}
+				// Requests that differ at most in count have the same
+				// candidates: they share one list (bound merges them).
+				key := ""
+				if r.capacity == nil && len(r.tolerations) == 0 && len(r.consIdx) == 0 {
+					key = fmt.Sprintf("%s\x00%t\x00%s", r.class.Name, r.admin, r.selKey)
+					if o := shared[key]; o != nil {
+						r.cands, r.candSet = o.cands, o.candSet
+						continue
+					}
+				}
 				r.cands = nil
+				r.candSet = make([]bool, len(s.devs))
 				for di, d := range s.devs {
 					if !r.admin && d.inState {
 						continue
@@ -54,6 +66,9 @@ func (s *search) buildCandidates() error {
 					}
 					r.cands = append(r.cands, di)
 					r.candSet[di] = true
+				}
+				if key != "" {
+					shared[key] = r
 				}
 			}
 		}
@@ -154,7 +169,9 @@ func (s *search) computeSignatures() {
 type bgroup struct {
 	need  int
 	cands []int
-	r     *reqInfo
+	r     *reqInfo // the (first) request of the group
+	reqs  int      // requests merged into the group
+	multi int      // candidates that allow multiple allocations
 }
 
 // free reports whether device di could still be added for request r:
@@ -196,15 +213,15 @@ func (s *search) free(r *reqInfo, di int) bool {
 // lower bounds and a bipartite matching of device slots to free devices.
 func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) string {
 	var groups []bgroup
-	addGroup := func(need int, subs []*reqInfo, cands func(yield func(int))) {
+	// addGroup returns the index of the new group, -1 if it needs nothing.
+	addGroup := func(need int, subs []*reqInfo, cands func(yield func(int))) int {
 		if need <= 0 {
-			return
+			return -1
 		}
-		g := bgroup{r: subs[0]}
-		multi := 0
+		g := bgroup{r: subs[0], reqs: 1}
 		cands(func(di int) {
 			if s.devs[di].multi {
-				multi++
+				g.multi++
 				return
 			}
 			for _, sr := range subs {
@@ -214,22 +231,45 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 				}
 			}
 		})
-		g.need = need - multi
-		if g.need > 0 {
-			groups = append(groups, g)
+		g.need = need - g.multi
+		if g.need <= 0 {
+			return -1
 		}
+		groups = append(groups, g)
+		return len(groups) - 1
 	}
+	// Requests without constraints that share their candidate list (see
+	// buildCandidates) have the same usable devices: one group with the
+	// needs summed, which is also the stronger relaxation.
+	type mergeState struct{ group, multi int }
+	var merged map[*int]mergeState
 	addRequest := func(g *reqGroup) {
 		if len(g.subs) == 1 {
 			sr := g.subs[0]
 			if sr.admin {
 				return
 			}
-			addGroup(sr.num, g.subs, func(yield func(int)) {
+			mergeable := len(sr.consIdx) == 0 && len(sr.cands) > 0
+			if mergeable {
+				if m, ok := merged[&sr.cands[0]]; ok {
+					if m.group >= 0 && sr.num > m.multi {
+						groups[m.group].need += sr.num - m.multi
+						groups[m.group].reqs++
+					}
+					return
+				}
+			}
+			gi := addGroup(sr.num, g.subs, func(yield func(int)) {
 				for _, di := range sr.cands {
 					yield(di)
 				}
 			})
+			if mergeable && gi >= 0 {
+				if merged == nil {
+					merged = map[*int]mergeState{}
+				}
+				merged[&sr.cands[0]] = mergeState{gi, groups[gi].multi}
+			}
 			return
 		}
 		addGroup(g.minNum, g.subs, func(yield func(int)) {
@@ -273,6 +313,10 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 	}
 	total := 0
 	for _, g := range groups {
+		if len(g.cands) < g.need && g.reqs > 1 {
+			return fmt.Sprintf("claim %s, request %s and %d identical request(s) after it: need %d more device(s), only %d usable (%d match their selectors)",
+				klog.KObj(s.claims[g.r.claim]), g.r.fullName, g.reqs-1, g.need, len(g.cands), len(g.r.cands))
+		}
 		if len(g.cands) < g.need {
 			return fmt.Sprintf("claim %s, request %s: needs %d more device(s), only %d usable (%d match its selectors)",
 				klog.KObj(s.claims[g.r.claim]), g.r.fullName, g.need, len(g.cands), len(g.r.cands))
@@ -577,6 +621,9 @@ func (s *search) explain() string {
 			}
 			for k, v := range s.pruneWhy[r] {
 				reasons[k] += v
+			}
+			if r.inUseSkips > 0 {
+				reasons["in use"] += r.inUseSkips
 			}
 		}
 		if len(reasons) > 0 {

@@ -74,30 +74,35 @@ func TestExplain(t *testing.T) {
 		name string
 		in   instance
 		want []string
+		// complete skips the lazy phase.
+		complete bool
 	}{
-		{"too many claims", h5(8, 9, 0), []string{"need at least 9 devices", "only 8"}},
+		{"too many claims", h5(8, 9, 0), []string{"need at least 9 devices", "only 8"}, false},
 		{"too many claims, one spare device of another class", func() instance {
 			in := h5(8, 9, 0)
 			in.slices[0].Spec.Devices = append(in.slices[0].Spec.Devices, resourceapi.Device{Name: "other"})
 			in.classes[0] = gpuClass("gpu", `"index" in device.attributes["gpu.example.com"]`)
 			return in
-		}(), []string{"distinct devices"}},
-		{"count above devices", h5(8, 0, 9), []string{"request r", "needs 9"}},
+		}(), []string{"request r and 8 identical request(s)", "need 9 more"}, false},
+		{"overlapping requests", overlapping(), []string{"claim default/b, request r", "in use ("}, false},
+		{"overlapping requests, complete search", overlapping(), []string{"need 3 distinct devices", "at most 2"}, true},
+		{"count above devices", h5(8, 0, 9), []string{"request r", "needs 9"}, false},
 		{"selectors match nothing", func() instance {
 			in := h1(8, 1)
 			in.claims[0].Spec.Devices.Requests[1].Exactly.Selectors = cels(`device.attributes["gpu.example.com"].index == 99`)
 			return in
-		}(), []string{"request special", "0 match its selectors"}},
-		{"counter set", h4Unsat(), []string{"counter set", "memory"}},
+		}(), []string{"request special", "0 match its selectors"}, false},
+		{"counter set", h4Unsat(), []string{"counter set", "memory"}, false},
 		{"constraint", func() instance {
 			in := h3(8, 4)
 			in.claims[0].Spec.Devices.Requests[0].Exactly.Count = 5
 			return in
-		}(), []string{"claim default/c"}},
+		}(), []string{"claim default/c"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := tc.in.newRef(t, DefaultOptions())
+			a.completeOnly = tc.complete
 			res, why, err := a.AllocateExplained(context.Background(), testNodeObj(), tc.in.claims)
 			if err != nil || res != nil {
 				t.Fatalf("got %v, %v; want no allocation", res, err)
@@ -112,6 +117,17 @@ func TestExplain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overlapping: two claims whose requests each fit, but not together (3
+// devices wanted out of the same 2).
+func overlapping() instance {
+	in := h5(8, 0, 0)
+	in.claims = []*resourceapi.ResourceClaim{
+		claimOf("a", nil, req("r", "gpu", 1, `device.attributes["gpu.example.com"].index < 2`)),
+		claimOf("b", nil, req("r", "gpu", 2, `device.attributes["gpu.example.com"].index <= 1`)),
+	}
+	return in
 }
 
 func h4Unsat() instance {

@@ -293,6 +293,7 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 			return false, errLazyBudget
 		}
 		if r.admin && s.usedByClaim(di, ci) || !r.admin && s.inUse(di) {
+			r.inUseSkips++
 			continue
 		}
 		ok, err := s.selectable(r, di)

@@ -135,6 +135,16 @@ func DeriveUUID(seed string, addr Address) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
+// DeriveMIGUUID derives the UUID of the MIG device (compute instance) ci of
+// GPU instance gi on the GPU with UUID gpuUUID: the first 16 bytes of
+// SHA-256("<gpuUUID>/gi<gi>/ci<ci>") in NVML's MIG-… form. A MIG device that
+// is destroyed and created again at the same ids gets the same UUID (real
+// drivers make a new one).
+func DeriveMIGUUID(gpuUUID string, gi, ci int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s/gi%d/ci%d", gpuUUID, gi, ci)))
+	return fmt.Sprintf("MIG-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
 func setString(dst *string, v string) {
 	if *dst == "" {
 		*dst = v

@@ -78,6 +78,7 @@ var procDevices = strings.Join([]string{
 	fmt.Sprintf("%3d nvidia-frontend", NvidiaMajor),
 	fmt.Sprintf("%3d nvidia", NvidiaMajor),
 	"226 drm",
+	fmt.Sprintf("%3d nvidia-caps", NvidiaCapsMajor),
 	"",
 	"Block devices:",
 	"  7 loop",

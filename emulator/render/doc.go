@@ -12,8 +12,19 @@
 //	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance}}
 //	R/sys/devices/system/cpu/{online,possible,present,cpu<C>/{node<N> link,topology/physical_package_id}}
 //	R/dev/nvidia<minor> (c 195:<minor>), R/dev/nvidiactl (c 195:255), mode 0666
-//	R/proc/devices, R/proc/driver/nvidia/version, R/proc/driver/nvidia/gpus/<bdf>/information
-//	R/run/drakit-emulator/nvml.state (package emulator/nvmlstate; GPUs in PCI order)
+//	R/dev/nvidia-caps/nvidia-cap1 (config, 0400), nvidia-cap2 (monitor, 0444), and
+//	    nvidia-cap<minor> (0444) per created MIG GI and CI; major NvidiaCapsMajor (235)
+//	R/proc/devices (with "235 nvidia-caps"), R/proc/driver/nvidia/version,
+//	R/proc/driver/nvidia/gpus/<bdf>/information
+//	R/proc/driver/nvidia-caps/mig-minors: "config 1", "monitor 2", then for GPU
+//	    minors 0..31 (more if the profile has higher minors) "gpu<g>/gi<i>/access
+//	    <3+g·135+i·9>" and its eight "gpu<g>/gi<i>/ci<c>/access <…+1+c>" lines
+//	R/proc/driver/nvidia/capabilities/mig/{config,monitor} and, per created
+//	    instance, …/gpu<minor>/mig/gi<GI>/access and …/gi<GI>/ci<CI>/access:
+//	    "DeviceFileMinor: <m>\nDeviceFileMode: <decimal mode>\nDeviceFileModify: 1\n"
+//	R/run/drakit-emulator/nvml.state (package emulator/nvmlstate; GPUs in PCI order;
+//	    for each GPU with a mig section its migMode, MIG profile tables and the
+//	    static layout's GIs and CIs, with MIG UUIDs from profile.DeriveMIGUUID)
 //	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
 //	R/.drakit-emulator-root (MarkerFile)
 //

@@ -37,7 +37,11 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
 	}
-	state, err := nvmlState(p, topo)
+	layouts, err := migLayouts(topo)
+	if err != nil {
+		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
+	}
+	state, err := nvmlState(p, topo, layouts)
 	if err != nil {
 		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
 	}
@@ -58,7 +62,9 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	}
 	sys.render()
 	devfs(w, topo)
+	migDevfs(w, topo, layouts)
 	procfs(w, p, topo)
+	migProcfs(w, topo, layouts)
 	w.file(nvmlstate.RelativePath, 0o644, state)
 	if opts.ShimLibrary != "" {
 		lib := "libnvidia-ml.so." + p.Spec.Driver.DriverVersion
@@ -73,8 +79,9 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	return nil
 }
 
-// nvmlState builds the NVML state file: the GPUs in PCI address order.
-func nvmlState(p *profile.Profile, topo *profile.Topology) (string, error) {
+// nvmlState builds the NVML state file: the GPUs in PCI address order, then
+// the MIG records of the GPUs with a mig section.
+func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]profile.GPUInstance) (string, error) {
 	d := p.Spec.Driver
 	s := &nvmlstate.State{System: nvmlstate.System{
 		DriverVersion:     d.DriverVersion,
@@ -109,13 +116,22 @@ func nvmlState(p *profile.Profile, topo *profile.Topology) (string, error) {
 			CCMinor:        minor,
 			NUMANode:       pg.HostBridge.NUMANode,
 			MIGCapable:     *g.MIGCapable,
+			MIGMode:        migMode(g),
 		})
+		migState(s, g, layouts[*g.Minor])
 	}
 	var b bytes.Buffer
 	if err := nvmlstate.Write(&b, s); err != nil {
 		return "", fmt.Errorf("write NVML state: %w", err)
 	}
 	return b.String(), nil
+}
+
+func migMode(g *profile.GPU) int {
+	if g.MIG != nil && g.MIG.Mode == profile.MIGEnabled {
+		return 1
+	}
+	return 0
 }
 
 func sortedCopy(s []int) []int {

@@ -304,8 +304,8 @@ func TestProcDevicesFormat(t *testing.T) {
 		{"nvidia-frontend", 195, true},
 		{"nvidia", 195, true},
 		{"mem", 1, true},
-		{"nvidia-caps", 0, false}, // no MIG yet
-		{"loop", 0, false},        // a block device
+		{"nvidia-caps", NvidiaCapsMajor, true},
+		{"loop", 0, false}, // a block device
 	} {
 		got, ok := major(tc.name)
 		if ok != tc.found || got != tc.major {

@@ -31,9 +31,13 @@ func (s *search) buildCandidates() error {
 				}
 				// Requests that differ at most in count have the same
 				// candidates: they share one list (bound merges them).
+				// Constraints make the list specific to the claim.
 				key := ""
-				if r.capacity == nil && len(r.tolerations) == 0 && len(r.consIdx) == 0 {
+				if r.capacity == nil && len(r.tolerations) == 0 {
 					key = fmt.Sprintf("%s\x00%t\x00%s", r.class.Name, r.admin, r.selKey)
+					if len(r.consIdx) > 0 {
+						key += fmt.Sprintf("\x00%d%v", r.claim, r.consIdx)
+					}
 					if o := shared[key]; o != nil {
 						r.cands, r.candSet = o.cands, o.candSet
 						continue
@@ -238,20 +242,30 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 		groups = append(groups, g)
 		return len(groups) - 1
 	}
-	// Requests without constraints that share their candidate list (see
-	// buildCandidates) have the same usable devices: one group with the
-	// needs summed, which is also the stronger relaxation.
+	// Requests that share their candidate list (see buildCandidates) have
+	// the same usable devices, given the same constraints of the same claim
+	// (or none): one group with the needs summed, which is also the
+	// stronger relaxation.
+	type mergeKey struct {
+		cands *int
+		claim int // -1: no constraints apply
+	}
 	type mergeState struct{ group, multi int }
-	var merged map[*int]mergeState
+	var merged map[mergeKey]mergeState
 	addRequest := func(g *reqGroup) {
 		if len(g.subs) == 1 {
 			sr := g.subs[0]
 			if sr.admin {
 				return
 			}
-			mergeable := len(sr.consIdx) == 0 && len(sr.cands) > 0
+			mergeable := len(sr.cands) > 0
+			var key mergeKey
 			if mergeable {
-				if m, ok := merged[&sr.cands[0]]; ok {
+				key = mergeKey{&sr.cands[0], -1}
+				if len(sr.consIdx) > 0 {
+					key.claim = sr.claim
+				}
+				if m, ok := merged[key]; ok {
 					if m.group >= 0 && sr.num > m.multi {
 						groups[m.group].need += sr.num - m.multi
 						groups[m.group].reqs++
@@ -266,9 +280,9 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 			})
 			if mergeable && gi >= 0 {
 				if merged == nil {
-					merged = map[*int]mergeState{}
+					merged = map[mergeKey]mergeState{}
 				}
-				merged[&sr.cands[0]] = mergeState{gi, groups[gi].multi}
+				merged[key] = mergeState{gi, groups[gi].multi}
 			}
 			return
 		}
@@ -303,6 +317,9 @@ func (s *search) bound(ci, ri int, r *reqInfo, k int, order []int, start int) st
 		}
 	}
 	for c := ci; c < len(s.claims); c++ {
+		if s.only >= 0 && c != s.only {
+			continue
+		}
 		from := 0
 		if c == ci {
 			from = nextReq
@@ -437,6 +454,9 @@ func (s *search) matching(groups []bgroup, domain int) int {
 // from order[start:]).
 func (s *search) distinctBound(ci, nextReq int, r *reqInfo, k int, order []int, start int) string {
 	for c := ci; c < len(s.claims); c++ {
+		if s.only >= 0 && c != s.only {
+			continue
+		}
 		for _, con := range s.cons[c] {
 			if con.match {
 				continue
@@ -612,48 +632,54 @@ func (s *search) explain() string {
 	case s.rootWhy != "":
 		parts = append(parts, s.rootWhy)
 	case s.deepClaim >= 0:
-		g := s.reqs[s.deepClaim][s.deepReq]
-		line := fmt.Sprintf("claim %s, request %s could not be satisfied", klog.KObj(s.claims[s.deepClaim]), g.subs[0].nameForExplain())
-		reasons := map[string]int{}
-		for _, r := range g.subs {
-			for k, v := range s.rejects[r] {
-				reasons[k] += v
-			}
-			for k, v := range s.pruneWhy[r] {
-				reasons[k] += v
-			}
-			if r.inUseSkips > 0 {
-				reasons["in use"] += r.inUseSkips
-			}
-		}
-		if len(reasons) > 0 {
-			keys := make([]string, 0, len(reasons))
-			for k := range reasons {
-				keys = append(keys, k)
-			}
-			slices.SortFunc(keys, func(a, b string) int {
-				if c := cmp.Compare(reasons[b], reasons[a]); c != 0 {
-					return c
-				}
-				return cmp.Compare(a, b)
-			})
-			if len(keys) > 3 {
-				keys = keys[:3]
-			}
-			var rs []string
-			for _, k := range keys {
-				rs = append(rs, fmt.Sprintf("%s (%d)", k, reasons[k]))
-			}
-			line += ": " + strings.Join(rs, "; ")
-		} else {
-			line += ": no device matches its class and request selectors"
-		}
-		parts = append(parts, line)
+		parts = append(parts, s.requestWhy())
 	}
 	if len(parts) == 0 {
 		return "no allocation found"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// requestWhy says which request of the deepest claim the search reached
+// could not be satisfied, with the most frequent reasons.
+func (s *search) requestWhy() string {
+	g := s.reqs[s.deepClaim][s.deepReq]
+	line := fmt.Sprintf("claim %s, request %s could not be satisfied", klog.KObj(s.claims[s.deepClaim]), g.subs[0].nameForExplain())
+	reasons := map[string]int{}
+	for _, r := range g.subs {
+		for k, v := range s.rejects[r] {
+			reasons[k] += v
+		}
+		for k, v := range s.pruneWhy[r] {
+			reasons[k] += v
+		}
+		if r.inUseSkips > 0 {
+			reasons["in use"] += r.inUseSkips
+		}
+	}
+	if len(reasons) > 0 {
+		keys := make([]string, 0, len(reasons))
+		for k := range reasons {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			if c := cmp.Compare(reasons[b], reasons[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		if len(keys) > 3 {
+			keys = keys[:3]
+		}
+		var rs []string
+		for _, k := range keys {
+			rs = append(rs, fmt.Sprintf("%s (%d)", k, reasons[k]))
+		}
+		line += ": " + strings.Join(rs, "; ")
+	} else {
+		line += ": no device matches its class and request selectors"
+	}
+	return line
 }
 
 func (r *reqInfo) nameForExplain() string {

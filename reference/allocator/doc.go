@@ -70,12 +70,18 @@
 //     counter consumption per counter, a bipartite matching of device
 //     slots to distinct free devices, and per distinctAttribute constraint
 //     a matching of the slots it governs to distinct attribute values still
-//     offered by usable candidates — and the branch is cut when it fails;
+//     offered by usable candidates (requests sharing their candidates form
+//     one block) — and the branch is cut when it fails;
 //     devices that are interchangeable (same candidate membership for every
 //     request, same counters, compatibility groups and constraint attribute
 //     values) are tried once per step (symmetry breaking across identical
 //     devices, requests and claims). Pruning only removes branches without
-//     a solution, so the first solution found is still upstream's.
+//     a solution, so the first solution found is still upstream's. Before
+//     it, with several claims, each claim is searched on its own: other
+//     claims only take resources away, so a claim that does not fit alone
+//     (say, its own requests use up a shared device's capacity, which the
+//     relaxation does not model) ends the search before it backtracks
+//     through unrelated earlier claims.
 //
 // Counting pre-checks (9 claims on 8 GPUs, H5), scarce-device requests
 // placed late (H1, H2), NUMA alignment (H3, H3b) and partition counters

@@ -40,6 +40,7 @@ type search struct {
 	chosen   [][]chosenDev
 
 	full      bool // complete phase: candidate lists, bounds, symmetry
+	only      int  // >= 0: search only this claim (claimsAlone)
 	exam      int  // candidate examinations in the lazy phase
 	lazyLimit int
 	steps     int
@@ -81,6 +82,7 @@ func (s *search) initState() {
 	s.rejects = map[*reqInfo]map[string]int{}
 	s.pruneWhy = map[*reqInfo]map[string]int{}
 	s.deepClaim, s.deepReq = -1, -1
+	s.only = -1
 }
 
 // run searches in upstream's order: a cheap lazy depth-first search first
@@ -112,7 +114,66 @@ func (s *search) run() (bool, error) {
 		s.rootWhy = why
 		return false, nil
 	}
+	why, err := s.claimsAlone()
+	if err != nil || why != "" {
+		s.rootWhy = why
+		return false, err
+	}
 	return s.doClaim(0)
+}
+
+// errIsolatedFit ends a search restricted to one claim (search.only) that
+// found an allocation for it; unwinding undoes all of it.
+var errIsolatedFit = errors.New("the claim fits on its own")
+
+// claimsAlone searches each claim on its own, against the node's state
+// before this Allocate call. Other claims only take devices, counters and
+// capacity away (a shared device's counters are drawn once, by whichever
+// claim comes first), so a claim that does not fit alone cannot fit with
+// the others. This catches what the relaxation in bound cannot see (such
+// as the capacity of shared devices used up by one claim's own requests)
+// before the main search thrashes through the choices of earlier,
+// unrelated claims. It returns why the claims cannot fit, or "" to go on.
+func (s *search) claimsAlone() (string, error) {
+	if len(s.claims) < 2 {
+		return "", nil
+	}
+	defer func() { s.only = -1 }()
+	for c := range s.claims {
+		s.only = c
+		s.resetExplain()
+		ok, err := s.doClaim(c)
+		switch {
+		case errors.Is(err, errIsolatedFit):
+			continue
+		case err != nil && (s.ctx.Err() != nil || errors.Is(err, ErrStepBudget)):
+			return "", err
+		case err != nil || ok:
+			// An input error the main search reports if it gets there.
+			continue
+		}
+		why := "no device matches its requests"
+		if s.deepClaim >= 0 {
+			why = s.requestWhy()
+		}
+		return fmt.Sprintf("claim %s does not fit even on its own: %s", klog.KObj(s.claims[c]), why), nil
+	}
+	s.resetExplain()
+	return "", nil
+}
+
+// resetExplain clears the bookkeeping Explain reports from.
+func (s *search) resetExplain() {
+	s.deepClaim, s.deepReq = -1, -1
+	clear(s.rejects)
+	clear(s.pruneWhy)
+	for ci := range s.reqs {
+		for _, g := range s.reqs[ci] {
+			for _, r := range g.subs {
+				r.inUseSkips = 0
+			}
+		}
+	}
 }
 
 // countCheck is the counting pre-check, done before any selector is
@@ -158,6 +219,9 @@ func (s *search) countCheck() string {
 }
 
 func (s *search) doClaim(ci int) (bool, error) {
+	if s.only >= 0 && ci > s.only {
+		return false, errIsolatedFit
+	}
 	if ci == len(s.claims) {
 		return true, nil
 	}

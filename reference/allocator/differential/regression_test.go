@@ -37,6 +37,15 @@ func TestReproducers(t *testing.T) {
 			why:   "distinctAttribute example.com/numa",
 			limit: 50 * time.Millisecond,
 		},
+		{
+			// Upstream needs about 15 s; the reference took 1.5-2 s until
+			// claims were checked on their own: claim-2 alone uses up the
+			// bw capacity of the shared gpu devices.
+			file:  "testdata/seed-55470-reference-timeout.yaml",
+			kind:  "no fit",
+			why:   "claim default/claim-2 does not fit even on its own",
+			limit: 50 * time.Millisecond,
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s, err := scenario.Load(tc.file)

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"drakit.dev/drakit/internal/strictyaml"
 )
 
 // ErrInvalid classifies every error about a profile's content: YAML syntax,
@@ -69,7 +69,7 @@ func Parse(data []byte) (*Profile, error) {
 		}
 	}
 	if len(errs) == 0 {
-		errs = checkValue(nil, doc, reflect.TypeFor[Profile]())
+		errs = strictyaml.CheckValue(nil, doc, reflect.TypeFor[Profile]())
 	}
 	if len(errs) > 0 {
 		return nil, &ValidationError{Source: "profile", Errs: errs}
@@ -79,104 +79,6 @@ func Parse(data []byte) (*Profile, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return p, nil
-}
-
-var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-
-// checkValue compares a decoded JSON value with the Go type it will be
-// decoded into and reports unknown fields and type mismatches by path.
-func checkValue(path *field.Path, v any, t reflect.Type) field.ErrorList {
-	if v == nil {
-		return nil
-	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
-		raw, err := json.Marshal(v)
-		if err == nil {
-			err = reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw)
-		}
-		if err != nil {
-			return field.ErrorList{field.Invalid(path, v, err.Error())}
-		}
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return checkValue(path, v, t.Elem())
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return field.ErrorList{field.TypeInvalid(path, v, "must be a mapping")}
-		}
-		fields, names := jsonFields(t)
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		var errs field.ErrorList
-		for _, k := range keys {
-			fp := childPath(path, k)
-			ft, ok := fields[k]
-			if !ok {
-				errs = append(errs, field.Forbidden(fp, "unknown field; known fields: "+strings.Join(names, ", ")))
-				continue
-			}
-			errs = append(errs, checkValue(fp, obj[k], ft)...)
-		}
-		return errs
-	case reflect.Slice:
-		list, ok := v.([]any)
-		if !ok {
-			return field.ErrorList{field.TypeInvalid(path, v, "must be a list")}
-		}
-		var errs field.ErrorList
-		for i, e := range list {
-			errs = append(errs, checkValue(path.Index(i), e, t.Elem())...)
-		}
-		return errs
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return field.ErrorList{field.TypeInvalid(path, v, "must be a string (quote it in YAML)")}
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			return field.ErrorList{field.TypeInvalid(path, v, "must be true or false")}
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return field.ErrorList{field.TypeInvalid(path, v, "must be an integer")}
-		}
-		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
-			return field.ErrorList{field.TypeInvalid(path, v, fmt.Sprintf("must be an integer that fits %d bits", t.Bits()))}
-		}
-	default:
-		return field.ErrorList{field.InternalError(path, fmt.Errorf("no type check for %s", t))}
-	}
-	return nil
-}
-
-func childPath(path *field.Path, name string) *field.Path {
-	if path == nil {
-		return field.NewPath(name)
-	}
-	return path.Child(name)
-}
-
-// jsonFields maps a struct's JSON names to field types.
-func jsonFields(t reflect.Type) (map[string]reflect.Type, []string) {
-	fields := make(map[string]reflect.Type, t.NumField())
-	var names []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" || name == "" {
-			continue
-		}
-		fields[name] = f.Type
-		names = append(names, name)
-	}
-	return fields, names
 }
 
 // Load returns a defaulted, validated profile: the built-in profile called

@@ -183,6 +183,13 @@ type reqInfo struct {
 	group   *reqGroup
 	consIdx []int // constraints of the claim that apply to this request
 
+	// derived maps a derived attribute's name to its CEL expression
+	// (DRADerivedAttributes); it shadows the device attribute of that name
+	// in the claim's constraints, for this request only. derivedKey lists
+	// them canonically, for sharing candidate lists.
+	derived    map[resourceapi.FullyQualifiedName]string
+	derivedKey string
+
 	inUseSkips int // lazy phase: devices passed over as in use (Explain)
 }
 
@@ -295,6 +302,7 @@ func (a *Allocator) prepare(ctx context.Context, node *v1.Node, claims []*resour
 				for k, con := range s.cons[ci] {
 					if con.applies(r) {
 						r.consIdx = append(r.consIdx, k)
+						con.addSource(r)
 					}
 				}
 			}
@@ -311,7 +319,24 @@ func (s *search) validateRequest(r *reqInfo, className string, mode resourceapi.
 		if !s.features.DerivedAttributes {
 			return fmt.Errorf("claim %s, request %s: cannot handle request with derived attributes, the feature is disabled", klog.KObj(claim), r.name)
 		}
-		return fmt.Errorf("claim %s, request %s: derived attributes are not supported by the reference allocator", klog.KObj(claim), r.name)
+		// Like upstream: a later entry of the same name wins.
+		r.derived = make(map[resourceapi.FullyQualifiedName]string, len(derived))
+		for _, da := range derived {
+			r.derived[da.Name] = da.Expression
+		}
+		names := make([]string, 0, len(r.derived))
+		for name := range r.derived {
+			names = append(names, string(name))
+		}
+		slices.Sort(names)
+		var key strings.Builder
+		for _, name := range names {
+			key.WriteString(name)
+			key.WriteByte(0)
+			key.WriteString(r.derived[resourceapi.FullyQualifiedName(name)])
+			key.WriteByte(0)
+		}
+		r.derivedKey = key.String()
 	}
 	for i, sel := range r.selectors {
 		if sel.CEL == nil {

@@ -36,7 +36,7 @@ func (s *search) buildCandidates() error {
 				if r.capacity == nil && len(r.tolerations) == 0 {
 					key = fmt.Sprintf("%s\x00%t\x00%s", r.class.Name, r.admin, r.selKey)
 					if len(r.consIdx) > 0 {
-						key += fmt.Sprintf("\x00%d%v", r.claim, r.consIdx)
+						key += fmt.Sprintf("\x00%d%v\x00%s", r.claim, r.consIdx, r.derivedKey)
 					}
 					if o := shared[key]; o != nil {
 						r.cands, r.candSet = o.cands, o.candSet
@@ -113,8 +113,8 @@ func (s *search) staticOK(r *reqInfo, di int) bool {
 	}
 	for _, k := range r.consIdx {
 		c := s.cons[r.claim][k]
-		v := c.val(s, di)
-		if !v.present || c.list && v.set == nil {
+		v := c.valFor(s, r, di)
+		if v.err == nil && (!v.present || c.list && v.set == nil) {
 			return false
 		}
 	}
@@ -153,10 +153,23 @@ func (s *search) computeSignatures() {
 		for _, cu := range d.compat {
 			fmt.Fprintf(&b, "|g%d=%s", cu.set, strings.Join(cu.groups, ","))
 		}
+		writeVal := func(v *attrVal) {
+			if v.err != nil {
+				// Trying the device reports the error: never symmetric
+				// with a device that has a value.
+				b.WriteString("|aerr")
+				return
+			}
+			fmt.Fprintf(&b, "|a%t%s=%s", v.present, v.scalar, strings.Join(v.set, "\x00"))
+		}
 		for ci := range s.cons {
 			for _, c := range s.cons[ci] {
-				v := c.val(s, di)
-				fmt.Fprintf(&b, "|a%t%s=%s", v.present, v.scalar, strings.Join(v.set, "\x00"))
+				if c.physical {
+					writeVal(c.val(s, di))
+				}
+				for _, expr := range c.exprs {
+					writeVal(s.derivedVal(expr, di))
+				}
 			}
 		}
 		key := b.String()
@@ -200,7 +213,7 @@ func (s *search) free(r *reqInfo, di int) bool {
 	}
 	for _, k := range r.consIdx {
 		c := s.cons[r.claim][k]
-		if !c.accepts(c.val(s, di)) {
+		if !c.accepts(c.valFor(s, r, di)) {
 			return false
 		}
 	}
@@ -473,14 +486,15 @@ func (s *search) distinctBound(ci, nextReq int, r *reqInfo, k int, order []int, 
 					if !con.applies(sr) {
 						continue
 					}
+					ids := con.idsFor(sr)
 					for _, di := range cands(sr) {
 						if !sr.admin && !s.devs[di].multi && len(s.use[di]) > 0 {
 							continue
 						}
-						if !con.accepts(con.val(s, di)) {
+						if !con.accepts(con.valFor(s, sr, di)) {
 							continue
 						}
-						for _, v := range con.valIDs[di] {
+						for _, v := range ids[di] {
 							if !seen[v] {
 								seen[v] = true
 								g.cands = append(g.cands, int(v))

@@ -356,6 +356,58 @@ type attrVal struct {
 	present bool
 	scalar  string   // typed key of a scalar value, "" for list or unknown
 	set     []string // typed keys of all values (scalar: one), nil if unknown
+
+	// err is set when a derived attribute's expression failed to compile
+	// (compileErr) or to evaluate on the device. Like upstream, the error
+	// is only reported when the search tries to add the device to the
+	// constraint; until then the relaxations treat the value as unknown
+	// but acceptable, so that they never cut a branch upstream would try.
+	err        error
+	compileErr bool
+}
+
+// derivedExpr is one derived attribute expression with its values per
+// device, evaluated on first use (shared by every request, subrequest and
+// constraint using the same expression, like upstream's cache).
+type derivedExpr struct {
+	compiled cel.CompilationResult
+	vals     []*attrVal
+}
+
+// derivedVal returns device di's value of the derived attribute
+// expression expr.
+func (s *search) derivedVal(expr string, di int) *attrVal {
+	de := s.derived[expr]
+	if de == nil {
+		de = &derivedExpr{compiled: s.a.celCache.GetOrCompileDerivedAttribute(expr), vals: make([]*attrVal, len(s.devs))}
+		if s.derived == nil {
+			s.derived = map[string]*derivedExpr{}
+		}
+		s.derived[expr] = de
+	}
+	if v := de.vals[di]; v != nil {
+		return v
+	}
+	var v *attrVal
+	if de.compiled.Error != nil {
+		v = &attrVal{err: de.compiled.Error, compileErr: true}
+	} else {
+		d := s.devs[di]
+		s.celEvals++
+		a, _, err := de.compiled.EvaluateDerivedAttribute(s.ctx, cel.Device{
+			Driver:                   d.pool.key.driver,
+			AllowMultipleAllocations: d.api.AllowMultipleAllocations,
+			Attributes:               d.api.Attributes,
+			Capacity:                 d.api.Capacity,
+		})
+		if err != nil {
+			v = &attrVal{err: err}
+		} else {
+			v = makeAttrVal(a)
+		}
+	}
+	de.vals[di] = v
+	return v
 }
 
 func lookupAttribute(d *device, name resourceapi.FullyQualifiedName) *resourceapi.DeviceAttribute {
@@ -422,9 +474,17 @@ type constraint struct {
 	list     bool // DRAListTypeAttributes: set semantics
 	vals     []*attrVal
 
-	// distinct: every device's values as small integers, for the bound.
-	valIDs [][]int32
-	nvals  int
+	// Where the requests it applies to take the attribute from: the
+	// devices' attributes (physical) and/or derived attribute expressions
+	// of that name (exprs, in order of first use).
+	physical bool
+	exprs    []string
+
+	// distinct: every device's values as small integers, for the bound,
+	// per source (valIDs: physical; exprIDs: per derived expression).
+	valIDs  [][]int32
+	exprIDs map[string][][]int32
+	nvals   int
 
 	n     int
 	first string     // scalar match: key of the first device
@@ -449,6 +509,20 @@ func (c *constraint) applies(r *reqInfo) bool {
 	return c.requests.Has(r.parent) || c.requests.Has(r.fullName)
 }
 
+// addSource records where request r, which the constraint applies to,
+// takes the attribute from.
+func (c *constraint) addSource(r *reqInfo) {
+	expr, ok := r.derived[c.attr]
+	if !ok {
+		c.physical = true
+		return
+	}
+	if !slices.Contains(c.exprs, expr) {
+		c.exprs = append(c.exprs, expr)
+	}
+}
+
+// val returns device di's own value of the constraint attribute.
 func (c *constraint) val(s *search, di int) *attrVal {
 	if v := c.vals[di]; v != nil {
 		return v
@@ -458,26 +532,79 @@ func (c *constraint) val(s *search, di int) *attrVal {
 	return v
 }
 
+// valFor returns device di's value of the constraint attribute as request
+// r sees it: r's derived attribute of that name if it defines one (it
+// shadows the device's attribute), else the device's attribute.
+func (c *constraint) valFor(s *search, r *reqInfo, di int) *attrVal {
+	if expr, ok := r.derived[c.attr]; ok {
+		return s.derivedVal(expr, di)
+	}
+	return c.val(s, di)
+}
+
+// idsFor returns the interned values (see internValues) of every device
+// as request r sees them.
+func (c *constraint) idsFor(r *reqInfo) [][]int32 {
+	if expr, ok := r.derived[c.attr]; ok {
+		return c.exprIDs[expr]
+	}
+	return c.valIDs
+}
+
 // internValues numbers the values of the constraint attribute over all
-// devices (distinctBound matches device slots to these numbers).
+// devices and value sources (distinctBound matches device slots to these
+// numbers). A value whose derivation failed gets a number of its own: the
+// bound must not count on it being a duplicate.
 func (c *constraint) internValues(s *search) {
 	ids := map[string]int32{}
-	c.valIDs = make([][]int32, len(s.devs))
-	for di := range s.devs {
-		for _, k := range c.val(s, di).set {
-			id, ok := ids[k]
-			if !ok {
-				id = int32(len(ids))
-				ids[k] = id
+	intern := func(val func(di int) *attrVal) [][]int32 {
+		out := make([][]int32, len(s.devs))
+		for di := range s.devs {
+			v := val(di)
+			if v.err != nil {
+				out[di] = []int32{int32(len(ids))}
+				ids["\x00err"+strconv.Itoa(len(ids))] = int32(len(ids))
+				continue
 			}
-			c.valIDs[di] = append(c.valIDs[di], id)
+			for _, k := range v.set {
+				id, ok := ids[k]
+				if !ok {
+					id = int32(len(ids))
+					ids[k] = id
+				}
+				out[di] = append(out[di], id)
+			}
 		}
+		return out
+	}
+	if c.physical {
+		c.valIDs = intern(func(di int) *attrVal { return c.val(s, di) })
+	}
+	for _, expr := range c.exprs {
+		if c.exprIDs == nil {
+			c.exprIDs = map[string][][]int32{}
+		}
+		c.exprIDs[expr] = intern(func(di int) *attrVal { return s.derivedVal(expr, di) })
 	}
 	c.nvals = len(ids)
 }
 
-// accepts reports whether add would succeed, without changing state.
+// derivedError is the error upstream reports when the derived attribute
+// behind v could not be compiled or evaluated for device d.
+func (c *constraint) derivedError(v *attrVal, d *device) error {
+	if v.compileErr {
+		return fmt.Errorf("compile derived attribute %s failed: %w", c.attr, v.err)
+	}
+	return fmt.Errorf("evaluate derived attribute %s on device %s failed: %w", c.attr, d.ID(), v.err)
+}
+
+// accepts reports whether add would succeed, without changing state. A
+// value whose derivation failed is accepted: callers that add the device
+// report the error first (see attrVal.err).
 func (c *constraint) accepts(v *attrVal) bool {
+	if v.err != nil {
+		return true
+	}
 	if !v.present {
 		return false
 	}

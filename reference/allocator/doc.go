@@ -32,7 +32,14 @@
 // (set semantics with DRAListTypeAttributes), partitionable devices with
 // counter sets in separate slices of the pool, consumable capacity with
 // request policies and share IDs, taints and tolerations, admin access,
-// binding conditions, compatibility groups, optional node operations, the
+// binding conditions, compatibility groups, optional node operations,
+// derived attributes (DRADerivedAttributes: a request's derived attribute
+// is its own CEL value per device, replacing the device attribute of that
+// name in the claim's matchAttribute and distinctAttribute constraints for
+// that request only; evaluated when the search first adds the device to a
+// constraint, cached per expression and device; compile and evaluation
+// errors with upstream's text, reported, like upstream's, only for a
+// device the search tries to add; rejected when the feature is off), the
 // result's configs and NodeSelector, and feature gating of all of these.
 // That includes a quirk of variant selection: when every enabled feature is
 // one of AdminAccess, PrioritizedList, PartitionableDevices and
@@ -71,10 +78,12 @@
 //     slots to distinct free devices, and per distinctAttribute constraint
 //     a matching of the slots it governs to distinct attribute values still
 //     offered by usable candidates (requests sharing their candidates form
-//     one block) — and the branch is cut when it fails;
+//     one block) — and the branch is cut when it fails; constraint values
+//     are taken per request and device, as each request sees them (a
+//     derived attribute gives a request its own values);
 //     devices that are interchangeable (same candidate membership for every
 //     request, same counters, compatibility groups and constraint attribute
-//     values) are tried once per step (symmetry breaking across identical
+//     values, derived ones included) are tried once per step (symmetry breaking across identical
 //     devices, requests and claims). Pruning only removes branches without
 //     a solution, so the first solution found is still upstream's. Before
 //     it, with several claims, each claim is searched on its own: other
@@ -96,8 +105,6 @@
 //
 // # Deviations from upstream
 //
-//   - Derived attributes (alpha DRADerivedAttributes) are not supported: a
-//     request using them gets an error even when the feature is enabled.
 //   - firstAvailable and device choices follow upstream's order, but
 //     request-level alternatives that can never fit the 32-device claim
 //     limit are skipped up front rather than discovered during the search.
@@ -107,7 +114,12 @@
 //     reported. The lazy phase reports exactly the errors upstream hits.
 //     Conversely, claims that the counting pre-check rejects get nil
 //     without any selector being evaluated, where upstream might first hit
-//     a CEL runtime error and return it.
+//     a CEL runtime error and return it. Derived attribute errors are
+//     reported only where upstream reports them, when the search tries to
+//     add the device; but the complete phase's bounds prune branches that
+//     upstream explores, so an error upstream would hit in a branch without
+//     a solution may not be reported (the relaxations treat a failed
+//     derivation as a value that fits, so they never prune because of it).
 //   - Counters are compared as int64 at a per-counter decimal scale that
 //     represents every value of that counter exactly (values beyond about
 //     9·10^18 of their finest scale are rounded).

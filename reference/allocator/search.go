@@ -31,6 +31,7 @@ type search struct {
 	reqs     [][]*reqGroup
 	cons     [][]*constraint
 	selMemo  map[string][]int8
+	derived  map[string]*derivedExpr // by expression, on first use
 
 	// search state
 	use      [][]int32 // claims using each device exclusively, in order
@@ -480,7 +481,11 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 	}
 	for _, k := range r.consIdx {
 		c := s.cons[ci][k]
-		v := c.val(s, di)
+		v := c.valFor(s, r, di)
+		if v.err != nil {
+			s.undo(ci, r, di, p)
+			return p, false, c.derivedError(v, d)
+		}
 		if !c.accepts(v) {
 			s.undo(ci, r, di, p)
 			s.reject(r, fmt.Sprintf("constraint #%d %s", c.index, c.kind()))

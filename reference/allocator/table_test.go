@@ -11,12 +11,12 @@ import (
 	"drakit.dev/drakit/reference/allocator/internal/allocatortesting"
 )
 
-// supportedFeatures is every allocator feature of v0.37.2 except derived
-// attributes, which the reference allocator rejects.
+// supportedFeatures is every allocator feature of v0.37.2.
 var supportedFeatures = structured.Features{
 	AdminAccess:             true,
 	CompatibilityGroups:     true,
 	ConsumableCapacity:      true,
+	DerivedAttributes:       true,
 	DeviceBindingAndStatus:  true,
 	DeviceTaints:            true,
 	FractionalCapacityRange: true,

@@ -18,18 +18,9 @@ func newReference(ctx context.Context, features structured.Features, state struc
 	return allocator.New(ctx, features, state, classes, slices, celCache)
 }
 
-// referenceFeatures is what the reference allocator supports: everything
-// but DerivedAttributes (a documented deviation, see its doc.go); the table
-// skips cases that need more.
-var referenceFeatures = func() structured.Features {
-	f := allocatortesting.FeaturesAll
-	f.DerivedAttributes = false
-	return f
-}()
-
 // TestReferenceTable runs upstream's table against drakit's reference
 // allocator (default, first-fit mode), every result through the checker.
 func TestReferenceTable(t *testing.T) {
-	allocatortesting.TestAllocator(t, referenceFeatures, newReference, checkResults)
-	allocatortesting.TestLexicographicalAllocator(t, referenceFeatures, newReference, checkResults)
+	allocatortesting.TestAllocator(t, allocatortesting.FeaturesAll, newReference, checkResults)
+	allocatortesting.TestLexicographicalAllocator(t, allocatortesting.FeaturesAll, newReference, checkResults)
 }

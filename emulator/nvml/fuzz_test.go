@@ -100,8 +100,36 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		g.BusID = fmt.Sprintf("00000000:%02X:00.0", minor)
 		many.GPUs = append(many.GPUs, g)
 	}
+	mig := write(nvmltest.MIGSampleState())
+	migLines := strings.Split(strings.TrimSuffix(mig, "\n"), "\n")
+	lastCI := migLines[len(migLines)-1]
 	seeds := []string{
 		good,
+		mig,
+		strings.Replace(mig, "placements=0,1,2,3,4,5,6", "placements=0x0,1,2,3,4,5,0x6", 1),
+		strings.Replace(mig, "placements=0,1,2,3,4,5,6", "placements=0,1,2,3,4,5,6,", 1),
+		strings.Replace(mig, "placements=0,1,2,3,4,5,6", "placements=,0", 1),
+		strings.Replace(mig, "placements=0,1,2,3,4,5,6", "placements=1,0", 1),
+		strings.Replace(mig, "placements=0,1,2,3,4,5,6", "placements=0,1,2,3,4,5,6,7", 1),
+		strings.Replace(mig, "maxDevices=7", "maxDevices=9", 1),
+		strings.Replace(mig, "memorySlices=8", "memorySlices=0", 1),
+		strings.Replace(mig, "gi\tgpu=1\tid=13\tprofile=19\tstart=2", "gi\tgpu=1\tid=13\tprofile=19\tstart=5", 1),
+		strings.Replace(mig, "capMinor=147", "capMinor=148", 1),
+		strings.Replace(mig, "capMinor=149", "capMinor=150", 1),
+		strings.Replace(mig, "id=1\tprofile=0\tstart=2", "id=1\tprofile=0\tstart=1", 1),
+		strings.Replace(mig, "id=1\tprofile=0\tstart=2", "id=8\tprofile=0\tstart=2", 1),
+		strings.Replace(mig, "migMode=1", "migMode=0", 2),
+		strings.Replace(mig, "\tp2p=0", "\tp2p=2", 1),
+		strings.Replace(mig, "\tsms=", "\tsms=-", 1),
+		strings.Replace(mig, "memoryMB=", "memoryMB=0", 1),
+		strings.Replace(mig, "uuid=MIG-5c", "uuid=MIG-5C", 1),
+		mig + lastCI + "\n",
+		mig + strings.Replace(lastCI, "id=0", "id=1", 1) + "\n",
+		mig + "mig\tgpu=3\tmaxDevices=7\tmemorySlices=8\n",
+		mig + "mig\tgpu=9\tmaxDevices=7\tmemorySlices=8\n",
+		mig + "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\tcapMinor=3\n",
+		mig + "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\n",
+		strings.Join(append([]string{migLines[0], lastCI}, migLines[1:len(migLines)-1]...), "\n") + "\n",
 		write(edge),
 		write(many),
 		strings.ReplaceAll(good, "\n", "\r\n"),

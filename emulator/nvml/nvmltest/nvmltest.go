@@ -16,11 +16,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
 	"drakit.dev/drakit/emulator/nvml"
 	"drakit.dev/drakit/emulator/nvmlstate"
+	"drakit.dev/drakit/emulator/profile"
 )
 
 // RootEnv is the environment variable naming the shim's emulator root.
@@ -139,4 +141,100 @@ func CreateDeviceNode(t testing.TB, root string, minor int) {
 // DeviceNode is the path of GPU minor's device node under root.
 func DeviceNode(root string, minor int) string {
 	return filepath.Join(root, "dev", fmt.Sprintf("nvidia%d", minor))
+}
+
+// AddMIG gives GPU minor of s model's MIG geometry and profile tables (as
+// the emulator renders them) and turns its MIG mode on. It panics on an
+// unknown model or minor: callers pass constants.
+func AddMIG(s *nvmlstate.State, minor int, model string) {
+	t, ok := profile.LookupMIGTable(model)
+	if !ok {
+		panic("nvmltest: no MIG table for model " + model)
+	}
+	i := slices.IndexFunc(s.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == minor })
+	if i < 0 {
+		panic(fmt.Sprintf("nvmltest: no GPU with minor %d", minor))
+	}
+	s.GPUs[i].MIGCapable, s.GPUs[i].MIGMode = true, 1
+	s.MIG = append(s.MIG, nvmlstate.MIG{GPU: minor, MaxDevices: profile.MaxMIGDevices, MemorySlices: profile.MIGMemorySlices})
+	for _, p := range t.GIProfiles {
+		s.GIProfiles = append(s.GIProfiles, nvmlstate.GIProfile{
+			GPU: minor, ID: p.ID, Index: p.Index, Name: p.Name, Slices: p.Slices, MemorySlices: p.MemorySlices,
+			Instances: p.Instances, MemoryMB: p.MemoryMB, SMs: p.SMs, CopyEngines: p.CopyEngines,
+			Decoders: p.Decoders, Encoders: p.Encoders, JPEGs: p.JPEGs, OFAs: p.OFAs, Placements: p.Starts,
+		})
+		for _, c := range t.CIProfiles(p) {
+			s.CIProfiles = append(s.CIProfiles, nvmlstate.CIProfile{
+				GPU: minor, GIProfile: p.ID, ID: c.ID, Name: c.Name, Slices: c.Slices,
+				Instances: c.Instances, SMs: c.SMs, Placements: c.Starts,
+			})
+		}
+	}
+}
+
+// AddInstance adds a GI of GI profile giProfile at start on GPU minor, with
+// id gi, and one CI per entry of cis (CI profile ID and start; ids 0, 1, …),
+// with the cap minors and MIG UUIDs the emulator derives.
+func AddInstance(s *nvmlstate.State, minor, gi, giProfile, start int, cis ...[2]int) {
+	i := slices.IndexFunc(s.GIProfiles, func(p nvmlstate.GIProfile) bool { return p.GPU == minor && p.ID == giProfile })
+	g := slices.IndexFunc(s.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == minor })
+	if i < 0 || g < 0 {
+		panic(fmt.Sprintf("nvmltest: no GI profile %d on GPU %d", giProfile, minor))
+	}
+	s.GPUInstances = append(s.GPUInstances, nvmlstate.GPUInstance{
+		GPU: minor, ID: gi, Profile: giProfile, Start: start, Size: s.GIProfiles[i].MemorySlices,
+		CapMinor: nvmlstate.GIAccessMinor(minor, gi),
+	})
+	for id, c := range cis {
+		k := slices.IndexFunc(s.CIProfiles, func(p nvmlstate.CIProfile) bool {
+			return p.GPU == minor && p.GIProfile == giProfile && p.ID == c[0]
+		})
+		if k < 0 {
+			panic(fmt.Sprintf("nvmltest: no CI profile %d in GI profile %d", c[0], giProfile))
+		}
+		s.ComputeInstances = append(s.ComputeInstances, nvmlstate.ComputeInstance{
+			GPU: minor, GI: gi, ID: id, Profile: c[0], Start: c[1], Size: s.CIProfiles[k].Slices,
+			UUID: profile.DeriveMIGUUID(s.GPUs[g].UUID, gi, id), CapMinor: nvmlstate.CIAccessMinor(minor, gi, id),
+		})
+	}
+}
+
+// MIGSampleState is SampleState with H100 MIG tables on minors 0 and 1, MIG
+// on for both, and on minor 1 a 3g.40gb GI (id 1, start 4) with two CIs
+// (2c.3g.40gb at 0 and 1c.3g.40gb at 2) and a 1g.10gb GI (id 13, start 2) with its full CI.
+func MIGSampleState() *nvmlstate.State {
+	s := SampleState()
+	AddMIG(s, 0, "H100-80GB-HBM3")
+	AddMIG(s, 1, "H100-80GB-HBM3")
+	AddInstance(s, 1, 1, 9, 4, [2]int{1, 0}, [2]int{0, 2})
+	AddInstance(s, 1, 13, 19, 2, [2]int{0, 0})
+	return s
+}
+
+// CreateCapNode makes <root>/dev/nvidia-caps/nvidia-cap<minor> exist (as a
+// plain file, which is all the shim checks for visibility).
+func CreateCapNode(t testing.TB, root string, minor int) {
+	t.Helper()
+	dir := filepath.Join(root, "dev", "nvidia-caps")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("nvidia-cap%d", minor)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// NewMIGRoot is NewRoot plus the config cap node and a cap node for every GI
+// and CI of s, so that every instance is visible.
+func NewMIGRoot(t testing.TB, s *nvmlstate.State) string {
+	t.Helper()
+	root := NewRoot(t, s)
+	CreateCapNode(t, root, nvmlstate.ConfigCapMinor)
+	for _, g := range s.GPUInstances {
+		CreateCapNode(t, root, g.CapMinor)
+	}
+	for _, c := range s.ComputeInstances {
+		CreateCapNode(t, root, c.CapMinor)
+	}
+	return root
 }

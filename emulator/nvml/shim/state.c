@@ -148,12 +148,27 @@ static const char *const gpu_keys[G_COUNT] = {
     "pciSubSystemId", "memoryTotal", "memoryReserved", "architecture", "brand",
     "ccMajor",      "ccMinor",       "numaNode",     "migCapable",  "migMode"};
 
+/* MIG record keys, in the order the parse functions read them. */
+static const char *const mig_keys[] = {"gpu", "maxDevices", "memorySlices"};
+static const char *const giprofile_keys[] = {
+    "gpu",      "id",  "index",       "name",     "slices",   "memorySlices",
+    "instances", "memoryMB", "sms", "copyEngines", "decoders", "encoders",
+    "jpegs",    "ofas", "p2p",        "placements"};
+static const char *const ciprofile_keys[] = {"gpu",       "giProfile", "id",  "name",
+                                             "slices",    "instances", "sms", "placements"};
+static const char *const gi_keys[] = {"gpu", "id", "profile", "start", "size", "capMinor"};
+static const char *const ci_keys[] = {"gpu",  "gi",   "id",      "profile",
+                                      "start", "size", "uuid", "capMinor"};
+#define NKEYS(a) (sizeof(a) / sizeof(a[0]))
+#define FIELDS_MAX 16
+_Static_assert(NKEYS(giprofile_keys) <= FIELDS_MAX && G_COUNT <= FIELDS_MAX, "FIELDS_MAX");
+
 /* fields holds the values of one record's known keys. */
 typedef struct {
     const char *const *keys;
     size_t nkeys;
-    span val[G_COUNT];
-    int have[G_COUNT];
+    span val[FIELDS_MAX];
+    int have[FIELDS_MAX];
     unsigned long line;
 } fields;
 
@@ -311,7 +326,145 @@ static int parse_gpu(struct drakit_state *s, fields *f, errbuf *e) {
     g->bus_id_len = bus.n;
     g->pci_device_id = (uint32_t)dev_id;
     g->pci_subsystem_id = (uint32_t)subsys_id;
+    g->mig_mode_val = f->val[G_MIG_MODE].p;
+    g->mig_mode_len = f->val[G_MIG_MODE].n;
     s->count++;
+    return 0;
+}
+
+
+/* ---- MIG records (nvmlstate's parseMIGRecord) ---- */
+
+/* list_next reads the next element of a list at *p (before end); 0 or -1. */
+static int list_next(const char **p, const char *end, int64_t *out) {
+    const char *comma = memchr(*p, ',', (size_t)(end - *p));
+    const char *stop = comma ? comma : end;
+    uint64_t v;
+    if (parse_uint(*p, (size_t)(stop - *p), 31, &v) != NUM_OK) {
+        return -1;
+    }
+    *out = (int64_t)v;
+    *p = comma ? comma + 1 : end;
+    return 0;
+}
+
+int64_t drakit_list_get(const struct drakit_list *l, size_t i) {
+    const char *p = l->p, *end = l->p + l->n;
+    int64_t v = 0;
+    for (size_t k = 0; k <= i && k < l->count; k++) {
+        list_next(&p, end, &v);
+    }
+    return v;
+}
+
+/* field_list mirrors fieldParser.list: one or more non-negative 31-bit integers. */
+static int field_list(fields *f, errbuf *e, size_t k, struct drakit_list *out) {
+    span v = {NULL, 0};
+    if (field_str(f, e, k, &v) != 0) {
+        return -1;
+    }
+    out->p = v.p;
+    out->n = v.n;
+    out->count = 0;
+    const char *p = v.p, *end = v.p + v.n;
+    for (;;) {
+        int64_t x;
+        if (list_next(&p, end, &x) != 0) {
+            return fail(e, "line %lu: field %s is not a comma-separated list of integers", f->line,
+                        f->keys[k]);
+        }
+        out->count++;
+        if (p == end) {
+            /* "1," leaves p at end after the comma: an empty last element. */
+            if (v.n > 0 && v.p[v.n - 1] == ',') {
+                return fail(e, "line %lu: field %s has an empty element", f->line, f->keys[k]);
+            }
+            return 0;
+        }
+    }
+}
+
+/* grow makes room for one more element of size sz in *arr holding *n. */
+static void *grow(void **arr, size_t *n, size_t sz, errbuf *e, unsigned long line) {
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
+        size_t cap = *n == 0 ? 4 : *n * 2;
+        void *next = realloc(*arr, cap * sz);
+        if (next == NULL) {
+            fail(e, "line %lu: out of memory", line);
+            return NULL;
+        }
+        *arr = next;
+    }
+    void *slot = (char *)*arr + (*n) * sz;
+    memset(slot, 0, sz);
+    (*n)++;
+    return slot;
+}
+
+static int parse_mig(struct drakit_state *s, const char *const *keys, fields *f, errbuf *e) {
+    if (keys == mig_keys) {
+        struct drakit_mig *m = grow((void **)&s->migs, &s->nmigs, sizeof *m, e, f->line);
+        if (m == NULL) {
+            return -1;
+        }
+        return field_int(f, e, 0, &m->gpu) != 0 || field_int(f, e, 1, &m->max_devices) != 0 ||
+                       field_int(f, e, 2, &m->memory_slices) != 0
+                   ? -1
+                   : 0;
+    }
+    if (keys == giprofile_keys) {
+        struct drakit_giprofile *p =
+            grow((void **)&s->giprofiles, &s->ngiprofiles, sizeof *p, e, f->line);
+        span name = {NULL, 0};
+        if (p == NULL || field_int(f, e, 0, &p->gpu) != 0 || field_int(f, e, 1, &p->id) != 0 ||
+            field_int(f, e, 2, &p->index) != 0 || field_str(f, e, 3, &name) != 0 ||
+            field_int(f, e, 4, &p->slices) != 0 || field_int(f, e, 5, &p->memory_slices) != 0 ||
+            field_int(f, e, 6, &p->instances) != 0 ||
+            field_uint(f, e, 7, 64, &p->memory_mb) != 0 || field_int(f, e, 8, &p->sms) != 0 ||
+            field_int(f, e, 9, &p->copy_engines) != 0 || field_int(f, e, 10, &p->decoders) != 0 ||
+            field_int(f, e, 11, &p->encoders) != 0 || field_int(f, e, 12, &p->jpegs) != 0 ||
+            field_int(f, e, 13, &p->ofas) != 0 || field_flag(f, e, 14, &p->p2p) != 0 ||
+            field_list(f, e, 15, &p->placements) != 0) {
+            return -1;
+        }
+        p->name = name.p;
+        p->name_len = name.n;
+        return 0;
+    }
+    if (keys == ciprofile_keys) {
+        struct drakit_ciprofile *p =
+            grow((void **)&s->ciprofiles, &s->nciprofiles, sizeof *p, e, f->line);
+        span name = {NULL, 0};
+        if (p == NULL || field_int(f, e, 0, &p->gpu) != 0 ||
+            field_int(f, e, 1, &p->gi_profile) != 0 || field_int(f, e, 2, &p->id) != 0 ||
+            field_str(f, e, 3, &name) != 0 || field_int(f, e, 4, &p->slices) != 0 ||
+            field_int(f, e, 5, &p->instances) != 0 || field_int(f, e, 6, &p->sms) != 0 ||
+            field_list(f, e, 7, &p->placements) != 0) {
+            return -1;
+        }
+        p->name = name.p;
+        p->name_len = name.n;
+        return 0;
+    }
+    if (keys == gi_keys) {
+        struct drakit_gi *g = grow((void **)&s->gis, &s->ngis, sizeof *g, e, f->line);
+        return g == NULL || field_int(f, e, 0, &g->gpu) != 0 || field_int(f, e, 1, &g->id) != 0 ||
+                       field_int(f, e, 2, &g->profile) != 0 ||
+                       field_int(f, e, 3, &g->start) != 0 || field_int(f, e, 4, &g->size) != 0 ||
+                       field_int(f, e, 5, &g->cap_minor) != 0
+                   ? -1
+                   : 0;
+    }
+    struct drakit_ci *c = grow((void **)&s->cis, &s->ncis, sizeof *c, e, f->line);
+    span uuid = {NULL, 0};
+    if (c == NULL || field_int(f, e, 0, &c->gpu) != 0 || field_int(f, e, 1, &c->gi) != 0 ||
+        field_int(f, e, 2, &c->id) != 0 || field_int(f, e, 3, &c->profile) != 0 ||
+        field_int(f, e, 4, &c->start) != 0 || field_int(f, e, 5, &c->size) != 0 ||
+        field_str(f, e, 6, &uuid) != 0 || field_int(f, e, 7, &c->cap_minor) != 0) {
+        return -1;
+    }
+    c->uuid = uuid.p;
+    c->uuid_len = uuid.n;
     return 0;
 }
 
@@ -382,6 +535,8 @@ static unsigned int hex_value(const char *p, size_t n) {
     return v;
 }
 
+static int validate_mig(const struct drakit_state *s, errbuf *e);
+
 static int validate(struct drakit_state *s, errbuf *e) {
     unsigned char minors[DRAKIT_MAX_GPUS] = {0};
     if (!is_version(s->driver_version, s->driver_version_len) ||
@@ -441,6 +596,206 @@ static int validate(struct drakit_state *s, errbuf *e) {
         g->device = hex_value(g->bus_id + 12, 2);
         g->function = hex_value(g->bus_id + 15, 1);
     }
+    return validate_mig(s, e);
+}
+
+
+/* ---- MIG validation (nvmlstate's validateMIG) ---- */
+
+#define MIG_MAX_GI_ID 14
+#define MIG_MAX_CI_ID 7
+
+static int64_t gi_access_minor(int64_t gpu, int64_t gi) { return 3 + gpu * 135 + gi * 9; }
+
+/* valid_name: 1..95 bytes without tab or newline. */
+static int valid_name(const char *p, size_t n) {
+    return n > 0 && n < 96 && memchr(p, '\t', n) == NULL && memchr(p, '\n', n) == NULL;
+}
+
+static int list_contains(const struct drakit_list *l, int64_t v) {
+    const char *p = l->p, *end = l->p + l->n;
+    for (size_t i = 0; i < l->count; i++) {
+        int64_t x;
+        list_next(&p, end, &x);
+        if (x == v) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* valid_placements mirrors validPlacements. */
+static int valid_placements(const struct drakit_list *l, int64_t size, int64_t limit) {
+    if (l->count == 0 || size < 1) {
+        return 0;
+    }
+    const char *p = l->p, *end = l->p + l->n;
+    int64_t prev = -1;
+    for (size_t i = 0; i < l->count; i++) {
+        int64_t st;
+        list_next(&p, end, &st);
+        if (st < 0 || st + size > limit || (i > 0 && st <= prev)) {
+            return 0;
+        }
+        prev = st;
+    }
+    return 1;
+}
+
+static const struct nvmlDevice_st *gpu_by_minor(const struct drakit_state *s, int64_t minor) {
+    for (unsigned int i = 0; i < s->count; i++) {
+        if (s->gpus[i].minor == minor) {
+            return &s->gpus[i];
+        }
+    }
+    return NULL;
+}
+
+static const struct drakit_mig *mig_of(const struct drakit_state *s, size_t upto, int64_t gpu) {
+    for (size_t i = 0; i < upto; i++) {
+        if (s->migs[i].gpu == gpu) {
+            return &s->migs[i];
+        }
+    }
+    return NULL;
+}
+
+static const struct drakit_giprofile *giprofile_of(const struct drakit_state *s, size_t upto,
+                                                   int64_t gpu, int64_t id) {
+    for (size_t i = 0; i < upto; i++) {
+        if (s->giprofiles[i].gpu == gpu && s->giprofiles[i].id == id) {
+            return &s->giprofiles[i];
+        }
+    }
+    return NULL;
+}
+
+static const struct drakit_ciprofile *ciprofile_of(const struct drakit_state *s, size_t upto,
+                                                   int64_t gpu, int64_t gi_profile, int64_t id) {
+    for (size_t i = 0; i < upto; i++) {
+        const struct drakit_ciprofile *p = &s->ciprofiles[i];
+        if (p->gpu == gpu && p->gi_profile == gi_profile && p->id == id) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static const struct drakit_gi *gi_of(const struct drakit_state *s, size_t upto, int64_t gpu,
+                                     int64_t id) {
+    for (size_t i = 0; i < upto; i++) {
+        if (s->gis[i].gpu == gpu && s->gis[i].id == id) {
+            return &s->gis[i];
+        }
+    }
+    return NULL;
+}
+
+#define MIG_UUID_PATTERN "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+
+static int validate_mig(const struct drakit_state *s, errbuf *e) {
+    for (size_t i = 0; i < s->nmigs; i++) {
+        const struct drakit_mig *m = &s->migs[i];
+        const struct nvmlDevice_st *g = gpu_by_minor(s, m->gpu);
+        if (g == NULL || !g->mig_capable || mig_of(s, i, m->gpu) != NULL) {
+            return fail(e, "mig[%zu].gpu %lld: no MIG-capable gpu record, or a second mig record", i,
+                        (long long)m->gpu);
+        }
+        if (m->max_devices < 1 || m->max_devices > MIG_MAX_CI_ID + 1 || m->memory_slices < 1 ||
+            m->memory_slices > 8) {
+            return fail(e, "mig[%zu]: maxDevices and memorySlices must be 1..8", i);
+        }
+    }
+    for (size_t i = 0; i < s->ngiprofiles; i++) {
+        const struct drakit_giprofile *p = &s->giprofiles[i];
+        const struct drakit_mig *m = mig_of(s, s->nmigs, p->gpu);
+        int index_used = 0;
+        for (size_t j = 0; j < i; j++) {
+            index_used |= s->giprofiles[j].gpu == p->gpu && s->giprofiles[j].index == p->index;
+        }
+        if (m == NULL) {
+            return fail(e, "giprofile[%zu].gpu %lld: no mig record for the GPU", i, (long long)p->gpu);
+        }
+        if (p->id < 0 || giprofile_of(s, i, p->gpu, p->id) != NULL || p->index < 0 || index_used) {
+            return fail(e, "giprofile[%zu]: id or index negative or used twice", i);
+        }
+        if (!valid_name(p->name, p->name_len)) {
+            return fail(e, "giprofile[%zu].name must be 1..95 characters without tab or newline", i);
+        }
+        if (p->slices < 1 || p->memory_slices < 1 || p->memory_slices > m->memory_slices ||
+            !valid_placements(&p->placements, p->memory_slices, m->memory_slices) ||
+            p->instances < 1 || (uint64_t)p->instances > p->placements.count) {
+            return fail(e, "giprofile[%zu]: bad slices, placements or instances", i);
+        }
+        if (p->memory_mb == 0 || p->sms < 0 || p->copy_engines < 0 || p->decoders < 0 ||
+            p->encoders < 0 || p->jpegs < 0 || p->ofas < 0) {
+            return fail(e, "giprofile[%zu]: memoryMB must be positive, engine counts non-negative", i);
+        }
+    }
+    for (size_t i = 0; i < s->nciprofiles; i++) {
+        const struct drakit_ciprofile *p = &s->ciprofiles[i];
+        const struct drakit_giprofile *gp = giprofile_of(s, s->ngiprofiles, p->gpu, p->gi_profile);
+        if (gp == NULL) {
+            return fail(e, "ciprofile[%zu]: no giprofile %lld on gpu %lld", i,
+                        (long long)p->gi_profile, (long long)p->gpu);
+        }
+        if (p->id < 0 || ciprofile_of(s, i, p->gpu, p->gi_profile, p->id) != NULL ||
+            !valid_name(p->name, p->name_len) || p->slices < 1 || p->slices > gp->slices ||
+            !valid_placements(&p->placements, p->slices, gp->slices) || p->instances < 1 ||
+            (uint64_t)p->instances > p->placements.count || p->sms < 0) {
+            return fail(e, "ciprofile[%zu]: bad id, name, slices, placements, instances or sms", i);
+        }
+    }
+    for (size_t i = 0; i < s->ngis; i++) {
+        const struct drakit_gi *g = &s->gis[i];
+        const struct drakit_giprofile *p = giprofile_of(s, s->ngiprofiles, g->gpu, g->profile);
+        if (p == NULL || gpu_by_minor(s, g->gpu)->mig_mode != 1 || g->id < 0 ||
+            g->id > MIG_MAX_GI_ID || gi_of(s, i, g->gpu, g->id) != NULL ||
+            !list_contains(&p->placements, g->start) || g->size != p->memory_slices ||
+            g->cap_minor != gi_access_minor(g->gpu, g->id)) {
+            return fail(e, "gi[%zu]: bad profile, mode, id, placement or capMinor", i);
+        }
+        for (size_t j = 0; j < i; j++) {
+            const struct drakit_gi *o = &s->gis[j];
+            if (o->gpu == g->gpu && o->start < g->start + g->size && g->start < o->start + o->size) {
+                return fail(e, "gi[%zu]: placement overlaps gi[%zu]", i, j);
+            }
+        }
+    }
+    for (size_t i = 0; i < s->ncis; i++) {
+        const struct drakit_ci *c = &s->cis[i];
+        const struct drakit_gi *g = gi_of(s, s->ngis, c->gpu, c->gi);
+        if (g == NULL) {
+            return fail(e, "ci[%zu]: no gi %lld on gpu %lld", i, (long long)c->gi, (long long)c->gpu);
+        }
+        const struct drakit_ciprofile *p =
+            ciprofile_of(s, s->nciprofiles, c->gpu, g->profile, c->profile);
+        int dup = 0;
+        int64_t devices = 1;
+        for (size_t j = 0; j < i; j++) {
+            const struct drakit_ci *o = &s->cis[j];
+            dup |= o->gpu == c->gpu && o->gi == c->gi && o->id == c->id;
+            dup |= o->uuid_len == c->uuid_len && memcmp(o->uuid, c->uuid, c->uuid_len) == 0;
+            devices += o->gpu == c->gpu;
+        }
+        if (p == NULL || c->id < 0 || c->id > MIG_MAX_CI_ID || dup ||
+            !list_contains(&p->placements, c->start) || c->size != p->slices ||
+            !matches(c->uuid, c->uuid_len, MIG_UUID_PATTERN) ||
+            c->cap_minor != gi_access_minor(c->gpu, c->gi) + 1 + c->id) {
+            return fail(e, "ci[%zu]: bad profile, id, placement, uuid or capMinor", i);
+        }
+        for (size_t j = 0; j < i; j++) {
+            const struct drakit_ci *o = &s->cis[j];
+            if (o->gpu == c->gpu && o->gi == c->gi && o->start < c->start + c->size &&
+                c->start < o->start + o->size) {
+                return fail(e, "ci[%zu]: placement overlaps ci[%zu]", i, j);
+            }
+        }
+        if (devices > mig_of(s, s->nmigs, c->gpu)->max_devices) {
+            return fail(e, "ci[%zu]: more MIG devices than maxDevices on gpu %lld", i,
+                        (long long)c->gpu);
+        }
+    }
     return 0;
 }
 
@@ -483,6 +838,21 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
         } else if (span_is(type, "gpu")) {
             f.keys = gpu_keys;
             f.nkeys = G_COUNT;
+        } else if (span_is(type, "mig")) {
+            f.keys = mig_keys;
+            f.nkeys = NKEYS(mig_keys);
+        } else if (span_is(type, "giprofile")) {
+            f.keys = giprofile_keys;
+            f.nkeys = NKEYS(giprofile_keys);
+        } else if (span_is(type, "ciprofile")) {
+            f.keys = ciprofile_keys;
+            f.nkeys = NKEYS(ciprofile_keys);
+        } else if (span_is(type, "gi")) {
+            f.keys = gi_keys;
+            f.nkeys = NKEYS(gi_keys);
+        } else if (span_is(type, "ci")) {
+            f.keys = ci_keys;
+            f.nkeys = NKEYS(ci_keys);
         }
         if (split_fields(text, tab, &f, e) != 0) {
             return -1;
@@ -495,7 +865,11 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
             if (parse_system(s, &f, e) != 0) {
                 return -1;
             }
-        } else if (f.keys == gpu_keys && parse_gpu(s, &f, e) != 0) {
+        } else if (f.keys == gpu_keys) {
+            if (parse_gpu(s, &f, e) != 0) {
+                return -1;
+            }
+        } else if (f.keys != NULL && parse_mig(s, f.keys, &f, e) != 0) {
             return -1;
         }
     }
@@ -622,49 +996,92 @@ static int resolve_root(char *root, size_t n, errbuf *e) {
 
 /* ---- load ---- */
 
-static void debug(const errbuf *e) {
+void drakit_debug(const char *fmt, ...) {
     const char *v = getenv("DRAKIT_NVML_DEBUG");
     if (v != NULL && *v != '\0') {
-        fprintf(stderr, "drakit NVML shim: nvmlInit: %s\n", e->msg);
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("drakit NVML shim: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
     }
 }
 
-nvmlReturn_t drakit_state_load(struct drakit_state *s) {
+static void free_records(struct drakit_state *s) {
+    free(s->migs);
+    free(s->giprofiles);
+    free(s->ciprofiles);
+    free(s->gis);
+    free(s->cis);
+}
+
+static int parse_owned(struct drakit_state *s, char *buf, size_t len, errbuf *e) {
+    if (parse(s, buf, len, e) != 0) {
+        free_records(s);
+        free(buf);
+        memset(s, 0, sizeof *s);
+        return -1;
+    }
+    s->buf = buf;
+    s->len = len;
+    for (size_t i = 0; i < s->ngis; i++) {
+        s->gis[i].visible = 1;
+    }
+    for (size_t i = 0; i < s->ncis; i++) {
+        s->cis[i].visible = 1;
+    }
+    return 0;
+}
+
+int drakit_state_parse(struct drakit_state *s, char *buf, size_t len) {
     errbuf e;
-    char root[PATH_MAX], path[PATH_MAX];
+    memset(s, 0, sizeof *s);
+    if (parse_owned(s, buf, len, &e) != 0) {
+        drakit_debug("parse state: %.400s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* exists reports whether root/rel exists. */
+static int exists(const char *root, const char *rel) {
+    char path[PATH_MAX];
+    return join(path, sizeof path, root, rel) == 0 && access(path, F_OK) == 0;
+}
+
+static int cap_node_exists(const char *root, int64_t minor) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "dev/nvidia-caps/nvidia-cap%lld", (long long)minor);
+    return exists(root, rel);
+}
+
+nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
+    errbuf e;
+    char path[PATH_MAX];
     char *buf = NULL;
     size_t len = 0;
     memset(&e, 0, sizeof e);
     memset(s, 0, sizeof *s);
-    if (resolve_root(root, sizeof root, &e) != 0) {
-        debug(&e);
-        return NVML_ERROR_UNKNOWN;
-    }
-    if (join(path, sizeof path, root, STATE_RELATIVE_PATH) != 0) {
-        fail(&e, "emulator root %.128s...: path too long", root);
-        debug(&e);
+    if (strlen(root) >= sizeof s->root || join(path, sizeof path, root, STATE_RELATIVE_PATH) != 0) {
+        drakit_debug("nvmlInit: emulator root %.128s...: path too long", root);
         return NVML_ERROR_UNKNOWN;
     }
     nvmlReturn_t rc = read_file(path, &buf, &len, &e);
     if (rc != NVML_SUCCESS) {
-        debug(&e);
+        drakit_debug("nvmlInit: %.400s", e.msg);
         return rc;
     }
-    if (parse(s, buf, len, &e) != 0) {
-        errbuf where;
-        snprintf(where.msg, sizeof where.msg, "%.200s: %.300s", path, e.msg);
-        debug(&where);
-        free(buf);
-        memset(s, 0, sizeof *s);
+    if (parse_owned(s, buf, len, &e) != 0) {
+        drakit_debug("nvmlInit: %.200s: %.300s", path, e.msg);
         return NVML_ERROR_UNKNOWN;
     }
-    s->buf = buf;
+    strcpy(s->root, root);
     unsigned int visible = 0;
     for (unsigned int i = 0; i < s->count; i++) {
-        char rel[32], dev[PATH_MAX];
+        char rel[32];
         snprintf(rel, sizeof rel, "dev/nvidia%u", (unsigned int)s->gpus[i].minor);
-        /* Cannot fail: the state file's path under the same root is longer. */
-        if (join(dev, sizeof dev, root, rel) == 0 && access(dev, F_OK) == 0) {
+        if (exists(root, rel)) {
             if (visible != i) {
                 s->gpus[visible] = s->gpus[i];
             }
@@ -673,10 +1090,34 @@ nvmlReturn_t drakit_state_load(struct drakit_state *s) {
         }
     }
     s->count = visible;
+    /* As on a host or in a container: an instance is visible only through
+     * its capability device nodes (and its GPU's node). */
+    for (size_t i = 0; i < s->ngis; i++) {
+        struct drakit_gi *g = &s->gis[i];
+        g->visible = gpu_by_minor(s, g->gpu) != NULL && cap_node_exists(root, g->cap_minor);
+    }
+    for (size_t i = 0; i < s->ncis; i++) {
+        struct drakit_ci *c = &s->cis[i];
+        const struct drakit_gi *g = gi_of(s, s->ngis, c->gpu, c->gi);
+        c->visible = g->visible && cap_node_exists(root, c->cap_minor);
+    }
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t drakit_state_load(struct drakit_state *s) {
+    errbuf e;
+    char root[PATH_MAX];
+    memset(&e, 0, sizeof e);
+    memset(s, 0, sizeof *s);
+    if (resolve_root(root, sizeof root, &e) != 0) {
+        drakit_debug("nvmlInit: %.400s", e.msg);
+        return NVML_ERROR_UNKNOWN;
+    }
+    return drakit_state_load_root(s, root);
+}
+
 void drakit_state_free(struct drakit_state *s) {
+    free_records(s);
     free(s->buf);
     memset(s, 0, sizeof *s);
 }

@@ -46,6 +46,52 @@ struct nvmlDevice_st {
     uint64_t memory_total, memory_reserved;
     int64_t architecture, brand, cc_major, cc_minor, numa_node, mig_mode;
     int mig_capable;
+    const char *mig_mode_val; /* the migMode field's value in the file, for rewriting it */
+    size_t mig_mode_len;
+};
+
+/* A comma-separated list of non-negative integers in the file (syntax checked). */
+struct drakit_list {
+    const char *p;
+    size_t n;
+    size_t count;
+};
+
+/* drakit_list_get returns element i of l (i < l->count). */
+int64_t drakit_list_get(const struct drakit_list *l, size_t i);
+
+/* The MIG records (nvmlstate's mig.go): one struct per record, in file order. */
+struct drakit_mig {
+    int64_t gpu, max_devices, memory_slices;
+};
+
+struct drakit_giprofile {
+    int64_t gpu, id, index, slices, memory_slices, instances;
+    const char *name;
+    size_t name_len;
+    uint64_t memory_mb;
+    int64_t sms, copy_engines, decoders, encoders, jpegs, ofas;
+    int p2p;
+    struct drakit_list placements;
+};
+
+struct drakit_ciprofile {
+    int64_t gpu, gi_profile, id, slices, instances, sms;
+    const char *name;
+    size_t name_len;
+    struct drakit_list placements;
+};
+
+struct drakit_gi {
+    int64_t gpu, id, profile, start, size, cap_minor;
+    int visible; /* its cap node exists (set by drakit_state_load) */
+};
+
+struct drakit_ci {
+    int64_t gpu, gi, id, profile, start, size, cap_minor;
+    const char *uuid; /* DRAKIT_UUID_LEN bytes once validated */
+    size_t uuid_len;
+    int visible; /* its GI's and its own cap nodes exist */
 };
 
 struct drakit_state {
@@ -57,6 +103,18 @@ struct drakit_state {
     int64_t cuda_driver_version;
     unsigned int count; /* visible GPUs: gpus[0..count) */
     struct nvmlDevice_st gpus[DRAKIT_MAX_GPUS];
+    size_t len;         /* bytes in buf */
+    struct drakit_mig *migs;
+    size_t nmigs;
+    struct drakit_giprofile *giprofiles;
+    size_t ngiprofiles;
+    struct drakit_ciprofile *ciprofiles;
+    size_t nciprofiles;
+    struct drakit_gi *gis;
+    size_t ngis;
+    struct drakit_ci *cis;
+    size_t ncis;
+    char root[4096];     /* the emulator root the state was read from */
 };
 
 /*
@@ -72,7 +130,24 @@ struct drakit_state {
  */
 nvmlReturn_t drakit_state_load(struct drakit_state *s);
 
+/*
+ * drakit_state_load_root is drakit_state_load from a known root (s->root is
+ * set to it): mutations reread the state under their lock with it.
+ */
+nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root);
+
+/*
+ * drakit_state_parse parses len bytes of buf (taking ownership of buf, which
+ * must come from malloc) into s, which must be empty, without the device
+ * node checks: every GPU, GI and CI counts as visible. It returns 0, or -1
+ * (s empty, buf freed) when nvmlstate.Parse would reject the bytes.
+ */
+int drakit_state_parse(struct drakit_state *s, char *buf, size_t len);
+
 /* drakit_state_free releases what drakit_state_load acquired and empties s. */
 void drakit_state_free(struct drakit_state *s);
+
+/* drakit_debug explains something on stderr when $DRAKIT_NVML_DEBUG is set. */
+void drakit_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* DRAKIT_NVML_STATE_H */

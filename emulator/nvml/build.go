@@ -41,6 +41,19 @@ var Implemented = []string{
 	"nvmlDeviceGetArchitecture", "nvmlDeviceGetBrand", "nvmlDeviceGetCudaComputeCapability",
 	"nvmlDeviceGetMigMode", "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceIsMigDeviceHandle",
 	"nvmlDeviceGetNumaNodeId", "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetVirtualizationMode",
+	// MIG (shim/mig.c).
+	"nvmlDeviceGetGpuInstanceProfileInfo", "nvmlDeviceGetGpuInstanceProfileInfoV",
+	"nvmlDeviceGetGpuInstanceProfileInfoByIdV",
+	"nvmlDeviceGetGpuInstancePossiblePlacements", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+	"nvmlDeviceGetGpuInstanceRemainingCapacity", "nvmlDeviceGetGpuInstances", "nvmlDeviceGetGpuInstanceById",
+	"nvmlGpuInstanceGetInfo",
+	"nvmlGpuInstanceGetComputeInstanceProfileInfo", "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
+	"nvmlGpuInstanceGetComputeInstancePossiblePlacements", "nvmlGpuInstanceGetComputeInstanceRemainingCapacity",
+	"nvmlGpuInstanceGetComputeInstances", "nvmlGpuInstanceGetComputeInstanceById",
+	"nvmlComputeInstanceGetInfo", "nvmlComputeInstanceGetInfo_v2",
+	"nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+	"nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
+	"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2",
 }
 
 // ErrInvalidOptions classifies BuildOptions.Validate's errors.
@@ -165,7 +178,7 @@ func compilerArgs(src, out, headerDir string) []string {
 		args = append(args, "-DDRAKIT_NVML_HEADER", "-I", headerDir)
 	}
 	args = append(args, "-o", out)
-	for _, f := range []string{"shim.c", "state.c", "nvml_stubs_gen.c"} {
+	for _, f := range []string{"shim.c", "state.c", "mig.c", "nvml_stubs_gen.c"} {
 		args = append(args, filepath.Join(src, f))
 	}
 	return args

@@ -19,6 +19,16 @@
 //     numbering the visible GPUs 0..n-1 in file order. <root> is
 //     $DRAKIT_EMULATOR_ROOT when set and non-empty, else the shim's own path
 //     minus /usr/lib/x86_64-linux-gnu/<file>, else "/".
+//   - MIG (shim/mig.c): the read side of NVML's MIG API over the state
+//     file's MIG records: GI/CI profile info (by NVML index; info.id is the
+//     driver's profile ID), possible placements (two-call protocol),
+//     remaining capacity, GI/CI enumeration and lookup by id, MIG device
+//     handles by index (empty slot: NOT_FOUND), MIG UUIDs, names
+//     ("<GPU name> MIG <profile>"), memory, attributes and parent handles.
+//     An instance is visible only when its capability device nodes
+//     <root>/dev/nvidia-caps/nvidia-cap<minor> exist. At every call the shim
+//     rereads the state file if another process replaced it; handles stay
+//     valid while what they name exists.
 //   - Init and shutdown are reference-counted; the state is read on the first
 //     nvmlInit after a full shutdown, so a process can switch roots.
 //   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,

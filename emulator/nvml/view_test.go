@@ -3,6 +3,7 @@ package nvml_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,10 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 		}
 		if g.MIGCapable {
 			v.MIGCurrent, v.MIGPending, v.MIGRet = g.MIGMode, g.MIGMode, gonvml.SUCCESS
+		}
+		// nvml.h: zero unless MIG is enabled on a GPU with MIG tables.
+		if i := slices.IndexFunc(s.MIG, func(m nvmlstate.MIG) bool { return m.GPU == g.Minor }); i >= 0 && g.MIGMode == 1 {
+			v.MaxMIGDevices = s.MIG[i].MaxDevices
 		}
 		gpus = append(gpus, v)
 	}

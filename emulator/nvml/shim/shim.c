@@ -19,24 +19,61 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "nvml_abi.h"
+#include "shim.h"
 #include "state.h"
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int g_refs; /* nvmlInit calls not yet matched by nvmlShutdown */
-static struct drakit_state g_state;
+struct drakit_state g_state;
 
 /* ---- locking and handle checks ---- */
 
+void drakit_reload(void) {
+    struct drakit_state *next = malloc(sizeof *next);
+    if (next == NULL) {
+        return;
+    }
+    char root[sizeof g_state.root];
+    strcpy(root, g_state.root);
+    if (drakit_state_load_root(next, root) == NVML_SUCCESS) {
+        drakit_state_free(&g_state);
+        g_state = *next;
+    } else {
+        drakit_debug("reread state under %s failed; keeping the state read before", root);
+    }
+    free(next);
+}
+
+/*
+ * enter locks and, when initialised, rereads the state file if another
+ * process (the driver, the CLI, a pod) replaced it. GPU handles are
+ * positions in g_state.gpus and MIG handles name (GPU, GI, CI), so handles
+ * stay valid across rereads as long as what they name still exists.
+ */
 static nvmlReturn_t enter(void) {
     pthread_mutex_lock(&g_mu);
-    return g_refs > 0 ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
+    if (g_refs == 0) {
+        return NVML_ERROR_UNINITIALIZED;
+    }
+    if (drakit_state_changed(&g_state)) {
+        drakit_reload();
+    }
+    return NVML_SUCCESS;
 }
 
 static nvmlReturn_t leave(nvmlReturn_t rc) {
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
+
+nvmlReturn_t drakit_enter(void) { return enter(); }
+
+nvmlReturn_t drakit_leave(nvmlReturn_t rc) { return leave(rc); }
+
+const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);
 
 /* lookup returns the visible GPU behind handle h, or NULL. */
 static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
@@ -48,13 +85,41 @@ static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
     return i < g_state.count ? &g_state.gpus[i] : NULL;
 }
 
-/* enter_device locks and resolves device; the caller must call leave. */
+const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) { return lookup(h); }
+
+/*
+ * enter_device locks and resolves a GPU handle; the caller must call leave.
+ * A MIG device handle gets NVML_ERROR_NOT_SUPPORTED: the query is one of
+ * the whole GPU.
+ */
 static nvmlReturn_t enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
     nvmlReturn_t rc = enter();
     if (rc != NVML_SUCCESS) {
         return rc;
     }
     *out = lookup(device.handle);
+    if (*out == NULL && drakit_lookup_mig(device.handle) != NULL) {
+        return NVML_ERROR_NOT_SUPPORTED;
+    }
+    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/*
+ * enter_any locks and resolves a GPU or MIG device handle: *out is the GPU
+ * (a MIG device's parent) and *mig the compute instance behind a MIG handle,
+ * NULL for a GPU handle. The caller must call leave.
+ */
+static nvmlReturn_t enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
+                              const struct drakit_ci **mig) {
+    nvmlReturn_t rc = enter();
+    if (rc != NVML_SUCCESS) {
+        return rc;
+    }
+    *out = lookup(device.handle);
+    *mig = NULL;
+    if (*out == NULL && (*mig = drakit_lookup_mig(device.handle)) != NULL) {
+        *out = drakit_gpu_by_minor(&g_state, (*mig)->gpu);
+    }
     return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
@@ -310,10 +375,25 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
     if (device == NULL || uuid == NULL || n == 96) {
         return leave(NVML_ERROR_INVALID_ARGUMENT);
     }
+    if (strncmp(uuid, "MIG-", 4) == 0) {
+        /* A visible MIG device by its UUID (either case); anything else
+         * starting with MIG- is a MIG UUID no device has. */
+        rc = NVML_ERROR_NOT_FOUND;
+        for (size_t i = 0; i < g_state.ncis && rc != NVML_SUCCESS; i++) {
+            const struct drakit_ci *c = &g_state.cis[i];
+            size_t j = 0;
+            while (j < n && j < c->uuid_len && lower_ascii(uuid[j]) == lower_ascii(c->uuid[j])) {
+                j++;
+            }
+            if (c->visible && j == n && n == c->uuid_len) {
+                device->handle = drakit_mig_handle(c);
+                rc = NVML_SUCCESS;
+            }
+        }
+        return leave(rc);
+    }
     if (!is_gpu_uuid(uuid, n)) {
-        /* MIG device UUIDs are well formed, but the emulator has no MIG devices. */
-        return leave(strncmp(uuid, "MIG-", 4) == 0 ? NVML_ERROR_NOT_FOUND
-                                                  : NVML_ERROR_INVALID_ARGUMENT);
+        return leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     rc = NVML_ERROR_NOT_FOUND;
     for (unsigned int i = 0; i < g_state.count && rc != NVML_SUCCESS; i++) {
@@ -415,20 +495,25 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvm
 
 /* ---- device queries ---- */
 
+/* A MIG device is named "<GPU name> MIG <profile>", e.g. "NVIDIA A100-SXM4-40GB MIG 1g.5gb". */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
-        rc = copy_string(name, length, d->name, d->name_len);
+        rc = mig != NULL ? drakit_mig_name(mig, name, length)
+                         : copy_string(name, length, d->name, d->name_len);
     }
     return leave(rc);
 }
 
+/* A MIG device's UUID is its MIG-<uuid>. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
-        rc = copy_string(uuid, length, d->uuid, DRAKIT_UUID_LEN);
+        rc = copy_string(uuid, length, mig != NULL ? mig->uuid : d->uuid, DRAKIT_UUID_LEN);
     }
     return leave(rc);
 }
@@ -459,13 +544,18 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *i
     return leave(rc);
 }
 
-/* v1: used counts the driver's reservation, so total = free + used. */
+/* v1: used counts the driver's reservation, so total = free + used. A MIG
+ * device has its GPU instance's memory, all of it free. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (memory == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (mig != NULL) {
+            memory->total = memory->free = drakit_mig_memory_bytes(mig);
+            memory->used = 0;
         } else {
             memory->total = d->memory_total;
             memory->free = d->memory_total - d->memory_reserved;
@@ -479,12 +569,16 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory
  * GPU, so used is 0 and total = reserved + free + used. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (memory == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
         } else if (memory->version != nvmlMemory_v2) {
             rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        } else if (mig != NULL) {
+            memory->total = memory->free = drakit_mig_memory_bytes(mig);
+            memory->reserved = memory->used = 0;
         } else {
             memory->total = d->memory_total;
             memory->reserved = d->memory_reserved;
@@ -516,7 +610,8 @@ static void legacy_bus_id(const struct nvmlDevice_st *d, char out[NVML_DEVICE_PC
  */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (pci == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -534,7 +629,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t
 
 static nvmlReturn_t pci_info(nvmlDevice_t device, nvmlPciInfo_t *pci) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (pci == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -563,7 +659,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInf
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
                                                    nvmlDeviceArchitecture_t *arch) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (arch == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -576,7 +673,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (type == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -590,7 +688,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
                                                             int *minor) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (major == NULL || minor == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -619,38 +718,11 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int 
     return leave(rc);
 }
 
-/* nvml.h: zero when MIG is not supported or not enabled. The emulator has no
- * MIG devices, so there are no slots to walk even with MIG mode on. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (count == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *count = 0;
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (isMigDevice == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *isMigDevice = 0;
-        }
-    }
-    return leave(rc);
-}
-
 /* The state's numaNode; -1 (unknown) or any value out of range is NOT_SUPPORTED. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (node == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -681,7 +753,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlE
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device,
                                                          nvmlGpuVirtualizationMode_t *pVirtualMode) {
     const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = enter_any(device, &d, &mig);
     if (rc == NVML_SUCCESS) {
         if (pVirtualMode == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;

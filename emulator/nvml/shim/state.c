@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -882,7 +884,8 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
     return validate(s, e);
 }
 
-static nvmlReturn_t read_file(const char *path, char **out, size_t *outlen, errbuf *e) {
+static nvmlReturn_t read_file(const char *path, char **out, size_t *outlen, struct stat *st,
+                              errbuf *e) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         int err = errno;
@@ -923,6 +926,11 @@ static nvmlReturn_t read_file(const char *path, char **out, size_t *outlen, errb
             break;
         }
         if (r == 0) {
+            /* The system calls, not glibc's wrappers: those are versioned
+             * GLIBC_2.33, and the library must load on glibc 2.17. */
+            if (syscall(SYS_fstat, fd, st) != 0) {
+                memset(st, 0, sizeof *st);
+            }
             close(fd);
             *out = buf;
             *outlen = n;
@@ -1067,7 +1075,8 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
         drakit_debug("nvmlInit: emulator root %.128s...: path too long", root);
         return NVML_ERROR_UNKNOWN;
     }
-    nvmlReturn_t rc = read_file(path, &buf, &len, &e);
+    struct stat st;
+    nvmlReturn_t rc = read_file(path, &buf, &len, &st, &e);
     if (rc != NVML_SUCCESS) {
         drakit_debug("nvmlInit: %.400s", e.msg);
         return rc;
@@ -1077,6 +1086,11 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
         return NVML_ERROR_UNKNOWN;
     }
     strcpy(s->root, root);
+    s->st_dev = (unsigned long long)st.st_dev;
+    s->st_ino = (unsigned long long)st.st_ino;
+    s->st_size = (unsigned long long)st.st_size;
+    s->mtime_sec = (long long)st.st_mtim.tv_sec;
+    s->mtime_nsec = (long long)st.st_mtim.tv_nsec;
     unsigned int visible = 0;
     for (unsigned int i = 0; i < s->count; i++) {
         char rel[32];
@@ -1114,6 +1128,48 @@ nvmlReturn_t drakit_state_load(struct drakit_state *s) {
         return NVML_ERROR_UNKNOWN;
     }
     return drakit_state_load_root(s, root);
+}
+
+int drakit_state_changed(const struct drakit_state *s) {
+    char path[PATH_MAX];
+    struct stat st;
+    if (s->root[0] == '\0' || join(path, sizeof path, s->root, STATE_RELATIVE_PATH) != 0 ||
+        syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0) {
+        return 0; /* nothing better to read */
+    }
+    return (unsigned long long)st.st_dev != s->st_dev ||
+           (unsigned long long)st.st_ino != s->st_ino ||
+           (unsigned long long)st.st_size != s->st_size ||
+           (long long)st.st_mtim.tv_sec != s->mtime_sec ||
+           (long long)st.st_mtim.tv_nsec != s->mtime_nsec;
+}
+
+const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor) {
+    return gpu_by_minor(s, minor);
+}
+
+const struct drakit_mig *drakit_mig_of(const struct drakit_state *s, int64_t gpu) {
+    return mig_of(s, s->nmigs, gpu);
+}
+
+const struct drakit_gi *drakit_gi_of(const struct drakit_state *s, int64_t gpu, int64_t id) {
+    return gi_of(s, s->ngis, gpu, id);
+}
+
+const struct drakit_giprofile *drakit_giprofile_of(const struct drakit_state *s, int64_t gpu,
+                                                   int64_t id) {
+    return giprofile_of(s, s->ngiprofiles, gpu, id);
+}
+
+const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s, int64_t gpu,
+                                                   int64_t gi_profile, int64_t id) {
+    return ciprofile_of(s, s->nciprofiles, gpu, gi_profile, id);
+}
+
+int drakit_list_contains(const struct drakit_list *l, int64_t v) { return list_contains(l, v); }
+
+int drakit_join(char *out, size_t n, const char *root, const char *rel) {
+    return join(out, n, root, rel);
 }
 
 void drakit_state_free(struct drakit_state *s) {

@@ -115,7 +115,25 @@ struct drakit_state {
     struct drakit_ci *cis;
     size_t ncis;
     char root[4096];     /* the emulator root the state was read from */
+    /* Identity of the file read, to notice when another process replaced it. */
+    unsigned long long st_dev, st_ino, st_size;
+    long long mtime_sec, mtime_nsec;
 };
+
+/* drakit_state_changed reports whether s's state file is no longer the one s was read from. */
+int drakit_state_changed(const struct drakit_state *s);
+
+/* Lookups among the MIG records of s (NULL when absent). */
+const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor);
+const struct drakit_mig *drakit_mig_of(const struct drakit_state *s, int64_t gpu);
+const struct drakit_gi *drakit_gi_of(const struct drakit_state *s, int64_t gpu, int64_t id);
+const struct drakit_giprofile *drakit_giprofile_of(const struct drakit_state *s, int64_t gpu,
+                                                   int64_t id);
+const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s, int64_t gpu,
+                                                   int64_t gi_profile, int64_t id);
+int drakit_list_contains(const struct drakit_list *l, int64_t v);
+/* drakit_join writes root/rel into out; 0, or -1 when it does not fit. */
+int drakit_join(char *out, size_t n, const char *root, const char *rel);
 
 /*
  * drakit_state_load fills s (which must be empty) from the emulator root:

@@ -1,0 +1,39 @@
+/*
+ * Internals shared by shim.c (locking, GPU handles, discovery) and mig.c
+ * (the MIG API). Nothing here is exported from the library.
+ */
+#ifndef DRAKIT_NVML_SHIM_H
+#define DRAKIT_NVML_SHIM_H
+
+#include "nvml_abi.h"
+#include "state.h"
+
+/* The state every call reads, under the library's mutex. */
+extern struct drakit_state g_state;
+
+/* drakit_enter locks and, when initialised, rereads the state file if another
+ * process replaced it; drakit_leave unlocks and returns rc. */
+nvmlReturn_t drakit_enter(void);
+nvmlReturn_t drakit_leave(nvmlReturn_t rc);
+
+/* drakit_reload rereads the state file now (after a mutation); on failure
+ * the old state stays. */
+void drakit_reload(void);
+
+/* drakit_lookup_gpu returns the visible GPU behind a GPU handle, or NULL. */
+const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);
+
+/* drakit_lookup_mig returns the visible compute instance behind a MIG device
+ * handle, or NULL. */
+const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h);
+
+/* drakit_mig_handle is the MIG device handle of c. */
+struct nvmlDevice_st *drakit_mig_handle(const struct drakit_ci *c);
+
+/* drakit_mig_name writes "<GPU name> MIG <CI profile name>" into name. */
+nvmlReturn_t drakit_mig_name(const struct drakit_ci *c, char *name, unsigned int length);
+
+/* drakit_mig_memory_bytes is the memory of c's GPU instance. */
+unsigned long long drakit_mig_memory_bytes(const struct drakit_ci *c);
+
+#endif /* DRAKIT_NVML_SHIM_H */

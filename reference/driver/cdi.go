@@ -63,8 +63,17 @@ func envName(device string) string {
 	return "DRAKIT_DEVICE_" + strings.ToUpper(strings.ReplaceAll(device, "-", "_"))
 }
 
-// spec builds a claim's spec; gpus must not be empty and not repeat a device.
-func (c *cdiSpecs) spec(claimUID string, gpus []GPU) (*cdispec.Spec, error) {
+// cdiDevice is what one prepared device injects: its device nodes (paths
+// below /dev, e.g. "nvidia0", "nvidia-caps/nvidia-cap12") and the UUID its
+// DRAKIT_DEVICE_<DEVICE> variable carries.
+type cdiDevice struct {
+	name  string // published device name
+	uuid  string // GPU-… or MIG-…
+	nodes []string
+}
+
+// spec builds a claim's spec; devs must not be empty and not repeat a device.
+func (c *cdiSpecs) spec(claimUID string, devs []cdiDevice) (*cdispec.Spec, error) {
 	spec := &cdispec.Spec{
 		Kind: c.kind(),
 		ContainerEdits: cdispec.ContainerEdits{
@@ -91,18 +100,15 @@ func (c *cdiSpecs) spec(claimUID string, gpus []GPU) (*cdispec.Spec, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("stat NVML state file: %w", err)
 	}
-	for _, g := range gpus {
-		name := g.DeviceName()
-		spec.Devices = append(spec.Devices, cdispec.Device{
-			Name: claimUID + "-" + name,
-			ContainerEdits: cdispec.ContainerEdits{
-				Env: []string{envName(name) + "=" + g.UUID},
-				DeviceNodes: []*cdispec.DeviceNode{{
-					Path:     fmt.Sprintf("/dev/nvidia%d", g.Minor),
-					HostPath: filepath.Join(c.driverRoot, "dev", fmt.Sprintf("nvidia%d", g.Minor)),
-				}},
-			},
-		})
+	for _, d := range devs {
+		edits := cdispec.ContainerEdits{Env: []string{envName(d.name) + "=" + d.uuid}}
+		for _, n := range d.nodes {
+			edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{
+				Path:     "/dev/" + n,
+				HostPath: filepath.Join(c.driverRoot, "dev", filepath.FromSlash(n)),
+			})
+		}
+		spec.Devices = append(spec.Devices, cdispec.Device{Name: claimUID + "-" + d.name, ContainerEdits: edits})
 	}
 	v, err := cdispec.MinimumRequiredVersion(spec)
 	if err != nil {
@@ -113,8 +119,8 @@ func (c *cdiSpecs) spec(claimUID string, gpus []GPU) (*cdispec.Spec, error) {
 }
 
 // write writes (or overwrites, atomically) the claim's spec.
-func (c *cdiSpecs) write(claimUID string, gpus []GPU) error {
-	spec, err := c.spec(claimUID, gpus)
+func (c *cdiSpecs) write(claimUID string, devs []cdiDevice) error {
+	spec, err := c.spec(claimUID, devs)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,10 @@ type preparedClaim struct {
 	Namespace string           `json:"namespace"`
 	Name      string           `json:"name"`
 	Devices   []preparedDevice `json:"devices"`
+	// Incomplete marks a claim whose prepare is creating MIG devices: it
+	// is not prepared yet, and a restarted driver destroys what its
+	// records name.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 type preparedDevice struct {
@@ -36,6 +40,8 @@ type preparedDevice struct {
 	Device       string   `json:"device"`
 	AdminAccess  bool     `json:"adminAccess,omitempty"`
 	CDIDeviceIDs []string `json:"cdiDeviceIDs"`
+	// MIG is the dynamic MIG device created for a partition device.
+	MIG *migRecord `json:"mig,omitempty"`
 }
 
 // checkpointFileFormat is the file's JSON. Checksum is the hex SHA-256 of the

@@ -51,6 +51,14 @@ type Config struct {
 	// CDIDir is where the per-claim CDI specs are written; the container
 	// runtime must watch it. Default /var/run/cdi. Created when missing.
 	CDIDir string
+	// PartitionableAlpha publishes the alpha fields of partitionable
+	// devices on GPUs in dynamic MIG mode: the slices'
+	// partitionTypeAttribute (KEP-5677, gate DRAPartitionableDevicesType,
+	// naming the <DriverName>/profile attribute) and the counter
+	// consumptions' compatibilityGroups (KEP-5963, gate
+	// DRADeviceCompatibilityGroups). The apiserver rejects or drops them
+	// while the gates are off. Default false.
+	PartitionableAlpha bool
 	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
 	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
 	Kubeconfig string

@@ -15,14 +15,58 @@
 //
 // # Published resources
 //
-// One pool named after the node, devices gpu-<minor>. Attributes:
+// One pool named after the node. A GPU whose MIG mode is disabled (or that
+// has no MIG) is one device gpu-<minor>. Attributes:
 // resource.kubernetes.io/pcieRoot, resource.kubernetes.io/pciBusID and
 // resource.kubernetes.io/numaNode (scalar form; omitted when sysfs reports
 // no NUMA affinity), and in the driver's domain uuid, productName,
 // architecture (e.g. "Hopper"), brand, driverVersion, cudaDriverVersion and
 // cudaComputeCapability (versions, normalized to semver: 570.172.08 is
 // published as 570.172.8), minor and index (ints). Capacity: memory (bytes).
-// String values longer than the API's 64-character limit are truncated.
+// type is "gpu" on full GPUs and "mig" on MIG devices, so DeviceClasses can
+// tell them apart (gpu.<driver> selects type "gpu", mig.<driver> type
+// "mig"). String values longer than the API's 64-character limit are
+// truncated.
+//
+// # MIG
+//
+// A GPU whose current MIG mode is enabled is published in one of two ways,
+// decided once at start:
+//
+//   - Dynamic MIG (no MIG device exists on it, or only ones this driver
+//     created, as its checkpoint records): a partitionable device family
+//     (KEP-4815). The pool gets a counter set gpu-<minor>-counter-set with,
+//     as NVIDIA's DRA driver has them, multiprocessors, copy-engines,
+//     decoders, encoders, jpeg-engines, ofa-engines and memory (bytes) — the
+//     largest amount any GI profile has, counters with value 0 left out —
+//     and memory-slice-<i> (value 1) for every memory slice a placement
+//     covers. The full GPU gpu-<minor> consumes the whole set; every possible
+//     placement of every GI profile is a device
+//     gpu-<minor>-mig-<profile>-<start> (profile in lower case without dots,
+//     '+' as '-': gpu-0-mig-1g10gb-me-3) consuming its profile's amounts and
+//     the memory slices it covers, so the scheduler makes overlapping
+//     partitions and the full GPU unavailable by itself. Partition
+//     attributes: type "mig", profile (e.g. "1g.10gb", named as go-nvlib
+//     names it from NVML's profile info), profileID (the driver's profile
+//     ID), parentUUID, parentMinor, parentIndex, placementStart,
+//     placementSize, the parent's productName, architecture, brand,
+//     versions and standard PCI/NUMA attributes; capacity memory (bytes),
+//     multiprocessors, copyEngines, decoders, encoders, jpegEngines,
+//     ofaEngines. The full GPU additionally has profile "full".
+//   - Static MIG (a MIG device exists that the driver did not create): the
+//     existing MIG devices only, as plain devices gpu-<minor>-mig-gi<G>-ci<C>
+//     without counters: type "mig", profile (the CI's, "1c.3g.40gb" for a CI
+//     smaller than its GI), uuid (MIG-…), parent and placement attributes,
+//     gpuInstance, computeInstance; capacity memory. The full GPU is not
+//     published: it cannot be used while partitioned.
+//
+// Counter sets live in slices of their own (a slice sets devices or
+// sharedCounters, never both), at most 8 per slice; a device slice holds at
+// most 64 devices when one of them consumes counters, 128 otherwise. With
+// Config.PartitionableAlpha the device slices that consume counters set
+// partitionTypeAttribute to <driver>/profile (KEP-5677) and each
+// consumption lists one compatibility group (KEP-5963): "full-gpu" for the
+// full GPU, "mig" for partitions.
 //
 // # Prepare and unprepare
 //
@@ -34,6 +78,29 @@
 // of another pool or an unknown device, or a device already prepared for
 // another claim (unless either claim uses admin access), gets a per-claim
 // error and no spec.
+//
+// A dynamic MIG partition is created at prepare: the driver checkpoints the
+// claim as incomplete with the partition's placement, creates the GPU
+// instance at exactly the allocated placement
+// (CreateGpuInstanceWithPlacement with the profile's ID), checkpoints its
+// id, creates one compute instance spanning it, reads the MIG device's UUID
+// and the GI's and CI's capability minors (<DriverRoot>/proc/driver/
+// nvidia-caps/mig-minors) and checkpoints them, then writes the spec and
+// marks the claim prepared. Its CDI device injects the parent's
+// /dev/nvidia<minor> and /dev/nvidia-caps/nvidia-cap<GI minor> and
+// nvidia-cap<CI minor> (host paths below the driver root), with
+// DRAKIT_DEVICE_<DEVICE>=<MIG UUID>. A placement NVML refuses as in use
+// (INSUFFICIENT_RESOURCES) fails the claim with ErrMIGPlacementBusy; what
+// the claim had created is destroyed again. A static MIG device injects the
+// same nodes for the existing instance; admin access to a dynamic partition
+// is refused (it exists only while a claim uses it). Unprepare destroys the
+// CI, then the GI; instances already gone count as destroyed.
+//
+// At start the driver destroys the instances of every claim still marked
+// incomplete (a restart in the middle of a prepare), finding a GI whose id
+// was not recorded yet by its profile and placement, and forgets the claim;
+// the kubelet retries the prepare. MIG devices that the checkpoint does not
+// know are logged and left alone.
 //
 // Both calls are idempotent: preparing a prepared claim again rewrites the
 // same spec and returns the same CDI device IDs; unpreparing a claim that is

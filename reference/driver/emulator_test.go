@@ -87,7 +87,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 	}
 
 	// What would be published from it passes the driver's own checks.
-	if _, err := buildResources(testNode, got); err != nil {
+	if _, err := buildResources(testNode, got, publishOptions{}); err != nil {
 		t.Errorf("build resources from the emulated inventory: %v", err)
 	}
 }

@@ -121,6 +121,10 @@ type pluginEnv struct {
 	cdiDir    string
 	pluginDir string
 	fatal     *fatalRecorder
+	// inventory replaces testInventory() when set; mig is the plugin's
+	// MIG device manager (nil: none).
+	inventory *Inventory
+	mig       *migOps
 }
 
 func newPluginEnv(t *testing.T) *pluginEnv {
@@ -149,12 +153,17 @@ func (e *pluginEnv) tryPlugin() (*plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newPlugin(pluginOptions{
+	inv := e.inventory
+	if inv == nil {
+		inv = testInventory()
+	}
+	return newPlugin(context.Background(), pluginOptions{
 		driverName: testDriver,
 		poolName:   testNode,
-		inventory:  testInventory(),
+		inventory:  inv,
 		pluginDir:  e.pluginDir,
 		cdi:        cdi,
+		mig:        e.mig,
 		fatal:      e.fatal.cancel,
 	})
 }

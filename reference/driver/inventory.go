@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // Discoverer finds the node's GPUs. NVMLDiscoverer is the real one; tests use
@@ -42,6 +44,49 @@ type GPU struct {
 	// NUMANode is the device's NUMA node; -1 when it has no NUMA affinity or
 	// sysfs could not tell.
 	NUMANode int
+	// MIG is set when the GPU's current MIG mode is enabled; nil for GPUs
+	// without MIG support or with MIG disabled.
+	MIG *MIGInfo
+}
+
+// MIGInfo is what NVML reports about a GPU in MIG mode.
+type MIGInfo struct {
+	// Profiles are the GPU-instance profiles NVML reports, in profile index
+	// order, each with its possible placements.
+	Profiles []MIGProfile
+	// Instances are the MIG devices (compute instances) that existed at
+	// discovery, in MIG device handle order.
+	Instances []MIGInstance
+}
+
+// MIGProfile is one GPU-instance profile of a GPU.
+type MIGProfile struct {
+	// Index is the NVML_GPU_INSTANCE_PROFILE_* value the profile was read
+	// with; Info.Id is the driver's profile ID that create calls take.
+	Index int
+	Info  nvml.GpuInstanceProfileInfo
+	// Name as nvidia-smi and go-nvlib print it, e.g. "1g.10gb", "1g.10gb+me".
+	Name string
+	// Placements are the possible placements (start:size in memory slices).
+	Placements []nvml.GpuInstancePlacement
+}
+
+// MIGInstance is an existing MIG device: one compute instance inside one GPU
+// instance.
+type MIGInstance struct {
+	GI, CI int
+	// ProfileID is the GI profile ID; Start and Size the GI's placement.
+	ProfileID   int
+	Start, Size int
+	// Name is the MIG device's profile name: the GI profile's name, or
+	// "<c>c.<GI profile name>" for a CI smaller than its GI.
+	Name        string
+	UUID        string
+	MemoryBytes uint64
+	// GICapMinor and CICapMinor are the minors of the
+	// /dev/nvidia-caps/nvidia-cap<minor> nodes that grant access to the GI
+	// and the CI.
+	GICapMinor, CICapMinor int
 }
 
 // DeviceName is the device's name in the ResourceSlice: gpu-<minor>.

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,6 +108,16 @@ type NVMLDiscoverer struct {
 	NVML nvml.Interface
 	// SysfsRoot is the sysfs mount, "/sys" on a real node.
 	SysfsRoot string
+	// MIGMinorsPath is the NVIDIA driver's capability minor table,
+	// /proc/driver/nvidia-caps/mig-minors; read only when a MIG device
+	// exists.
+	MIGMinorsPath string
+}
+
+// MIGMinorsPath returns the path of the capability minor table below the
+// driver root.
+func MIGMinorsPath(driverRoot string) string {
+	return filepath.Join(driverRoot, "proc/driver/nvidia-caps/mig-minors")
 }
 
 // NewNVMLDiscoverer loads NVML from the driver root (FindNVMLLibrary) and reads
@@ -116,7 +128,7 @@ func NewNVMLDiscoverer(driverRoot, sysfsRoot string) (*NVMLDiscoverer, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	return &NVMLDiscoverer{NVML: nvml.New(nvml.WithLibraryPath(lib)), SysfsRoot: sysfsRoot}, lib, nil
+	return &NVMLDiscoverer{NVML: nvml.New(nvml.WithLibraryPath(lib)), SysfsRoot: sysfsRoot, MIGMinorsPath: MIGMinorsPath(driverRoot)}, lib, nil
 }
 
 // Discover initializes NVML, reads every GPU and shuts NVML down again.
@@ -217,7 +229,185 @@ func (d *NVMLDiscoverer) gpu(ctx context.Context, index int) (GPU, error) {
 	} else {
 		g.NUMANode = int(*attr.Value.IntValue)
 	}
+	if g.MIG, err = d.migInfo(dev, &g); err != nil {
+		return GPU{}, err
+	}
 	return g, nil
+}
+
+// migInfo reads the MIG profiles, placements and existing MIG devices of a
+// GPU whose current MIG mode is enabled; nil for any other GPU.
+func (d *NVMLDiscoverer) migInfo(dev nvml.Device, g *GPU) (*MIGInfo, error) {
+	current, _, ret := dev.GetMigMode()
+	switch ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_NOT_SUPPORTED: // not MIG capable
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("get MIG mode of GPU %d (%s): %w", g.Index, g.UUID, ret)
+	}
+	if current != nvml.DEVICE_MIG_ENABLE {
+		return nil, nil
+	}
+	m := &MIGInfo{}
+	for idx := range nvml.GPU_INSTANCE_PROFILE_COUNT {
+		info, ret := dev.GetGpuInstanceProfileInfo(idx)
+		if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue // the GPU has no profile with this index
+		}
+		if ret != nvml.SUCCESS {
+			return nil, fmt.Errorf("get MIG profile %d of GPU %d (%s): %w", idx, g.Index, g.UUID, ret)
+		}
+		placements, ret := dev.GetGpuInstancePossiblePlacements(&info)
+		if ret != nvml.SUCCESS {
+			return nil, fmt.Errorf("get placements of MIG profile %d of GPU %d (%s): %w", info.Id, g.Index, g.UUID, ret)
+		}
+		m.Profiles = append(m.Profiles, MIGProfile{Index: idx, Info: info, Name: migProfileName(idx, info, g.MemoryBytes), Placements: placements})
+	}
+	max, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("get MIG device count of GPU %d (%s): %w", g.Index, g.UUID, ret)
+	}
+	var minors map[string]int
+	for i := range max {
+		mig, ret := dev.GetMigDeviceHandleByIndex(i)
+		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue // empty slot
+		}
+		if ret != nvml.SUCCESS {
+			return nil, fmt.Errorf("get MIG device %d of GPU %d (%s): %w", i, g.Index, g.UUID, ret)
+		}
+		if minors == nil {
+			var err error
+			if minors, err = readMIGMinors(d.MIGMinorsPath); err != nil {
+				return nil, err
+			}
+		}
+		inst, err := migInstance(dev, mig, g, m.Profiles, minors)
+		if err != nil {
+			return nil, fmt.Errorf("MIG device %d of GPU %d (%s): %w", i, g.Index, g.UUID, err)
+		}
+		m.Instances = append(m.Instances, inst)
+	}
+	return m, nil
+}
+
+func migInstance(parent, mig nvml.Device, g *GPU, profiles []MIGProfile, minors map[string]int) (MIGInstance, error) {
+	var inst MIGInstance
+	var ret nvml.Return
+	if inst.UUID, ret = mig.GetUUID(); ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get UUID: %w", ret)
+	}
+	if inst.GI, ret = mig.GetGpuInstanceId(); ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get GPU instance id of %s: %w", inst.UUID, ret)
+	}
+	if inst.CI, ret = mig.GetComputeInstanceId(); ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get compute instance id of %s: %w", inst.UUID, ret)
+	}
+	gi, ret := parent.GetGpuInstanceById(inst.GI)
+	if ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get GPU instance %d: %w", inst.GI, ret)
+	}
+	giInfo, ret := gi.GetInfo()
+	if ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get info of GPU instance %d: %w", inst.GI, ret)
+	}
+	ci, ret := gi.GetComputeInstanceById(inst.CI)
+	if ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get compute instance %d of GPU instance %d: %w", inst.CI, inst.GI, ret)
+	}
+	ciInfo, ret := ci.GetInfo()
+	if ret != nvml.SUCCESS {
+		return inst, fmt.Errorf("get info of compute instance %d of GPU instance %d: %w", inst.CI, inst.GI, ret)
+	}
+	i := slices.IndexFunc(profiles, func(p MIGProfile) bool { return p.Info.Id == giInfo.ProfileId })
+	if i < 0 {
+		return inst, fmt.Errorf("GPU instance %d has profile %d, which NVML does not list", inst.GI, giInfo.ProfileId)
+	}
+	p := profiles[i]
+	inst.ProfileID, inst.Start, inst.Size = int(p.Info.Id), int(giInfo.Placement.Start), int(giInfo.Placement.Size)
+	inst.Name = p.Name
+	if ciInfo.Placement.Size != p.Info.SliceCount {
+		inst.Name = fmt.Sprintf("%dc.%s", ciInfo.Placement.Size, p.Name)
+	}
+	inst.MemoryBytes = p.Info.MemorySizeMB << 20
+	var err error
+	if inst.GICapMinor, inst.CICapMinor, err = capMinors(minors, g.Minor, inst.GI, inst.CI); err != nil {
+		return inst, err
+	}
+	return inst, nil
+}
+
+// migProfileName names a GI profile as go-nvlib (and so NVIDIA's DRA driver
+// and nvidia-smi) does: <slices>g.<GB>gb plus +me, +me.all, -me or +gfx by
+// profile index, where GB is the profile's share of the GPU's memory rounded
+// up to eighths, times the GPU's memory in whole GiB.
+func migProfileName(index int, info nvml.GpuInstanceProfileInfo, totalMemory uint64) string {
+	var suffix string
+	switch index {
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1, nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1:
+		suffix = "+me"
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME:
+		suffix = "+me.all"
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_NO_ME:
+		suffix = "-me"
+	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX,
+		nvml.GPU_INSTANCE_PROFILE_3_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_4_SLICE_GFX:
+		suffix = "+gfx"
+	}
+	return fmt.Sprintf("%dg.%dgb%s", info.SliceCount, migMemoryGB(totalMemory, info.MemorySizeMB), suffix)
+}
+
+// migMemoryGB is go-nvlib's getMigMemorySizeGB.
+func migMemoryGB(totalMemory, memorySizeMB uint64) uint64 {
+	const oneMB, oneGB = 1 << 20, 1 << 30
+	if totalMemory == 0 {
+		return memorySizeMB / 1024
+	}
+	frac := float64(memorySizeMB) * oneMB / float64(totalMemory)
+	frac = math.Ceil(frac*8) / 8
+	return uint64(math.Round(frac * float64((totalMemory+oneGB-1)/oneGB)))
+}
+
+// readMIGMinors parses /proc/driver/nvidia-caps/mig-minors: lines
+// "<capability path> <minor>", e.g. "gpu0/gi1/access 12".
+func readMIGMinors(path string) (map[string]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read MIG capability minors: %w", err)
+	}
+	out := map[string]int{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("parse %s line %d: want \"<capability> <minor>\", got %q", path, i+1, line)
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("parse %s line %d: minor %q is not a non-negative integer", path, i+1, f[1])
+		}
+		out[f[0]] = n
+	}
+	return out, nil
+}
+
+// capMinors looks up the access capabilities of GI gi and CI ci of the GPU
+// with the given minor.
+func capMinors(minors map[string]int, gpuMinor, gi, ci int) (int, int, error) {
+	giKey := fmt.Sprintf("gpu%d/gi%d/access", gpuMinor, gi)
+	ciKey := fmt.Sprintf("gpu%d/gi%d/ci%d/access", gpuMinor, gi, ci)
+	giMinor, ok := minors[giKey]
+	if !ok {
+		return 0, 0, fmt.Errorf("MIG capability minors list no %s", giKey)
+	}
+	ciMinor, ok := minors[ciKey]
+	if !ok {
+		return 0, 0, fmt.Errorf("MIG capability minors list no %s", ciKey)
+	}
+	return giMinor, ciMinor, nil
 }
 
 // cString converts a NUL-terminated C char array.

@@ -146,6 +146,7 @@ func (g mockGPU) device() *mock.Device {
 		GetBrandFunc:                 func() (nvml.BrandType, nvml.Return) { return g.brand, nvml.SUCCESS },
 		GetCudaComputeCapabilityFunc: func() (int, int, nvml.Return) { return 9, 0, nvml.SUCCESS },
 		GetPciInfoFunc:               func() (nvml.PciInfo, nvml.Return) { return pci, nvml.SUCCESS },
+		GetMigModeFunc:               func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED },
 	}
 }
 

@@ -285,7 +285,7 @@ func TestUnprepareRemovesOrphanSpec(t *testing.T) {
 	t.Parallel()
 	env := newPluginEnv(t)
 	p := env.plugin(t)
-	if err := p.cdi.write(uidA, []GPU{testInventory().GPUs[0]}); err != nil {
+	if err := p.cdi.write(uidA, []cdiDevice{{name: "gpu-0", uuid: testInventory().GPUs[0].UUID, nodes: []string{"nvidia0"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := unprepare(t, p, uidA)[uidA]; err != nil {

@@ -19,7 +19,7 @@ func TestBuildResources(t *testing.T) {
 	inv.GPUs[1].PCIeRoot, inv.GPUs[1].NUMANode, inv.GPUs[1].MemoryBytes = "", -1, 0
 	inv.GPUs[1].ProductName = strings.Repeat("x", 70)
 
-	got, err := buildResources(testNode, inv)
+	got, err := buildResources(testNode, inv, publishOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +31,7 @@ func TestBuildResources(t *testing.T) {
 			{
 				Name: "gpu-0",
 				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+					"type":                            str("gpu"),
 					"uuid":                            str("GPU-00000000-1111-2222-3333-444444444444"),
 					"productName":                     str("NVIDIA H100 80GB HBM3"),
 					"architecture":                    str("Hopper"),
@@ -51,6 +52,7 @@ func TestBuildResources(t *testing.T) {
 			{
 				Name: "gpu-1",
 				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+					"type":                            str("gpu"),
 					"uuid":                            str("GPU-11111111-1111-2222-3333-444444444444"),
 					"productName":                     str(strings.Repeat("x", 64)),
 					"architecture":                    str("Hopper"),
@@ -90,7 +92,7 @@ func TestBuildResourcesSplitsSlices(t *testing.T) {
 				g.Index, g.Minor = i, i
 				inv.GPUs = append(inv.GPUs, g)
 			}
-			res, err := buildResources(testNode, inv)
+			res, err := buildResources(testNode, inv, publishOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +121,7 @@ func TestBuildResourcesErrors(t *testing.T) {
 			t.Parallel()
 			inv := testInventory()
 			tc.mutate(inv)
-			_, err := buildResources(testNode, inv)
+			_, err := buildResources(testNode, inv, publishOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}

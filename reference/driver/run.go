@@ -27,7 +27,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	return run(ctx, cfg, client, disc, lib)
+	return run(ctx, cfg, client, disc, lib, &migOps{lib: disc.NVML, minorsPath: disc.MIGMinorsPath})
 }
 
 func newClient(kubeconfig string) (kubernetes.Interface, error) {
@@ -51,8 +51,9 @@ func newClient(kubeconfig string) (kubernetes.Interface, error) {
 }
 
 // run is Run with its dependencies injected; nvmlLib is the host path of the
-// NVML library that CDI specs mount into containers.
-func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Discoverer, nvmlLib string) error {
+// NVML library that CDI specs mount into containers, mig creates and
+// destroys dynamic MIG devices.
+func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Discoverer, nvmlLib string, mig *migOps) error {
 	logger := klog.FromContext(ctx)
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -69,10 +70,6 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	if err != nil {
 		return fmt.Errorf("discover GPUs: %w", err)
 	}
-	resources, err := buildResources(cfg.NodeName, inv)
-	if err != nil {
-		return fmt.Errorf("build ResourceSlices: %w", err)
-	}
 	cdi, err := newCDISpecs(cfg.CDIDir, cfg.DriverName, cfg.DriverRoot, nvmlLib)
 	if err != nil {
 		return err
@@ -81,16 +78,22 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	p, err := newPlugin(pluginOptions{
-		driverName: cfg.DriverName,
-		poolName:   cfg.NodeName,
-		inventory:  inv,
-		pluginDir:  pluginDir,
-		cdi:        cdi,
-		fatal:      stop,
+	p, err := newPlugin(ctx, pluginOptions{
+		driverName:     cfg.DriverName,
+		poolName:       cfg.NodeName,
+		inventory:      inv,
+		pluginDir:      pluginDir,
+		cdi:            cdi,
+		mig:            mig,
+		partitionAlpha: cfg.PartitionableAlpha,
+		fatal:          stop,
 	})
 	if err != nil {
 		return err
+	}
+	resources, err := p.resources()
+	if err != nil {
+		return fmt.Errorf("build ResourceSlices: %w", err)
 	}
 	helper, err := kubeletplugin.Start(ctx, p,
 		kubeletplugin.DriverName(cfg.DriverName),

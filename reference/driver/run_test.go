@@ -80,7 +80,7 @@ func TestRunServesKubelet(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib) }()
+	go func() { errc <- run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib, nil) }()
 
 	// The pool is published.
 	var slices *resourceapi.ResourceSliceList
@@ -207,7 +207,7 @@ func TestRunStartupErrors(t *testing.T) {
 			root := newTestRoot(t)
 			cfg := runConfig(t, root)
 			tc.mutate(&cfg)
-			err := run(t.Context(), cfg, newFakeClient(), tc.disc, root.lib)
+			err := run(t.Context(), cfg, newFakeClient(), tc.disc, root.lib, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}

@@ -83,6 +83,9 @@ func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error
 		func() error {
 			return createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), m.DeviceClass, "device class")
 		},
+		func() error {
+			return createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), m.MIGDeviceClass, "device class")
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -292,6 +295,9 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 	}{
 		{"device class " + opts.DriverName, func() error {
 			return client.ResourceV1().DeviceClasses().Delete(ctx, opts.DriverName, del)
+		}},
+		{"device class " + MIGDeviceClassName(opts.DriverName), func() error {
+			return client.ResourceV1().DeviceClasses().Delete(ctx, MIGDeviceClassName(opts.DriverName), del)
 		}},
 		{"daemon set " + Namespace + "/" + Name, func() error { return client.AppsV1().DaemonSets(Namespace).Delete(ctx, Name, del) }},
 		{"cluster role binding " + Name, func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, Name, del) }},

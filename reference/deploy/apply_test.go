@@ -98,6 +98,10 @@ func TestApplyCreatesWaitsAndUpdates(t *testing.T) {
 			_, err := client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})
 			return err
 		},
+		func() error {
+			_, err := client.ResourceV1().DeviceClasses().Get(ctx, MIGDeviceClassName(opts.DriverName), metav1.GetOptions{})
+			return err
+		},
 	} {
 		if err := get(); err != nil {
 			t.Errorf("object missing after Apply: %v", err)
@@ -213,6 +217,7 @@ func TestDelete(t *testing.T) {
 		"cluster role":         get(client.RbacV1().ClusterRoles().Get(ctx, Name, metav1.GetOptions{})),
 		"cluster role binding": get(client.RbacV1().ClusterRoleBindings().Get(ctx, Name, metav1.GetOptions{})),
 		"device class":         get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
+		"MIG device class":     get(client.ResourceV1().DeviceClasses().Get(ctx, MIGDeviceClassName(opts.DriverName), metav1.GetOptions{})),
 	} {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("%s still exists after Delete (get: %v)", what, err)

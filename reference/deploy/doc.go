@@ -1,7 +1,10 @@
 // Package deploy installs drakit's reference DRA driver into a cluster: the
 // plain manifests in manifests/ (namespace drakit-system, service account,
 // cluster role and binding with exactly a kubelet plugin's RBAC, the driver
-// DaemonSet, the DeviceClass), embedded and rendered for a node's paths.
+// DaemonSet, the DeviceClasses), embedded and rendered for a node's paths.
+// Two DeviceClasses: <driver> selects the driver's full GPUs (devices whose
+// type attribute is "gpu", or that have none), mig.<driver> its MIG devices
+// (type "mig").
 //
 // The manifests are the documentation: as written they deploy onto a node
 // with the default paths (kubelet root /var/lib/kubelet, CDI specs in

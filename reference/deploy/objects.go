@@ -26,11 +26,16 @@ type Manifests struct {
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
 	DaemonSet          *appsv1.DaemonSet
 	DeviceClass        *resourceapi.DeviceClass
+	// MIGDeviceClass is mig.<driver name>: the driver's MIG devices.
+	MIGDeviceClass *resourceapi.DeviceClass
 }
+
+// MIGDeviceClassName is the name of the class of the driver's MIG devices.
+func MIGDeviceClassName(driverName string) string { return "mig." + driverName }
 
 // List returns the objects in the order they are applied.
 func (m *Manifests) List() []runtime.Object {
-	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.DaemonSet, m.DeviceClass}
+	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.DaemonSet, m.DeviceClass, m.MIGDeviceClass}
 }
 
 // decode reads one embedded manifest strictly (unknown fields are errors).
@@ -54,11 +59,20 @@ func Objects(opts Options) (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.DeviceClass.Name = opts.DriverName
-	if len(m.DeviceClass.Spec.Selectors) != 1 || m.DeviceClass.Spec.Selectors[0].CEL == nil {
-		return nil, fmt.Errorf("manifest deviceclass.yaml: want exactly one CEL selector")
+	for _, c := range []struct {
+		file, name, typ, orValue string
+		class                    *resourceapi.DeviceClass
+	}{
+		{"deviceclass.yaml", opts.DriverName, "gpu", "gpu", m.DeviceClass},
+		{"migdeviceclass.yaml", MIGDeviceClassName(opts.DriverName), "mig", "", m.MIGDeviceClass},
+	} {
+		c.class.Name = c.name
+		if len(c.class.Spec.Selectors) != 1 || c.class.Spec.Selectors[0].CEL == nil {
+			return nil, fmt.Errorf("manifest %s: want exactly one CEL selector", c.file)
+		}
+		c.class.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(%q) == %q",
+			opts.DriverName, opts.DriverName, c.orValue, c.typ)
 	}
-	m.DeviceClass.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q", opts.DriverName)
 
 	if err := renderPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest daemonset.yaml: %w", err)
@@ -75,6 +89,7 @@ func decodeAll() (*Manifests, error) {
 		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
 		DaemonSet:          &appsv1.DaemonSet{},
 		DeviceClass:        &resourceapi.DeviceClass{},
+		MIGDeviceClass:     &resourceapi.DeviceClass{},
 	}
 	for file, into := range map[string]any{
 		"namespace.yaml":          m.Namespace,
@@ -83,6 +98,7 @@ func decodeAll() (*Manifests, error) {
 		"clusterrolebinding.yaml": m.ClusterRoleBinding,
 		"daemonset.yaml":          m.DaemonSet,
 		"deviceclass.yaml":        m.DeviceClass,
+		"migdeviceclass.yaml":     m.MIGDeviceClass,
 	} {
 		if err := decode(file, into); err != nil {
 			return nil, err

@@ -39,8 +39,8 @@ func TestDriverManifestsCommand(t *testing.T) {
 			t.Errorf("manifests output lacks %q", want)
 		}
 	}
-	if n := strings.Count(out.String(), "\n---\n"); n != 5 {
-		t.Errorf("manifests output has %d separators, want 5 (6 objects)", n)
+	if n := strings.Count(out.String(), "\n---\n"); n != 6 {
+		t.Errorf("manifests output has %d separators, want 6 (7 objects: two DeviceClasses)", n)
 	}
 
 	cmd = newDriverCommand()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -89,5 +91,123 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 	// What would be published from it passes the driver's own checks.
 	if _, err := buildResources(testNode, got, publishOptions{}); err != nil {
 		t.Errorf("build resources from the emulated inventory: %v", err)
+	}
+}
+
+// TestDiscoverEmulatedMixedMIG discovers the mixed-mig profile through the
+// real shim (not parallel: the shim's root comes from the environment; the
+// library bound by the first test that loads one serves every later one):
+// two A100s in static MIG mode, two H100s in dynamic MIG mode, two H200s
+// without MIG. The expectation comes from the rendered state file and the
+// emulator's MIG tables.
+func TestDiscoverEmulatedMixedMIG(t *testing.T) {
+	shim := nvmltest.BuildShim(t)
+	p, err := profile.Builtin("mixed-mig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "emulator")
+	if err := render.Render(t.Context(), p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
+		if errors.Is(err, render.ErrDeviceNodes) {
+			t.Skipf("rendering needs CAP_MKNOD: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Setenv(nvmltest.RootEnv, root)
+	disc, _, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := disc.Discover(t.Context())
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	f, err := os.Open(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	state, err := nvmlstate.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Every CI of the state file is a static MIG device with its UUID,
+	// profile name and capability minors.
+	type static struct {
+		name, uuid, profile string
+		giMinor, ciMinor    int
+	}
+	var wantStatic, gotStatic []static
+	giProfiles := map[[2]int]nvmlstate.GPUInstance{}
+	for _, gi := range state.GPUInstances {
+		giProfiles[[2]int{gi.GPU, gi.ID}] = gi
+	}
+	for _, ci := range state.ComputeInstances {
+		gi := giProfiles[[2]int{ci.GPU, ci.GI}]
+		var name string
+		for _, gp := range state.GIProfiles {
+			if gp.GPU == ci.GPU && gp.ID == gi.Profile {
+				name = gp.Name
+				if ci.Size != gp.Slices {
+					name = fmt.Sprintf("%dc.%s", ci.Size, gp.Name)
+				}
+			}
+		}
+		wantStatic = append(wantStatic, static{fmt.Sprintf("gpu-%d-mig-gi%d-ci%d", ci.GPU, ci.GI, ci.ID), ci.UUID, name, gi.CapMinor, ci.CapMinor})
+	}
+	devs, err := inv.devices(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitions := map[int]map[string]bool{} // GPU minor → partition profile names
+	var full []string
+	for _, d := range devs {
+		switch d.Kind {
+		case kindMIGStatic:
+			gotStatic = append(gotStatic, static{d.Name, d.Instance.UUID, d.Instance.Name, d.Instance.GICapMinor, d.Instance.CICapMinor})
+		case kindMIGPartition:
+			if partitions[d.GPU.Minor] == nil {
+				partitions[d.GPU.Minor] = map[string]bool{}
+			}
+			partitions[d.GPU.Minor][d.Profile.Name] = true
+		case kindGPU:
+			full = append(full, fmt.Sprintf("%s partitioned=%v", d.Name, d.Partitioned))
+		}
+	}
+	sortStatic := func(s []static) { slices.SortFunc(s, func(a, b static) int { return strings.Compare(a.name, b.name) }) }
+	sortStatic(wantStatic)
+	sortStatic(gotStatic)
+	if len(wantStatic) == 0 {
+		t.Fatal("the mixed-mig state has no compute instances")
+	}
+	if diff := cmp.Diff(wantStatic, gotStatic, cmp.AllowUnexported(static{})); diff != "" {
+		t.Errorf("static MIG devices (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"gpu-2 partitioned=true", "gpu-3 partitioned=true", "gpu-4 partitioned=false", "gpu-5 partitioned=false"}, full); diff != "" {
+		t.Errorf("full GPUs (-want +got):\n%s", diff)
+	}
+	table, _ := profile.LookupMIGTable("H100-80GB-HBM3")
+	want := map[string]bool{}
+	for _, n := range table.GIProfileNames() {
+		want[n] = true
+	}
+	for _, minor := range []int{2, 3} {
+		if diff := cmp.Diff(want, partitions[minor]); diff != "" {
+			t.Errorf("GPU %d partition profiles (-want +got):\n%s", minor, diff)
+		}
+	}
+	res, err := buildResources(testNode, inv, publishOptions{DriverName: testDriver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []string
+	for _, s := range res.Pools[testNode].Slices {
+		for _, cs := range s.SharedCounters {
+			sets = append(sets, cs.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"gpu-2-counter-set", "gpu-3-counter-set"}, sets); diff != "" {
+		t.Errorf("counter sets (-want +got):\n%s", diff)
 	}
 }

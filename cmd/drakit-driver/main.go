@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -45,6 +46,15 @@ func run(args []string) error {
 	str(&cfg.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", "driver data directory (DRA socket, checkpoint); empty: /var/lib/kubelet/plugins/<driver-name>")
 	str(&cfg.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
 	str(&cfg.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	if v, ok := os.LookupEnv("PARTITIONABLE_ALPHA"); ok {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("env PARTITIONABLE_ALPHA=%q: %w", v, err)
+		}
+		cfg.PartitionableAlpha = on
+	}
+	fs.BoolVar(&cfg.PartitionableAlpha, "partitionable-alpha", cfg.PartitionableAlpha,
+		"publish the alpha fields of partitionable devices (partitionTypeAttribute, compatibility groups; KEPs 5677/5963) (env PARTITIONABLE_ALPHA)")
 	logsapi.AddFlags(logging, fs)
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
 		return nil

@@ -54,6 +54,10 @@ var Implemented = []string{
 	"nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
 	"nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
 	"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2",
+	// MIG mutations (shim/mig.c).
+	"nvmlDeviceSetMigMode", "nvmlDeviceCreateGpuInstance", "nvmlDeviceCreateGpuInstanceWithPlacement",
+	"nvmlGpuInstanceDestroy", "nvmlGpuInstanceCreateComputeInstance",
+	"nvmlGpuInstanceCreateComputeInstanceWithPlacement", "nvmlComputeInstanceDestroy",
 }
 
 // ErrInvalidOptions classifies BuildOptions.Validate's errors.

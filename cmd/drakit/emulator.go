@@ -23,7 +23,7 @@ func newEmulatorCommand() *cobra.Command {
 		Short: "Emulated accelerator hardware: node profiles and the sysfs/devfs/procfs/NVML tree they render to",
 	}
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
-		newEmulatorValidateCommand(), newEmulatorBuildShimCommand())
+		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorMIGCommand())
 	return cmd
 }
 

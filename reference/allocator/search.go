@@ -322,12 +322,10 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 				continue
 			}
 			if d.multi {
-				fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
-				if err != nil {
-					return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
-				}
-				if !fits {
-					s.reject(r, "capacity of "+d.ID().String()+" used up")
+				if fits, err := s.capacityLeft(claim, r, di); err != nil || !fits {
+					if err != nil {
+						return false, err
+					}
 					continue
 				}
 			}
@@ -368,14 +366,11 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 		if !ok {
 			continue
 		}
-		d := s.devs[di]
 		if s.features.ConsumableCapacity {
-			fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
-			if err != nil {
-				return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
-			}
-			if !fits {
-				s.reject(r, "capacity of "+d.ID().String()+" used up")
+			if fits, err := s.capacityLeft(claim, r, di); err != nil || !fits {
+				if err != nil {
+					return false, err
+				}
 				continue
 			}
 		}
@@ -581,4 +576,18 @@ func (s *search) undo(ci int, r *reqInfo, di int, p placed) {
 		set := p.compatPushed[i]
 		s.compat[set] = s.compat[set][:len(s.compat[set])-1]
 	}
+}
+
+// capacityLeft reports whether device di still has the capacity request r
+// consumes; when it has not, the rejection is recorded for Explain.
+func (s *search) capacityLeft(claim *resourceapi.ResourceClaim, r *reqInfo, di int) (bool, error) {
+	d := s.devs[di]
+	fits, err := capacityFits(d.capBase, r.capacity, d.api.AllowMultipleAllocations, d.api.Capacity, s.allocCap[di], s.features.FractionalCapacityRange)
+	if err != nil {
+		return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
+	}
+	if !fits {
+		s.reject(r, "capacity of "+d.ID().String()+" used up")
+	}
+	return fits, nil
 }

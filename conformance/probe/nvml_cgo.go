@@ -63,8 +63,63 @@ func (g *goNVML) GPU(index int) (GPU, error) {
 	} else {
 		gpu.MemoryTotal = mem.Total
 	}
+	if err := migDevices(dev, &gpu); err != nil {
+		errs = append(errs, err)
+	}
 	err = errors.Join(errs...)
 	return gpu, err
+}
+
+// migDevices fills the GPU's MIG mode and MIG devices. A GPU that is not MIG
+// capable (NOT_SUPPORTED) simply has MIG disabled; empty MIG device slots
+// answer NOT_FOUND and are skipped.
+func migDevices(dev nvml.Device, gpu *GPU) error {
+	current, _, ret := dev.GetMigMode()
+	if ret == nvml.ERROR_NOT_SUPPORTED {
+		return nil
+	}
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("get MIG mode: %w", ret)
+	}
+	gpu.MIGEnabled = current == nvml.DEVICE_MIG_ENABLE
+	if !gpu.MIGEnabled {
+		return nil
+	}
+	slots, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("get max MIG device count: %w", ret)
+	}
+	var errs []error
+	for i := range slots {
+		mig, ret := dev.GetMigDeviceHandleByIndex(i)
+		if ret == nvml.ERROR_NOT_FOUND {
+			continue
+		}
+		if ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("get MIG device handle %d: %w", i, ret))
+			continue
+		}
+		var m MIGDevice
+		if m.UUID, ret = mig.GetUUID(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("MIG device %d: get UUID: %w", i, ret))
+		}
+		if m.Name, ret = mig.GetName(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("MIG device %d: get name: %w", i, ret))
+		}
+		if m.GPUInstance, ret = mig.GetGpuInstanceId(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("MIG device %d: get GPU instance id: %w", i, ret))
+		}
+		if m.ComputeInstance, ret = mig.GetComputeInstanceId(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("MIG device %d: get compute instance id: %w", i, ret))
+		}
+		if mem, ret := mig.GetMemoryInfo(); ret != nvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("MIG device %d: get memory info: %w", i, ret))
+		} else {
+			m.MemoryTotal = mem.Total
+		}
+		gpu.MIGDevices = append(gpu.MIGDevices, m)
+	}
+	return errors.Join(errs...)
 }
 
 // retErr turns an NVML return code into an error, nil for SUCCESS.

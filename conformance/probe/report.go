@@ -62,6 +62,27 @@ type GPU struct {
 	BusID string `json:"busID"`
 	// MemoryTotal is the framebuffer size in bytes.
 	MemoryTotal uint64 `json:"memoryTotal"`
+	// MIGEnabled says that the GPU's current MIG mode is enabled.
+	MIGEnabled bool `json:"migEnabled,omitempty"`
+	// MIGDevices are the MIG devices NVML lets this container use, in MIG
+	// device index order; empty when MIG is disabled.
+	MIGDevices []MIGDevice `json:"migDevices,omitempty"`
+}
+
+// MIGDevice is one MIG device (a compute instance of a GPU instance) as NVML
+// enumerates it under its parent GPU.
+type MIGDevice struct {
+	// UUID is the MIG device's UUID, MIG-<uuid>.
+	UUID string `json:"uuid"`
+	// Name is what NVML calls it, for example "NVIDIA A100-SXM4-40GB MIG 1g.5gb".
+	Name string `json:"name"`
+	// GPUInstance and ComputeInstance are the GI and CI ids: with the
+	// parent's minor they determine the nvidia-caps minor numbers of the
+	// device's capabilities.
+	GPUInstance     int `json:"gpuInstance"`
+	ComputeInstance int `json:"computeInstance"`
+	// MemoryTotal is the MIG device's memory in bytes.
+	MemoryTotal uint64 `json:"memoryTotal"`
 }
 
 // Format renders the report as the single line the probe prints, without a

@@ -24,6 +24,12 @@ const (
 	DefaultProbeBinary     = "/usr/bin/drakit-probe"
 	DefaultArtifactsDir    = "artifacts"
 	DefaultDriverPodLabels = "app.kubernetes.io/name=drakit-driver"
+	// The reference driver's partitionable devices (KEP-4815), named as
+	// NVIDIA's DRA driver names them.
+	DefaultPartitionClassName  = "mig.gpu.drakit.dev"
+	DefaultProfileAttribute    = "profile"
+	DefaultParentUUIDAttribute = "parentUUID"
+	DefaultMemoryCapacity      = "memory"
 	// EmulatorTag marks scenarios that need drakit's hardware emulator;
 	// Config.Hardware excludes them.
 	EmulatorTag = "@emulator"
@@ -51,6 +57,20 @@ type Config struct {
 	// "_" (the reference driver's convention). Empty means the driver has no
 	// such convention; the scenarios that check it are then skipped.
 	DeviceEnvPrefix string
+	// PartitionClassName is the DeviceClass of the driver's GPU partitions
+	// (MIG devices), the counter-consuming devices of KEP-4815. Empty means
+	// the driver has no partitions; the partition scenarios are then skipped.
+	PartitionClassName string
+	// ProfileAttribute is the string attribute naming a partition's profile
+	// (for MIG "1g.5gb", "3g.20gb", …); the kit selects partitions by its
+	// prefix and expects NVML to name the MIG device "<GPU> MIG <profile>".
+	ProfileAttribute string
+	// ParentUUIDAttribute is the string attribute of a partition that holds
+	// the UUID of its GPU (the UUIDAttribute of that GPU's whole device).
+	ParentUUIDAttribute string
+	// MemoryCapacity is the device capacity that holds a device's memory in
+	// bytes: a bare name in the driver's domain or domain/name.
+	MemoryCapacity string
 	// ProbeImage holds drakit-probe; ProbeBinary is its path in the image.
 	ProbeImage  string
 	ProbeBinary string
@@ -124,14 +144,18 @@ type Timeouts struct {
 // local cluster. Kubeconfig is left empty.
 func DefaultConfig() Config {
 	return Config{
-		DriverName:        DefaultDriverName,
-		UUIDAttribute:     DefaultUUIDAttribute,
-		DeviceEnvPrefix:   DefaultDeviceEnvPrefix,
-		ProbeImage:        DefaultProbeImage,
-		ProbeBinary:       DefaultProbeBinary,
-		ImagePullPolicy:   corev1.PullNever,
-		DriverPodSelector: DefaultDriverPodLabels,
-		ArtifactsDir:      DefaultArtifactsDir,
+		DriverName:          DefaultDriverName,
+		UUIDAttribute:       DefaultUUIDAttribute,
+		DeviceEnvPrefix:     DefaultDeviceEnvPrefix,
+		PartitionClassName:  DefaultPartitionClassName,
+		ProfileAttribute:    DefaultProfileAttribute,
+		ParentUUIDAttribute: DefaultParentUUIDAttribute,
+		MemoryCapacity:      DefaultMemoryCapacity,
+		ProbeImage:          DefaultProbeImage,
+		ProbeBinary:         DefaultProbeBinary,
+		ImagePullPolicy:     corev1.PullNever,
+		DriverPodSelector:   DefaultDriverPodLabels,
+		ArtifactsDir:        DefaultArtifactsDir,
 		Timeouts: Timeouts{
 			API:       30 * time.Second,
 			Publish:   2 * time.Minute,
@@ -175,6 +199,20 @@ func (c Config) Validate() error {
 	}
 	if err := validateAttributeName(c.UUIDAttribute); err != nil {
 		bad("UUIDAttribute", "%v", err)
+	}
+	if c.PartitionClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.PartitionClassName); len(msgs) > 0 {
+			bad("PartitionClassName", "%q is not a DNS subdomain: %s", c.PartitionClassName, strings.Join(msgs, "; "))
+		}
+	}
+	for _, a := range []struct{ field, val string }{
+		{"ProfileAttribute", c.ProfileAttribute},
+		{"ParentUUIDAttribute", c.ParentUUIDAttribute},
+		{"MemoryCapacity", c.MemoryCapacity},
+	} {
+		if err := validateAttributeName(a.val); err != nil {
+			bad(a.field, "%v", err)
+		}
 	}
 	if c.DeviceEnvPrefix != "" && !envPrefixRe.MatchString(c.DeviceEnvPrefix) {
 		bad("DeviceEnvPrefix", "%q is not the start of an environment variable name", c.DeviceEnvPrefix)

@@ -24,6 +24,11 @@ func TestConfigValidate(t *testing.T) {
 		"explicit API server address": {mutate: func(c *Config) { c.APIServerHost, c.APIServerPort = "127.0.0.1", 16443 }},
 		"no env prefix":               {mutate: func(c *Config) { c.DeviceEnvPrefix = "" }},
 		"no driver pod selector":      {mutate: func(c *Config) { c.DriverPodSelector = "" }},
+		"no partition class":          {mutate: func(c *Config) { c.PartitionClassName = "" }},
+		"bad partition class":         {mutate: func(c *Config) { c.PartitionClassName = "MIG" }, want: []string{"PartitionClassName"}},
+		"empty profile attribute":     {mutate: func(c *Config) { c.ProfileAttribute = "" }, want: []string{"ProfileAttribute", "C identifier"}},
+		"bad parent uuid attribute":   {mutate: func(c *Config) { c.ParentUUIDAttribute = "parent-uuid" }, want: []string{"ParentUUIDAttribute"}},
+		"bad memory capacity domain":  {mutate: func(c *Config) { c.MemoryCapacity = "A_B/memory" }, want: []string{"MemoryCapacity", "domain part"}},
 		"missing kubeconfig":          {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},
 		"driver not a DNS subdomain":  {mutate: func(c *Config) { c.DriverName = "GPU_Driver" }, want: []string{`DriverName: "GPU_Driver" is not a DNS subdomain`}},
 		"driver too long": {

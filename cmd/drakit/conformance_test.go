@@ -19,7 +19,8 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 	bindConformanceFlags(fs, &cfg)
 	err := fs.Parse([]string{
 		"--kubeconfig", "/k", "--driver", "gpu.example.com", "--device-class", "big", "--uuid-attribute", "nvidia.com/uuid",
-		"--device-env-prefix", "", "--probe-image", "probe:1", "--probe-binary", "/probe", "--image-pull-policy", "IfNotPresent",
+		"--device-env-prefix", "", "--partition-class", "mig.example.com", "--profile-attribute", "example.com/profile",
+		"--parent-uuid-attribute", "parent", "--memory-capacity", "example.com/mem", "--probe-image", "probe:1", "--probe-binary", "/probe", "--image-pull-policy", "IfNotPresent",
 		"--apiserver-host", "127.0.0.2", "--apiserver-port", "16443", "--node-cdi-dir", "/cdi", "--driver-namespace", "gpu",
 		"--driver-pod-selector", "app=d", "--tags", "@kep-4381", "--hardware", "--artifacts", "/a",
 		"--api-timeout", "1s", "--publish-timeout", "2s", "--pod-start-timeout", "3s", "--pod-delete-timeout", "4s",
@@ -30,7 +31,8 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 	}
 	want := conformance.Config{
 		Kubeconfig: "/k", DriverName: "gpu.example.com", DeviceClassName: "big", UUIDAttribute: "nvidia.com/uuid",
-		DeviceEnvPrefix: "", ProbeImage: "probe:1", ProbeBinary: "/probe", ImagePullPolicy: "IfNotPresent",
+		DeviceEnvPrefix: "", PartitionClassName: "mig.example.com", ProfileAttribute: "example.com/profile",
+		ParentUUIDAttribute: "parent", MemoryCapacity: "example.com/mem", ProbeImage: "probe:1", ProbeBinary: "/probe", ImagePullPolicy: "IfNotPresent",
 		APIServerHost: "127.0.0.2", APIServerPort: 16443, NodeCDIDir: "/cdi", DriverNamespace: "gpu",
 		DriverPodSelector: "app=d", Tags: "@kep-4381", Hardware: true, ArtifactsDir: "/a",
 		Timeouts:    conformance.Timeouts{API: time.Second, Publish: 2 * time.Second, PodStart: 3 * time.Second, PodDelete: 4 * time.Second, Cleanup: 5 * time.Second},

@@ -97,6 +97,10 @@ type Config struct {
 	// ",", "~" negates, for example "@kep-4381 && ~@slow". Empty runs every
 	// scenario.
 	Tags string
+	// FailOnSkip makes a skipped scenario fail the run, for drivers that
+	// must support every feature the run selects (make conformance sets it
+	// for the reference driver). Default false: skips are reported only.
+	FailOnSkip bool
 	// Hardware says that the driver under test manages real GPUs rather than
 	// drakit's emulator: scenarios tagged @emulator are not run.
 	Hardware bool

@@ -289,7 +289,9 @@ func ptrTrue() *bool { b := true; return &b }
 // and expects every scenario that the fake can play to pass: this exercises
 // the kit's positive paths end to end without a cluster. The validation
 // scenarios need the real API server (the fake neither validates nor
-// defaults) and are not judged here.
+// defaults) and are not judged here; the KEP-4815 features need a scheduler
+// that counts counters and a node that partitions GPUs, and are not run
+// (partitions_test.go covers their checks).
 func TestFeaturesOnFakeNode(t *testing.T) {
 	t.Parallel()
 	kube := fakeCluster(t)
@@ -304,6 +306,7 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.NodeCDIDir = t.TempDir()
+	cfg.Tags = "@kep-4381"
 	out := &strings.Builder{}
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)

@@ -21,9 +21,13 @@ const (
 	kindPod           = "Pod"
 	kindClaim         = "ResourceClaim"
 	kindClaimTemplate = "ResourceClaimTemplate"
+	// Cluster-scoped objects of the kit's test driver, named after the
+	// scenario's namespace.
+	kindResourceSlice = "ResourceSlice"
+	kindDeviceClass   = "DeviceClass"
 )
 
-var cleanupOrder = map[string]int{kindPod: 0, kindClaim: 1, kindClaimTemplate: 2}
+var cleanupOrder = map[string]int{kindPod: 0, kindClaim: 1, kindClaimTemplate: 2, kindResourceSlice: 3, kindDeviceClass: 4}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -82,6 +86,10 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			err = kube.ResourceV1().ResourceClaims(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
 		case kindClaimTemplate:
 			err = kube.ResourceV1().ResourceClaimTemplates(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
+		case kindResourceSlice:
+			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.name, metav1.DeleteOptions{})
+		case kindDeviceClass:
+			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.name, metav1.DeleteOptions{})
 		default:
 			err = fmt.Errorf("unknown kind %s", e.kind)
 		}

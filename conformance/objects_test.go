@@ -102,13 +102,13 @@ func TestCheckInvalid(t *testing.T) {
 		"full cause type":          {err: invalid, cause: "FieldValueInvalid", field: "spec.devices.requests[0].exactly.count"},
 		"right type, wrong path":   {err: invalid, cause: "Invalid", field: "spec.devices.requests[0].count", want: "no cause is FieldValueInvalid at spec.devices.requests[0].count; causes: FieldValueTooMany at spec.devices.requests"},
 		"wrong type at the path":   {err: invalid, cause: "Required", field: "spec.devices.requests", want: "no cause is FieldValueRequired at spec.devices.requests"},
-		"accepted":                 {err: nil, cause: "Invalid", field: "x", want: "the API server accepted claim bad; expected 422 Invalid with a FieldValueInvalid cause at x"},
+		"accepted":                 {err: nil, cause: "Invalid", field: "x", want: "the API server accepted ResourceClaim bad; expected 422 Invalid with a FieldValueInvalid cause at x"},
 		"rejected for other cause": {err: apierrors.NewForbidden(schema.GroupResource{Resource: "resourceclaims"}, "bad", nil), cause: "Invalid", field: "x", want: "was rejected, but not as Invalid (reason Forbidden)"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := checkInvalid("bad", tc.err, tc.cause, tc.field)
+			err := checkInvalid("ResourceClaim bad", tc.err, tc.cause, tc.field)
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("checkInvalid: %v", err)

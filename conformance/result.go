@@ -79,6 +79,8 @@ type Result struct {
 	Scenarios []ScenarioResult
 	// Seed is the scenario order seed; 0 means the written order.
 	Seed int64
+	// SkipsFail makes a skipped scenario fail the run (Config.FailOnSkip).
+	SkipsFail bool
 }
 
 // NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
@@ -88,9 +90,9 @@ var kepTag = regexp.MustCompile(`^@kep-[0-9]+$`)
 
 // OK says whether the run certifies the driver: at least one scenario ran
 // and none failed, was undefined or pending. Skipped scenarios do not fail
-// a run, and are listed in the summary.
+// a run, unless SkipsFail is set; they are listed in the summary.
 func (r Result) OK() bool {
-	return r.Total() > 0 && r.Failed == 0 && r.Undefined == 0 && r.Pending == 0
+	return r.Total() > 0 && r.Failed == 0 && r.Undefined == 0 && r.Pending == 0 && !(r.SkipsFail && r.Skipped > 0)
 }
 
 // Cucumber JSON, as godog's cucumber formatter writes it; only the fields

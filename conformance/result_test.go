@@ -182,19 +182,23 @@ func TestParseCucumberJSONErrors(t *testing.T) {
 func TestResultOK(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		c    Counts
-		want bool
+		c         Counts
+		skipsFail bool
+		want      bool
 	}{
-		"all passed":          {Counts{Passed: 3}, true},
-		"passed and skipped":  {Counts{Passed: 3, Skipped: 2}, true},
-		"only skipped":        {Counts{Skipped: 2}, true},
-		"nothing ran":         {Counts{}, false},
-		"one failed":          {Counts{Passed: 3, Failed: 1}, false},
-		"undefined is strict": {Counts{Passed: 3, Undefined: 1}, false},
-		"pending is strict":   {Counts{Passed: 3, Pending: 1}, false},
+		"all passed":                    {Counts{Passed: 3}, false, true},
+		"passed and skipped":            {Counts{Passed: 3, Skipped: 2}, false, true},
+		"only skipped":                  {Counts{Skipped: 2}, false, true},
+		"skipped with fail-on-skip":     {Counts{Passed: 3, Skipped: 1}, true, false},
+		"no skip with fail-on-skip":     {Counts{Passed: 3}, true, true},
+		"nothing ran":                   {Counts{}, false, false},
+		"one failed":                    {Counts{Passed: 3, Failed: 1}, false, false},
+		"undefined is strict":           {Counts{Passed: 3, Undefined: 1}, false, false},
+		"pending is strict":             {Counts{Passed: 3, Pending: 1}, false, false},
+		"failed even with fail-on-skip": {Counts{Passed: 3, Failed: 1}, true, false},
 	}
 	for name, tc := range tests {
-		if got := (Result{Counts: tc.c}).OK(); got != tc.want {
+		if got := (Result{Counts: tc.c, SkipsFail: tc.skipsFail}).OK(); got != tc.want {
 			t.Errorf("%s: OK() = %t, want %t", name, got, tc.want)
 		}
 	}

@@ -113,6 +113,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
 	}
 	res.Seed = seed
+	res.SkipsFail = cfg.FailOnSkip
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return WriteJUnit(w, res) }); err != nil {
 		return res, err
 	}

@@ -24,6 +24,10 @@ type publishedDevice struct {
 	Pool       string
 	Name       string
 	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+	Capacity   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
+	// Consumes is what the device draws from its pool's counter sets
+	// (KEP-4815); empty for devices that consume no counters.
+	Consumes []resourceapi.DeviceCounterConsumption
 }
 
 // ID is driver-independent: pool/device, as in allocation results.
@@ -75,7 +79,8 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publi
 			if d.NodeName != nil && *d.NodeName != "" {
 				devNode = *d.NodeName
 			}
-			out = append(out, publishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name, Attributes: d.Attributes})
+			out = append(out, publishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name,
+				Attributes: d.Attributes, Capacity: d.Capacity, Consumes: d.ConsumesCounters})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -217,4 +222,44 @@ func uuidSelector(driver, uuidAttr, uuid string) string {
 	domain, name := splitAttribute(driver, uuidAttr)
 	return fmt.Sprintf(`device.driver == %s && device.attributes[%s].?%s.orValue("") == %s`,
 		strconv.Quote(driver), strconv.Quote(domain), name, strconv.Quote(uuid))
+}
+
+// counterSets returns the counter sets the driver's slices declare, by pool
+// and set name; only the highest generation of each pool counts.
+func counterSets(slices []resourceapi.ResourceSlice, driver string) map[string]map[string]resourceapi.CounterSet {
+	latest := map[string]int64{}
+	for _, s := range slices {
+		if s.Spec.Driver == driver {
+			if g, ok := latest[s.Spec.Pool.Name]; !ok || s.Spec.Pool.Generation > g {
+				latest[s.Spec.Pool.Name] = s.Spec.Pool.Generation
+			}
+		}
+	}
+	out := map[string]map[string]resourceapi.CounterSet{}
+	for _, s := range slices {
+		if s.Spec.Driver != driver || s.Spec.Pool.Generation != latest[s.Spec.Pool.Name] {
+			continue
+		}
+		for _, cs := range s.Spec.SharedCounters {
+			if out[s.Spec.Pool.Name] == nil {
+				out[s.Spec.Pool.Name] = map[string]resourceapi.CounterSet{}
+			}
+			out[s.Spec.Pool.Name][cs.Name] = cs
+		}
+	}
+	return out
+}
+
+// lookupCapacity finds a capacity (bare name or domain/name) of a device.
+func lookupCapacity(capacity map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, driver, name string) (resourceapi.DeviceCapacity, bool) {
+	domain, id := splitAttribute(driver, name)
+	if c, ok := capacity[resourceapi.QualifiedName(domain+"/"+id)]; ok {
+		return c, true
+	}
+	if domain == driver {
+		if c, ok := capacity[resourceapi.QualifiedName(id)]; ok {
+			return c, true
+		}
+	}
+	return resourceapi.DeviceCapacity{}, false
 }

@@ -7,6 +7,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"drakit.dev/drakit/conformance/probe"
 )
 
 // cdiSteps look at the node's CDI spec directory, which the kubelet plugin
@@ -16,6 +22,7 @@ func cdiSteps() []stepDef {
 		{`^the kit can read the node's CDI directory$`, cdiDirReadable},
 		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasClaimSpec},
 		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasNoClaimSpec},
+		{`^pod "([^"]+)" has exactly the NVIDIA device nodes of the CDI spec of the claim "([^"]+)"$`, podHasCDISpecNodes},
 	}
 }
 
@@ -122,4 +129,95 @@ func cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
 		}
 		return len(matching) == 0, "still there: " + strings.Join(matching, ", "), nil
 	})
+}
+
+// nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
+// /dev/nvidia<minor>, /dev/nvidiactl, /dev/nvidia-caps/…, /dev/nvidia-uvm.
+const nvidiaNodePrefix = probe.DevPath + "/nvidia"
+
+// cdiDeviceNodes returns the container paths of the device nodes a CDI spec
+// injects, from the spec's own and every device's container edits.
+func cdiDeviceNodes(data []byte) ([]string, error) {
+	var spec cdispec.Spec
+	if err := yaml.Unmarshal(data, &spec); err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(e cdispec.ContainerEdits) {
+		for _, n := range e.DeviceNodes {
+			if n != nil {
+				out = append(out, n.Path)
+			}
+		}
+	}
+	add(spec.ContainerEdits)
+	for _, d := range spec.Devices {
+		add(d.ContainerEdits)
+	}
+	return out, nil
+}
+
+// podHasCDISpecNodes compares the NVIDIA device nodes in the pod's container
+// with those the claim's CDI specs inject: the pod must have all of them and
+// no other. The pod must have no other claim of the driver.
+func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := w.cdiDir()
+	if err != nil {
+		return err
+	}
+	p, err := w.podWithDevices(pod)
+	if err != nil {
+		return err
+	}
+	if len(p.claims) != 1 {
+		return fmt.Errorf("pod %s has %d claims; the comparison needs a pod with only the claim %s", pod, len(p.claims), claim)
+	}
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return err
+	}
+	matching, _, err := cdiSpecsMentioning(dir, string(ref.uid))
+	if err != nil {
+		return err
+	}
+	if len(matching) == 0 {
+		return fmt.Errorf("%s: no CDI spec in %s mentions the claim's uid %s", label, dir, ref.uid)
+	}
+	want := sets.New[string]()
+	for _, name := range matching {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("read CDI spec %s: %w", name, err)
+		}
+		nodes, err := cdiDeviceNodes(data)
+		if err != nil {
+			return fmt.Errorf("parse CDI spec %s: %w", name, err)
+		}
+		for _, n := range nodes {
+			if strings.HasPrefix(n, nvidiaNodePrefix) {
+				want.Insert(n)
+			}
+		}
+	}
+	if want.Len() == 0 {
+		return fmt.Errorf("%s: its CDI specs (%s) inject no NVIDIA device node", label, strings.Join(matching, ", "))
+	}
+	got := sets.New[string]()
+	for _, d := range p.report.Devices {
+		if strings.HasPrefix(d.Path, nvidiaNodePrefix) {
+			got.Insert(d.Path)
+		}
+	}
+	var bad []string
+	for _, n := range sets.List(want.Difference(got)) {
+		bad = append(bad, fmt.Sprintf("pod %s: the CDI spec of %s injects %s, which the container does not have", pod, label, n))
+	}
+	for _, n := range sets.List(got.Difference(want)) {
+		bad = append(bad, fmt.Sprintf("pod %s: the container has %s, which no CDI spec of %s injects", pod, n, label))
+	}
+	return findings(bad)
 }

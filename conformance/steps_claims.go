@@ -60,14 +60,15 @@ func templateRequesting(ctx context.Context, name string, n int) error {
 	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), int64(n))))
 }
 
-// templatePinned selects the first published device that has a UUID, by a
-// CEL selector on that UUID, so that only this device is eligible.
+// templatePinned selects the first device of the kit's DeviceClass that has
+// a UUID, by a CEL selector on that UUID, so that only this device is
+// eligible.
 func templatePinned(ctx context.Context, name string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return err
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return err
 	}
@@ -100,12 +101,14 @@ func claimRequestingMatching(ctx context.Context, name string, n int, attr strin
 	return w.createClaim(ctx, newClaim(name, spec))
 }
 
+// claimTooMany asks for one device more than the kit's DeviceClass selects
+// on the best-equipped node.
 func claimTooMany(ctx context.Context, name string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return err
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return err
 	}
@@ -128,13 +131,13 @@ func submitClaim(ctx context.Context, name, defect string) error {
 	if err == nil {
 		w.ledger.add(kindClaim, name)
 	}
-	w.submitted = &submission{name: name, err: err}
+	w.submitted = &submission{kind: kindClaim, name: name, err: err}
 	return nil
 }
 
 func (w *world) lastSubmission() (*submission, error) {
 	if w.submitted == nil {
-		return nil, errors.New("no claim was submitted (a step \"a ResourceClaim ... is submitted with ...\" must come first)")
+		return nil, errors.New("nothing was submitted (a step \"a ResourceClaim ... is submitted with ...\" or \"a ResourceSlice ... is submitted\" must come first)")
 	}
 	return w.submitted, nil
 }
@@ -148,7 +151,7 @@ func rejectedAsInvalid(ctx context.Context, cause, field string) error {
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.name, s.err, cause, field)
+	return checkInvalid(s.label(), s.err, cause, field)
 }
 
 // causeType accepts a cause type with or without its FieldValue prefix.
@@ -159,19 +162,20 @@ func causeType(cause string) metav1.CauseType {
 	return metav1.CauseType("FieldValue" + cause)
 }
 
-// checkInvalid checks that err is a 422 Invalid whose details list a cause
-// of the given type at exactly field.
-func checkInvalid(claim string, err error, cause, field string) error {
+// checkInvalid checks that err, the answer to creating the object called
+// what ("ResourceClaim bad"), is a 422 Invalid whose details list a cause of
+// the given type at exactly field.
+func checkInvalid(what string, err error, cause, field string) error {
 	want := causeType(cause)
 	if err == nil {
-		return fmt.Errorf("the API server accepted claim %s; expected 422 Invalid with a %s cause at %s", claim, want, field)
+		return fmt.Errorf("the API server accepted %s; expected 422 Invalid with a %s cause at %s", what, want, field)
 	}
 	if !apierrors.IsInvalid(err) {
-		return fmt.Errorf("claim %s was rejected, but not as Invalid (reason %s): %v", claim, apierrors.ReasonForError(err), err)
+		return fmt.Errorf("%s was rejected, but not as Invalid (reason %s): %v", what, apierrors.ReasonForError(err), err)
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || status.Status().Details == nil {
-		return fmt.Errorf("claim %s was rejected as Invalid without details.causes: %v", claim, err)
+		return fmt.Errorf("%s was rejected as Invalid without details.causes: %v", what, err)
 	}
 	causes := status.Status().Details.Causes
 	var seen []string
@@ -181,7 +185,7 @@ func checkInvalid(claim string, err error, cause, field string) error {
 		}
 		seen = append(seen, fmt.Sprintf("%s at %s (%s)", c.Type, c.Field, c.Message))
 	}
-	return fmt.Errorf("claim %s was rejected as Invalid, but no cause is %s at %s; causes: %s", claim, want, field, strings.Join(seen, "; "))
+	return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s; causes: %s", what, want, field, strings.Join(seen, "; "))
 }
 
 func submissionAccepted(ctx context.Context) error {
@@ -194,7 +198,7 @@ func submissionAccepted(ctx context.Context) error {
 		return err
 	}
 	if s.err != nil {
-		return fmt.Errorf("the API server rejected claim %s: %v", s.name, s.err)
+		return fmt.Errorf("the API server rejected %s: %v", s.label(), s.err)
 	}
 	return nil
 }

@@ -145,7 +145,7 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.name, claimName, r.Pool, r.Device, w.cfg.DriverName))
 				continue
 			}
-			ad := allocatedDevice{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes}
+			ad := allocatedDevice{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
 			if a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
 				ad.UUID = *a.StringValue
 			}

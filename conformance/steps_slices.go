@@ -37,14 +37,15 @@ func driverPublishesAtLeast(ctx context.Context, n int) error {
 	})
 }
 
-// driverPublishesSharing skips the scenario when no node has n devices with
-// one value of attr: the hardware cannot exercise the constraint.
+// driverPublishesSharing skips the scenario when no node has n devices of
+// the kit's DeviceClass with one value of attr: the hardware cannot exercise
+// the constraint.
 func driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return ctx, err
 	}

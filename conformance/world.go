@@ -65,6 +65,9 @@ type world struct {
 	pods map[string]*podRecord
 	// submitted is the outcome of the last "is submitted with" step.
 	submitted *submission
+	// gpus are the GPUs the scenario named ("the partitionable GPU "big""):
+	// alias -> the UUID of the GPU's whole device.
+	gpus map[string]string
 }
 
 // podRecord is what the kit learned about one of its pods.
@@ -97,15 +100,18 @@ type allocatedDevice struct {
 	// UUID is the device's UUID attribute; empty if it has none.
 	UUID       string
 	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
+	Capacity   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
 }
 
 func (d allocatedDevice) ID() string { return d.Pool + "/" + d.Device }
 
-// submission is a claim the scenario tried to create.
+// submission is an object the scenario tried to create.
 type submission struct {
-	name string
-	err  error
+	kind, name string
+	err        error
 }
+
+func (s *submission) label() string { return s.kind + " " + s.name }
 
 type worldKey struct{}
 
@@ -141,7 +147,7 @@ func (s *suite) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	if err != nil {
 		return ctx, fmt.Errorf("create scenario namespace: %w", err)
 	}
-	w := &world{suite: s, scenario: sc, ns: ns.Name, ledger: &ledger{}, pods: map[string]*podRecord{}}
+	w := &world{suite: s, scenario: sc, ns: ns.Name, ledger: &ledger{}, pods: map[string]*podRecord{}, gpus: map[string]string{}}
 	ctx = context.WithValue(ctx, worldKey{}, w)
 	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
 	// The ServiceAccount admission plugin rejects pods until the

@@ -6,7 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
 : "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
-: "${DRAKIT_PROFILE:=dgx-h100}"
+# dgx-a100-mig has whole GPUs (KEP-4381) and GPUs in MIG mode to partition (KEP-4815).
+: "${DRAKIT_PROFILE:=dgx-a100-mig}"
 : "${DRAKIT_KEEP_CLUSTER:=}"
 started=$SECONDS
 
@@ -47,4 +48,4 @@ $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRA
 
 log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
-  --driver-namespace drakit-system --no-colors
+  --driver-namespace drakit-system --no-colors --fail-on-skip

@@ -28,6 +28,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	fs.StringVar(&o.DriverRoot, "driver-root", o.DriverRoot, "NVIDIA driver root on the node: the emulator root ($DRAKIT_EMULATOR_ROOT)")
 	fs.StringVar(&o.APIServerHost, "apiserver-host", o.APIServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(&o.APIServerPort, "apiserver-port", o.APIServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
+	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha KEP-5677/5963 gates on)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 }
 

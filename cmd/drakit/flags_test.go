@@ -15,7 +15,7 @@ func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
 	covered := map[string]string{}
 	fs.VisitAll(func(f *pflag.Flag) {
 		before := *cfg
-		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s"}[f.Value.Type()]
+		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s", "bool": "true"}[f.Value.Type()]
 		if value == "" {
 			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
 		}

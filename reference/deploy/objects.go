@@ -121,6 +121,7 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 		"cdi-dir":               opts.CDIDir,
 		"kubelet-registrar-dir": opts.registrarDir(),
 		"kubelet-plugin-dir":    opts.pluginDir(),
+		"partitionable-alpha":   strconv.FormatBool(opts.PartitionableAlpha),
 	} {
 		if err := setFlag(c, flag, value); err != nil {
 			return err

@@ -41,6 +41,11 @@ type Options struct {
 	// keeps what the kubelet injects (the kubernetes Service).
 	APIServerHost string
 	APIServerPort int
+	// PartitionableAlpha makes the driver publish the alpha fields of
+	// partitionable devices (partitionTypeAttribute, KEP-5677, and
+	// compatibilityGroups, KEP-5963); the cluster needs the gates
+	// DRAPartitionableDevicesType and DRADeviceCompatibilityGroups.
+	PartitionableAlpha bool
 	// Timeout bounds Apply's and Delete's wait.
 	Timeout time.Duration
 }

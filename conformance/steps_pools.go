@@ -24,11 +24,22 @@ func poolSteps() []stepDef {
 		{`^the test driver publishes a pool "([^"]+)" whose device consumes from a counter set no slice of the pool declares$`, publishPoolMissingCounterSet},
 		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, claimTestDriverDevice},
 		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, podUnschedulableBecause},
+		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, apiServerKeepsSliceField},
+		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, submitSlicePartitionTypeWithoutCounters},
+		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, submitSlicePartitionTypeMissing},
+		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, publishPoolCompatibilityGroups},
+		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, claimTestDriverDevices},
+		{`^pod "([^"]+)" is scheduled$`, podScheduled},
+		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, claimAllocatedTestDevices},
 	}
 }
 
-// allNodesTrue is ResourceSliceSpec.AllNodes for the test driver's slices.
-var allNodesTrue = true
+// The test driver's attributes: role names a device for selectors (CEL
+// cannot select by device name), partitionType is its partition type.
+const (
+	testRoleAttribute          = TestDriverName + "/role"
+	testPartitionTypeAttribute = TestDriverName + "/partitionType"
+)
 
 // TestDriverName is the driver of the pools the kit publishes itself.
 const TestDriverName = "test-driver.conformance.drakit.dev"
@@ -64,7 +75,7 @@ func (w *world) testSlice(name, pool string, sliceCount int64) *resourceapi.Reso
 		Spec: resourceapi.ResourceSliceSpec{
 			Driver:   TestDriverName,
 			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), ResourceSliceCount: sliceCount},
-			AllNodes: &allNodesTrue,
+			AllNodes: ptrTo(true),
 		},
 	}
 }
@@ -128,6 +139,173 @@ func publishPoolMissingCounterSet(ctx context.Context, pool string) error {
 	return nil
 }
 
+// partitionableTestSlice is a valid slice of one pool holding a counter set
+// and, by role, devices that draw a quarter of it each.
+func (w *world) partitionableTestSlice(name string, roles ...string) *resourceapi.ResourceSlice {
+	s := w.testSlice(name, name, 1)
+	for _, role := range roles {
+		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{
+			Name: role,
+			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+				testRoleAttribute:          {StringValue: ptrTo(role)},
+				testPartitionTypeAttribute: {StringValue: ptrTo("quarter")},
+			},
+			ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: testCounters(1 << 28)}},
+		})
+	}
+	return s
+}
+
+// apiServerKeepsSliceField skips the scenario when the API server drops an
+// alpha field of ResourceSlices (its feature gate is off): a dry-run create
+// of a valid slice that sets it shows whether it is stored.
+func apiServerKeepsSliceField(ctx context.Context, field string) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	s := w.partitionableTestSlice("gate-check", "left")
+	gate := ""
+	switch field {
+	case "partitionTypeAttribute":
+		s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+		gate = "DRAPartitionableDevicesType"
+	case "compatibilityGroups":
+		s.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups = []string{"a"}
+		gate = "DRADeviceCompatibilityGroups"
+	}
+	got, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return ctx, fmt.Errorf("dry-run create of a ResourceSlice that sets %s: %w", field, err)
+	}
+	kept := got.Spec.PartitionTypeAttribute != nil
+	if field == "compatibilityGroups" {
+		kept = len(got.Spec.Devices) == 1 && len(got.Spec.Devices[0].ConsumesCounters) == 1 &&
+			len(got.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups) > 0
+	}
+	if !kept {
+		return skip(ctx, fmt.Sprintf("the API server drops ResourceSlice %s: its feature gate %s is off", field, gate))
+	}
+	return ctx, nil
+}
+
+func (w *world) submitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
+	_, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
+	if err == nil {
+		w.ledger.add(kindResourceSlice, s.Name)
+	}
+	w.submitted = &submission{kind: kindResourceSlice, name: s.Name, err: err}
+}
+
+func submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	s := w.partitionableTestSlice(name, "plain")
+	s.Spec.Devices[0].ConsumesCounters = nil
+	s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+	w.submitSlice(ctx, s)
+	return nil
+}
+
+func submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	s := w.partitionableTestSlice(name, "untyped")
+	delete(s.Spec.Devices[0].Attributes, testPartitionTypeAttribute)
+	s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+	w.submitSlice(ctx, s)
+	return nil
+}
+
+// publishPoolCompatibilityGroups publishes a complete pool: a counter set
+// with room for all three devices, and the devices with their groups.
+func publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := w.testDeviceClass(ctx); err != nil {
+		return err
+	}
+	counters := w.testSlice(pool+"-counters", pool, 2)
+	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
+	devices := w.partitionableTestSlice(pool+"-devices", "left", "right", "both")
+	devices.Spec.Pool = counters.Spec.Pool
+	for i, groups := range [][]string{{"a"}, {"b"}, {"a", "b"}} {
+		devices.Spec.Devices[i].ConsumesCounters[0].CompatibilityGroups = groups
+	}
+	for _, s := range []*resourceapi.ResourceSlice{counters, devices} {
+		if err := w.createSlice(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimTestDriverDevices asks for two of the test driver's devices by role,
+// one request each.
+func claimTestDriverDevices(ctx context.Context, name, first, second string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	class, err := w.testDeviceClass(ctx)
+	if err != nil {
+		return err
+	}
+	role := func(r string) string {
+		return fmt.Sprintf(`device.attributes[%s].?role.orValue("") == %s`, strconv.Quote(TestDriverName), strconv.Quote(r))
+	}
+	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
+		exactRequest(first, class, 1, role(first)),
+		exactRequest(second, class, 1, role(second)),
+	}}}
+	return w.createClaim(ctx, newClaim(name, spec))
+}
+
+// podScheduled waits for the pod to be bound to a node; it need not start
+// (the test driver has no kubelet plugin).
+func podScheduled(ctx context.Context, name string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.PodStart, "pod "+name+" to be scheduled", func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return pod.Spec.NodeName != "", describePod(pod), nil
+	})
+}
+
+func claimAllocatedTestDevices(ctx context.Context, claim, first, second string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	if c.Status.Allocation == nil {
+		return fmt.Errorf("claim %s is not allocated, expected devices %s and %s of the test driver", claim, first, second)
+	}
+	got := driverResults(c, TestDriverName)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Device)
+	}
+	if len(got) != 2 || !((names[0] == first && names[1] == second) || (names[0] == second && names[1] == first)) {
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s and %s", claim, resultIDs(got), first, second)
+	}
+	return nil
+}
+
 func claimTestDriverDevice(ctx context.Context, name string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
@@ -164,3 +342,5 @@ func podUnschedulableBecause(ctx context.Context, name, reason string) error {
 		return false, describePod(pod), nil
 	})
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
 )
 
 // sliceSteps look at what the driver publishes in its ResourceSlices.
@@ -11,7 +13,81 @@ func sliceSteps() []stepDef {
 	return []stepDef{
 		{`^the driver publishes at least (\d+) devices?$`, driverPublishesAtLeast},
 		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, driverPublishesSharing},
+		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, driverNamesPartitionTypes},
+		{`^the driver publishes compatibility groups$`, driverPublishesCompatibilityGroups},
 	}
+}
+
+// driverNamesPartitionTypes checks KEP-5677 on what the API server stored:
+// every slice of the driver with a counter-consuming device sets
+// partitionTypeAttribute, and every such device carries that attribute as a
+// string. A driver that names none is skipped: the field is optional.
+func driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	if err != nil {
+		return ctx, err
+	}
+	consuming, named := 0, 0
+	var bad []string
+	for _, sl := range slices {
+		var devices []resourceapi.Device
+		for _, d := range sl.Spec.Devices {
+			if len(d.ConsumesCounters) > 0 {
+				devices = append(devices, d)
+			}
+		}
+		if len(devices) == 0 {
+			continue
+		}
+		consuming++
+		if sl.Spec.PartitionTypeAttribute == nil {
+			bad = append(bad, fmt.Sprintf("slice %s has %d counter-consuming devices but no partitionTypeAttribute", sl.Name, len(devices)))
+			continue
+		}
+		named++
+		attr := string(*sl.Spec.PartitionTypeAttribute)
+		for _, d := range devices {
+			a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, attr)
+			switch {
+			case !ok:
+				bad = append(bad, fmt.Sprintf("slice %s: device %s consumes counters but has no attribute %s, the slice's partitionTypeAttribute", sl.Name, d.Name, attr))
+			case a.StringValue == nil:
+				bad = append(bad, fmt.Sprintf("slice %s: device %s has partition type attribute %s as %s, not a string", sl.Name, d.Name, attr, attributeString(a)))
+			}
+		}
+	}
+	switch {
+	case consuming == 0:
+		return skip(ctx, "the driver publishes no counter-consuming devices")
+	case named == 0:
+		return skip(ctx, fmt.Sprintf("none of the driver's %d slices with counter-consuming devices sets partitionTypeAttribute (KEP-5677 is optional for drivers)", consuming))
+	}
+	return ctx, findings(bad)
+}
+
+// driverPublishesCompatibilityGroups skips the scenario when no device of
+// the driver names a compatibility group (KEP-5963 is optional for drivers).
+func driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	for _, d := range devices {
+		for _, c := range d.Consumes {
+			if len(c.CompatibilityGroups) > 0 {
+				return ctx, nil
+			}
+		}
+	}
+	return skip(ctx, "no device of the driver names a compatibility group in its counter consumption")
 }
 
 // currentDevices lists the driver's devices now.

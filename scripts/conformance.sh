@@ -44,7 +44,7 @@ $drakit emulator render --profile "$DRAKIT_PROFILE" --root "$DRAKIT_EMULATOR_ROO
 
 log "deploying the reference driver"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT"
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha
 
 log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \

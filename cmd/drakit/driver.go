@@ -82,6 +82,7 @@ CDI directory, driver root) is mounted at the same path inside the driver pod.`,
 			return deploy.Delete(c.Context(), cs, opts)
 		},
 	})
+	cmd.AddCommand(newDriverSimulateCommand())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "manifests",
 		Short: "Print the manifests deploy would apply, as YAML",

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"drakit.dev/drakit/reference/driver"
+)
+
+// bindSimulateFlags maps every field of driver.SimulationConfig onto a flag;
+// the kubeconfig defaults to $DRAKIT_KUBECONFIG when set.
+func bindSimulateFlags(fs *pflag.FlagSet, cfg *driver.SimulationConfig) {
+	cfg.Kubeconfig = envOr("DRAKIT_KUBECONFIG", cfg.Kubeconfig)
+	fs.StringVar(&cfg.DriverName, "driver-name", cfg.DriverName, "DRA driver the slices are published for")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "every node's hardware: a built-in emulator profile (dgx-h100, mixed-mig) or a profile file")
+	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", cfg.GPUsPerNode, "replicate the profile's GPUs to this many per node (0: the profile's GPUs)")
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of simulated nodes")
+	fs.StringVar(&cfg.NodePrefix, "node-prefix", cfg.NodePrefix, "simulated nodes are <prefix><i>; no real Node may have such a name")
+	fs.BoolVar(&cfg.PartitionableAlpha, "partitionable-alpha", cfg.PartitionableAlpha,
+		"publish the alpha fields of partitionable devices (partitionTypeAttribute, compatibility groups; KEPs 5677/5963)")
+	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "leave the slices in the cluster (a later run without --keep deletes them)")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "how long publishing, and deleting, may take each")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	fs.IntVar(&cfg.QPS, "qps", cfg.QPS, "client-side requests per second of all publishers together")
+	fs.IntVar(&cfg.Burst, "burst", cfg.Burst, "client-side request burst of all publishers together")
+}
+
+func newDriverSimulateCommand() *cobra.Command {
+	cfg := driver.DefaultSimulationConfig()
+	cmd := &cobra.Command{
+		Use:   "simulate [--nodes N] [--profile dgx-h100|mixed-mig|FILE] [--gpus-per-node N] [--keep]",
+		Short: "Publish the driver's ResourceSlices for many simulated nodes and time it",
+		Long: `Simulate runs the reference driver's ResourceSlice publisher (the
+resourceslice controller the kubelet plugin uses, one per node) for --nodes
+simulated nodes, each with the hardware of --profile as the driver would
+publish it, waits until the API server holds every slice, prints the times,
+and deletes the slices again unless --keep is given.
+
+A simulated node's pool is named after the node and selects it with
+spec.nodeSelector (matchFields metadata.name) rather than spec.nodeName: the
+publisher sets nodeName only on slices owned by their Node, and the garbage
+collector deletes slices whose owner does not exist. No Node objects are
+created, so no pod is ever scheduled to a simulated node. Each simulated
+node's publisher has its own client (--qps, --burst: client-go's defaults,
+which the reference driver runs with). Every publisher's watch selects
+slices without a node name, which the API server's watch cache does not
+index, so each slice event reaches every publisher: the API server works
+harder than with real nodes and the times are an upper bound.`,
+		Example: `  drakit driver simulate --kubeconfig "$DRAKIT_KUBECONFIG" --nodes 1000 --profile dgx-h100
+  drakit driver simulate --nodes 1000 --profile mixed-mig
+  drakit driver simulate --nodes 1 --profile reference/driver/testdata/a100-dynamic-mig.yaml --gpus-per-node 64`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, err := driver.Simulate(c.Context(), cfg, c.OutOrStdout())
+			return err
+		},
+	}
+	bindSimulateFlags(cmd.Flags(), &cfg)
+	return cmd
+}

@@ -118,6 +118,17 @@
 // a bad checksum or an unknown version stops the driver with
 // ErrCorruptCheckpoint naming the file; it is never silently discarded.
 //
+// # Simulated nodes
+//
+// Simulate publishes the pools of many simulated nodes from one process, for
+// scale tests and the publishing benchmarks: ProfileInventory turns an
+// emulator profile into the Inventory NVML discovery would report on a
+// rendered node, and one resourceslice controller per simulated node
+// publishes it, as the kubelet plugin does for a real one. Simulated pools
+// select their node with a nodeSelector on metadata.name (nodeName needs a
+// Node owner); Simulate refuses names of existing Nodes and deletes the
+// slices when it stops unless SimulationConfig.Keep is set.
+//
 // # Errors
 //
 // HandleError logs recoverable background errors (kubeletplugin.ErrRecoverable,

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,7 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	wantArgs := []string{
 		"--driver-name=gpu.drakit.dev",
 		"--driver-root=" + opts.DriverRoot,
+		"--partitionable-alpha=false",
 		"--cdi-dir=" + opts.CDIDir,
 		"--kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry",
 		"--kubelet-plugin-dir=" + opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
@@ -119,6 +121,14 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantArgs, pod.Containers[0].Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	opts.PartitionableAlpha = true
+	alpha, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := alpha.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--partitionable-alpha=true") {
+		t.Errorf("PartitionableAlpha: args %v lack --partitionable-alpha=true", args)
 	}
 	env := map[string]string{}
 	for _, e := range pod.Containers[0].Env {

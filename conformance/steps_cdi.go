@@ -86,27 +86,34 @@ func (w *world) cdiDir() (string, error) {
 	return w.cfg.NodeCDIDir, nil
 }
 
+// claimCDISpecs returns the node's CDI directory and the spec files in it
+// that belong to the claim (of the pod, when pod is set); none is an error
+// that lists the specs there.
+func (w *world) claimCDISpecs(ctx context.Context, claim, pod string) (dir, label string, matching []string, err error) {
+	if dir, err = w.cdiDir(); err != nil {
+		return "", "", nil, err
+	}
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return "", "", nil, err
+	}
+	matching, all, err := cdiSpecsMentioning(dir, string(ref.uid))
+	if err != nil {
+		return "", "", nil, err
+	}
+	if len(matching) == 0 {
+		return "", "", nil, fmt.Errorf("%s: no CDI spec in %s mentions the claim's uid %s; specs there: [%s]", label, dir, ref.uid, strings.Join(all, ", "))
+	}
+	return dir, label, matching, nil
+}
+
 func cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return err
 	}
-	dir, err := w.cdiDir()
-	if err != nil {
-		return err
-	}
-	ref, label, err := w.claimRef(ctx, claim, pod)
-	if err != nil {
-		return err
-	}
-	matching, all, err := cdiSpecsMentioning(dir, string(ref.uid))
-	if err != nil {
-		return err
-	}
-	if len(matching) == 0 {
-		return fmt.Errorf("%s runs, but no CDI spec in %s mentions the claim's uid %s; specs there: [%s]", label, dir, ref.uid, strings.Join(all, ", "))
-	}
-	return nil
+	_, _, _, err = w.claimCDISpecs(ctx, claim, pod)
+	return err
 }
 
 func cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
@@ -165,10 +172,6 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := w.cdiDir()
-	if err != nil {
-		return err
-	}
 	p, err := w.podWithDevices(pod)
 	if err != nil {
 		return err
@@ -176,16 +179,9 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
 	if len(p.claims) != 1 {
 		return fmt.Errorf("pod %s has %d claims; the comparison needs a pod with only the claim %s", pod, len(p.claims), claim)
 	}
-	ref, label, err := w.claimRef(ctx, claim, pod)
+	dir, label, matching, err := w.claimCDISpecs(ctx, claim, pod)
 	if err != nil {
 		return err
-	}
-	matching, _, err := cdiSpecsMentioning(dir, string(ref.uid))
-	if err != nil {
-		return err
-	}
-	if len(matching) == 0 {
-		return fmt.Errorf("%s: no CDI spec in %s mentions the claim's uid %s", label, dir, ref.uid)
 	}
 	want := sets.New[string]()
 	for _, name := range matching {

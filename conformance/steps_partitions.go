@@ -321,27 +321,16 @@ func (w *world) claimParents(ctx context.Context, claim string) ([]string, error
 }
 
 func claimOnGPU(ctx context.Context, claim, alias string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
-	uuid, err := w.gpu(alias)
-	if err != nil {
-		return err
-	}
-	got, err := w.claimParents(ctx, claim)
-	if err != nil {
-		return err
-	}
-	for _, p := range got {
-		if p != uuid {
-			return fmt.Errorf("claim %s: allocated a partition of GPU %s, expected one of GPU %q (%s)", claim, p, alias, uuid)
-		}
-	}
-	return nil
+	return claimPartitionsOf(ctx, claim, alias, true)
 }
 
 func claimNotOnGPU(ctx context.Context, claim, alias string) error {
+	return claimPartitionsOf(ctx, claim, alias, false)
+}
+
+// claimPartitionsOf checks that every partition allocated to the claim is
+// (on) or is not (!on) a partition of the GPU named alias.
+func claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return err
@@ -355,7 +344,10 @@ func claimNotOnGPU(ctx context.Context, claim, alias string) error {
 		return err
 	}
 	for _, p := range got {
-		if p == uuid {
+		switch {
+		case on && p != uuid:
+			return fmt.Errorf("claim %s: allocated a partition of GPU %s, expected one of GPU %q (%s)", claim, p, alias, uuid)
+		case !on && p == uuid:
 			return fmt.Errorf("claim %s: allocated a partition of GPU %q (%s), expected another GPU", claim, alias, uuid)
 		}
 	}

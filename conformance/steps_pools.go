@@ -100,15 +100,8 @@ func submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
 	}
 	s := w.testSlice(name, name, 1)
 	s.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
-	s.Spec.Devices = []resourceapi.Device{{
-		Name:             "part-0",
-		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: testCounters(1 << 29)}},
-	}}
-	_, err = w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
-	if err == nil {
-		w.ledger.add(kindResourceSlice, s.Name)
-	}
-	w.submitted = &submission{kind: kindResourceSlice, name: s.Name, err: err}
+	s.Spec.Devices = []resourceapi.Device{testDevice("part-0", "gpu-0")}
+	w.submitSlice(ctx, s)
 	return nil
 }
 
@@ -121,17 +114,21 @@ func publishPoolMissingCounterSet(ctx context.Context, pool string) error {
 	if err != nil {
 		return err
 	}
+	return w.publishTestPool(ctx, pool, testDevice("part-0", "gpu-1"))
+}
+
+// publishTestPool publishes a complete pool of the test driver in two
+// slices: counter set gpu-0 (1Gi of "memory") in one, devices in the other,
+// and makes sure the test driver's DeviceClass exists.
+func (w *world) publishTestPool(ctx context.Context, pool string, devices ...resourceapi.Device) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
 		return err
 	}
 	counters := w.testSlice(pool+"-counters", pool, 2)
 	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
-	devices := w.testSlice(pool+"-devices", pool, 2)
-	devices.Spec.Devices = []resourceapi.Device{{
-		Name:             "part-0",
-		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-1", Counters: testCounters(1 << 29)}},
-	}}
-	for _, s := range []*resourceapi.ResourceSlice{counters, devices} {
+	withDevices := w.testSlice(pool+"-devices", pool, 2)
+	withDevices.Spec.Devices = devices
+	for _, s := range []*resourceapi.ResourceSlice{counters, withDevices} {
 		if err := w.createSlice(ctx, s); err != nil {
 			return err
 		}
@@ -139,19 +136,27 @@ func publishPoolMissingCounterSet(ctx context.Context, pool string) error {
 	return nil
 }
 
-// partitionableTestSlice is a valid slice of one pool holding a counter set
-// and, by role, devices that draw a quarter of it each.
+// testDevice is a device of the test driver named and with role name that
+// draws a quarter of counter set set's memory, in the given compatibility
+// groups, with partition type "quarter".
+func testDevice(name, set string, groups ...string) resourceapi.Device {
+	return resourceapi.Device{
+		Name: name,
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			testRoleAttribute:          {StringValue: ptrTo(name)},
+			testPartitionTypeAttribute: {StringValue: ptrTo("quarter")},
+		},
+		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: testCounters(1 << 28), CompatibilityGroups: groups}},
+	}
+}
+
+// partitionableTestSlice is a valid one-slice pool of counter-consuming
+// test devices, by role (the counter set lives in no slice: slice validation
+// does not look across slices).
 func (w *world) partitionableTestSlice(name string, roles ...string) *resourceapi.ResourceSlice {
 	s := w.testSlice(name, name, 1)
 	for _, role := range roles {
-		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{
-			Name: role,
-			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				testRoleAttribute:          {StringValue: ptrTo(role)},
-				testPartitionTypeAttribute: {StringValue: ptrTo("quarter")},
-			},
-			ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: testCounters(1 << 28)}},
-		})
+		s.Spec.Devices = append(s.Spec.Devices, testDevice(role, "gpu-0"))
 	}
 	return s
 }
@@ -228,22 +233,8 @@ func publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.testDeviceClass(ctx); err != nil {
-		return err
-	}
-	counters := w.testSlice(pool+"-counters", pool, 2)
-	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
-	devices := w.partitionableTestSlice(pool+"-devices", "left", "right", "both")
-	devices.Spec.Pool = counters.Spec.Pool
-	for i, groups := range [][]string{{"a"}, {"b"}, {"a", "b"}} {
-		devices.Spec.Devices[i].ConsumesCounters[0].CompatibilityGroups = groups
-	}
-	for _, s := range []*resourceapi.ResourceSlice{counters, devices} {
-		if err := w.createSlice(ctx, s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.publishTestPool(ctx, pool,
+		testDevice("left", "gpu-0", "a"), testDevice("right", "gpu-0", "b"), testDevice("both", "gpu-0", "a", "b"))
 }
 
 // claimTestDriverDevices asks for two of the test driver's devices by role,

@@ -21,8 +21,8 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *driver.SimulationConfig) {
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "leave the slices in the cluster (a later run without --keep deletes them)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "how long publishing, and deleting, may take each")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
-	fs.IntVar(&cfg.QPS, "qps", cfg.QPS, "client-side requests per second of all publishers together")
-	fs.IntVar(&cfg.Burst, "burst", cfg.Burst, "client-side request burst of all publishers together")
+	fs.IntVar(&cfg.QPS, "qps", cfg.QPS, "client-side requests per second of each simulated node's publisher")
+	fs.IntVar(&cfg.Burst, "burst", cfg.Burst, "client-side request burst of each simulated node's publisher")
 }
 
 func newDriverSimulateCommand() *cobra.Command {

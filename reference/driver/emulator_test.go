@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
-	"drakit.dev/drakit/emulator/render"
 )
 
 // TestDiscoverEmulatedDGXH100 runs the real discovery path, go-nvml over the
@@ -29,18 +27,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 	// Not parallel: it changes the environment. An empty root variable makes
 	// the shim derive its root from its own path, as in production.
 	t.Setenv(nvmltest.RootEnv, "")
-	shim := nvmltest.BuildShim(t)
-	p, err := profile.Builtin("dgx-h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "emulator")
-	if err := render.Render(t.Context(), p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
-		if errors.Is(err, render.ErrDeviceNodes) {
-			t.Skipf("rendering needs CAP_MKNOD: %v", err)
-		}
-		t.Fatal(err)
-	}
+	root := renderProfile(t, builtinProfile(t, "dgx-h100"))
 
 	disc, lib, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
 	if err != nil {
@@ -104,27 +91,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 // without MIG. The expectation comes from the rendered state file and the
 // emulator's MIG tables.
 func TestDiscoverEmulatedMixedMIG(t *testing.T) {
-	shim := nvmltest.BuildShim(t)
-	p, err := profile.Builtin("mixed-mig")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "emulator")
-	if err := render.Render(t.Context(), p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
-		if errors.Is(err, render.ErrDeviceNodes) {
-			t.Skipf("rendering needs CAP_MKNOD: %v", err)
-		}
-		t.Fatal(err)
-	}
-	t.Setenv(nvmltest.RootEnv, root)
-	disc, _, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := disc.Discover(t.Context())
-	if err != nil {
-		t.Fatalf("discover: %v", err)
-	}
+	root, inv := renderAndDiscover(t, builtinProfile(t, "mixed-mig"))
 	f, err := os.Open(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
 	if err != nil {
 		t.Fatal(err)

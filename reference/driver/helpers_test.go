@@ -13,6 +13,10 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/emulator/render"
 )
 
 const (
@@ -87,6 +91,41 @@ func (r *testRoot) mknod(t *testing.T, name string, minor int) {
 	if err != nil {
 		t.Fatalf("mknod %s: %v", p, err)
 	}
+}
+
+// renderProfile renders p with the emulator's NVML shim into a new emulator
+// root and returns the root. It skips the test where rendering cannot create
+// the device nodes (no CAP_MKNOD).
+func renderProfile(t *testing.T, p *profile.Profile) string {
+	t.Helper()
+	shim := nvmltest.BuildShim(t)
+	root := filepath.Join(t.TempDir(), "emulator")
+	if err := render.Render(t.Context(), p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
+		if errors.Is(err, render.ErrDeviceNodes) {
+			t.Skipf("rendering needs CAP_MKNOD: %v", err)
+		}
+		t.Fatal(err)
+	}
+	return root
+}
+
+// renderAndDiscover renders p (renderProfile) and discovers the root through
+// the real NVML shim and sysfs. A process keeps the first NVML library it
+// loads, so it points that library at this root through nvmltest.RootEnv;
+// tests that call it must not be parallel.
+func renderAndDiscover(t *testing.T, p *profile.Profile) (root string, inv *Inventory) {
+	t.Helper()
+	root = renderProfile(t, p)
+	t.Setenv(nvmltest.RootEnv, root)
+	disc, _, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err = disc.Discover(t.Context())
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	return root, inv
 }
 
 func mkdir(t *testing.T, p string) {

@@ -14,8 +14,6 @@ import (
 
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
-	"drakit.dev/drakit/emulator/render"
 )
 
 // emulatedMIG is a rendered mixed-mig root with the driver's discovery and
@@ -31,18 +29,7 @@ type emulatedMIG struct {
 
 func newEmulatedMIG(t *testing.T) *emulatedMIG {
 	t.Helper()
-	shim := nvmltest.BuildShim(t)
-	p, err := profile.Builtin("mixed-mig")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "emulator")
-	if err := render.Render(t.Context(), p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
-		if errors.Is(err, render.ErrDeviceNodes) {
-			t.Skipf("rendering and creating MIG capability nodes need CAP_MKNOD: %v", err)
-		}
-		t.Fatal(err)
-	}
+	root := renderProfile(t, builtinProfile(t, "mixed-mig"))
 	t.Setenv(nvmltest.RootEnv, root)
 	disc, libPath, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
 	if err != nil {

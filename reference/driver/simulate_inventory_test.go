@@ -1,17 +1,13 @@
 package driver
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/profile"
-	"drakit.dev/drakit/emulator/render"
 )
 
 // a100DynamicMIG is one A100-SXM4-40GB with MIG enabled and no instances.
@@ -41,7 +37,6 @@ func builtinProfile(t testing.TB, name string) *profile.Profile {
 // for plain GPUs, dynamic and static MIG, and a replicated profile whose
 // copies sit in PCI domain 1.
 func TestProfileInventoryMatchesDiscovery(t *testing.T) {
-	shim := nvmltest.BuildShim(t)
 	mixed9, err := ReplicateProfileGPUs(builtinProfile(t, "mixed-mig"), 9)
 	if err != nil {
 		t.Fatal(err)
@@ -56,22 +51,7 @@ func TestProfileInventoryMatchesDiscovery(t *testing.T) {
 		{"a100 dynamic MIG", loadProfile(t, a100DynamicMIG)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "emulator")
-			if err := render.Render(t.Context(), tc.p, render.Options{Root: root, ShimLibrary: shim}); err != nil {
-				if errors.Is(err, render.ErrDeviceNodes) {
-					t.Skipf("rendering needs CAP_MKNOD: %v", err)
-				}
-				t.Fatal(err)
-			}
-			t.Setenv(nvmltest.RootEnv, root)
-			disc, _, err := NewNVMLDiscoverer(root, filepath.Join(root, "sys"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := disc.Discover(t.Context())
-			if err != nil {
-				t.Fatalf("discover: %v", err)
-			}
+			_, want := renderAndDiscover(t, tc.p)
 			got, err := ProfileInventory(tc.p)
 			if err != nil {
 				t.Fatal(err)

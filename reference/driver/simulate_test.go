@@ -225,17 +225,39 @@ func simulationConfig(nodes int) SimulationConfig {
 	return cfg
 }
 
-func TestBuildSimulatedNodes(t *testing.T) {
-	t.Parallel()
-	cfg := simulationConfig(12)
+// buildTestNodes builds cfg's template inventory (one node's hardware) and
+// its simulated nodes.
+func buildTestNodes(t *testing.T, cfg SimulationConfig) (template *Inventory, nodes []simulatedNode) {
+	t.Helper()
 	template, err := simulationInventory(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := buildSimulatedNodes(template, cfg)
+	nodes, err = buildSimulatedNodes(template, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return template, nodes
+}
+
+// startTestSimulation builds cfg's simulated nodes and starts their
+// publishers, all on client: the test gives it the objects and reactors it
+// needs beforehand. The publishers stop when the test ends.
+func startTestSimulation(t *testing.T, ctx context.Context, cfg SimulationConfig, client *fake.Clientset) (*simulation, []simulatedNode) {
+	t.Helper()
+	_, nodes := buildTestNodes(t, cfg)
+	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.stop)
+	return sim, nodes
+}
+
+func TestBuildSimulatedNodes(t *testing.T) {
+	t.Parallel()
+	cfg := simulationConfig(12)
+	template, nodes := buildTestNodes(t, cfg)
 	// What the driver publishes on one node with this hardware.
 	single, err := buildResources(testNode, template, publishOptions{DriverName: cfg.DriverName})
 	if err != nil {
@@ -311,23 +333,11 @@ func TestSimulationPublishesAndDeletes(t *testing.T) {
 	t.Parallel()
 	_, ctx := ktesting.NewTestContext(t)
 	cfg := simulationConfig(5)
-	template, err := simulationInventory(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A real node's slice of the same driver must survive.
 	real := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "real-slice"}, Spec: resourceapi.ResourceSliceSpec{
 		Driver: cfg.DriverName, NodeName: ptr("node-1"), Pool: resourceapi.ResourcePool{Name: "node-1", ResourceSliceCount: 1}}}
 	client := newSliceServer(real)
-	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.stop()
+	sim, nodes := startTestSimulation(t, ctx, cfg, client)
 	if err := sim.publish(ctx, noProgress); err != nil {
 		t.Fatal(err)
 	}
@@ -383,34 +393,15 @@ func TestSimulationTakesKeptSlicesOver(t *testing.T) {
 	t.Parallel()
 	_, ctx := ktesting.NewTestContext(t)
 	cfg := simulationConfig(3)
-	template, err := simulationInventory(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := newSliceServer()
-	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, _ := startTestSimulation(t, ctx, cfg, client)
 	if err := sim.publish(ctx, noProgress); err != nil {
 		t.Fatal(err)
 	}
 	sim.stop()
 
 	cfg.PartitionableAlpha = true
-	changed, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err = startSimulation(ctx, shared(client), cfg.DriverName, changed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.stop()
+	sim, changed := startTestSimulation(t, ctx, cfg, client)
 	// The kept slices lack the alpha fields: no pool is as wanted yet.
 	want := map[string]*resourceslice.Pool{}
 	for i := range changed {
@@ -440,14 +431,7 @@ func TestSimulationRejectsRealNodeNames(t *testing.T) {
 	t.Parallel()
 	_, ctx := ktesting.NewTestContext(t)
 	cfg := simulationConfig(3)
-	template, err := simulationInventory(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nodes := buildTestNodes(t, cfg)
 	client := newSliceServer(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "sim-1"}})
 	if _, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes); err == nil || !strings.Contains(err.Error(), "node sim-1 exists") {
 		t.Errorf("error %v, want one naming node sim-1", err)
@@ -461,27 +445,15 @@ func TestSimulationFailsOnDroppedFields(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	cfg := simulationConfig(2)
 	cfg.PartitionableAlpha = true
-	template, err := simulationInventory(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := newSliceServer()
 	client.PrependReactor("create", "resourceslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		action.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceSlice).Spec.PartitionTypeAttribute = nil
 		return false, nil, nil
 	})
-	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.stop()
+	sim, _ := startTestSimulation(t, ctx, cfg, client)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	err = sim.publish(ctx, noProgress)
+	err := sim.publish(ctx, noProgress)
 	var dropped *resourceslice.DroppedFieldsError
 	if !errors.As(err, &dropped) || !strings.Contains(err.Error(), "DRAPartitionableDevicesType") {
 		t.Errorf("error %v, want a DroppedFieldsError naming DRAPartitionableDevicesType", err)
@@ -494,26 +466,14 @@ func TestSimulationTimesOut(t *testing.T) {
 	t.Parallel()
 	_, ctx := ktesting.NewTestContext(t)
 	cfg := simulationConfig(2)
-	template, err := simulationInventory(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := buildSimulatedNodes(template, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := newSliceServer()
 	client.PrependReactor("create", "resourceslices", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("quota exceeded")
 	})
-	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.stop()
+	sim, _ := startTestSimulation(t, ctx, cfg, client)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	err = sim.publish(ctx, noProgress)
+	err := sim.publish(ctx, noProgress)
 	if err == nil || !strings.Contains(err.Error(), "0 of 2 pools done") || !strings.Contains(err.Error(), "quota exceeded") {
 		t.Errorf("error %v, want a timeout with 0 of 2 pools done and the publisher's error", err)
 	}

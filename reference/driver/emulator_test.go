@@ -19,13 +19,16 @@ import (
 // TestDiscoverEmulatedDGXH100 runs the real discovery path, go-nvml over the
 // emulator's NVML shim plus deviceattribute over the rendered sysfs, against
 // a rendered dgx-h100 root. A process binds the first NVML library it loads
-// for good and the shim derives its root from that library's path, so this
-// test must be the first to load one: the other tests on the real shim
-// (TestDiscoverEmulatedMixedMIG, mig_emulated_test.go) come after it in
-// source order and point the shim at their roots through nvmltest.RootEnv.
+// for good and the shim derives its root from that library's path, so the
+// test runs in a fresh test process of its own, where it is the first to
+// load one; the other tests on the real shim point it at their roots through
+// nvmltest.RootEnv and may run in any order.
 func TestDiscoverEmulatedDGXH100(t *testing.T) {
-	// Not parallel: it changes the environment. An empty root variable makes
-	// the shim derive its root from its own path, as in production.
+	if !inFreshProcess(t) {
+		return
+	}
+	// An empty root variable makes the shim derive its root from its own
+	// path, as in production.
 	t.Setenv(nvmltest.RootEnv, "")
 	root := renderProfile(t, builtinProfile(t, "dgx-h100"))
 

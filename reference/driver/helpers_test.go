@@ -1,10 +1,13 @@
 package driver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -222,4 +225,30 @@ func allocatedClaim(name, uid string, results ...resourceapi.DeviceRequestAlloca
 			Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}},
 		},
 	}
+}
+
+// freshProcessEnv names the test that a re-executed test binary runs.
+const freshProcessEnv = "DRAKIT_TEST_FRESH_PROCESS"
+
+// inFreshProcess runs the calling test again, alone, in a new process of the
+// test binary and reports whether the caller is that process (then it does
+// the work). In the parent it fails or skips as the child did and returns
+// false.
+func inFreshProcess(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(freshProcessEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), freshProcessEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err != nil:
+		t.Fatalf("%s in a fresh process: %v\n%s", t.Name(), err, out)
+	case bytes.Contains(out, []byte("--- SKIP: "+t.Name())):
+		t.Skipf("skipped in a fresh process:\n%s", out)
+	case !bytes.Contains(out, []byte("--- PASS: "+t.Name())):
+		t.Fatalf("%s in a fresh process did not pass:\n%s", t.Name(), out)
+	}
+	return false
 }

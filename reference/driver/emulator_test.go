@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,15 +45,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 
 	// The expectation comes from the rendered state file (what the "kernel
 	// driver" says) and the profile's topology, independently of NVML.
-	f, err := os.Open(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	state, err := nvmlstate.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := readState(t, root)
 	want := &Inventory{DriverVersion: "570.172.08", CUDADriverVersion: 12080}
 	for i, g := range state.GPUs {
 		bdf, err := sysfsBusID(g.BusID)
@@ -95,15 +86,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 // emulator's MIG tables.
 func TestDiscoverEmulatedMixedMIG(t *testing.T) {
 	root, inv := renderAndDiscover(t, builtinProfile(t, "mixed-mig"))
-	f, err := os.Open(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	state, err := nvmlstate.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := readState(t, root)
 
 	// Every CI of the state file is a static MIG device with its UUID,
 	// profile name and capability minors.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
 )
@@ -251,4 +252,20 @@ func inFreshProcess(t *testing.T) bool {
 		t.Fatalf("%s in a fresh process did not pass:\n%s", t.Name(), out)
 	}
 	return false
+}
+
+// readState parses the shim's state file under root: what the emulated
+// kernel driver holds.
+func readState(t *testing.T, root string) *nvmlstate.State {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := nvmlstate.Parse(f)
+	if err != nil {
+		t.Fatalf("parse state file: %v", err)
+	}
+	return s
 }

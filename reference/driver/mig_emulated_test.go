@@ -64,16 +64,7 @@ func (e *emulatedMIG) start(t *testing.T) *plugin {
 // state parses the shim's state file: what the emulated kernel driver holds.
 func (e *emulatedMIG) state(t *testing.T) *nvmlstate.State {
 	t.Helper()
-	f, err := os.Open(filepath.Join(e.root, filepath.FromSlash(nvmlstate.RelativePath)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := nvmlstate.Parse(f)
-	if err != nil {
-		t.Fatalf("parse state file: %v", err)
-	}
-	return s
+	return readState(t, e.root)
 }
 
 // instances lists the GPU's GIs and CIs in the state file.

@@ -19,6 +19,9 @@ type partition struct {
 	publishedDevice
 	Profile    string
 	ParentUUID string
+	// UUID is the MIG device's own UUID when the driver publishes one (a
+	// pre-created MIG device has it, a partition created on prepare cannot).
+	UUID string
 }
 
 // partitionNames are the attribute and capacity names the kit reads
@@ -40,7 +43,11 @@ func (n partitionNames) asPartition(d publishedDevice) (partition, bool) {
 	if !ok1 || !ok2 || prof.StringValue == nil || parent.StringValue == nil {
 		return partition{}, false
 	}
-	return partition{publishedDevice: d, Profile: *prof.StringValue, ParentUUID: *parent.StringValue}, true
+	p := partition{publishedDevice: d, Profile: *prof.StringValue, ParentUUID: *parent.StringValue}
+	if u, ok := lookupAttribute(d.Attributes, n.driver, n.uuid); ok && u.StringValue != nil {
+		p.UUID = *u.StringValue
+	}
+	return p, true
 }
 
 // partitionsWithPrefix returns the counter-consuming partitions among
@@ -164,7 +171,8 @@ func checkMIGNVML(pod string, names partitionNames, allocated []allocatedDevice,
 }
 
 // matchMIGDevices pairs a GPU's MIG devices with the allocated partitions of
-// that GPU by profile and memory; every one of both must find a partner.
+// that GPU by profile, memory and, where the partition publishes one, UUID;
+// every one of both must find a partner.
 func matchMIGDevices(pod string, names partitionNames, g probe.GPU, parts []partition) []string {
 	var out []string
 	if len(g.MIGDevices) != len(parts) {
@@ -180,7 +188,7 @@ func matchMIGDevices(pod string, names partitionNames, g probe.GPU, parts []part
 			if used[i] || m.Name != want {
 				continue
 			}
-			if hasMem && m.MemoryTotal != uint64(mem.Value()) {
+			if (hasMem && m.MemoryTotal != uint64(mem.Value())) || (p.UUID != "" && m.UUID != p.UUID) {
 				continue
 			}
 			used[i], found = true, true
@@ -190,6 +198,9 @@ func matchMIGDevices(pod string, names partitionNames, g probe.GPU, parts []part
 			memText := "any memory size"
 			if hasMem {
 				memText = fmt.Sprintf("%d bytes of memory", mem.Value())
+			}
+			if p.UUID != "" {
+				memText += ", uuid " + p.UUID
 			}
 			out = append(out, fmt.Sprintf("pod %s: allocated partition %s (profile %s, %s) has no MIG device %q with that memory on GPU %s through NVML (NVML shows %s)",
 				pod, p.ID(), p.Profile, memText, want, g.UUID, migList(g.MIGDevices)))

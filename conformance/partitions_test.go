@@ -85,6 +85,13 @@ func TestCheckMIGNVML(t *testing.T) {
 			report:    func(r *probe.Report) { r.NVML.GPUs[0].MIGDevices[0].Name = "NVIDIA A100-SXM4-40GB MIG 2g.10gb" },
 			want:      []string{`allocated partition n/gpu-4-mig-1g.5gb-6 (profile 1g.5gb, 5100273664 bytes of memory) has no MIG device "NVIDIA A100-SXM4-40GB MIG 1g.5gb" with that memory on GPU GPU-4`},
 		},
+		"pre-created MIG device with its UUID": {
+			allocated: []publishedDevice{withUUID(p1g, "MIG-1")},
+		},
+		"pre-created MIG device with another UUID": {
+			allocated: []publishedDevice{withUUID(p1g, "MIG-7")},
+			want:      []string{"(profile 1g.5gb, 5100273664 bytes of memory, uuid MIG-7) has no MIG device"},
+		},
 		"MIG device with other memory": {
 			allocated: []publishedDevice{p1g},
 			report:    func(r *probe.Report) { r.NVML.GPUs[0].MIGDevices[0].MemoryTotal = 2 * gib5 },
@@ -314,4 +321,14 @@ devices:
 	if _, err := cdiDeviceNodes([]byte("devices: {")); err == nil {
 		t.Error("a malformed spec parsed")
 	}
+}
+
+// withUUID is d with a uuid attribute, as a pre-created MIG device has.
+func withUUID(d publishedDevice, uuid string) publishedDevice {
+	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"uuid": str(uuid)}
+	for k, v := range d.Attributes {
+		attrs[k] = v
+	}
+	d.Attributes = attrs
+	return d
 }

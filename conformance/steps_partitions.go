@@ -18,6 +18,8 @@ func partitionSteps() []stepDef {
 	return []stepDef{
 		{`^the driver publishes partitions with profile prefix "([^"]+)"(?: on at least (\d+) GPUs)?$`, driverPublishesPartitions},
 		{`^a partitionable GPU "([^"]+)" with partitions of profile prefix "([^"]+)"$`, pickPartitionableGPU},
+		{`^the driver publishes pre-created MIG devices with profile prefix "([^"]+)"$`, driverPublishesPreCreated},
+		{`^a GPU "([^"]+)" with pre-created MIG devices of profile prefix "([^"]+)"$`, pickPreCreatedGPU},
 		{`^a ResourceClaim "([^"]+)" requesting (\d+) partitions? with profile prefix "([^"]+)"(?: on GPU "([^"]+)")?$`, claimPartitions},
 		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)"$`, claimWholeGPU},
 		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)" and 1 partition with profile prefix "([^"]+)" on it$`, claimWholeAndPartition},
@@ -109,10 +111,66 @@ func pickPartitionableGPU(ctx context.Context, alias, prefix string) error {
 		prefix, strings.Join(parents(parts), ", "), w.cfg.deviceClass())
 }
 
+// preCreated returns the devices of the partition class with a profile
+// that starts with prefix and a parent GPU that consume no counters: MIG
+// devices that exist before any claim (static MIG), published as plain
+// devices.
+func (w *world) preCreated(ctx context.Context, prefix string) ([]partition, error) {
+	devices, err := w.classDevices(ctx, w.cfg.PartitionClassName)
+	if err != nil {
+		return nil, err
+	}
+	names := w.cfg.partitionNames()
+	var out []partition
+	for _, d := range devices {
+		if p, ok := names.asPartition(d); ok && len(d.Consumes) == 0 && strings.HasPrefix(p.Profile, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func driverPublishesPreCreated(ctx context.Context, prefix string) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.PartitionClassName == "" {
+		return skip(ctx, partitionSkipReason)
+	}
+	parts, err := w.preCreated(ctx, prefix)
+	if err != nil {
+		return ctx, err
+	}
+	if len(parts) == 0 {
+		return skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with a %q attribute starting with %q that consumes no counters (no pre-created MIG device)",
+			w.cfg.PartitionClassName, w.cfg.ProfileAttribute, prefix))
+	}
+	return ctx, nil
+}
+
+// pickPreCreatedGPU names the GPU of the first pre-created MIG device of the
+// profile prefix.
+func pickPreCreatedGPU(ctx context.Context, alias, prefix string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	parts, err := w.preCreated(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("no pre-created MIG device with profile prefix %q is published", prefix)
+	}
+	w.gpus[alias] = parts[0].ParentUUID
+	return nil
+}
+
 func (w *world) gpu(alias string) (string, error) {
 	uuid, ok := w.gpus[alias]
 	if !ok {
-		return "", fmt.Errorf("no GPU %q was named in this scenario (a step \"a partitionable GPU %q with partitions of profile prefix ...\" must come first)", alias, alias)
+		return "", fmt.Errorf("no GPU %q was named in this scenario (a step \"a partitionable GPU %q with partitions of profile prefix ...\" or \"a GPU %q with pre-created MIG devices ...\" must come first)", alias, alias, alias)
 	}
 	return uuid, nil
 }

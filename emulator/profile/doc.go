@@ -82,8 +82,8 @@
 //
 // Builtin and BuiltinNames serve the embedded profiles under builtin/:
 // dgx-a100-mig is eight A100-SXM4-40GB on two NUMA nodes, the four of socket 0
-// whole and the four of socket 1 in MIG mode without instances (the node make
-// conformance renders); dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two root complexes
+// whole, three of socket 1 in MIG mode without instances and one with the
+// all-balanced layout (the node make conformance renders); dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two root complexes
 // with two PCIe switches each; mixed-mig has two A100-SXM4-40GB with static
 // MIG layouts, two H100 with MIG enabled and no instances, and two H200 with
 // MIG disabled. Models lists the GPU catalogue (A100-SXM4-40GB,

@@ -21,7 +21,7 @@ import (
 func poolSteps() []stepDef {
 	return []stepDef{
 		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, submitSliceWithDevicesAndCounters},
-		{`^the test driver publishes a pool "([^"]+)" whose device consumes from a counter set no slice of the pool declares$`, publishPoolMissingCounterSet},
+		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, publishInvalidPool},
 		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, claimTestDriverDevice},
 		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, podUnschedulableBecause},
 		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, apiServerKeepsSliceField},
@@ -105,30 +105,52 @@ func submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
 	return nil
 }
 
-// publishPoolMissingCounterSet publishes a complete pool of two slices: one
-// with a counter set, one with a device that consumes from another, absent
-// set. Each slice is valid on its own; the pool is not (dra-1.37-spec.md
-// §6, behavior 6).
-func publishPoolMissingCounterSet(ctx context.Context, pool string) error {
+// Defects of publishInvalidPool: each slice is valid on its own, the pool
+// is not (dra-1.37-spec.md §6, behavior 6).
+const (
+	poolMissingCounterSet   = "a device draws from a counter set no slice declares"
+	poolMissingCounter      = "a device draws a counter its counter set lacks"
+	poolDuplicateCounterSet = "two slices declare the same counter set"
+)
+
+// publishInvalidPool publishes a complete pool of the test driver with one
+// of the defects above.
+func publishInvalidPool(ctx context.Context, pool, defect string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return err
 	}
-	return w.publishTestPool(ctx, pool, testDevice("part-0", "gpu-1"))
+	switch defect {
+	case poolMissingCounterSet:
+		return w.publishTestPool(ctx, pool, 1, testDevice("part-0", "gpu-1"))
+	case poolMissingCounter:
+		d := testDevice("part-0", "gpu-0")
+		d.ConsumesCounters[0].Counters["engines"] = resourceapi.Counter{Value: *resource.NewQuantity(1, resource.DecimalSI)}
+		return w.publishTestPool(ctx, pool, 1, d)
+	case poolDuplicateCounterSet:
+		return w.publishTestPool(ctx, pool, 2, testDevice("part-0", "gpu-0"))
+	}
+	return fmt.Errorf("unknown pool defect %q (known: %q, %q, %q)", defect, poolMissingCounterSet, poolMissingCounter, poolDuplicateCounterSet)
 }
 
-// publishTestPool publishes a complete pool of the test driver in two
-// slices: counter set gpu-0 (1Gi of "memory") in one, devices in the other,
-// and makes sure the test driver's DeviceClass exists.
-func (w *world) publishTestPool(ctx context.Context, pool string, devices ...resourceapi.Device) error {
+// publishTestPool publishes a complete pool of the test driver: counter set
+// gpu-0 (1Gi of "memory") declared in each of counterSlices slices, the
+// devices in one more, and makes sure the test driver's DeviceClass exists.
+// More than one counter slice makes the pool invalid.
+func (w *world) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
 		return err
 	}
-	counters := w.testSlice(pool+"-counters", pool, 2)
-	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
-	withDevices := w.testSlice(pool+"-devices", pool, 2)
+	count := int64(counterSlices + 1)
+	var slices []*resourceapi.ResourceSlice
+	for i := range counterSlices {
+		counters := w.testSlice(fmt.Sprintf("%s-counters-%d", pool, i), pool, count)
+		counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
+		slices = append(slices, counters)
+	}
+	withDevices := w.testSlice(pool+"-devices", pool, count)
 	withDevices.Spec.Devices = devices
-	for _, s := range []*resourceapi.ResourceSlice{counters, withDevices} {
+	for _, s := range append(slices, withDevices) {
 		if err := w.createSlice(ctx, s); err != nil {
 			return err
 		}
@@ -233,7 +255,7 @@ func publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
 	if err != nil {
 		return err
 	}
-	return w.publishTestPool(ctx, pool,
+	return w.publishTestPool(ctx, pool, 1,
 		testDevice("left", "gpu-0", "a"), testDevice("right", "gpu-0", "b"), testDevice("both", "gpu-0", "a", "b"))
 }
 

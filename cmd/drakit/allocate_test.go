@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/reference/allocator/bench"
@@ -107,34 +105,8 @@ func TestAllocateFlagsMapOneToOne(t *testing.T) {
 	bindGenerateFlags(g, &gcfg)
 	checkFlagsMapOneToOne(t, g.Flags(), &gcfg)
 
-	// allocate has bool flags, which the shared helper does not set.
 	cfg := bench.Config{}
 	c := &cobra.Command{}
 	bindAllocateFlags(c, &cfg)
-	seen := map[string]string{}
-	values := map[string]string{"string": "/x/", "bool": "true", "duration": "7m3s"}
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		before := cfg
-		if err := c.Flags().Set(f.Name, values[f.Value.Type()]+map[bool]string{true: f.Name}[f.Value.Type() == "string"]); err != nil {
-			t.Fatalf("set --%s: %v", f.Name, err)
-		}
-		b, a := reflect.ValueOf(before), reflect.ValueOf(cfg)
-		var changed []string
-		for i := range b.NumField() {
-			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
-				changed = append(changed, b.Type().Field(i).Name)
-			}
-		}
-		if len(changed) != 1 {
-			t.Errorf("--%s changed %v, want one field", f.Name, changed)
-			return
-		}
-		if other, dup := seen[changed[0]]; dup {
-			t.Errorf("field %s set by --%s and --%s", changed[0], other, f.Name)
-		}
-		seen[changed[0]] = f.Name
-	})
-	if n := reflect.TypeFor[bench.Config]().NumField(); len(seen) != n {
-		t.Errorf("%d of %d Config fields have a flag: %v", len(seen), n, seen)
-	}
+	checkFlagsMapOneToOne(t, c.Flags(), &cfg)
 }

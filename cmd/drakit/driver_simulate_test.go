@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,8 +12,7 @@ import (
 )
 
 // TestDriverSimulateFlagsMapOneToOne: every flag sets exactly one field of
-// driver.SimulationConfig and every field has a flag (the shared helper does
-// not set bool flags, so this test does it itself).
+// driver.SimulationConfig and every field has a flag.
 func TestDriverSimulateFlagsMapOneToOne(t *testing.T) {
 	t.Setenv("DRAKIT_KUBECONFIG", "/env/kubeconfig")
 	cfg := driver.DefaultSimulationConfig()
@@ -23,39 +21,7 @@ func TestDriverSimulateFlagsMapOneToOne(t *testing.T) {
 	if cfg.Kubeconfig != "/env/kubeconfig" {
 		t.Errorf("kubeconfig default %q, want $DRAKIT_KUBECONFIG", cfg.Kubeconfig)
 	}
-	values := map[string]string{"string": "/x/", "int": "4242", "bool": "true", "duration": "7m3s"}
-	seen := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		before := cfg
-		value, ok := values[f.Value.Type()]
-		if !ok {
-			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
-		}
-		if f.Value.Type() == "string" {
-			value += f.Name
-		}
-		if err := fs.Set(f.Name, value); err != nil {
-			t.Fatalf("set --%s: %v", f.Name, err)
-		}
-		b, a := reflect.ValueOf(before), reflect.ValueOf(cfg)
-		var changed []string
-		for i := range b.NumField() {
-			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
-				changed = append(changed, b.Type().Field(i).Name)
-			}
-		}
-		if len(changed) != 1 {
-			t.Errorf("--%s changed %v, want one field", f.Name, changed)
-			return
-		}
-		if other, dup := seen[changed[0]]; dup {
-			t.Errorf("field %s set by --%s and --%s", changed[0], other, f.Name)
-		}
-		seen[changed[0]] = f.Name
-	})
-	if n := reflect.TypeFor[driver.SimulationConfig]().NumField(); len(seen) != n {
-		t.Errorf("%d of %d SimulationConfig fields have a flag: %v", len(seen), n, seen)
-	}
+	checkFlagsMapOneToOne(t, fs, &cfg)
 }
 
 // TestDriverSimulateCommand runs `drakit driver simulate` far enough to see

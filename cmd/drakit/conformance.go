@@ -32,15 +32,25 @@ func newConformanceCommand() *cobra.Command {
 		Long: `Runs drakit's Gherkin features (one directory per KEP) against the cluster of
 --kubeconfig and the DRA driver --driver. For every scenario the kit compares
 what the API server stored (claim allocations, the driver's ResourceSlices)
-with what a probe pod's container sees (GPU device nodes, NVML, environment).
+with what a probe pod's container sees (GPU device nodes, MIG capability
+nodes, NVML with its MIG devices, environment).
+
+Features: @kep-4381 structured parameters, @kep-4815 partitionable devices
+(GPU partitions such as MIG: --partition-class, --profile-attribute,
+--parent-uuid-attribute, --memory-capacity), @kep-5677 and @kep-5963 (alpha
+partition types and compatibility groups). Malformed pools are published by
+the kit for its own test driver, test-driver.conformance.drakit.dev.
 
 Writes junit.xml, cucumber.json, summary.txt and diagnostics/ of failed
 scenarios to --artifacts and prints the summary per KEP tag. Exits non-zero
-when a scenario failed, was undefined or pending, or none ran. Skipped
-scenarios (capabilities the cluster or driver lack) are listed with their
-reason and never counted as passed.`,
+when a scenario failed, was undefined or pending, or none ran, and with
+--fail-on-skip when one was skipped. Skipped scenarios (capabilities the
+cluster or driver lack) are listed with their reason and never counted as
+passed.`,
 		Example: `  drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --node-cdi-dir "$DRAKIT_CDI_DIR"
-  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --tags '@kep-4381' --hardware`,
+  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --tags '@kep-4381' --hardware
+  drakit conformance --kubeconfig ~/.kube/config --driver gpu.nvidia.com --device-class gpu.nvidia.com \
+    --partition-class mig.nvidia.com --tags '@kep-4381,@kep-4815' --hardware`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Output = cmd.OutOrStdout()

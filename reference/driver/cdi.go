@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -88,13 +89,16 @@ func (c *cdiSpecs) spec(claimUID string, devs []cdiDevice) (*cdispec.Spec, error
 			}},
 		},
 	}
-	// The state file exists only below an emulator root.
+	// The state file exists only below an emulator root. Its directory is
+	// mounted, not the file: the emulator replaces the file by renaming a
+	// new one over it, which a file bind mount would not show to a running
+	// container.
 	state := filepath.Join(c.driverRoot, containerStatePath)
 	switch _, err := os.Stat(state); {
 	case err == nil:
 		spec.ContainerEdits.Mounts = append(spec.ContainerEdits.Mounts, &cdispec.Mount{
-			HostPath:      state,
-			ContainerPath: containerStatePath,
+			HostPath:      filepath.Dir(state),
+			ContainerPath: path.Dir(containerStatePath),
 			Options:       []string{"ro", "nosuid", "nodev", "bind"},
 		})
 	case !errors.Is(err, fs.ErrNotExist):

@@ -108,7 +108,7 @@ func TestPrepareWritesCDISpec(t *testing.T) {
 			DeviceNodes: []*cdispec.DeviceNode{{Path: "/dev/nvidiactl", HostPath: filepath.Join(env.root.dir, "dev/nvidiactl")}},
 			Mounts: []*cdispec.Mount{
 				{HostPath: env.root.lib, ContainerPath: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", Options: ro},
-				{HostPath: filepath.Join(env.root.dir, "run/drakit-emulator/nvml.state"), ContainerPath: "/run/drakit-emulator/nvml.state", Options: ro},
+				{HostPath: filepath.Join(env.root.dir, "run/drakit-emulator"), ContainerPath: "/run/drakit-emulator", Options: ro},
 			},
 		},
 	}
@@ -174,7 +174,7 @@ func TestPrepareCDISpecInjects(t *testing.T) {
 		mounts = append(mounts, m.Source+" -> "+m.Destination)
 	}
 	wantMounts := []string{
-		filepath.Join(env.root.dir, "run/drakit-emulator/nvml.state") + " -> /run/drakit-emulator/nvml.state",
+		filepath.Join(env.root.dir, "run/drakit-emulator") + " -> /run/drakit-emulator",
 		env.root.lib + " -> /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
 	}
 	slices.Sort(mounts)

@@ -87,8 +87,14 @@ func TestStartAndStopProcess(t *testing.T) {
 	if p.ref.alive() {
 		t.Error("process survived stopProcess")
 	}
-	if gone, _ := p.exited(); !gone {
-		t.Error("exited() = false after the process was killed")
+	// The goroutine that reaps the child notices the exit a moment after
+	// stopProcess sees the process gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for gone, _ := p.exited(); !gone; gone, _ = p.exited() {
+		if time.Now().After(deadline) {
+			t.Fatal("exited() = false 5s after the process was killed")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if found, err := runningProcess(cfg, Containerd); err != nil || found != nil {
 		t.Errorf("runningProcess after stop = %+v, %v; want nil", found, err)

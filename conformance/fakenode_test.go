@@ -289,8 +289,8 @@ func ptrTrue() *bool { b := true; return &b }
 // and expects every scenario that the fake can play to pass: this exercises
 // the kit's positive paths end to end without a cluster. The validation
 // scenarios need the real API server (the fake neither validates nor
-// defaults) and are not judged here, the MIG scenarios must skip (the fake
-// has no partition class); the KEP-4815 features need a scheduler
+// defaults) and are not judged here, the MIG and driver-restart scenarios
+// must skip (the fake has no partition class and no driver pods); the KEP-4815 features need a scheduler
 // that counts counters and a node that partitions GPUs, and are not run
 // (partitions_test.go covers their checks).
 func TestFeaturesOnFakeNode(t *testing.T) {
@@ -309,6 +309,7 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 	cfg.NodeCDIDir = t.TempDir()
 	cfg.Tags = "@kep-4381"
 	cfg.PartitionClassName = "" // the fake node has no MIG: those scenarios must skip
+	cfg.DriverPodSelector = ""  // nor driver pods to restart
 	out := &strings.Builder{}
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
@@ -322,9 +323,9 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 		if strings.HasSuffix(sr.URI, "/validation.feature") {
 			continue
 		}
-		if strings.HasSuffix(sr.URI, "/mig.feature") {
+		if strings.HasSuffix(sr.URI, "/mig.feature") || strings.Contains(sr.Name, "driver restarts") {
 			if sr.Status != StatusSkipped {
-				t.Errorf("%s:%d %q: %s, want skipped without a partition class: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+				t.Errorf("%s:%d %q: %s, want skipped without a partition class or driver pods: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 			}
 			continue
 		}

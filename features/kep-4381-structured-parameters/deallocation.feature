@@ -39,3 +39,16 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     And the node's CDI directory has a spec for the claim "gpu" of pod "cdi"
     When pod "cdi" is deleted
     Then the node's CDI directory has no spec for the claim "gpu" of pod "cdi"
+
+  @kep-4381
+  Scenario: A claim prepared before the driver restarts is unprepared after it
+    Given the kit can read the node's CDI directory
+    And a ResourceClaimTemplate "one-gpu" requesting 1 device
+    When a pod "survivor" is created with a claim "gpu" from template "one-gpu"
+    Then pod "survivor" is running
+    And the node's CDI directory has a spec for the claim "gpu" of pod "survivor"
+    When the driver's pods are restarted
+    Then the driver publishes at least 1 device
+    When pod "survivor" is deleted
+    Then the claim "gpu" of pod "survivor" is deleted
+    And the node's CDI directory has no spec for the claim "gpu" of pod "survivor"

@@ -42,3 +42,19 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     And the claim "pair" is allocated a partition of GPU "gpu"
     And pod "two" sees exactly the GPUs and MIG devices allocated to its claims through NVML
     And pod "two" has device nodes for exactly its GPUs and the capabilities of its MIG devices
+
+  @kep-4815
+  Scenario: A partition prepared before the driver restarts is destroyed after it, leaving the GPU whole
+    Given the driver publishes partitions with profile prefix "7g."
+    And a partitionable GPU "gpu" with partitions of profile prefix "1g."
+    And a ResourceClaim "small" requesting 1 partition with profile prefix "1g." on GPU "gpu"
+    And a ResourceClaim "all-slices" requesting 1 partition with profile prefix "7g." on GPU "gpu"
+    When a pod "before" is created with the claim "small"
+    Then pod "before" is running
+    When the driver's pods are restarted
+    Then the driver publishes at least 1 device
+    When pod "before" is deleted
+    Then the claim "small" is deallocated and reserved for no pod
+    When a pod "after" is created with the claim "all-slices"
+    Then pod "after" is running
+    And pod "after" sees exactly the GPUs and MIG devices allocated to its claims through NVML

@@ -39,8 +39,15 @@ func benchAllocate(b *testing.B, in instance, upstream bool, nodes []*v1.Node) {
 	}
 }
 
-func BenchmarkEasy(b *testing.B) {
-	oneOnEight := h5(8, 1, 0)
+// easyCase is a benchmark input with the nodes Allocate cycles through.
+type easyCase struct {
+	name  string
+	in    instance
+	nodes []*v1.Node
+}
+
+// easyCases are the everyday inputs both allocators solve at once.
+func easyCases() []easyCase {
 	manyNodes := instance{features: defaultFeatures, classes: []*resourceapi.DeviceClass{gpuClass("gpu")},
 		claims: []*resourceapi.ResourceClaim{claimOf("c", nil, req("r", "gpu", 1))}}
 	var nodes []*v1.Node
@@ -52,16 +59,50 @@ func BenchmarkEasy(b *testing.B) {
 		manyNodes.slices = append(manyNodes.slices, s)
 		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	}
+	return []easyCase{
+		{"1claim-8gpus", h5(8, 1, 0), []*v1.Node{testNodeObj()}},
+		{"8claims-8gpus", h5(8, 8, 0), []*v1.Node{testNodeObj()}},
+		{"10dev-500nodes", manyNodes, nodes},
+	}
+}
+
+func BenchmarkEasy(b *testing.B) {
 	for _, impl := range []string{"upstream", "reference"} {
-		b.Run("1claim-8gpus/"+impl, func(b *testing.B) {
-			benchAllocate(b, oneOnEight, impl == "upstream", []*v1.Node{testNodeObj()})
-		})
-		b.Run("8claims-8gpus/"+impl, func(b *testing.B) {
-			benchAllocate(b, h5(8, 8, 0), impl == "upstream", []*v1.Node{testNodeObj()})
-		})
-		b.Run("10dev-500nodes/"+impl, func(b *testing.B) {
-			benchAllocate(b, manyNodes, impl == "upstream", nodes)
-		})
+		for _, ec := range easyCases() {
+			b.Run(ec.name+"/"+impl, func(b *testing.B) {
+				benchAllocate(b, ec.in, impl == "upstream", ec.nodes)
+			})
+		}
+	}
+}
+
+// TestEasyCasesAreSolved: both allocators allocate every claim of every
+// easy benchmark input on its first and last node, so BenchmarkEasy times
+// the success path of both.
+func TestEasyCasesAreSolved(t *testing.T) {
+	for _, ec := range easyCases() {
+		for _, node := range []*v1.Node{ec.nodes[0], ec.nodes[len(ec.nodes)-1]} {
+			cache := cel.NewCache(100, cel.Features{})
+			up, err := structured.NewAllocator(t.Context(), ec.in.features, ec.in.state, classList(ec.in.classes), ec.in.slices, cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := New(t.Context(), ec.in.features, ec.in.state, classList(ec.in.classes), ec.in.slices, cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for impl, a := range map[string]interface {
+				Allocate(context.Context, *v1.Node, []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error)
+			}{"upstream": up, "reference": ref} {
+				results, err := a.Allocate(t.Context(), node, ec.in.claims)
+				if err != nil {
+					t.Fatalf("%s on %s, %s: %v", ec.name, node.Name, impl, err)
+				}
+				if len(results) != len(ec.in.claims) {
+					t.Errorf("%s on %s, %s: %d results for %d claims", ec.name, node.Name, impl, len(results), len(ec.in.claims))
+				}
+			}
+		}
 	}
 }
 

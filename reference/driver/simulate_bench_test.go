@@ -9,7 +9,7 @@ import "testing"
 
 // migNode64 is one node with 64 A100-SXM4-40GB in dynamic MIG mode: each GPU
 // published as the full GPU plus all 25 placements of its 7 GI profiles.
-func migNode64(b *testing.B) *Inventory {
+func migNode64(b testing.TB) *Inventory {
 	b.Helper()
 	p, err := ReplicateProfileGPUs(loadProfile(b, a100DynamicMIG), 64)
 	if err != nil {
@@ -51,7 +51,7 @@ func BenchmarkBuildResourcesMIG64(b *testing.B) {
 func BenchmarkPublish(b *testing.B) {
 	for _, bc := range []struct {
 		name     string
-		template func(*testing.B) *Inventory
+		template func(testing.TB) *Inventory
 		nodes    int
 	}{
 		{"mig-64gpus/nodes=1", migNode64, 1},
@@ -94,12 +94,36 @@ func BenchmarkPublish(b *testing.B) {
 	}
 }
 
-func builtinInventory(name string) func(*testing.B) *Inventory {
-	return func(b *testing.B) *Inventory {
+func builtinInventory(name string) func(testing.TB) *Inventory {
+	return func(b testing.TB) *Inventory {
 		inv, err := ProfileInventory(builtinProfile(b, name))
 		if err != nil {
 			b.Fatal(err)
 		}
 		return inv
+	}
+}
+
+// TestPublishBenchmarkInputs pins what the benchmarks publish per node, so
+// their slices/op and devices/op mean what the README says: the 64-GPU MIG
+// node is 64 counter sets (8 slices) plus 64·26 devices (26 slices of 64),
+// a dgx-h100 node 8 whole GPUs in one slice.
+func TestPublishBenchmarkInputs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                    string
+		inv                     *Inventory
+		wantSlices, wantDevices int
+	}{
+		{"mig-64gpus", migNode64(t), 34, 64 * 26},
+		{"dgx-h100", builtinInventory("dgx-h100")(t), 1, 8},
+	} {
+		res, err := buildResources(testNode, tc.inv, publishOptions{DriverName: testDriver})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if slices, devices := poolSize(res.Pools[testNode]); slices != tc.wantSlices || devices != tc.wantDevices {
+			t.Errorf("%s: %d slices with %d devices, want %d with %d", tc.name, slices, devices, tc.wantSlices, tc.wantDevices)
+		}
 	}
 }

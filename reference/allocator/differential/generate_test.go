@@ -3,6 +3,9 @@ package differential
 import (
 	"fmt"
 	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -300,4 +303,36 @@ func (g *gen) claim(f scenario.Features, name string) *resourceapi.ResourceClaim
 		c.Spec.Devices.Constraints = append(c.Spec.Devices.Constraints, con)
 	}
 	return c
+}
+
+func TestGenerateIsReproducible(t *testing.T) {
+	for seed := range uint64(20) {
+		a, err := scenario.Marshal(generate(seed))
+		if err != nil {
+			t.Fatalf("marshal seed %d: %v", seed, err)
+		}
+		b, _ := scenario.Marshal(generate(seed))
+		if diff := cmp.Diff(string(a), string(b)); diff != "" {
+			t.Fatalf("seed %d generates different scenarios (-first +second):\n%s", seed, diff)
+		}
+	}
+	a, _ := scenario.Marshal(generate(1))
+	b, _ := scenario.Marshal(generate(2))
+	if string(a) == string(b) {
+		t.Errorf("seeds 1 and 2 generate the same scenario")
+	}
+}
+
+// TestGeneratedScenariosAreValid: what the generator emits passes the
+// scenario format's own validation, so reproducers load in `drakit allocate`.
+func TestGeneratedScenariosAreValid(t *testing.T) {
+	for seed := range uint64(200) {
+		data, err := scenario.Marshal(generate(seed))
+		if err != nil {
+			t.Fatalf("marshal seed %d: %v", seed, err)
+		}
+		if _, err := scenario.Parse(data); err != nil {
+			t.Fatalf("seed %d: generated scenario does not parse: %v\n%s", seed, err, data)
+		}
+	}
 }

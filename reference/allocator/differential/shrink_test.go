@@ -2,6 +2,7 @@ package differential
 
 import (
 	"slices"
+	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -163,4 +164,49 @@ func simplifyDevice(d *resourceapi.Device) bool {
 		return false
 	}
 	return true
+}
+
+// size counts claims, requests, slices and devices.
+func size(s *scenario.Scenario) int {
+	n := len(s.Claims) + len(s.AllocatedClaims) + len(s.ResourceSlices)
+	for _, c := range s.Claims {
+		n += len(c.Spec.Devices.Requests) + len(c.Spec.Devices.Constraints)
+	}
+	for _, sl := range s.ResourceSlices {
+		n += len(sl.Spec.Devices)
+	}
+	return n
+}
+
+// TestCandidatesAreEditedCopies: every candidate is one real edit of a copy
+// (it differs from the scenario and is no larger), and making them leaves the
+// scenario itself untouched, so shrinking never corrupts what it shrinks.
+func TestCandidatesAreEditedCopies(t *testing.T) {
+	for seed := range uint64(50) {
+		s := generate(seed)
+		before, err := scenario.Marshal(s)
+		if err != nil {
+			t.Fatalf("marshal seed %d: %v", seed, err)
+		}
+		cands := candidates(s)
+		if len(cands) == 0 {
+			t.Fatalf("seed %d: no candidate for a scenario of size %d", seed, size(s))
+		}
+		for i, c := range cands {
+			data, err := scenario.Marshal(c)
+			if err != nil {
+				t.Fatalf("seed %d candidate %d: marshal: %v", seed, i, err)
+			}
+			if string(data) == string(before) {
+				t.Errorf("seed %d candidate %d: no edit", seed, i)
+			}
+			if size(c) > size(s) {
+				t.Errorf("seed %d candidate %d: size %d grew from %d", seed, i, size(c), size(s))
+			}
+		}
+		after, _ := scenario.Marshal(s)
+		if string(after) != string(before) {
+			t.Fatalf("seed %d: making candidates changed the scenario", seed)
+		}
+	}
 }

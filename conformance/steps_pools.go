@@ -10,6 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // poolSteps publish resource pools of a test driver that only the kit
@@ -75,7 +76,7 @@ func (w *world) testSlice(name, pool string, sliceCount int64) *resourceapi.Reso
 		Spec: resourceapi.ResourceSliceSpec{
 			Driver:   TestDriverName,
 			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), ResourceSliceCount: sliceCount},
-			AllNodes: ptrTo(true),
+			AllNodes: ptr.To(true),
 		},
 	}
 }
@@ -165,8 +166,8 @@ func testDevice(name, set string, groups ...string) resourceapi.Device {
 	return resourceapi.Device{
 		Name: name,
 		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			testRoleAttribute:          {StringValue: ptrTo(name)},
-			testPartitionTypeAttribute: {StringValue: ptrTo("quarter")},
+			testRoleAttribute:          {StringValue: ptr.To(name)},
+			testPartitionTypeAttribute: {StringValue: ptr.To("quarter")},
 		},
 		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: testCounters(1 << 28), CompatibilityGroups: groups}},
 	}
@@ -195,7 +196,7 @@ func apiServerKeepsSliceField(ctx context.Context, field string) (context.Contex
 	gate := ""
 	switch field {
 	case "partitionTypeAttribute":
-		s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+		s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
 		gate = "DRAPartitionableDevicesType"
 	case "compatibilityGroups":
 		s.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups = []string{"a"}
@@ -231,7 +232,7 @@ func submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) e
 	}
 	s := w.partitionableTestSlice(name, "plain")
 	s.Spec.Devices[0].ConsumesCounters = nil
-	s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
 	w.submitSlice(ctx, s)
 	return nil
 }
@@ -243,7 +244,7 @@ func submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
 	}
 	s := w.partitionableTestSlice(name, "untyped")
 	delete(s.Spec.Devices[0].Attributes, testPartitionTypeAttribute)
-	s.Spec.PartitionTypeAttribute = ptrTo(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
 	w.submitSlice(ctx, s)
 	return nil
 }
@@ -355,5 +356,3 @@ func podUnschedulableBecause(ctx context.Context, name, reason string) error {
 		return false, describePod(pod), nil
 	})
 }
-
-func ptrTo[T any](v T) *T { return &v }

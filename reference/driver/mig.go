@@ -7,6 +7,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // ErrMIGPlacementBusy is returned when NVML refuses to create a GPU instance
@@ -89,7 +90,7 @@ func (m *migOps) create(ctx context.Context, r *migRecord, save func() error) er
 		if ret != nvml.SUCCESS {
 			return errors.Join(fmt.Errorf("get info of new GPU instance for %s: %w", r, ret), destroyGI(gi))
 		}
-		r.GI = ptr(int(giInfo.Id))
+		r.GI = ptr.To(int(giInfo.Id))
 		if err := save(); err != nil {
 			r.GI = nil
 			return errors.Join(err, destroyGI(gi))
@@ -120,7 +121,7 @@ func (m *migOps) create(ctx context.Context, r *migRecord, save func() error) er
 		if err != nil {
 			return errors.Join(err, destroyCI(ci))
 		}
-		r.CI, r.UUID, r.GICapMinor, r.CICapMinor = ptr(int(ciInfo.Id)), uuid, giMinor, ciMinor
+		r.CI, r.UUID, r.GICapMinor, r.CICapMinor = ptr.To(int(ciInfo.Id)), uuid, giMinor, ciMinor
 		if err := save(); err != nil {
 			r.CI, r.UUID, r.GICapMinor, r.CICapMinor = nil, "", 0, 0
 			return errors.Join(err, destroyCI(ci))

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/utils/ptr"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/emulator/nvmlstate"
@@ -476,7 +477,7 @@ func TestMIGOrphanCleanupOnStart(t *testing.T) {
 	}
 	if err := cp.save(map[string]preparedClaim{
 		uidA: {Namespace: "test", Name: "a", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-1g10gb-0", MIG: rec(0, 19, 0, 1, 1, nil)}}},
-		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-2g20gb-4", MIG: rec(1, 14, 4, 2, 2, ptr(gi2.id))}}},
+		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-2g20gb-4", MIG: rec(1, 14, 4, 2, 2, ptr.To(gi2.id))}}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +584,7 @@ func TestPrepareMIGAdminAccessRejected(t *testing.T) {
 	env := newMIGEnv(t)
 	p := env.plugin(t)
 	r := allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-0")
-	r.AdminAccess = ptr(true)
+	r.AdminAccess = ptr.To(true)
 	claim := allocatedClaim("admin", uidA, r)
 	if err := prepare(t, p, claim)[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "admin access") {
 		t.Errorf("prepare with admin access on a partition: %v", err)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/utils/ptr"
 )
 
 // API limits (docs: dra-1.37-spec.md §0.3).
@@ -91,7 +92,7 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 	consuming := false
 	flush := func() {
 		if consuming && opts.PartitionAlpha {
-			slice.PartitionTypeAttribute = ptr(resourceapi.FullyQualifiedName(opts.DriverName + "/" + partitionTypeAttributeName))
+			slice.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(opts.DriverName + "/" + partitionTypeAttributeName))
 		}
 		pool.Slices = append(pool.Slices, slice)
 		slice, consuming = resourceslice.Slice{}, false
@@ -143,42 +144,42 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 func apiDevice(d *device, driverVersion, cudaVersion string) (resourceapi.Device, error) {
 	g := d.GPU
 	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-		"productName":           {StringValue: ptr(truncate(g.ProductName))},
-		"architecture":          {StringValue: ptr(truncate(g.Architecture))},
-		"brand":                 {StringValue: ptr(truncate(g.Brand))},
-		"driverVersion":         {VersionValue: ptr(driverVersion)},
-		"cudaDriverVersion":     {VersionValue: ptr(cudaVersion)},
-		"cudaComputeCapability": {VersionValue: ptr(fmt.Sprintf("%d.%d.0", g.CCMajor, g.CCMinor))},
-		deviceattribute.StandardDeviceAttributePCIBusID: {StringValue: ptr(g.PCIBusID)},
+		"productName":           {StringValue: ptr.To(truncate(g.ProductName))},
+		"architecture":          {StringValue: ptr.To(truncate(g.Architecture))},
+		"brand":                 {StringValue: ptr.To(truncate(g.Brand))},
+		"driverVersion":         {VersionValue: ptr.To(driverVersion)},
+		"cudaDriverVersion":     {VersionValue: ptr.To(cudaVersion)},
+		"cudaComputeCapability": {VersionValue: ptr.To(fmt.Sprintf("%d.%d.0", g.CCMajor, g.CCMinor))},
+		deviceattribute.StandardDeviceAttributePCIBusID: {StringValue: ptr.To(g.PCIBusID)},
 	}
 	if g.PCIeRoot != "" {
-		attrs[deviceattribute.StandardDeviceAttributePCIeRoot] = resourceapi.DeviceAttribute{StringValue: ptr(g.PCIeRoot)}
+		attrs[deviceattribute.StandardDeviceAttributePCIeRoot] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.PCIeRoot)}
 	}
 	if g.NUMANode >= 0 {
-		attrs[deviceattribute.StandardDeviceAttributeNUMANode] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.NUMANode))}
+		attrs[deviceattribute.StandardDeviceAttributeNUMANode] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.NUMANode))}
 	}
 	var memory uint64
 	capacity := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
 	switch d.Kind {
 	case kindGPU:
-		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr(deviceTypeGPU)}
-		attrs["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr(g.UUID)}
-		attrs["minor"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Minor))}
-		attrs["index"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Index))}
+		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(deviceTypeGPU)}
+		attrs["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
+		attrs["minor"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Minor))}
+		attrs["index"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Index))}
 		if d.Partitioned {
-			attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr(fullGPUProfile)}
+			attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr.To(fullGPUProfile)}
 		}
 		memory = g.MemoryBytes
 	case kindMIGPartition:
 		p := d.Profile
-		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr(deviceTypeMIG)}
-		attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr(truncate(p.Name))}
-		attrs["profileID"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(p.Info.Id))}
-		attrs["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr(g.UUID)}
-		attrs["parentMinor"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Minor))}
-		attrs["parentIndex"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Index))}
-		attrs["placementStart"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(d.Placement.Start))}
-		attrs["placementSize"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(d.Placement.Size))}
+		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(deviceTypeMIG)}
+		attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr.To(truncate(p.Name))}
+		attrs["profileID"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(p.Info.Id))}
+		attrs["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
+		attrs["parentMinor"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Minor))}
+		attrs["parentIndex"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Index))}
+		attrs["placementStart"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(d.Placement.Start))}
+		attrs["placementSize"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(d.Placement.Size))}
 		for name, v := range map[resourceapi.QualifiedName]uint32{
 			capacitySMs: p.Info.MultiprocessorCount, capacityCEs: p.Info.CopyEngineCount,
 			capacityDecoders: p.Info.DecoderCount, capacityEncoders: p.Info.EncoderCount,
@@ -189,17 +190,17 @@ func apiDevice(d *device, driverVersion, cudaVersion string) (resourceapi.Device
 		memory = p.Info.MemorySizeMB << 20
 	case kindMIGStatic:
 		inst := d.Instance
-		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr(deviceTypeMIG)}
-		attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr(truncate(inst.Name))}
-		attrs["profileID"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(inst.ProfileID))}
-		attrs["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr(inst.UUID)}
-		attrs["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr(g.UUID)}
-		attrs["parentMinor"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Minor))}
-		attrs["parentIndex"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(g.Index))}
-		attrs["placementStart"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(inst.Start))}
-		attrs["placementSize"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(inst.Size))}
-		attrs["gpuInstance"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(inst.GI))}
-		attrs["computeInstance"] = resourceapi.DeviceAttribute{IntValue: ptr(int64(inst.CI))}
+		attrs["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(deviceTypeMIG)}
+		attrs[partitionTypeAttributeName] = resourceapi.DeviceAttribute{StringValue: ptr.To(truncate(inst.Name))}
+		attrs["profileID"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(inst.ProfileID))}
+		attrs["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr.To(inst.UUID)}
+		attrs["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
+		attrs["parentMinor"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Minor))}
+		attrs["parentIndex"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.Index))}
+		attrs["placementStart"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(inst.Start))}
+		attrs["placementSize"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(inst.Size))}
+		attrs["gpuInstance"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(inst.GI))}
+		attrs["computeInstance"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(inst.CI))}
 		memory = inst.MemoryBytes
 	}
 	if memory > 0 {
@@ -314,5 +315,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-
-func ptr[T any](v T) *T { return &v }

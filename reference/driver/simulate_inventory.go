@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
@@ -189,7 +190,7 @@ func ReplicateProfileGPUs(p *profile.Profile, gpus int) (*profile.Profile, error
 			}
 			if k > 0 {
 				c.PCIe.RootComplex += suffix
-				c.Minor = ptr(*g.Minor + k*minors)
+				c.Minor = ptr.To(*g.Minor + k*minors)
 				c.UUID = ""
 			}
 			out.Spec.GPUs = append(out.Spec.GPUs, *c)

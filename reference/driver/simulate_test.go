@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/emulator/profile"
 )
@@ -335,7 +336,7 @@ func TestSimulationPublishesAndDeletes(t *testing.T) {
 	cfg := simulationConfig(5)
 	// A real node's slice of the same driver must survive.
 	real := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "real-slice"}, Spec: resourceapi.ResourceSliceSpec{
-		Driver: cfg.DriverName, NodeName: ptr("node-1"), Pool: resourceapi.ResourcePool{Name: "node-1", ResourceSliceCount: 1}}}
+		Driver: cfg.DriverName, NodeName: ptr.To("node-1"), Pool: resourceapi.ResourcePool{Name: "node-1", ResourceSliceCount: 1}}}
 	client := newSliceServer(real)
 	sim, nodes := startTestSimulation(t, ctx, cfg, client)
 	if err := sim.publish(ctx, noProgress); err != nil {

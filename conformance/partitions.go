@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,7 +153,7 @@ func checkMIGNVML(pod string, names partitionNames, allocated []allocatedDevice,
 			out = append(out, fmt.Sprintf("pod %s: GPU %s is allocated whole, but NVML also shows %d MIG devices on it", pod, uuid, len(g.MIGDevices)))
 		}
 	}
-	for _, parent := range sortedKeys(wantParts) {
+	for _, parent := range slices.Sorted(maps.Keys(wantParts)) {
 		parts := wantParts[parent]
 		g, ok := seen[parent]
 		if !ok {
@@ -259,13 +261,13 @@ func checkMIGDeviceNodes(pod string, r probe.Report) []string {
 			}
 		}
 	}
-	for _, m := range sortedKeys(gpuNodes) {
+	for _, m := range slices.Sorted(maps.Keys(gpuNodes)) {
 		if !wantGPU[m] {
 			n := gpuNodes[m]
 			out = append(out, fmt.Sprintf("pod %s: device node %s (%d:%d) gives access to a GPU NVML does not show", pod, n.Path, n.Major, n.Minor))
 		}
 	}
-	for _, path := range sortedKeys(capNodes) {
+	for _, path := range slices.Sorted(maps.Keys(capNodes)) {
 		if !wantCaps[path] {
 			out = append(out, fmt.Sprintf("pod %s: capability node %s is not the capability of any MIG device NVML shows in the container", pod, path))
 		}
@@ -333,14 +335,4 @@ func migList(migs []probe.MIGDevice) string {
 		s[i] = fmt.Sprintf("%s %q gi %d ci %d %d bytes", m.UUID, m.Name, m.GPUInstance, m.ComputeInstance, m.MemoryTotal)
 	}
 	return strings.Join(s, "; ")
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[K interface{ ~string | ~uint32 }, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	return keys
 }

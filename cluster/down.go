@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -32,18 +31,21 @@ func Down(ctx context.Context, cfg Config) error {
 	}
 	logger := klog.FromContext(ctx)
 	began := time.Now()
-	if _, err := os.Stat(cfg.RunDir); isNotExist(err) {
-		// No state: only containers in the cluster's cgroups (and the
-		// cgroups themselves) can be left.
-		if err := errors.Join(killLeftovers(ctx, cfg), removeOwnCgroups(ctx, cfg)); err != nil {
-			return fmt.Errorf("%w: %w", ErrTeardownIncomplete, err)
-		}
+	_, exists, err := ownedRunDir(cfg)
+	if err != nil {
+		return err
+	}
+	if !exists {
 		logger.Info("Cluster not present, nothing to stop", "runDir", cfg.RunDir)
 		return nil
 	}
+	hostPaths, err := readLedger(ledgerPath(cfg))
+	if err != nil {
+		return err
+	}
 
 	var errs []error
-	if err := deleteAllPods(ctx, cfg); err != nil {
+	if err := deleteAllPods(ctx, cfg, hostPaths); err != nil {
 		// Carry on: whatever the kubelet left is killed below.
 		logger.Info("Could not delete every pod through the API; leftovers are killed", "err", err)
 	}
@@ -57,20 +59,17 @@ func Down(ctx context.Context, cfg Config) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := killLeftovers(ctx, cfg); err != nil {
+	if err := killLeftovers(ctx, cfg, hostPaths); err != nil {
 		errs = append(errs, err)
 	}
-	n, err := unmountUnder(cfg.RunDir)
+	n, foreign, err := unmountOwn(cfg)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	if n > 0 {
 		logger.Info("Unmounted", "mounts", n, "under", cfg.RunDir)
 	}
-	if err := removeOwnCgroups(ctx, cfg); err != nil {
-		errs = append(errs, err)
-	}
-	removed, err := removeLedgerPaths(ledgerPath(cfg))
+	removed, err := removeLedgerPaths(hostPaths)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -81,16 +80,15 @@ func Down(ctx context.Context, cfg Config) error {
 
 	// Remove the state only with nothing mounted below it: RemoveAll would
 	// descend into a mount and delete what it shows (a host path volume).
-	mounts, err := readMountInfo(mountInfoPath)
-	if err != nil {
-		errs = append(errs, err)
-	} else if left := mountsUnder(mounts, cfg.RunDir); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("keeping %s: %s is still mounted", cfg.RunDir, left[0].MountPoint))
-	} else if len(errs) == 0 {
+	switch {
+	case len(foreign) > 0:
+		errs = append(errs, fmt.Errorf("keeping %s: %s is mounted there (%s) and the cluster did not mount it: %w; unmount it yourself",
+			cfg.RunDir, foreign[0].MountPoint, foreign[0].FSType, ErrNotOwned))
+	case len(errs) == 0:
 		if err := os.RemoveAll(cfg.RunDir); err != nil {
 			errs = append(errs, fmt.Errorf("remove run dir: %w", err))
 		}
-	} else {
+	default:
 		errs = append(errs, fmt.Errorf("keeping %s for another `drakit cluster down`", cfg.RunDir))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -124,7 +122,7 @@ func stopComponent(ctx context.Context, cfg Config, name string) error {
 // controller recreates a pod, and the remaining pods are deleted. Pods still
 // there after PodDeleteTimeout are deleted with grace period 0. It finally
 // waits, within the same timeout, until no container process is left.
-func deleteAllPods(ctx context.Context, cfg Config) error {
+func deleteAllPods(ctx context.Context, cfg Config, hostPaths ledger) error {
 	checks := probes(cfg)
 	if err := checks[APIServer](ctx); err != nil {
 		return fmt.Errorf("apiserver is not ready: %w", err)
@@ -154,7 +152,7 @@ func deleteAllPods(ctx context.Context, cfg Config) error {
 	if err := deletePods(ctx, cfg, client, all); err != nil {
 		return err
 	}
-	return waitContainersGone(ctx, cfg)
+	return waitContainersGone(ctx, cfg, hostPaths)
 }
 
 // deletePods deletes the pods match selects and waits until they are gone.
@@ -228,14 +226,14 @@ func podNames(pods []corev1.Pod) string {
 
 // waitContainersGone waits until no process is left in the kubelet's cgroup
 // root, i.e. the kubelet has stopped every container of the deleted pods.
-func waitContainersGone(ctx context.Context, cfg Config) error {
+func waitContainersGone(ctx context.Context, cfg Config, hostPaths ledger) error {
 	mounts, err := readMountInfo(mountInfoPath)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(cfg.PodDeleteTimeout)
 	for {
-		pids := pidsInCgroups(cgroupRootDirs(cfg, mounts))
+		pids := pidsInCgroups(ownCgroupRoots(cfg, hostPaths, mounts))
 		if len(pids) == 0 {
 			return nil
 		}
@@ -273,25 +271,39 @@ func removeSandboxes(ctx context.Context, cfg Config) {
 }
 
 // owned reports whether a leftover process is provably the cluster's: a
-// containerd shim whose command line names the cluster's containerd socket
-// (it belongs to this RunDir), or a process in the kubelet's cgroup root (a
-// container the kubelet started).
-func owned(cfg Config, p procInfo) bool {
-	if p.inCgroup(cfg.CgroupRoot) {
+// process in one of the cluster's own cgroup roots (a container the kubelet
+// started), or a containerd shim run from the cluster's shim binary whose
+// -address is exactly the cluster's containerd socket (containerd started it).
+func owned(cfg Config, cgroupRoots []string, p procInfo) bool {
+	if len(cgroupRoots) > 0 && p.inCgroup(cfg.CgroupRoot) {
 		return true
 	}
-	return strings.HasPrefix(filepath.Base(p.Exe), "containerd-shim") && p.references(cfg.RunDir)
+	shim, err := BinaryPath(cfg, "containerd-shim-runc-v2")
+	if err != nil || strings.TrimSuffix(p.Exe, " (deleted)") != shim {
+		return false
+	}
+	for i := 0; i+1 < len(p.Cmdline); i++ {
+		if (p.Cmdline[i] == "-address" || p.Cmdline[i] == "--address") && p.Cmdline[i+1] == ContainerdSocket(cfg) {
+			return true
+		}
+	}
+	return false
 }
 
 // killLeftovers SIGKILLs the processes owned reports, and waits for them.
-func killLeftovers(ctx context.Context, cfg Config) error {
+func killLeftovers(ctx context.Context, cfg Config, hostPaths ledger) error {
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return err
+	}
+	cgroupRoots := ownCgroupRoots(cfg, hostPaths, mounts)
 	procs, err := listProcesses()
 	if err != nil {
 		return err
 	}
 	var refs []procRef
 	for _, p := range procs {
-		if !owned(cfg, p) {
+		if !owned(cfg, cgroupRoots, p) {
 			continue
 		}
 		ref, err := refOf(p.PID)
@@ -310,23 +322,6 @@ func killLeftovers(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
-}
-
-// removeOwnCgroups removes the kubelet's cgroup root in every hierarchy.
-func removeOwnCgroups(ctx context.Context, cfg Config) error {
-	mounts, err := readMountInfo(mountInfoPath)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, dir := range cgroupRootDirs(cfg, mounts) {
-		if err := removeCgroupTree(dir); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		klog.FromContext(ctx).V(1).Info("Removed cgroup", "path", dir)
-	}
-	return errors.Join(errs...)
 }
 
 // reportForeignProcesses logs processes that still reference RunDir but

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,16 +66,29 @@ func ensureCgroupRoot(cfg Config, mounts []mountEntry) error {
 	return nil
 }
 
-// cgroupRootDirs returns the cluster's cgroupRoot in every hierarchy where it
-// exists.
+// cgroupRootDirs returns the cluster's cgroupRoot in every hierarchy (v1
+// and v2), whether or not it exists.
 func cgroupRootDirs(cfg Config, mounts []mountEntry) []string {
 	v1, v2 := cgroupHierarchies(mounts)
 	if v2 != "" {
 		v1 = append(v1, v2)
 	}
-	var dirs []string
+	dirs := make([]string, 0, len(v1))
 	for _, h := range v1 {
-		dir := filepath.Join(h, cfg.CgroupRoot)
+		dirs = append(dirs, filepath.Join(h, cfg.CgroupRoot))
+	}
+	return dirs
+}
+
+// ownCgroupRoots returns the cluster's cgroupRoot dirs that exist and that
+// the host path ledger records as created by the cluster: only processes in
+// these are the cluster's containers, and only these are removed.
+func ownCgroupRoots(cfg Config, l ledger, mounts []mountEntry) []string {
+	var dirs []string
+	for _, dir := range cgroupRootDirs(cfg, mounts) {
+		if !l.records(dir) {
+			continue
+		}
 		if _, err := os.Stat(dir); err == nil {
 			dirs = append(dirs, dir)
 		}
@@ -134,6 +148,9 @@ func ensureSharedRootDir(cfg Config) (bool, error) {
 		return false, nil
 	}
 	if m.MountPoint != root {
+		if err := recordMount(cfg, root); err != nil {
+			return false, err
+		}
 		if err := syscall.Mount(root, root, "", syscall.MS_BIND, ""); err != nil {
 			return false, fmt.Errorf("bind-mount kubelet root dir %s: %w", root, err)
 		}
@@ -144,43 +161,43 @@ func ensureSharedRootDir(cfg Config) (bool, error) {
 	return true, nil
 }
 
-// unmountUnder unmounts every mount at RunDir or below, deepest first, and
-// returns how many it unmounted. A busy mount is detached lazily: by then
-// every process of the cluster has been stopped.
-func unmountUnder(dir string) (int, error) {
+// unmountOwn unmounts, deepest first, the mounts below RunDir that are the
+// cluster's (ownMounts), and returns how many it unmounted and the foreign
+// mounts it left alone. A busy mount is detached lazily: by then every
+// process of the cluster has been stopped.
+func unmountOwn(cfg Config) (int, []mountEntry, error) {
+	l, err := readMountLedger(cfg)
+	if err != nil {
+		return 0, nil, err
+	}
 	n := 0
 	// A mount can hide others below it; unmount until nothing is left,
 	// with a bound in case a mount cannot be removed at all.
-	for round := 0; round < 8; round++ {
+	for round := 0; ; round++ {
 		mounts, err := readMountInfo(mountInfoPath)
 		if err != nil {
-			return n, err
+			return n, nil, err
 		}
-		under := mountsUnder(mounts, dir)
-		if len(under) == 0 {
-			return n, nil
+		own, foreign := ownMounts(cfg, l, mounts)
+		if len(own) == 0 {
+			return n, foreign, nil
 		}
-		for _, m := range under {
+		if round == 8 {
+			return n, foreign, fmt.Errorf("unmount under %s: %s is still mounted", cfg.RunDir, own[0].MountPoint)
+		}
+		for _, m := range own {
 			err := syscall.Unmount(m.MountPoint, 0)
 			if errors.Is(err, syscall.EBUSY) {
 				err = syscall.Unmount(m.MountPoint, syscall.MNT_DETACH)
 			}
 			if err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-				return n, fmt.Errorf("unmount %s: %w", m.MountPoint, err)
+				return n, foreign, fmt.Errorf("unmount %s: %w", m.MountPoint, err)
 			}
 			if err == nil {
 				n++
 			}
 		}
 	}
-	mounts, err := readMountInfo(mountInfoPath)
-	if err != nil {
-		return n, err
-	}
-	if left := mountsUnder(mounts, dir); len(left) > 0 {
-		return n, fmt.Errorf("unmount under %s: %s is still mounted", dir, left[0].MountPoint)
-	}
-	return n, nil
 }
 
 // Host path removal kinds.
@@ -197,9 +214,9 @@ type hostPathEntry struct {
 }
 
 // hostPathCandidates lists the paths outside RunDir that the kubelet, the
-// runc shim or containerd create at fixed places (§17, §18.6), and
-// containerd's k8s.io cgroup in every hierarchy.
-func hostPathCandidates(mounts []mountEntry) []hostPathEntry {
+// runc shim or containerd create at fixed places (§17, §18.6), containerd's
+// k8s.io cgroup and the kubelet's cgroupRoot in every hierarchy.
+func hostPathCandidates(cfg Config, mounts []mountEntry) []hostPathEntry {
 	entries := []hostPathEntry{
 		{"/var/lib/kubelet", removeEmpty},
 		{"/var/lib/kubelet/device-plugins", removeTree},
@@ -224,6 +241,9 @@ func hostPathCandidates(mounts []mountEntry) []hostPathEntry {
 	for _, h := range v1 {
 		entries = append(entries, hostPathEntry{filepath.Join(h, "k8s.io"), removeCg})
 	}
+	for _, dir := range cgroupRootDirs(cfg, mounts) {
+		entries = append(entries, hostPathEntry{dir, removeCg})
+	}
 	return entries
 }
 
@@ -233,12 +253,30 @@ type ledger struct {
 	Created []hostPathEntry `json:"created"`
 }
 
+// records reports whether the ledger lists path as created by the cluster.
+func (l ledger) records(path string) bool {
+	for _, e := range l.Created {
+		if e.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
 // ensureLedger records which candidates do not exist yet, unless a ledger
 // exists already (an earlier Up of the same RunDir wrote it before it
-// created anything).
-func ensureLedger(path string, candidates []hostPathEntry) error {
+// created anything). The exclusive paths are the cluster's alone (its
+// cgroupRoot): one that exists before the first Up belongs to someone else,
+// and Up refuses to start rather than run containers in it.
+func ensureLedger(path string, candidates []hostPathEntry, exclusive []string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
+	}
+	for _, p := range exclusive {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("cgroup %s: %w: it exists before the first up of this run dir "+
+				"(another cluster's, or a leftover: rmdir it if it holds no processes), or choose another --cgroup-root", p, ErrNotOwned)
+		}
 	}
 	var l ledger
 	for _, c := range candidates {
@@ -256,20 +294,26 @@ func ensureLedger(path string, candidates []hostPathEntry) error {
 	return nil
 }
 
-// removeLedgerPaths removes, deepest first, the ledger's paths that exist
-// now, and returns the removed ones. A missing ledger means nothing to do.
-func removeLedgerPaths(path string) ([]string, error) {
+// readLedger reads the host path ledger; a missing one records nothing.
+func readLedger(path string) (ledger, error) {
+	var l ledger
 	b, err := os.ReadFile(path)
 	if isNotExist(err) {
-		return nil, nil
+		return l, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read host path ledger: %w", err)
+		return l, fmt.Errorf("read host path ledger: %w", err)
 	}
-	var l ledger
 	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("parse host path ledger %s: %w", path, err)
+		return l, fmt.Errorf("parse host path ledger %s: %w", path, err)
 	}
+	return l, nil
+}
+
+// removeLedgerPaths removes, deepest first, the ledger's paths that exist
+// now, and returns the removed ones.
+func removeLedgerPaths(l ledger) ([]string, error) {
+	l.Created = slices.Clone(l.Created)
 	sort.SliceStable(l.Created, func(i, j int) bool {
 		return strings.Count(l.Created[i].Path, "/") > strings.Count(l.Created[j].Path, "/")
 	})

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,12 +28,12 @@ func TestLedger(t *testing.T) {
 	os.MkdirAll(p("run/containerd"), 0o755)
 	os.WriteFile(p("run/containerd/containerd.sock"), nil, 0o644)
 	ledgerFile := p("ledger.json")
-	if err := ensureLedger(ledgerFile, candidates); err != nil {
+	if err := ensureLedger(ledgerFile, candidates, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A second Up keeps the first ledger even though paths exist by now.
 	os.MkdirAll(p("lib/kubelet/device-plugins"), 0o755)
-	if err := ensureLedger(ledgerFile, candidates); err != nil {
+	if err := ensureLedger(ledgerFile, candidates, nil); err != nil {
 		t.Fatal(err)
 	}
 	// What the cluster creates while it runs.
@@ -45,7 +46,11 @@ func TestLedger(t *testing.T) {
 	os.MkdirAll(p("run/netns"), 0o755)
 	os.WriteFile(p("run/netns/cni-1"), nil, 0o644) // not ours to delete: the dir stays
 
-	removed, err := removeLedgerPaths(ledgerFile)
+	l, err := readLedger(ledgerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := removeLedgerPaths(l)
 	if err == nil || !strings.Contains(err.Error(), "run/netns") || !strings.Contains(err.Error(), "cni-1") {
 		t.Errorf("removeLedgerPaths error = %v, want one naming the non-empty run/netns", err)
 	}
@@ -63,8 +68,40 @@ func TestLedger(t *testing.T) {
 			t.Errorf("%s was removed: it existed before Up or is not the cluster's", kept)
 		}
 	}
-	if removed, err := removeLedgerPaths(p("no-ledger.json")); err != nil || removed != nil {
+	l, err = readLedger(p("no-ledger.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := removeLedgerPaths(l); err != nil || removed != nil {
 		t.Errorf("missing ledger: %v, %v; want nothing to do", removed, err)
+	}
+}
+
+// TestLedgerRefusesForeignCgroupRoot checks that the first Up of a run dir
+// refuses a cgroupRoot that exists already (Down would kill its processes
+// and remove it), and that the ledger then records nothing.
+func TestLedgerRefusesForeignCgroupRoot(t *testing.T) {
+	root := t.TempDir()
+	taken := filepath.Join(root, "cpu", "system.slice")
+	os.MkdirAll(taken, 0o755)
+	ledgerFile := filepath.Join(root, "ledger.json")
+	err := ensureLedger(ledgerFile, []hostPathEntry{{taken, removeCg}}, []string{taken})
+	if !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), taken) || !strings.Contains(err.Error(), "--cgroup-root") {
+		t.Errorf("ensureLedger over an existing cgroup root = %v, want ErrNotOwned naming %s and --cgroup-root", err, taken)
+	}
+	if _, err := os.Stat(ledgerFile); !os.IsNotExist(err) {
+		t.Errorf("ledger written although Up refused: %v", err)
+	}
+	free := filepath.Join(root, "cpu", "drakit-kubelet")
+	if err := ensureLedger(ledgerFile, []hostPathEntry{{free, removeCg}}, []string{free}); err != nil {
+		t.Fatalf("ensureLedger with a free cgroup root: %v", err)
+	}
+	l, err := readLedger(ledgerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.records(free) || l.records(taken) {
+		t.Errorf("ledger %+v: want %s recorded and %s not", l, free, taken)
 	}
 }
 

@@ -131,16 +131,37 @@ func TestParseMountInfo(t *testing.T) {
 func TestProcInfoOwnership(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RunDir = "/r"
+	cfg.ComponentsDir = "/c"
+	ownShim := "/c/containerd-v2.4.2/bin/containerd-shim-runc-v2"
+	ownRoots := []string{"/sys/fs/cgroup/cpu/drakit-kubelet"}
 	tests := []struct {
 		name       string
 		p          procInfo
 		references bool
 		owned      bool
+		// foreignCgroup: the ledger does not record the cgroup root
+		// as the cluster's (it existed before the first Up).
+		foreignCgroup bool
 	}{
 		{
 			name:       "our shim",
-			p:          procInfo{Exe: "/c/containerd-v2.4.2/bin/containerd-shim-runc-v2", Cmdline: []string{"containerd-shim-runc-v2", "-address", "/r/containerd/containerd.sock"}},
+			p:          procInfo{Exe: ownShim, Cmdline: []string{"containerd-shim-runc-v2", "-namespace", "k8s.io", "-address", "/r/containerd/containerd.sock"}},
 			references: true, owned: true,
+		},
+		{
+			name:       "our shim after its binary was rebuilt",
+			p:          procInfo{Exe: ownShim + " (deleted)", Cmdline: []string{"containerd-shim-runc-v2", "-address", "/r/containerd/containerd.sock"}},
+			references: true, owned: true,
+		},
+		{
+			name:       "a shim of a containerd whose socket is elsewhere below the run dir",
+			p:          procInfo{Exe: ownShim, Cmdline: []string{"containerd-shim-runc-v2", "-address", "/r/other/containerd.sock"}},
+			references: true,
+		},
+		{
+			name:       "another binary naming our socket",
+			p:          procInfo{Exe: "/usr/bin/containerd-shim-runc-v2", Cmdline: []string{"containerd-shim-runc-v2", "-address", "/r/containerd/containerd.sock"}},
+			references: true,
 		},
 		{
 			name:       "another containerd's shim",
@@ -151,6 +172,11 @@ func TestProcInfoOwnership(t *testing.T) {
 			name:  "container in our cgroup",
 			p:     procInfo{Exe: "/pause", Cgroups: []string{"/drakit-kubelet/kubepods/besteffort/pod1/c1"}},
 			owned: true,
+		},
+		{
+			name:          "container in a cgroup root the cluster did not create",
+			p:             procInfo{Exe: "/pause", Cgroups: []string{"/drakit-kubelet/kubepods/besteffort/pod1/c1"}},
+			foreignCgroup: true,
 		},
 		{
 			name: "cgroup with a similar name",
@@ -176,7 +202,11 @@ func TestProcInfoOwnership(t *testing.T) {
 			if got := tc.p.references(cfg.RunDir); got != tc.references {
 				t.Errorf("references = %v, want %v", got, tc.references)
 			}
-			if got := owned(cfg, tc.p); got != tc.owned {
+			roots := ownRoots
+			if tc.foreignCgroup {
+				roots = nil
+			}
+			if got := owned(cfg, roots, tc.p); got != tc.owned {
 				t.Errorf("owned = %v, want %v", got, tc.owned)
 			}
 		})

@@ -78,14 +78,14 @@ type hostSnapshot struct {
 	Sysctls map[string]string // the kubelet's sysctls, host values
 }
 
-func snapshotHost(t *testing.T) hostSnapshot {
+func snapshotHost(t *testing.T, cfg Config) hostSnapshot {
 	t.Helper()
 	mounts, err := readMountInfo(mountInfoPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := hostSnapshot{Paths: map[string]bool{}, Sysctls: map[string]string{}}
-	for _, c := range hostPathCandidates(mounts) {
+	for _, c := range hostPathCandidates(cfg, mounts) {
 		_, err := os.Lstat(c.Path)
 		s.Paths[c.Path] = err == nil
 	}
@@ -123,7 +123,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	before := snapshotHost(t)
+	before := snapshotHost(t, cfg)
 
 	// Down must run even when an assertion below fails.
 	downDone := false
@@ -180,7 +180,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	}
 	pod := runPod(ctx, t, cfg)
 	checkServiceAccountToken(t, cfg, pod)
-	if after := snapshotHost(t); !cmp.Equal(before.Sysctls, after.Sysctls) {
+	if after := snapshotHost(t, cfg); !cmp.Equal(before.Sysctls, after.Sysctls) {
 		t.Errorf("host sysctls changed while the kubelet runs:\n%s", cmp.Diff(before.Sysctls, after.Sysctls))
 	}
 
@@ -193,8 +193,20 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hostPaths, err := readLedger(ledgerPath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgroupRoots := ownCgroupRoots(cfg, hostPaths, mounts)
+	if len(cgroupRoots) == 0 {
+		t.Errorf("the ledger records none of the cluster's cgroup roots %v", cgroupRootDirs(cfg, mounts))
+	}
 	for _, p := range procs {
-		if owned(cfg, p) {
+		if owned(cfg, cgroupRoots, p) {
 			recorded[p.PID] = strings.Join(p.Cmdline, " ")
 		}
 	}
@@ -225,7 +237,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 			t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
 		}
 	}
-	mounts, err := readMountInfo(mountInfoPath)
+	mounts, err = readMountInfo(mountInfoPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +250,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 			t.Errorf("cgroup %s left behind", filepath.Join(h, cfg.CgroupRoot))
 		}
 	}
-	if diff := cmp.Diff(before, snapshotHost(t)); diff != "" {
+	if diff := cmp.Diff(before, snapshotHost(t, cfg)); diff != "" {
 		t.Errorf("host paths or sysctls differ from before Up (-before +after):\n%s", diff)
 	}
 	if _, err := os.Stat(cfg.RunDir); !os.IsNotExist(err) {

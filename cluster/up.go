@@ -143,11 +143,14 @@ func Up(ctx context.Context, cfg Config) error {
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
 
-// prepareRunDir creates the run dir's layout, PKI, configuration files,
-// host path ledger and pause image. Everything is rewritten from cfg on each
+// prepareRunDir claims the run dir (claimRunDir) and creates its layout,
+// PKI, configuration files, host path ledger and pause image. Everything is rewritten from cfg on each
 // Up except the PKI and the ledger, which are kept once complete.
 func prepareRunDir(ctx context.Context, cfg Config) error {
-	for _, d := range []string{cfg.RunDir, logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
+	if _, err := claimRunDir(cfg); err != nil {
+		return err
+	}
+	for _, d := range []string{logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
 		CDIDir(cfg), cniConfDir(cfg), cniBinDir(cfg), etcdDataDir(cfg), cfg.ImagesDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("prepare run dir: %w", err)
@@ -185,7 +188,7 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureLedger(ledgerPath(cfg), hostPathCandidates(mounts)); err != nil {
+	if err := ensureLedger(ledgerPath(cfg), hostPathCandidates(cfg, mounts), cgroupRootDirs(cfg, mounts)); err != nil {
 		return err
 	}
 	pause := filepath.Join(cfg.ImagesDir, PauseArchive)

@@ -42,7 +42,7 @@
 //     NO_PERMISSION. Each follows nvmlstate's concurrency rule (flock
 //     <state>.lock, reread, apply, write a temporary file, fsync, rename)
 //     and keeps gi and ci records in nvmlstate.Write's form and (GPU, id)
-//     order. A new GI gets profile.GIID of its placement (without a
+//     order, followed by the end record. A new GI gets profile.GIID of its placement (without a
 //     placement: the highest free start, as profile.autoPlace), a CI the
 //     lowest free id (without a placement: the lowest free start) and
 //     profile.DeriveMIGUUID. Creating writes the capability access file
@@ -53,8 +53,12 @@
 //     nvmlInit after a full shutdown, so a process can switch roots.
 //   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,
 //     an unreadable one NVML_ERROR_NO_PERMISSION, a malformed one
-//     NVML_ERROR_UNKNOWN. The library never writes to stdout; with
-//     $DRAKIT_NVML_DEBUG set it explains an nvmlInit failure on stderr.
+//     NVML_ERROR_UNKNOWN; so does a truncated one (no end record, or a last
+//     line without a newline), and a MIG mutation over one fails with it and
+//     writes nothing. The library never writes to stdout; with
+//     $DRAKIT_NVML_DEBUG set it explains an nvmlInit failure on stderr
+//     ("…/nvml.state: line 57: end of file before the end record "end": the
+//     file is truncated").
 //
 // # Building
 //

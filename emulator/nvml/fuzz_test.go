@@ -102,7 +102,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	}
 	mig := write(nvmltest.MIGSampleState())
 	migLines := strings.Split(strings.TrimSuffix(mig, "\n"), "\n")
-	lastCI := migLines[len(migLines)-1]
+	end := migLines[len(migLines)-1] + "\n"
+	lastCI := migLines[len(migLines)-2]
 	seeds := []string{
 		good,
 		mig,
@@ -123,13 +124,30 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(mig, "\tsms=", "\tsms=-", 1),
 		strings.Replace(mig, "memoryMB=", "memoryMB=0", 1),
 		strings.Replace(mig, "uuid=MIG-5c", "uuid=MIG-5C", 1),
-		mig + lastCI + "\n",
-		mig + strings.Replace(lastCI, "id=0", "id=1", 1) + "\n",
-		mig + "mig\tgpu=3\tmaxDevices=7\tmemorySlices=8\n",
-		mig + "mig\tgpu=9\tmaxDevices=7\tmemorySlices=8\n",
-		mig + "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\tcapMinor=3\n",
-		mig + "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\n",
-		strings.Join(append([]string{migLines[0], lastCI}, migLines[1:len(migLines)-1]...), "\n") + "\n",
+		beforeEnd(mig, lastCI+"\n"),
+		beforeEnd(mig, strings.Replace(lastCI, "id=0", "id=1", 1)+"\n"),
+		beforeEnd(mig, "mig\tgpu=3\tmaxDevices=7\tmemorySlices=8\n"),
+		beforeEnd(mig, "mig\tgpu=9\tmaxDevices=7\tmemorySlices=8\n"),
+		beforeEnd(mig, "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\tcapMinor=3\n"),
+		beforeEnd(mig, "gi\tgpu=0\tid=0\tprofile=0\tstart=0\tsize=8\n"),
+		strings.Join(append([]string{migLines[0], lastCI}, migLines[1:len(migLines)-2]...), "\n") + "\n" + end,
+		// Cut short: a writer that ran out of space or was interrupted.
+		strings.TrimSuffix(mig, end),
+		mig[:strings.Index(mig, "\ngi\t")+1],
+		mig[:strings.Index(mig, "\nci\t")+10],
+		mig[:len(mig)-1],
+		mig[:len(mig)-2] + "\n",
+		// The end record: fields, CRLF, anything after it, a second one.
+		strings.TrimSuffix(mig, end) + "end\tchecksum=0\n",
+		strings.TrimSuffix(mig, end) + "end\tchecksum\n",
+		strings.TrimSuffix(mig, end) + "end\r\n",
+		strings.TrimSuffix(mig, end) + "end\r",
+		strings.ReplaceAll(mig, "\n", "\r\n"),
+		mig + "\n",
+		mig + "# trailing comment\n",
+		mig + end,
+		strings.Replace(mig, "\nmig\t", "\n"+end+"mig\t", 1),
+		strings.Replace(strings.TrimSuffix(mig, end), nvmlstate.Header, "drakit-nvml-state v1", 1),
 		write(edge),
 		write(many),
 		strings.ReplaceAll(good, "\n", "\r\n"),
@@ -148,14 +166,16 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(good, "\tbrand=2", "\tbrand=2\tbrand=2", 1),
 		strings.Replace(good, "migCapable=1", "migCapable=0x1", 1),
 		strings.Replace(good, "migCapable=1", "migCapable=-1", 1),
-		good + strings.Split(good, "\n")[1] + "\n",
-		good + "gpu\n",
-		good + "\tx=1\n",
-		good + "unknown\tnokey\n",
-		"drakit-nvml-state v1\r\r\n",
+		beforeEnd(good, strings.Split(good, "\n")[1]+"\n"),
+		beforeEnd(good, "gpu\n"),
+		beforeEnd(good, "\tx=1\n"),
+		beforeEnd(good, "unknown\tnokey\n"),
+		nvmlstate.Header + "\r\r\n" + end,
+		nvmlstate.Header + "\n" + end,
 		"",
 		"\n",
-		"drakit-nvml-state v1",
+		nvmlstate.Header,
+		"end\n",
 		"\x00\xff\t=\n\t\t",
 	}
 	out := make([][]byte, len(seeds))

@@ -22,10 +22,16 @@ func sampleStateText(t testing.TB) string {
 	return b.String()
 }
 
+// beforeEnd inserts extra lines just before state's end record.
+func beforeEnd(state, extra string) string {
+	return strings.TrimSuffix(state, nvmlstate.EndRecord+"\n") + extra + nvmlstate.EndRecord + "\n"
+}
+
 func TestStateFileVariants(t *testing.T) {
 	good := sampleStateText(t)
 	lines := strings.Split(strings.TrimSuffix(good, "\n"), "\n")
 	gpu0 := lines[2]
+	end := nvmlstate.EndRecord + "\n"
 	tests := []struct {
 		name      string
 		data      string
@@ -34,22 +40,32 @@ func TestStateFileVariants(t *testing.T) {
 	}{
 		{"written by nvmlstate", good, gonvml.SUCCESS, 3},
 		{"CRLF line ends", strings.ReplaceAll(good, "\n", "\r\n"), gonvml.SUCCESS, 3},
-		{"no final newline", strings.TrimSuffix(good, "\n"), gonvml.SUCCESS, 3},
 		{"comments, blank lines, unknown records and keys",
-			lines[0] + "\n# comment\n\nnvswitch\tid=1\n" + lines[1] + "\tfuture=1\n" + strings.Join(lines[2:], "\n"),
+			lines[0] + "\n# comment\n\nnvswitch\tid=1\n" + lines[1] + "\tfuture=1\n" + strings.Join(lines[2:len(lines)-1], "\n") +
+				"\n# comment\n\nend\tfuture=1\n",
 			gonvml.SUCCESS, 3},
 		{"hex integer syntax", strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0x13E8000000", 1), gonvml.SUCCESS, 3},
 		{"underscores in an integer", strings.Replace(good, "memoryTotal=85520809984", "memoryTotal=0x13_E8_00_00_00", 1), gonvml.ERROR_UNKNOWN, 0},
 		{"octal-looking integer", strings.Replace(good, "\tminor=0\t", "\tminor=0o7\t", 1), gonvml.ERROR_UNKNOWN, 0},
 
 		{"empty", "", gonvml.ERROR_UNKNOWN, 0},
-		{"wrong header", strings.Replace(good, "v1", "v2", 1), gonvml.ERROR_UNKNOWN, 0},
+		{"wrong header", strings.Replace(good, "v2", "v3", 1), gonvml.ERROR_UNKNOWN, 0},
+		{"version 1 (no end record)", strings.Replace(strings.TrimSuffix(good, end), "v2", "v1", 1), gonvml.ERROR_UNKNOWN, 0},
 		{"header only", lines[0] + "\n", gonvml.ERROR_UNKNOWN, 0},
-		{"no system record", lines[0] + "\n" + gpu0 + "\n", gonvml.ERROR_UNKNOWN, 0},
-		{"field without =", good + "nvswitch\tbroken\n", gonvml.ERROR_UNKNOWN, 0},
+		{"header and end only", lines[0] + "\n" + end, gonvml.ERROR_UNKNOWN, 0},
+		{"no system record", lines[0] + "\n" + gpu0 + "\n" + end, gonvml.ERROR_UNKNOWN, 0},
+		{"no end record", strings.TrimSuffix(good, end), gonvml.ERROR_UNKNOWN, 0},
+		{"no final newline", strings.TrimSuffix(good, "\n"), gonvml.ERROR_UNKNOWN, 0},
+		{"end record with CR only", strings.TrimSuffix(good, "\n") + "\r", gonvml.ERROR_UNKNOWN, 0},
+		{"comment after the end record", good + "# late\n", gonvml.ERROR_UNKNOWN, 0},
+		{"blank line after the end record", good + "\n", gonvml.ERROR_UNKNOWN, 0},
+		{"two end records", good + end, gonvml.ERROR_UNKNOWN, 0},
+		{"end record in the middle", strings.Replace(good, "\ngpu\t", "\n"+end+"gpu\t", 1), gonvml.ERROR_UNKNOWN, 0},
+		{"end record with a field that is not key=value", strings.TrimSuffix(good, end) + "end\tbroken\n", gonvml.ERROR_UNKNOWN, 0},
+		{"field without =", beforeEnd(good, "nvswitch\tbroken\n"), gonvml.ERROR_UNKNOWN, 0},
 		{"repeated key", strings.Replace(good, "\tminor=0\t", "\tminor=9\tminor=0\t", 1), gonvml.ERROR_UNKNOWN, 0},
-		{"repeated unknown key in an unknown record", good + "nvswitch\tid=1\tid=1\n", gonvml.ERROR_UNKNOWN, 0},
-		{"second system record", good + lines[1] + "\n", gonvml.ERROR_UNKNOWN, 0},
+		{"repeated unknown key in an unknown record", beforeEnd(good, "nvswitch\tid=1\tid=1\n"), gonvml.ERROR_UNKNOWN, 0},
+		{"second system record", beforeEnd(good, lines[1]+"\n"), gonvml.ERROR_UNKNOWN, 0},
 		{"MIG capability not 0 or 1", strings.Replace(good, "migCapable=1", "migCapable=2", 1), gonvml.ERROR_UNKNOWN, 0},
 		{"duplicate bus id", strings.Replace(good, "00000000:43:00.0", "00000000:1B:00.0", 1), gonvml.ERROR_UNKNOWN, 0},
 		{"no memory", strings.Replace(good, "memoryTotal=85520809984\tmemoryReserved=566231040", "memoryTotal=0\tmemoryReserved=0", 1), gonvml.ERROR_UNKNOWN, 0},
@@ -100,7 +116,7 @@ func TestLongLines(t *testing.T) {
 	// buffer holds the newline too); the shim draws the same line.
 	good := sampleStateText(t)
 	for _, n := range []int{1<<20 - 1, 1 << 20} {
-		data := good + "#" + strings.Repeat("x", n-1) + "\n"
+		data := beforeEnd(good, "#"+strings.Repeat("x", n-1)+"\n")
 		_, perr := nvmlstate.Parse(strings.NewReader(data))
 		root := nvmltest.NewRoot(t, nvmltest.SampleState())
 		nvmltest.WriteStateFile(t, root, []byte(data))
@@ -114,6 +130,44 @@ func TestLongLines(t *testing.T) {
 			t.Errorf("%d-byte comment line: nvmlstate.Parse error %v, shim Init %v; they must agree", n, perr, ret)
 		}
 	}
+}
+
+// TestTruncatedStateFile cuts a MIG state file at every line end and in the
+// middle of every line: the shim refuses each (a file cut short by a full
+// disk or an interrupted writer must not show a MIG GPU without its
+// instances), as nvmlstate.Parse does.
+func TestTruncatedStateFile(t *testing.T) {
+	s := nvmltest.MIGSampleState()
+	var b bytes.Buffer
+	if err := nvmlstate.Write(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	data := b.String()
+	var cuts []int
+	for i := range len(data) {
+		if data[i] == '\n' {
+			start := strings.LastIndexByte(data[:i], '\n') + 1
+			cuts = append(cuts, (start+i)/2, i, i+1)
+		}
+	}
+	cuts = cuts[:len(cuts)-1] // the whole file
+	root := nvmltest.NewMIGRoot(t, s)
+	t.Setenv(nvmltest.RootEnv, root)
+	lib := newLib(t)
+	for _, n := range cuts {
+		if _, err := nvmlstate.Parse(strings.NewReader(data[:n])); err == nil {
+			t.Fatalf("nvmlstate.Parse accepts the first %d of %d bytes", n, len(data))
+		}
+		nvmltest.WriteStateFile(t, root, []byte(data[:n]))
+		if ret := lib.Init(); ret != gonvml.ERROR_UNKNOWN {
+			if ret == gonvml.SUCCESS {
+				lib.Shutdown()
+			}
+			t.Fatalf("Init with the first %d of %d bytes = %v, want ERROR_UNKNOWN", n, len(data), ret)
+		}
+	}
+	nvmltest.WriteStateFile(t, root, []byte(data))
+	initLib(t, lib, root)
 }
 
 func TestInitErrors(t *testing.T) {

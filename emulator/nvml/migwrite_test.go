@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -242,6 +243,46 @@ func TestMIGCreateDestroy(t *testing.T) {
 	}
 	if _, ret := gpu0.CreateGpuInstance(&info3g); ret != gonvml.SUCCESS {
 		t.Errorf("CreateGpuInstance with MIG on again: %v", ret)
+	}
+}
+
+// TestMIGRewriteEndsWithEndRecord: the shim's rewrite of the state file
+// ends it with exactly one end record, also when the file it read had CRLF
+// line ends; and a mutation of a state file cut short fails and leaves it as
+// it is.
+func TestMIGRewriteEndsWithEndRecord(t *testing.T) {
+	requireMknod(t)
+	s := dynamicMIGState()
+	root := nvmltest.NewMIGRoot(t, s)
+	statePath := filepath.Join(root, nvmlstate.RelativePath)
+	crlf := strings.ReplaceAll(readFile(t, statePath), "\n", "\r\n")
+	nvmltest.WriteStateFile(t, root, []byte(crlf))
+	lib := newLib(t)
+	initLib(t, lib, root)
+	gpu0, _ := lib.DeviceGetHandleByIndex(0)
+	info1g := giProfileInfo(t, gpu0, gonvml.GPU_INSTANCE_PROFILE_1_SLICE)
+	gi, ret := gpu0.CreateGpuInstanceWithPlacement(&info1g, &gonvml.GpuInstancePlacement{Start: 0, Size: 1})
+	if ret != gonvml.SUCCESS {
+		t.Fatalf("CreateGpuInstanceWithPlacement: %v", ret)
+	}
+	text := readFile(t, statePath)
+	if !strings.HasSuffix(text, "\n"+nvmlstate.EndRecord+"\n") || strings.Count(text, "\n"+nvmlstate.EndRecord) != 1 {
+		t.Errorf("state the shim wrote does not end with exactly one end record:\n%q", text)
+	}
+	got := readStateFile(t, root)
+	if len(got.GPUInstances) != 1 || got.GPUInstances[0].Start != 0 {
+		t.Errorf("GIs after create: %+v", got.GPUInstances)
+	}
+
+	// Another writer left the file cut short: the next change fails with
+	// the state file's error and writes nothing.
+	cut := text[:strings.Index(text, "\ngi\t")+1]
+	nvmltest.WriteStateFile(t, root, []byte(cut))
+	if ret := gi.Destroy(); ret != gonvml.ERROR_UNKNOWN {
+		t.Errorf("Destroy over a truncated state file: %v, want ERROR_UNKNOWN", ret)
+	}
+	if after := readFile(t, statePath); after != cut {
+		t.Errorf("a failed change rewrote the truncated state file:\n%s", after)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"drakit.dev/drakit/emulator/nvml"
 	"drakit.dev/drakit/emulator/nvml/internal/stubgen"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/nvmlstate"
 )
 
 // goNVML locates the go-nvml module of go.mod (the tests run inside it).
@@ -233,6 +234,14 @@ func TestDiagnosticsOnlyOnStderrWhenAsked(t *testing.T) {
 	}
 	if want := "nvml.state: line 3: field ccMajor=nine is not a 32-bit integer"; !strings.Contains(loud.stderr, want) {
 		t.Errorf("with DRAKIT_NVML_DEBUG: stderr %q, want it to contain %q", loud.stderr, want)
+	}
+	// A file cut short names the line where the end record was due.
+	text := sampleStateText(t)
+	nvmltest.WriteStateFile(t, root, []byte(strings.TrimSuffix(text, nvmlstate.EndRecord+"\n")))
+	loud = runProbe(t, probe, nvmltest.BuildShim(t), map[string]string{nvmltest.RootEnv: root, "DRAKIT_NVML_DEBUG": "1"}, "count")
+	want := fmt.Sprintf("nvml.state: line %d: end of file before the end record \"end\": the file is truncated", strings.Count(text, "\n"))
+	if loud.stdout != "init rc=999\n" || !strings.Contains(loud.stderr, want) {
+		t.Errorf("truncated state with DRAKIT_NVML_DEBUG: stdout %q, stderr %q; want rc=999 and %q", loud.stdout, loud.stderr, want)
 	}
 }
 

@@ -4,12 +4,14 @@
 //
 // The emulator renders the file at <root>/run/drakit-emulator/nvml.state; the
 // shim reads it on nvmlInit. Inside a container the reference driver's CDI spec
-// mounts it read-only at /run/drakit-emulator/nvml.state.
+// mounts its directory at /run/drakit-emulator. Write writes the format,
+// Parse and ReadFile read it.
 //
-// # Format (version 1)
+// # Format (version 2)
 //
-// UTF-8 text, one record per line, lines end with '\n'. The first line is
-// exactly "drakit-nvml-state v1". Every other line is a record type word
+// UTF-8 text, one record per line; every line ends with '\n' (a '\r' before
+// it is dropped). The first line is exactly "drakit-nvml-state v2"; the last
+// line is the end record, "end". Every other line is a record type word
 // followed by fields, all separated by one TAB; a field is key=value. Values
 // never contain TAB or newline (Validate enforces it). Blank lines and lines
 // starting with '#' are ignored. Unknown keys are ignored by readers, so later
@@ -22,6 +24,16 @@
 //	        pciDeviceId=0x233010DE  pciSubSystemId=0x16C110DE  memoryTotal=85520809984
 //	        memoryReserved=…  architecture=9  brand=2  ccMajor=9  ccMinor=0
 //	        numaNode=0  migCapable=1  migMode=0
+//	end
+//
+// The end record (EndRecord) has no fields (a reader ignores any, as for
+// every record) and ends the file: exactly one, last, nothing after it, not
+// even a blank line or a comment. A file without it, or whose last line has
+// no newline, was cut short (a full disk, an interrupted writer) and is an
+// error naming the line (ReadFile adds the file): "line 57: end of file
+// before the end record "end": the file is truncated". Version 1 was
+// version 2 without the end record; readers refuse a version-1 file (render
+// the root again).
 //
 // gpu records appear in NVML enumeration order (ascending PCI bus id). Integers
 // are decimal digits (signed fields may start with '-') or 0x followed by hex
@@ -32,8 +44,9 @@
 //
 // # MIG records
 //
-// A MIG-capable GPU may have MIG records; they may appear anywhere after the
-// header and are written after the gpu records in this order. Lists are
+// A MIG-capable GPU may have MIG records; they may appear anywhere between
+// the header and the end record and are written after the gpu records in
+// this order. Lists are
 // comma-separated non-negative integers.
 //
 //		mig        gpu=0  maxDevices=7  memorySlices=8
@@ -88,7 +101,10 @@
 // held on the state file itself would not exclude a writer that opened the
 // new one. Readers need no lock: rename is atomic, so a reader sees the old
 // or the new file, never a mix; a reader that decides on what it read and
-// then writes (check-then-create) must hold the lock across both.
+// then writes (check-then-create) must hold the lock across both. Every
+// writer writes the whole file, ending with the end record, so a partial file that is left
+// by other means (a full disk, a plain write that was interrupted) is
+// refused by both readers.
 //
 // # Visibility
 //

@@ -90,9 +90,10 @@ func TestMIGRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(sampleMIG(), got); diff != "" {
 		t.Errorf("round trip changed the state (-want +got):\n%s", diff)
 	}
-	// The gpu record is written exactly as before MIG records existed.
-	plain := writeString(t, sample())
-	if !strings.HasPrefix(text, strings.Replace(plain, "migMode=0", "migMode=1", 1)) {
+	// The gpu record is written exactly as before MIG records existed, and
+	// the end record follows the MIG records.
+	plain := strings.TrimSuffix(writeString(t, sample()), EndRecord+"\n")
+	if !strings.HasPrefix(text, strings.Replace(plain, "migMode=0", "migMode=1", 1)) || !strings.HasSuffix(text, "\n"+EndRecord+"\n") {
 		t.Errorf("MIG records changed the existing records:\n%s\nvs\n%s", text, plain)
 	}
 }

@@ -6,13 +6,25 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 )
 
-// Header is the first line of every version-1 state file.
-const Header = "drakit-nvml-state v1"
+// Header is the first line of every version-2 state file.
+const Header = "drakit-nvml-state v2"
+
+// headerV1 is the first line of a version-1 file: the same records without
+// the end record, so a truncated one could not be told from a whole one.
+const headerV1 = "drakit-nvml-state v1"
+
+// EndRecord is the record type of the last line of every state file: a file
+// without it was cut short.
+const EndRecord = "end"
+
+// maxLineBytes bounds a line, its newline included.
+const maxLineBytes = 1024 * 1024
 
 // RelativePath is where the state file lives below an emulator root, and where
 // a container sees it.
@@ -120,7 +132,8 @@ func (s *State) Validate() error {
 	return s.validateMIG()
 }
 
-// Write validates s and writes it in the version-1 format.
+// Write validates s and writes it in the version-2 format, ending with the
+// end record.
 func Write(w io.Writer, s *State) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -138,27 +151,56 @@ func Write(w io.Writer, s *State) error {
 			g.NUMANode, boolInt(g.MIGCapable), g.MIGMode)
 	}
 	writeMIG(b, s)
+	fmt.Fprintln(b, EndRecord)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Parse reads a version-1 state file; errors name the line.
+// ReadFile reads and parses the state file at path; errors name the file and
+// the line.
+func ReadFile(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read NVML state: %w", err)
+	}
+	defer f.Close()
+	s, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("read NVML state %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse reads a version-2 state file; errors name the line. Every line must
+// end with a newline and the last one must be the end record, so a file cut
+// short anywhere is an error.
 func Parse(r io.Reader) (*State, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(make([]byte, 64*1024), maxLineBytes)
+	terminated := true
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		advance, token, err := bufio.ScanLines(data, atEOF)
+		if token != nil {
+			terminated = data[advance-1] == '\n'
+		}
+		return advance, token, err
+	})
 	s := &State{}
-	line := 0
+	line, endLine := 0, 0
 	sawSystem := false
 	for sc.Scan() {
 		line++
 		text := sc.Text()
-		if line == 1 {
-			if text != Header {
-				return nil, fmt.Errorf("%w: line 1: expected %q, got %q", ErrInvalid, Header, text)
-			}
-			continue
-		}
-		if text == "" || strings.HasPrefix(text, "#") {
+		switch {
+		case !terminated:
+			return nil, fmt.Errorf("%w: line %d: no newline at the end of the file: the file is truncated", ErrInvalid, line)
+		case endLine != 0:
+			return nil, fmt.Errorf("%w: line %d: content after the end record on line %d", ErrInvalid, line, endLine)
+		case line == 1 && text == headerV1:
+			return nil, fmt.Errorf("%w: line 1: %q is a version-1 file, which has no end record: render the root again", ErrInvalid, text)
+		case line == 1 && text != Header:
+			return nil, fmt.Errorf("%w: line 1: expected %q, got %q", ErrInvalid, Header, text)
+		case line == 1, text == "", strings.HasPrefix(text, "#"):
 			continue
 		}
 		parts := strings.Split(text, "\t")
@@ -175,6 +217,8 @@ func Parse(r io.Reader) (*State, error) {
 		}
 		fp := fieldParser{line: line, fields: fields}
 		switch parts[0] {
+		case EndRecord:
+			endLine = line
 		case "system":
 			if sawSystem {
 				return nil, fmt.Errorf("%w: line %d: second system record", ErrInvalid, line)
@@ -210,11 +254,16 @@ func Parse(r io.Reader) (*State, error) {
 			return nil, fp.err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read NVML state: %w", err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%w: line %d: longer than %d bytes", ErrInvalid, line+1, maxLineBytes-1)
+	} else if err != nil {
+		return nil, fmt.Errorf("read line %d: %w", line+1, err)
 	}
 	if line == 0 {
 		return nil, fmt.Errorf("%w: empty file", ErrInvalid)
+	}
+	if endLine == 0 {
+		return nil, fmt.Errorf("%w: line %d: end of file before the end record %q: the file is truncated", ErrInvalid, line+1, EndRecord)
 	}
 	if !sawSystem {
 		return nil, fmt.Errorf("%w: no system record", ErrInvalid)

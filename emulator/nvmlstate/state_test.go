@@ -3,6 +3,9 @@ package nvmlstate
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,22 +68,29 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		text string
 		want string
 	}{
-		"empty":          {"", "empty file"},
-		"wrong header":   {"drakit-nvml-state v2\n", `line 1: expected "drakit-nvml-state v1"`},
-		"no system":      {Header + "\n", "no system record"},
-		"missing field":  {strings.Replace(valid, "\tminor=3", "", 1), "line 3: missing field minor"},
-		"not key=value":  {strings.Replace(valid, "minor=3", "minor3", 1), `line 3: field "minor3" is not key=value`},
-		"bad integer":    {strings.Replace(valid, "minor=3", "minor=three", 1), `line 3: field minor="three" is not a 32-bit integer`},
-		"bad bus id":     {strings.Replace(valid, "busId=00000000:1B:00.0", "busId=0000:1b:00.0", 1), "gpu[0].busId"},
-		"bad uuid":       {strings.Replace(valid, "uuid=GPU-", "uuid=MIG-", 1), "gpu[0].uuid"},
-		"octal-looking":  {strings.Replace(valid, "minor=3", "minor=03_0", 1), `field minor="03_0" is not a 32-bit integer`},
-		"plus sign":      {strings.Replace(valid, "minor=3", "minor=+3", 1), `field minor="+3" is not a 32-bit integer`},
-		"int32 range":    {strings.Replace(valid, "architecture=9", "architecture=2147483648", 1), "field architecture"},
-		"long version":   {strings.Replace(valid, "driverVersion=570.172.08", "driverVersion=570.172."+strings.Repeat("1", 80), 1), "system.driverVersion"},
-		"flag not 0/1":   {strings.Replace(valid, "migCapable=1", "migCapable=2", 1), "line 3: field migCapable=2 must be 0 or 1"},
-		"duplicate key":  {strings.Replace(valid, "\tminor=3", "\tminor=3\tminor=4", 1), "line 3: field minor given twice"},
-		"two systems":    {strings.Replace(valid, "\ngpu", "\nsystem\tdriverVersion=1.2\tnvmlVersion=1.2\tcudaDriverVersion=1\ngpu", 1), "line 3: second system record"},
-		"mig on non-mig": {strings.Replace(strings.Replace(valid, "migCapable=1", "migCapable=0", 1), "migMode=0", "migMode=1", 1), "not MIG capable"},
+		"empty":            {"", "empty file"},
+		"wrong header":     {"drakit-nvml-state v0\n", `line 1: expected "drakit-nvml-state v2"`},
+		"version 1":        {strings.Replace(valid, Header, "drakit-nvml-state v1", 1), "a version-1 file, which has no end record: render the root again"},
+		"no system":        {Header + "\nend\n", "no system record"},
+		"missing field":    {strings.Replace(valid, "\tminor=3", "", 1), "line 3: missing field minor"},
+		"not key=value":    {strings.Replace(valid, "minor=3", "minor3", 1), `line 3: field "minor3" is not key=value`},
+		"bad integer":      {strings.Replace(valid, "minor=3", "minor=three", 1), `line 3: field minor="three" is not a 32-bit integer`},
+		"bad bus id":       {strings.Replace(valid, "busId=00000000:1B:00.0", "busId=0000:1b:00.0", 1), "gpu[0].busId"},
+		"bad uuid":         {strings.Replace(valid, "uuid=GPU-", "uuid=MIG-", 1), "gpu[0].uuid"},
+		"octal-looking":    {strings.Replace(valid, "minor=3", "minor=03_0", 1), `field minor="03_0" is not a 32-bit integer`},
+		"plus sign":        {strings.Replace(valid, "minor=3", "minor=+3", 1), `field minor="+3" is not a 32-bit integer`},
+		"int32 range":      {strings.Replace(valid, "architecture=9", "architecture=2147483648", 1), "field architecture"},
+		"long version":     {strings.Replace(valid, "driverVersion=570.172.08", "driverVersion=570.172."+strings.Repeat("1", 80), 1), "system.driverVersion"},
+		"flag not 0/1":     {strings.Replace(valid, "migCapable=1", "migCapable=2", 1), "line 3: field migCapable=2 must be 0 or 1"},
+		"duplicate key":    {strings.Replace(valid, "\tminor=3", "\tminor=3\tminor=4", 1), "line 3: field minor given twice"},
+		"two systems":      {strings.Replace(valid, "\ngpu", "\nsystem\tdriverVersion=1.2\tnvmlVersion=1.2\tcudaDriverVersion=1\ngpu", 1), "line 3: second system record"},
+		"mig on non-mig":   {strings.Replace(strings.Replace(valid, "migCapable=1", "migCapable=0", 1), "migMode=0", "migMode=1", 1), "not MIG capable"},
+		"no end record":    {strings.TrimSuffix(valid, "end\n"), `line 4: end of file before the end record "end": the file is truncated`},
+		"cut mid-line":     {valid[:len(valid)-20], "line 3: no newline at the end of the file: the file is truncated"},
+		"no final newline": {strings.TrimSuffix(valid, "\n"), "line 4: no newline at the end of the file: the file is truncated"},
+		"after the end":    {valid + "# a comment\n", "line 5: content after the end record on line 4"},
+		"two ends":         {valid + "end\n", "line 5: content after the end record on line 4"},
+		"line too long":    {strings.Replace(valid, "\nend\n", "\n#"+strings.Repeat("x", 1<<20)+"\nend\n", 1), "line 4: longer than"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -92,6 +102,81 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 				t.Errorf("error %q: want ErrInvalid containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseRejectsEveryTruncation cuts a written state file at every byte:
+// only the whole file parses, so a writer that stopped early (a full disk, a
+// crash without the temporary file and rename) never yields a state with
+// records missing.
+func TestParseRejectsEveryTruncation(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sampleMIG()); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.String()
+	if !strings.HasSuffix(data, "\n"+EndRecord+"\n") {
+		t.Fatalf("Write does not end the file with the end record:\n%s", data)
+	}
+	for n := range len(data) {
+		if _, err := Parse(strings.NewReader(data[:n])); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("the first %d of %d bytes parse (error %v); want ErrInvalid", n, len(data), err)
+		}
+	}
+	if _, err := Parse(strings.NewReader(data)); err != nil {
+		t.Fatalf("the whole file: %v", err)
+	}
+}
+
+func TestParseEndRecord(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	valid := buf.String()
+	for name, text := range map[string]string{
+		"CRLF":                   strings.ReplaceAll(valid, "\n", "\r\n"),
+		"unknown key on the end": strings.TrimSuffix(valid, "end\n") + "end\tfuture=1\n",
+		"comment before the end": strings.TrimSuffix(valid, "end\n") + "# comment\n\nend\n",
+	} {
+		if _, err := Parse(strings.NewReader(text)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Parse(strings.NewReader(strings.TrimSuffix(valid, "end\n") + "end\tbroken\n")); err == nil {
+		t.Error("an end record with a field that is not key=value parses")
+	}
+}
+
+func TestReadFileNamesFileAndLine(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sampleMIG()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nvml.state")
+	// A writer that ran out of space after the gi records.
+	truncated := buf.String()[:strings.Index(buf.String(), "\nci\t")+1]
+	if err := os.WriteFile(path, []byte(truncated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(truncated, "\n")
+	_, err := ReadFile(path)
+	want := fmt.Sprintf("read NVML state %s: invalid NVML state: line %d: end of file before the end record", path, lines+1)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadFile of a truncated file: %v; want ErrInvalid containing %q", err, want)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sampleMIG(), got); diff != "" {
+		t.Errorf("ReadFile (-want +got):\n%s", diff)
+	}
+	if _, err := ReadFile(path + ".missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file: %v, want ErrNotExist", err)
 	}
 }
 
@@ -126,6 +211,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(buf.String())
 	f.Add(Header + "\nsystem\n")
+	f.Add(strings.TrimSuffix(buf.String(), "end\n"))
+	f.Add(buf.String() + "end\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse(strings.NewReader(text))
 		if err != nil {

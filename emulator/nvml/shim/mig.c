@@ -1060,9 +1060,10 @@ __attribute__((format(printf, 2, 3))) static void out_fmt(struct out *o, const c
 
 /*
  * render_state writes s as nvmlstate.Write would after the change: every
- * line of the file read except the gi and ci records, migMode of the gpu
- * record whose value is at mode_val replaced by mode (mode_val NULL: none),
- * then s's gi records and ci records.
+ * line of the file read except the gi and ci records and the end record,
+ * migMode of the gpu record whose value is at mode_val replaced by mode
+ * (mode_val NULL: none), then s's gi records and ci records, then the end
+ * record.
  */
 static void render_state(struct out *o, const struct drakit_state *s, const char *mode_val,
                          int64_t mode) {
@@ -1070,11 +1071,15 @@ static void render_state(struct out *o, const struct drakit_state *s, const char
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *q = nl != NULL ? nl : end;
+        /* The record type ends at a TAB or at the line's end, before a CR
+         * (the reader drops one before the newline). */
+        const char *text_end = q > p && q[-1] == '\r' ? q - 1 : q;
         size_t word = 0;
-        while (p + word < q && p[word] != '\t') {
+        while (p + word < text_end && p[word] != '\t') {
             word++;
         }
-        int skip = (word == 2 && (memcmp(p, "gi", 2) == 0 || memcmp(p, "ci", 2) == 0));
+        int skip = (word == 2 && (memcmp(p, "gi", 2) == 0 || memcmp(p, "ci", 2) == 0)) ||
+                   (word == 3 && memcmp(p, "end", 3) == 0);
         if (!skip && mode_val != NULL && mode_val >= p && mode_val < q) {
             const char *after = mode_val;
             while (after < q && *after != '\t') {
@@ -1105,6 +1110,7 @@ static void render_state(struct out *o, const struct drakit_state *s, const char
                 (long long)c->start, (long long)c->size, (int)c->uuid_len, c->uuid,
                 (long long)c->cap_minor);
     }
+    out_bytes(o, "end\n", 4);
 }
 
 static int write_all(int fd, const char *p, size_t n) {

@@ -29,7 +29,9 @@
 #endif
 
 #define STATE_RELATIVE_PATH "run/drakit-emulator/nvml.state"
-#define STATE_HEADER "drakit-nvml-state v1"
+#define STATE_HEADER "drakit-nvml-state v2"
+#define STATE_HEADER_V1 "drakit-nvml-state v1"
+#define END_RECORD "end"
 
 typedef struct {
     const char *p;
@@ -805,7 +807,7 @@ static int validate_mig(const struct drakit_state *s, errbuf *e) {
 
 static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e) {
     size_t pos = 0;
-    unsigned long line = 0;
+    unsigned long line = 0, end_line = 0;
     int saw_system = 0;
     while (pos < len) {
         const char *start = buf + pos;
@@ -820,7 +822,19 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
         if (text.n > 0 && text.p[text.n - 1] == '\r') {
             text.n--;
         }
+        /* Every line ends with a newline and the end record is the last
+         * one, so a file cut short anywhere is refused. */
+        if (nl == NULL) {
+            return fail(e, "line %lu: no newline at the end of the file: the file is truncated", line);
+        }
+        if (end_line != 0) {
+            return fail(e, "line %lu: content after the end record on line %lu", line, end_line);
+        }
         if (line == 1) {
+            if (span_is(text, STATE_HEADER_V1)) {
+                return fail(e, "line 1: \"%s\" is a version-1 file, which has no end record: "
+                               "render the root again", STATE_HEADER_V1);
+            }
             if (!span_is(text, STATE_HEADER)) {
                 return fail(e, "line 1: expected \"%s\"", STATE_HEADER);
             }
@@ -859,7 +873,9 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
         if (split_fields(text, tab, &f, e) != 0) {
             return -1;
         }
-        if (f.keys == system_keys) {
+        if (span_is(type, END_RECORD)) {
+            end_line = line;
+        } else if (f.keys == system_keys) {
             if (saw_system) {
                 return fail(e, "line %lu: second system record", line);
             }
@@ -877,6 +893,10 @@ static int parse(struct drakit_state *s, const char *buf, size_t len, errbuf *e)
     }
     if (line == 0) {
         return fail(e, "empty file");
+    }
+    if (end_line == 0) {
+        return fail(e, "line %lu: end of file before the end record \"%s\": the file is truncated",
+                    line + 1, END_RECORD);
     }
     if (!saw_system) {
         return fail(e, "no system record");

@@ -142,7 +142,9 @@ int drakit_join(char *out, size_t n, const char *root, const char *rel);
  * It returns NVML_SUCCESS, or NVML_ERROR_DRIVER_NOT_LOADED when there is no
  * state file, NVML_ERROR_NO_PERMISSION when it cannot be read for lack of
  * permission, NVML_ERROR_MEMORY when memory runs out, and NVML_ERROR_UNKNOWN
- * for anything else (a malformed file included); s is empty then. It never
+ * for anything else (a malformed file included, and a truncated one: without
+ * the end record as its last line, or with a last line without a newline);
+ * s is empty then. It never
  * writes to stdout; with $DRAKIT_NVML_DEBUG set it explains a failure on
  * stderr.
  */

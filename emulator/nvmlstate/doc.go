@@ -101,8 +101,10 @@
 // held on the state file itself would not exclude a writer that opened the
 // new one. Readers need no lock: rename is atomic, so a reader sees the old
 // or the new file, never a mix; a reader that decides on what it read and
-// then writes (check-then-create) must hold the lock across both. Every
-// writer writes the whole file, ending with the end record, so a partial file that is left
+// then writes (check-then-create) must hold the lock across both. The
+// renderer, which owns the root while it renders, writes the file the same
+// way (temporary file, fsync, rename) without the lock. Every writer writes
+// the whole file, ending with the end record, so a partial file that is left
 // by other means (a full disk, a plain write that was interrupted) is
 // refused by both readers.
 //

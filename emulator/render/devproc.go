@@ -29,18 +29,18 @@ func (w *writer) charDevice(rel string, major, minor uint32, mode os.FileMode) {
 		return
 	}
 	path := filepath.Join(w.root, rel)
+	node := fmt.Sprintf("%s (%d:%d)", rel, major, minor)
 	err := unix.Mknod(path, unix.S_IFCHR|uint32(mode.Perm()), int(unix.Mkdev(major, minor)))
 	switch {
 	case errors.Is(err, unix.EPERM):
-		w.fail(fmt.Errorf("create character device %s (%d:%d): %w: mknod needs root or CAP_MKNOD: %v",
-			path, major, minor, ErrDeviceNodes, err))
+		w.fail("create character device", node, fmt.Errorf("%w: mknod needs root or CAP_MKNOD: %v", ErrDeviceNodes, err))
 		return
 	case err != nil:
-		w.fail(fmt.Errorf("create character device %s (%d:%d): %w", path, major, minor, err))
+		w.fail("create character device", node, err)
 		return
 	}
 	if err := os.Chmod(path, mode); err != nil {
-		w.fail(fmt.Errorf("chmod %s: %w", path, err))
+		w.fail("chmod", rel, err)
 	}
 }
 

@@ -24,7 +24,8 @@
 //	    "DeviceFileMinor: <m>\nDeviceFileMode: <decimal mode>\nDeviceFileModify: 1\n"
 //	R/run/drakit-emulator/nvml.state (package emulator/nvmlstate; GPUs in PCI order;
 //	    for each GPU with a mig section its migMode, MIG profile tables and the
-//	    static layout's GIs and CIs, with MIG UUIDs from profile.DeriveMIGUUID)
+//	    static layout's GIs and CIs, with MIG UUIDs from profile.DeriveMIGUUID;
+//	    then the end record; written to a temporary file, fsynced and renamed)
 //	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
 //	R/.drakit-emulator-root (MarkerFile)
 //
@@ -34,10 +35,21 @@
 // Intel root port and Broadcom PEX switch ports; BARs are laid out from
 // 0x80000000 (BAR0) and 0x200000000000 (BAR1, BAR3) in PCI order.
 //
-// Contracts: Render owns R entirely. It refuses a non-empty directory without
-// the marker (ErrNotOwned), and otherwise replaces everything but the marker,
-// so rendering again converges on exactly the profile's tree; it never
-// deletes across a mount point. It needs root or CAP_MKNOD for the device
-// nodes (ErrDeviceNodes); the NVML shim is installed only when
-// Options.ShimLibrary is set.
+// Contracts: Render owns R entirely. R must be a real directory (a symbolic
+// link is refused, naming its target); Render refuses a non-empty directory
+// without the marker (ErrNotOwned) and a root with a mount point below it
+// (ErrMountPoint, also a bind mount on the same filesystem) before it
+// changes anything; R itself may be a mount point. It writes the new tree
+// into R/.drakit-render-new, then swaps each top-level entry in by rename
+// (what it replaces goes to R/.drakit-render-old and is deleted), so
+// rendering again converges on exactly the profile's tree, a bind mount of R
+// sees the new tree, and a render that fails — a full disk
+// (errors.Is(err, syscall.ENOSPC), the message says what to free), no
+// permission — leaves the previous root as it was, or no root where there
+// was none (an empty directory stays empty; the error says which). A render that was killed leaves the
+// staging directories, which the next render removes. One render of a root
+// at a time; readers should not use the root during the swap. It needs root
+// or CAP_MKNOD for the device nodes (ErrDeviceNodes); the NVML shim is
+// installed only when Options.ShimLibrary is set. Errors name files relative
+// to R.
 package render

@@ -9,8 +9,9 @@ import (
 
 // Options says where to render and what to install.
 type Options struct {
-	// Root is the emulator root R; created when missing. It must be empty,
-	// absent, or a root this package rendered before (MarkerFile).
+	// Root is the emulator root R; created when missing. It must be a
+	// directory (not a symbolic link) that is empty, absent, or a root this
+	// package rendered before (MarkerFile), without mount points below it.
 	Root string
 	// ShimLibrary is the built NVML shim (drakit emulator build-shim). It is
 	// copied to R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion>

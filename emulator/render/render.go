@@ -23,11 +23,14 @@ const LibraryDir = "usr/lib/x86_64-linux-gnu"
 // profile.Builtin return defaulted profiles); it is validated here.
 //
 // Render owns the whole root: it refuses a non-empty directory without
-// MarkerFile (ErrNotOwned) and otherwise deletes everything but the marker
-// before writing, so rendering the same root again converges on exactly the
-// profile's tree. It does not cross mount points while deleting. Rendering is
-// not atomic: readers should not use the root while it runs. Creating the
-// device nodes needs root or CAP_MKNOD (ErrDeviceNodes).
+// MarkerFile (ErrNotOwned), a symbolic link, and a root with a mount point
+// below it (ErrMountPoint), before it changes anything. It writes the new
+// tree into a staging directory inside the root and then swaps it in for
+// the previous tree, so rendering the same root again converges on exactly
+// the profile's tree, and a render that fails (a full disk: errors.Is
+// syscall.ENOSPC) leaves the previous root as it was, or no root where there
+// was none. Readers should not use the root while the swap runs. Creating
+// the device nodes needs root or CAP_MKNOD (ErrDeviceNodes).
 func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	opts.Default()
 	if err := opts.Validate(); err != nil {
@@ -45,6 +48,10 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
 	}
+	sys, err := newSysfs(p, topo)
+	if err != nil {
+		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
+	}
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
 		return fmt.Errorf("resolve emulator root %s: %w", opts.Root, err)
@@ -52,27 +59,30 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := claimRoot(root); err != nil {
+	t, err := claimRoot(root)
+	if err != nil {
 		return err
 	}
-	w := &writer{root: root}
-	sys, err := newSysfs(w, p, topo)
-	if err != nil {
-		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
-	}
-	sys.render()
+	w := &writer{root: t.staging()}
+	sys.render(w)
 	devfs(w, topo)
 	migDevfs(w, topo, layouts)
 	procfs(w, p, topo)
 	migProcfs(w, topo, layouts)
-	w.file(nvmlstate.RelativePath, 0o644, state)
+	w.atomicFile(nvmlstate.RelativePath, 0o644, state)
 	if opts.ShimLibrary != "" {
 		lib := "libnvidia-ml.so." + p.Spec.Driver.DriverVersion
 		w.copyFile(filepath.Join(LibraryDir, lib), 0o755, opts.ShimLibrary)
 		w.symlink(filepath.Join(LibraryDir, "libnvidia-ml.so.1"), lib)
 	}
+	if w.err == nil {
+		w.err = t.swap()
+	}
 	if w.err != nil {
-		return fmt.Errorf("render profile %s into %s: %w", p.Metadata.Name, root, w.err)
+		return t.abort(fmt.Errorf("render profile %s into %s: %w", p.Metadata.Name, root, w.err))
+	}
+	if err := t.removePrevious(); err != nil {
+		return fmt.Errorf("render profile %s into %s: the new tree is in place, but: %w", p.Metadata.Name, root, err)
 	}
 	klog.FromContext(ctx).V(1).Info("Rendered emulator root", "root", root, "profile", p.Metadata.Name,
 		"gpus", len(topo.GPUs), "shimLibrary", opts.ShimLibrary)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -15,52 +17,294 @@ const MarkerFile = ".drakit-emulator-root"
 
 const markerContent = "drakit emulator root v1: rendered by drakit emulator render; everything here is replaced on the next render\n"
 
-// ErrNotOwned is returned for a non-empty root without MarkerFile.
-var ErrNotOwned = errors.New("directory is not an emulator root")
+// Below the root, Render writes the new tree into stagingDir and, while it
+// swaps the new entries in, moves the ones they replace into previousDir.
+// An interrupted render leaves them behind; the next one removes them.
+const (
+	stagingDir  = ".drakit-render-new"
+	previousDir = ".drakit-render-old"
+)
 
-// claimRoot makes root an empty directory that carries the marker: it
-// creates a missing root, accepts an empty one, and clears one it rendered
-// before. It never descends into another filesystem (a mount point below the
-// root is an error), so a bind mount of real sysfs is never deleted.
-func claimRoot(root string) error {
+var (
+	// ErrNotOwned is returned for a root that is not a directory this
+	// package may replace: a non-empty one without MarkerFile, a file, a
+	// symbolic link.
+	ErrNotOwned = errors.New("directory is not an emulator root")
+	// ErrMountPoint is returned for a root with a mount point below it:
+	// rendering would delete what is mounted there.
+	ErrMountPoint = errors.New("mount point below the emulator root")
+)
+
+// target is the root one render replaces, claimed by claimRoot.
+type target struct {
+	root string
+	dev  uint64 // the root's filesystem
+	// created: the render created the root, so a failed one removes it;
+	// marked: the root was empty and the render marked it, so a failed one
+	// removes the marker again.
+	created, marked bool
+}
+
+// claimRoot checks that root may be rendered into and prepares it: it
+// creates a missing root, accepts an empty one and one it rendered before,
+// and refuses (changing nothing) a symbolic link, a file, a foreign
+// directory and a root with a mount point below it, so a bind mount of real
+// sysfs is never deleted. A root may itself be a mount point. Then it marks
+// the root, removes what an interrupted render left, and creates the empty
+// staging directory.
+func claimRoot(root string) (*target, error) {
+	t := &target{root: root}
 	fi, err := os.Lstat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(root, 0o755); err != nil {
-			return fmt.Errorf("create emulator root %s: %w", root, err)
+			return nil, fmt.Errorf("create emulator root %s: %w", root, err)
+		}
+		t.created = true
+		if fi, err = os.Lstat(root); err != nil {
+			return nil, fmt.Errorf("inspect new emulator root %s: %w", root, err)
 		}
 	case err != nil:
-		return fmt.Errorf("inspect emulator root %s: %w", root, err)
+		return nil, fmt.Errorf("inspect emulator root %s: %w", root, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		dest, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			dest, _ = os.Readlink(root)
+		}
+		return nil, fmt.Errorf("emulator root %s: %w: it is a symbolic link to %s, and the root must be a real directory "+
+			"(render into the link's target itself)", root, ErrNotOwned, dest)
 	case !fi.IsDir():
-		return fmt.Errorf("emulator root %s: %w: it is not a directory", root, ErrNotOwned)
+		return nil, fmt.Errorf("emulator root %s: %w: it is not a directory", root, ErrNotOwned)
 	default:
 		entries, err := os.ReadDir(root)
 		if err != nil {
-			return fmt.Errorf("read emulator root %s: %w", root, err)
+			return nil, fmt.Errorf("read emulator root %s: %w", root, err)
 		}
-		if len(entries) > 0 {
-			if _, err := os.Lstat(filepath.Join(root, MarkerFile)); err != nil {
-				return fmt.Errorf("emulator root %s: %w: it is not empty and has no %s; "+
-					"render into an empty or new directory", root, ErrNotOwned, MarkerFile)
-			}
-			dev := fi.Sys().(*syscall.Stat_t).Dev
-			for _, e := range entries {
-				if e.Name() == MarkerFile {
-					continue
-				}
-				if err := removeTree(filepath.Join(root, e.Name()), dev); err != nil {
-					return fmt.Errorf("clear emulator root %s: %w", root, err)
-				}
-			}
+		if len(entries) == 0 {
+			t.marked = true
+			break
+		}
+		if _, err := os.Lstat(filepath.Join(root, MarkerFile)); err != nil {
+			return nil, fmt.Errorf("emulator root %s: %w: it is not empty and has no %s; "+
+				"render into an empty or new directory", root, ErrNotOwned, MarkerFile)
+		}
+		if err := checkNoMounts(root, fi.Sys().(*syscall.Stat_t).Dev); err != nil {
+			return nil, err
+		}
+	}
+	t.dev = fi.Sys().(*syscall.Stat_t).Dev
+	for _, dir := range []string{stagingDir, previousDir} {
+		if err := removeTree(filepath.Join(root, dir), t.dev); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, t.abort(fmt.Errorf("remove what an interrupted render left in %s: %w", root, err))
 		}
 	}
 	if err := os.Chmod(root, 0o755); err != nil {
-		return fmt.Errorf("chmod emulator root %s: %w", root, err)
+		return nil, t.abort(fmt.Errorf("chmod emulator root %s: %w", root, err))
 	}
-	if err := os.WriteFile(filepath.Join(root, MarkerFile), []byte(markerContent), 0o644); err != nil {
-		return fmt.Errorf("mark emulator root %s: %w", root, err)
+	if err := writeFileAtomic(filepath.Join(root, MarkerFile), []byte(markerContent), 0o644); err != nil {
+		return nil, t.abort(fmt.Errorf("mark emulator root %s: write %s: %w", root, MarkerFile, withoutPath(err)))
+	}
+	if err := os.Mkdir(t.staging(), 0o755); err != nil {
+		return nil, t.abort(fmt.Errorf("render into %s: create %s: %w", root, stagingDir, withoutPath(err)))
+	}
+	return t, nil
+}
+
+// staging is the directory the new tree is written to.
+func (t *target) staging() string { return filepath.Join(t.root, stagingDir) }
+
+// checkNoMounts fails with ErrMountPoint when a mount point lies below root
+// (a filesystem boundary, or an entry of the mount table: a bind mount on
+// the same filesystem has no boundary).
+func checkNoMounts(root string, dev uint64) error {
+	mounted := func(path string) error {
+		return fmt.Errorf("emulator root %s: %w: %s; unmount it and render again (nothing was changed)", root, ErrMountPoint, path)
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		points, err := mountPoints()
+		if err != nil {
+			return fmt.Errorf("check emulator root %s for mount points: %w", root, err)
+		}
+		for _, mp := range points {
+			if rel, ok := strings.CutPrefix(mp, real+"/"); ok {
+				return mounted(filepath.Join(root, rel))
+			}
+		}
+	}
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if fi.Sys().(*syscall.Stat_t).Dev != dev {
+			return mounted(path)
+		}
+		return nil
+	})
+}
+
+// mountPoints lists this process's mount points (/proc/self/mountinfo);
+// none when /proc is not mounted.
+func mountPoints() ([]string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		// "36 35 98:0 /mnt1 /mnt2 rw,noatime … - ext3 /dev/root rw": the
+		// fifth field, with space, tab, newline and backslash octal-escaped.
+		if f := strings.Fields(line); len(f) >= 5 {
+			out = append(out, unescapeMountPath(f[4]))
+		}
+	}
+	return out, nil
+}
+
+func unescapeMountPath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// swap puts the staged tree in place: each entry of the staging directory
+// replaces the root's entry of that name, and the root's other entries go
+// (the marker stays); what they replace is moved into previousDir, for
+// removePrevious. It is renames within one filesystem; if one fails, the
+// ones done are undone, so the root is the previous one or the new one, and
+// a mix of both only while swap runs.
+func (t *target) swap() error {
+	staged, err := os.ReadDir(t.staging())
+	if err != nil {
+		return fmt.Errorf("read %s: %w", stagingDir, withoutPath(err))
+	}
+	current, err := os.ReadDir(t.root)
+	if err != nil {
+		return fmt.Errorf("read the root: %w", withoutPath(err))
+	}
+	prev := filepath.Join(t.root, previousDir)
+	if err := os.Mkdir(prev, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", previousDir, withoutPath(err))
+	}
+	type move struct{ from, to string }
+	var done []move
+	rename := func(from, to string) error {
+		if err := os.Rename(from, to); err != nil {
+			for i := len(done) - 1; i >= 0; i-- {
+				_ = os.Rename(done[i].to, done[i].from) // the reverse of a rename that worked; abort reports what is left
+			}
+			return fmt.Errorf("swap the new tree in: move %s: %w", filepath.Base(from), withoutPath(err))
+		}
+		done = append(done, move{from, to})
+		return nil
+	}
+	replaced := map[string]bool{}
+	for _, e := range staged {
+		name := e.Name()
+		if _, err := os.Lstat(filepath.Join(t.root, name)); err == nil {
+			if err := rename(filepath.Join(t.root, name), filepath.Join(prev, name)); err != nil {
+				return err
+			}
+			replaced[name] = true
+		}
+		if err := rename(filepath.Join(t.staging(), name), filepath.Join(t.root, name)); err != nil {
+			return err
+		}
+	}
+	for _, e := range current {
+		name := e.Name()
+		if name == MarkerFile || name == stagingDir || name == previousDir || replaced[name] {
+			continue
+		}
+		if err := rename(filepath.Join(t.root, name), filepath.Join(prev, name)); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// removePrevious deletes what swap replaced, and the staging directory swap
+// emptied, and syncs the root.
+func (t *target) removePrevious() error {
+	for _, dir := range []string{previousDir, stagingDir} {
+		if err := removeTree(filepath.Join(t.root, dir), t.dev); err != nil {
+			return fmt.Errorf("remove %s: %w", dir, withoutPath(err))
+		}
+	}
+	if err := syncDir(t.root); err != nil {
+		return fmt.Errorf("sync the root: %w", withoutPath(err))
+	}
+	return nil
+}
+
+// abort undoes a render that failed with cause, so that the root is the
+// previous one or none: it removes the root when the render created it, and
+// otherwise the staging directory, the (empty) previousDir of a swap that
+// was undone, and the marker when the root was empty. It returns cause,
+// saying which, and how to fix a full disk.
+func (t *target) abort(cause error) error {
+	var err error
+	leftover := t.root
+	if t.created {
+		err = removeTree(t.root, t.dev)
+	} else {
+		for _, rm := range []func() error{
+			func() error { leftover = t.staging(); return removeTree(t.staging(), t.dev) },
+			func() error { leftover = filepath.Join(t.root, previousDir); return os.Remove(leftover) },
+			func() error {
+				leftover = filepath.Join(t.root, MarkerFile)
+				if !t.marked {
+					return nil
+				}
+				return os.Remove(leftover)
+			},
+		} {
+			if err = rm(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w; cleaning up failed too, remove %s by hand: %v", cause, leftover, withoutPath(err))
+	}
+	left := "the previous root is left as it was"
+	if t.created {
+		left = "no root is left"
+	}
+	if errors.Is(cause, syscall.ENOSPC) {
+		return fmt.Errorf("%w: free space on the root's filesystem or render into another directory; %s", cause, left)
+	}
+	return fmt.Errorf("%w; %s", cause, left)
+}
+
+// withoutPath strips the path the os package puts into its errors, for
+// messages that name the file themselves.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }
 
 // removeTree removes path and everything below it, refusing to cross into
@@ -87,18 +331,70 @@ func removeTree(path string, dev uint64) error {
 	return os.Remove(path)
 }
 
+// writeFileAtomic replaces path with data: it writes a temporary file in the
+// same directory, fsyncs it, renames it over path and fsyncs the directory,
+// so path is the old file or the new one, never a part of either.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp) // the error that matters is err
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writer writes below a root, keeping the first error: call its methods in
 // sequence and check err once. Modes are set explicitly, independent of the
-// umask.
+// umask. Errors name paths relative to the root, once.
 type writer struct {
 	root string
 	err  error
 }
 
-func (w *writer) fail(err error) {
-	if w.err == nil {
-		w.err = err
+// fail records that op on rel failed with err, unless an error came first.
+func (w *writer) fail(op, rel string, err error) {
+	if w.err != nil {
+		return
 	}
+	var pe *fs.PathError
+	var le *os.LinkError
+	if (errors.As(err, &pe) && w.inside(pe.Path)) || (errors.As(err, &le) && w.inside(le.New)) {
+		err = withoutPath(err) // the message names rel
+	}
+	w.err = fmt.Errorf("%s %s: %w", op, rel, err)
+}
+
+func (w *writer) inside(path string) bool {
+	return path == w.root || strings.HasPrefix(path, w.root+string(filepath.Separator))
 }
 
 // dir creates rel and its missing parents with mode 0755.
@@ -109,7 +405,7 @@ func (w *writer) dir(rel string) {
 	path := filepath.Join(w.root, rel)
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.IsDir() {
-			w.fail(fmt.Errorf("create directory %s: a %s is in the way", path, fi.Mode().Type()))
+			w.fail("create directory", rel, fmt.Errorf("a %s is in the way", fi.Mode().Type()))
 		}
 		return
 	}
@@ -118,11 +414,11 @@ func (w *writer) dir(rel string) {
 		return
 	}
 	if err := os.Mkdir(path, 0o755); err != nil {
-		w.fail(fmt.Errorf("create directory %s: %w", path, err))
+		w.fail("create directory", rel, err)
 		return
 	}
 	if err := os.Chmod(path, 0o755); err != nil {
-		w.fail(fmt.Errorf("chmod %s: %w", path, err))
+		w.fail("chmod", rel, err)
 	}
 }
 
@@ -134,11 +430,23 @@ func (w *writer) file(rel string, mode os.FileMode, content string) {
 	}
 	path := filepath.Join(w.root, rel)
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		w.fail(fmt.Errorf("write %s: %w", path, err))
+		w.fail("write", rel, err)
 		return
 	}
 	if err := os.Chmod(path, mode); err != nil {
-		w.fail(fmt.Errorf("chmod %s: %w", path, err))
+		w.fail("chmod", rel, err)
+	}
+}
+
+// atomicFile writes content to rel with the given mode through a temporary
+// file that it fsyncs and renames (writeFileAtomic).
+func (w *writer) atomicFile(rel string, mode os.FileMode, content string) {
+	w.dir(filepath.Dir(rel))
+	if w.err != nil {
+		return
+	}
+	if err := writeFileAtomic(filepath.Join(w.root, rel), []byte(content), mode); err != nil {
+		w.fail("write", rel, err)
 	}
 }
 
@@ -148,7 +456,7 @@ func (w *writer) link(rel, target string) {
 	from := filepath.Dir(rel)
 	relTarget, err := filepath.Rel(from, target)
 	if err != nil {
-		w.fail(fmt.Errorf("link %s to %s: %w", rel, target, err))
+		w.fail("link", rel, fmt.Errorf("to %s: %w", target, err))
 		return
 	}
 	w.symlink(rel, relTarget)
@@ -160,9 +468,8 @@ func (w *writer) symlink(rel, target string) {
 	if w.err != nil {
 		return
 	}
-	path := filepath.Join(w.root, rel)
-	if err := os.Symlink(target, path); err != nil {
-		w.fail(fmt.Errorf("link %s to %s: %w", path, target, err))
+	if err := os.Symlink(target, filepath.Join(w.root, rel)); err != nil {
+		w.fail("link", rel, err)
 	}
 }
 
@@ -172,9 +479,8 @@ func (w *writer) copyFile(rel string, mode os.FileMode, src string) {
 	if w.err != nil {
 		return
 	}
-	path := filepath.Join(w.root, rel)
-	if err := copyFile(path, src, mode); err != nil {
-		w.fail(fmt.Errorf("copy %s to %s: %w", src, path, err))
+	if err := copyFile(filepath.Join(w.root, rel), src, mode); err != nil {
+		w.fail("copy "+src+" to", rel, err)
 	}
 }
 

@@ -48,7 +48,7 @@ type region struct{ start, end, flags uint64 }
 // sysfs renders the PCI tree, the bus and driver links, and the NUMA and CPU
 // topology under R/sys.
 type sysfs struct {
-	w      *writer
+	w      *writer // set by render
 	p      *profile.Profile
 	topo   *profile.Topology
 	cpus   map[int][]int // NUMA node id -> CPUs
@@ -58,8 +58,8 @@ type sysfs struct {
 	bars map[*profile.PCIFunction][3]region
 }
 
-func newSysfs(w *writer, p *profile.Profile, topo *profile.Topology) (*sysfs, error) {
-	s := &sysfs{w: w, p: p, topo: topo, cpus: map[int][]int{}, bars: map[*profile.PCIFunction][3]region{}}
+func newSysfs(p *profile.Profile, topo *profile.Topology) (*sysfs, error) {
+	s := &sysfs{p: p, topo: topo, cpus: map[int][]int{}, bars: map[*profile.PCIFunction][3]region{}}
 	for _, n := range p.Spec.NUMANodes {
 		cpus, err := profile.ParseCPUList(n.CPUList)
 		if err != nil {
@@ -84,7 +84,8 @@ func newSysfs(w *writer, p *profile.Profile, topo *profile.Topology) (*sysfs, er
 	return s, nil
 }
 
-func (s *sysfs) render() {
+func (s *sysfs) render(w *writer) {
+	s.w = w
 	s.w.dir("sys/bus/pci/devices")
 	s.w.dir("sys/bus/pci/drivers/" + gpuDriver)
 	s.w.dir("sys/bus/pci/drivers/pcieport")

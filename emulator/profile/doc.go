@@ -39,8 +39,9 @@
 //
 // # Parsing, defaulting, validation
 //
-// Parse is strict: duplicate keys, unknown fields (case-sensitive) and values
-// of the wrong type are errors with field paths. Default fills unset fields
+// Parse is strict (internal/strictyaml): a second YAML document in the file
+// (with its line), duplicate keys, unknown fields (case-sensitive) and values
+// of the wrong type are errors, the last two with field paths. Default fills unset fields
 // and documents each default (driver 570.172.08 / CUDA 12.8, SLIT distances
 // 10/20, socket = node id, GPU fields from the catalogue model, UUIDs derived
 // with DeriveUUID). Validate returns a field.ErrorList naming every problem by

@@ -1,16 +1,12 @@
 package profile
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/internal/strictyaml"
 )
@@ -43,40 +39,19 @@ func (e *ValidationError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalid) hold.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-// Parse decodes one profile document strictly: YAML syntax errors, duplicate
-// keys, a wrong apiVersion or kind, unknown fields (matched case-sensitively)
-// and values of the wrong type are errors, the last three reported with field
-// paths as a *ValidationError. Parse neither defaults nor validates.
+// Parse decodes one profile document strictly (strictyaml.Decode): YAML
+// syntax errors, duplicate keys, a second YAML document, a wrong apiVersion
+// or kind, unknown fields (matched case-sensitively) and values of the wrong
+// type are errors, the last three reported with field paths as a
+// *ValidationError. Parse neither defaults nor validates.
 func Parse(data []byte) (*Profile, error) {
-	js, err := yaml.YAMLToJSONStrict(data)
+	p := &Profile{}
+	errs, err := strictyaml.Decode(data, APIVersion, Kind, p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: parse YAML: %v", ErrInvalid, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: parse YAML: %v", ErrInvalid, err)
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: the document must be a mapping with apiVersion, kind, metadata and spec", ErrInvalid)
-	}
-	var errs field.ErrorList
-	for _, tf := range []struct{ key, want string }{{"apiVersion", APIVersion}, {"kind", Kind}} {
-		if v, _ := obj[tf.key].(string); v != tf.want {
-			errs = append(errs, field.NotSupported(field.NewPath(tf.key), obj[tf.key], []string{tf.want}))
-		}
-	}
-	if len(errs) == 0 {
-		errs = strictyaml.CheckValue(nil, doc, reflect.TypeFor[Profile]())
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(errs) > 0 {
 		return nil, &ValidationError{Source: "profile", Errs: errs}
-	}
-	p := &Profile{}
-	if err := yaml.UnmarshalStrict(data, p); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return p, nil
 }

@@ -1,22 +1,129 @@
-// Package strictyaml reports, with Kubernetes field paths, what a strict
-// decode of a YAML document into a Go type would reject: unknown fields
-// (case-sensitive, listing the known ones) and values of the wrong type.
+// Package strictyaml is the strict loader of drakit's versioned YAML file
+// formats (emulator profiles, allocator scenarios). Decode reads one file:
+// exactly one YAML document (a second one, after "---", is an error naming
+// its line, whatever it holds), without duplicate keys, a mapping with the
+// format's apiVersion and kind, and reports with Kubernetes field paths what
+// a strict decode would reject: unknown fields (case-sensitive, listing the
+// known ones) and values of the wrong type, all of them at once, where
 // sigs.k8s.io/yaml's UnmarshalStrict stops at the first problem and names no
-// path; drakit's file formats (emulator profiles, allocator scenarios) report
-// all of them at once. Callers decode the document with sigs.k8s.io/yaml into
-// JSON, then with encoding/json (UseNumber) into `any`, and pass that here.
+// path. CheckValue is that field check on its own, for a value already
+// decoded from JSON (encoding/json with UseNumber).
 package strictyaml
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
+
+// Errors about a file as a whole, before any field is looked at.
+var (
+	// ErrSyntax: the file is not YAML, or a mapping repeats a key.
+	ErrSyntax = errors.New("parse YAML")
+	// ErrMultipleDocuments: the file holds a second YAML document.
+	ErrMultipleDocuments = errors.New("a second YAML document")
+	// ErrNotMapping: the document is not a mapping (empty, a list, a scalar).
+	ErrNotMapping = errors.New("the document must be a mapping")
+)
+
+// Decode decodes data, which must be exactly one YAML document, strictly
+// into out, a pointer to the format's Go type. Problems of the file as a
+// whole are an error wrapping ErrSyntax, ErrMultipleDocuments (with the line
+// of the second document) or ErrNotMapping. Problems of its fields are
+// returned as a field.ErrorList, out untouched: an apiVersion or kind other
+// than the given ones (reported alone, since the rest is then another
+// format), unknown fields and values of the wrong type (see CheckValue).
+func Decode(data []byte, apiVersion, kind string, out any) (field.ErrorList, error) {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
+	}
+	if err := singleDocument(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w with apiVersion: %s and kind: %s", ErrNotMapping, apiVersion, kind)
+	}
+	var errs field.ErrorList
+	for _, tf := range []struct{ key, want string }{{"apiVersion", apiVersion}, {"kind", kind}} {
+		if v, _ := obj[tf.key].(string); v != tf.want {
+			errs = append(errs, field.NotSupported(field.NewPath(tf.key), obj[tf.key], []string{tf.want}))
+		}
+	}
+	if len(errs) == 0 {
+		errs = CheckValue(nil, doc, reflect.TypeOf(out).Elem())
+	}
+	if len(errs) > 0 {
+		return errs, nil
+	}
+	dec = json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", kind, err)
+	}
+	return nil, nil
+}
+
+// singleDocument returns an error wrapping ErrMultipleDocuments, with the
+// second document's line, when data holds more than one YAML document,
+// even an empty one (a trailing "---") or one that is not valid YAML.
+func singleDocument(data []byte) error {
+	d := yamlv3.NewDecoder(bytes.NewReader(data))
+	var first yamlv3.Node
+	if err := d.Decode(&first); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", ErrSyntax, err)
+	}
+	var second yamlv3.Node
+	err := d.Decode(&second)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err == nil:
+		return fmt.Errorf("line %d: %w: a file holds exactly one (remove the --- and what follows)", second.Line, ErrMultipleDocuments)
+	}
+	// A later document that is not YAML: its marker is the first "---" at
+	// the start of a line after the first document starts (YAML allows
+	// none inside a document at column 0).
+	if line := markerAfter(data, first.Line); line > 0 {
+		return fmt.Errorf("line %d: %w, not valid YAML either: a file holds exactly one (remove the --- and what follows)", line, ErrMultipleDocuments)
+	}
+	return fmt.Errorf("%w: after the first document: %w", ErrMultipleDocuments, err)
+}
+
+// markerAfter returns the number of the first line after line that is a
+// document start marker ("---" alone or followed by a space or tab), or 0.
+func markerAfter(data []byte, line int) int {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimSuffix(sc.Text(), "\r")
+		if n > line && (text == "---" || strings.HasPrefix(text, "--- ") || strings.HasPrefix(text, "---\t")) {
+			return n
+		}
+	}
+	return 0
+}
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 

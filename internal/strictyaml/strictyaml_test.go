@@ -3,7 +3,9 @@ package strictyaml
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +65,64 @@ func TestCheckValue(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors:\n got  %q\n want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	const head = "apiVersion: test.drakit.dev/v1\nkind: Doc\n"
+	cases := map[string]struct {
+		text      string
+		wantName  string
+		wantField []string // field errors
+		wantErr   string   // document error
+		sentinel  error
+	}{
+		"valid":                        {text: head + "name: a\n", wantName: "a"},
+		"leading document marker":      {text: "---\n" + head + "name: a\n", wantName: "a"},
+		"document end marker":          {text: head + "name: a\n...\n", wantName: "a"},
+		"second valid document":        {text: head + "name: a\n---\n" + head + "name: b\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"second document is garbage":   {text: head + "name: a\n\n---\nfoo\n", wantErr: "line 5: a second YAML document", sentinel: ErrMultipleDocuments},
+		"second document not YAML":     {text: head + "name: a\n---\n: : [\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"garbage after an end marker":  {text: head + "name: a\n...\n: : [\n", wantErr: "a second YAML document: after the first document: yaml: line", sentinel: ErrMultipleDocuments},
+		"trailing empty document":      {text: head + "name: a\n---\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"comment-only second document": {text: head + "name: a\n---\n# nothing\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"syntax error":                 {text: head + "name: [a\n", wantErr: "parse YAML: yaml: line 3", sentinel: ErrSyntax},
+		"duplicate key":                {text: head + "name: a\nname: b\n", wantErr: `key "name" already set`, sentinel: ErrSyntax},
+		"empty":                        {text: "", wantErr: "the document must be a mapping with apiVersion: test.drakit.dev/v1 and kind: Doc", sentinel: ErrNotMapping},
+		"list":                         {text: "- a\n", wantErr: "must be a mapping", sentinel: ErrNotMapping},
+		"wrong apiVersion and kind": {text: "apiVersion: v9\nkind: Pod\nname: a\n", wantField: []string{
+			`apiVersion: Unsupported value: "v9": supported values: "test.drakit.dev/v1"`,
+			`kind: Unsupported value: "Pod": supported values: "Doc"`,
+		}},
+		"unknown field": {text: head + "nme: a\n", wantField: []string{"nme: Forbidden: unknown field; known fields: apiVersion, count, enabled, items, kind, labels, name, size"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var d doc
+			errs, err := Decode([]byte(tc.text), "test.drakit.dev/v1", "Doc", &d)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				if !errors.Is(err, tc.sentinel) {
+					t.Errorf("error %v is not %v", err, tc.sentinel)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("error %v", err)
+			}
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			if !reflect.DeepEqual(got, tc.wantField) {
+				t.Errorf("field errors:\n got  %q\n want %q", got, tc.wantField)
+			}
+			if len(tc.wantField) == 0 && d.Name != tc.wantName {
+				t.Errorf("name %q, want %q", d.Name, tc.wantName)
 			}
 		})
 	}

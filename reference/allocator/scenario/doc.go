@@ -19,9 +19,9 @@
 // their usual YAML field names; apiVersion/kind may be omitted on them.
 //
 // Contracts:
-//   - Decode is strict: YAML syntax, duplicate keys, a wrong apiVersion or
-//     kind, unknown fields (case-sensitive) and wrongly typed values are
-//     errors. Parse and Load also Default and Validate. Every content error
+//   - Decode is strict (internal/strictyaml): YAML syntax, duplicate keys,
+//     a second YAML document (with its line), a wrong apiVersion or kind,
+//     unknown fields (case-sensitive) and wrongly typed values are errors. Parse and Load also Default and Validate. Every content error
 //     is a *ValidationError (errors.Is ErrInvalid) that lists each problem
 //     with its field path and, where the source has it, its line.
 //   - Default fills what the API server defaults and the allocators need

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,41 +66,19 @@ func (e *ValidationError) line(path string) int {
 // Unwrap makes errors.Is(err, ErrInvalid) hold.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-// Decode decodes one scenario document strictly, without defaulting or
-// validating: YAML syntax errors, duplicate keys, a wrong apiVersion or kind,
-// unknown fields (matched case-sensitively) and values of the wrong type are
-// errors, the last three reported with field paths and lines as a
-// *ValidationError.
+// Decode decodes one scenario document strictly (strictyaml.Decode),
+// without defaulting or validating: YAML syntax errors, duplicate keys, a
+// second YAML document, a wrong apiVersion or kind, unknown fields (matched
+// case-sensitively) and values of the wrong type are errors, the last three
+// reported with field paths and lines as a *ValidationError.
 func Decode(data []byte) (*Scenario, error) {
-	js, err := yaml.YAMLToJSONStrict(data)
+	s := &Scenario{}
+	errs, err := strictyaml.Decode(data, APIVersion, Kind, s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: parse YAML: %v", ErrInvalid, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: parse YAML: %v", ErrInvalid, err)
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: the document must be a mapping with apiVersion: %s and kind: %s", ErrInvalid, APIVersion, Kind)
-	}
-	var errs field.ErrorList
-	for _, tf := range []struct{ key, want string }{{"apiVersion", APIVersion}, {"kind", Kind}} {
-		if v, _ := obj[tf.key].(string); v != tf.want {
-			errs = append(errs, field.NotSupported(field.NewPath(tf.key), obj[tf.key], []string{tf.want}))
-		}
-	}
-	if len(errs) == 0 {
-		errs = strictyaml.CheckValue(nil, doc, reflect.TypeFor[Scenario]())
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(errs) > 0 {
 		return nil, &ValidationError{Source: "scenario", Errs: errs, Lines: fieldLines(data)}
-	}
-	s := &Scenario{}
-	if err := yaml.UnmarshalStrict(data, s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return s, nil
 }

@@ -73,6 +73,8 @@ func TestLoadInvalid(t *testing.T) {
 		"invalid-all-with-count.yaml":           {`claims[0].spec.devices.requests[0].exactly.count: Invalid value: 2: must be unset with allocationMode All`},
 		"invalid-yaml-syntax.yaml":              {"parse YAML", "line"},
 		"invalid-not-mapping.yaml":              {"must be a mapping"},
+		"invalid-second-document.yaml":          {"line 37: a second YAML document"},
+		"invalid-second-document-garbage.yaml":  {"line 37: a second YAML document"},
 	}
 	files, err := filepath.Glob("testdata/invalid-*.yaml")
 	if err != nil {

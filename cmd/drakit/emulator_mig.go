@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,12 +23,37 @@ func newEmulatorMIGCommand() *cobra.Command {
 		Long: `mig lists, enables, disables, creates and destroys MIG instances of an
 emulator root through NVML, so every change follows the shim's rules and is
 seen by the driver and pods at once. Creating needs root (mknod of the
-/dev/nvidia-caps nodes).`,
+/dev/nvidia-caps nodes). An error that a command gets past (MIG mode off,
+instances left) names that command.`,
 	}
 	cmd.PersistentFlags().StringVar(&cfg.Root, "root", cfg.Root, "emulator root directory")
 	cmd.PersistentFlags().StringVar(&cfg.Library, "library", cfg.Library, "NVML library to load; empty: ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
 	if err := cmd.MarkPersistentFlagRequired("root"); err != nil {
 		panic(err) // the flag is defined just above
+	}
+	var gpu int
+	// command is how to run another mig subcommand on the same node.
+	command := func(sub string) string {
+		cmd := "drakit emulator mig " + sub + " --root " + cfg.Root
+		if cfg.Library != "" {
+			cmd += " --library " + cfg.Library
+		}
+		return cmd
+	}
+	// explain adds to an error the command that gets past it.
+	explain := func(err error) error {
+		var inUse *migctl.InstancesError
+		switch {
+		case errors.As(err, &inUse):
+			destroy := make([]string, len(inUse.GPUInstances))
+			for i, gi := range inUse.GPUInstances {
+				destroy[i] = fmt.Sprintf("%s --gpu %d --gi %d", command("destroy"), inUse.GPU, gi)
+			}
+			return fmt.Errorf("%w: %s", err, strings.Join(destroy, "; "))
+		case errors.Is(err, migctl.ErrMIGDisabled):
+			return fmt.Errorf("%w; enable it first: %s --gpu %d", err, command("enable"), gpu)
+		}
+		return err
 	}
 	with := func(f func(c *cobra.Command, s *migctl.Session) error) func(*cobra.Command, []string) error {
 		return func(c *cobra.Command, _ []string) (err error) {
@@ -38,10 +66,9 @@ seen by the driver and pods at once. Creating needs root (mknod of the
 					err = cerr
 				}
 			}()
-			return f(c, s)
+			return explain(f(c, s))
 		}
 	}
-	var gpu int
 	gpuFlag := func(c *cobra.Command) {
 		c.Flags().IntVar(&gpu, "gpu", 0, "GPU index (NVML order)")
 	}
@@ -71,15 +98,11 @@ seen by the driver and pods at once. Creating needs root (mknod of the
 		return c
 	}
 	var req migctl.CreateRequest
-	placement := -1
 	create := &cobra.Command{
 		Use: "create --gpu N --profile GI [--placement START] [--ci-profile CI]", Args: cobra.NoArgs,
 		Short: "Create a GPU instance and one compute instance in it (a MIG device)",
 		RunE: with(func(c *cobra.Command, s *migctl.Session) error {
 			req.GPU = gpu
-			if placement >= 0 {
-				req.Placement = &placement
-			}
 			gi, err := s.Create(req)
 			if err != nil {
 				return err
@@ -92,7 +115,7 @@ seen by the driver and pods at once. Creating needs root (mknod of the
 	}
 	gpuFlag(create)
 	create.Flags().StringVar(&req.GIProfile, "profile", "", "GPU instance profile name, e.g. 3g.40gb")
-	create.Flags().IntVar(&placement, "placement", -1, "start memory slice of the GPU instance; -1: NVML chooses")
+	create.Flags().Var(placementFlag{&req.Placement}, "placement", "start memory slice of the GPU instance, 0 or more; omitted: NVML chooses")
 	create.Flags().StringVar(&req.CIProfile, "ci-profile", "", "compute instance profile name; empty: the one spanning the GPU instance")
 	if err := create.MarkFlagRequired("profile"); err != nil {
 		panic(err) // the flag is defined just above
@@ -116,6 +139,28 @@ seen by the driver and pods at once. Creating needs root (mknod of the
 	cmd.AddCommand(list, mode("enable", true), mode("disable", false), create, destroy)
 	return cmd
 }
+
+// placementFlag is --placement: a start memory slice, 0 or more, or (flag
+// not given) nil, which lets NVML choose.
+type placementFlag struct{ p **int }
+
+func (f placementFlag) String() string {
+	if f.p == nil || *f.p == nil { // pflag asks a zero placementFlag for its default
+		return ""
+	}
+	return strconv.Itoa(**f.p)
+}
+
+func (f placementFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("a placement is a start memory slice, 0 or more; omit --placement to let NVML choose")
+	}
+	*f.p = &n
+	return nil
+}
+
+func (placementFlag) Type() string { return "START" }
 
 func writeMIGList(w io.Writer, gpus []migctl.GPU) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -2,18 +2,51 @@ package migctl
 
 import (
 	"cmp"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// ErrInvalid classifies bad input: configuration, GPU index, profile name.
-var ErrInvalid = errors.New("invalid MIG request")
+var (
+	// ErrInvalid classifies bad input: configuration (a library that is
+	// not NVML), GPU index, a GPU that is not MIG capable, profile name,
+	// placement.
+	ErrInvalid = errors.New("invalid MIG request")
+	// ErrMIGDisabled is returned for creating or destroying instances on a
+	// MIG-capable GPU whose MIG mode is off.
+	ErrMIGDisabled = errors.New("MIG mode is disabled")
+)
+
+// InstancesError is returned for disabling MIG mode of a GPU that still has
+// GPU instances; it wraps NVML's nvml.ERROR_IN_USE.
+type InstancesError struct {
+	GPU          int   // NVML index
+	GPUInstances []int // GI ids, ascending
+	Err          error // nvml.ERROR_IN_USE
+}
+
+func (e *InstancesError) Error() string {
+	ids := make([]string, len(e.GPUInstances))
+	for i, id := range e.GPUInstances {
+		ids[i] = strconv.Itoa(id)
+	}
+	what, them := fmt.Sprintf("%d GPU instances", len(ids)), "them"
+	if len(ids) == 1 {
+		what, them = "1 GPU instance", "it"
+	}
+	return fmt.Sprintf("disable MIG mode of GPU %d: it still has %s (GI %s); destroy %s first",
+		e.GPU, what, strings.Join(ids, ", "), them)
+}
+
+func (e *InstancesError) Unwrap() error { return e.Err }
 
 // rootEnv is the shim's root variable (emulator/nvmlstate).
 const rootEnv = "DRAKIT_EMULATOR_ROOT"
@@ -61,6 +94,9 @@ func Open(cfg Config) (*Session, error) {
 	if _, err := os.Stat(cfg.Library); err != nil {
 		return nil, fmt.Errorf("open NVML library %s: %w", cfg.Library, err)
 	}
+	if err := checkLibrary(cfg.Library); err != nil {
+		return nil, err
+	}
 	if err := os.Setenv(rootEnv, cfg.Root); err != nil {
 		return nil, fmt.Errorf("set %s: %w", rootEnv, err)
 	}
@@ -69,6 +105,65 @@ func Open(cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("initialise NVML over %s: %w", cfg.Root, ret)
 	}
 	return &Session{lib: lib}, nil
+}
+
+// requiredSymbols are the NVML functions a Session calls. go-nvml binds
+// them lazily, so a library without one kills the process with a symbol
+// lookup error at the first call; Open checks for them first.
+var requiredSymbols = []string{
+	"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
+	"nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID",
+	"nvmlDeviceGetMigMode", "nvmlDeviceSetMigMode",
+	"nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+	"nvmlDeviceGetGpuInstances", "nvmlDeviceGetGpuInstanceById",
+	"nvmlDeviceCreateGpuInstance", "nvmlDeviceCreateGpuInstanceWithPlacement",
+	"nvmlGpuInstanceGetInfo", "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
+	"nvmlGpuInstanceGetComputeInstances", "nvmlGpuInstanceGetComputeInstanceById",
+	"nvmlGpuInstanceCreateComputeInstance", "nvmlGpuInstanceDestroy",
+	"nvmlComputeInstanceGetInfo_v2", "nvmlComputeInstanceDestroy",
+}
+
+// elfMachine is the ELF machine of this process's architecture.
+var elfMachine = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
+
+// checkLibrary reports, without loading it, whether path is a shared
+// library for this architecture that defines every required NVML function.
+func checkLibrary(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: library %s is not an ELF shared library: %v", ErrInvalid, path, err)
+	}
+	defer f.Close()
+	switch {
+	case f.Type != elf.ET_DYN:
+		return fmt.Errorf("%w: library %s is not a shared library (ELF type %v)", ErrInvalid, path, f.Type)
+	case f.Machine != elfMachine:
+		return fmt.Errorf("%w: library %s is built for %v, not %v", ErrInvalid, path, f.Machine, elfMachine)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return fmt.Errorf("%w: library %s: read its dynamic symbols: %v", ErrInvalid, path, err)
+	}
+	defined := map[string]bool{}
+	for _, sym := range syms {
+		if sym.Section != elf.SHN_UNDEF {
+			defined[sym.Name] = true
+		}
+	}
+	var missing []string
+	for _, name := range requiredSymbols {
+		if !defined[name] {
+			missing = append(missing, name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%w: library %s is not an NVML library: it does not export %s", ErrInvalid, path, missing[0])
+	}
+	return fmt.Errorf("%w: library %s is not an NVML library: it does not export %s and %d other NVML functions a session calls",
+		ErrInvalid, path, missing[0], len(missing)-1)
 }
 
 // Close shuts NVML down.
@@ -251,14 +346,44 @@ func (s *Session) SetMode(index int, enabled bool) error {
 	if err != nil {
 		return err
 	}
-	mode := nvml.DEVICE_MIG_DISABLE
+	mode, verb := nvml.DEVICE_MIG_DISABLE, "disable"
 	if enabled {
-		mode = nvml.DEVICE_MIG_ENABLE
+		mode, verb = nvml.DEVICE_MIG_ENABLE, "enable"
 	}
-	if _, ret := d.SetMigMode(mode); ret != nvml.SUCCESS {
-		return fmt.Errorf("set MIG mode of GPU %d to %v: %w", index, enabled, ret)
+	_, ret := d.SetMigMode(mode)
+	if ret == nvml.ERROR_IN_USE && !enabled {
+		if gis, err := instances(d); err == nil && len(gis) > 0 {
+			e := &InstancesError{GPU: index, Err: ret}
+			for _, gi := range gis {
+				e.GPUInstances = append(e.GPUInstances, gi.ID)
+			}
+			return e
+		}
+	}
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("%s MIG mode of GPU %d: %w", verb, index, ret)
 	}
 	return nil
+}
+
+// migDevice returns GPU index for a change of its MIG instances: one that
+// is MIG capable (else ErrInvalid) with MIG mode on (else ErrMIGDisabled,
+// with what the caller was doing).
+func (s *Session) migDevice(index int, doing string) (nvml.Device, error) {
+	d, err := s.device(index)
+	if err != nil {
+		return nil, err
+	}
+	cur, _, ret := d.GetMigMode()
+	switch {
+	case ret == nvml.ERROR_NOT_SUPPORTED:
+		return nil, fmt.Errorf("%s: %w: GPU %d is not MIG capable", doing, ErrInvalid, index)
+	case ret != nvml.SUCCESS:
+		return nil, fmt.Errorf("%s: get MIG mode of GPU %d: %w", doing, index, ret)
+	case cur != nvml.DEVICE_MIG_ENABLE:
+		return nil, fmt.Errorf("%s: %w", doing, ErrMIGDisabled)
+	}
+	return d, nil
 }
 
 // CreateRequest is one GPU instance with one compute instance to create.
@@ -272,17 +397,36 @@ type CreateRequest struct {
 	CIProfile string
 }
 
+// Validate checks what r says without NVML: a GI profile, and a
+// placement, when given, of 0 or more.
+func (r CreateRequest) Validate() error {
+	switch {
+	case r.GIProfile == "":
+		return fmt.Errorf("%w: GPU instance profile: required", ErrInvalid)
+	case r.Placement != nil && *r.Placement < 0:
+		return fmt.Errorf("%w: placement %d: a placement is a start memory slice, 0 or more; nil lets NVML choose", ErrInvalid, *r.Placement)
+	}
+	return nil
+}
+
 // Create creates r's GPU instance and compute instance; when the compute
 // instance cannot be created the GPU instance is destroyed again.
 func (s *Session) Create(r CreateRequest) (GPUInstance, error) {
-	d, err := s.device(r.GPU)
+	if err := r.Validate(); err != nil {
+		return GPUInstance{}, err
+	}
+	d, err := s.migDevice(r.GPU, fmt.Sprintf("create GPU instance %s on GPU %d", r.GIProfile, r.GPU))
 	if err != nil {
 		return GPUInstance{}, err
 	}
 	infos, names := giProfiles(d)
 	k := indexOf(names, r.GIProfile)
 	if k < 0 {
-		return GPUInstance{}, fmt.Errorf("%w: GPU instance profile %q: GPU %d has %s", ErrInvalid, r.GIProfile, r.GPU, strings.Join(names, ", "))
+		has := strings.Join(names, ", ")
+		if len(names) == 0 {
+			has = "no GPU instance profiles"
+		}
+		return GPUInstance{}, fmt.Errorf("%w: GPU instance profile %q: GPU %d has %s", ErrInvalid, r.GIProfile, r.GPU, has)
 	}
 	var gi nvml.GpuInstance
 	var ret nvml.Return
@@ -339,7 +483,7 @@ func memorySlices(d nvml.Device, info nvml.GpuInstanceProfileInfo) uint32 {
 
 // Destroy destroys GPU instance gi of GPU index and its compute instances.
 func (s *Session) Destroy(index, gi int) error {
-	d, err := s.device(index)
+	d, err := s.migDevice(index, fmt.Sprintf("destroy GPU instance %d of GPU %d", gi, index))
 	if err != nil {
 		return err
 	}

@@ -42,14 +42,9 @@ func dynamicMIGState() *nvmlstate.State {
 
 func readStateFile(t *testing.T, root string) *nvmlstate.State {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, nvmlstate.RelativePath))
+	s, err := nvmlstate.ReadFile(filepath.Join(root, nvmlstate.RelativePath))
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := nvmlstate.Parse(f)
-	if err != nil {
-		t.Fatalf("nvmlstate.Parse of the state the shim wrote: %v", err)
+		t.Fatalf("the state the shim wrote: %v", err)
 	}
 	return s
 }

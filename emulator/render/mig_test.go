@@ -19,12 +19,7 @@ import (
 
 func readState(t *testing.T, root string) *nvmlstate.State {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, nvmlstate.RelativePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := nvmlstate.Parse(f)
+	s, err := nvmlstate.ReadFile(filepath.Join(root, nvmlstate.RelativePath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 
-	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 )
 
@@ -215,15 +214,7 @@ func TestSurfacesAgree(t *testing.T) {
 	requireMknod(t)
 	t.Parallel()
 	root := render(t, loadProfile(t, "dgx-h100"), Options{})
-	f, err := os.Open(filepath.Join(root, nvmlstate.RelativePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	state, err := nvmlstate.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := readState(t, root)
 	if len(state.GPUs) != 8 {
 		t.Fatalf("state lists %d GPUs, want 8", len(state.GPUs))
 	}

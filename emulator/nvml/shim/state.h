@@ -144,9 +144,8 @@ int drakit_join(char *out, size_t n, const char *root, const char *rel);
  * permission, NVML_ERROR_MEMORY when memory runs out, and NVML_ERROR_UNKNOWN
  * for anything else (a malformed file included, and a truncated one: without
  * the end record as its last line, or with a last line without a newline);
- * s is empty then. It never
- * writes to stdout; with $DRAKIT_NVML_DEBUG set it explains a failure on
- * stderr.
+ * s is empty then. It never writes to stdout; with $DRAKIT_NVML_DEBUG set it
+ * explains a failure on stderr.
  */
 nvmlReturn_t drakit_state_load(struct drakit_state *s);
 

@@ -244,10 +244,7 @@ func H4(n, k int) (*scenario.Scenario, error) {
 	}
 	counterSets = append(counterSets, resourceapi.CounterSet{Name: "mem",
 		Counters: map[string]resourceapi.Counter{"mem": {Value: resource.MustParse(fmt.Sprintf("%dGi", 10*k))}}})
-	s.ResourceSlices = []*resourceapi.ResourceSlice{
-		slice(NodeName+"-counters", NodeName, pool, 2, nil, counterSets),
-		slice(NodeName+"-devices", NodeName, pool, 2, devices, nil),
-	}
+	s.ResourceSlices = partitionedPool(NodeName, pool, counterSets, devices)
 	s.Claims = []*resourceapi.ResourceClaim{claim("claim-0", nil, exact("req-0", k))}
 	return s, nil
 }
@@ -350,11 +347,7 @@ func FragMIG(n, k int) (*scenario.Scenario, error) {
 	for g := range n {
 		devices = append(devices, migDevice(g, "8g", fmt.Sprintf("gpu-%d-8g", g), []int{0, 1, 2, 3, 4, 5, 6, 7}))
 	}
-	pool := poolOf(NodeName)
-	s.ResourceSlices = []*resourceapi.ResourceSlice{
-		slice(NodeName+"-counters", NodeName, pool, 2, nil, counterSets),
-		slice(NodeName+"-devices", NodeName, pool, 2, devices, nil),
-	}
+	s.ResourceSlices = partitionedPool(NodeName, poolOf(NodeName), counterSets, devices)
 	for i := range k {
 		s.Claims = append(s.Claims, claim(fmt.Sprintf("pod-%d-1g", i), nil, exactClass("slice", "mig-1g", 1)))
 	}
@@ -467,6 +460,27 @@ func slice(name, nodeName, pool string, count int64, devices []resourceapi.Devic
 			SharedCounters: counters,
 		},
 	}
+}
+
+// partitionedPool returns the slices of a pool with counter sets and
+// devices that consume them, within the API's limits: counter sets in
+// slices of their own, at most ResourceSliceMaxCounterSets per slice, then
+// the devices in published order, at most
+// ResourceSliceMaxDevicesWithAdvancedFeatures per slice. Slice names sort
+// in that order, the order allocators visit them (the families' ranges give
+// fewer than ten slices of each kind).
+func partitionedPool(nodeName, pool string, counterSets []resourceapi.CounterSet, devices []resourceapi.Device) []*resourceapi.ResourceSlice {
+	setChunks := slices.Collect(slices.Chunk(counterSets, resourceapi.ResourceSliceMaxCounterSets))
+	devChunks := slices.Collect(slices.Chunk(devices, resourceapi.ResourceSliceMaxDevicesWithAdvancedFeatures))
+	count := int64(len(setChunks) + len(devChunks))
+	out := make([]*resourceapi.ResourceSlice, 0, count)
+	for i, c := range setChunks {
+		out = append(out, slice(fmt.Sprintf("%s-counters-%d", nodeName, i), nodeName, pool, count, nil, c))
+	}
+	for i, c := range devChunks {
+		out = append(out, slice(fmt.Sprintf("%s-devices-%d", nodeName, i), nodeName, pool, count, c, nil))
+	}
+	return out
 }
 
 // gpus returns one slice of n basic devices gpu-0 … gpu-(n-1) on nodeName,

@@ -24,6 +24,20 @@
 //     unknown fields (case-sensitive) and wrongly typed values are errors. Parse and Load also Default and Validate. Every content error
 //     is a *ValidationError (errors.Is ErrInvalid) that lists each problem
 //     with its field path and, where the source has it, its line.
+//   - Validate enforces the limits of resource.k8s.io/v1 as the API server
+//     does, with the API's exported constants: list sizes of claims
+//     (requests, constraints, config, firstAvailable, selectors, derived
+//     attributes, allocation results), classes, slices (devices: 128, or 64
+//     with taints, counters or list-type attributes; counter sets and
+//     counters) and devices (attributes and capacities, attribute values,
+//     taints, binding conditions, counter consumptions, compatibility
+//     groups, capacity validValues), string lengths (driver, pool,
+//     attribute names and values) and CEL selectors (length, estimated
+//     cost, compiled as the API server compiles new expressions). Allocated
+//     claims must hold devices a slice publishes, for requests they have,
+//     and each device once, except adminAccess results and, with
+//     ConsumableCapacity, allowMultipleAllocations devices under distinct
+//     shareIDs.
 //   - Default fills what the API server defaults and the allocators need
 //     (allocationMode ExactCount, count 1), so hand-written files may omit it.
 //   - Marshal is stable (same scenario, same bytes) and Parse(Marshal(s))

@@ -5,15 +5,17 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
-
-// MaxDevicesPerSlice is the API limit on devices in one ResourceSlice.
-const MaxDevicesPerSlice = resourceapi.ResourceSliceMaxDevices
 
 // Default fills in what the API server would default and the allocators
 // rely on: apiVersion and kind when empty, and in every request and
@@ -58,10 +60,12 @@ func defaultMode(mode *resourceapi.DeviceAllocationMode, count *int64) {
 // claims and requests, class references that resolve, CEL selectors that
 // compile, slices with a driver, a pool and exactly one node-selection
 // field, unique device names and well-formed attributes, counter
-// consumption that names counter sets of the pool, and allocated claims
-// whose status.allocation names devices. It does not re-implement every
-// API validation rule; the allocators reject the rest as invalid input.
-// Call Default first: Validate expects allocationMode and count set.
+// consumption that names counter sets of the pool, the API's size limits
+// (limits.go), and allocated claims whose status.allocation holds devices
+// consistently (validateAllocatedDevices). It does not re-implement every
+// API validation rule (name formats, for one); the allocators reject the
+// rest as invalid input. Call Default first: Validate expects
+// allocationMode and count set.
 func (s *Scenario) Validate() field.ErrorList {
 	var errs field.ErrorList
 	if s.APIVersion != APIVersion {
@@ -75,7 +79,7 @@ func (s *Scenario) Validate() field.ErrorList {
 	} else if s.Node.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("node", "metadata", "name"), ""))
 	}
-	celCache := cel.NewCache(100, s.Features.CEL())
+	celCheck := newCELChecker(s.Features.CEL())
 
 	classes := sets.New[string]()
 	for i, c := range s.DeviceClasses {
@@ -90,7 +94,8 @@ func (s *Scenario) Validate() field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Child("metadata", "name"), c.Name))
 		}
 		classes.Insert(c.Name)
-		errs = append(errs, validateSelectors(p.Child("spec", "selectors"), c.Spec.Selectors, celCache)...)
+		errs = append(errs, classLimits(p.Child("spec"), &c.Spec)...)
+		errs = append(errs, validateSelectors(p.Child("spec", "selectors"), c.Spec.Selectors, celCheck)...)
 	}
 
 	errs = append(errs, s.validateSlices()...)
@@ -115,20 +120,56 @@ func (s *Scenario) Validate() field.ErrorList {
 				errs = append(errs, field.Duplicate(p.Child("metadata", "name"), c.Name))
 			}
 			claimNames.Insert(id)
+			errs = append(errs, claimLimits(p.Child("spec", "devices"), &c.Spec.Devices)...)
 			if list.allocated {
 				errs = append(errs, validateAllocation(p.Child("status", "allocation"), c.Status.Allocation)...)
 			} else {
 				if c.Status.Allocation != nil {
 					errs = append(errs, field.Forbidden(p.Child("status", "allocation"), "a claim to allocate must not be allocated; list it under allocatedClaims"))
 				}
-				errs = append(errs, validateClaimSpec(p.Child("spec", "devices"), &c.Spec.Devices, classes, celCache)...)
+				errs = append(errs, validateClaimSpec(p.Child("spec", "devices"), &c.Spec.Devices, classes, celCheck)...)
 			}
 		}
 	}
-	return errs
+	return append(errs, s.validateAllocatedDevices()...)
 }
 
-func validateSelectors(p *field.Path, selectors []resourceapi.DeviceSelector, celCache *cel.Cache) field.ErrorList {
+// celCompilers holds one CEL compiler per environment feature set:
+// cel.GetCompiler keeps only the most recent one, and building one takes
+// far longer than compiling an expression.
+var celCompilers sync.Map // cel.Features → celCompiler
+
+type celCompiler interface {
+	CompileCELExpression(expression string, options cel.Options) cel.CompilationResult
+}
+
+// celChecker compiles selectors as the API server validates them: in the
+// environment for new expressions, with cost estimation, each expression
+// once per Validate.
+type celChecker struct {
+	compiler celCompiler
+	results  map[string]cel.CompilationResult
+}
+
+func newCELChecker(f cel.Features) *celChecker {
+	c, ok := celCompilers.Load(f)
+	if !ok {
+		c, _ = celCompilers.LoadOrStore(f, celCompiler(cel.GetCompiler(f)))
+	}
+	return &celChecker{compiler: c.(celCompiler), results: map[string]cel.CompilationResult{}}
+}
+
+func (c *celChecker) compile(expression string) cel.CompilationResult {
+	r, ok := c.results[expression]
+	if !ok {
+		env := environment.NewExpressions
+		r = c.compiler.CompileCELExpression(expression, cel.Options{EnvType: &env})
+		c.results[expression] = r
+	}
+	return r
+}
+
+func validateSelectors(p *field.Path, selectors []resourceapi.DeviceSelector, celCheck *celChecker) field.ErrorList {
 	var errs field.ErrorList
 	for i, sel := range selectors {
 		sp := p.Index(i).Child("cel")
@@ -140,14 +181,21 @@ func validateSelectors(p *field.Path, selectors []resourceapi.DeviceSelector, ce
 			errs = append(errs, field.Required(sp.Child("expression"), ""))
 			continue
 		}
-		if r := celCache.GetOrCompile(sel.CEL.Expression); r.Error != nil {
+		if len(sel.CEL.Expression) > resourceapi.CELSelectorExpressionMaxLength {
+			errs = append(errs, field.TooLong(sp.Child("expression"), "", resourceapi.CELSelectorExpressionMaxLength))
+			continue
+		}
+		switch r := celCheck.compile(sel.CEL.Expression); {
+		case r.Error != nil:
 			errs = append(errs, field.Invalid(sp.Child("expression"), sel.CEL.Expression, r.Error.Error()))
+		case r.MaxCost > resourceapi.CELSelectorExpressionMaxCost:
+			errs = append(errs, field.Forbidden(sp.Child("expression"), fmt.Sprintf("too complex: estimated cost %d exceeds the limit of %d", r.MaxCost, resourceapi.CELSelectorExpressionMaxCost)))
 		}
 	}
 	return errs
 }
 
-func validateClaimSpec(p *field.Path, spec *resourceapi.DeviceClaim, classes sets.Set[string], celCache *cel.Cache) field.ErrorList {
+func validateClaimSpec(p *field.Path, spec *resourceapi.DeviceClaim, classes sets.Set[string], celCheck *celChecker) field.ErrorList {
 	var errs field.ErrorList
 	if len(spec.Requests) == 0 {
 		errs = append(errs, field.Required(p.Child("requests"), "at least one request"))
@@ -171,7 +219,7 @@ func validateClaimSpec(p *field.Path, spec *resourceapi.DeviceClaim, classes set
 			e := r.Exactly
 			ep := rp.Child("exactly")
 			errs = append(errs, validateClass(ep.Child("deviceClassName"), e.DeviceClassName, classes)...)
-			errs = append(errs, validateSelectors(ep.Child("selectors"), e.Selectors, celCache)...)
+			errs = append(errs, validateSelectors(ep.Child("selectors"), e.Selectors, celCheck)...)
 			errs = append(errs, validateMode(ep, e.AllocationMode, e.Count)...)
 		default:
 			subNames := sets.New[string]()
@@ -185,7 +233,7 @@ func validateClaimSpec(p *field.Path, spec *resourceapi.DeviceClaim, classes set
 				}
 				subNames.Insert(sr.Name)
 				errs = append(errs, validateClass(sp.Child("deviceClassName"), sr.DeviceClassName, classes)...)
-				errs = append(errs, validateSelectors(sp.Child("selectors"), sr.Selectors, celCache)...)
+				errs = append(errs, validateSelectors(sp.Child("selectors"), sr.Selectors, celCheck)...)
 				errs = append(errs, validateMode(sp, sr.AllocationMode, sr.Count)...)
 			}
 		}
@@ -236,7 +284,7 @@ func validateAllocation(p *field.Path, a *resourceapi.AllocationResult) field.Er
 	if a == nil {
 		return field.ErrorList{field.Required(p, "an allocated claim needs its allocation: the devices it holds")}
 	}
-	var errs field.ErrorList
+	errs := allocationLimits(p, a)
 	for i, r := range a.Devices.Results {
 		rp := p.Child("devices", "results").Index(i)
 		for _, f := range []struct{ name, value string }{{"request", r.Request}, {"driver", r.Driver}, {"pool", r.Pool}, {"device", r.Device}} {
@@ -309,9 +357,7 @@ func (s *Scenario) validateSlices() field.ErrorList {
 		if selection != 1 && len(spec.Devices) > 0 {
 			errs = append(errs, field.Invalid(sp, selection, "exactly one of nodeName, nodeSelector, allNodes: true or perDeviceNodeSelection: true must be set"))
 		}
-		if len(spec.Devices) > MaxDevicesPerSlice {
-			errs = append(errs, field.TooMany(sp.Child("devices"), len(spec.Devices), MaxDevicesPerSlice))
-		}
+		errs = append(errs, sliceLimits(sp, spec)...)
 		devNames := sets.New[string]()
 		for j, d := range spec.Devices {
 			dp := sp.Child("devices").Index(j)
@@ -367,4 +413,108 @@ func attributeValues(a resourceapi.DeviceAttribute) int {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// validateAllocatedDevices checks that what AllocatedClaims hold is
+// consistent with the slices and with each other: every result names a
+// request of its claim and a device some slice publishes; a device is held
+// by one result at a time, except by results with adminAccess (which do not
+// count as in use) and, with features.consumableCapacity, by results with a
+// shareID on a device with allowMultipleAllocations, each shareID once per
+// device. That is how AllocatedState reads the claims.
+func (s *Scenario) validateAllocatedDevices() field.ErrorList {
+	published := map[structured.DeviceID]*resourceapi.Device{}
+	for _, sl := range s.ResourceSlices {
+		if sl == nil {
+			continue
+		}
+		for i := range sl.Spec.Devices {
+			d := &sl.Spec.Devices[i]
+			id := structured.MakeDeviceID(sl.Spec.Driver, sl.Spec.Pool.Name, d.Name)
+			if _, ok := published[id]; !ok {
+				published[id] = d
+			}
+		}
+	}
+	type holder struct {
+		claim  klog.ObjectRef
+		result *field.Path
+	}
+	exclusive := map[structured.DeviceID]holder{}
+	shared := map[structured.DeviceID]holder{} // first shared holder
+	shareIDs := map[structured.SharedDeviceID]holder{}
+	var errs field.ErrorList
+	for i, c := range s.AllocatedClaims {
+		if c == nil || c.Status.Allocation == nil {
+			continue
+		}
+		cp := field.NewPath("allocatedClaims").Index(i)
+		requests := requestNames(&c.Spec.Devices)
+		for j, r := range c.Status.Allocation.Devices.Results {
+			rp := cp.Child("status", "allocation", "devices", "results").Index(j)
+			if r.Request != "" && !requests.Has(r.Request) {
+				errs = append(errs, withDetail(field.NotFound(rp.Child("request"), r.Request),
+					"not a request of the claim (a request, or <request>/<subrequest> of a firstAvailable one): "+strings.Join(sets.List(requests), ", ")))
+			}
+			if r.Driver == "" || r.Pool == "" || r.Device == "" {
+				continue // reported by validateAllocation
+			}
+			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+			d, ok := published[id]
+			if !ok {
+				errs = append(errs, withDetail(field.NotFound(rp.Child("device"), r.Device),
+					fmt.Sprintf("no ResourceSlice of the scenario publishes device %s", id)))
+				continue
+			}
+			if ptr.Deref(r.AdminAccess, false) {
+				continue
+			}
+			h := holder{klog.KObj(c), rp}
+			isShared := s.Features.ConsumableCapacity && ptr.Deref(d.AllowMultipleAllocations, false) && r.ShareID != nil
+			first, held := exclusive[id]
+			if !held && !isShared {
+				first, held = shared[id]
+			}
+			if held {
+				errs = append(errs, withDetail(field.Duplicate(rp.Child("device"), r.Device),
+					fmt.Sprintf("device %s is also held by claim %s (%s); only adminAccess results, or with features.consumableCapacity results with a shareID on a device with allowMultipleAllocations, may share a device", id, first.claim, first.result)))
+				continue
+			}
+			if !isShared {
+				exclusive[id] = h
+				continue
+			}
+			if _, ok := shared[id]; !ok {
+				shared[id] = h
+			}
+			sid := structured.MakeSharedDeviceID(id, r.ShareID)
+			if first, dup := shareIDs[sid]; dup {
+				errs = append(errs, withDetail(field.Duplicate(rp.Child("shareID"), string(*r.ShareID)),
+					fmt.Sprintf("device %s is also held under this shareID by claim %s (%s); each allocation of a shared device has its own shareID", id, first.claim, first.result)))
+				continue
+			}
+			shareIDs[sid] = h
+		}
+	}
+	return errs
+}
+
+// requestNames returns the names a result may name: each request, and
+// <request>/<subrequest> for each subrequest of a firstAvailable request.
+func requestNames(spec *resourceapi.DeviceClaim) sets.Set[string] {
+	names := sets.New[string]()
+	for _, r := range spec.Requests {
+		if len(r.FirstAvailable) == 0 {
+			names.Insert(r.Name)
+		}
+		for _, sr := range r.FirstAvailable {
+			names.Insert(r.Name + "/" + sr.Name)
+		}
+	}
+	return names
+}
+
+func withDetail(e *field.Error, detail string) *field.Error {
+	e.Detail = detail
+	return e
 }

@@ -87,6 +87,28 @@ func TestAllocateErrors(t *testing.T) {
 	}
 }
 
+// TestAllocateExplainsTheCause: on a scenario where no claim is allocated,
+// the explanation names the constraint that cannot be met and the request
+// that took the devices, and never says "in use".
+func TestAllocateExplainsTheCause(t *testing.T) {
+	out, err := runDrakit(t, "allocate", "-f", "../../reference/allocator/scenario/testdata/valid-constraint-cannot-be-met.yaml")
+	if err != nil {
+		t.Fatalf("allocate: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"claim default/c: no allocation on node node-1",
+		"constraint #0 (matchAttribute gpu.example.com/numa) cannot be met: request(s) r, s need 4 devices with one value of it, no value has more than 3",
+		"taken by request r of this claim",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "in use") {
+		t.Errorf("output says \"in use\" where nothing is allocated:\n%s", out)
+	}
+}
+
 func TestAllocateInstancesListsFamilies(t *testing.T) {
 	out, err := runDrakit(t, "allocate", "instances")
 	if err != nil {

@@ -108,8 +108,8 @@ func NewWithOptions(ctx context.Context,
 
 // Explain returns why the most recent Allocate call on this allocator that
 // found no allocation (nil, nil) failed: which claim and request could not
-// be satisfied, and whether selectors, a constraint, a counter set or
-// capacity stood in the way. It returns "" if no Allocate call has failed
+// be satisfied, and what stood in the way of which devices (see the
+// package documentation). It returns "" if no Allocate call has failed
 // yet. With concurrent Allocate calls, the last one to finish wins; use
 // AllocateExplained for a per-call answer.
 func (a *Allocator) Explain() string {
@@ -189,8 +189,6 @@ type reqInfo struct {
 	// them canonically, for sharing candidate lists.
 	derived    map[resourceapi.FullyQualifiedName]string
 	derivedKey string
-
-	inUseSkips int // lazy phase: devices passed over as in use (Explain)
 }
 
 // reqGroup is one request of a claim: one alternative, or the

@@ -3,6 +3,7 @@ package allocator
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,7 +109,7 @@ func (s *search) staticOK(r *reqInfo, di int) bool {
 		(!s.features.OptionalNodeOperations || !slices.Contains(s.node.Status.DeclaredFeatures, optionalNodeOperationsFeature)) {
 		return false
 	}
-	if s.features.DeviceTaints && taintBlocks(d.api, r.tolerations) {
+	if s.features.DeviceTaints && untoleratedTaint(d.api, r.tolerations) != nil {
 		return false
 	}
 	for _, k := range r.consIdx {
@@ -655,45 +656,145 @@ func (s *search) explain() string {
 }
 
 // requestWhy says which request of the deepest claim the search reached
-// could not be satisfied, with the most frequent reasons.
+// could not be satisfied, with the reasons that kept the most devices (or,
+// for reasons about no device in particular, applied most often) from it,
+// each naming those devices.
 func (s *search) requestWhy() string {
 	g := s.reqs[s.deepClaim][s.deepReq]
 	line := fmt.Sprintf("claim %s, request %s could not be satisfied", klog.KObj(s.claims[s.deepClaim]), g.subs[0].nameForExplain())
-	reasons := map[string]int{}
+	type reason struct {
+		text    string
+		devices map[int]struct{}
+		n       int
+	}
+	byText := map[string]*reason{}
+	get := func(text string) *reason {
+		r := byText[text]
+		if r == nil {
+			r = &reason{text: text, devices: map[int]struct{}{}}
+			byText[text] = r
+		}
+		return r
+	}
 	for _, r := range g.subs {
-		for k, v := range s.rejects[r] {
-			reasons[k] += v
-		}
-		for k, v := range s.pruneWhy[r] {
-			reasons[k] += v
-		}
-		if r.inUseSkips > 0 {
-			reasons["in use"] += r.inUseSkips
-		}
-	}
-	if len(reasons) > 0 {
-		keys := make([]string, 0, len(reasons))
-		for k := range reasons {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(a, b string) int {
-			if c := cmp.Compare(reasons[b], reasons[a]); c != 0 {
-				return c
+		for text, w := range s.rejects[r] {
+			rs := get(text)
+			rs.n += w.n
+			for di := range w.devices {
+				rs.devices[di] = struct{}{}
 			}
-			return cmp.Compare(a, b)
-		})
-		if len(keys) > 3 {
-			keys = keys[:3]
 		}
-		var rs []string
-		for _, k := range keys {
-			rs = append(rs, fmt.Sprintf("%s (%d)", k, reasons[k]))
+		for text, n := range s.pruneWhy[r] {
+			get(text).n += n
 		}
-		line += ": " + strings.Join(rs, "; ")
-	} else {
-		line += ": no device matches its class and request selectors"
 	}
-	return line
+	unmet := s.unmetMatches(s.deepClaim)
+	if len(byText) == 0 && len(unmet) == 0 {
+		return line + ": no device matches its class and request selectors"
+	}
+	weight := func(r *reason) int {
+		if len(r.devices) > 0 {
+			return len(r.devices)
+		}
+		return r.n
+	}
+	reasons := slices.SortedFunc(maps.Values(byText), func(a, b *reason) int {
+		if c := cmp.Compare(weight(b), weight(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.text, b.text)
+	})
+	parts := unmet
+	for _, r := range reasons[:min(3, len(reasons))] {
+		if len(r.devices) == 0 {
+			parts = append(parts, r.text)
+			continue
+		}
+		parts = append(parts, s.deviceList(r.devices)+": "+r.text)
+	}
+	return line + ": " + strings.Join(parts, "; ")
+}
+
+// deviceList names devices in published order, at most three and how many
+// more: "device gpu-3", "devices gpu-0, gpu-1, gpu-2 and 3 more".
+func (s *search) deviceList(devices map[int]struct{}) string {
+	order := slices.Sorted(maps.Keys(devices))
+	names := make([]string, 0, 3)
+	for _, di := range order[:min(3, len(order))] {
+		names = append(names, s.devs[di].api.Name)
+	}
+	list := strings.Join(names, ", ")
+	if more := len(order) - len(names); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	if len(order) == 1 {
+		return "device " + list
+	}
+	return "devices " + list
+}
+
+// unmetMatches says which matchAttribute constraints of claim ci cannot be
+// met at all: the requests they apply to need more devices than there are
+// free devices sharing any one value of the attribute that may match one
+// of those requests. It judges constraints on a device attribute (not a
+// derived one) with scalar values, over requests with a fixed count, and
+// evaluates no selector: a device whose selectors the search never
+// evaluated counts as matching, so "cannot" is never wrong.
+func (s *search) unmetMatches(ci int) []string {
+	var out []string
+	for _, c := range s.cons[ci] {
+		if !c.match || c.list || len(c.exprs) > 0 {
+			continue
+		}
+		need := 0
+		var reqs []*reqInfo
+		var names []string
+		judged := true
+		for _, g := range s.reqs[ci] {
+			if !slices.ContainsFunc(g.subs, c.applies) {
+				continue
+			}
+			if len(g.subs) != 1 || g.subs[0].all {
+				judged = false
+				break
+			}
+			need += g.subs[0].num
+			reqs = append(reqs, g.subs[0])
+			names = append(names, g.subs[0].fullName)
+		}
+		if !judged || need < 2 {
+			continue
+		}
+		perValue := map[string]int{}
+		for di := range s.devs {
+			if v := c.val(s, di); v.present && v.scalar != "" && slices.ContainsFunc(reqs, func(r *reqInfo) bool { return s.mayMatch(r, di) }) {
+				perValue[v.scalar]++
+			}
+		}
+		most := 0
+		for _, n := range perValue {
+			most = max(most, n)
+		}
+		if most < need {
+			out = append(out, fmt.Sprintf("constraint #%d (matchAttribute %s) cannot be met: request(s) %s need %d devices with one value of it, no value has more than %d free devices that may match them",
+				c.index, c.attr, strings.Join(names, ", "), need, most))
+		}
+	}
+	return out
+}
+
+// mayMatch reports whether device di may serve request r, from what the
+// search knows without evaluating a selector: free (or admin access),
+// available on the node, and not known to fail the class's or the
+// request's selectors.
+func (s *search) mayMatch(r *reqInfo, di int) bool {
+	d := s.devs[di]
+	switch {
+	case d.inState && !r.admin, d.nodeErr == nil && !d.nodeOK,
+		!s.features.DeviceBindingAndStatus && len(d.api.BindingConditions) > 0:
+		return false
+	}
+	return (r.classMemo == nil || r.classMemo[di] != 2) && (r.selMemo == nil || r.selMemo[di] != 2)
 }
 
 func (r *reqInfo) nameForExplain() string {

@@ -330,25 +330,26 @@ func (s *search) evalSelectors(r *reqInfo, class *resourceapi.DeviceClass, sels 
 	return true, nil
 }
 
-// taintBlocks reports whether a NoSchedule or NoExecute taint of the
-// device is not tolerated by the request.
-func taintBlocks(d *resourceapi.Device, tolerations []resourceapi.DeviceToleration) bool {
-	for _, taint := range d.Taints {
+// untoleratedTaint returns the first NoSchedule or NoExecute taint of the
+// device that none of the tolerations tolerates, or nil.
+func untoleratedTaint(d *resourceapi.Device, tolerations []resourceapi.DeviceToleration) *resourceapi.DeviceTaint {
+	for i := range d.Taints {
+		taint := &d.Taints[i]
 		if taint.Effect != resourceapi.DeviceTaintEffectNoSchedule && taint.Effect != resourceapi.DeviceTaintEffectNoExecute {
 			continue
 		}
 		tolerated := false
 		for _, t := range tolerations {
-			if resourceclaim.ToleratesTaint(t, taint) {
+			if resourceclaim.ToleratesTaint(t, *taint) {
 				tolerated = true
 				break
 			}
 		}
 		if !tolerated {
-			return true
+			return taint
 		}
 	}
-	return false
+	return nil
 }
 
 // attrVal is a device's value of one constraint attribute.

@@ -19,9 +19,14 @@
 // invalid, context cancellation ("filter operation aborted"), and
 // ErrStepBudget when Options.StepBudget is used up. The allocator is safe
 // for concurrent use. Explain (or AllocateExplained) says why the last
-// failed call found nothing: which claim and request, and whether
-// selectors, a constraint, a counter set, capacity or the device count was
-// the obstacle.
+// failed call found nothing: which claim and request, and, naming the
+// devices each applies to, the real obstacles: a device count, selectors,
+// a device allocated to another claim or taken in this call by another
+// request of the claim or an earlier claim, a constraint (the attribute,
+// and whether the value is missing, differs or repeats; a matchAttribute
+// constraint whose requests need more devices than share any one value is
+// named as one that cannot be met), the counter of a counter set that ran
+// out and what used it, a taint, compatibility groups, capacity.
 //
 // Semantics follow upstream v0.37.2 feature by feature: pool gathering
 // (node name, node selector, all nodes, per-device node selection, stale

@@ -84,7 +84,7 @@ func TestExplain(t *testing.T) {
 			in.classes[0] = gpuClass("gpu", `"index" in device.attributes["gpu.example.com"]`)
 			return in
 		}(), []string{"request r and 8 identical request(s)", "need 9 more"}, false},
-		{"overlapping requests", overlapping(), []string{"claim default/b, request r", "in use ("}, false},
+		{"overlapping requests", overlapping(), []string{"claim default/b, request r", "devices gpu-0, gpu-1: taken by claim default/a, earlier in this call"}, false},
 		{"overlapping requests, complete search", overlapping(), []string{"need 3 distinct devices", "at most 2"}, true},
 		{"count above devices", h5(8, 0, 9), []string{"request r", "needs 9"}, false},
 		{"selectors match nothing", func() instance {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -49,9 +50,16 @@ type search struct {
 
 	// bookkeeping for Explain
 	deepClaim, deepReq int
-	rejects            map[*reqInfo]map[string]int
+	rejects            map[*reqInfo]map[string]*why
 	rootWhy            string
 	pruneWhy           map[*reqInfo]map[string]int
+}
+
+// why is one reason a request could not take devices, for Explain: the
+// devices it kept from the request, and how often it applied.
+type why struct {
+	devices map[int]struct{}
+	n       int
 }
 
 type chosenDev struct {
@@ -80,7 +88,7 @@ func (s *search) initState() {
 	s.allocCap = map[int]structured.ConsumedCapacity{}
 	s.rem = slices.Clone(s.ct.avail)
 	s.chosen = make([][]chosenDev, len(s.claims))
-	s.rejects = map[*reqInfo]map[string]int{}
+	s.rejects = map[*reqInfo]map[string]*why{}
 	s.pruneWhy = map[*reqInfo]map[string]int{}
 	s.deepClaim, s.deepReq = -1, -1
 	s.only = -1
@@ -168,13 +176,6 @@ func (s *search) resetExplain() {
 	s.deepClaim, s.deepReq = -1, -1
 	clear(s.rejects)
 	clear(s.pruneWhy)
-	for ci := range s.reqs {
-		for _, g := range s.reqs[ci] {
-			for _, r := range g.subs {
-				r.inUseSkips = 0
-			}
-		}
-	}
 }
 
 // countCheck is the counting pre-check, done before any selector is
@@ -239,7 +240,7 @@ func (s *search) doRequest(ci, ri int) (bool, error) {
 	g := s.reqs[ci][ri]
 	for si, r := range g.subs {
 		if len(s.chosen[ci])+r.num+g.minRest > resourceapi.AllocationResultsMaxSize {
-			s.reject(r, "the claim would exceed 32 allocated devices")
+			s.reject(r, fmt.Sprintf("the claim would exceed %d allocated devices (AllocationResultsMaxSize)", resourceapi.AllocationResultsMaxSize), -1)
 			continue
 		}
 		g.chosen = si
@@ -272,7 +273,7 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 	claim := s.claims[ci]
 	if r.all {
 		if len(r.allDevices) == 0 {
-			s.reject(r, "no device matches for allocationMode All")
+			s.reject(r, "no device matches for allocationMode All", -1)
 			return false, nil
 		}
 		if k == len(r.allDevices) {
@@ -356,7 +357,7 @@ func (s *search) doSlot(ci, ri int, r *reqInfo, k int, order []int, start int) (
 			return false, errLazyBudget
 		}
 		if r.admin && s.usedByClaim(di, ci) || !r.admin && s.inUse(di) {
-			r.inUseSkips++
+			s.reject(r, s.inUseWhy(ci, di), di)
 			continue
 		}
 		ok, err := s.selectable(r, di)
@@ -399,13 +400,81 @@ func (s *search) usedByClaim(di, ci int) bool {
 	return slices.Contains(s.use[di], int32(ci))
 }
 
-func (s *search) reject(r *reqInfo, why string) {
+// reject records for Explain that request r could not take device di
+// (-1: no device in particular) for the reason text.
+func (s *search) reject(r *reqInfo, text string, di int) {
 	m := s.rejects[r]
 	if m == nil {
-		m = map[string]int{}
+		m = map[string]*why{}
 		s.rejects[r] = m
 	}
-	m[why]++
+	w := m[text]
+	if w == nil {
+		w = &why{devices: map[int]struct{}{}}
+		m[text] = w
+	}
+	w.n++
+	if di >= 0 {
+		w.devices[di] = struct{}{}
+	}
+}
+
+// inUseWhy says who holds device di, which claim ci cannot take: an
+// allocated claim, an earlier claim of this call or another request of
+// claim ci itself.
+func (s *search) inUseWhy(ci, di int) string {
+	if s.devs[di].inState {
+		return "already allocated to another claim"
+	}
+	for _, h := range s.use[di] {
+		if int(h) != ci {
+			return fmt.Sprintf("taken by claim %s, earlier in this call", klog.KObj(s.claims[h]))
+		}
+	}
+	holder := "another request"
+	for _, c := range s.chosen[ci] {
+		if c.dev == di {
+			holder = "request " + c.req.fullName
+			break
+		}
+	}
+	return "taken by " + holder + " of this claim"
+}
+
+// counterWhy says why counter use cu of a device does not fit: the device
+// needs more than the counter set has, the allocated claims use too much
+// of it, or devices chosen in this call use up the rest.
+func (s *search) counterWhy(cu counterUse) string {
+	c := cu.c
+	set := s.ct.sets[c]
+	counter := strings.TrimPrefix(s.ct.names[c], set+"/")
+	total, avail := s.ct.quantity(c, s.ct.total[c]), s.ct.quantity(c, s.ct.avail[c])
+	switch {
+	case cu.amt > s.ct.total[c]:
+		return fmt.Sprintf("it consumes more %s than counter set %s has (%s)", counter, set, total)
+	case cu.amt > s.ct.avail[c]:
+		return fmt.Sprintf("counter set %s has too little %s left after the allocated claims (%s of %s)", set, counter, avail, total)
+	case s.ct.avail[c] == s.ct.total[c]:
+		return fmt.Sprintf("counter set %s has too little %s left: it is used up by devices already chosen in this call (%s in all)", set, counter, total)
+	}
+	return fmt.Sprintf("counter set %s has too little %s left: it is used up by devices already chosen in this call (%s left after the allocated claims, of %s)", set, counter, avail, total)
+}
+
+// constraintWhy says why constraint c rejects value v of a device.
+func constraintWhy(c *constraint, v *attrVal) string {
+	kind := "distinctAttribute"
+	if c.match {
+		kind = "matchAttribute"
+	}
+	switch {
+	case !v.present:
+		return fmt.Sprintf("it has no %s (constraint #%d, %s)", c.attr, c.index, kind)
+	case c.list && v.set == nil:
+		return fmt.Sprintf("its %s is not a list-type value (constraint #%d, %s)", c.attr, c.index, kind)
+	case c.match:
+		return fmt.Sprintf("its %s differs from that of the devices already chosen for the claim (constraint #%d, %s)", c.attr, c.index, kind)
+	}
+	return fmt.Sprintf("its %s is already taken by a device chosen for the claim (constraint #%d, %s)", c.attr, c.index, kind)
 }
 
 func (s *search) prune(r *reqInfo, why string) {
@@ -427,15 +496,19 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		return p, false, nil
 	}
 	if !r.admin && s.inUse(di) {
-		s.reject(r, "in use")
+		s.reject(r, s.inUseWhy(ci, di), di)
 		return p, false, nil
 	}
 	if !s.features.PartitionableDevices && len(d.api.ConsumesCounters) > 0 {
 		return p, false, nil
 	}
 	if len(d.slice.s.Spec.SkipNodeOperations) > 0 {
-		if !s.features.OptionalNodeOperations || !slices.Contains(s.node.Status.DeclaredFeatures, optionalNodeOperationsFeature) {
-			s.reject(r, "needs optional node operations")
+		switch {
+		case !s.features.OptionalNodeOperations:
+			s.reject(r, "its slice skips node operations, which needs the OptionalNodeOperations feature", di)
+			return p, false, nil
+		case !slices.Contains(s.node.Status.DeclaredFeatures, optionalNodeOperationsFeature):
+			s.reject(r, fmt.Sprintf("its slice skips node operations, and node %s does not declare feature %s", s.node.Name, optionalNodeOperationsFeature), di)
 			return p, false, nil
 		}
 	}
@@ -445,7 +518,7 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 			for _, cu := range d.compat {
 				if !top(s.compat[cu.set]).admits(cu.groups) {
 					s.undo(ci, r, di, p)
-					s.reject(r, "incompatible compatibility groups")
+					s.reject(r, "its compatibility groups share none with those of the devices already allocated from its counter set", di)
 					return p, false, nil
 				}
 				s.compat[cu.set] = append(s.compat[cu.set], top(s.compat[cu.set]).add(cu.groups))
@@ -454,13 +527,13 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		}
 		if d.pool.negative {
 			s.undo(ci, r, di, p)
-			s.reject(r, "counters of pool "+d.pool.key.String()+" over-consumed")
+			s.reject(r, "allocated claims already consume more of the counters of pool "+d.pool.key.String()+" than it has", di)
 			return p, false, nil
 		}
 		for _, cu := range d.counters {
 			if s.rem[cu.c] < cu.amt {
 				s.undo(ci, r, di, p)
-				s.reject(r, "counter set "+s.ct.sets[cu.c]+" exhausted")
+				s.reject(r, s.counterWhy(cu), di)
 				return p, false, nil
 			}
 		}
@@ -469,10 +542,12 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		}
 		p.countersTaken = true
 	}
-	if s.features.DeviceTaints && taintBlocks(d.api, r.tolerations) {
-		s.undo(ci, r, di, p)
-		s.reject(r, "untolerated taint")
-		return p, false, nil
+	if s.features.DeviceTaints {
+		if t := untoleratedTaint(d.api, r.tolerations); t != nil {
+			s.undo(ci, r, di, p)
+			s.reject(r, fmt.Sprintf("it has taint %s=%s:%s, which the request does not tolerate", t.Key, t.Value, t.Effect), di)
+			return p, false, nil
+		}
 	}
 	for _, k := range r.consIdx {
 		c := s.cons[ci][k]
@@ -483,7 +558,7 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		}
 		if !c.accepts(v) {
 			s.undo(ci, r, di, p)
-			s.reject(r, fmt.Sprintf("constraint #%d %s", c.index, c.kind()))
+			s.reject(r, constraintWhy(c, v), di)
 			if must {
 				return p, false, fmt.Errorf("claim %s, request %s: cannot add device %s because a claim constraint would not be satisfied", klog.KObj(s.claims[ci]), r.name, d.ID())
 			}
@@ -505,7 +580,7 @@ func (s *search) tryDevice(ci int, r *reqInfo, di int, must bool) (placed, bool,
 		}
 		if !fits {
 			s.undo(ci, r, di, p)
-			s.reject(r, "capacity of "+d.ID().String()+" used up")
+			s.reject(r, "too little of its consumable capacity is left for the request", di)
 			return p, false, nil
 		}
 		if d.multi {
@@ -587,7 +662,7 @@ func (s *search) capacityLeft(claim *resourceapi.ResourceClaim, r *reqInfo, di i
 		return false, fmt.Errorf("claim %s, request %s: checking capacity for device %s: %w", klog.KObj(claim), r.name, d.ID(), err)
 	}
 	if !fits {
-		s.reject(r, "capacity of "+d.ID().String()+" used up")
+		s.reject(r, "too little of its consumable capacity is left for the request", di)
 	}
 	return fits, nil
 }

@@ -15,11 +15,26 @@
 //     Config.NodeName to be Ready without the not-ready taint and for the
 //     default ServiceAccount. A component that exits while Up waits for it is
 //     reported with the tail of its log. Up needs root.
+//   - Up and Down act only on a run dir that Up created or claimed: Up
+//     creates a missing RunDir or claims an empty one by writing MarkerFile
+//     (a JSON identity naming that very path); a non-empty directory without
+//     it, a marker naming another path (a copied run dir), a symlink, a
+//     file, or a directory others can write are refused with ErrNotOwned
+//     before anything is touched. Down without a RunDir does nothing.
 //   - Everything Up creates lives under Config.RunDir, except what the
 //     kubelet and the runc shim create at fixed host paths and the kubelet's
 //     cgroups (Config.CgroupRoot in every hierarchy). Up records which of those
-//     host paths did not exist before it (a ledger in RunDir), so Down removes
-//     only what the cluster created.
+//     host paths (the cgroup roots among them) did not exist before it (a
+//     ledger in RunDir), so Down removes only what the cluster created; a
+//     cgroup root that exists before the first Up is refused (ErrNotOwned).
+//   - The cluster is authenticated as a kubeadm cluster is: etcd speaks TLS
+//     with client certificates of its own CA (the apiserver is its only
+//     client; plain HTTP serves only /health and /metrics); the kubelet
+//     takes client certificates of the cluster CA or tokens (TokenReview),
+//     authorizes every request by a SubjectAccessReview and has anonymous
+//     auth off, serving a certificate the apiserver verifies; the
+//     controller-manager and scheduler delegate authentication and
+//     authorization to the apiserver.
 //   - The kubelet runs in a private mount namespace (unshare) where the four
 //     sysctl files its setupKernelTunables wants are bind-mounted over
 //     /proc/sys, so no host sysctl is ever written. Its root dir is a shared
@@ -29,10 +44,14 @@
 //     DRA driver pods can still unprepare them), stops the components in
 //     reverse order by PID (SIGTERM, then SIGKILL after Config.StopTimeout),
 //     kills leftover shims and container processes it can prove it started
-//     (shim command lines naming RunDir; processes in Config.CgroupRoot),
-//     unmounts everything under RunDir, removes its cgroups depth-first and
-//     the host paths of the ledger, and finally removes RunDir. Only caches
-//     (ComponentsDir, ImagesDir) remain. Down is idempotent.
+//     (the cluster's shim binary with -address exactly the cluster's
+//     containerd socket; processes in a cgroup root the ledger records),
+//     unmounts what Up recorded in its mount ledger and what the kubelet and
+//     containerd mounted below their own dirs (KubeletRootDir, the containerd
+//     dir), removes the host paths of the ledger (its cgroups depth-first),
+//     and finally removes RunDir — unless something else is mounted below it,
+//     which it leaves, with RunDir, and reports. Only caches (ComponentsDir,
+//     ImagesDir) remain. Down is idempotent.
 //   - Processes are only ever signalled by PID, after checking that the PID
 //     still names the process that was started (its start time).
 //

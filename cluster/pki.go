@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -30,6 +31,16 @@ const (
 	apiServerKey        = "apiserver.key"
 	kubeletClientCert   = "apiserver-kubelet-client.crt"
 	kubeletClientKey    = "apiserver-kubelet-client.key"
+	kubeletServingCert  = "kubelet-serving.crt"
+	kubeletServingKey   = "kubelet-serving.key"
+	etcdCACert          = "etcd-ca.crt"
+	etcdCAKey           = "etcd-ca.key"
+	etcdServerCert      = "etcd-server.crt"
+	etcdServerKey       = "etcd-server.key"
+	etcdPeerCert        = "etcd-peer.crt"
+	etcdPeerKey         = "etcd-peer.key"
+	etcdClientCert      = "apiserver-etcd-client.crt"
+	etcdClientKey       = "apiserver-etcd-client.key"
 	saKey               = "sa.key"
 	saPub               = "sa.pub"
 	adminKubeconfig     = "admin.kubeconfig"
@@ -37,6 +48,17 @@ const (
 	schedulerKubeconfig = "scheduler.kubeconfig"
 	kubeletKubeconfig   = "kubelet.kubeconfig"
 	pkiCompleteMarker   = ".complete"
+)
+
+// apiServerKubeletClientUser is the apiserver's user name towards the
+// kubelet, which authorizes it by a SubjectAccessReview.
+const apiServerKubeletClientUser = "kube-apiserver-kubelet-client"
+
+// Extended key usages of the certificates.
+var (
+	serverAuth          = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	clientAuth          = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	serverAndClientAuth = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 )
 
 // clientIdentity is a client certificate's subject and the kubeconfig it goes into.
@@ -113,11 +135,19 @@ func generatePKI(cfg Config, dir string, now time.Time) error {
 		return err
 	}
 
+	etcdCA, etcdCASigner, err := newCA("drakit-etcd-ca", now)
+	if err != nil {
+		return err
+	}
+	if err := writeCertAndKey(dir, etcdCACert, etcdCAKey, etcdCA.Raw, etcdCASigner); err != nil {
+		return err
+	}
+
 	serviceIP, err := firstServiceIP(cfg.ServiceCIDR)
 	if err != nil {
 		return err
 	}
-	serving, servingKey, err := issue(ca, caSigner, pkix.Name{CommonName: "kube-apiserver"}, now, x509.ExtKeyUsageServerAuth,
+	serving, servingKey, err := issue(ca, caSigner, pkix.Name{CommonName: "kube-apiserver"}, now, serverAuth,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 		[]net.IP{net.ParseIP("127.0.0.1"), net.IP(serviceIP.AsSlice())})
 	if err != nil {
@@ -126,12 +156,40 @@ func generatePKI(cfg Config, dir string, now time.Time) error {
 	if err := writeCertAndKey(dir, apiServerCert, apiServerKey, serving, servingKey); err != nil {
 		return err
 	}
-	kubeletClient, kubeletClientSigner, err := issue(ca, caSigner, pkix.Name{CommonName: "kube-apiserver-kubelet-client"}, now, x509.ExtKeyUsageClientAuth, nil, nil)
-	if err != nil {
-		return err
+	leaves := []struct {
+		cert, key string
+		ca        *x509.Certificate
+		caSigner  crypto.Signer
+		cn        string
+		usages    []x509.ExtKeyUsage
+	}{
+		// The apiserver's identity towards the kubelet (RBAC:
+		// system:kubelet-api-admin, bound by Up).
+		{kubeletClientCert, kubeletClientKey, ca, caSigner, apiServerKubeletClientUser, clientAuth},
+		// The kubelet's serving certificate, which the apiserver verifies.
+		{kubeletServingCert, kubeletServingKey, ca, caSigner, "system:node:" + cfg.NodeName, serverAuth},
+		// etcd has a CA of its own: no certificate of the cluster CA (a
+		// kubelet's, an admin's) opens etcd.
+		{etcdServerCert, etcdServerKey, etcdCA, etcdCASigner, "drakit-etcd-server", serverAndClientAuth},
+		{etcdPeerCert, etcdPeerKey, etcdCA, etcdCASigner, "drakit-etcd-peer", serverAndClientAuth},
+		{etcdClientCert, etcdClientKey, etcdCA, etcdCASigner, "kube-apiserver-etcd-client", clientAuth},
 	}
-	if err := writeCertAndKey(dir, kubeletClientCert, kubeletClientKey, kubeletClient, kubeletClientSigner); err != nil {
-		return err
+	for _, l := range leaves {
+		var ips []net.IP
+		var names []string
+		if slices.Contains(l.usages, x509.ExtKeyUsageServerAuth) {
+			ips, names = []net.IP{net.ParseIP(cfg.NodeName)}, []string{"localhost"}
+			if cfg.NodeName != "127.0.0.1" {
+				ips = append(ips, net.ParseIP("127.0.0.1"))
+			}
+		}
+		der, signer, err := issue(l.ca, l.caSigner, pkix.Name{CommonName: l.cn}, now, l.usages, names, ips)
+		if err != nil {
+			return err
+		}
+		if err := writeCertAndKey(dir, l.cert, l.key, der, signer); err != nil {
+			return err
+		}
 	}
 
 	sa, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -151,7 +209,7 @@ func generatePKI(cfg Config, dir string, now time.Time) error {
 
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	for _, id := range clientIdentities(cfg) {
-		der, signer, err := issue(ca, caSigner, pkix.Name{CommonName: id.user, Organization: id.orgs}, now, x509.ExtKeyUsageClientAuth, nil, nil)
+		der, signer, err := issue(ca, caSigner, pkix.Name{CommonName: id.user, Organization: id.orgs}, now, clientAuth, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -226,7 +284,7 @@ func newCA(cn string, now time.Time) (*x509.Certificate, crypto.Signer, error) {
 }
 
 // issue signs a leaf certificate, valid for one year, with a new key.
-func issue(ca *x509.Certificate, caSigner crypto.Signer, subject pkix.Name, now time.Time, usage x509.ExtKeyUsage,
+func issue(ca *x509.Certificate, caSigner crypto.Signer, subject pkix.Name, now time.Time, usages []x509.ExtKeyUsage,
 	dnsNames []string, ips []net.IP,
 ) ([]byte, crypto.Signer, error) {
 	key, err := newKey()
@@ -243,7 +301,7 @@ func issue(ca *x509.Certificate, caSigner crypto.Signer, subject pkix.Name, now 
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.AddDate(1, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 		DNSNames:     dnsNames,
 		IPAddresses:  ips,
 	}

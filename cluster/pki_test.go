@@ -78,6 +78,40 @@ func TestEnsurePKI(t *testing.T) {
 		t.Errorf("apiserver certificate IPs %v", serving.IPAddresses)
 	}
 
+	// etcd's certificates come from a CA of its own, so that no client
+	// certificate of the cluster CA opens etcd; the kubelet serves with a
+	// certificate of the cluster CA for the node's address.
+	etcdRoots := x509.NewCertPool()
+	etcdRoots.AddCert(readCert(t, filepath.Join(dir, etcdCACert)))
+	for _, c := range []struct {
+		file  string
+		roots *x509.CertPool
+		usage x509.ExtKeyUsage
+		name  string
+	}{
+		{etcdServerCert, etcdRoots, x509.ExtKeyUsageServerAuth, "127.0.0.1"},
+		{etcdPeerCert, etcdRoots, x509.ExtKeyUsageClientAuth, ""},
+		{etcdClientCert, etcdRoots, x509.ExtKeyUsageClientAuth, ""},
+		{kubeletServingCert, roots, x509.ExtKeyUsageServerAuth, "127.0.0.1"},
+		{kubeletClientCert, roots, x509.ExtKeyUsageClientAuth, ""},
+	} {
+		cert := readCert(t, filepath.Join(dir, c.file))
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: c.roots, DNSName: c.name, KeyUsages: []x509.ExtKeyUsage{c.usage}, CurrentTime: now}); err != nil {
+			t.Errorf("%s does not verify: %v", c.file, err)
+		}
+	}
+	for _, file := range []string{adminKubeconfig, kubeletKubeconfig} {
+		rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(rc.CertData)
+		cert, _ := x509.ParseCertificate(block.Bytes)
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: etcdRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: now}); err == nil {
+			t.Errorf("the client certificate of %s verifies against etcd's CA: it would open etcd", file)
+		}
+	}
+
 	// Each kubeconfig points at the apiserver on 127.0.0.1 with the CA and a
 	// client certificate of the right identity.
 	wantIDs := map[string]struct {

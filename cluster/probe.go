@@ -35,7 +35,9 @@ func probes(cfg Config) map[string]probe {
 	selfSigned := &http.Client{Transport: &http.Transport{Proxy: noProxy, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	return map[string]probe{
 		Etcd: func(ctx context.Context) error {
-			return getOK(ctx, plain, "http://"+local(cfg.EtcdClientPort)+"/health", `"health":"true"`)
+			// The metrics listener, plain HTTP on 127.0.0.1: the client
+			// port wants a client certificate of etcd's CA.
+			return getOK(ctx, plain, "http://"+local(cfg.EtcdMetricsPort)+"/health", `"health":"true"`)
 		},
 		APIServer: func(ctx context.Context) error {
 			c, err := caClient(cfg)

@@ -46,8 +46,8 @@ func (c Config) v() string { return "--v=" + strconv.Itoa(c.Verbosity) }
 // componentArgs returns the argv (without the binary) of every component.
 func componentArgs(cfg Config) map[string][]string {
 	port := strconv.Itoa
-	client := "http://127.0.0.1:" + port(cfg.EtcdClientPort)
-	peer := "http://127.0.0.1:" + port(cfg.EtcdPeerPort)
+	client := "https://127.0.0.1:" + port(cfg.EtcdClientPort)
+	peer := "https://127.0.0.1:" + port(cfg.EtcdPeerPort)
 	kcm := pki(cfg, kcmKubeconfig)
 	sched := pki(cfg, schedulerKubeconfig)
 	return map[string][]string{
@@ -56,15 +56,25 @@ func componentArgs(cfg Config) map[string][]string {
 			"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
 			"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
 			"--initial-cluster=drakit=" + peer,
+			// TLS with client certificates of etcd's own CA on the client and
+			// peer ports: the apiserver is the only client.
+			"--cert-file=" + pki(cfg, etcdServerCert), "--key-file=" + pki(cfg, etcdServerKey),
+			"--client-cert-auth=true", "--trusted-ca-file=" + pki(cfg, etcdCACert),
+			"--peer-cert-file=" + pki(cfg, etcdPeerCert), "--peer-key-file=" + pki(cfg, etcdPeerKey),
+			"--peer-client-cert-auth=true", "--peer-trusted-ca-file=" + pki(cfg, etcdCACert),
+			// Plain HTTP serves only /metrics and /health (as in kubeadm).
 			"--listen-metrics-urls=http://127.0.0.1:" + port(cfg.EtcdMetricsPort),
 			"--quota-backend-bytes=1073741824",
 		},
 		APIServer: {
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + port(cfg.APIServerPort),
-			"--etcd-servers=http://127.0.0.1:" + port(cfg.EtcdClientPort),
+			"--etcd-servers=" + client,
+			"--etcd-cafile=" + pki(cfg, etcdCACert),
+			"--etcd-certfile=" + pki(cfg, etcdClientCert), "--etcd-keyfile=" + pki(cfg, etcdClientKey),
 			"--client-ca-file=" + pki(cfg, caCert),
 			"--tls-cert-file=" + pki(cfg, apiServerCert), "--tls-private-key-file=" + pki(cfg, apiServerKey),
 			"--kubelet-client-certificate=" + pki(cfg, kubeletClientCert), "--kubelet-client-key=" + pki(cfg, kubeletClientKey),
+			"--kubelet-certificate-authority=" + pki(cfg, caCert),
 			"--requestheader-client-ca-file=" + pki(cfg, frontProxyCACert),
 			"--requestheader-allowed-names=front-proxy-client",
 			"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
@@ -157,7 +167,9 @@ state = %s
 const cniConfig = `{"cniVersion":"1.0.0","name":"hostnet-only","plugins":[{"type":"loopback"}]}` + "\n"
 
 // kubeletConfig renders the KubeletConfiguration of §18.3 with every feature
-// gate of cfg.FeatureGates, plus four settings for a registry-less node:
+// gate of cfg.FeatureGates, x509 and webhook authentication with Webhook
+// authorization (§8's, instead of §18.3's anonymous AlwaysAllow), plus four
+// settings for a registry-less node:
 // volumePluginDir under RunDir (instead of /usr/libexec/kubernetes), image
 // garbage collection off (imported images cannot be pulled again) and hard
 // eviction thresholds low enough that a fairly full disk does not evict the
@@ -169,24 +181,34 @@ func kubeletConfig(cfg Config) ([]byte, error) {
 	}
 	endpoint := "unix://" + ContainerdSocket(cfg)
 	return yaml.Marshal(map[string]any{
-		"apiVersion":                  "kubelet.config.k8s.io/v1beta1",
-		"kind":                        "KubeletConfiguration",
-		"failCgroupV1":                false,
-		"failSwapOn":                  false,
-		"cgroupDriver":                "cgroupfs",
-		"cgroupRoot":                  cfg.CgroupRoot,
-		"containerRuntimeEndpoint":    endpoint,
-		"imageServiceEndpoint":        endpoint,
-		"podLogsDir":                  filepath.Join(kubeletDir(cfg), "pod-logs"),
-		"volumePluginDir":             filepath.Join(kubeletDir(cfg), "volume-plugins"),
-		"resolvConf":                  "",
-		"address":                     "127.0.0.1",
-		"port":                        cfg.KubeletPort,
-		"readOnlyPort":                0,
-		"healthzBindAddress":          "127.0.0.1",
-		"healthzPort":                 cfg.KubeletHealthzPort,
-		"authentication":              map[string]any{"anonymous": map[string]any{"enabled": true}, "webhook": map[string]any{"enabled": false}},
-		"authorization":               map[string]any{"mode": "AlwaysAllow"},
+		"apiVersion":               "kubelet.config.k8s.io/v1beta1",
+		"kind":                     "KubeletConfiguration",
+		"failCgroupV1":             false,
+		"failSwapOn":               false,
+		"cgroupDriver":             "cgroupfs",
+		"cgroupRoot":               cfg.CgroupRoot,
+		"containerRuntimeEndpoint": endpoint,
+		"imageServiceEndpoint":     endpoint,
+		"podLogsDir":               filepath.Join(kubeletDir(cfg), "pod-logs"),
+		"volumePluginDir":          filepath.Join(kubeletDir(cfg), "volume-plugins"),
+		"resolvConf":               "",
+		"address":                  "127.0.0.1",
+		"port":                     cfg.KubeletPort,
+		"readOnlyPort":             0,
+		"healthzBindAddress":       "127.0.0.1",
+		"healthzPort":              cfg.KubeletHealthzPort,
+		// As in a kubeadm node: client certificates of the cluster CA or
+		// bearer tokens checked by the apiserver (TokenReview), every
+		// request authorized by it (SubjectAccessReview), anonymous off;
+		// served with a certificate of the cluster CA.
+		"authentication": map[string]any{
+			"anonymous": map[string]any{"enabled": false},
+			"webhook":   map[string]any{"enabled": true},
+			"x509":      map[string]any{"clientCAFile": pki(cfg, caCert)},
+		},
+		"authorization":               map[string]any{"mode": "Webhook"},
+		"tlsCertFile":                 pki(cfg, kubeletServingCert),
+		"tlsPrivateKeyFile":           pki(cfg, kubeletServingKey),
 		"featureGates":                gates,
 		"imageGCHighThresholdPercent": 100,
 		"imageGCLowThresholdPercent":  99,

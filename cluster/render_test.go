@@ -24,21 +24,27 @@ func TestKubeletConfig(t *testing.T) {
 		t.Fatalf("kubelet config is not YAML: %v\n%s", err, b)
 	}
 	want := map[string]any{
-		"kind":                        "KubeletConfiguration",
-		"failCgroupV1":                false,
-		"cgroupDriver":                "cgroupfs",
-		"cgroupRoot":                  "/drakit-kubelet",
-		"containerRuntimeEndpoint":    "unix:///r/containerd/containerd.sock",
-		"imageServiceEndpoint":        "unix:///r/containerd/containerd.sock",
-		"address":                     "127.0.0.1",
-		"healthzBindAddress":          "127.0.0.1",
-		"port":                        float64(10250),
-		"healthzPort":                 float64(10248),
-		"readOnlyPort":                float64(0),
-		"resolvConf":                  "",
-		"podLogsDir":                  "/r/kubelet/pod-logs",
-		"volumePluginDir":             "/r/kubelet/volume-plugins",
-		"authorization":               map[string]any{"mode": "AlwaysAllow"},
+		"kind":                     "KubeletConfiguration",
+		"failCgroupV1":             false,
+		"cgroupDriver":             "cgroupfs",
+		"cgroupRoot":               "/drakit-kubelet",
+		"containerRuntimeEndpoint": "unix:///r/containerd/containerd.sock",
+		"imageServiceEndpoint":     "unix:///r/containerd/containerd.sock",
+		"address":                  "127.0.0.1",
+		"healthzBindAddress":       "127.0.0.1",
+		"port":                     float64(10250),
+		"healthzPort":              float64(10248),
+		"readOnlyPort":             float64(0),
+		"resolvConf":               "",
+		"podLogsDir":               "/r/kubelet/pod-logs",
+		"volumePluginDir":          "/r/kubelet/volume-plugins",
+		"authorization":            map[string]any{"mode": "Webhook"},
+		"authentication": map[string]any{
+			"anonymous": map[string]any{"enabled": false},
+			"webhook":   map[string]any{"enabled": true},
+			"x509":      map[string]any{"clientCAFile": "/r/pki/ca.crt"},
+		},
+		"tlsCertFile":                 "/r/pki/kubelet-serving.crt",
 		"featureGates":                map[string]any{"DRAConsumableCapacity": true, "DRADeviceTaints": false},
 		"imageGCHighThresholdPercent": float64(100),
 	}
@@ -93,6 +99,18 @@ func TestComponentArgsStayOnLoopback(t *testing.T) {
 			if strings.Contains(a, "://") && !strings.Contains(a, "://127.0.0.1:") && !strings.Contains(a, "https://kubernetes.default.svc") {
 				t.Errorf("%s: URL off loopback: %s", name, a)
 			}
+		}
+	}
+	for _, want := range []string{"--client-cert-auth=true", "--peer-client-cert-auth=true", "--trusted-ca-file=/r/pki/etcd-ca.crt",
+		"--listen-client-urls=https://127.0.0.1:23790", "--listen-peer-urls=https://127.0.0.1:23800"} {
+		if !contains(args[Etcd], want) {
+			t.Errorf("etcd lacks %s: only the apiserver, with a client certificate of etcd's CA, may talk to it", want)
+		}
+	}
+	for _, want := range []string{"--etcd-servers=https://127.0.0.1:23790", "--etcd-certfile=/r/pki/apiserver-etcd-client.crt",
+		"--kubelet-certificate-authority=/r/pki/ca.crt"} {
+		if !contains(args[APIServer], want) {
+			t.Errorf("apiserver lacks %s", want)
 		}
 	}
 	if !contains(args[APIServer], "--endpoint-reconciler-type=none") || !contains(args[Kubelet], "--hostname-override=127.0.0.1") {

@@ -70,6 +70,16 @@ func skipUnlessClusterCanRun(t *testing.T, cfg Config) {
 	if _, err := lookPath(cfg, "gcc"); err != nil {
 		t.Skip("gcc not installed (the pause image is compiled): run scripts/install-deps.sh")
 	}
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if filepath.Base(p.Exe) == "kubelet" {
+			t.Skipf("a kubelet already runs here (pid %d, %s): its fixed /var/lib/kubelet/device-plugins/kubelet.sock "+
+				"would clash with this test's kubelet; stop that cluster (drakit cluster down) to run this test", p.PID, p.Exe)
+		}
+	}
 }
 
 // hostSnapshot is what must be the same before Up and after Down.
@@ -110,16 +120,6 @@ func snapshotHost(t *testing.T, cfg Config) hostSnapshot {
 func TestUpDownLeavesNothingBehind(t *testing.T) {
 	cfg := e2eConfig(t)
 	skipUnlessClusterCanRun(t, cfg)
-	procs, err := listProcesses()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range procs {
-		if filepath.Base(p.Exe) == "kubelet" {
-			t.Skipf("a kubelet already runs here (pid %d, %s): its fixed /var/lib/kubelet/device-plugins/kubelet.sock "+
-				"would clash with this test's kubelet; stop that cluster (drakit cluster down) to run this test", p.PID, p.Exe)
-		}
-	}
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -168,48 +168,18 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 
 	// An image assembled with its shared libraries, imported into the
 	// running cluster, runs a dynamically linked program in the pod.
-	sleepImage := filepath.Join(t.TempDir(), "sleep.tar")
-	if err := images.Build(ctx, images.Spec{
-		Name: "drakit.dev/e2e-sleep:dev", Files: map[string]string{"/bin/sleep": "/bin/sleep"},
-		Entrypoint: []string{"/bin/sleep", "3600"}, WithSharedLibraries: true,
-	}, sleepImage); err != nil {
-		t.Fatal(err)
-	}
-	if err := ImportImage(ctx, cfg, sleepImage); err != nil {
+	if err := ImportImage(ctx, cfg, buildSleepImage(ctx, t)); err != nil {
 		t.Fatal(err)
 	}
 	pod := runPod(ctx, t, cfg)
 	checkServiceAccountToken(t, cfg, pod)
+	checkLocalAccessRefused(ctx, t, cfg, pod)
 	if after := snapshotHost(t, cfg); !cmp.Equal(before.Sysctls, after.Sysctls) {
 		t.Errorf("host sysctls changed while the kubelet runs:\n%s", cmp.Diff(before.Sysctls, after.Sysctls))
 	}
 
 	// Everything the cluster runs, recorded before Down.
-	recorded := map[int]string{}
-	for name, ref := range pidsBefore {
-		recorded[ref.PID] = name
-	}
-	procs, err = listProcesses()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostPaths, err := readLedger(ledgerPath(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mounts, err := readMountInfo(mountInfoPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cgroupRoots := ownCgroupRoots(cfg, hostPaths, mounts)
-	if len(cgroupRoots) == 0 {
-		t.Errorf("the ledger records none of the cluster's cgroup roots %v", cgroupRootDirs(cfg, mounts))
-	}
-	for _, p := range procs {
-		if owned(cfg, cgroupRoots, p) {
-			recorded[p.PID] = strings.Join(p.Cmdline, " ")
-		}
-	}
+	recorded := recordClusterProcesses(t, cfg, pidsBefore)
 	if len(recorded) < len(Components())+3 { // + a shim, the sandbox and the containers
 		t.Errorf("recorded only %d processes before Down (%v); want the components, a shim and the pod's containers", len(recorded), recorded)
 	}
@@ -221,52 +191,7 @@ func TestUpDownLeavesNothingBehind(t *testing.T) {
 	downDone = true
 	t.Logf("down: %v", time.Since(t2).Round(time.Millisecond))
 
-	for pid, what := range recorded {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			if state, _, err := procStat(pid); err == nil && state != 'Z' {
-				t.Errorf("process %d (%s) still runs after Down", pid, what)
-			}
-		}
-	}
-	procs, err = listProcesses()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range procs {
-		if p.references(cfg.RunDir) || p.inCgroup(cfg.CgroupRoot) {
-			t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
-		}
-	}
-	mounts, err = readMountInfo(mountInfoPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range mountsUnder(mounts, cfg.RunDir) {
-		t.Errorf("still mounted after Down: %s (%s)", m.MountPoint, m.FSType)
-	}
-	v1, v2 := cgroupHierarchies(mounts)
-	for _, h := range append(v1, v2) {
-		if _, err := os.Stat(filepath.Join(h, cfg.CgroupRoot)); err == nil {
-			t.Errorf("cgroup %s left behind", filepath.Join(h, cfg.CgroupRoot))
-		}
-	}
-	if diff := cmp.Diff(before, snapshotHost(t, cfg)); diff != "" {
-		t.Errorf("host paths or sysctls differ from before Up (-before +after):\n%s", diff)
-	}
-	if _, err := os.Stat(cfg.RunDir); !os.IsNotExist(err) {
-		t.Errorf("run dir %s still exists after Down (err %v)", cfg.RunDir, err)
-	}
-	if _, err := os.Stat(filepath.Join(cfg.ImagesDir, PauseArchive)); err != nil {
-		t.Errorf("Down removed the images cache: %v", err)
-	}
-	for _, p := range cfg.ports() {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.port))
-		if err != nil {
-			t.Errorf("%s %d still in use after Down: %v", p.field, p.port, err)
-			continue
-		}
-		l.Close()
-	}
+	assertNothingLeft(t, cfg, before, recorded)
 
 	// Down again: nothing to do, no error.
 	if err := Down(ctx, cfg); err != nil {
@@ -288,6 +213,21 @@ func readPIDFiles(t *testing.T, cfg Config) map[string]procRef {
 		refs[c] = ref
 	}
 	return refs
+}
+
+// buildSleepImage assembles the image of runPod's second container, a
+// dynamically linked /bin/sleep with its shared libraries, and returns its
+// archive.
+func buildSleepImage(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	archive := filepath.Join(t.TempDir(), "sleep.tar")
+	if err := images.Build(ctx, images.Spec{
+		Name: "drakit.dev/e2e-sleep:dev", Files: map[string]string{"/bin/sleep": "/bin/sleep"},
+		Entrypoint: []string{"/bin/sleep", "3600"}, WithSharedLibraries: true,
+	}, archive); err != nil {
+		t.Fatal(err)
+	}
+	return archive
 }
 
 // runPod runs a hostNetwork pod with two containers, the pause image and
@@ -363,4 +303,95 @@ func allContainersRunning(pod *corev1.Pod) bool {
 		}
 	}
 	return len(pod.Status.ContainerStatuses) == len(pod.Spec.Containers)
+}
+
+// recordClusterProcesses returns every process of a running cluster: the
+// components of its PID files and what owned attributes to it (shims,
+// containers), by PID.
+func recordClusterProcesses(t *testing.T, cfg Config, components map[string]procRef) map[int]string {
+	t.Helper()
+	recorded := map[int]string{}
+	for name, ref := range components {
+		recorded[ref.PID] = name
+	}
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPaths, err := readLedger(ledgerPath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgroupRoots := ownCgroupRoots(cfg, hostPaths, mounts)
+	if len(cgroupRoots) == 0 {
+		t.Errorf("the ledger records none of the cluster's cgroup roots %v", cgroupRootDirs(cfg, mounts))
+	}
+	for _, p := range procs {
+		if owned(cfg, cgroupRoots, p) {
+			recorded[p.PID] = strings.Join(p.Cmdline, " ")
+		}
+	}
+	return recorded
+}
+
+// assertNothingLeft checks the host after Down: none of the recorded
+// processes runs, no process references the cluster, nothing is mounted
+// under the run dir, no cgroup, host path, run dir or port is left, the host
+// paths and sysctls are as before Up, and the image cache is kept.
+func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded map[int]string) {
+	t.Helper()
+	for pid, what := range recorded {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			if state, _, err := procStat(pid); err == nil && state != 'Z' {
+				t.Errorf("process %d (%s) still runs after Down", pid, what)
+			}
+		}
+	}
+	procs, err := listProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if state, _, err := procStat(p.PID); err != nil || state == 'Z' {
+			continue // gone, or dead and waiting for init to reap it
+		}
+		if p.references(cfg.RunDir) || p.inCgroup(cfg.CgroupRoot) {
+			t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
+		}
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mountsUnder(mounts, cfg.RunDir) {
+		t.Errorf("still mounted after Down: %s (%s)", m.MountPoint, m.FSType)
+	}
+	v1, v2 := cgroupHierarchies(mounts)
+	for _, h := range append(v1, v2) {
+		if _, err := os.Stat(filepath.Join(h, cfg.CgroupRoot)); err == nil {
+			t.Errorf("cgroup %s left behind", filepath.Join(h, cfg.CgroupRoot))
+		}
+	}
+	if diff := cmp.Diff(before, snapshotHost(t, cfg)); diff != "" {
+		t.Errorf("host paths or sysctls differ from before Up (-before +after):\n%s", diff)
+	}
+	if _, err := os.Stat(cfg.RunDir); !os.IsNotExist(err) {
+		t.Errorf("run dir %s still exists after Down (err %v)", cfg.RunDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.ImagesDir, PauseArchive)); err != nil {
+		t.Errorf("Down removed the images cache: %v", err)
+	}
+	for _, p := range cfg.ports() {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.port))
+		if err != nil {
+			t.Errorf("%s %d still in use after Down: %v", p.field, p.port, err)
+			continue
+		}
+		l.Close()
+	}
+
 }

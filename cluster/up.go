@@ -124,7 +124,12 @@ func Up(ctx context.Context, cfg Config) error {
 		if p.done != nil {
 			logger.Info("Ready", "component", name, "after", since(t0))
 		}
-		if name == Containerd {
+		switch name {
+		case APIServer:
+			if err := ensureKubeletAPIAccess(ctx, cfg); err != nil {
+				return err
+			}
+		case Containerd:
 			if err := importImages(ctx, cfg); err != nil {
 				return err
 			}

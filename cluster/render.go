@@ -92,6 +92,9 @@ func componentArgs(cfg Config) map[string][]string {
 			"--bind-address=127.0.0.1", "--secure-port=" + port(cfg.ControllerManagerPort),
 			"--service-account-private-key-file=" + pki(cfg, saKey), "--root-ca-file=" + pki(cfg, caCert),
 			"--use-service-account-credentials=true", "--leader-elect=false", "--controllers=*",
+			// Its default client limit (20 QPS) makes starting its ~40 controllers,
+			// each with a ServiceAccount token of its own, take seconds.
+			"--kube-api-qps=200", "--kube-api-burst=400",
 			// Its default, /usr/libexec/kubernetes/..., would be created on the host.
 			"--flex-volume-plugin-dir=" + filepath.Join(cfg.RunDir, "controller-manager", "volume-plugins"),
 			"--feature-gates=" + cfg.FeatureGates, cfg.v(),

@@ -99,39 +99,47 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	started := 0
 	checks := probes(cfg)
-	for _, name := range Components() {
-		p := running[name]
+	for _, stage := range startStages() {
 		t0 := time.Now()
-		if p != nil {
-			logger.V(1).Info("Component already running", "component", name, "pid", p.ref.PID)
-		} else {
-			if err := beforeStart(ctx, cfg, name); err != nil {
-				return err
+		var procs []*process
+		for _, name := range stage {
+			p := running[name]
+			if p != nil {
+				logger.V(1).Info("Component already running", "component", name, "pid", p.ref.PID)
+			} else {
+				if err := beforeStart(ctx, cfg, name); err != nil {
+					return err
+				}
+				argv, err := componentArgv(cfg, name)
+				if err != nil {
+					return err
+				}
+				if p, err = startProcess(cfg, name, argv); err != nil {
+					return err
+				}
+				started++
+				logger.Info("Started", "component", name, "pid", p.ref.PID)
 			}
-			argv, err := componentArgv(cfg, name)
-			if err != nil {
-				return err
-			}
-			if p, err = startProcess(cfg, name, argv); err != nil {
-				return err
-			}
-			started++
-			logger.Info("Started", "component", name, "pid", p.ref.PID)
+			procs = append(procs, p)
 		}
-		if err := waitReady(ctx, cfg, p, checks[name]); err != nil {
-			return err
-		}
-		if p.done != nil {
-			logger.Info("Ready", "component", name, "after", since(t0))
-		}
-		switch name {
-		case APIServer:
-			if err := ensureKubeletAPIAccess(ctx, cfg); err != nil {
+		// The stage's components start together; each is waited for in
+		// turn, and what needs it ready runs right after it.
+		for _, p := range procs {
+			if err := waitReady(ctx, cfg, p, checks[p.name]); err != nil {
 				return err
 			}
-		case Containerd:
-			if err := importImages(ctx, cfg); err != nil {
-				return err
+			if p.done != nil {
+				logger.Info("Ready", "component", p.name, "after", since(t0))
+			}
+			switch p.name {
+			case APIServer:
+				if err := ensureKubeletAPIAccess(ctx, cfg); err != nil {
+					return err
+				}
+			case Containerd:
+				if err := importImages(ctx, cfg); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -144,6 +152,15 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	logger.Info("Cluster up", "took", since(began), "kubeconfig", KubeconfigPath(cfg))
 	return nil
+}
+
+// startStages groups the components in start order: each stage starts
+// together once the stage before it is ready. etcd and containerd depend on
+// nothing; the kubelet needs containerd (images imported) and starts beside
+// the apiserver, whose absence it retries until it registers the Node; the
+// controller-manager and scheduler need the apiserver ready.
+func startStages() [][]string {
+	return [][]string{{Etcd, Containerd}, {APIServer, Kubelet}, {ControllerManager, Scheduler}}
 }
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }

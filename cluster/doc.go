@@ -9,9 +9,10 @@
 // Contracts:
 //
 //   - Up is idempotent. It generates the PKI in Go, starts every component
-//     that is not already running (etcd → apiserver → controller-manager →
-//     scheduler → containerd, importing every *.tar of Config.ImagesDir →
-//     kubelet), waits for each readiness endpoint and then for Node
+//     that is not already running, in stages that start together (etcd and
+//     containerd, which then imports every *.tar of Config.ImagesDir → the
+//     apiserver and the kubelet → the controller-manager and scheduler),
+//     waits for each readiness endpoint and then for Node
 //     Config.NodeName to be Ready without the not-ready taint and for the
 //     default ServiceAccount. A component that exits while Up waits for it is
 //     reported with the tail of its log. Up needs root.

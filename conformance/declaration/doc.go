@@ -1,0 +1,100 @@
+// Package declaration is the driver declaration: what a DRA driver says
+// about itself so that drakit's conformance kit can certify it — its name
+// and pods, the kinds of device it publishes with their DeviceClasses, the
+// attribute that names a device and how a container shows it, the
+// observers that check containers, the optional capabilities of
+// Kubernetes 1.37 DRA it claims, and the hardware it manages. It is a
+// strict, versioned YAML document.
+//
+// # Document
+//
+//	apiVersion: conformance.drakit.dev/v1alpha1
+//	kind: DriverDeclaration
+//	driver:
+//	  name: gpu.drakit.dev           # the DRA driver name (ResourceSlice spec.driver)
+//	  version: v0.1.0                # optional, goes into the report
+//	  pods:                          # optional: driver logs in diagnostics, restart scenarios
+//	    namespace: drakit-system     # empty: all namespaces
+//	    selector: app.kubernetes.io/name=drakit-driver
+//	deviceKinds:                     # one per DeviceClass; at least one without partitions
+//	- name: gpu                      # DNS label, unique
+//	  deviceClass: gpu.drakit.dev    # selects exactly this kind's devices; unique
+//	  identity:
+//	    attribute: uuid              # string attribute naming one device (QualifiedName)
+//	    env:                         # optional: one variable per allocated device
+//	      name: DRAKIT_DEVICE_{device}
+//	      value: "{identity}"        # the default
+//	  memoryCapacity: memory         # optional: capacity holding memory in bytes
+//	  observers: [cdi, env, deviceNodes, nvml]   # default: cdi, plus env with identity.env
+//	- name: mig
+//	  deviceClass: mig.gpu.drakit.dev
+//	  identity: {attribute: uuid, env: {name: "DRAKIT_DEVICE_{device}"}}
+//	  partitions:                    # only with partitionableDevices claimed
+//	    parentKind: gpu              # default: the only kind without partitions
+//	    profileAttribute: profile
+//	    parentIdentityAttribute: parentUUID
+//	capabilities:                    # claimed: true; false or absent: unclaimed
+//	  partitionableDevices: true
+//	  numaNodeAttribute: true
+//	hardware: emulated               # or real; required
+//
+// # Placeholders
+//
+// identity.env.name and identity.env.value are patterns. {device} stands
+// for the device's name in its ResourceSlice, {identity} for the value of
+// identity.attribute, {attribute:<name>} for the value of the device's
+// attribute <name> (ints in decimal). In the name every substituted value
+// is upper-cased and each character other than A-Z and 0-9 becomes "_", so
+// DRAKIT_DEVICE_{device} is DRAKIT_DEVICE_GPU_0 for device gpu-0; the
+// literal text of a name is letters, digits and "_", starting with a letter
+// or "_". The value takes substitutions verbatim. Each pattern needs a
+// placeholder; braces are only for placeholders. EnvVariable.ExpandName and
+// ExpandValue apply a pattern to a device.
+//
+// # Observers
+//
+// cdi compares the container with the claim's CDI spec (the DRA contract,
+// for every driver); env checks identity.env; deviceNodes and mounts check
+// that the container has the device nodes and mounts of exactly the
+// allocated devices; nvml asks NVML in the container for exactly the
+// allocated GPUs and MIG devices, by identity. An observer applies to a
+// kind when the kind lists it.
+//
+// # Capabilities
+//
+// KnownCapabilities lists every optional capability of Kubernetes 1.37 DRA
+// a driver can claim, with its KEP, feature gate, stage, the capabilities
+// it requires and its meaning; Declaration.Claimed says whether one is
+// claimed. The kit runs a capability's scenarios only when it is claimed
+// and reports the others as "capability X (KEP-NNNN) unclaimed" (Capability's
+// String). A claim is a promise: a claimed capability that misbehaves
+// fails. DRA features of 1.37 that every driver gets or that belong to the
+// control plane are not capabilities: structured parameters (KEP-4381),
+// prioritized lists (KEP-4816), extended resources (KEP-5004), workload
+// claims (KEP-5729), derived attributes (KEP-6080), ResourcePoolStatusRequest
+// (KEP-5677), DeviceTaintRules (admin-made taints, KEP-5055), the kubelet's
+// PodResources (KEP-3695) and the scheduler's filter timeout.
+//
+// # Parsing, defaulting, validation
+//
+// Parse and Load decode strictly through internal/strictyaml (one YAML
+// document, no duplicate keys, no unknown or case-mismatched fields, no
+// values of the wrong type), then Default fills what the comments above
+// call defaults, then Validate checks everything at once: DNS subdomains
+// (driver name, at most 63 characters, and DeviceClasses), DNS labels
+// (kinds, namespace), QualifiedNames (attributes, capacities), the label
+// selector, the patterns, unique kinds, classes and observers, known
+// observers, capabilities and hardware, partitions only with
+// partitionableDevices claimed and claimed only with a kind of partitions,
+// each claimed capability's requirements, and a parent kind that exists
+// and is whole. Every content error matches errors.Is(err, ErrInvalid);
+// field problems come as one *ValidationError with each field's path and,
+// for a parsed document, the line it is written on (for a missing field,
+// the line of the object that lacks it). Validate is deterministic and
+// changes nothing.
+//
+// KitSettings maps a declaration onto the values the kit's flags carry
+// today (Settings), for the kit's move from flags to declarations.
+//
+// The package imports nothing of the conformance package, which imports it.
+package declaration

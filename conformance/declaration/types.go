@@ -1,0 +1,179 @@
+package declaration
+
+import "slices"
+
+// APIVersion and Kind identify a driver declaration document.
+const (
+	APIVersion = "conformance.drakit.dev/v1alpha1"
+	Kind       = "DriverDeclaration"
+)
+
+// Declaration is what a DRA driver says about itself to the conformance
+// kit: its name and pods, the kinds of device it publishes, how a container
+// shows each device, which observers check them, the optional capabilities
+// it claims and the hardware it manages.
+type Declaration struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Driver names the driver under test.
+	Driver Driver `json:"driver"`
+	// DeviceKinds are the kinds of device the driver publishes, one
+	// DeviceClass each. At least one kind has no partitions.
+	DeviceKinds []DeviceKind `json:"deviceKinds"`
+	// Capabilities are the optional capabilities of Kubernetes 1.37 DRA
+	// (KnownCapabilities) the driver claims: true claims one, false or
+	// absent leaves it unclaimed. Unknown names are invalid.
+	Capabilities map[CapabilityName]bool `json:"capabilities,omitempty"`
+	// Hardware is what the driver's devices are: HardwareEmulated or
+	// HardwareReal. Required.
+	Hardware Hardware `json:"hardware"`
+
+	// lines maps field paths to the lines they are written on, for
+	// declarations read by Parse; nil otherwise.
+	lines fieldLines
+	// source names the declaration in errors: Parse's name, or "" for a
+	// declaration built in code.
+	source string
+}
+
+// Driver identifies the driver under test.
+type Driver struct {
+	// Name is the DRA driver name, as in ResourceSlice spec.driver and in
+	// allocation results: a DNS subdomain of at most 63 characters.
+	Name string `json:"name"`
+	// Version is the driver's version as its authors write it (v0.1.0); it
+	// goes into the kit's report. Optional.
+	Version string `json:"version,omitempty"`
+	// Pods find the driver's kubelet plugin pods, for the driver logs in
+	// diagnostics and for the scenarios that restart the driver. Optional:
+	// without it those scenarios are skipped.
+	Pods *DriverPods `json:"pods,omitempty"`
+}
+
+// DriverPods select the driver's kubelet plugin pods.
+type DriverPods struct {
+	// Namespace of the pods; empty means all namespaces.
+	Namespace string `json:"namespace,omitempty"`
+	// Selector is a label selector matching exactly the driver's pods
+	// (app.kubernetes.io/name=drakit-driver). Required.
+	Selector string `json:"selector"`
+}
+
+// DeviceKind is one kind of device the driver publishes (whole GPUs, MIG
+// partitions, NICs, …): the DeviceClass the kit's claims use for it and how
+// the kit tells its devices apart, in the ResourceSlices and inside a
+// container.
+type DeviceKind struct {
+	// Name names the kind in the kit's reports: a DNS label, unique.
+	Name string `json:"name"`
+	// DeviceClass is the DeviceClass whose selectors pick exactly the
+	// devices of this kind: a DNS subdomain, unique across kinds.
+	DeviceClass string `json:"deviceClass"`
+	// Identity says which attribute names a device and how a container
+	// shows it.
+	Identity Identity `json:"identity"`
+	// MemoryCapacity is the device capacity that holds a device's memory in
+	// bytes, a resource.k8s.io QualifiedName. Optional.
+	MemoryCapacity string `json:"memoryCapacity,omitempty"`
+	// Partitions makes this a kind of partitions of another kind's devices
+	// (MIG devices of a GPU), counter-consuming devices of KEP-4815. Only
+	// with the capability partitionableDevices claimed.
+	Partitions *Partitions `json:"partitions,omitempty"`
+	// Observers are the kit's ways of checking what a container of this
+	// kind sees (Observer). Default: cdi, plus env when Identity.Env is set.
+	Observers []Observer `json:"observers,omitempty"`
+}
+
+// Identity is how the kit identifies a device in the API and in a container.
+type Identity struct {
+	// Attribute is the string attribute whose value names exactly one
+	// device of the driver (a GPU's UUID), a resource.k8s.io QualifiedName:
+	// a bare C identifier in the driver's domain, or domain/identifier. The
+	// kit selects single devices with it and compares it with what the
+	// container shows. A partition created at prepare may publish none; it
+	// is then known by its parent and profile (Partitions). Required.
+	Attribute string `json:"attribute"`
+	// Env is the environment variable a container gets per allocated
+	// device. Optional; the env observer needs it.
+	Env *EnvVariable `json:"env,omitempty"`
+}
+
+// EnvVariable is the per-device environment variable, written as two
+// patterns with placeholders (see the package documentation): Name
+// "DRAKIT_DEVICE_{device}" with Value "{identity}" gives
+// DRAKIT_DEVICE_GPU_0=GPU-… for device gpu-0.
+type EnvVariable struct {
+	// Name is the variable's name. Substituted values are upper-cased with
+	// every character other than A-Z and 0-9 turned into "_"; the literal
+	// text must be letters, digits and "_", starting with a letter or "_".
+	// It must contain a placeholder, so that each device gets its own
+	// variable. Required.
+	Name string `json:"name"`
+	// Value is the variable's value, substituted verbatim. It must contain
+	// a placeholder. Default DefaultEnvValue.
+	Value string `json:"value,omitempty"`
+}
+
+// DefaultEnvValue is EnvVariable.Value's default: the device's identity.
+const DefaultEnvValue = "{identity}"
+
+// Partitions describe a kind whose devices are partitions of the devices
+// of another kind, sharing their counters (KEP-4815).
+type Partitions struct {
+	// ParentKind is the kind of the devices that are partitioned. Default:
+	// the only kind without partitions, when there is exactly one.
+	ParentKind string `json:"parentKind,omitempty"`
+	// ProfileAttribute is the string attribute naming a partition's profile
+	// (for MIG "1g.10gb", "3g.40gb"). Required.
+	ProfileAttribute string `json:"profileAttribute"`
+	// ParentIdentityAttribute is the string attribute of a partition that
+	// holds its parent's identity (the value of the parent kind's identity
+	// attribute). Required.
+	ParentIdentityAttribute string `json:"parentIdentityAttribute"`
+}
+
+// Observer is one of the kit's ways of checking what a container sees
+// against what the API server allocated.
+type Observer string
+
+// The observers.
+const (
+	// ObserverCDI compares the container with the claim's CDI spec on the
+	// node: the spec names exactly the allocated devices and the container
+	// has every device node, mount and variable the spec injects. This is
+	// the DRA contract every CDI driver is held to.
+	ObserverCDI Observer = "cdi"
+	// ObserverEnv checks Identity.Env: one variable per allocated device
+	// with the expected value, none for another device.
+	ObserverEnv Observer = "env"
+	// ObserverDeviceNodes checks that the container has the device nodes of
+	// exactly the allocated devices of this kind.
+	ObserverDeviceNodes Observer = "deviceNodes"
+	// ObserverMounts checks that the container has the mounts of exactly
+	// the allocated devices of this kind.
+	ObserverMounts Observer = "mounts"
+	// ObserverNVML asks NVML inside the container which GPUs and MIG
+	// devices it sees: exactly the allocated ones, by identity (NVML UUIDs).
+	ObserverNVML Observer = "nvml"
+)
+
+// knownObservers lists the observers in the order messages name them.
+var knownObservers = []Observer{ObserverCDI, ObserverEnv, ObserverDeviceNodes, ObserverMounts, ObserverNVML}
+
+// Hardware says what the driver's devices are.
+type Hardware string
+
+// The hardware values.
+const (
+	// HardwareEmulated: devices of drakit's hardware emulator; the kit's
+	// scenarios that inspect the emulator on the node (@emulator) run.
+	HardwareEmulated Hardware = "emulated"
+	// HardwareReal: anything else (real devices, or devices the driver
+	// simulates itself); @emulator scenarios are not run.
+	HardwareReal Hardware = "real"
+)
+
+// Observes says whether the observer checks devices of the kind.
+func (k *DeviceKind) Observes(o Observer) bool {
+	return slices.Contains(k.Observers, o)
+}

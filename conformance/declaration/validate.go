@@ -1,0 +1,297 @@
+package declaration
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Limits of resource.k8s.io names (the API's validation).
+const (
+	maxDriverNameLength      = 63
+	maxAttributeDomainLength = 63
+	maxAttributeIDLength     = 32
+	maxVersionLength         = 64
+)
+
+var cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate checks a defaulted declaration (call Default first; Parse and
+// Load do both) and returns nil or a *ValidationError listing every
+// problem with its field path, and its line for a parsed declaration.
+// Every error matches errors.Is(err, ErrInvalid). Validate does not change
+// the declaration and gives the same answer every time.
+func (d *Declaration) Validate() error {
+	return d.problems(d.validate())
+}
+
+func (d *Declaration) validate() field.ErrorList {
+	var errs field.ErrorList
+	if d.APIVersion != APIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), d.APIVersion, []string{APIVersion}))
+	}
+	if d.Kind != Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), d.Kind, []string{Kind}))
+	}
+	errs = append(errs, validateDriver(field.NewPath("driver"), &d.Driver)...)
+	errs = append(errs, d.validateDeviceKinds(field.NewPath("deviceKinds"))...)
+	errs = append(errs, d.validateCapabilities(field.NewPath("capabilities"))...)
+	switch hp := field.NewPath("hardware"); d.Hardware {
+	case HardwareEmulated, HardwareReal:
+	case "":
+		errs = append(errs, field.Required(hp, `"emulated" (drakit's emulator) or "real"`))
+	default:
+		errs = append(errs, field.NotSupported(hp, d.Hardware, []Hardware{HardwareEmulated, HardwareReal}))
+	}
+	return errs
+}
+
+func validateDriver(path *field.Path, drv *Driver) field.ErrorList {
+	var errs field.ErrorList
+	np := path.Child("name")
+	switch {
+	case drv.Name == "":
+		errs = append(errs, field.Required(np, "the DRA driver name, as in ResourceSlice spec.driver"))
+	case len(drv.Name) > maxDriverNameLength:
+		errs = append(errs, field.TooLong(np, drv.Name, maxDriverNameLength))
+	default:
+		errs = append(errs, dnsSubdomain(np, drv.Name)...)
+	}
+	if v := drv.Version; v != "" {
+		vp := path.Child("version")
+		if len(v) > maxVersionLength {
+			errs = append(errs, field.TooLong(vp, v, maxVersionLength))
+		} else if strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+			errs = append(errs, field.Invalid(vp, v, "must be printable without spaces, e.g. v0.1.0"))
+		}
+	}
+	if drv.Pods != nil {
+		pp := path.Child("pods")
+		if ns := drv.Pods.Namespace; ns != "" {
+			for _, msg := range validation.IsDNS1123Label(ns) {
+				errs = append(errs, field.Invalid(pp.Child("namespace"), ns, msg))
+			}
+		}
+		sp := pp.Child("selector")
+		if drv.Pods.Selector == "" {
+			errs = append(errs, field.Required(sp, "a label selector of exactly the driver's pods, e.g. app.kubernetes.io/name=my-driver"))
+		} else if _, err := labels.Parse(drv.Pods.Selector); err != nil {
+			errs = append(errs, field.Invalid(sp, drv.Pods.Selector, err.Error()))
+		}
+	}
+	return errs
+}
+
+func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
+	if len(d.DeviceKinds) == 0 {
+		return field.ErrorList{field.Required(path, "at least one device kind, with the DeviceClass the kit's claims use")}
+	}
+	var errs field.ErrorList
+	kindNames := map[string]*field.Path{}
+	classNames := map[string]*field.Path{}
+	whole := 0
+	for i := range d.DeviceKinds {
+		k := &d.DeviceKinds[i]
+		kp := path.Index(i)
+		np, cp := kp.Child("name"), kp.Child("deviceClass")
+		if k.Name == "" {
+			errs = append(errs, field.Required(np, "a DNS label naming the kind in reports, e.g. gpu"))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(k.Name) {
+				errs = append(errs, field.Invalid(np, k.Name, msg))
+			}
+			errs = append(errs, unique(np, k.Name, kindNames)...)
+		}
+		if k.DeviceClass == "" {
+			errs = append(errs, field.Required(cp, "the DeviceClass selecting exactly the devices of this kind"))
+		} else {
+			errs = append(errs, dnsSubdomain(cp, k.DeviceClass)...)
+			errs = append(errs, unique(cp, k.DeviceClass, classNames)...)
+		}
+		errs = append(errs, validateIdentity(kp.Child("identity"), &k.Identity)...)
+		if k.MemoryCapacity != "" {
+			errs = append(errs, qualifiedName(kp.Child("memoryCapacity"), k.MemoryCapacity)...)
+		}
+		if k.Partitions == nil {
+			whole++
+		} else {
+			errs = append(errs, d.validatePartitions(kp.Child("partitions"), i)...)
+		}
+		errs = append(errs, validateObservers(kp, k)...)
+	}
+	if whole == 0 {
+		errs = append(errs, field.Required(path, "a device kind without partitions: the kit's core scenarios claim whole devices"))
+	}
+	return errs
+}
+
+// unique reports value when an earlier field (in seen) has it, and
+// records it otherwise.
+func unique[V comparable](fp *field.Path, value V, seen map[V]*field.Path) field.ErrorList {
+	if first, dup := seen[value]; dup {
+		e := field.Duplicate(fp, value)
+		e.Detail = "also " + first.String()
+		return field.ErrorList{e}
+	}
+	seen[value] = fp
+	return nil
+}
+
+func validateIdentity(path *field.Path, id *Identity) field.ErrorList {
+	var errs field.ErrorList
+	if id.Attribute == "" {
+		errs = append(errs, field.Required(path.Child("attribute"), "the string attribute whose value names one device, e.g. uuid"))
+	} else {
+		errs = append(errs, qualifiedName(path.Child("attribute"), id.Attribute)...)
+	}
+	if id.Env != nil {
+		ep := path.Child("env")
+		if id.Env.Name == "" {
+			errs = append(errs, field.Required(ep.Child("name"), "a pattern such as MY_DEVICE_{device}"))
+		} else if err := validateEnvName(id.Env.Name); err != nil {
+			errs = append(errs, field.Invalid(ep.Child("name"), id.Env.Name, err.Error()))
+		}
+		if id.Env.Value == "" {
+			errs = append(errs, field.Required(ep.Child("value"), "defaults to "+DefaultEnvValue))
+		} else if err := validateEnvValue(id.Env.Value); err != nil {
+			errs = append(errs, field.Invalid(ep.Child("value"), id.Env.Value, err.Error()))
+		}
+	}
+	return errs
+}
+
+func (d *Declaration) validatePartitions(path *field.Path, self int) field.ErrorList {
+	var errs field.ErrorList
+	p := d.DeviceKinds[self].Partitions
+	if !d.Capabilities[CapabilityPartitionableDevices] {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("partitions need the capability %s claimed", mustCapability(CapabilityPartitionableDevices))))
+	}
+	pk := path.Child("parentKind")
+	switch parent := d.kindIndex(p.ParentKind); {
+	case p.ParentKind == "":
+		errs = append(errs, field.Required(pk, "the kind of the partitioned devices; defaults to the only kind without partitions"))
+	case parent < 0:
+		errs = append(errs, field.NotFound(pk, p.ParentKind))
+	case parent == self:
+		errs = append(errs, field.Invalid(pk, p.ParentKind, "a kind cannot partition itself"))
+	case d.DeviceKinds[parent].Partitions != nil:
+		errs = append(errs, field.Invalid(pk, p.ParentKind, "names a kind of partitions; partitions are of whole devices"))
+	}
+	for _, a := range []struct{ name, value, example string }{
+		{"profileAttribute", p.ProfileAttribute, "profile"},
+		{"parentIdentityAttribute", p.ParentIdentityAttribute, "parentUUID"},
+	} {
+		if a.value == "" {
+			errs = append(errs, field.Required(path.Child(a.name), "a string attribute, e.g. "+a.example))
+		} else {
+			errs = append(errs, qualifiedName(path.Child(a.name), a.value)...)
+		}
+	}
+	return errs
+}
+
+// kindIndex returns the index of the device kind called name, or -1.
+func (d *Declaration) kindIndex(name string) int {
+	return slices.IndexFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.Name == name })
+}
+
+func validateObservers(path *field.Path, k *DeviceKind) field.ErrorList {
+	var errs field.ErrorList
+	op := path.Child("observers")
+	seen := map[Observer]*field.Path{}
+	for i, o := range k.Observers {
+		if !slices.Contains(knownObservers, o) {
+			errs = append(errs, field.NotSupported(op.Index(i), o, knownObservers))
+			continue
+		}
+		errs = append(errs, unique(op.Index(i), o, seen)...)
+	}
+	if len(k.Observers) == 0 {
+		errs = append(errs, field.Required(op, "defaults to cdi, and env with identity.env"))
+	}
+	_, observesEnv := seen[ObserverEnv]
+	switch {
+	case observesEnv && k.Identity.Env == nil:
+		errs = append(errs, field.Required(path.Child("identity", "env"), "the env observer checks the variable declared here"))
+	case !observesEnv && k.Identity.Env != nil:
+		errs = append(errs, field.Invalid(op, k.Observers, "identity.env is declared, so list the env observer (or remove identity.env)"))
+	}
+	return errs
+}
+
+func (d *Declaration) validateCapabilities(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := make([]CapabilityName, 0, len(d.Capabilities))
+	for name := range d.Capabilities {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		cp := path.Key(string(name))
+		c, known := LookupCapability(name)
+		if !known {
+			errs = append(errs, field.NotSupported(cp, name, capabilityNames()))
+			continue
+		}
+		if !d.Capabilities[name] {
+			continue
+		}
+		for _, req := range c.Requires {
+			if !d.Capabilities[req] {
+				errs = append(errs, field.Invalid(cp, true, fmt.Sprintf("%s requires the capability %s claimed too", c, mustCapability(req))))
+			}
+		}
+	}
+	if d.Capabilities[CapabilityPartitionableDevices] && !slices.ContainsFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.Partitions != nil }) {
+		errs = append(errs, field.Invalid(path.Key(string(CapabilityPartitionableDevices)), true,
+			"claimed, but no device kind declares partitions: the kit needs their DeviceClass and attributes to check them"))
+	}
+	return errs
+}
+
+// mustCapability is a capability of the list by one of its constants.
+func mustCapability(name CapabilityName) Capability {
+	c, _ := LookupCapability(name)
+	return c
+}
+
+func dnsSubdomain(path *field.Path, name string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	return errs
+}
+
+func qualifiedName(path *field.Path, name string) field.ErrorList {
+	if err := validateQualifiedName(name); err != nil {
+		return field.ErrorList{field.Invalid(path, name, err.Error())}
+	}
+	return nil
+}
+
+// validateQualifiedName accepts a device attribute or capacity name as
+// resource.k8s.io spells it (QualifiedName): a C identifier of at most 32
+// characters in the driver's domain, or a DNS subdomain of at most 63
+// characters, "/" and such an identifier.
+func validateQualifiedName(name string) error {
+	domain, id, qualified := strings.Cut(name, "/")
+	if !qualified {
+		id, domain = domain, ""
+	}
+	if !cIdentifier.MatchString(id) || len(id) > maxAttributeIDLength {
+		return fmt.Errorf("the name part must be a C identifier of at most %d characters", maxAttributeIDLength)
+	}
+	if qualified {
+		if msgs := validation.IsDNS1123Subdomain(domain); len(msgs) > 0 || len(domain) > maxAttributeDomainLength {
+			return fmt.Errorf("the domain part must be a DNS subdomain of at most %d characters", maxAttributeDomainLength)
+		}
+	}
+	return nil
+}

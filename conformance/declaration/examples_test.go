@@ -1,0 +1,114 @@
+package declaration
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// examplesDir holds the worked examples of docs/examples.
+const examplesDir = "../../docs/examples"
+
+func TestExamplesLoad(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+		if _, err := Load(f); err != nil {
+			t.Errorf("example %s: %v", f, err)
+		}
+	}
+	if want := []string{"env-only-driver.yaml", "reference-driver.yaml"}; !slices.Equal(names, want) {
+		t.Errorf("examples %v, want %v", names, want)
+	}
+}
+
+// The reference driver's declaration is the driver as it is: its classes,
+// its partitions, the alpha partition capabilities make conformance turns
+// on, and the environment variables reference/driver's CDI code sets.
+func TestReferenceDriverExample(t *testing.T) {
+	t.Parallel()
+	d, err := Load(filepath.Join(examplesDir, "reference-driver.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed []CapabilityName
+	for _, c := range KnownCapabilities() {
+		if d.Claimed(c.Name) {
+			claimed = append(claimed, c.Name)
+		}
+	}
+	wantClaimed := []CapabilityName{CapabilityPartitionableDevices, CapabilityPartitionableDevicesType,
+		CapabilityDeviceCompatibilityGroups, CapabilityNUMANodeAttribute}
+	if !slices.Equal(claimed, wantClaimed) {
+		t.Errorf("claimed %v, want %v", claimed, wantClaimed)
+	}
+	if len(d.Capabilities) != len(KnownCapabilities()) {
+		t.Errorf("the reference declaration lists %d capabilities, want all %d", len(d.Capabilities), len(KnownCapabilities()))
+	}
+	if len(d.DeviceKinds) != 2 {
+		t.Fatalf("%d device kinds, want gpu and mig", len(d.DeviceKinds))
+	}
+	for _, tc := range []struct {
+		kind      int
+		device    string
+		identity  string
+		wantName  string
+		wantValue string
+	}{
+		{0, "gpu-3", "GPU-33333333-1111-2222-3333-444444444444", "DRAKIT_DEVICE_GPU_3", "GPU-33333333-1111-2222-3333-444444444444"},
+		{1, "gpu-0-mig-1g10gb-3", "MIG-0a1b", "DRAKIT_DEVICE_GPU_0_MIG_1G10GB_3", "MIG-0a1b"},
+	} {
+		k := d.DeviceKinds[tc.kind]
+		for _, o := range []Observer{ObserverCDI, ObserverEnv, ObserverDeviceNodes, ObserverNVML} {
+			if !k.Observes(o) {
+				t.Errorf("kind %s is not observed by %s", k.Name, o)
+			}
+		}
+		v := DeviceValues{Name: tc.device, Identity: tc.identity}
+		name, err := k.Identity.Env.ExpandName(v)
+		if err != nil || name != tc.wantName {
+			t.Errorf("kind %s: variable name %q, %v; want %q", k.Name, name, err, tc.wantName)
+		}
+		value, err := k.Identity.Env.ExpandValue(v)
+		if err != nil || value != tc.wantValue {
+			t.Errorf("kind %s: variable value %q, %v; want %q", k.Name, value, err, tc.wantValue)
+		}
+	}
+	if d.Hardware != HardwareEmulated {
+		t.Errorf("hardware %q, want emulated", d.Hardware)
+	}
+}
+
+// The env-only driver's containers show GPU_DEVICE_<index>=<device name>.
+func TestEnvOnlyDriverExample(t *testing.T) {
+	t.Parallel()
+	d, err := Load(filepath.Join(examplesDir, "env-only-driver.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := d.DeviceKinds[0]
+	if !slices.Equal(k.Observers, []Observer{ObserverCDI, ObserverEnv}) {
+		t.Errorf("observers %v, want cdi and env only", k.Observers)
+	}
+	v := DeviceValues{Name: "gpu-0", Identity: "gpu-18db0e85-99e9-c746-8531-ffeb86328b39", Attribute: func(name string) (string, bool) {
+		return "0", name == "index"
+	}}
+	name, err := k.Identity.Env.ExpandName(v)
+	if err != nil || name != "GPU_DEVICE_0" {
+		t.Errorf("variable name %q, %v; want GPU_DEVICE_0", name, err)
+	}
+	value, err := k.Identity.Env.ExpandValue(v)
+	if err != nil || value != "gpu-0" {
+		t.Errorf("variable value %q, %v; want gpu-0", value, err)
+	}
+	for _, c := range KnownCapabilities() {
+		if d.Claimed(c.Name) {
+			t.Errorf("claims %s", c)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package declaration
+
+// Settings are the values the conformance kit's flags carry today (the
+// fields of conformance.Config they are named after), as a declaration
+// gives them. The flags describe one kind of whole devices and one kind of
+// partitions, and per-device variables only as <prefix><DEVICE>=<identity>;
+// KitSettings drops what they cannot say.
+type Settings struct {
+	DriverName string
+	// DeviceClassName and UUIDAttribute are those of the first device kind
+	// without partitions.
+	DeviceClassName string
+	UUIDAttribute   string
+	// PartitionClassName, ProfileAttribute and ParentUUIDAttribute are
+	// those of the first kind with partitions; all empty without one (an
+	// empty PartitionClassName skips the partition scenarios).
+	PartitionClassName  string
+	ProfileAttribute    string
+	ParentUUIDAttribute string
+	// MemoryCapacity is the partition kind's memoryCapacity, else the
+	// whole-device kind's; empty when neither declares one.
+	MemoryCapacity string
+	// DeviceEnvPrefix is P when the whole-device kind's variable is
+	// name "P{device}", value "{identity}" (the only convention the flags
+	// can say); empty otherwise, which skips the kit's env scenarios.
+	DeviceEnvPrefix string
+	// DriverNamespace and DriverPodSelector are driver.pods'; empty without.
+	DriverNamespace   string
+	DriverPodSelector string
+	// Hardware is true for HardwareReal: the kit skips @emulator scenarios.
+	Hardware bool
+}
+
+// KitSettings returns the kit's flag values for a valid declaration.
+func (d *Declaration) KitSettings() Settings {
+	s := Settings{DriverName: d.Driver.Name, Hardware: d.Hardware == HardwareReal}
+	if p := d.Driver.Pods; p != nil {
+		s.DriverNamespace, s.DriverPodSelector = p.Namespace, p.Selector
+	}
+	var whole, parts *DeviceKind
+	for i := range d.DeviceKinds {
+		k := &d.DeviceKinds[i]
+		switch {
+		case k.Partitions == nil && whole == nil:
+			whole = k
+		case k.Partitions != nil && parts == nil:
+			parts = k
+		}
+	}
+	if whole != nil {
+		s.DeviceClassName = whole.DeviceClass
+		s.UUIDAttribute = whole.Identity.Attribute
+		s.MemoryCapacity = whole.MemoryCapacity
+		s.DeviceEnvPrefix = envPrefix(whole.Identity.Env)
+	}
+	if parts != nil {
+		s.PartitionClassName = parts.DeviceClass
+		s.ProfileAttribute = parts.Partitions.ProfileAttribute
+		s.ParentUUIDAttribute = parts.Partitions.ParentIdentityAttribute
+		if parts.MemoryCapacity != "" {
+			s.MemoryCapacity = parts.MemoryCapacity
+		}
+	}
+	return s
+}
+
+// envPrefix is P of a variable named "P{device}" valued "{identity}", or "".
+func envPrefix(env *EnvVariable) string {
+	if env == nil || env.Value != PlaceholderIdentity {
+		return ""
+	}
+	segs, err := parsePattern(env.Name)
+	if err != nil || len(segs) != 2 || segs[0].placeholder != "" || segs[1].placeholder != PlaceholderDevice {
+		return ""
+	}
+	return segs[0].literal
+}

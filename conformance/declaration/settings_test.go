@@ -1,0 +1,79 @@
+package declaration
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestKitSettings(t *testing.T) {
+	t.Parallel()
+	tests := map[string]Settings{
+		// The values of conformance.DefaultConfig for the reference driver
+		// (a DeviceClassName named like the driver), with the driver's
+		// namespace where the defaults search all of them.
+		"../../docs/examples/reference-driver.yaml": {
+			DriverName:          "gpu.drakit.dev",
+			DeviceClassName:     "gpu.drakit.dev",
+			UUIDAttribute:       "uuid",
+			PartitionClassName:  "mig.gpu.drakit.dev",
+			ProfileAttribute:    "profile",
+			ParentUUIDAttribute: "parentUUID",
+			MemoryCapacity:      "memory",
+			DeviceEnvPrefix:     "DRAKIT_DEVICE_",
+			DriverNamespace:     "drakit-system",
+			DriverPodSelector:   "app.kubernetes.io/name=drakit-driver",
+		},
+		// GPU_DEVICE_{attribute:index}={device} is beyond the flags: no
+		// prefix, the env scenarios of today's kit are skipped.
+		"../../docs/examples/env-only-driver.yaml": {
+			DriverName:        "gpu.example.com",
+			DeviceClassName:   "gpu.example.com",
+			UUIDAttribute:     "uuid",
+			MemoryCapacity:    "memory",
+			DriverNamespace:   "dra-example-driver",
+			DriverPodSelector: "app.kubernetes.io/name=dra-example-driver",
+			Hardware:          true,
+		},
+		// The value is not {identity}: no prefix. Memory of the partitions.
+		"testdata/valid-full.yaml": {
+			DriverName:          "gpu.example.com",
+			DeviceClassName:     "gpu.example.com",
+			UUIDAttribute:       "gpu.example.com/uuid",
+			PartitionClassName:  "mig.gpu.example.com",
+			ProfileAttribute:    "profile",
+			ParentUUIDAttribute: "parentUUID",
+			MemoryCapacity:      "memory",
+			DriverNamespace:     "example-system",
+			DriverPodSelector:   "app.kubernetes.io/name=example-driver,app.kubernetes.io/component in (kubelet-plugin)",
+			Hardware:            true,
+		},
+		// The first whole kind; no memory capacity declared.
+		"testdata/valid-several-whole-kinds.yaml": {
+			DriverName:          "accel.example.com",
+			DeviceClassName:     "gpu.accel.example.com",
+			UUIDAttribute:       "uuid",
+			PartitionClassName:  "slice.gpu.accel.example.com",
+			ProfileAttribute:    "profile",
+			ParentUUIDAttribute: "parent",
+		},
+		"testdata/valid-minimal.yaml": {
+			DriverName:      "gpu.example.com",
+			DeviceClassName: "gpu.example.com",
+			UUIDAttribute:   "uuid",
+			Hardware:        true,
+		},
+	}
+	for path, want := range tests {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			d, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, d.KitSettings()); diff != "" {
+				t.Errorf("settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

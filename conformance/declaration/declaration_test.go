@@ -48,8 +48,9 @@ func TestInvalidDeclarations(t *testing.T) {
 			`line 7: driver.pods.namespace: Invalid value: "Example_System": a lowercase RFC 1123 label`,
 			"line 6: driver.pods.selector: Required value",
 		}},
-		"pods-selector":   {want: []string{`line 7: driver.pods.selector: Invalid value: "app in (driver": unable to parse requirement`}},
-		"no-device-kinds": {want: []string{"deviceKinds: Required value: at least one device kind"}},
+		"pods-selector":            {want: []string{`line 7: driver.pods.selector: Invalid value: "app in (driver": unable to parse requirement`}},
+		"pods-selector-everything": {want: []string{`line 7: driver.pods.selector: Invalid value: " ": selects every pod`}},
+		"no-device-kinds":          {want: []string{"deviceKinds: Required value: at least one device kind"}},
 		"kind-names": {want: []string{
 			`line 7: deviceKinds[0].name: Invalid value: "GPU": a lowercase RFC 1123 label`,
 			`line 11: deviceKinds[1].deviceClass: Duplicate value: "gpu.example.com": also deviceKinds[0].deviceClass`,

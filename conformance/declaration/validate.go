@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Limits of resource.k8s.io names (the API's validation).
+// Limits of resource.k8s.io names (the API's validation), and of
+// driver.version, bounded like a version attribute's value.
 const (
 	maxDriverNameLength      = 63
 	maxAttributeDomainLength = 63
@@ -81,8 +82,10 @@ func validateDriver(path *field.Path, drv *Driver) field.ErrorList {
 		sp := pp.Child("selector")
 		if drv.Pods.Selector == "" {
 			errs = append(errs, field.Required(sp, "a label selector of exactly the driver's pods, e.g. app.kubernetes.io/name=my-driver"))
-		} else if _, err := labels.Parse(drv.Pods.Selector); err != nil {
+		} else if sel, err := labels.Parse(drv.Pods.Selector); err != nil {
 			errs = append(errs, field.Invalid(sp, drv.Pods.Selector, err.Error()))
+		} else if sel.Empty() {
+			errs = append(errs, field.Invalid(sp, drv.Pods.Selector, "selects every pod; select exactly the driver's pods"))
 		}
 	}
 	return errs
@@ -255,7 +258,8 @@ func (d *Declaration) validateCapabilities(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// mustCapability is a capability of the list by one of its constants.
+// mustCapability returns the capability one of the Capability… constants
+// names.
 func mustCapability(name CapabilityName) Capability {
 	c, _ := LookupCapability(name)
 	return c

@@ -40,13 +40,19 @@ func newDriverCommand() *cobra.Command {
 		Short: "Deploy or delete the reference DRA driver (DaemonSet, RBAC, DeviceClass)",
 		Long: `Deploys drakit's reference DRA driver, gpu.drakit.dev by default, from the
 manifests in reference/deploy. Every host path (kubelet plugin directories,
-CDI directory, driver root) is mounted at the same path inside the driver pod.`,
+CDI directory, driver root) is mounted at the same path inside the driver pod;
+system directories (/, /etc, /usr, /var, ...) are refused.`,
 	}
 	bindDriverFlags(cmd.PersistentFlags(), &opts)
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", kubeconfig,
 		"kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
 
-	client := func() (kubernetes.Interface, error) {
+	// connect validates the options, so that bad flags are reported before
+	// the kubeconfig is read, and returns a client of the cluster.
+	connect := func() (kubernetes.Interface, error) {
+		if err := opts.Validate(); err != nil {
+			return nil, err
+		}
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()
 		rules.ExplicitPath = kubeconfig
 		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
@@ -63,7 +69,7 @@ CDI directory, driver root) is mounted at the same path inside the driver pod.`,
     --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cs, err := client()
+			cs, err := connect()
 			if err != nil {
 				return err
 			}
@@ -75,7 +81,7 @@ CDI directory, driver root) is mounted at the same path inside the driver pod.`,
 		Short: "Delete the driver and its ResourceSlices (succeeds when nothing is deployed)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cs, err := client()
+			cs, err := connect()
 			if err != nil {
 				return err
 			}

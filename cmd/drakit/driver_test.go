@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -42,11 +43,29 @@ func TestDriverManifestsCommand(t *testing.T) {
 	if n := strings.Count(out.String(), "\n---\n"); n != 6 {
 		t.Errorf("manifests output has %d separators, want 6 (7 objects: two DeviceClasses)", n)
 	}
+}
 
-	cmd = newDriverCommand()
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetArgs([]string{"manifests", "--driver-root", "/"})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "DriverRoot must not be /") {
-		t.Errorf("manifests with --driver-root /: got %v", err)
+// TestDriverRefusesSystemDirectories: no host path flag may name a system
+// directory (it would be mounted into the driver pod), and the error names
+// the flag; deploy and delete refuse them before contacting a cluster.
+func TestDriverRefusesSystemDirectories(t *testing.T) {
+	for _, tc := range []struct{ flag, value, want string }{
+		{"cdi-dir", "/etc", `CDIDir (--cdi-dir) "/etc" is a system directory: the driver pod would mount it from the host`},
+		{"driver-root", "/", `DriverRoot (--driver-root) "/" is a system directory`},
+		{"kubelet-root-dir", "/var", `KubeletRootDir (--kubelet-root-dir) "/var" is a system directory`},
+		{"cdi-dir", "/usr/share/cdi", `CDIDir (--cdi-dir) "/usr/share/cdi" lies in /usr, a system directory`},
+		{"driver-root", "relative", `DriverRoot (--driver-root) "relative" must be a clean absolute path`},
+	} {
+		for _, sub := range []string{"manifests", "deploy", "delete"} {
+			cmd := newDriverCommand()
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			// An unreachable kubeconfig: validation must fail first.
+			cmd.SetArgs([]string{sub, "--" + tc.flag, tc.value, "--kubeconfig", "/nonexistent/kubeconfig"})
+			err := cmd.Execute()
+			if !errors.Is(err, deploy.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s --%s %s: got %v, want ErrInvalidOptions with %q", sub, tc.flag, tc.value, err, tc.want)
+			}
+		}
 	}
 }

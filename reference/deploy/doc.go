@@ -6,6 +6,12 @@
 // type attribute is "gpu", or that have none), mig.<driver> its MIG devices
 // (type "mig").
 //
+// Options.Validate refuses host paths that must not be mounted into the
+// pod: unclean or relative paths, system directories (/, /etc, /usr, /var,
+// /var/lib, ...: systemDirs) and anything below /usr, /proc, /sys, /dev and
+// the other system trees, and host paths that overlap. It reports every
+// problem, by field and flag of drakit driver.
+//
 // The manifests are the documentation: as written they deploy onto a node
 // with the default paths (kubelet root /var/lib/kubelet, CDI specs in
 // /var/run/cdi, the emulator rendered into /var/lib/drakit/emulator, the

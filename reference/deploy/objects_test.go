@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -166,22 +167,95 @@ func TestObjectsDoNotShareState(t *testing.T) {
 func TestOptionsValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		mutate  func(*Options)
-		wantErr string
+		name   string
+		mutate func(*Options)
+		// wantErrs are the lines of the joined error, after the
+		// ErrInvalidOptions prefix; none for valid options.
+		wantErrs []string
 	}{
-		{"defaults", func(*Options) {}, ""},
-		{"no apiserver override", func(o *Options) { o.APIServerHost, o.APIServerPort = "", 0 }, ""},
-		{"bad driver name", func(o *Options) { o.DriverName = "GPU" }, `DriverName "GPU"`},
-		{"long driver name", func(o *Options) { o.DriverName = strings.Repeat("a", 64) }, "longer than 63"},
-		{"no image", func(o *Options) { o.Image = "" }, "Image is required"},
-		{"relative kubelet root", func(o *Options) { o.KubeletRootDir = "kubelet" }, `KubeletRootDir "kubelet" must be a clean absolute path`},
-		{"unclean CDI dir", func(o *Options) { o.CDIDir = "/var/run/cdi/" }, `CDIDir "/var/run/cdi/" must be a clean absolute path`},
-		{"driver root slash", func(o *Options) { o.DriverRoot = "/" }, "DriverRoot must not be /"},
-		{"bad port", func(o *Options) { o.APIServerPort = 0 }, "APIServerPort 0 is not a port"},
-		{"port without host", func(o *Options) { o.APIServerHost = "" }, "APIServerPort 6443 is set without APIServerHost"},
-		{"no timeout", func(o *Options) { o.Timeout = 0 }, "Timeout 0s must be positive"},
-		{"socket too long", func(o *Options) { o.KubeletRootDir = "/" + strings.Repeat("k", 80) }, "longer than 107 bytes"},
+		{"valid-defaults", func(*Options) {}, nil},
+		{"valid-local-cluster", func(o *Options) { *o = localClusterOptions() }, nil},
+		{"valid-local-cluster-as-root", func(o *Options) {
+			run := "/root/.local/state/drakit/cluster"
+			o.KubeletRootDir, o.CDIDir, o.DriverRoot = run+"/kubelet/root", run+"/cdi", run+"/emulator"
+		}, nil},
+		{"valid-etc-cdi", func(o *Options) { o.CDIDir = "/etc/cdi" }, nil},
+		{"valid-run-cdi", func(o *Options) { o.CDIDir = "/run/cdi" }, nil},
+		{"valid-no-apiserver-override", func(o *Options) { o.APIServerHost, o.APIServerPort = "", 0 }, nil},
+		{"invalid-driver-name", func(o *Options) { o.DriverName = "GPU" }, []string{
+			`DriverName (--driver-name) "GPU": ` + strings.Join(validation.IsDNS1123Subdomain("GPU"), "; "),
+		}},
+		{"invalid-long-driver-name", func(o *Options) { o.DriverName = strings.Repeat("a", 64) }, []string{
+			`DriverName (--driver-name) "` + strings.Repeat("a", 64) + `" is longer than 63 characters`,
+		}},
+		{"invalid-no-image", func(o *Options) { o.Image = "" }, []string{"Image (--image) is required"}},
+		{"invalid-relative-kubelet-root", func(o *Options) { o.KubeletRootDir = "kubelet" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "kubelet" must be a clean absolute path`,
+		}},
+		{"invalid-unclean-cdi-dir", func(o *Options) { o.CDIDir = "/var/run/cdi/" }, []string{
+			`CDIDir (--cdi-dir) "/var/run/cdi/" must be a clean absolute path`,
+		}},
+		{"invalid-dotdot-driver-root", func(o *Options) { o.DriverRoot = "/var/lib/drakit/../emulator" }, []string{
+			`DriverRoot (--driver-root) "/var/lib/drakit/../emulator" must be a clean absolute path`,
+		}},
+		{"invalid-empty-cdi-dir", func(o *Options) { o.CDIDir = "" }, []string{
+			`CDIDir (--cdi-dir) "" must be a clean absolute path`,
+		}},
+		{"invalid-cdi-dir-etc", func(o *Options) { o.CDIDir = "/etc" }, []string{
+			`CDIDir (--cdi-dir) "/etc" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-driver-root-slash", func(o *Options) { o.DriverRoot = "/" }, []string{
+			`DriverRoot (--driver-root) "/" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-kubelet-root-var", func(o *Options) { o.KubeletRootDir = "/var" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/var" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-cdi-dir-var-lib", func(o *Options) { o.CDIDir = "/var/lib" }, []string{
+			`CDIDir (--cdi-dir) "/var/lib" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-cdi-dir-kubernetes-config", func(o *Options) { o.CDIDir = "/etc/kubernetes" }, []string{
+			`CDIDir (--cdi-dir) "/etc/kubernetes" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-cdi-dir-in-usr", func(o *Options) { o.CDIDir = "/usr/lib/x86_64-linux-gnu" }, []string{
+			`CDIDir (--cdi-dir) "/usr/lib/x86_64-linux-gnu" lies in /usr, a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-driver-root-in-sys", func(o *Options) { o.DriverRoot = "/sys/devices" }, []string{
+			`DriverRoot (--driver-root) "/sys/devices" lies in /sys, a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-kubelet-root-in-proc", func(o *Options) { o.KubeletRootDir = "/proc/1/root" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/proc/1/root" lies in /proc, a system directory: the driver pod would mount it from the host`,
+		}},
+		{"invalid-cdi-dir-is-driver-root", func(o *Options) { o.CDIDir = o.DriverRoot }, []string{
+			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator" and DriverRoot (--driver-root) "/var/lib/drakit/emulator" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"invalid-cdi-dir-in-driver-root", func(o *Options) { o.CDIDir = o.DriverRoot + "/cdi" }, []string{
+			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator/cdi" and DriverRoot (--driver-root) "/var/lib/drakit/emulator" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"invalid-driver-root-contains-kubelet-root", func(o *Options) { o.DriverRoot = "/var/lib/drakit"; o.KubeletRootDir = "/var/lib/drakit/kubelet" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/var/lib/drakit/kubelet" and DriverRoot (--driver-root) "/var/lib/drakit" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"invalid-bad-port", func(o *Options) { o.APIServerPort = 0 }, []string{"APIServerPort (--apiserver-port) 0 is not a port"}},
+		{"invalid-port-without-host", func(o *Options) { o.APIServerHost = "" }, []string{
+			"APIServerPort (--apiserver-port) 6443 is set without APIServerHost (--apiserver-host)",
+		}},
+		{"invalid-no-timeout", func(o *Options) { o.Timeout = 0 }, []string{"Timeout (--timeout) 0s must be positive"}},
+		{"invalid-socket-too-long", func(o *Options) { o.KubeletRootDir = "/" + strings.Repeat("k", 80) }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/` + strings.Repeat("k", 80) + `": the driver's socket /` + strings.Repeat("k", 80) +
+				`/plugins_registry/gpu.drakit.dev-reg.sock is longer than 107 bytes (AF_UNIX limit)`,
+			`KubeletRootDir (--kubelet-root-dir) "/` + strings.Repeat("k", 80) + `": the driver's socket /` + strings.Repeat("k", 80) +
+				`/plugins/gpu.drakit.dev/dra.sock is longer than 107 bytes (AF_UNIX limit)`,
+		}},
+		{"invalid-everything-at-once", func(o *Options) {
+			o.Image, o.CDIDir, o.DriverRoot, o.Timeout = "", "/etc", "/", -time.Second
+		}, []string{
+			"Image (--image) is required",
+			`CDIDir (--cdi-dir) "/etc" is a system directory: the driver pod would mount it from the host`,
+			`DriverRoot (--driver-root) "/" is a system directory: the driver pod would mount it from the host`,
+			"Timeout (--timeout) -1s must be positive",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -189,17 +263,41 @@ func TestOptionsValidate(t *testing.T) {
 			tc.mutate(&o)
 			err := o.Validate()
 			switch {
-			case tc.wantErr == "" && err != nil:
+			case tc.wantErrs == nil && err != nil:
 				t.Fatalf("unexpected error: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			case tc.wantErrs != nil && err == nil:
+				t.Fatalf("no error, want %q", tc.wantErrs)
 			case err != nil && !errors.Is(err, ErrInvalidOptions):
 				t.Fatalf("error %v is not ErrInvalidOptions", err)
+			case err != nil:
+				got := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidOptions.Error()+": "), "\n")
+				if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
 			}
 			if _, objErr := Objects(o); (objErr == nil) != (err == nil) {
 				t.Errorf("Objects error %v disagrees with Validate error %v", objErr, err)
 			}
 		})
+	}
+}
+
+// TestSystemDirsIncludeTheirParents: a directory that contains a system
+// directory is refused too, because its parents are listed (or lie in a
+// system tree, which refuses everything below it).
+func TestSystemDirsIncludeTheirParents(t *testing.T) {
+	t.Parallel()
+	for _, d := range append(slices.Clone(systemDirs), systemTrees...) {
+		for p := filepath.Dir(d); d != "/"; d, p = p, filepath.Dir(p) {
+			if !slices.Contains(systemDirs, p) && !slices.ContainsFunc(systemTrees, func(tree string) bool { return within(p, tree) }) {
+				t.Errorf("system directory %s: its parent %s is not refused", d, p)
+			}
+		}
+	}
+	for _, tree := range systemTrees {
+		if !slices.Contains(systemDirs, tree) {
+			t.Errorf("system tree %s is not a system directory itself", tree)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,47 +71,109 @@ func (o *Options) pluginDir() string    { return filepath.Join(o.KubeletRootDir,
 // maxSocketPath is the longest AF_UNIX socket path Linux accepts.
 const maxSocketPath = 107
 
-// Validate reports the first invalid field by name, including what the
-// driver itself would reject (name, socket path lengths).
-func (o *Options) Validate() error {
-	if msgs := validation.IsDNS1123Subdomain(o.DriverName); len(msgs) > 0 {
-		return fmt.Errorf("%w: DriverName %q: %s", ErrInvalidOptions, o.DriverName, strings.Join(msgs, "; "))
+// systemDirs are host directories that no host path option may name: the
+// root, the top-level directories of the Filesystem Hierarchy Standard, the
+// system-wide directories below /var, and where the node keeps the
+// Kubernetes and container runtime configuration and state. The parent of
+// every entry is an entry too, or lies in a systemTree, so that no option
+// names a directory that contains one. Their other subdirectories are fine:
+// /etc/cdi and /var/run/cdi are where CDI specs live, /var/lib/kubelet is
+// the kubelet's root.
+var systemDirs = []string{
+	"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt",
+	"/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
+	"/var/cache", "/var/lib", "/var/local", "/var/lock", "/var/log", "/var/mail", "/var/opt", "/var/run",
+	"/var/spool", "/var/tmp",
+	"/etc/containerd", "/etc/kubernetes", "/run/containerd", "/var/lib/containerd", "/var/lib/etcd",
+}
+
+// systemTrees are host directories below which no host path option may
+// lie: the system's programs and libraries, boot files, and the kernel's
+// device, process and sysfs filesystems.
+var systemTrees = []string{"/bin", "/boot", "/dev", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin", "/sys", "/usr"}
+
+// checkHostPath reports why host path p of the option named field (flag
+// --flag) must not be mounted into the driver pod, or nil.
+func checkHostPath(field, flag, p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("%s (--%s) %q must be a clean absolute path", field, flag, p)
 	}
-	if len(o.DriverName) > 63 {
-		return fmt.Errorf("%w: DriverName %q is longer than 63 characters", ErrInvalidOptions, o.DriverName)
+	if slices.Contains(systemDirs, p) {
+		return fmt.Errorf("%s (--%s) %q is a system directory: the driver pod would mount it from the host", field, flag, p)
 	}
-	if o.Image == "" {
-		return fmt.Errorf("%w: Image is required", ErrInvalidOptions)
-	}
-	for _, p := range []struct{ field, value string }{
-		{"KubeletRootDir", o.KubeletRootDir},
-		{"CDIDir", o.CDIDir},
-		{"DriverRoot", o.DriverRoot},
-	} {
-		if !filepath.IsAbs(p.value) || filepath.Clean(p.value) != p.value {
-			return fmt.Errorf("%w: %s %q must be a clean absolute path", ErrInvalidOptions, p.field, p.value)
+	for _, tree := range systemTrees {
+		if within(p, tree) {
+			return fmt.Errorf("%s (--%s) %q lies in %s, a system directory: the driver pod would mount it from the host",
+				field, flag, p, tree)
 		}
 	}
-	if o.DriverRoot == "/" {
-		return fmt.Errorf("%w: DriverRoot must not be /: it is mounted at the same path inside the driver pod", ErrInvalidOptions)
+	return nil
+}
+
+// within reports whether clean absolute path p lies below dir.
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// Validate reports every invalid field by name and flag of drakit driver,
+// including what the driver itself would reject (name, socket path lengths)
+// and host paths that must not be mounted into the driver pod (see
+// systemDirs and systemTrees; the three must not overlap, since each is
+// mounted with its own access). The error wraps ErrInvalidOptions.
+func (o *Options) Validate() error {
+	var errs []error
+	if msgs := validation.IsDNS1123Subdomain(o.DriverName); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q: %s", o.DriverName, strings.Join(msgs, "; ")))
+	} else if len(o.DriverName) > 63 {
+		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q is longer than 63 characters", o.DriverName))
 	}
-	if o.APIServerHost != "" && (o.APIServerPort < 1 || o.APIServerPort > 65535) {
-		return fmt.Errorf("%w: APIServerPort %d is not a port", ErrInvalidOptions, o.APIServerPort)
+	if o.Image == "" {
+		errs = append(errs, errors.New("Image (--image) is required"))
 	}
-	if o.APIServerHost == "" && o.APIServerPort != 0 {
-		return fmt.Errorf("%w: APIServerPort %d is set without APIServerHost", ErrInvalidOptions, o.APIServerPort)
+	paths := []struct {
+		field, flag, value string
+		ok                 bool
+	}{
+		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir, false},
+		{"CDIDir", "cdi-dir", o.CDIDir, false},
+		{"DriverRoot", "driver-root", o.DriverRoot, false},
 	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("%w: Timeout %s must be positive", ErrInvalidOptions, o.Timeout)
+	for i := range paths {
+		p := &paths[i]
+		if err := checkHostPath(p.field, p.flag, p.value); err != nil {
+			errs = append(errs, err)
+		} else {
+			p.ok = true
+		}
+	}
+	for i, a := range paths {
+		for _, b := range paths[i+1:] {
+			if a.ok && b.ok && (a.value == b.value || within(a.value, b.value) || within(b.value, a.value)) {
+				errs = append(errs, fmt.Errorf("%s (--%s) %q and %s (--%s) %q overlap: each is mounted with its own access, so neither may contain the other",
+					a.field, a.flag, a.value, b.field, b.flag, b.value))
+			}
+		}
 	}
 	for _, sock := range []string{
 		filepath.Join(o.registrarDir(), o.DriverName+"-reg.sock"),
 		filepath.Join(o.pluginDir(), "dra.sock"),
 	} {
-		if len(sock) > maxSocketPath {
-			return fmt.Errorf("%w: KubeletRootDir %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
-				ErrInvalidOptions, o.KubeletRootDir, sock, maxSocketPath)
+		if paths[0].ok && len(sock) > maxSocketPath {
+			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
+				o.KubeletRootDir, sock, maxSocketPath))
 		}
+	}
+	if o.APIServerHost != "" && (o.APIServerPort < 1 || o.APIServerPort > 65535) {
+		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is not a port", o.APIServerPort))
+	}
+	if o.APIServerHost == "" && o.APIServerPort != 0 {
+		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is set without APIServerHost (--apiserver-host)", o.APIServerPort))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("Timeout (--timeout) %s must be positive", o.Timeout))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	fs.StringVar(&o.APIServerHost, "apiserver-host", o.APIServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(&o.APIServerPort, "apiserver-port", o.APIServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
 	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha KEP-5677/5963 gates on)")
+	fs.BoolVar(&o.Privileged, "privileged", o.Privileged, "run the driver container privileged, not with least privilege: dynamic MIG needs it under runc's device cgroup")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 }
 
@@ -37,11 +38,15 @@ func newDriverCommand() *cobra.Command {
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	cmd := &cobra.Command{
 		Use:   "driver",
-		Short: "Deploy or delete the reference DRA driver (DaemonSet, RBAC, DeviceClass)",
+		Short: "Deploy or delete the reference DRA driver (DaemonSet, RBAC, DeviceClasses)",
 		Long: `Deploys drakit's reference DRA driver, gpu.drakit.dev by default, from the
 manifests in reference/deploy. Every host path (kubelet plugin directories,
 CDI directory, driver root) is mounted at the same path inside the driver pod;
-system directories (/, /etc, /usr, /var, ...) are refused.`,
+system directories (/, /etc, /usr, /var, ...) are refused. The driver runs with
+least privilege (no capability but MKNOD, read-only where it only reads).
+Creating and destroying dynamic MIG devices also needs read access
+to the MIG config capability device, which only --privileged gives where the
+container runtime enforces a device cgroup (runc).`,
 	}
 	bindDriverFlags(cmd.PersistentFlags(), &opts)
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", kubeconfig,

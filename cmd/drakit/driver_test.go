@@ -69,3 +69,23 @@ func TestDriverRefusesSystemDirectories(t *testing.T) {
 		}
 	}
 }
+
+func TestDriverManifestsPrivileged(t *testing.T) {
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := newDriverCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetArgs(append([]string{"manifests"}, args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := run(); !strings.Contains(got, "privileged: false\n") || !strings.Contains(got, "- MKNOD\n") {
+		t.Errorf("default manifests are not least privilege:\n%s", got)
+	}
+	if got := run("--privileged"); !strings.Contains(got, "privileged: true\n") || strings.Contains(got, "capabilities:") {
+		t.Errorf("--privileged manifests are not privileged:\n%s", got)
+	}
+}

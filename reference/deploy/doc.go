@@ -6,6 +6,17 @@
 // type attribute is "gpu", or that have none), mig.<driver> its MIG devices
 // (type "mig").
 //
+// The driver runs with least privilege (manifests/daemonset.yaml says why
+// each setting and mount is there): not privileged, no privilege
+// escalation, RuntimeDefault seccomp, a read-only root filesystem, uid 0
+// with every capability dropped but MKNOD; the kubelet plugin directories
+// and the CDI directory are mounted writable, the driver root read-only
+// except for the three directories dynamic MIG changes (the NVML state, the
+// capability nodes and the capability files). Options.Privileged renders a
+// privileged container instead: creating and destroying dynamic MIG devices
+// reads the MIG config capability device, which a device cgroup (runc)
+// denies to a container that is not privileged.
+//
 // Options.Validate refuses host paths that must not be mounted into the
 // pod: unclean or relative paths, system directories (/, /etc, /usr, /var,
 // /var/lib, ...: systemDirs) and anything below /usr, /proc, /sys, /dev and
@@ -17,7 +28,8 @@
 // /var/run/cdi, the emulator rendered into /var/lib/drakit/emulator, the
 // apiserver at 127.0.0.1:6443), e.g. a kind node. Objects decodes them
 // strictly and substitutes Options: the driver name (DeviceClass name and
-// selector, driver flag, plugin directory), the image and every host path.
+// selector, driver flag, plugin directory), the image, every host path and
+// Privileged.
 // Each host path is mounted at the same path inside the driver pod
 // (hostPath.path == mountPath), the contract in docs/architecture.md.
 //

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -108,7 +110,8 @@ func decodeAll() (*Manifests, error) {
 }
 
 // renderPod substitutes opts into the driver pod: image, flags, apiserver
-// environment and host paths (each mounted at its own path).
+// environment, host paths (each mounted at its own path) and, with
+// opts.Privileged, a privileged security context.
 func renderPod(pod *corev1.PodSpec, opts Options) error {
 	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
 		return fmt.Errorf("want exactly one container named driver")
@@ -137,15 +140,29 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 			return err
 		}
 	}
-	for volume, hostPath := range map[string]string{
+	hostPaths := map[string]string{
 		"plugin-dir":    opts.pluginDir(),
 		"registrar-dir": opts.registrarDir(),
 		"cdi-dir":       opts.CDIDir,
 		"driver-root":   opts.DriverRoot,
-	} {
+	}
+	for _, w := range driverRootWritable {
+		hostPaths[w.volume] = filepath.Join(opts.DriverRoot, w.dir)
+	}
+	for volume, hostPath := range hostPaths {
 		if err := setHostPath(pod, volume, hostPath); err != nil {
 			return err
 		}
+	}
+	if opts.Privileged {
+		sc := c.SecurityContext
+		if sc == nil {
+			return fmt.Errorf("container %s has no security context", c.Name)
+		}
+		// Privileged is all capabilities, unconfined by seccomp, and
+		// escalation allowed (false is invalid with privileged).
+		sc.Privileged = ptr.To(true)
+		sc.AllowPrivilegeEscalation, sc.Capabilities, sc.SeccompProfile = nil, nil, nil
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -103,10 +104,13 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		}
 	}
 	wantMounts := map[string]string{
-		"plugin-dir":    opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
-		"registrar-dir": opts.KubeletRootDir + "/plugins_registry",
-		"cdi-dir":       opts.CDIDir,
-		"driver-root":   opts.DriverRoot,
+		"plugin-dir":               opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
+		"registrar-dir":            opts.KubeletRootDir + "/plugins_registry",
+		"cdi-dir":                  opts.CDIDir,
+		"driver-root":              opts.DriverRoot,
+		"driver-root-state":        opts.DriverRoot + "/run/drakit-emulator",
+		"driver-root-caps":         opts.DriverRoot + "/dev/nvidia-caps",
+		"driver-root-capabilities": opts.DriverRoot + "/proc/driver/nvidia/capabilities",
 	}
 	if diff := cmp.Diff(wantMounts, mounts); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
@@ -142,9 +146,110 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	if !pod.HostNetwork || pod.Containers[0].SecurityContext == nil || !*pod.Containers[0].SecurityContext.Privileged ||
-		pod.Containers[0].ImagePullPolicy != corev1.PullNever {
-		t.Errorf("driver pod must be hostNetwork, privileged and never pull its image")
+	if !pod.HostNetwork || pod.Containers[0].ImagePullPolicy != corev1.PullNever {
+		t.Errorf("driver pod must be hostNetwork and never pull its image")
+	}
+}
+
+// TestObjectsLeastPrivilege pins the driver pod's privileges: not
+// privileged, no escalation, RuntimeDefault seccomp, a read-only root
+// filesystem, all capabilities dropped but MKNOD, exactly the host mounts
+// the driver uses, each read-only where it only reads, and no host
+// namespace but the network.
+func TestObjectsLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	opts := localClusterOptions()
+	m, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := m.DaemonSet.Spec.Template.Spec
+	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
+		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
+			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
+	}
+	c := pod.Containers[0]
+	want := &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsUser:                ptr.To[int64](0),
+		RunAsGroup:               ptr.To[int64](0),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"MKNOD"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
+		t.Errorf("driver container security context (-want +got):\n%s", diff)
+	}
+	if pod.SecurityContext != nil && !cmp.Equal(*pod.SecurityContext, corev1.PodSecurityContext{}) {
+		t.Errorf("driver pod security context %+v: want none (the container's says it all)", *pod.SecurityContext)
+	}
+	if pod.HostPID || pod.HostIPC || !pod.HostNetwork {
+		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v, want only hostNetwork (the apiserver is on 127.0.0.1)",
+			pod.HostPID, pod.HostIPC, pod.HostNetwork)
+	}
+
+	type mount struct {
+		HostPath string
+		Type     corev1.HostPathType
+		ReadOnly bool
+	}
+	r := opts.DriverRoot
+	wantMounts := map[string]mount{
+		"plugin-dir":               {opts.KubeletRootDir + "/plugins/gpu.drakit.dev", corev1.HostPathDirectoryOrCreate, false},
+		"registrar-dir":            {opts.KubeletRootDir + "/plugins_registry", corev1.HostPathDirectory, false},
+		"cdi-dir":                  {opts.CDIDir, corev1.HostPathDirectoryOrCreate, false},
+		"driver-root":              {r, corev1.HostPathDirectory, true},
+		"driver-root-state":        {r + "/run/drakit-emulator", corev1.HostPathDirectory, false},
+		"driver-root-caps":         {r + "/dev/nvidia-caps", corev1.HostPathDirectory, false},
+		"driver-root-capabilities": {r + "/proc/driver/nvidia/capabilities", corev1.HostPathDirectory, false},
+	}
+	volumes := map[string]corev1.HostPathVolumeSource{}
+	for _, v := range pod.Volumes {
+		if v.HostPath == nil || v.HostPath.Type == nil {
+			t.Errorf("volume %s is not a hostPath volume with a type", v.Name)
+			continue
+		}
+		volumes[v.Name] = *v.HostPath
+	}
+	got := map[string]mount{}
+	for _, vm := range c.VolumeMounts {
+		if _, dup := got[vm.Name]; dup {
+			t.Errorf("volume %s is mounted twice", vm.Name)
+		}
+		if vm.SubPath != "" || vm.SubPathExpr != "" || vm.MountPropagation != nil || vm.RecursiveReadOnly != nil {
+			t.Errorf("mount of %s has a sub-path, propagation or recursive read-only setting: %+v", vm.Name, vm)
+		}
+		v := volumes[vm.Name]
+		got[vm.Name] = mount{v.Path, ptr.Deref(v.Type, ""), vm.ReadOnly}
+	}
+	if diff := cmp.Diff(wantMounts, got); diff != "" {
+		t.Errorf("host mounts (-want +got):\n%s", diff)
+	}
+	if len(volumes) != len(got) {
+		t.Errorf("pod has %d volumes, %d of them mounted", len(volumes), len(got))
+	}
+
+	// The writable directories below the driver root are what the
+	// emulator's NVML writes; Privileged changes only the security context.
+	opts.Privileged = true
+	p, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := p.DaemonSet.Spec.Template.Spec.Containers[0]
+	wantPrivileged := &corev1.SecurityContext{
+		Privileged:             ptr.To(true),
+		ReadOnlyRootFilesystem: ptr.To(true),
+		RunAsUser:              ptr.To[int64](0),
+		RunAsGroup:             ptr.To[int64](0),
+	}
+	if diff := cmp.Diff(wantPrivileged, pc.SecurityContext); diff != "" {
+		t.Errorf("Privileged: security context (-want +got):\n%s", diff)
+	}
+	p.DaemonSet.Spec.Template.Spec.Containers[0].SecurityContext = c.SecurityContext
+	if diff := cmp.Diff(m.DaemonSet, p.DaemonSet); diff != "" {
+		t.Errorf("Privileged changes more than the security context (-least privilege +privileged):\n%s", diff)
 	}
 }
 
@@ -182,6 +287,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"valid-etc-cdi", func(o *Options) { o.CDIDir = "/etc/cdi" }, nil},
 		{"valid-run-cdi", func(o *Options) { o.CDIDir = "/run/cdi" }, nil},
 		{"valid-no-apiserver-override", func(o *Options) { o.APIServerHost, o.APIServerPort = "", 0 }, nil},
+		{"valid-privileged", func(o *Options) { o.Privileged = true }, nil},
 		{"invalid-driver-name", func(o *Options) { o.DriverName = "GPU" }, []string{
 			`DriverName (--driver-name) "GPU": ` + strings.Join(validation.IsDNS1123Subdomain("GPU"), "; "),
 		}},

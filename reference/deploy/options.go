@@ -35,7 +35,9 @@ type Options struct {
 	// CDIDir is the directory the container runtime reads CDI specs from.
 	CDIDir string
 	// DriverRoot is the NVIDIA driver root on the node (the emulator root).
-	// It must not be "/": it is mounted at the same path inside the pod.
+	// It is mounted read-only at the same path inside the pod, and the three
+	// directories below it that dynamic MIG writes writable (the NVML state,
+	// the capability nodes and files; see manifests/daemonset.yaml).
 	DriverRoot string
 	// APIServerHost and APIServerPort are how the hostNetwork driver pod
 	// reaches the apiserver (KUBERNETES_SERVICE_HOST/PORT). An empty host
@@ -47,6 +49,12 @@ type Options struct {
 	// compatibilityGroups, KEP-5963); the cluster needs the gates
 	// DRAPartitionableDevicesType and DRADeviceCompatibilityGroups.
 	PartitionableAlpha bool
+	// Privileged runs the driver container privileged instead of with least
+	// privilege (see manifests/daemonset.yaml). Dynamic MIG needs it where
+	// the container runtime enforces a device cgroup, as runc does: MIG
+	// management reads the MIG config capability, a character device that
+	// Kubernetes cannot grant a container that is not privileged.
+	Privileged bool
 	// Timeout bounds Apply's and Delete's wait.
 	Timeout time.Duration
 }
@@ -67,6 +75,17 @@ func DefaultOptions() Options {
 
 func (o *Options) registrarDir() string { return filepath.Join(o.KubeletRootDir, "plugins_registry") }
 func (o *Options) pluginDir() string    { return filepath.Join(o.KubeletRootDir, "plugins", o.DriverName) }
+
+// driverRootWritable are the directories below the driver root that the
+// emulator's NVML writes when dynamic MIG creates or destroys an instance
+// (emulator/nvml/shim/mig.c), by the volume that mounts each writable: the
+// state file with its lock and temporary file, the capability nodes, and
+// the capability access files with their directories.
+var driverRootWritable = []struct{ volume, dir string }{
+	{"driver-root-state", "run/drakit-emulator"},
+	{"driver-root-caps", "dev/nvidia-caps"},
+	{"driver-root-capabilities", "proc/driver/nvidia/capabilities"},
+}
 
 // maxSocketPath is the longest AF_UNIX socket path Linux accepts.
 const maxSocketPath = 107

@@ -38,13 +38,14 @@ func newDriverCommand() *cobra.Command {
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	cmd := &cobra.Command{
 		Use:   "driver",
-		Short: "Deploy or delete the reference DRA driver (DaemonSet, RBAC, DeviceClasses)",
+		Short: "Deploy or delete the reference DRA driver (DaemonSet, RBAC, admission policy, DeviceClasses)",
 		Long: `Deploys drakit's reference DRA driver, gpu.drakit.dev by default, from the
 manifests in reference/deploy. Every host path (kubelet plugin directories,
 CDI directory, driver root) is mounted at the same path inside the driver pod;
 system directories (/, /etc, /usr, /var, ...) are refused. The driver runs with
-least privilege (no capability but MKNOD, read-only where it only reads).
-Creating and destroying dynamic MIG devices also needs read access
+least privilege (no capability but MKNOD, read-only where it only reads) and a
+ValidatingAdmissionPolicy limits its service account to the ResourceSlices of
+its own node. Creating and destroying dynamic MIG devices also needs read access
 to the MIG config capability device, which only --privileged gives where the
 container runtime enforces a device cgroup (runc).`,
 	}

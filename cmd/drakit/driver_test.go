@@ -40,8 +40,8 @@ func TestDriverManifestsCommand(t *testing.T) {
 			t.Errorf("manifests output lacks %q", want)
 		}
 	}
-	if n := strings.Count(out.String(), "\n---\n"); n != 6 {
-		t.Errorf("manifests output has %d separators, want 6 (7 objects: two DeviceClasses)", n)
+	if n := strings.Count(out.String(), "\n---\n"); n != 8 {
+		t.Errorf("manifests output has %d separators, want 8 (9 objects: an admission policy and its binding, two DeviceClasses)", n)
 	}
 }
 

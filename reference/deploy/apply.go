@@ -78,6 +78,14 @@ func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error
 			return createOrUpdate(ctx, client.RbacV1().ClusterRoleBindings(), m.ClusterRoleBinding, "cluster role binding")
 		},
 		func() error {
+			return createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicies(), m.Policy,
+				"validating admission policy")
+		},
+		func() error {
+			return createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings(), m.PolicyBinding,
+				"validating admission policy binding")
+		},
+		func() error {
 			return createOrUpdate(ctx, client.AppsV1().DaemonSets(Namespace), m.DaemonSet, "daemon set")
 		},
 		func() error {
@@ -277,7 +285,8 @@ func podEvents(all []corev1.Event, p *corev1.Pod) []corev1.Event {
 }
 
 // Delete removes the deployment, waits for the driver pods to go, then
-// deletes the driver's ResourceSlices and waits for the namespace to go.
+// deletes the admission policy and its binding and the driver's
+// ResourceSlices, and waits for the namespace to go.
 func Delete(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -289,10 +298,19 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 		return err
 	}
 	del := metav1.DeleteOptions{}
-	for _, d := range []struct {
+	type deletion struct {
 		what string
 		del  func() error
-	}{
+	}
+	deleteAll := func(ds []deletion) error {
+		for _, d := range ds {
+			if err := ignoreNotFound(d.del()); err != nil {
+				return fmt.Errorf("delete %s: %w", d.what, err)
+			}
+		}
+		return nil
+	}
+	err := deleteAll([]deletion{
 		{"device class " + opts.DriverName, func() error {
 			return client.ResourceV1().DeviceClasses().Delete(ctx, opts.DriverName, del)
 		}},
@@ -303,18 +321,29 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 		{"cluster role binding " + Name, func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, Name, del) }},
 		{"cluster role " + Name, func() error { return client.RbacV1().ClusterRoles().Delete(ctx, Name, del) }},
 		{"namespace " + Namespace, func() error { return client.CoreV1().Namespaces().Delete(ctx, Namespace, del) }},
-	} {
-		if err := ignoreNotFound(d.del()); err != nil {
-			return fmt.Errorf("delete %s: %w", d.what, err)
-		}
+	})
+	if err != nil {
+		return err
 	}
 
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
 		pods, err := driverPods(ctx, client)
 		return err == nil && len(pods) == 0, err
 	})
 	if err != nil {
 		return fmt.Errorf("wait for the driver pods to go: %w", err)
+	}
+	// The policy goes with the last driver pod.
+	err = deleteAll([]deletion{
+		{"validating admission policy binding " + Name, func() error {
+			return client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, Name, del)
+		}},
+		{"validating admission policy " + Name, func() error {
+			return client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, Name, del)
+		}},
+	})
+	if err != nil {
+		return err
 	}
 	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.driver", opts.DriverName).String(),

@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestMain(m *testing.M) {
@@ -95,6 +98,14 @@ func TestApplyCreatesWaitsAndUpdates(t *testing.T) {
 			return err
 		},
 		func() error {
+			_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, Name, metav1.GetOptions{})
+			return err
+		},
+		func() error {
 			_, err := client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})
 			return err
 		},
@@ -119,6 +130,50 @@ func TestApplyCreatesWaitsAndUpdates(t *testing.T) {
 	}
 	if got := ds.Spec.Template.Spec.Containers[0].Image; got != "drakit.dev/driver:next" {
 		t.Errorf("image after update %s, want drakit.dev/driver:next", got)
+	}
+}
+
+// TestApplyConstrainsBeforeTheDriverRuns: the admission policy and its
+// binding exist before the DaemonSet is created, and a second Apply
+// updates them in place.
+func TestApplyConstrainsBeforeTheDriverRuns(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	opts := DefaultOptions()
+	opts.Timeout = 10 * time.Second
+	var policyAtDaemonSetCreate []error
+	client.PrependReactor("create", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		// The tracker, not the client: a reactor runs with the client locked.
+		gv := admissionregistrationv1.SchemeGroupVersion
+		_, pErr := client.Tracker().Get(gv.WithResource("validatingadmissionpolicies"), "", Name)
+		_, bErr := client.Tracker().Get(gv.WithResource("validatingadmissionpolicybindings"), "", Name)
+		policyAtDaemonSetCreate = append(policyAtDaemonSetCreate, pErr, bErr)
+		return false, nil, nil
+	})
+	simulateNode(ctx, t, client, opts.DriverName)
+	if err := Apply(ctx, client, opts); err != nil {
+		t.Fatalf("first Apply: %v", err)
+	}
+	if len(policyAtDaemonSetCreate) != 2 || policyAtDaemonSetCreate[0] != nil || policyAtDaemonSetCreate[1] != nil {
+		t.Errorf("policy and binding when the DaemonSet was created: %v, want both there", policyAtDaemonSetCreate)
+	}
+	opts.DriverName = "gpu.example.com"
+	simulateNode(ctx, t, client, opts.DriverName)
+	if err := Apply(ctx, client, opts); err != nil {
+		t.Fatalf("second Apply: %v", err)
+	}
+	want, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Policy.Spec, got.Spec); diff != "" {
+		t.Errorf("policy after the second Apply (-want +got):\n%s", diff)
 	}
 }
 
@@ -216,6 +271,8 @@ func TestDelete(t *testing.T) {
 		"daemon set":           get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
 		"cluster role":         get(client.RbacV1().ClusterRoles().Get(ctx, Name, metav1.GetOptions{})),
 		"cluster role binding": get(client.RbacV1().ClusterRoleBindings().Get(ctx, Name, metav1.GetOptions{})),
+		"policy":               get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})),
+		"policy binding":       get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, Name, metav1.GetOptions{})),
 		"device class":         get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
 		"MIG device class":     get(client.ResourceV1().DeviceClasses().Get(ctx, MIGDeviceClassName(opts.DriverName), metav1.GetOptions{})),
 	} {

@@ -1,10 +1,11 @@
 // Package deploy installs drakit's reference DRA driver into a cluster: the
 // plain manifests in manifests/ (namespace drakit-system, service account,
-// cluster role and binding with exactly a kubelet plugin's RBAC, the driver
-// DaemonSet, the DeviceClasses), embedded and rendered for a node's paths.
-// Two DeviceClasses: <driver> selects the driver's full GPUs (devices whose
-// type attribute is "gpu", or that have none), mig.<driver> its MIG devices
-// (type "mig").
+// cluster role and binding with exactly a kubelet plugin's RBAC, a
+// ValidatingAdmissionPolicy and its binding, the driver DaemonSet, the
+// DeviceClasses), embedded and rendered for a node's paths. Two
+// DeviceClasses: <driver> selects the driver's full GPUs (devices whose type
+// attribute is "gpu", or that have none), mig.<driver> its MIG devices (type
+// "mig").
 //
 // The driver runs with least privilege (manifests/daemonset.yaml says why
 // each setting and mount is there): not privileged, no privilege
@@ -15,7 +16,10 @@
 // capability nodes and the capability files). Options.Privileged renders a
 // privileged container instead: creating and destroying dynamic MIG devices
 // reads the MIG config capability device, which a device cgroup (runc)
-// denies to a container that is not privileged.
+// denies to a container that is not privileged. The policy lets the
+// driver's service account create, update and delete only ResourceSlices of
+// its driver whose nodeName is the node of its pod (the node name a
+// pod-bound token carries); nobody else is matched.
 //
 // Options.Validate refuses host paths that must not be mounted into the
 // pod: unclean or relative paths, system directories (/, /etc, /usr, /var,
@@ -28,16 +32,17 @@
 // /var/run/cdi, the emulator rendered into /var/lib/drakit/emulator, the
 // apiserver at 127.0.0.1:6443), e.g. a kind node. Objects decodes them
 // strictly and substitutes Options: the driver name (DeviceClass name and
-// selector, driver flag, plugin directory), the image, every host path and
-// Privileged.
+// selector, driver flag, plugin directory, the policy's driver), the image,
+// every host path and Privileged.
 // Each host path is mounted at the same path inside the driver pod
 // (hostPath.path == mountPath), the contract in docs/architecture.md.
 //
-// Apply is create-or-update and idempotent. It returns once the DaemonSet is
-// rolled out, its pods are Ready and every node with a Ready driver pod has
-// a ResourceSlice of the driver; on timeout its error carries the pods'
-// status, their recent events and the last lines of their logs. Delete
-// removes everything Apply created, waits for the driver pods to go and then
-// deletes the driver's ResourceSlices (the kubelet would only wipe them 30 s
-// after the plugin unregistered). Deleting what does not exist succeeds.
+// Apply is create-or-update and idempotent; it applies the policy before the
+// DaemonSet. It returns once the DaemonSet is rolled out, its pods are Ready
+// and every node with a Ready driver pod has a ResourceSlice of the driver;
+// on timeout its error carries the pods' status, their recent events and
+// the last lines of their logs. Delete removes everything Apply created,
+// waits for the driver pods to go and then deletes the policy and its
+// binding and the driver's ResourceSlices (the kubelet would only wipe them
+// 30 s after the plugin unregistered). Deleting what does not exist succeeds.
 package deploy

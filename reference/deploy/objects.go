@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,8 +27,12 @@ type Manifests struct {
 	ServiceAccount     *corev1.ServiceAccount
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	DaemonSet          *appsv1.DaemonSet
-	DeviceClass        *resourceapi.DeviceClass
+	// Policy and PolicyBinding limit the service account to the
+	// ResourceSlices of the driver on its own node.
+	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
+	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	DaemonSet     *appsv1.DaemonSet
+	DeviceClass   *resourceapi.DeviceClass
 	// MIGDeviceClass is mig.<driver name>: the driver's MIG devices.
 	MIGDeviceClass *resourceapi.DeviceClass
 }
@@ -35,9 +40,11 @@ type Manifests struct {
 // MIGDeviceClassName is the name of the class of the driver's MIG devices.
 func MIGDeviceClassName(driverName string) string { return "mig." + driverName }
 
-// List returns the objects in the order they are applied.
+// List returns the objects in the order they are applied: the policy before
+// the DaemonSet, so that no driver pod runs unconstrained.
 func (m *Manifests) List() []runtime.Object {
-	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.DaemonSet, m.DeviceClass, m.MIGDeviceClass}
+	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.Policy, m.PolicyBinding,
+		m.DaemonSet, m.DeviceClass, m.MIGDeviceClass}
 }
 
 // decode reads one embedded manifest strictly (unknown fields are errors).
@@ -76,10 +83,25 @@ func Objects(opts Options) (*Manifests, error) {
 			opts.DriverName, opts.DriverName, c.orValue, c.typ)
 	}
 
+	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
+		return nil, fmt.Errorf("manifest validatingadmissionpolicy.yaml: %w", err)
+	}
 	if err := renderPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest daemonset.yaml: %w", err)
 	}
 	return m, nil
+}
+
+// renderPolicy sets the policy's driverName variable to the driver name (a
+// DNS subdomain: a CEL string literal needs no escapes).
+func renderPolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy, driverName string) error {
+	for i := range p.Spec.Variables {
+		if v := &p.Spec.Variables[i]; v.Name == "driverName" {
+			v.Expression = strconv.Quote(driverName)
+			return nil
+		}
+	}
+	return fmt.Errorf("no variable driverName")
 }
 
 // decodeAll decodes the manifests as written.
@@ -89,18 +111,22 @@ func decodeAll() (*Manifests, error) {
 		ServiceAccount:     &corev1.ServiceAccount{},
 		ClusterRole:        &rbacv1.ClusterRole{},
 		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
+		Policy:             &admissionregistrationv1.ValidatingAdmissionPolicy{},
+		PolicyBinding:      &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 		DaemonSet:          &appsv1.DaemonSet{},
 		DeviceClass:        &resourceapi.DeviceClass{},
 		MIGDeviceClass:     &resourceapi.DeviceClass{},
 	}
 	for file, into := range map[string]any{
-		"namespace.yaml":          m.Namespace,
-		"serviceaccount.yaml":     m.ServiceAccount,
-		"clusterrole.yaml":        m.ClusterRole,
-		"clusterrolebinding.yaml": m.ClusterRoleBinding,
-		"daemonset.yaml":          m.DaemonSet,
-		"deviceclass.yaml":        m.DeviceClass,
-		"migdeviceclass.yaml":     m.MIGDeviceClass,
+		"namespace.yaml":                        m.Namespace,
+		"serviceaccount.yaml":                   m.ServiceAccount,
+		"clusterrole.yaml":                      m.ClusterRole,
+		"clusterrolebinding.yaml":               m.ClusterRoleBinding,
+		"validatingadmissionpolicy.yaml":        m.Policy,
+		"validatingadmissionpolicybinding.yaml": m.PolicyBinding,
+		"daemonset.yaml":                        m.DaemonSet,
+		"deviceclass.yaml":                      m.DeviceClass,
+		"migdeviceclass.yaml":                   m.MIGDeviceClass,
 	} {
 		if err := decode(file, into); err != nil {
 			return nil, err

@@ -14,7 +14,8 @@ import (
 // Fixed names of the deployment.
 const (
 	Namespace = "drakit-system"
-	// Name of the DaemonSet, service account, cluster role and binding.
+	// Name of the DaemonSet, service account, cluster role and binding,
+	// and of the ValidatingAdmissionPolicy and its binding.
 	Name = "drakit-driver"
 	// AppLabel selects the driver pods (app.kubernetes.io/name=drakit-driver).
 	AppLabel = "app.kubernetes.io/name"

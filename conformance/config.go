@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,6 +89,12 @@ type Config struct {
 	// the node's file system: scenarios that check CDI specs are skipped,
 	// with that reason, never passed.
 	NodeCDIDir string
+	// NodeEmulatorRoot is the root of the node's emulated hardware (drakit
+	// emulator render --root), reachable by the kit on the node. There the
+	// kit holds the emulator's NVML state lock to catch a driver in the
+	// middle of a MIG change. Empty means the kit cannot: those scenarios
+	// are skipped, with that reason.
+	NodeEmulatorRoot string
 	// DriverNamespace and DriverPodSelector find the driver's pods, whose
 	// log tails go into the diagnostics of failed scenarios. An empty
 	// namespace means all namespaces; an empty selector disables the logs.
@@ -239,6 +246,9 @@ func (c Config) Validate() error {
 		if msgs := validation.IsDNS1123Label(c.DriverNamespace); len(msgs) > 0 {
 			bad("DriverNamespace", "%q is not a namespace name: %s", c.DriverNamespace, strings.Join(msgs, "; "))
 		}
+	}
+	if c.NodeEmulatorRoot != "" && !filepath.IsAbs(c.NodeEmulatorRoot) {
+		bad("NodeEmulatorRoot", "%q must be an absolute path", c.NodeEmulatorRoot)
 	}
 	if _, err := labels.Parse(c.DriverPodSelector); err != nil {
 		bad("DriverPodSelector", "%v", err)

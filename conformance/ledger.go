@@ -70,7 +70,13 @@ func (l *ledger) ordered() []ledgerEntry {
 // gone, so that the next scenario finds the devices free. It reports every
 // problem, not just the first.
 func (w *world) cleanup(ctx context.Context) error {
-	return cleanupNamespace(ctx, w.kube, w.ns, w.ledger, w.cfg.Timeouts)
+	var errs []error
+	for i := len(w.releases) - 1; i >= 0; i-- {
+		errs = append(errs, w.releases[i]())
+	}
+	w.releases = nil
+	errs = append(errs, cleanupNamespace(ctx, w.kube, w.ns, w.ledger, w.cfg.Timeouts))
+	return errors.Join(errs...)
 }
 
 func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string, l *ledger, timeouts Timeouts) error {

@@ -16,7 +16,7 @@ type stepDef struct {
 // allSteps is every step the kit defines, one group per domain noun.
 func allSteps() []stepDef {
 	var all []stepDef
-	for _, group := range [][]stepDef{clusterSteps(), driverSteps(), sliceSteps(), claimSteps(), podSteps(), deviceSteps(), partitionSteps(), poolSteps(), cdiSteps()} {
+	for _, group := range [][]stepDef{clusterSteps(), driverSteps(), sliceSteps(), claimSteps(), podSteps(), deviceSteps(), partitionSteps(), poolSteps(), cdiSteps(), faultSteps()} {
 		all = append(all, group...)
 	}
 	return all

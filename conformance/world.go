@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/cucumber/godog"
@@ -68,6 +69,11 @@ type world struct {
 	// gpus are the GPUs the scenario named ("the partitionable GPU "big""):
 	// alias -> the UUID of the GPU's whole device.
 	gpus map[string]string
+	// releases undo what the scenario holds on the node (the emulator's
+	// NVML state lock); cleanup runs them first, whatever the outcome.
+	releases []func() error
+	// heldLock is the emulator's NVML state lock while the scenario holds it.
+	heldLock *os.File
 }
 
 // podRecord is what the kit learned about one of its pods.

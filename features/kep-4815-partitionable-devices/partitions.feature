@@ -58,3 +58,23 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     When a pod "after" is created with the claim "all-slices"
     Then pod "after" is running
     And pod "after" sees exactly the GPUs and MIG devices allocated to its claims through NVML
+
+  @kep-4815 @emulator
+  Scenario: A driver killed while it creates a partition leaves no partition behind after the kubelet's retry
+    Given the kit can hold the node's NVML state lock
+    And the driver publishes partitions with profile prefix "7g."
+    And a partitionable GPU "gpu" with partitions of profile prefix "1g."
+    And a ResourceClaim "small" requesting 1 partition with profile prefix "1g." on GPU "gpu"
+    And a ResourceClaim "all-slices" requesting 1 partition with profile prefix "7g." on GPU "gpu"
+    When the node's NVML state lock is held
+    And a pod "interrupted" is created with the claim "small"
+    And the driver is killed while it changes the node's MIG devices
+    Then pod "interrupted" is running
+    And the claim "small" is allocated 1 device
+    And pod "interrupted" sees exactly the GPUs and MIG devices allocated to its claims through NVML
+    And pod "interrupted" has device nodes for exactly its GPUs and the capabilities of its MIG devices
+    When pod "interrupted" is deleted
+    Then the claim "small" is deallocated and reserved for no pod
+    When a pod "after" is created with the claim "all-slices"
+    Then pod "after" is running
+    And pod "after" sees exactly the GPUs and MIG devices allocated to its claims through NVML

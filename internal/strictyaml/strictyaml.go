@@ -11,7 +11,6 @@
 package strictyaml
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -86,43 +86,88 @@ func Decode(data []byte, apiVersion, kind string, out any) (field.ErrorList, err
 // second document's line, when data holds more than one YAML document,
 // even an empty one (a trailing "---") or one that is not valid YAML.
 func singleDocument(data []byte) error {
+	first := firstContentLine(data)
+	utf16 := bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe})
+	if !utf16 && markerAfter(data, first, "---", "...") == 0 {
+		// Another document needs a "---" or "..." marker at the start of
+		// a line: without one, UTF-8 data is one document (the common
+		// case, decided without parsing data again).
+		return nil
+	}
 	d := yamlv3.NewDecoder(bytes.NewReader(data))
-	var first yamlv3.Node
-	if err := d.Decode(&first); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+	var doc yamlv3.Node
+	if err := d.Decode(&doc); err != nil {
 		return fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	var second yamlv3.Node
-	err := d.Decode(&second)
+	err := d.Decode(&doc)
 	switch {
 	case errors.Is(err, io.EOF):
 		return nil
 	case err == nil:
-		return fmt.Errorf("line %d: %w: a file holds exactly one (remove the --- and what follows)", second.Line, ErrMultipleDocuments)
+		return fmt.Errorf("line %d: %w: a file holds exactly one (remove the --- and what follows)", doc.Line, ErrMultipleDocuments)
 	}
 	// A later document that is not YAML: its marker is the first "---" at
 	// the start of a line after the first document starts (YAML allows
 	// none inside a document at column 0).
-	if line := markerAfter(data, first.Line); line > 0 {
+	if line := markerAfter(data, first, "---"); line > 0 {
 		return fmt.Errorf("line %d: %w, not valid YAML either: a file holds exactly one (remove the --- and what follows)", line, ErrMultipleDocuments)
 	}
 	return fmt.Errorf("%w: after the first document: %w", ErrMultipleDocuments, err)
 }
 
-// markerAfter returns the number of the first line after line that is a
-// document start marker ("---" alone or followed by a space or tab), or 0.
-func markerAfter(data []byte, line int) int {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSuffix(sc.Text(), "\r")
-		if n > line && (text == "---" || strings.HasPrefix(text, "--- ") || strings.HasPrefix(text, "---\t")) {
-			return n
+// lines calls yield with each line of data and its number, until yield
+// returns false. Lines end where YAML's do: at "\n", "\r\n", "\r" and
+// the Unicode line breaks NEL, LS and PS, which go-yaml also counts.
+func lines(data []byte, yield func(n int, text string) bool) {
+	text := string(data)
+	for n := 1; text != ""; n++ {
+		i := strings.IndexAny(text, "\n\r\u0085\u2028\u2029")
+		if i < 0 {
+			yield(n, text)
+			return
 		}
+		if !yield(n, text[:i]) {
+			return
+		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		if strings.HasPrefix(text[i:], "\r\n") {
+			size = 2
+		}
+		text = text[i+size:]
 	}
-	return 0
+}
+
+// firstContentLine returns the number of the first line that is not
+// empty, a comment or a directive (%YAML, %TAG): where the first document
+// starts, at its "---" if it has one. It returns 0 for data without one.
+func firstContentLine(data []byte) int {
+	first := 0
+	lines(data, func(n int, text string) bool {
+		t := strings.TrimSpace(text)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(text, "%") {
+			return true
+		}
+		first = n
+		return false
+	})
+	return first
+}
+
+// markerAfter returns the number of the first line after line that is
+// one of the document markers ("---" starts a document, "..." ends one),
+// alone or followed by a space or tab; or 0.
+func markerAfter(data []byte, line int, markers ...string) int {
+	found := 0
+	lines(data, func(n int, text string) bool {
+		for _, m := range markers {
+			if rest, ok := strings.CutPrefix(text, m); ok && n > line && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+				found = n
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()

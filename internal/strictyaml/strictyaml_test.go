@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -88,6 +89,10 @@ func TestDecode(t *testing.T) {
 		"garbage after an end marker":  {text: head + "name: a\n...\n: : [\n", wantErr: "a second YAML document: after the first document: yaml: line", sentinel: ErrMultipleDocuments},
 		"trailing empty document":      {text: head + "name: a\n---\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
 		"comment-only second document": {text: head + "name: a\n---\n# nothing\n", wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"CR line breaks":               {text: strings.ReplaceAll(head+"name: a\n---\n"+head+"name: b\n", "\n", "\r"), wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"NEL line break before marker": {text: head + "name: a\u0085---\nname: b\n", wantErr: "a second YAML document", sentinel: ErrMultipleDocuments},
+		"UTF-16":                       {text: utf16LE(head + "name: a\n---\n" + head + "name: b\n"), wantErr: "line 4: a second YAML document", sentinel: ErrMultipleDocuments},
+		"UTF-16, one document":         {text: utf16LE(head + "name: a\n"), wantName: "a"},
 		"syntax error":                 {text: head + "name: [a\n", wantErr: "parse YAML: yaml: line 3", sentinel: ErrSyntax},
 		"duplicate key":                {text: head + "name: a\nname: b\n", wantErr: `key "name" already set`, sentinel: ErrSyntax},
 		"empty":                        {text: "", wantErr: "the document must be a mapping with apiVersion: test.drakit.dev/v1 and kind: Doc", sentinel: ErrNotMapping},
@@ -126,4 +131,14 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16LE encodes s as UTF-16LE with a byte order mark, which YAML decoders
+// accept.
+func utf16LE(s string) string {
+	out := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(s)) {
+		out = append(out, byte(u), byte(u>>8))
+	}
+	return string(out)
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,18 +29,20 @@ type ValidationError struct {
 	// Source names the scenario: "file x.yaml" or "scenario".
 	Source string
 	Errs   field.ErrorList
-	// Lines maps field paths (see pathKey) to their line in the source; nil
-	// when unknown.
-	Lines map[string]int
+	// yaml is the document the errors are about, nil when unknown. Its
+	// lines are looked up when the error is printed: callers that only
+	// check the error (the fuzzer, most of the time) do not parse it again.
+	yaml []byte
 }
 
 // Error lists one problem per line, each prefixed with its source line.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s:", e.Source, ErrInvalid)
+	lines := fieldLines(e.yaml)
 	for _, fe := range e.Errs {
 		b.WriteString("\n  ")
-		if line := e.line(fe.Field); line > 0 {
+		if line := lineOf(lines, fe.Field); line > 0 {
 			fmt.Fprintf(&b, "line %d: ", line)
 		}
 		b.WriteString(fe.Error())
@@ -47,12 +50,13 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// line returns the source line of path or of its nearest ancestor that
-// the source has (a missing required field has no line of its own), or 0.
-func (e *ValidationError) line(path string) int {
+// lineOf returns the line of path (a field.Path string) or, when lines
+// lacks it, of its nearest ancestor (a missing required field has no line
+// of its own), or 0. lines is what fieldLines returns.
+func lineOf(lines map[string]int, path string) int {
 	key := pathKey(path)
 	for {
-		if line, ok := e.Lines[key]; ok {
+		if line, ok := lines[key]; ok {
 			return line
 		}
 		i := strings.LastIndexByte(key, 0)
@@ -78,7 +82,7 @@ func Decode(data []byte) (*Scenario, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(errs) > 0 {
-		return nil, &ValidationError{Source: "scenario", Errs: errs, Lines: fieldLines(data)}
+		return nil, &ValidationError{Source: "scenario", Errs: errs, yaml: bytes.Clone(data)}
 	}
 	return s, nil
 }
@@ -111,7 +115,7 @@ func parse(source string, data []byte) (*Scenario, error) {
 	}
 	s.Default()
 	if errs := s.Validate(); len(errs) > 0 {
-		return nil, &ValidationError{Source: source, Errs: errs, Lines: fieldLines(data)}
+		return nil, &ValidationError{Source: source, Errs: errs, yaml: bytes.Clone(data)}
 	}
 	return s, nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/lru"
 	"k8s.io/utils/ptr"
 )
 
@@ -134,38 +135,42 @@ func (s *Scenario) Validate() field.ErrorList {
 	return append(errs, s.validateAllocatedDevices()...)
 }
 
-// celCompilers holds one CEL compiler per environment feature set:
-// cel.GetCompiler keeps only the most recent one, and building one takes
-// far longer than compiling an expression.
-var celCompilers sync.Map // cel.Features → celCompiler
+// celCheckers holds one celChecker per CEL environment feature set, for
+// the life of the process: cel.GetCompiler keeps only the most recent
+// compiler, and building one, or compiling an expression with cost
+// estimation, takes far longer than the rest of Validate.
+var celCheckers sync.Map // cel.Features → *celChecker
 
 type celCompiler interface {
 	CompileCELExpression(expression string, options cel.Options) cel.CompilationResult
 }
 
 // celChecker compiles selectors as the API server validates them: in the
-// environment for new expressions, with cost estimation, each expression
-// once per Validate.
+// environment for new expressions, with cost estimation, remembering the
+// results of the most recent expressions. It is safe for concurrent use.
 type celChecker struct {
 	compiler celCompiler
-	results  map[string]cel.CompilationResult
+	results  *lru.Cache // expression → cel.CompilationResult
 }
 
+// celResultsCached is how many compilation results a celChecker keeps.
+const celResultsCached = 256
+
 func newCELChecker(f cel.Features) *celChecker {
-	c, ok := celCompilers.Load(f)
-	if !ok {
-		c, _ = celCompilers.LoadOrStore(f, celCompiler(cel.GetCompiler(f)))
+	if c, ok := celCheckers.Load(f); ok {
+		return c.(*celChecker)
 	}
-	return &celChecker{compiler: c.(celCompiler), results: map[string]cel.CompilationResult{}}
+	c, _ := celCheckers.LoadOrStore(f, &celChecker{compiler: cel.GetCompiler(f), results: lru.New(celResultsCached)})
+	return c.(*celChecker)
 }
 
 func (c *celChecker) compile(expression string) cel.CompilationResult {
-	r, ok := c.results[expression]
-	if !ok {
-		env := environment.NewExpressions
-		r = c.compiler.CompileCELExpression(expression, cel.Options{EnvType: &env})
-		c.results[expression] = r
+	if r, ok := c.results.Get(expression); ok {
+		return r.(cel.CompilationResult)
 	}
+	env := environment.NewExpressions
+	r := c.compiler.CompileCELExpression(expression, cel.Options{EnvType: &env})
+	c.results.Add(expression, r)
 	return r
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Unit and integration tests of every package (no cluster needed; a few need root and gcc).
+# Unit and integration tests of every package (no cluster needed; a few need root and gcc), then
+# every fuzz target for a short, fixed time.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
@@ -7,3 +8,43 @@ log "go vet"
 go vet ./...
 log "go test"
 go test -count=1 ./...
+
+# Every `func FuzzXxx(` in a _test.go file, as "<package dir> <name>", sorted. `go test -fuzz`
+# takes one target of one package per run.
+fuzz_targets() {
+  grep -rEo --include='*_test.go' --exclude-dir=.git --exclude-dir=_output --exclude-dir=testdata \
+    '^func Fuzz[A-Za-z0-9_]*\(' . | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($|\1 \2|' | sort -u
+}
+
+# Each target fuzzes for DRAKIT_FUZZTIME from its seed corpus (and its testdata/fuzz), with a
+# corpus cache of its own that is thrown away afterwards, so the step takes the same time on every
+# run. Minimising an input, a new one or a failing one, is capped at 10 runs (the default, 60 s,
+# would spend a short run on one input). A failing input is written to the package's
+# testdata/fuzz/<target>/, where plain `go test` replays it from then on. Targets that need root
+# or gcc skip, as in plain `go test`, and are listed as skipped.
+: "${DRAKIT_FUZZTIME:=6s}"
+fuzz_cache=$(mktemp -d)
+trap 'rm -rf "$fuzz_cache"' EXIT
+mapfile -t targets < <(fuzz_targets)
+log "go test -fuzz: ${#targets[@]} targets, ${DRAKIT_FUZZTIME} each"
+failed=()
+fuzz_start=$SECONDS
+for target in "${targets[@]}"; do
+  read -r dir name <<<"$target"
+  start=$SECONDS
+  if out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "$DRAKIT_FUZZTIME" -fuzzminimizetime 10x -v "$dir" \
+    -args -test.fuzzcachedir="$fuzz_cache/${dir#./}" 2>&1); then
+    if skip=$(grep -B1 -- "--- SKIP: ${name} " <<<"$out"); then
+      log "  ${dir#./} ${name}: skipped ($(head -n1 <<<"$skip" | sed -E 's/^ +[^ ]+: //'))"
+    else
+      execs=$(grep -Eo 'execs: [0-9]+' <<<"$out" | tail -n1 || true)
+      log "  ${dir#./} ${name}: ok in $((SECONDS - start))s (${execs:-no fuzzing progress reported})"
+    fi
+  else
+    printf '%s\n' "$out" | tail -n 40 >&2
+    log "  ${dir#./} ${name}: FAILED"
+    failed+=("${dir#./} ${name}")
+  fi
+done
+log "go test -fuzz: done in $((SECONDS - fuzz_start))s"
+if [ "${#failed[@]}" -gt 0 ]; then die "fuzz targets failed: ${failed[*]}"; fi

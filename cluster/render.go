@@ -127,7 +127,8 @@ func tomlString(s string) string { return strconv.Quote(s) }
 // root, state and sockets, CDI specs from CDIDir, oom_score_adj restricted
 // (hosts without CAP_SYS_RESOURCE), the local pause image as sandbox image, a
 // loopback-only CNI configuration in a private dir with no plugin binaries,
-// NRI off, and the CRI stream server on 127.0.0.1 only.
+// the MIG manager runtime handler (MIGManagerRuntimeClass), NRI off, and the
+// CRI stream server on 127.0.0.1 only.
 func containerdConfig(cfg Config, sandboxImage string) string {
 	dir := containerdDir(cfg)
 	q := tomlString
@@ -151,7 +152,7 @@ state = %s
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       conf_dir = %s
       bin_dirs = [%s]
-  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+%s  [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = %s
   [plugins.'io.containerd.grpc.v1.cri']
     disable_tcp_service = true
@@ -161,7 +162,7 @@ state = %s
 `,
 		q(filepath.Join(dir, "root")), q(filepath.Join(dir, "state")),
 		q(ContainerdSocket(cfg)), q(ContainerdSocket(cfg)+".ttrpc"), q(filepath.Join(dir, "debug.sock")),
-		q(CDIDir(cfg)), q(cniConfDir(cfg)), q(cniBinDir(cfg)), q(sandboxImage))
+		q(CDIDir(cfg)), q(cniConfDir(cfg)), q(cniBinDir(cfg)), migManagerRuntimeConfig(cfg), q(sandboxImage))
 }
 
 // cniConfig is the loopback-only CNI configuration: with it the CRI reports

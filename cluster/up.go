@@ -136,6 +136,9 @@ func Up(ctx context.Context, cfg Config) error {
 				if err := ensureKubeletAPIAccess(ctx, cfg); err != nil {
 					return err
 				}
+				if err := ensureRuntimeClasses(ctx, cfg); err != nil {
+					return err
+				}
 			case Containerd:
 				if err := importImages(ctx, cfg); err != nil {
 					return err
@@ -202,6 +205,9 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 		if err := writeFileAtomic(f.path, f.data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", f.path, err)
 		}
+	}
+	if err := writeMIGManagerSpec(ctx, cfg); err != nil {
+		return err
 	}
 	if err := writeSysctlFiles(cfg); err != nil {
 		return err

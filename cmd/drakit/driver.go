@@ -29,6 +29,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	fs.StringVar(&o.APIServerHost, "apiserver-host", o.APIServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(&o.APIServerPort, "apiserver-port", o.APIServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
 	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha KEP-5677/5963 gates on)")
+	fs.StringVar(&o.RuntimeClassName, "runtime-class-name", o.RuntimeClassName, "RuntimeClass of the driver pods (local cluster: drakit-mig-manager, which lets dynamic MIG read the MIG capability devices unprivileged); empty: the node's default")
 	fs.BoolVar(&o.Privileged, "privileged", o.Privileged, "run the driver container privileged, not with least privilege: dynamic MIG needs it under runc's device cgroup")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 }
@@ -46,8 +47,10 @@ system directories (/, /etc, /usr, /var, ...) are refused. The driver runs with
 least privilege (no capability but MKNOD, read-only where it only reads) and a
 ValidatingAdmissionPolicy limits its service account to the ResourceSlices of
 its own node. Creating and destroying dynamic MIG devices also needs read access
-to the MIG config capability device, which only --privileged gives where the
-container runtime enforces a device cgroup (runc).`,
+to the MIG config capability device, which a container's device cgroup (runc)
+refuses: give it with --runtime-class-name drakit-mig-manager on the local
+cluster (a runtime that grants exactly the MIG capability devices), or with
+--privileged where no such RuntimeClass exists.`,
 	}
 	bindDriverFlags(cmd.PersistentFlags(), &opts)
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", kubeconfig,

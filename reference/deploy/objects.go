@@ -137,7 +137,8 @@ func decodeAll() (*Manifests, error) {
 
 // renderPod substitutes opts into the driver pod: image, flags, apiserver
 // environment, host paths (each mounted at its own path) and, with
-// opts.Privileged, a privileged security context.
+// opts.RuntimeClassName, the pod's RuntimeClass; opts.Privileged, a
+// privileged security context.
 func renderPod(pod *corev1.PodSpec, opts Options) error {
 	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
 		return fmt.Errorf("want exactly one container named driver")
@@ -179,6 +180,9 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 		if err := setHostPath(pod, volume, hostPath); err != nil {
 			return err
 		}
+	}
+	if opts.RuntimeClassName != "" {
+		pod.RuntimeClassName = ptr.To(opts.RuntimeClassName)
 	}
 	if opts.Privileged {
 		sc := c.SecurityContext

@@ -156,6 +156,30 @@ func TestObjectsSamePathMounts(t *testing.T) {
 // filesystem, all capabilities dropped but MKNOD, exactly the host mounts
 // the driver uses, each read-only where it only reads, and no host
 // namespace but the network.
+// TestObjectsRuntimeClass checks that the RuntimeClass option is the pod's,
+// and that none means the node's default runtime.
+func TestObjectsRuntimeClass(t *testing.T) {
+	t.Parallel()
+	opts := localClusterOptions()
+	m, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc := m.DaemonSet.Spec.Template.Spec.RuntimeClassName; rc != nil {
+		t.Errorf("runtimeClassName %q without the option, want none", *rc)
+	}
+	opts.RuntimeClassName = "drakit-mig-manager"
+	if m, err = Objects(opts); err != nil {
+		t.Fatal(err)
+	}
+	if rc := m.DaemonSet.Spec.Template.Spec.RuntimeClassName; rc == nil || *rc != "drakit-mig-manager" {
+		t.Errorf("runtimeClassName %v, want drakit-mig-manager", rc)
+	}
+	if sc := m.DaemonSet.Spec.Template.Spec.Containers[0].SecurityContext; sc.Privileged == nil || *sc.Privileged {
+		t.Errorf("a RuntimeClass made the driver privileged: %+v", sc)
+	}
+}
+
 func TestObjectsLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	opts := localClusterOptions()
@@ -288,6 +312,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"valid-run-cdi", func(o *Options) { o.CDIDir = "/run/cdi" }, nil},
 		{"valid-no-apiserver-override", func(o *Options) { o.APIServerHost, o.APIServerPort = "", 0 }, nil},
 		{"valid-privileged", func(o *Options) { o.Privileged = true }, nil},
+		{"valid-runtime-class", func(o *Options) { o.RuntimeClassName = "drakit-mig-manager" }, nil},
+		{"invalid-runtime-class", func(o *Options) { o.RuntimeClassName = "MIG manager" }, []string{
+			`RuntimeClassName (--runtime-class-name) "MIG manager": ` + strings.Join(validation.IsDNS1123Subdomain("MIG manager"), "; "),
+		}},
 		{"invalid-driver-name", func(o *Options) { o.DriverName = "GPU" }, []string{
 			`DriverName (--driver-name) "GPU": ` + strings.Join(validation.IsDNS1123Subdomain("GPU"), "; "),
 		}},

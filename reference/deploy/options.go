@@ -50,11 +50,16 @@ type Options struct {
 	// compatibilityGroups, KEP-5963); the cluster needs the gates
 	// DRAPartitionableDevicesType and DRADeviceCompatibilityGroups.
 	PartitionableAlpha bool
+	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
+	// node's default runtime. Dynamic MIG reads the MIG config capability, a
+	// character device that a container's device cgroup (runc's) refuses
+	// unless the runtime grants it: the local cluster's RuntimeClass
+	// drakit-mig-manager grants exactly the two MIG management capability
+	// devices for reading, so the driver changes MIG devices unprivileged.
+	RuntimeClassName string
 	// Privileged runs the driver container privileged instead of with least
-	// privilege (see manifests/daemonset.yaml). Dynamic MIG needs it where
-	// the container runtime enforces a device cgroup, as runc does: MIG
-	// management reads the MIG config capability, a character device that
-	// Kubernetes cannot grant a container that is not privileged.
+	// privilege (see manifests/daemonset.yaml), for nodes whose runtime has
+	// no RuntimeClass that grants the MIG capability devices.
 	Privileged bool
 	// Timeout bounds Apply's and Delete's wait.
 	Timeout time.Duration
@@ -149,6 +154,11 @@ func (o *Options) Validate() error {
 	}
 	if o.Image == "" {
 		errs = append(errs, errors.New("Image (--image) is required"))
+	}
+	if o.RuntimeClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.RuntimeClassName); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
+		}
 	}
 	paths := []struct {
 		field, flag, value string

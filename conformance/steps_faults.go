@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 )
 
@@ -24,7 +26,7 @@ func faultSteps() []stepDef {
 	return []stepDef{
 		{`^the kit can hold the node's NVML state lock$`, canHoldNVMLLock},
 		{`^the node's NVML state lock is held$`, holdNVMLLock},
-		{`^the driver is killed while it changes the node's MIG devices$`, killDriverInMIGChange},
+		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, killDriverInMIGChange},
 	}
 }
 
@@ -88,12 +90,19 @@ func holdNVMLLock(ctx context.Context) error {
 }
 
 // killDriverInMIGChange waits until a process of one of the driver's pods
-// waits for the held NVML state lock (it is preparing a claim and has reached
-// the MIG change), SIGKILLs that process, waits until it is gone and then
-// releases the lock.
-func killDriverInMIGChange(ctx context.Context) error {
+// waits for the held NVML state lock (it is preparing the pod's claim and has
+// reached the MIG change), SIGKILLs that process, waits until it is gone,
+// releases the lock, and waits until the driver pod runs again. It then has
+// the kubelet retry the pod until it starts its containers (each annotation
+// update makes the kubelet sync the pod) instead of waiting for its periodic
+// resync a minute or more later; a retry before the driver has registered
+// again fails as the first attempt did.
+func killDriverInMIGChange(ctx context.Context, podName string) error {
 	w, err := worldFrom(ctx)
 	if err != nil {
+		return err
+	}
+	if _, err := w.pod(podName); err != nil {
 		return err
 	}
 	if w.heldLock == nil {
@@ -133,6 +142,14 @@ func killDriverInMIGChange(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	driverPods, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	if err != nil {
+		return fmt.Errorf("list the driver's pods: %w", err)
+	}
+	restarts := map[types.UID]int32{}
+	for _, p := range driverPods.Items {
+		restarts[p.UID] = restartCount(&p)
+	}
 	_, start, err := procStart(victim)
 	if err != nil {
 		return fmt.Errorf("driver process %d: %w", victim, err)
@@ -152,7 +169,53 @@ func killDriverInMIGChange(ctx context.Context) error {
 	if err := w.heldLock.Close(); err != nil {
 		return fmt.Errorf("release the NVML state lock: %w", err)
 	}
-	return nil
+	err = poll(ctx, w.cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
+		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var seen []string
+		for i := range list.Items {
+			p := &list.Items[i]
+			if before, ok := restarts[p.UID]; ok && restartCount(p) > before && podReady(p) {
+				return true, "", nil
+			}
+			seen = append(seen, fmt.Sprintf("%s (%s, %d restarts)", p.Name, describePod(p), restartCount(p)))
+		}
+		return false, strings.Join(seen, "; "), nil
+	})
+	if err != nil {
+		return err
+	}
+	// The container runs before the driver has registered with the kubelet
+	// again: nudge until the kubelet has started the pod's containers.
+	var nudged time.Time
+	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the kubelet to start pod %s after the driver's restart", podName), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if len(pod.Status.ContainerStatuses) > 0 && pod.Status.ContainerStatuses[0].State.Waiting == nil {
+			return true, "", nil
+		}
+		if time.Since(nudged) >= time.Second {
+			nudged = time.Now()
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"drakit.dev/retry-after-driver-kill":%q}}}`, nudged.UTC().Format(time.RFC3339Nano))
+			if _, err := w.kube.CoreV1().Pods(w.ns).Patch(ctx, podName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				return false, "", fmt.Errorf("annotate pod %s to have the kubelet retry it: %w", podName, err)
+			}
+		}
+		return false, describePod(pod), nil
+	})
+}
+
+// restartCount sums the restarts of a pod's containers.
+func restartCount(p *corev1.Pod) int32 {
+	var n int32
+	for _, c := range p.Status.ContainerStatuses {
+		n += c.RestartCount
+	}
+	return n
 }
 
 // lockWaiters returns the PIDs that wait for a lock on the inode (device

@@ -68,7 +68,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     And a ResourceClaim "all-slices" requesting 1 partition with profile prefix "7g." on GPU "gpu"
     When the node's NVML state lock is held
     And a pod "interrupted" is created with the claim "small"
-    And the driver is killed while it changes the node's MIG devices
+    And the driver is killed while it changes the node's MIG devices for pod "interrupted"
     Then pod "interrupted" is running
     And the claim "small" is allocated 1 device
     And pod "interrupted" sees exactly the GPUs and MIG devices allocated to its claims through NVML

@@ -22,6 +22,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"drakit.dev/drakit/conformance/probe"
+	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
 )
 
@@ -324,13 +325,13 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 			continue
 		}
 		if strings.HasSuffix(sr.URI, "/mig.feature") || strings.Contains(sr.Name, "driver restarts") {
-			if sr.Status != StatusSkipped {
+			if sr.Status != report.StatusSkipped {
 				t.Errorf("%s:%d %q: %s, want skipped without a partition class or driver pods: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 			}
 			continue
 		}
 		judged++
-		if sr.Status != StatusPassed {
+		if sr.Status != report.StatusPassed {
 			t.Errorf("%s:%d %q: %s: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
 )
 
@@ -28,6 +29,9 @@ const (
 	CucumberFile = "cucumber.json"
 	SummaryFile  = "summary.txt"
 )
+
+// Result is the outcome of a run.
+type Result = report.Result
 
 // resourceGroupVersion is the DRA API the kit uses.
 const resourceGroupVersion = "resource.k8s.io/v1"
@@ -108,18 +112,18 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("read the cucumber report: %w", err)
 	}
 	defer f.Close()
-	res, err := ParseCucumberJSON(f)
+	res, err := report.ParseCucumberJSON(f)
 	if err != nil {
 		return Result{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
 	}
 	res.Seed = seed
 	res.SkipsFail = cfg.FailOnSkip
-	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return WriteJUnit(w, res) }); err != nil {
+	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
 		return res, err
 	}
-	header := SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware}
+	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware}
 	var summary strings.Builder
-	if err := WriteSummary(&summary, header, res); err != nil {
+	if err := report.WriteSummary(&summary, header, res); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(&summary, "reports: %s\n", strings.Join([]string{

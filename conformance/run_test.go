@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
 )
 
@@ -97,26 +98,26 @@ func TestSuiteRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\noutput:\n%s", err, out.String())
 	}
-	wantCounts := Counts{Passed: 1, Failed: 1, Skipped: 1, Undefined: 1}
+	wantCounts := report.Counts{Passed: 1, Failed: 1, Skipped: 1, Undefined: 1}
 	if diff := cmp.Diff(wantCounts, res.Counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	wantByTag := map[string]Counts{"@kep-1": {Passed: 1, Failed: 1}, "@kep-2": {Skipped: 1}, NoKEPTag: {Undefined: 1}}
+	wantByTag := map[string]report.Counts{"@kep-1": {Passed: 1, Failed: 1}, "@kep-2": {Skipped: 1}, report.NoKEPTag: {Undefined: 1}}
 	if diff := cmp.Diff(wantByTag, res.ByTag); diff != "" {
 		t.Errorf("by tag (-want +got):\n%s", diff)
 	}
 	if res.Seed <= 0 {
 		t.Errorf("seed = %d, want the seed picked for Randomize -1", res.Seed)
 	}
-	byName := map[string]ScenarioResult{}
+	byName := map[string]report.ScenarioResult{}
 	for _, sr := range res.Scenarios {
 		byName[sr.Name] = sr
 	}
-	if got := byName["skips without a node CDI directory"]; got.Status != StatusSkipped || got.Message != cdiSkipReason {
+	if got := byName["skips without a node CDI directory"]; got.Status != report.StatusSkipped || got.Message != cdiSkipReason {
 		t.Errorf("skipped scenario = %+v, want status skipped with reason %q", got, cdiSkipReason)
 	}
 	failed := byName["fails on a missing DeviceClass"]
-	if failed.Status != StatusFailed || !strings.Contains(failed.Message, "DeviceClass gpu.drakit.dev does not exist") {
+	if failed.Status != report.StatusFailed || !strings.Contains(failed.Message, "DeviceClass gpu.drakit.dev does not exist") {
 		t.Errorf("failed scenario = %+v, want a failure naming the missing DeviceClass", failed)
 	}
 	if !strings.HasPrefix(failed.Diagnostics, "diagnostics/fails-on-a-missing-deviceclass-") {
@@ -132,7 +133,7 @@ func TestSuiteRun(t *testing.T) {
 			}
 		}
 	}
-	if got := byName["creates a claim and passes"]; got.Status != StatusPassed || got.Message != "" || got.Diagnostics != "" {
+	if got := byName["creates a claim and passes"]; got.Status != report.StatusPassed || got.Message != "" || got.Diagnostics != "" {
 		t.Errorf("passed scenario = %+v, want passed without message or diagnostics", got)
 	}
 
@@ -279,7 +280,7 @@ func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
 		if strings.Contains(sr.Message, "panic") || strings.Contains(sr.Message, "runtime error") {
 			t.Errorf("%s:%d %s: %s", sr.URI, sr.Line, sr.Name, sr.Message)
 		}
-		if sr.Status == StatusUndefined || sr.Status == StatusPending {
+		if sr.Status == report.StatusUndefined || sr.Status == report.StatusPending {
 			t.Errorf("%s:%d %s is %s", sr.URI, sr.Line, sr.Name, sr.Status)
 		}
 	}

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"bytes"
@@ -80,7 +80,8 @@ func runStatusFeature(t *testing.T) []byte {
 		sc.Step(`^a failing step$`, func() error { return errors.New("claim gpu-1: expected 2 devices, got 1") })
 		sc.Step(`^step fails$`, func() error { return errors.New("pod p: no device node 195:3") })
 		sc.Step(`^a capability the cluster lacks$`, func(ctx context.Context) (context.Context, error) {
-			return skip(ctx, "the cluster lacks it")
+			ctx = godog.Attach(ctx, godog.Attachment{FileName: SkipReasonAttachment, MediaType: "text/plain", Body: []byte("the cluster lacks it")})
+			return ctx, godog.ErrSkip
 		})
 		sc.Step(`^a pending step$`, func() error { return godog.ErrPending })
 		sc.Step(`^an ambiguous step$`, func() error { return nil })
@@ -203,6 +204,9 @@ func TestResultOK(t *testing.T) {
 		}
 	}
 }
+
+// cdiSkipReason is the conformance kit's reason for skipping CDI checks.
+const cdiSkipReason = "the kit cannot see the node's file system: no node CDI directory configured (set --node-cdi-dir to the directory in containerd's cdi_spec_dirs)"
 
 // goldenResult is a fixed result for the report golden files.
 func goldenResult() Result {

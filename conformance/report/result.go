@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"encoding/base64"
@@ -82,6 +82,14 @@ type Result struct {
 	// SkipsFail makes a skipped scenario fail the run (Config.FailOnSkip).
 	SkipsFail bool
 }
+
+// Attachment names ParseCucumberJSON recognizes in the cucumber report: the
+// skip reason attached to a skipped step, and a scenario's diagnostics file
+// attached as DiagnosticsDir/<file>.
+const (
+	SkipReasonAttachment = "skip-reason"
+	DiagnosticsDir       = "diagnostics"
+)
 
 // NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
 const NoKEPTag = "(no KEP tag)"
@@ -202,11 +210,11 @@ func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) 
 				return ScenarioResult{}, fmt.Errorf("decode attachment %s of %s:%d: %w", emb.Name, uri, e.Line, err)
 			}
 			switch {
-			case emb.Name == skipReasonAttachment:
+			case emb.Name == SkipReasonAttachment:
 				if st.Result.Status == "skipped" {
 					sr.Message = string(body)
 				}
-			case strings.HasPrefix(emb.Name, diagnosticsDir+"/"):
+			case strings.HasPrefix(emb.Name, DiagnosticsDir+"/"):
 				sr.Diagnostics = emb.Name
 			}
 		}

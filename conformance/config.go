@@ -95,6 +95,12 @@ type Config struct {
 	// middle of a MIG change. Empty means the kit cannot: those scenarios
 	// are skipped, with that reason.
 	NodeEmulatorRoot string
+	// NodeKubeletRootDir is the kubelet's root dir on the node, readable by
+	// the kit: its DRA checkpoint records what the driver's
+	// NodePrepareResources returned for each claim (devices and CDI device
+	// IDs). Empty means the kit cannot see it: scenarios that compare the
+	// container with the prepared CDI edits are skipped, with that reason.
+	NodeKubeletRootDir string
 	// DriverNamespace and DriverPodSelector find the driver's pods, whose
 	// log tails go into the diagnostics of failed scenarios. An empty
 	// namespace means all namespaces; an empty selector disables the logs.
@@ -249,6 +255,9 @@ func (c Config) Validate() error {
 	}
 	if c.NodeEmulatorRoot != "" && !filepath.IsAbs(c.NodeEmulatorRoot) {
 		bad("NodeEmulatorRoot", "%q must be an absolute path", c.NodeEmulatorRoot)
+	}
+	if c.NodeKubeletRootDir != "" && !filepath.IsAbs(c.NodeKubeletRootDir) {
+		bad("NodeKubeletRootDir", "%q must be an absolute path", c.NodeKubeletRootDir)
 	}
 	if _, err := labels.Parse(c.DriverPodSelector); err != nil {
 		bad("DriverPodSelector", "%v", err)

@@ -3,13 +3,16 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
+	"tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/conformance/probe"
@@ -20,6 +23,8 @@ import (
 func cdiSteps() []stepDef {
 	return []stepDef{
 		{`^the kit can read the node's CDI directory$`, cdiDirReadable},
+		{`^the kit can read what the kubelet prepared$`, kubeletStateReadable},
+		{`^pod "([^"]+)" gets exactly the CDI edits the driver prepared for its claims$`, podGetsPreparedCDIEdits},
 		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasClaimSpec},
 		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasNoClaimSpec},
 		{`^pod "([^"]+)" has exactly the NVIDIA device nodes of the CDI spec of the claim "([^"]+)"$`, podHasCDISpecNodes},
@@ -215,5 +220,92 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
 	for _, n := range sets.List(got.Difference(want)) {
 		bad = append(bad, fmt.Sprintf("pod %s: the container has %s, which no CDI spec of %s injects", pod, n, label))
 	}
+	return findings(bad)
+}
+
+// kubeletStateSkipReason explains why the prepared CDI edits cannot be read.
+const kubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no node kubelet root dir configured (set --node-kubelet-root-dir to the kubelet's --root-dir)"
+
+func kubeletStateReadable(ctx context.Context) (context.Context, error) {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.NodeKubeletRootDir == "" {
+		return skip(ctx, kubeletStateSkipReason)
+	}
+	if w.cfg.NodeCDIDir == "" {
+		return skip(ctx, cdiSkipReason)
+	}
+	if _, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir); err != nil {
+		return ctx, err
+	}
+	return ctx, nil
+}
+
+// podGetsPreparedCDIEdits checks the DRA contract on the node: for every
+// claim of the pod, the driver prepared exactly the devices allocated to it
+// (as the kubelet recorded NodePrepareResources' answer), and the pod's
+// container shows exactly the CDI edits of those devices — every
+// environment entry, device node and mount — and none of another CDI
+// device of the node that those do not also make.
+func podGetsPreparedCDIEdits(ctx context.Context, pod string) error {
+	w, err := worldFrom(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := w.podWithDevices(pod)
+	if err != nil {
+		return err
+	}
+	if w.cfg.NodeKubeletRootDir == "" {
+		return fmt.Errorf("%s (the scenario must start with \"the kit can read what the kubelet prepared\")", kubeletStateSkipReason)
+	}
+	dir, err := w.cdiDir()
+	if err != nil {
+		return err
+	}
+	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	mine := map[string]bool{}
+	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
+		c := p.claims[entry]
+		prepared, ok := state[string(c.uid)]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.name, c.uid, pod))
+			continue
+		}
+		devices := prepared.DriverState[w.cfg.DriverName].Devices
+		bad = append(bad, checkPreparedDevices(c.name, p.devices, devices)...)
+		for _, d := range devices {
+			for _, id := range d.CDIDeviceIDs {
+				mine[id] = true
+			}
+		}
+	}
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(dir), cdi.WithAutoRefresh(false))
+	if err != nil {
+		return fmt.Errorf("read the node's CDI specs in %s: %w", dir, err)
+	}
+	want, err := cdiEditsOf(cache, slices.Sorted(maps.Keys(mine))...)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", pod, err)
+	}
+	others := map[string]containerEdits{}
+	for _, id := range cache.ListDevices() {
+		if mine[id] {
+			continue
+		}
+		// A device whose edits cannot be applied here (a spec left by a
+		// claim whose device nodes are gone) injects nothing the kit can
+		// find in the container.
+		if e, err := cdiEditsOf(cache, id); err == nil {
+			others[id] = e
+		}
+	}
+	bad = append(bad, checkCDIEdits(pod, want, others, observedOf(*p.report))...)
 	return findings(bad)
 }

@@ -26,6 +26,7 @@ func newConformanceCommand() *cobra.Command {
 	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
 	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
 	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
+	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
 	cfg.ArtifactsDir = envOr("ARTIFACTS", cfg.ArtifactsDir)
 	cmd := &cobra.Command{
 		Use:   "conformance",
@@ -86,6 +87,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
 	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
 	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
+	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
 	f.StringVar(&cfg.NodeEmulatorRoot, "node-emulator-root", cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT; empty: scenarios that catch the driver mid-prepare are skipped)")
 	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
 	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")

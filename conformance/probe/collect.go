@@ -45,17 +45,23 @@ type Options struct {
 	Environ []string
 	// NVML is the NVML library. Nil means NewNVML(DefaultNVMLLibrary).
 	NVML Library
+	// MountInfo is the mount table to report. Default
+	// /proc/self/mountinfo.
+	MountInfo string
 }
 
 // DefaultOptions returns the options the probe binary uses inside a pod.
 func DefaultOptions() Options {
-	return Options{DevRoot: DevPath}
+	return Options{DevRoot: DevPath, MountInfo: "/proc/self/mountinfo"}
 }
 
 // Validate reports the first invalid field.
 func (o Options) Validate() error {
 	if o.DevRoot == "" {
 		return errors.New("probe options: DevRoot: must not be empty")
+	}
+	if o.MountInfo == "" {
+		return errors.New("probe options: MountInfo: must not be empty")
 	}
 	return nil
 }
@@ -79,7 +85,11 @@ func Collect(ctx context.Context, opts Options) (Report, error) {
 	if lib == nil {
 		lib = NewNVML(DefaultNVMLLibrary)
 	}
-	report := Report{Devices: devices, Env: parseEnviron(environ), NVML: collectNVML(lib)}
+	mounts, err := readMounts(opts.MountInfo)
+	if err != nil {
+		return Report{}, err
+	}
+	report := Report{Devices: devices, Env: parseEnviron(environ), NVML: collectNVML(lib), Mounts: mounts}
 	logger.V(2).Info("Collected probe report", "devices", len(report.Devices), "gpus", len(report.NVML.GPUs), "nvmlError", report.NVML.Error)
 	return report, nil
 }
@@ -183,4 +193,52 @@ func collectNVML(lib Library) (out NVML) {
 		out.GPUs = append(out.GPUs, gpu)
 	}
 	return out
+}
+
+// readMounts parses a mountinfo file: the mount point is field 5 (octal
+// escapes for space, tab, newline and backslash), the mount's own options
+// field 6.
+func readMounts(path string) ([]Mount, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read mounts: %w", err)
+	}
+	mounts := []Mount{}
+	for n, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 6 {
+			return nil, fmt.Errorf("read mounts: %s line %d: %q has too few fields", path, n+1, line)
+		}
+		readOnly := false
+		for _, o := range strings.Split(fields[5], ",") {
+			readOnly = readOnly || o == "ro"
+		}
+		mounts = append(mounts, Mount{Path: unescapeMountPath(fields[4]), ReadOnly: readOnly})
+	}
+	return mounts, nil
+}
+
+// unescapeMountPath undoes the kernel's \NNN octal escapes.
+func unescapeMountPath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v byte
+			ok := true
+			for _, c := range []byte(s[i+1 : i+4]) {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				v = v*8 + (c - '0')
+			}
+			if ok {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -46,7 +46,7 @@ func TestCollectDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := Collect(context.Background(), Options{DevRoot: root, Environ: []string{}, NVML: &fakeNVML{}})
+	got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: root, Environ: []string{}, NVML: &fakeNVML{}})
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestCollectDevices(t *testing.T) {
 
 func TestCollectErrors(t *testing.T) {
 	t.Parallel()
-	_, err := Collect(context.Background(), Options{DevRoot: filepath.Join(t.TempDir(), "missing"), NVML: &fakeNVML{}})
+	_, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: filepath.Join(t.TempDir(), "missing"), NVML: &fakeNVML{}})
 	if err == nil || !strings.Contains(err.Error(), "scan device root") {
 		t.Errorf("Collect with a missing device root: got %v, want a scan device root error", err)
 	}
@@ -77,7 +77,7 @@ func TestCollectErrors(t *testing.T) {
 func TestCollectEnv(t *testing.T) {
 	t.Parallel()
 	environ := []string{"A=1", "DRAKIT_DEVICE_GPU_0=GPU-abc", "EMPTY=", "WITH_EQUALS=a=b", "A=2", "=ignored"}
-	got, err := Collect(context.Background(), Options{DevRoot: t.TempDir(), Environ: environ, NVML: &fakeNVML{}})
+	got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: t.TempDir(), Environ: environ, NVML: &fakeNVML{}})
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
@@ -162,7 +162,7 @@ func TestCollectNVML(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Collect(context.Background(), Options{DevRoot: t.TempDir(), Environ: []string{}, NVML: tc.lib})
+			got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: t.TempDir(), Environ: []string{}, NVML: tc.lib})
 			if err != nil {
 				t.Fatalf("Collect: %v", err)
 			}
@@ -186,7 +186,7 @@ func withIndex(g GPU, i int) GPU {
 func TestCollectRealNVMLMissing(t *testing.T) {
 	t.Parallel()
 	lib := NewNVML(filepath.Join(t.TempDir(), "libnvidia-ml.so.1"))
-	got, err := Collect(context.Background(), Options{DevRoot: t.TempDir(), Environ: []string{}, NVML: lib})
+	got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: t.TempDir(), Environ: []string{}, NVML: lib})
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
@@ -195,5 +195,27 @@ func TestCollectRealNVMLMissing(t *testing.T) {
 	}
 	if len(got.NVML.GPUs) != 0 {
 		t.Errorf("NVML.GPUs = %v, want none", got.NVML.GPUs)
+	}
+}
+
+// TestReadMounts parses a mountinfo with an escaped path and read-only and
+// read-write mounts, and refuses a short line.
+func TestReadMounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mountinfo")
+	os.WriteFile(path, []byte(`1 0 0:1 / / rw,relatime - overlay overlay rw
+2 1 0:2 / /var/run/plain/dev-0 ro,relatime - ext4 /dev/vda rw
+3 1 0:3 / /with\040space rw - tmpfs tmpfs rw
+`), 0o644)
+	got, err := readMounts(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Mount{{Path: "/"}, {Path: "/var/run/plain/dev-0", ReadOnly: true}, {Path: "/with space"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readMounts (-want +got):\n%s", diff)
+	}
+	os.WriteFile(path, []byte("1 0 0:1 /\n"), 0o644)
+	if _, err := readMounts(path); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("readMounts of a short line = %v, want an error naming line 1", err)
 	}
 }

@@ -20,7 +20,7 @@ func TestCollectMIGThroughShim(t *testing.T) {
 	s := nvmltest.MIGSampleState()
 	root := nvmltest.NewMIGRoot(t, s)
 	t.Setenv(nvmltest.RootEnv, root)
-	got, err := Collect(context.Background(), Options{DevRoot: t.TempDir(), Environ: []string{}, NVML: NewNVML(nvmltest.BuildShim(t))})
+	got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: t.TempDir(), Environ: []string{}, NVML: NewNVML(nvmltest.BuildShim(t))})
 	if err != nil {
 		t.Fatal(err)
 	}

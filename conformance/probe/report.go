@@ -30,6 +30,16 @@ type Report struct {
 	Env map[string]string `json:"env"`
 	// NVML is what the NVML library enumerates.
 	NVML NVML `json:"nvml"`
+	// Mounts are the container's mount points, in mount order.
+	Mounts []Mount `json:"mounts"`
+}
+
+// Mount is one mount point of the container (/proc/self/mountinfo).
+type Mount struct {
+	// Path is the mount point inside the container.
+	Path string `json:"path"`
+	// ReadOnly says that the mount itself is read-only (option ro).
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // DeviceNode is one device special file.

@@ -8,6 +8,24 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
+  @kep-4381 @core
+  Scenario: A pod gets exactly the CDI edits the driver prepared for the device allocated to it
+    Given the kit can read what the kubelet prepared
+    And a ResourceClaimTemplate "one" requesting 1 device
+    When a pod "contract" is created with a claim "dev" from template "one"
+    Then pod "contract" is running
+    And the claim "dev" of pod "contract" is allocated 1 device
+    And pod "contract" gets exactly the CDI edits the driver prepared for its claims
+
+  @kep-4381 @core
+  Scenario: A pod with a claim for two devices gets exactly the CDI edits of both, none of a third
+    Given the kit can read what the kubelet prepared
+    And a ResourceClaim "two" requesting 2 devices
+    When a pod "pair" is created with the claim "two"
+    Then pod "pair" is running
+    And the claim "two" is allocated 2 devices
+    And pod "pair" gets exactly the CDI edits the driver prepared for its claims
+
   @kep-4381
   Scenario: A pod with a ResourceClaimTemplate for one GPU sees exactly that GPU
     Given a ResourceClaimTemplate "one-gpu" requesting 1 device

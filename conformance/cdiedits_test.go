@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"encoding/json"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"tags.cncf.io/container-device-interface/pkg/cdi"
+
+	"drakit.dev/drakit/conformance/probe"
+)
+
+// cdiTestDir writes a spec of two devices: dev-0 sets an environment entry,
+// a mount and /dev/null as /dev/plain0; dev-1 sets its own entry and mount.
+func cdiTestDir(t *testing.T) *cdi.Cache {
+	t.Helper()
+	dir := t.TempDir()
+	spec := `cdiVersion: "0.6.0"
+kind: plain.drakit.dev/device
+containerEdits:
+  env: ["PLAIN_SPEC=1"]
+devices:
+- name: dev-0
+  containerEdits:
+    env: ["PLAIN_DEVICE_0=dev-0"]
+    deviceNodes: [{path: /dev/plain0, hostPath: /dev/null}]
+    mounts: [{hostPath: /tmp, containerPath: /var/run/plain/dev-0, options: [ro, bind]}]
+- name: dev-1
+  containerEdits:
+    env: ["PLAIN_DEVICE_1=dev-1"]
+    mounts: [{hostPath: /tmp, containerPath: /var/run/plain/dev-1, options: [ro, bind]}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "plain.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(dir), cdi.WithAutoRefresh(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cache
+}
+
+func TestCDIEditsOf(t *testing.T) {
+	cache := cdiTestDir(t)
+	got, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := containerEdits{
+		env:    []string{"PLAIN_SPEC=1", "PLAIN_DEVICE_0=dev-0"},
+		nodes:  map[string]string{"/dev/plain0": "c 1:3"},
+		mounts: []string{"/var/run/plain/dev-0"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(containerEdits{})); diff != "" {
+		t.Errorf("cdiEditsOf (-want +got):\n%s", diff)
+	}
+	if _, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-9"); err == nil || !strings.Contains(err.Error(), "dev-9 are in no spec") {
+		t.Errorf("cdiEditsOf an unknown device = %v", err)
+	}
+}
+
+// TestCheckCDIEdits runs the DRA contract check over a container that shows
+// exactly its device's edits, and over the defects a driver can have.
+func TestCheckCDIEdits(t *testing.T) {
+	cache := cdiTestDir(t)
+	want, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := map[string]containerEdits{"plain.drakit.dev/device=dev-1": other}
+	exact := func() probe.Report {
+		return probe.Report{
+			Env:     map[string]string{"PLAIN_SPEC": "1", "PLAIN_DEVICE_0": "dev-0", "PATH": "/bin"},
+			Devices: []probe.DeviceNode{{Path: "/dev/plain0", Type: "c", Major: 1, Minor: 3}, {Path: "/dev/null", Type: "c", Major: 1, Minor: 3}},
+			Mounts:  []probe.Mount{{Path: "/"}, {Path: "/var/run/plain/dev-0", ReadOnly: true}},
+		}
+	}
+	tests := map[string]struct {
+		change func(*probe.Report)
+		want   []string
+	}{
+		"exactly the prepared edits": {},
+		"an environment entry missing": {
+			change: func(r *probe.Report) { delete(r.Env, "PLAIN_DEVICE_0") },
+			want:   []string{"pod p: the CDI edits prepared for its claims set PLAIN_DEVICE_0=dev-0, the container has no PLAIN_DEVICE_0"},
+		},
+		"an environment entry with another value": {
+			change: func(r *probe.Report) { r.Env["PLAIN_DEVICE_0"] = "dev-1" },
+			want:   []string{"pod p: the CDI edits prepared for its claims set PLAIN_DEVICE_0=dev-0, the container has PLAIN_DEVICE_0=dev-1"},
+		},
+		"a device node missing": {
+			change: func(r *probe.Report) { r.Devices = r.Devices[1:] },
+			want:   []string{"pod p: the CDI edits prepared for its claims add device node /dev/plain0 (c 1:3), the container has none"},
+		},
+		"a mount missing": {
+			change: func(r *probe.Report) { r.Mounts = r.Mounts[:1] },
+			want:   []string{"pod p: the CDI edits prepared for its claims mount /var/run/plain/dev-0, the container has no mount there"},
+		},
+		"one device too many": {
+			change: func(r *probe.Report) {
+				r.Env["PLAIN_DEVICE_1"] = "dev-1"
+				r.Mounts = append(r.Mounts, probe.Mount{Path: "/var/run/plain/dev-1", ReadOnly: true})
+			},
+			want: []string{
+				"pod p: the container has PLAIN_DEVICE_1=dev-1, an edit of CDI device plain.drakit.dev/device=dev-1, which was not prepared for its claims",
+				"pod p: the container has mount /var/run/plain/dev-1 of CDI device plain.drakit.dev/device=dev-1, which was not prepared for its claims",
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := exact()
+			if tc.change != nil {
+				tc.change(&r)
+			}
+			if diff := cmp.Diff(tc.want, checkCDIEdits("p", want, others, observedOf(r))); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckPreparedDevices(t *testing.T) {
+	allocated := []allocatedDevice{{Claim: "c", Pool: "node", Device: "dev-0"}, {Claim: "other", Pool: "node", Device: "dev-2"}}
+	if got := checkPreparedDevices("c", allocated, []preparedDevice{{PoolName: "node", DeviceName: "dev-0", CDIDeviceIDs: []string{"k=dev-0"}}}); len(got) != 0 {
+		t.Errorf("exactly the allocated device: %v", got)
+	}
+	got := checkPreparedDevices("c", allocated, []preparedDevice{{PoolName: "node", DeviceName: "dev-1"}})
+	want := []string{
+		"claim c: the driver prepared device node/dev-1, which is not allocated to the claim",
+		"claim c: the driver prepared device node/dev-1 without a CDI device: the container cannot get it",
+		"claim c: device node/dev-0 is allocated to the claim, the driver did not prepare it",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadKubeletDRAState reads a checkpoint in the kubelet's format
+// (checkpoint.dra.kubelet.k8s.io/v1) and refuses a wrong checksum.
+func TestReadKubeletDRAState(t *testing.T) {
+	dir := t.TempDir()
+	data := `{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":[{"ClaimUID":"u1","ClaimName":"c","Namespace":"ns","PodUIDs":{"p1":{}},"DriverState":{"plain.drakit.dev":{"Devices":[{"PoolName":"node","DeviceName":"dev-0","RequestNames":["r"],"CDIDeviceIDs":["plain.drakit.dev/device=dev-0"]}]}}}]}`
+	write := func(sum uint32) {
+		b, _ := json.Marshal(map[string]any{"Data": data, "Checksum": sum})
+		os.WriteFile(filepath.Join(dir, kubeletDRAStateFile), b, 0o600)
+	}
+	if got, err := readKubeletDRAState(dir); err != nil || len(got) != 0 {
+		t.Errorf("no checkpoint yet: %v, %v; want nothing prepared", got, err)
+	}
+	write(crc32.ChecksumIEEE([]byte(data)))
+	got, err := readKubeletDRAState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got["u1"].DriverState["plain.drakit.dev"].Devices
+	if len(d) != 1 || d[0].DeviceName != "dev-0" || d[0].CDIDeviceIDs[0] != "plain.drakit.dev/device=dev-0" {
+		t.Errorf("prepared devices %+v", d)
+	}
+	write(1)
+	if _, err := readKubeletDRAState(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("wrong checksum: %v", err)
+	}
+}

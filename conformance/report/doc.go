@@ -2,12 +2,95 @@
 // (github.com/cucumber/godog's cucumber formatter) into the kit's results
 // and writes them: junit.xml, which counts a skipped scenario as skipped
 // (godog's own junit formatter has no <skipped> element and counts skips as
-// passes), and the human summary per KEP tag.
+// passes), the human summary per KEP tag, and conformance-report.yaml, the
+// result per conformance profile.
 //
 // ParseCucumberJSON derives each scenario's outcome from its steps and
 // reads two attachments: the skip reason (SkipReasonAttachment) of a skipped
 // step and the diagnostics file (DiagnosticsDir/<file>) of a failed
 // scenario. Skipped scenarios are never counted as passed.
+//
+// # Conformance levels and profiles
+//
+// Every scenario carries, next to its @kep-<number> tag, exactly one of
+// @core (CoreTag: the KEP's required contract, which every driver
+// conformant to it implements) and @extended (ExtendedTag: optional
+// behaviour — a capability the driver may leave unclaimed, a convention of
+// its own, or a check that needs access the kit may lack, such as the
+// node's CDI directory, drakit's emulator or the driver's pods). A
+// scenario without either is held to Core.
+//
+// Profiles group KEPs, as Gateway API's conformance profiles group
+// features; a scenario is a profile's when one of its @kep-<number> tags is
+// one of the profile's KEPs, whatever its level:
+//
+//	core           KEP-4381 structured parameters (GA): every DRA driver
+//	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
+//	alpha          KEP-5677 partition types, KEP-5963 compatibility groups (alpha gates)
+//
+// ProfileNames lists them, ValidateProfile checks a name and Filter turns a
+// profile and a godog tag filter into the tag filter of a run of that
+// profile (drakit conformance --profile).
+//
+// # A profile's result
+//
+// A scenario of the profile that the run did not select (the tag filter
+// left it out) counts as skipped. A skip is "unclaimed" when its reason
+// says that the driver does not claim the capability the scenario needs, in
+// the words of conformance/declaration: "capability " followed by a known
+// Capability's String and " unclaimed", for example "capability
+// numaNodeAttribute (KEP-6072) unclaimed". The result is
+//
+//   - failure when a scenario of the profile failed (an ambiguous step
+//     included), was undefined or pending, when a Core scenario was skipped
+//     (for whatever reason), or when none passed;
+//   - else partial when an Extended scenario was skipped other than as
+//     unclaimed: the kit, the cluster or the hardware could not exercise
+//     something the driver may well do;
+//   - else success: every scenario passed, but Extended ones the driver
+//     does not claim.
+//
+// The kit does not read driver declarations yet, so no step skips as
+// unclaimed today: an Extended skip makes a profile partial.
+//
+// # conformance-report.yaml
+//
+// WriteConformanceReport writes a versioned document (APIVersion, Kind);
+// its keys come out sorted, as sigs.k8s.io/yaml writes them. What the
+// runner cannot tell (Input) it says is "unknown". Profiles of which no
+// scenario ran are left out; scenarios of no profile that did not pass are
+// listed under unprofiled.
+//
+//	apiVersion: conformance.drakit.dev/v1alpha1
+//	kind: ConformanceReport
+//	date: "2026-07-01T12:00:00Z"
+//	kitVersion: v0.0.0-20260701115900-0123456789ab   # build info of the binary
+//	kubernetes:
+//	  version: v1.37.2
+//	  enabledFeatureGates: unknown                   # or a list
+//	driver:
+//	  name: gpu.drakit.dev
+//	  version: unknown
+//	  deviceKinds:
+//	  - {name: devices, deviceClass: gpu.drakit.dev}
+//	  - {name: partitions, deviceClass: mig.gpu.drakit.dev}
+//	run: {profile: all, tags: ~@emulator, hardware: real, seed: 42}
+//	profiles:
+//	- name: core
+//	  description: 'structured parameters (KEP-4381, GA): what every DRA driver does'
+//	  result: partial
+//	  core: {passed: 9, failed: 0, skipped: 0}
+//	  extended: {passed: 3, failed: 0, skipped: 2}
+//	  keps:
+//	  - kep: 4381
+//	    core: {passed: 9, failed: 0, skipped: 0}
+//	    extended: {passed: 3, failed: 0, skipped: 2}
+//	    skipped:
+//	    - name: Deleting a pod removes its claim's CDI spec from the node
+//	      location: kep-4381-structured-parameters/deallocation.feature:34
+//	      conformance: extended
+//	      reason: 'the kit cannot see the node''s file system: ...'
+//	    # and failed, when some did: name, location, conformance, status, error, diagnostics
 //
 // The package imports nothing of the conformance package, which imports it.
 package report

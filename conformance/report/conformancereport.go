@@ -1,0 +1,402 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	gherkin "github.com/cucumber/gherkin/go/v42"
+	messages "github.com/cucumber/messages/go/v34"
+	"sigs.k8s.io/yaml"
+)
+
+// APIVersion and Kind identify a conformance report document.
+const (
+	APIVersion = "conformance.drakit.dev/v1alpha1"
+	Kind       = "ConformanceReport"
+)
+
+// unknown is what the report says for what the runner could not tell.
+const unknown = "unknown"
+
+// Input describes a run for its conformance report. What the runner cannot
+// tell it leaves empty, and the report says "unknown" rather than guess.
+type Input struct {
+	// KitVersion is the kit's version. Empty means the main module's version
+	// in the running binary's build info (runtime/debug.ReadBuildInfo: the
+	// VCS tag or pseudo-version go build stamps, "(devel)" without VCS
+	// information).
+	KitVersion string
+	// Date is when the run took place; zero means now.
+	Date time.Time
+	// KubernetesVersion is the API server's version (/version gitVersion).
+	KubernetesVersion string
+	// FeatureGates are the feature gates the runner knows to be enabled in
+	// the cluster. Empty means unknown: a real cluster always has some on.
+	FeatureGates []string
+	// Driver and DriverVersion name the driver under test.
+	Driver        string
+	DriverVersion string
+	// DeviceKinds are the kinds of device the run requested.
+	DeviceKinds []DeviceKind
+	// Profile is the profile the run was restricted to; empty means every
+	// profile.
+	Profile string
+	// Tags is the tag filter godog got.
+	Tags string
+	// Hardware says that the driver manages real devices, not drakit's
+	// emulator.
+	Hardware bool
+	// Features are the run's feature files. Their scenarios that did not
+	// run count as skipped, with the tag filter as the reason. Nil means
+	// only the scenarios that ran are counted.
+	Features fs.FS
+}
+
+// DeviceKind is a kind of device: a DeviceClass of the driver.
+type DeviceKind struct {
+	Name        string `json:"name"`
+	DeviceClass string `json:"deviceClass"`
+}
+
+// The report document; doc.go shows one.
+type document struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Date       string         `json:"date"`
+	KitVersion string         `json:"kitVersion"`
+	Kubernetes kubernetesInfo `json:"kubernetes"`
+	Driver     driverInfo     `json:"driver"`
+	Run        runInfo        `json:"run"`
+	// Profiles are the profiles of which at least one scenario ran.
+	Profiles []profileReport `json:"profiles"`
+	// Unprofiled are the scenarios of no profile that did not pass.
+	Unprofiled *scenarioLists `json:"unprofiled,omitempty"`
+}
+
+type kubernetesInfo struct {
+	Version             string   `json:"version"`
+	EnabledFeatureGates gateList `json:"enabledFeatureGates"`
+}
+
+// gateList is a list of feature gates, written as "unknown" when empty.
+type gateList []string
+
+func (g gateList) MarshalJSON() ([]byte, error) {
+	if len(g) == 0 {
+		return json.Marshal(unknown)
+	}
+	return json.Marshal([]string(g))
+}
+
+type driverInfo struct {
+	Name        string       `json:"name"`
+	Version     string       `json:"version"`
+	DeviceKinds []DeviceKind `json:"deviceKinds"`
+}
+
+type runInfo struct {
+	// Profile is the profile the run was restricted to, or "all".
+	Profile string `json:"profile"`
+	Tags    string `json:"tags,omitempty"`
+	// Hardware is "emulated" or "real".
+	Hardware string `json:"hardware"`
+	// Seed is the scenario order's seed; absent for the written order.
+	Seed int64 `json:"seed,omitempty"`
+}
+
+type profileReport struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Result is success, partial or failure (judge).
+	Result   string      `json:"result"`
+	Core     tally       `json:"core"`
+	Extended tally       `json:"extended"`
+	KEPs     []kepReport `json:"keps"`
+}
+
+type kepReport struct {
+	KEP      int   `json:"kep"`
+	Core     tally `json:"core"`
+	Extended tally `json:"extended"`
+	scenarioLists
+}
+
+// scenarioLists are the scenarios that did not pass.
+type scenarioLists struct {
+	Failed  []scenarioEntry `json:"failed,omitempty"`
+	Skipped []scenarioEntry `json:"skipped,omitempty"`
+}
+
+// tally counts scenarios; failed includes undefined and pending ones.
+type tally struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+}
+
+func (t *tally) add(s Status) {
+	switch s {
+	case StatusPassed:
+		t.Passed++
+	case StatusSkipped:
+		t.Skipped++
+	default:
+		t.Failed++
+	}
+}
+
+type scenarioEntry struct {
+	Name string `json:"name"`
+	// Location is the feature file and line, relative to the features.
+	Location    string `json:"location"`
+	Conformance level  `json:"conformance"`
+	// Status is failed, undefined or pending for a scenario that failed.
+	Status Status `json:"status,omitempty"`
+	// Reason is why a scenario was skipped.
+	Reason string `json:"reason,omitempty"`
+	// Unclaimed says that the driver does not claim the capability the
+	// skipped scenario needs.
+	Unclaimed bool `json:"unclaimed,omitempty"`
+	// Error is why a scenario failed.
+	Error       string `json:"error,omitempty"`
+	Diagnostics string `json:"diagnostics,omitempty"`
+}
+
+// WriteConformanceReport writes conformance-report.yaml: the run, the
+// driver, and per profile and per KEP the Core and Extended scenarios
+// passed, failed and skipped, every skip with its reason, and the
+// profile's result.
+func WriteConformanceReport(w io.Writer, in Input, r Result) error {
+	scenarios := r.Scenarios
+	if in.Features != nil {
+		notRun, err := scenariosNotRun(in.Features, r.Scenarios, in.Tags)
+		if err != nil {
+			return err
+		}
+		scenarios = append(slices.Clone(scenarios), notRun...)
+	}
+	slices.SortStableFunc(scenarios, func(a, b ScenarioResult) int {
+		if c := strings.Compare(a.URI, b.URI); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	doc := document{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Date:       in.Date.UTC().Format(time.RFC3339),
+		KitVersion: orUnknown(in.KitVersion),
+		Kubernetes: kubernetesInfo{Version: orUnknown(in.KubernetesVersion), EnabledFeatureGates: gateList(in.FeatureGates)},
+		Driver:     driverInfo{Name: orUnknown(in.Driver), Version: orUnknown(in.DriverVersion), DeviceKinds: in.DeviceKinds},
+		Run:        runInfo{Profile: in.Profile, Tags: in.Tags, Hardware: "emulated", Seed: r.Seed},
+		Profiles:   []profileReport{},
+	}
+	if in.Date.IsZero() {
+		doc.Date = time.Now().UTC().Format(time.RFC3339)
+	}
+	if in.KitVersion == "" {
+		doc.KitVersion = buildVersion()
+	}
+	if in.Profile == "" {
+		doc.Run.Profile = "all"
+	}
+	if in.Hardware {
+		doc.Run.Hardware = "real"
+	}
+	if doc.Driver.DeviceKinds == nil {
+		doc.Driver.DeviceKinds = []DeviceKind{}
+	}
+	ran := map[string]bool{}
+	for _, s := range r.Scenarios {
+		ran[location(s)] = true
+	}
+	var unprofiled scenarioLists
+	for _, s := range scenarios {
+		inProfile := false
+		for _, p := range profiles {
+			inProfile = inProfile || p.includes(s.Tags)
+		}
+		if !inProfile && s.Status != StatusPassed {
+			unprofiled.add(s)
+		}
+	}
+	if len(unprofiled.Failed)+len(unprofiled.Skipped) > 0 {
+		doc.Unprofiled = &unprofiled
+	}
+	for _, p := range profiles {
+		if pr, ok := profileOf(p, scenarios, ran); ok {
+			doc.Profiles = append(doc.Profiles, pr)
+		}
+	}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("encode conformance report: %w", err)
+	}
+	if _, err := w.Write(data); err != nil {
+		return fmt.Errorf("write conformance report: %w", err)
+	}
+	return nil
+}
+
+// profileOf reports the profile's scenarios; ok is false when none of them
+// ran.
+func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (profileReport, bool) {
+	pr := profileReport{Name: p.name, Description: p.description, KEPs: []kepReport{}}
+	var outcomes []outcome
+	anyRan := false
+	for _, s := range scenarios {
+		if !p.includes(s.Tags) {
+			continue
+		}
+		anyRan = anyRan || ran[location(s)]
+		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && unclaimedSkip(s.Message)}
+		outcomes = append(outcomes, o)
+		if o.level == levelCore {
+			pr.Core.add(s.Status)
+		} else {
+			pr.Extended.add(s.Status)
+		}
+	}
+	if !anyRan {
+		return profileReport{}, false
+	}
+	pr.Result = judge(outcomes)
+	for _, kep := range p.keps {
+		kr := kepReport{KEP: kep}
+		for _, s := range scenarios {
+			if !slices.Contains(keps(s.Tags), kep) {
+				continue
+			}
+			if levelOf(s.Tags) == levelCore {
+				kr.Core.add(s.Status)
+			} else {
+				kr.Extended.add(s.Status)
+			}
+			kr.add(s)
+		}
+		pr.KEPs = append(pr.KEPs, kr)
+	}
+	return pr, true
+}
+
+// add lists a scenario that did not pass.
+func (l *scenarioLists) add(s ScenarioResult) {
+	e := scenarioEntry{Name: s.Name, Location: location(s), Conformance: levelOf(s.Tags)}
+	switch s.Status {
+	case StatusPassed:
+		return
+	case StatusSkipped:
+		e.Reason = s.Message
+		e.Unclaimed = unclaimedSkip(s.Message)
+		l.Skipped = append(l.Skipped, e)
+	default:
+		e.Status = s.Status
+		e.Error = s.Message
+		e.Diagnostics = s.Diagnostics
+		l.Failed = append(l.Failed, e)
+	}
+}
+
+func location(s ScenarioResult) string { return fmt.Sprintf("%s:%d", s.URI, s.Line) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return unknown
+	}
+	return s
+}
+
+// buildVersion is the main module's version in the binary's build info.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Version == "" {
+		return unknown
+	}
+	return bi.Main.Version
+}
+
+// scenariosNotRun returns the scenarios (outline rows included) of the
+// feature files in fsys that are not among ran, as skipped, with the tag
+// filter as the reason.
+func scenariosNotRun(fsys fs.FS, ran []ScenarioResult, tags string) ([]ScenarioResult, error) {
+	seen := map[string]bool{}
+	for _, s := range ran {
+		seen[location(s)] = true
+	}
+	reason := fmt.Sprintf("not run: the run's tag filter %q does not select it", tags)
+	if strings.TrimSpace(tags) == "" {
+		reason = "not run"
+	}
+	var out []ScenarioResult
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("list features: %w", err)
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".feature") {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return fmt.Errorf("read feature %s: %w", path, err)
+		}
+		ids := &messages.Incrementing{}
+		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), ids.NewId)
+		if err != nil {
+			return fmt.Errorf("parse feature %s: %w", path, err)
+		}
+		if doc.Feature == nil {
+			return nil
+		}
+		lines := nodeLines(doc.Feature.Children)
+		for _, p := range gherkin.Pickles(*doc, path, ids.NewId) {
+			s := ScenarioResult{Feature: doc.Feature.Name, URI: path, Name: p.Name, Status: StatusSkipped, Message: reason}
+			if n := len(p.AstNodeIds); n > 0 {
+				s.Line = lines[p.AstNodeIds[n-1]]
+			}
+			for _, t := range p.Tags {
+				if !slices.Contains(s.Tags, t.Name) {
+					s.Tags = append(s.Tags, t.Name)
+				}
+			}
+			if !seen[location(s)] {
+				out = append(out, s)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// nodeLines maps the ids of scenarios and example rows to their lines, the
+// lines cucumber reports give them.
+func nodeLines(children []*messages.FeatureChild) map[string]int {
+	lines := map[string]int{}
+	add := func(sc *messages.Scenario) {
+		lines[sc.Id] = int(sc.Location.Line)
+		for _, ex := range sc.Examples {
+			for _, row := range ex.TableBody {
+				lines[row.Id] = int(row.Location.Line)
+			}
+		}
+	}
+	for _, c := range children {
+		if c.Scenario != nil {
+			add(c.Scenario)
+		}
+		if c.Rule != nil {
+			for _, rc := range c.Rule.Children {
+				if rc.Scenario != nil {
+					add(rc.Scenario)
+				}
+			}
+		}
+	}
+	return lines
+}

@@ -1,0 +1,203 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"drakit.dev/drakit/conformance/declaration"
+)
+
+// Conformance levels: every scenario carries one of these tags next to its
+// @kep-<number> tag.
+const (
+	// CoreTag marks a scenario of the KEP's required contract: every driver
+	// conformant to the KEP's profile passes it.
+	CoreTag = "@core"
+	// ExtendedTag marks optional behaviour: a capability the driver may
+	// leave unclaimed, a convention of its own, or something the kit can
+	// check only with access it may lack (the node's file system, the
+	// emulator, the driver's pods).
+	ExtendedTag = "@extended"
+)
+
+// level is a scenario's conformance level.
+type level string
+
+const (
+	levelCore     level = "core"
+	levelExtended level = "extended"
+)
+
+// levelOf is the level of a scenario with these tags: extended with
+// ExtendedTag, core otherwise (a scenario that does not say it is optional
+// is held to the contract).
+func levelOf(tags []string) level {
+	if slices.Contains(tags, ExtendedTag) {
+		return levelExtended
+	}
+	return levelCore
+}
+
+// profile groups the scenarios of some KEPs, as Gateway API's conformance
+// profiles do: its Core scenarios must pass, its Extended ones may be
+// skipped.
+type profile struct {
+	name        string
+	description string
+	// keps are the KEPs whose scenarios (@kep-<number>) are the profile's.
+	keps []int
+}
+
+// profiles are the conformance profiles; each KEP of the features is in
+// exactly one.
+var profiles = []profile{
+	{
+		name:        "core",
+		description: "structured parameters (KEP-4381, GA): what every DRA driver does",
+		keps:        []int{4381},
+	},
+	{
+		name:        "partitionable",
+		description: "partitionable devices (KEP-4815, beta): drivers whose devices consume shared counters, such as GPUs and their MIG partitions",
+		keps:        []int{4815},
+	},
+	{
+		name:        "alpha",
+		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
+		keps:        []int{5677, 5963},
+	},
+}
+
+// ProfileNames returns the names of the conformance profiles.
+func ProfileNames() []string {
+	names := make([]string, len(profiles))
+	for i, p := range profiles {
+		names[i] = p.name
+	}
+	return names
+}
+
+// ValidateProfile accepts "" (every profile) and the name of a profile.
+func ValidateProfile(name string) error {
+	_, err := lookupProfile(name)
+	return err
+}
+
+// lookupProfile returns the profile called name; nil for "".
+func lookupProfile(name string) (*profile, error) {
+	if name == "" {
+		return nil, nil
+	}
+	for i := range profiles {
+		if profiles[i].name == name {
+			return &profiles[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+}
+
+// Filter returns the godog tag filter that selects the scenarios of the
+// profile called name that tags (a godog tag filter, empty for all) selects.
+// An empty name returns tags.
+func Filter(name, tags string) (string, error) {
+	p, err := lookupProfile(name)
+	if err != nil || p == nil {
+		return tags, err
+	}
+	var alts []string
+	for _, kep := range p.keps {
+		tag := kepTagOf(kep)
+		if strings.TrimSpace(tags) == "" {
+			alts = append(alts, tag)
+			continue
+		}
+		// godog's filters have no parentheses: (a, b) && c is a && c, b && c.
+		for _, alt := range strings.Split(tags, ",") {
+			alts = append(alts, tag+" && "+strings.TrimSpace(alt))
+		}
+	}
+	return strings.Join(alts, ","), nil
+}
+
+func kepTagOf(kep int) string { return "@kep-" + strconv.Itoa(kep) }
+
+// keps returns the KEP numbers of a scenario's @kep-<number> tags.
+func keps(tags []string) []int {
+	var out []int
+	for _, t := range tags {
+		if kepTag.MatchString(t) {
+			n, err := strconv.Atoi(strings.TrimPrefix(t, "@kep-"))
+			if err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// includes says whether a scenario with these tags is one of the profile's.
+func (p profile) includes(tags []string) bool {
+	for _, k := range keps(tags) {
+		if slices.Contains(p.keps, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Profile results.
+const (
+	resultSuccess = "success"
+	resultPartial = "partial"
+	resultFailure = "failure"
+)
+
+// outcome is what the profile rule looks at for one scenario.
+type outcome struct {
+	level  level
+	status Status
+	// unclaimed says that the scenario was skipped because the driver does
+	// not claim the capability it needs (unclaimedSkip).
+	unclaimed bool
+}
+
+// judge is the result of a profile whose scenarios had these outcomes
+// (scenarios the run did not select count as skipped, not unclaimed):
+// failure when one failed, was undefined or pending, a Core scenario was
+// skipped, or none passed; else partial when an Extended scenario was
+// skipped for another reason than an unclaimed capability; else success.
+func judge(outcomes []outcome) string {
+	passed, partial := false, false
+	for _, o := range outcomes {
+		switch {
+		case o.status == StatusPassed:
+			passed = true
+		case o.status != StatusSkipped, o.level == levelCore:
+			return resultFailure
+		case !o.unclaimed:
+			partial = true
+		}
+	}
+	switch {
+	case !passed:
+		return resultFailure
+	case partial:
+		return resultPartial
+	}
+	return resultSuccess
+}
+
+// unclaimedSkip says whether a skip reason says that the driver does not
+// claim a capability of conformance/declaration, in the kit's words:
+// "capability " + Capability.String() + " unclaimed", for example
+// "capability partitionableDevices (KEP-4815) unclaimed".
+func unclaimedSkip(reason string) bool {
+	for _, c := range declaration.KnownCapabilities() {
+		if strings.HasPrefix(reason, "capability "+c.String()+" unclaimed") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"bytes"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	gherkin "github.com/cucumber/gherkin/go/v42"
+	messages "github.com/cucumber/messages/go/v34"
+
+	"drakit.dev/drakit/features"
+)
+
+// TestProfileResultRule checks the rule of doc.go outcome by outcome.
+func TestProfileResultRule(t *testing.T) {
+	t.Parallel()
+	core := func(s Status) outcome { return outcome{level: levelCore, status: s} }
+	ext := func(s Status) outcome { return outcome{level: levelExtended, status: s} }
+	unclaimed := outcome{level: levelExtended, status: StatusSkipped, unclaimed: true}
+	tests := map[string]struct {
+		outcomes []outcome
+		want     string
+	}{
+		"all passed":                          {[]outcome{core(StatusPassed), ext(StatusPassed)}, resultSuccess},
+		"extended skipped as unclaimed":       {[]outcome{core(StatusPassed), unclaimed}, resultSuccess},
+		"extended skipped by the kit":         {[]outcome{core(StatusPassed), ext(StatusSkipped)}, resultPartial},
+		"unclaimed and kit skips":             {[]outcome{core(StatusPassed), unclaimed, ext(StatusSkipped)}, resultPartial},
+		"core skipped":                        {[]outcome{core(StatusPassed), core(StatusSkipped)}, resultFailure},
+		"core skipped as unclaimed":           {[]outcome{core(StatusPassed), {level: levelCore, status: StatusSkipped, unclaimed: true}}, resultFailure},
+		"core failed":                         {[]outcome{core(StatusFailed), ext(StatusPassed)}, resultFailure},
+		"extended failed":                     {[]outcome{core(StatusPassed), ext(StatusFailed)}, resultFailure},
+		"extended undefined":                  {[]outcome{core(StatusPassed), ext(StatusUndefined)}, resultFailure},
+		"core pending":                        {[]outcome{core(StatusPending)}, resultFailure},
+		"failure wins over a later skip":      {[]outcome{ext(StatusFailed), ext(StatusSkipped), core(StatusPassed)}, resultFailure},
+		"nothing passed, all unclaimed":       {[]outcome{unclaimed}, resultFailure},
+		"no scenario":                         {nil, resultFailure},
+		"only extended, passed and skipped":   {[]outcome{ext(StatusPassed), ext(StatusSkipped)}, resultPartial},
+		"only extended, passed and unclaimed": {[]outcome{ext(StatusPassed), unclaimed}, resultSuccess},
+	}
+	for name, tc := range tests {
+		if got := judge(tc.outcomes); got != tc.want {
+			t.Errorf("%s: judge = %s, want %s", name, got, tc.want)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		profile, tags, want string
+	}{
+		{"", "", ""},
+		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
+		{"core", "", "@kep-4381"},
+		{"alpha", "", "@kep-5677,@kep-5963"},
+		{"partitionable", "~@emulator", "@kep-4815 && ~@emulator"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow"},
+	}
+	for _, tc := range tests {
+		got, err := Filter(tc.profile, tc.tags)
+		if err != nil || got != tc.want {
+			t.Errorf("Filter(%q, %q) = %q, %v; want %q", tc.profile, tc.tags, got, err, tc.want)
+		}
+	}
+	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, partitionable, alpha)`) {
+		t.Errorf("Filter of an unknown profile: %v", err)
+	}
+}
+
+func TestValidateProfile(t *testing.T) {
+	t.Parallel()
+	for _, name := range append(ProfileNames(), "") {
+		if err := ValidateProfile(name); err != nil {
+			t.Errorf("ValidateProfile(%q): %v", name, err)
+		}
+	}
+	err := ValidateProfile("Core")
+	if err == nil || err.Error() != `unknown profile "Core" (known: core, partitionable, alpha)` {
+		t.Errorf("ValidateProfile(Core) = %v, want an error listing the profiles", err)
+	}
+}
+
+func TestUnclaimedSkip(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"capability partitionableDevices (KEP-4815) unclaimed":                    true,
+		"capability numaNodeAttribute (KEP-6072) unclaimed: no NUMA node promise": true,
+		"capability numaNodeAttribute (KEP-4815) unclaimed":                       false, // wrong KEP
+		"capability goldPlating (KEP-1) unclaimed":                                false,
+		"the kit cannot see the node's file system":                               false,
+		"": false,
+	}
+	for reason, want := range tests {
+		if got := unclaimedSkip(reason); got != want {
+			t.Errorf("unclaimedSkip(%q) = %t, want %t", reason, got, want)
+		}
+	}
+}
+
+// TestProfilesCoverFeatures: every KEP of the features is in exactly one
+// profile, every profile's KEPs have features, and each profile has Core
+// scenarios.
+func TestProfilesCoverFeatures(t *testing.T) {
+	t.Parallel()
+	files, err := fs.Glob(features.FS, "*/*.feature")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kepsSeen := map[int]bool{}
+	coreOf := map[string]int{}
+	for _, file := range files {
+		data, err := features.FS.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := &messages.Incrementing{}
+		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), ids.NewId)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, p := range gherkin.Pickles(*doc, file, ids.NewId) {
+			var tags []string
+			for _, tag := range p.Tags {
+				tags = append(tags, tag.Name)
+			}
+			var in []string
+			for _, pr := range profiles {
+				if pr.includes(tags) {
+					in = append(in, pr.name)
+					if levelOf(tags) == levelCore {
+						coreOf[pr.name]++
+					}
+				}
+			}
+			if len(in) != 1 {
+				t.Errorf("%s: scenario %q is in profiles %v, want exactly one", file, p.Name, in)
+			}
+			for _, k := range keps(tags) {
+				kepsSeen[k] = true
+			}
+		}
+	}
+	for _, pr := range profiles {
+		for _, k := range pr.keps {
+			if !kepsSeen[k] {
+				t.Errorf("profile %s: KEP-%d has no scenarios", pr.name, k)
+			}
+		}
+		if coreOf[pr.name] == 0 {
+			t.Errorf("profile %s has no Core scenario", pr.name)
+		}
+	}
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "partitionable", "alpha"}) {
+		t.Errorf("ProfileNames() = %v", names)
+	}
+}

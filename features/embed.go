@@ -1,8 +1,11 @@
 // Package features holds drakit's conformance specification: Gherkin
 // features grouped by KEP, one directory per KEP named kep-<number>-<topic>,
-// every scenario tagged @kep-<number>. The conformance runner
-// (drakit.dev/drakit/conformance) reads them from FS; this package exists
-// because go:embed cannot reach a parent directory.
+// every scenario tagged @kep-<number> and with exactly one of @core (the
+// KEP's required contract) and @extended (optional behaviour: a capability,
+// observer or convention the driver may lack, or access the kit may lack),
+// which conformance profiles judge (drakit.dev/drakit/conformance/report).
+// The conformance runner (drakit.dev/drakit/conformance) reads them from FS;
+// this package exists because go:embed cannot reach a parent directory.
 //
 // Writing features: steps are defined in conformance/steps_*.go, one file per
 // domain noun (claims, pods, devices, slices, cluster, CDI). CEL selectors in

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,11 +12,15 @@ import (
 	messages "github.com/cucumber/messages/go/v34"
 )
 
-var kepDir = regexp.MustCompile(`^kep-([0-9]+)-[a-z0-9-]+$`)
+var (
+	kepDir = regexp.MustCompile(`^kep-([0-9]+)-[a-z0-9-]+$`)
+	kepTag = regexp.MustCompile(`^@kep-[0-9]+$`)
+)
 
 // TestFeatures parses every embedded feature and checks the layout rules:
-// features live in kep-<number>-<topic> directories, and every scenario
-// carries the @kep-<number> tag of its directory.
+// features live in kep-<number>-<topic> directories, every scenario carries
+// exactly one @kep-<number> tag, that of its directory, and exactly one of
+// @core and @extended (conformance/report).
 func TestFeatures(t *testing.T) {
 	t.Parallel()
 	files, err := fs.Glob(FS, "*/*.feature")
@@ -53,14 +58,20 @@ func TestFeatures(t *testing.T) {
 		}
 		for _, p := range pickles {
 			scenarios++
-			tagged := false
+			var kepTags, levels []string
 			for _, tag := range p.Tags {
-				if tag.Name == wantTag {
-					tagged = true
+				switch {
+				case kepTag.MatchString(tag.Name) && !slices.Contains(kepTags, tag.Name):
+					kepTags = append(kepTags, tag.Name)
+				case (tag.Name == "@core" || tag.Name == "@extended") && !slices.Contains(levels, tag.Name):
+					levels = append(levels, tag.Name)
 				}
 			}
-			if !tagged {
-				t.Errorf("%s: scenario %q lacks the tag %s", file, p.Name, wantTag)
+			if len(kepTags) != 1 || kepTags[0] != wantTag {
+				t.Errorf("%s: scenario %q has KEP tags %v, want exactly %s", file, p.Name, kepTags, wantTag)
+			}
+			if len(levels) != 1 {
+				t.Errorf("%s: scenario %q has conformance tags %v, want exactly one of @core, @extended", file, p.Name, levels)
 			}
 			if len(p.Steps) == 0 {
 				t.Errorf("%s: scenario %q has no steps", file, p.Name)

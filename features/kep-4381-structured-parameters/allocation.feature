@@ -26,7 +26,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     And the claim "two" is allocated 2 devices
     And pod "pair" gets exactly the CDI edits the driver prepared for its claims
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: A pod with a ResourceClaimTemplate for one GPU sees exactly that GPU
     Given a ResourceClaimTemplate "one-gpu" requesting 1 device
     When a pod "solo" is created with a claim "gpu" from template "one-gpu"
@@ -35,7 +35,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     And pod "solo" sees exactly the GPUs allocated to its claims through NVML
     And pod "solo" has device nodes for exactly the GPUs allocated to its claims
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: A pod's environment names exactly the devices allocated to its claims
     Given the driver exports one environment variable per allocated device
     And a ResourceClaimTemplate "one-gpu" requesting 1 device
@@ -44,7 +44,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     And the claim "gpu" of pod "env" is allocated 1 device
     And pod "env" has an environment variable for exactly the devices allocated to its claims
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: A claim for two GPUs with a matchAttribute constraint gets two GPUs of one NUMA node
     Given the driver publishes 2 devices on one node with the same "resource.kubernetes.io/numaNode"
     And a ResourceClaim "pair" requesting 2 devices with the same "resource.kubernetes.io/numaNode"
@@ -55,7 +55,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     And pod "numa" sees exactly the GPUs allocated to its claims through NVML
     And pod "numa" has device nodes for exactly the GPUs allocated to its claims
 
-  @kep-4381
+  @kep-4381 @core
   Scenario: A claim for more GPUs than any node has leaves its pod unschedulable
     Given a ResourceClaim "too-many" requesting 1 more device than any node publishes
     When a pod "greedy" is created with the claim "too-many"

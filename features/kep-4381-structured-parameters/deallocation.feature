@@ -8,7 +8,7 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: Deleting a pod deletes its generated claim and the next pod gets the same GPU
     Given a ResourceClaimTemplate "pinned" requesting 1 device selected by the UUID of a published device
     When a pod "first" is created with a claim "gpu" from template "pinned"
@@ -21,7 +21,7 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     And pod "second" sees exactly the GPUs allocated to its claims through NVML
     And pod "second" sees the same GPUs as pod "first"
 
-  @kep-4381
+  @kep-4381 @core
   Scenario: Deleting the only pod that uses a ResourceClaim deallocates the claim
     Given a ResourceClaim "kept" requesting 1 device
     When a pod "user" is created with the claim "kept"
@@ -30,7 +30,7 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     When pod "user" is deleted
     Then the claim "kept" is deallocated and reserved for no pod
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: Deleting a pod removes its claim's CDI spec from the node
     Given the kit can read the node's CDI directory
     And a ResourceClaimTemplate "one-gpu" requesting 1 device
@@ -40,7 +40,7 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     When pod "cdi" is deleted
     Then the node's CDI directory has no spec for the claim "gpu" of pod "cdi"
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: A claim prepared before the driver restarts is unprepared after it
     Given the kit can read the node's CDI directory
     And a ResourceClaimTemplate "one-gpu" requesting 1 device

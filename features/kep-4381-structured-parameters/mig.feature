@@ -4,7 +4,7 @@ Feature: KEP-4381 structured parameters: a pre-created MIG device is a device li
   container exactly that MIG device: NVML shows it with the published UUID, profile and memory
   under its GPU, and the container has the GPU's node and the MIG device's capability nodes.
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: A claim for a pre-created MIG device gets exactly that MIG device
     Given the driver's DeviceClass exists
     And the driver publishes pre-created MIG devices with profile prefix "1g."

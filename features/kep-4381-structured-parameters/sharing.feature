@@ -6,7 +6,7 @@ Feature: KEP-4381 structured parameters: pods sharing a ResourceClaim
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4381
+  @kep-4381 @extended
   Scenario: Two pods sharing one ResourceClaim both run and see the same GPU
     Given a ResourceClaim "shared" requesting 1 device
     When a pod "user-a" is created with the claim "shared"

@@ -8,7 +8,7 @@ Feature: KEP-4815 partitionable devices: shared counters make overlapping partit
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: Two 3g partitions fill a GPU; a third one for that GPU stays pending, one for any GPU goes elsewhere
     Given the driver publishes partitions with profile prefix "3g." on at least 2 GPUs
     And a partitionable GPU "big" with partitions of profile prefix "3g."
@@ -32,7 +32,7 @@ Feature: KEP-4815 partitionable devices: shared counters make overlapping partit
     And the claim "anywhere" is allocated a partition of a GPU other than "big"
     And pod "d" sees exactly the GPUs and MIG devices allocated to its claims through NVML
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: The whole GPU is not allocatable while one of its partitions is, and is after the release
     Given the driver publishes partitions with profile prefix "1g."
     And a partitionable GPU "gpu" with partitions of profile prefix "1g."
@@ -49,7 +49,7 @@ Feature: KEP-4815 partitionable devices: shared counters make overlapping partit
     And the claim "whole" is allocated 1 device
     And pod "big" sees exactly the GPUs and MIG devices allocated to its claims through NVML
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: A claim for a whole GPU and one of its partitions overdraws the counter set and stays pending
     Given the driver publishes partitions with profile prefix "1g."
     And a partitionable GPU "gpu" with partitions of profile prefix "1g."

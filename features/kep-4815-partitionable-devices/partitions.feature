@@ -10,7 +10,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: A claim for a 1g partition runs and the pod sees exactly that MIG device
     Given the driver publishes partitions with profile prefix "1g."
     And a ResourceClaim "small" requesting 1 partition with profile prefix "1g."
@@ -20,7 +20,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     And pod "mig" sees exactly the GPUs and MIG devices allocated to its claims through NVML
     And pod "mig" has device nodes for exactly its GPUs and the capabilities of its MIG devices
 
-  @kep-4815
+  @kep-4815 @extended
   Scenario: The container's GPU and MIG capability nodes are the ones in the claim's CDI spec
     Given the kit can read the node's CDI directory
     And the driver publishes partitions with profile prefix "1g."
@@ -31,7 +31,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     And pod "caps" has exactly the NVIDIA device nodes of the CDI spec of the claim "small"
     And pod "caps" has device nodes for exactly its GPUs and the capabilities of its MIG devices
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: Two 1g partitions of one GPU in one claim are two MIG devices of that GPU
     Given the driver publishes partitions with profile prefix "1g."
     And a partitionable GPU "gpu" with partitions of profile prefix "1g."
@@ -43,7 +43,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     And pod "two" sees exactly the GPUs and MIG devices allocated to its claims through NVML
     And pod "two" has device nodes for exactly its GPUs and the capabilities of its MIG devices
 
-  @kep-4815
+  @kep-4815 @extended
   Scenario: A partition prepared before the driver restarts is destroyed after it, leaving the GPU whole
     Given the driver publishes partitions with profile prefix "7g."
     And a partitionable GPU "gpu" with partitions of profile prefix "1g."
@@ -59,7 +59,7 @@ Feature: KEP-4815 partitionable devices: a pod gets exactly the GPU partition al
     Then pod "after" is running
     And pod "after" sees exactly the GPUs and MIG devices allocated to its claims through NVML
 
-  @kep-4815 @emulator
+  @kep-4815 @extended @emulator
   Scenario: A driver killed while it creates a partition leaves no partition behind after the kubelet's retry
     Given the kit can hold the node's NVML state lock
     And the driver publishes partitions with profile prefix "7g."

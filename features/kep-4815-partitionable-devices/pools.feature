@@ -5,12 +5,12 @@ Feature: KEP-4815 partitionable devices: the API server and the scheduler reject
   nothing from it and says so (dra-1.37-spec.md §6, behaviors 1 and 6). The kit publishes these
   pools for a test driver of its own, so the checks do not depend on the driver under test.
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: The API server rejects a ResourceSlice with both devices and sharedCounters
     When a ResourceSlice "mixed" of the test driver with both devices and sharedCounters is submitted
     Then the API server rejects it as Invalid with cause Invalid at "spec"
 
-  @kep-4815
+  @kep-4815 @core
   Scenario Outline: A pool in which <defect> is invalid
     Given the test driver publishes an invalid pool "broken": <defect>
     And a ResourceClaim "from-broken" requesting 1 device of the test driver

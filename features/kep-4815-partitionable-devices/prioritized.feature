@@ -7,7 +7,7 @@ Feature: KEP-4815 partitionable devices: any GPU with enough memory, a partition
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: A claim for at least 20G of memory prefers a 3g partition
     Given the driver publishes partitions with profile prefix "3g."
     And a ResourceClaim "roomy" requesting one device with at least "20G" of memory: a partition with profile prefix "3g." first, else a whole GPU
@@ -17,7 +17,7 @@ Feature: KEP-4815 partitionable devices: any GPU with enough memory, a partition
     And the device allocated to the claim "roomy" has at least "20G" of memory
     And pod "prefers-mig" sees exactly the GPUs and MIG devices allocated to its claims through NVML
 
-  @kep-4815
+  @kep-4815 @core
   Scenario: A claim for more memory than any 3g partition has gets a whole GPU
     Given the driver publishes partitions with profile prefix "3g."
     And a ResourceClaim "huge" requesting one device with more memory than any partition with profile prefix "3g." has: such a partition first, else a whole GPU

@@ -5,19 +5,19 @@ Feature: KEP-5677 partitionable device types: a slice names the attribute that t
   counter-consuming devices and a counter-consuming device without the attribute
   (dra-1.37-spec.md §6). Scenarios are skipped, with the reason, when the gate is off.
 
-  @kep-5677
+  @kep-5677 @core
   Scenario: The API server rejects a partitionTypeAttribute on a slice without counter-consuming devices
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"
     When a ResourceSlice "typed-plain" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted
     Then the API server rejects it as Invalid with cause Invalid at "spec.partitionTypeAttribute"
 
-  @kep-5677
+  @kep-5677 @core
   Scenario: The API server rejects a counter-consuming device without the partition type attribute
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"
     When a ResourceSlice "untyped" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted
     Then the API server rejects it as Invalid with cause Required at "spec.devices[0].attributes[test-driver.conformance.drakit.dev/partitionType]"
 
-  @kep-5677
+  @kep-5677 @extended
   Scenario: The driver's partitionable slices name a partition type every partition carries
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"
     And the driver's DeviceClass exists

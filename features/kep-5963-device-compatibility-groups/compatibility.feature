@@ -6,7 +6,7 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
   the test driver has no kubelet plugin, so its pods are only ever checked to be scheduled.
   Scenarios are skipped, with the reason, when the gate is off.
 
-  @kep-5963
+  @kep-5963 @core
   Scenario: Devices whose compatibility groups do not intersect are not allocated together
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the test driver publishes a pool "grouped" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three
@@ -15,7 +15,7 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
     Then pod "incompatible" stays pending as unschedulable
     And the claim "apart" is not allocated
 
-  @kep-5963
+  @kep-5963 @core
   Scenario: Devices that share a compatibility group are allocated together
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the test driver publishes a pool "grouped" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three
@@ -24,7 +24,7 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
     Then pod "compatible" is scheduled
     And the claim "together" is allocated the test driver's devices "left" and "both"
 
-  @kep-5963
+  @kep-5963 @extended
   Scenario: Two partitions of one GPU in the driver's compatibility groups run side by side
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the driver's DeviceClass exists

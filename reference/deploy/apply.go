@@ -8,11 +8,16 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -65,67 +70,84 @@ func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error
 	if err != nil {
 		return err
 	}
-	logger := klog.FromContext(ctx)
-	steps := []func() error{
-		func() error { return createOrUpdate(ctx, client.CoreV1().Namespaces(), m.Namespace, "namespace") },
-		func() error {
-			return createOrUpdate(ctx, client.CoreV1().ServiceAccounts(Namespace), m.ServiceAccount, "service account")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.RbacV1().ClusterRoles(), m.ClusterRole, "cluster role")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.RbacV1().ClusterRoleBindings(), m.ClusterRoleBinding, "cluster role binding")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicies(), m.Policy,
-				"validating admission policy")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings(), m.PolicyBinding,
-				"validating admission policy binding")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.AppsV1().DaemonSets(Namespace), m.DaemonSet, "daemon set")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), m.DeviceClass, "device class")
-		},
-		func() error {
-			return createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), m.MIGDeviceClass, "device class")
-		},
+	if err := applyObjects(ctx, client, m.List()); err != nil {
+		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
+	return waitReady(ctx, client, gpuWorkload, opts.DriverName, opts.Timeout, true)
+}
+
+// workload names a driver's DaemonSet, its namespace and the objects named
+// like it (service account, cluster role and binding, admission policy and
+// binding); its pods carry AppLabel=name.
+type workload struct{ namespace, name string }
+
+// gpuWorkload is the reference driver's.
+var gpuWorkload = workload{Namespace, Name}
+
+// applyObjects creates or updates objs in order.
+func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runtime.Object) error {
+	for _, obj := range objs {
+		var err error
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			err = createOrUpdate(ctx, client.CoreV1().Namespaces(), o, "namespace")
+		case *corev1.ServiceAccount:
+			err = createOrUpdate(ctx, client.CoreV1().ServiceAccounts(o.Namespace), o, "service account")
+		case *rbacv1.ClusterRole:
+			err = createOrUpdate(ctx, client.RbacV1().ClusterRoles(), o, "cluster role")
+		case *rbacv1.ClusterRoleBinding:
+			err = createOrUpdate(ctx, client.RbacV1().ClusterRoleBindings(), o, "cluster role binding")
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			err = createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicies(), o, "validating admission policy")
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			err = createOrUpdate(ctx, client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings(), o,
+				"validating admission policy binding")
+		case *appsv1.DaemonSet:
+			err = createOrUpdate(ctx, client.AppsV1().DaemonSets(o.Namespace), o, "daemon set")
+		case *resourceapi.DeviceClass:
+			err = createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), o, "device class")
+		default:
+			err = fmt.Errorf("apply %T: not a kind of the manifests", obj)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	logger.V(1).Info("Applied driver manifests, waiting for the driver", "driver", opts.DriverName, "timeout", opts.Timeout)
+	return nil
+}
 
+// waitReady waits until the driver of w is ready (readiness); on timeout
+// the error carries the diagnostics of its pods.
+func waitReady(ctx context.Context, client kubernetes.Interface, w workload, driverName string, timeout time.Duration, wantSlices bool) error {
+	logger := klog.FromContext(ctx)
+	logger.V(1).Info("Applied driver manifests, waiting for the driver", "driver", driverName, "timeout", timeout)
 	var status string
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		var done bool
-		done, status, err = readiness(ctx, client, opts.DriverName)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		var (
+			done bool
+			err  error
+		)
+		done, status, err = readiness(ctx, client, w, driverName, wantSlices)
 		return done, err
 	})
 	if err != nil {
 		if ctx.Err() != nil || !wait.Interrupted(err) {
-			return fmt.Errorf("wait for driver %s: %w", opts.DriverName, err)
+			return fmt.Errorf("wait for driver %s: %w", driverName, err)
 		}
-		return fmt.Errorf("%w: driver %s after %s: %s\n%s", ErrNotReady, opts.DriverName, opts.Timeout, status,
-			diagnostics(context.WithoutCancel(ctx), client))
+		return fmt.Errorf("%w: driver %s after %s: %s\n%s", ErrNotReady, driverName, timeout, status,
+			diagnostics(context.WithoutCancel(ctx), client, w))
 	}
-	logger.Info("Driver ready", "driver", opts.DriverName, "status", status)
+	logger.Info("Driver ready", "driver", driverName, "status", status)
 	return nil
 }
 
-// readiness reports whether the DaemonSet is rolled out with every pod Ready
-// and each of their nodes has a ResourceSlice of the driver; status says
-// what is missing (or what is there).
-func readiness(ctx context.Context, client kubernetes.Interface, driverName string) (bool, string, error) {
-	ds, err := client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})
+// readiness reports whether the DaemonSet of w is rolled out with every pod
+// Ready and, with wantSlices, each of their nodes has a ResourceSlice of
+// the driver; status says what is missing (or what is there).
+func readiness(ctx context.Context, client kubernetes.Interface, w workload, driverName string, wantSlices bool) (bool, string, error) {
+	ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{})
 	if err != nil {
-		return false, "", fmt.Errorf("get daemon set %s/%s: %w", Namespace, Name, err)
+		return false, "", fmt.Errorf("get daemon set %s/%s: %w", w.namespace, w.name, err)
 	}
 	st := ds.Status
 	switch {
@@ -136,7 +158,7 @@ func readiness(ctx context.Context, client kubernetes.Interface, driverName stri
 	case st.UpdatedNumberScheduled < st.DesiredNumberScheduled || st.NumberReady < st.DesiredNumberScheduled:
 		return false, fmt.Sprintf("driver pods: %d desired, %d updated, %d ready", st.DesiredNumberScheduled, st.UpdatedNumberScheduled, st.NumberReady), nil
 	}
-	pods, err := driverPods(ctx, client)
+	pods, err := driverPods(ctx, client, w)
 	if err != nil {
 		return false, "", err
 	}
@@ -148,6 +170,9 @@ func readiness(ctx context.Context, client kubernetes.Interface, driverName stri
 	}
 	if len(nodes) == 0 {
 		return false, "no driver pod is Ready", nil
+	}
+	if !wantSlices {
+		return true, fmt.Sprintf("%d driver pod(s) Ready on %s, no ResourceSlices expected", len(nodes), strings.Join(nodes, ", ")), nil
 	}
 	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.driver", driverName).String(),
@@ -173,9 +198,9 @@ func readiness(ctx context.Context, client kubernetes.Interface, driverName stri
 	return true, fmt.Sprintf("%d driver pod(s) Ready, slices published for %s", len(nodes), strings.Join(nodes, ", ")), nil
 }
 
-func driverPods(ctx context.Context, client kubernetes.Interface) ([]corev1.Pod, error) {
-	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{AppLabel: Name}).String(),
+func driverPods(ctx context.Context, client kubernetes.Interface, w workload) ([]corev1.Pod, error) {
+	pods, err := client.CoreV1().Pods(w.namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{AppLabel: w.name}).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list driver pods: %w", err)
@@ -192,20 +217,20 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// diagnostics describes each driver pod: phase, container states, recent
-// events and the last log lines. Errors while collecting become text.
-func diagnostics(ctx context.Context, client kubernetes.Interface) string {
+// diagnostics describes each driver pod of w: phase, container states,
+// recent events and the last log lines. Errors while collecting become text.
+func diagnostics(ctx context.Context, client kubernetes.Interface, w workload) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	pods, err := driverPods(ctx, client)
+	pods, err := driverPods(ctx, client, w)
 	if err != nil {
 		return err.Error()
 	}
 	if len(pods) == 0 {
-		return fmt.Sprintf("no pods labelled %s=%s in namespace %s", AppLabel, Name, Namespace)
+		return fmt.Sprintf("no pods labelled %s=%s in namespace %s", AppLabel, w.name, w.namespace)
 	}
 	b := &strings.Builder{}
-	events, evErr := client.CoreV1().Events(Namespace).List(ctx, metav1.ListOptions{})
+	events, evErr := client.CoreV1().Events(w.namespace).List(ctx, metav1.ListOptions{})
 	for _, p := range pods {
 		fmt.Fprintf(b, "pod %s/%s on node %q: phase %s", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
 		if p.Status.Reason != "" || p.Status.Message != "" {
@@ -291,6 +316,13 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 	if err := opts.Validate(); err != nil {
 		return err
 	}
+	return deleteDriver(ctx, client, gpuWorkload, opts.DriverName, []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}, opts.Timeout)
+}
+
+// deleteDriver deletes the device classes, then the objects of w, waits
+// for its pods to go, deletes its admission policy and binding and the
+// driver's ResourceSlices, and waits for its namespace to go.
+func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, driverName string, classes []string, timeout time.Duration) error {
 	ignoreNotFound := func(err error) error {
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -310,24 +342,24 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 		}
 		return nil
 	}
-	err := deleteAll([]deletion{
-		{"device class " + opts.DriverName, func() error {
-			return client.ResourceV1().DeviceClasses().Delete(ctx, opts.DriverName, del)
-		}},
-		{"device class " + MIGDeviceClassName(opts.DriverName), func() error {
-			return client.ResourceV1().DeviceClasses().Delete(ctx, MIGDeviceClassName(opts.DriverName), del)
-		}},
-		{"daemon set " + Namespace + "/" + Name, func() error { return client.AppsV1().DaemonSets(Namespace).Delete(ctx, Name, del) }},
-		{"cluster role binding " + Name, func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, Name, del) }},
-		{"cluster role " + Name, func() error { return client.RbacV1().ClusterRoles().Delete(ctx, Name, del) }},
-		{"namespace " + Namespace, func() error { return client.CoreV1().Namespaces().Delete(ctx, Namespace, del) }},
-	})
-	if err != nil {
+	var first []deletion
+	for _, class := range classes {
+		first = append(first, deletion{"device class " + class, func() error {
+			return client.ResourceV1().DeviceClasses().Delete(ctx, class, del)
+		}})
+	}
+	first = append(first,
+		deletion{"daemon set " + w.namespace + "/" + w.name, func() error { return client.AppsV1().DaemonSets(w.namespace).Delete(ctx, w.name, del) }},
+		deletion{"cluster role binding " + w.name, func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, w.name, del) }},
+		deletion{"cluster role " + w.name, func() error { return client.RbacV1().ClusterRoles().Delete(ctx, w.name, del) }},
+		deletion{"namespace " + w.namespace, func() error { return client.CoreV1().Namespaces().Delete(ctx, w.namespace, del) }},
+	)
+	if err := deleteAll(first); err != nil {
 		return err
 	}
 
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := driverPods(ctx, client)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := driverPods(ctx, client, w)
 		return err == nil && len(pods) == 0, err
 	})
 	if err != nil {
@@ -335,25 +367,25 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 	}
 	// The policy goes with the last driver pod.
 	err = deleteAll([]deletion{
-		{"validating admission policy binding " + Name, func() error {
-			return client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, Name, del)
+		{"validating admission policy binding " + w.name, func() error {
+			return client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, w.name, del)
 		}},
-		{"validating admission policy " + Name, func() error {
-			return client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, Name, del)
+		{"validating admission policy " + w.name, func() error {
+			return client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, w.name, del)
 		}},
 	})
 	if err != nil {
 		return err
 	}
 	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.driver", opts.DriverName).String(),
+		FieldSelector: fields.OneTermEqualSelector("spec.driver", driverName).String(),
 	})
 	if err != nil {
-		return fmt.Errorf("list ResourceSlices of %s: %w", opts.DriverName, err)
+		return fmt.Errorf("list ResourceSlices of %s: %w", driverName, err)
 	}
 	deleted := 0
 	for _, s := range slices.Items {
-		if s.Spec.Driver != opts.DriverName {
+		if s.Spec.Driver != driverName {
 			continue
 		}
 		if err := ignoreNotFound(client.ResourceV1().ResourceSlices().Delete(ctx, s.Name, metav1.DeleteOptions{})); err != nil {
@@ -361,16 +393,16 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 		}
 		deleted++
 	}
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, w.namespace, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		return false, err
 	})
 	if err != nil {
-		return fmt.Errorf("wait for namespace %s to go: %w", Namespace, err)
+		return fmt.Errorf("wait for namespace %s to go: %w", w.namespace, err)
 	}
-	klog.FromContext(ctx).Info("Driver deleted", "driver", opts.DriverName, "slicesDeleted", deleted)
+	klog.FromContext(ctx).Info("Driver deleted", "driver", driverName, "slicesDeleted", deleted)
 	return nil
 }

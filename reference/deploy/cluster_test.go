@@ -62,7 +62,7 @@ func TestIntegrationDriverSliceAdmission(t *testing.T) {
 			}
 		}
 	}
-	pods, err := driverPods(ctx, admin)
+	pods, err := driverPods(ctx, admin, gpuWorkload)
 	if err != nil {
 		t.Fatal(err)
 	}

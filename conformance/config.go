@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // Defaults of Config.
@@ -110,6 +112,10 @@ type Config struct {
 	// ",", "~" negates, for example "@kep-4381 && ~@slow". Empty runs every
 	// scenario.
 	Tags string
+	// Profile restricts the run to the scenarios of one conformance profile
+	// (report.ProfileNames: core, partitionable, alpha) that Tags selects;
+	// empty runs every profile.
+	Profile string
 	// FailOnSkip makes a skipped scenario fail the run, for drivers that
 	// must support every feature the run selects (make conformance sets it
 	// for the reference driver). Default false: skips are reported only.
@@ -264,6 +270,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateTagFilter(c.Tags); err != nil {
 		bad("Tags", "%v", err)
+	}
+	if err := report.ValidateProfile(c.Profile); err != nil {
+		bad("Profile", "%v", err)
 	}
 	switch {
 	case c.ArtifactsDir == "":

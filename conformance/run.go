@@ -88,7 +88,10 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 			return Result{}, fmt.Errorf("remove the previous report: %w", err)
 		}
 	}
-	tags := cfg.effectiveTags()
+	tags, err := report.Filter(cfg.Profile, cfg.effectiveTags())
+	if err != nil {
+		return Result{}, err
+	}
 	klog.FromContext(ctx).Info("Running conformance features", "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
 	opts := godog.Options{
 		Format:         fmt.Sprintf("%s,cucumber:%s", cfg.Format, cucumber),

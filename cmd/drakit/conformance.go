@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/report"
 )
 
 func init() { register(newConformanceCommand) }
@@ -93,6 +95,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")
 	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")
 	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
+	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
 	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped scenario fails the run (for a driver that must support every selected feature)")
 	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real GPUs, not drakit's emulator: skip @emulator scenarios")
 	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")

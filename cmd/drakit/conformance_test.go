@@ -22,7 +22,7 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 		"--device-env-prefix", "", "--partition-class", "mig.example.com", "--profile-attribute", "example.com/profile",
 		"--parent-uuid-attribute", "parent", "--memory-capacity", "example.com/mem", "--probe-image", "probe:1", "--probe-binary", "/probe", "--image-pull-policy", "IfNotPresent",
 		"--apiserver-host", "127.0.0.2", "--apiserver-port", "16443", "--node-cdi-dir", "/cdi", "--driver-namespace", "gpu",
-		"--driver-pod-selector", "app=d", "--tags", "@kep-4381", "--fail-on-skip", "--hardware", "--artifacts", "/a",
+		"--driver-pod-selector", "app=d", "--tags", "@kep-4381", "--profile", "core", "--fail-on-skip", "--hardware", "--artifacts", "/a",
 		"--api-timeout", "1s", "--publish-timeout", "2s", "--pod-start-timeout", "3s", "--pod-delete-timeout", "4s",
 		"--cleanup-timeout", "5s", "--concurrency", "3", "--random", "-1", "--format", "progress", "--no-colors",
 	})
@@ -34,7 +34,7 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 		DeviceEnvPrefix: "", PartitionClassName: "mig.example.com", ProfileAttribute: "example.com/profile",
 		ParentUUIDAttribute: "parent", MemoryCapacity: "example.com/mem", ProbeImage: "probe:1", ProbeBinary: "/probe", ImagePullPolicy: "IfNotPresent",
 		APIServerHost: "127.0.0.2", APIServerPort: 16443, NodeCDIDir: "/cdi", DriverNamespace: "gpu",
-		DriverPodSelector: "app=d", Tags: "@kep-4381", FailOnSkip: true, Hardware: true, ArtifactsDir: "/a",
+		DriverPodSelector: "app=d", Tags: "@kep-4381", Profile: "core", FailOnSkip: true, Hardware: true, ArtifactsDir: "/a",
 		Timeouts:    conformance.Timeouts{API: time.Second, Publish: 2 * time.Second, PodStart: 3 * time.Second, PodDelete: 4 * time.Second, Cleanup: 5 * time.Second},
 		Concurrency: 3, Randomize: -1, Format: "progress", NoColors: true,
 	}
@@ -52,6 +52,7 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 	}{
 		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, want: "load kubeconfig: stat /nonexistent/kubeconfig"},
 		"invalid flags":           {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config"},
+		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: core, partitionable, alpha)`},
 		"no kubeconfig":           {args: nil, want: "Kubeconfig: required"},
 	}
 	for name, tc := range tests {

@@ -28,6 +28,7 @@ const (
 	JUnitFile    = "junit.xml"
 	CucumberFile = "cucumber.json"
 	SummaryFile  = "summary.txt"
+	ReportFile   = "conformance-report.yaml"
 )
 
 // Result is the outcome of a run.
@@ -83,7 +84,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 		seed = rand.Int64N(1<<62) + 1
 	}
 	cucumber := filepath.Join(s.artifacts, CucumberFile)
-	for _, f := range []string{cucumber, filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, SummaryFile)} {
+	for _, f := range []string{cucumber, filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return Result{}, fmt.Errorf("remove the previous report: %w", err)
 		}
@@ -124,13 +125,21 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
 		return res, err
 	}
+	kinds := []report.DeviceKind{{Name: "devices", DeviceClass: cfg.deviceClass()}}
+	if cfg.PartitionClassName != "" {
+		kinds = append(kinds, report.DeviceKind{Name: "partitions", DeviceClass: cfg.PartitionClassName})
+	}
+	in := report.Input{Driver: cfg.DriverName, DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
+	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res) }); err != nil {
+		return res, err
+	}
 	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware}
 	var summary strings.Builder
 	if err := report.WriteSummary(&summary, header, res); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(&summary, "reports: %s\n", strings.Join([]string{
-		filepath.Join(s.artifacts, JUnitFile), cucumber, filepath.Join(s.artifacts, SummaryFile)}, " "))
+		filepath.Join(s.artifacts, JUnitFile), cucumber, filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}, " "))
 	if err := os.WriteFile(filepath.Join(s.artifacts, SummaryFile), []byte(summary.String()), 0o644); err != nil {
 		return res, fmt.Errorf("write summary: %w", err)
 	}

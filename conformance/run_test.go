@@ -148,7 +148,7 @@ func TestSuiteRun(t *testing.T) {
 	}
 
 	// Reports.
-	for _, f := range []string{JUnitFile, CucumberFile, SummaryFile} {
+	for _, f := range []string{JUnitFile, CucumberFile, SummaryFile, ReportFile} {
 		if _, err := os.Stat(filepath.Join(cfg.ArtifactsDir, f)); err != nil {
 			t.Errorf("report %s: %v", f, err)
 		}

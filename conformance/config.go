@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -103,6 +105,15 @@ type Config struct {
 	// IDs). Empty means the kit cannot see it: scenarios that compare the
 	// container with the prepared CDI edits are skipped, with that reason.
 	NodeKubeletRootDir string
+	// Observers are the kit's ways of checking what a container sees that
+	// the driver declares (declaration.Observer names: cdi, env,
+	// deviceNodes, mounts, nvml). Steps of an undeclared observer skip,
+	// with the reason: the NVML and NVIDIA device node checks need nvml.
+	Observers []string
+	// DriverConfig is the path of a driver declaration
+	// (conformance/declaration) whose values fill every driver setting that
+	// was not given explicitly; empty: none.
+	DriverConfig string
 	// DriverNamespace and DriverPodSelector find the driver's pods, whose
 	// log tails go into the diagnostics of failed scenarios. An empty
 	// namespace means all namespaces; an empty selector disables the logs.
@@ -261,6 +272,11 @@ func (c Config) Validate() error {
 	}
 	if c.NodeEmulatorRoot != "" && !filepath.IsAbs(c.NodeEmulatorRoot) {
 		bad("NodeEmulatorRoot", "%q must be an absolute path", c.NodeEmulatorRoot)
+	}
+	for _, o := range c.Observers {
+		if !slices.Contains(declaration.KnownObservers(), declaration.Observer(o)) {
+			bad("Observers", "%q is not one of %v", o, declaration.KnownObservers())
+		}
 	}
 	if c.NodeKubeletRootDir != "" && !filepath.IsAbs(c.NodeKubeletRootDir) {
 		bad("NodeKubeletRootDir", "%q must be an absolute path", c.NodeKubeletRootDir)

@@ -312,6 +312,8 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 	cfg.Tags = "@kep-4381"
 	cfg.PartitionClassName = "" // the fake node has no MIG: those scenarios must skip
 	cfg.DriverPodSelector = ""  // nor driver pods to restart
+	// The fake node plays an NVIDIA-shaped driver: NVML view, /dev/nvidia<minor>.
+	cfg.Observers = []string{"cdi", "env", "deviceNodes", "nvml"}
 	out := &strings.Builder{}
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
@@ -345,5 +347,62 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 	entries, err := os.ReadDir(cfg.NodeCDIDir)
 	if err != nil || len(entries) != 0 {
 		t.Errorf("CDI specs left: %v (err %v)", entries, err)
+	}
+}
+
+// TestFeaturesSkipWhatTheDriverDoesNotDeclare runs the KEP-4381 and KEP-4815
+// features against the fake node as a driver that declares only the CDI
+// observer, no partitions, no per-device variables and no driver pods (the
+// env-only example driver): the NVML, partition, env and restart checks must
+// be skipped with their reasons, and none may fail. The validation scenarios
+// need a real API server and are not judged; the KEP-4815 pool scenarios of
+// the kit's own test driver need a scheduler that counts counters.
+func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
+	t.Parallel()
+	kube := fakeCluster(t)
+	ctx := context.Background()
+	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
+		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
+	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.NodeCDIDir = t.TempDir()
+	cfg.Tags = "@kep-4381,@kep-4815 && ~@emulator"
+	cfg.PartitionClassName, cfg.DeviceEnvPrefix, cfg.DriverPodSelector = "", "", ""
+	cfg.Observers = []string{"cdi"}
+	out := &strings.Builder{}
+	cfg.Output = out
+	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
+	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs}
+	res, err := st.run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	reasons := map[string]int{}
+	for _, sr := range res.Scenarios {
+		if strings.HasSuffix(sr.URI, "/validation.feature") || strings.HasSuffix(sr.URI, "/pools.feature") {
+			continue
+		}
+		if sr.Status != report.StatusSkipped && sr.Status != report.StatusPassed {
+			t.Errorf("%s:%d %q: %s, want passed or skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+			continue
+		}
+		for _, r := range []string{nvmlSkipReason, partitionSkipReason, envSkipReason, restartSkipReason} {
+			if strings.Contains(sr.Message, r) {
+				reasons[r]++
+			}
+		}
+	}
+	for _, r := range []string{nvmlSkipReason, partitionSkipReason, envSkipReason} {
+		if reasons[r] == 0 {
+			t.Errorf("no scenario skipped for %q", r)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -172,31 +173,34 @@ func cdiDeviceNodes(data []byte) ([]string, error) {
 // podHasCDISpecNodes compares the NVIDIA device nodes in the pod's container
 // with those the claim's CDI specs inject: the pod must have all of them and
 // no other. The pod must have no other claim of the driver.
-func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
+func podHasCDISpecNodes(ctx context.Context, pod, claim string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.podWithDevices(pod)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	if len(p.claims) != 1 {
-		return fmt.Errorf("pod %s has %d claims; the comparison needs a pod with only the claim %s", pod, len(p.claims), claim)
+		return ctx, fmt.Errorf("pod %s has %d claims; the comparison needs a pod with only the claim %s", pod, len(p.claims), claim)
 	}
 	dir, label, matching, err := w.claimCDISpecs(ctx, claim, pod)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	want := sets.New[string]()
 	for _, name := range matching {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return fmt.Errorf("read CDI spec %s: %w", name, err)
+			return ctx, fmt.Errorf("read CDI spec %s: %w", name, err)
 		}
 		nodes, err := cdiDeviceNodes(data)
 		if err != nil {
-			return fmt.Errorf("parse CDI spec %s: %w", name, err)
+			return ctx, fmt.Errorf("parse CDI spec %s: %w", name, err)
 		}
 		for _, n := range nodes {
 			if strings.HasPrefix(n, nvidiaNodePrefix) {
@@ -205,7 +209,7 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
 		}
 	}
 	if want.Len() == 0 {
-		return fmt.Errorf("%s: its CDI specs (%s) inject no NVIDIA device node", label, strings.Join(matching, ", "))
+		return ctx, fmt.Errorf("%s: its CDI specs (%s) inject no NVIDIA device node", label, strings.Join(matching, ", "))
 	}
 	got := sets.New[string]()
 	for _, d := range p.report.Devices {
@@ -220,7 +224,7 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) error {
 	for _, n := range sets.List(got.Difference(want)) {
 		bad = append(bad, fmt.Sprintf("pod %s: the container has %s, which no CDI spec of %s injects", pod, n, label))
 	}
-	return findings(bad)
+	return ctx, findings(bad)
 }
 
 // kubeletStateSkipReason explains why the prepared CDI edits cannot be read.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"drakit.dev/drakit/conformance/declaration"
 )
 
 // deviceSteps compare what a pod's container sees (the probe's report) with
@@ -47,28 +49,34 @@ func (w *world) podWithDevices(name string) (*podRecord, error) {
 	return p, nil
 }
 
-func podSeesAllocatedGPUs(ctx context.Context, name string) error {
+func podSeesAllocatedGPUs(ctx context.Context, name string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
-		return err
+		return ctx, err
 	}
-	return findings(checkNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
+	return ctx, findings(checkNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
 }
 
-func podHasAllocatedDeviceNodes(ctx context.Context, name string) error {
+func podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
-		return err
+		return ctx, err
 	}
-	return findings(checkDeviceNodes(name, p.devices, *p.report))
+	return ctx, findings(checkDeviceNodes(name, p.devices, *p.report))
 }
 
 func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
@@ -88,25 +96,28 @@ func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, erro
 
 // podsSeeSameGPUs compares the GPU UUIDs two pods saw through NVML; the
 // second pod may already be gone, its report is remembered.
-func podsSeeSameGPUs(ctx context.Context, name, other string) error {
+func podsSeeSameGPUs(ctx context.Context, name, other string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.runningPod(name)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	o, err := w.runningPod(other)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	got, want := nvmlUUIDs(*p.report), nvmlUUIDs(*o.report)
 	if len(want) == 0 {
-		return fmt.Errorf("pod %s saw no GPUs through NVML, so there is nothing to compare", other)
+		return ctx, fmt.Errorf("pod %s saw no GPUs through NVML, so there is nothing to compare", other)
 	}
 	if !sets.New(got...).Equal(sets.New(want...)) {
-		return fmt.Errorf("pod %s sees GPUs [%s] through NVML, pod %s saw [%s]", name, strings.Join(got, ", "), other, strings.Join(want, ", "))
+		return ctx, fmt.Errorf("pod %s sees GPUs [%s] through NVML, pod %s saw [%s]", name, strings.Join(got, ", "), other, strings.Join(want, ", "))
 	}
-	return nil
+	return ctx, nil
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"drakit.dev/drakit/conformance/declaration"
 )
 
 // partitionSteps cover partitionable devices (KEP-4815): GPU partitions that
@@ -441,28 +443,34 @@ func claimsFitCounters(ctx context.Context, a, b string) error {
 	return findings(checkCounters(devices, counterSets(slices, w.cfg.DriverName)))
 }
 
-func podSeesAllocatedMIG(ctx context.Context, name string) error {
+func podSeesAllocatedMIG(ctx context.Context, name string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
-		return err
+		return ctx, err
 	}
-	return findings(checkMIGNVML(name, w.cfg.partitionNames(), p.devices, *p.report))
+	return ctx, findings(checkMIGNVML(name, w.cfg.partitionNames(), p.devices, *p.report))
 }
 
-func podHasMIGDeviceNodes(ctx context.Context, name string) error {
+func podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
-		return err
+		return ctx, err
+	}
+	if !w.cfg.observes(declaration.ObserverNVML) {
+		return skip(ctx, nvmlSkipReason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
-		return err
+		return ctx, err
 	}
-	return findings(checkMIGDeviceNodes(name, *p.report))
+	return ctx, findings(checkMIGDeviceNodes(name, *p.report))
 }
 
 func podsSeeDifferentMIG(ctx context.Context, a, b string) error {

@@ -49,4 +49,4 @@ $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRA
 log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
   --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --driver-namespace drakit-system --no-colors --fail-on-skip
+  --driver-config docs/examples/reference-driver.yaml --no-colors --fail-on-skip

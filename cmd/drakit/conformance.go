@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -58,6 +59,13 @@ passed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Output = cmd.OutOrStdout()
+			if cfg.DriverConfig != "" {
+				d, err := declaration.Load(cfg.DriverConfig)
+				if err != nil {
+					return err
+				}
+				cfg.ApplyDeclaration(d, func(field string) bool { return cmd.Flags().Changed(declaredFlags[field]) })
+			}
 			res, err := conformance.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -72,10 +80,22 @@ passed.`,
 	return cmd
 }
 
+// declaredFlags are the flags of the Config fields a driver declaration
+// sets (conformance.DeclaredFields): given on the command line, they win
+// over the declaration.
+var declaredFlags = map[string]string{
+	"DriverName": "driver", "DeviceClassName": "device-class", "UUIDAttribute": "uuid-attribute",
+	"DeviceEnvPrefix": "device-env-prefix", "PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
+	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
+	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
+}
+
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
 // defaults.
 func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
+	f.StringVar(&cfg.DriverConfig, "driver-config", cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): sets every driver flag below not given explicitly")
+	f.StringSliceVar(&cfg.Observers, "observers", cfg.Observers, "the driver's observers: cdi, env, deviceNodes, mounts, nvml (NVML and NVIDIA device node checks need nvml; default none)")
 	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test")
 	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
 	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "device attribute holding the GPU UUID (bare name in the driver's domain, or domain/name)")

@@ -69,3 +69,24 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredFlagsAreTheDeclaredFields checks that every Config field a
+// driver declaration sets has its flag, so that a flag given on the command
+// line keeps its value over the declaration's.
+func TestDeclaredFlagsAreTheDeclaredFields(t *testing.T) {
+	cmd := newConformanceCommand()
+	fields := conformance.DeclaredFields()
+	if len(declaredFlags) != len(fields) {
+		t.Errorf("declaredFlags has %d fields, the declaration sets %d", len(declaredFlags), len(fields))
+	}
+	for _, f := range fields {
+		flag, ok := declaredFlags[f]
+		if !ok {
+			t.Errorf("field %s has no flag in declaredFlags", f)
+			continue
+		}
+		if cmd.Flags().Lookup(flag) == nil {
+			t.Errorf("field %s: flag --%s does not exist", f, flag)
+		}
+	}
+}

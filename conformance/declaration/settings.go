@@ -29,6 +29,8 @@ type Settings struct {
 	DriverPodSelector string
 	// Hardware is true for HardwareReal: the kit skips @emulator scenarios.
 	Hardware bool
+	// Observers are the whole-device kind's observers.
+	Observers []string
 }
 
 // KitSettings returns the kit's flag values for a valid declaration.
@@ -52,6 +54,9 @@ func (d *Declaration) KitSettings() Settings {
 		s.UUIDAttribute = whole.Identity.Attribute
 		s.MemoryCapacity = whole.MemoryCapacity
 		s.DeviceEnvPrefix = envPrefix(whole.Identity.Env)
+		for _, o := range whole.Observers {
+			s.Observers = append(s.Observers, string(o))
+		}
 	}
 	if parts != nil {
 		s.PartitionClassName = parts.DeviceClass

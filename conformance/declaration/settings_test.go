@@ -23,6 +23,7 @@ func TestKitSettings(t *testing.T) {
 			DeviceEnvPrefix:     "DRAKIT_DEVICE_",
 			DriverNamespace:     "drakit-system",
 			DriverPodSelector:   "app.kubernetes.io/name=drakit-driver",
+			Observers:           []string{"cdi", "env", "deviceNodes", "nvml"},
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond the flags: no
 		// prefix, the env scenarios of today's kit are skipped.
@@ -34,6 +35,7 @@ func TestKitSettings(t *testing.T) {
 			DriverNamespace:   "dra-example-driver",
 			DriverPodSelector: "app.kubernetes.io/name=dra-example-driver",
 			Hardware:          true,
+			Observers:         []string{"cdi", "env"},
 		},
 		// The value is not {identity}: no prefix. Memory of the partitions.
 		"testdata/valid-full.yaml": {
@@ -47,6 +49,7 @@ func TestKitSettings(t *testing.T) {
 			DriverNamespace:     "example-system",
 			DriverPodSelector:   "app.kubernetes.io/name=example-driver,app.kubernetes.io/component in (kubelet-plugin)",
 			Hardware:            true,
+			Observers:           []string{"cdi", "env", "deviceNodes", "mounts", "nvml"},
 		},
 		// The first whole kind; no memory capacity declared.
 		"testdata/valid-several-whole-kinds.yaml": {
@@ -56,12 +59,14 @@ func TestKitSettings(t *testing.T) {
 			PartitionClassName:  "slice.gpu.accel.example.com",
 			ProfileAttribute:    "profile",
 			ParentUUIDAttribute: "parent",
+			Observers:           []string{"cdi"},
 		},
 		"testdata/valid-minimal.yaml": {
 			DriverName:      "gpu.example.com",
 			DeviceClassName: "gpu.example.com",
 			UUIDAttribute:   "uuid",
 			Hardware:        true,
+			Observers:       []string{"cdi"},
 		},
 	}
 	for path, want := range tests {

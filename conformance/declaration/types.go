@@ -160,6 +160,9 @@ const (
 // knownObservers lists the observers in the order messages name them.
 var knownObservers = []Observer{ObserverCDI, ObserverEnv, ObserverDeviceNodes, ObserverMounts, ObserverNVML}
 
+// KnownObservers returns every observer, in the order messages name them.
+func KnownObservers() []Observer { return slices.Clone(knownObservers) }
+
 // Hardware says what the driver's devices are.
 type Hardware string
 

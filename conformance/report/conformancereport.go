@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	gherkin "github.com/cucumber/gherkin/go/v42"
 	messages "github.com/cucumber/messages/go/v34"
@@ -288,20 +289,32 @@ func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (prof
 
 // add lists a scenario that did not pass.
 func (l *scenarioLists) add(s ScenarioResult) {
-	e := scenarioEntry{Name: s.Name, Location: location(s), Conformance: levelOf(s.Tags)}
+	e := scenarioEntry{Name: printable(s.Name), Location: location(s), Conformance: levelOf(s.Tags)}
 	switch s.Status {
 	case StatusPassed:
 		return
 	case StatusSkipped:
-		e.Reason = s.Message
+		e.Reason = printable(s.Message)
 		e.Unclaimed = unclaimedSkip(s.Message)
 		l.Skipped = append(l.Skipped, e)
 	default:
 		e.Status = s.Status
-		e.Error = s.Message
+		e.Error = printable(s.Message)
 		e.Diagnostics = s.Diagnostics
 		l.Failed = append(l.Failed, e)
 	}
+}
+
+// printable makes a message YAML can hold: ESC (of ANSI colour codes in an
+// error message) becomes the two characters \e, other control characters
+// but newline and tab are dropped.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return -1
+	}, strings.ReplaceAll(s, "\x1b", "\\e"))
 }
 
 func location(s ScenarioResult) string { return fmt.Sprintf("%s:%d", s.URI, s.Line) }

@@ -220,3 +220,9 @@ func TestWriteConformanceReportBadFeatures(t *testing.T) {
 		t.Errorf("got %v, want a parse error naming the file", err)
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	if got := printable("\x1b[31mred\x1b[0m\x00\tend\n"); got != `\e[31mred\e[0m`+"\tend\n" {
+		t.Errorf("printable = %q", got)
+	}
+}

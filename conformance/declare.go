@@ -1,0 +1,84 @@
+package conformance
+
+import (
+	"drakit.dev/drakit/conformance/declaration"
+)
+
+// Fields ApplyDeclaration can set, by their Config field name.
+const (
+	fieldDriverName          = "DriverName"
+	fieldDeviceClassName     = "DeviceClassName"
+	fieldUUIDAttribute       = "UUIDAttribute"
+	fieldDeviceEnvPrefix     = "DeviceEnvPrefix"
+	fieldPartitionClassName  = "PartitionClassName"
+	fieldProfileAttribute    = "ProfileAttribute"
+	fieldParentUUIDAttribute = "ParentUUIDAttribute"
+	fieldMemoryCapacity      = "MemoryCapacity"
+	fieldDriverNamespace     = "DriverNamespace"
+	fieldDriverPodSelector   = "DriverPodSelector"
+	fieldHardware            = "Hardware"
+	fieldObservers           = "Observers"
+)
+
+// DeclaredFields are the Config fields a driver declaration sets.
+func DeclaredFields() []string {
+	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldPartitionClassName,
+		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
+		fieldHardware, fieldObservers}
+}
+
+// ApplyDeclaration sets the driver settings of a declaration (its
+// KitSettings) on c, except the fields explicit reports as given otherwise
+// (a flag on the command line): those keep their value. A declaration says
+// everything about its driver, so a setting it leaves empty (no partitions,
+// no per-device variable, no NVML) is empty in c too, and the scenarios that
+// need it are skipped with their reasons. Partition attribute names the
+// declaration leaves empty keep c's, so that c stays valid.
+func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(field string) bool) {
+	s := d.KitSettings()
+	set := func(field string, dst *string, v string) {
+		if !explicit(field) {
+			*dst = v
+		}
+	}
+	set(fieldDriverName, &c.DriverName, s.DriverName)
+	set(fieldDeviceClassName, &c.DeviceClassName, s.DeviceClassName)
+	set(fieldUUIDAttribute, &c.UUIDAttribute, s.UUIDAttribute)
+	set(fieldDeviceEnvPrefix, &c.DeviceEnvPrefix, s.DeviceEnvPrefix)
+	set(fieldPartitionClassName, &c.PartitionClassName, s.PartitionClassName)
+	for _, a := range []struct {
+		field string
+		dst   *string
+		v     string
+	}{
+		{fieldProfileAttribute, &c.ProfileAttribute, s.ProfileAttribute},
+		{fieldParentUUIDAttribute, &c.ParentUUIDAttribute, s.ParentUUIDAttribute},
+		{fieldMemoryCapacity, &c.MemoryCapacity, s.MemoryCapacity},
+	} {
+		if a.v != "" {
+			set(a.field, a.dst, a.v)
+		}
+	}
+	set(fieldDriverNamespace, &c.DriverNamespace, s.DriverNamespace)
+	set(fieldDriverPodSelector, &c.DriverPodSelector, s.DriverPodSelector)
+	if !explicit(fieldHardware) {
+		c.Hardware = s.Hardware
+	}
+	if !explicit(fieldObservers) {
+		c.Observers = s.Observers
+	}
+}
+
+// observes reports whether the driver declares the observer.
+func (c *Config) observes(o declaration.Observer) bool {
+	for _, x := range c.Observers {
+		if declaration.Observer(x) == o {
+			return true
+		}
+	}
+	return false
+}
+
+// nvmlSkipReason explains why the NVML checks do not apply.
+const nvmlSkipReason = "the driver declares no nvml observer (observers of its driver declaration, or --observers nvml): " +
+	"the kit does not check NVML or NVIDIA device nodes in its containers"

@@ -32,30 +32,39 @@ const testNode = "127.0.0.1"
 // rolled-out status and the driver's ResourceSlice.
 func simulateNode(ctx context.Context, t *testing.T, client kubernetes.Interface, driverName string) {
 	t.Helper()
+	simulateWorkload(ctx, t, client, gpuWorkload, driverName, true)
+}
+
+// simulateWorkload is simulateNode for the driver of w; without publish the
+// driver publishes no ResourceSlice.
+func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Interface, w workload, driverName string, publish bool) {
+	t.Helper()
 	go func() {
 		for ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
-			ds, err := client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})
+			ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{})
 			if err != nil {
 				continue
 			}
 			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: Name + "-abcde", Namespace: Namespace, Labels: map[string]string{AppLabel: Name}},
+				ObjectMeta: metav1.ObjectMeta{Name: w.name + "-abcde", Namespace: w.namespace, Labels: map[string]string{AppLabel: w.name}},
 				Spec:       corev1.PodSpec{NodeName: testNode},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 					{Type: corev1.PodReady, Status: corev1.ConditionTrue},
 				}},
 			}
-			_, _ = client.CoreV1().Pods(Namespace).Create(ctx, pod, metav1.CreateOptions{})
-			slice := &resourceapi.ResourceSlice{
-				ObjectMeta: metav1.ObjectMeta{Name: "0000-" + driverName + "-" + testNode + "-x"},
-				Spec: resourceapi.ResourceSliceSpec{Driver: driverName, NodeName: new(testNode),
-					Pool: resourceapi.ResourcePool{Name: testNode, ResourceSliceCount: 1}},
+			_, _ = client.CoreV1().Pods(w.namespace).Create(ctx, pod, metav1.CreateOptions{})
+			if publish {
+				slice := &resourceapi.ResourceSlice{
+					ObjectMeta: metav1.ObjectMeta{Name: "0000-" + driverName + "-" + testNode + "-x"},
+					Spec: resourceapi.ResourceSliceSpec{Driver: driverName, NodeName: new(testNode),
+						Pool: resourceapi.ResourcePool{Name: testNode, ResourceSliceCount: 1}},
+				}
+				_, _ = client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 			}
-			_, _ = client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 			if ds.Status.NumberReady != 1 {
 				ds.Status.DesiredNumberScheduled, ds.Status.UpdatedNumberScheduled, ds.Status.NumberReady = 1, 1, 1
-				_, _ = client.AppsV1().DaemonSets(Namespace).UpdateStatus(ctx, ds, metav1.UpdateOptions{})
+				_, _ = client.AppsV1().DaemonSets(w.namespace).UpdateStatus(ctx, ds, metav1.UpdateOptions{})
 			}
 		}
 	}()

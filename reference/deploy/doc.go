@@ -45,4 +45,19 @@
 // waits for the driver pods to go and then deletes the policy and its
 // binding and the driver's ResourceSlices (the kubelet would only wipe them
 // 30 s after the plugin unregistered). Deleting what does not exist succeeds.
+//
+// # The plain driver
+//
+// PlainObjects, ApplyPlain and DeletePlain do the same for drakit's plain
+// driver (reference/plaindriver) from manifests/plain, in namespace
+// drakit-plain under the name drakit-plain-driver, so that it runs beside
+// the reference driver and is deleted without touching it. One DeviceClass,
+// <driver> (device.driver == "<driver>"). Its pod has no capability at all
+// (no device nodes, no driver root): it mounts only the kubelet plugin
+// directories, the CDI directory and its state directory (PlainOptions
+// StateDir, validated like the other host paths), all writable because the
+// driver writes each. Its admission policy is the reference driver's for its
+// own service account and driver name. PlainOptions.Defect deploys one of the
+// driver's deliberate defects; with duplicate-device-names, which publishes
+// no ResourceSlice by design, ApplyPlain waits for Ready pods only.
 package deploy

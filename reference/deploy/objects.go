@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed manifests/*.yaml
+//go:embed manifests/*.yaml manifests/plain/*.yaml
 var manifests embed.FS
 
 // Manifests are the deployment's objects, rendered for one Options.
@@ -157,15 +157,8 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 			return err
 		}
 	}
-	if opts.APIServerHost == "" {
-		c.Env = dropEnv(c.Env, "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
-	} else {
-		if err := setEnv(c, "KUBERNETES_SERVICE_HOST", opts.APIServerHost); err != nil {
-			return err
-		}
-		if err := setEnv(c, "KUBERNETES_SERVICE_PORT", strconv.Itoa(opts.APIServerPort)); err != nil {
-			return err
-		}
+	if err := setAPIServerEnv(c, opts.APIServerHost, opts.APIServerPort); err != nil {
+		return err
 	}
 	hostPaths := map[string]string{
 		"plugin-dir":    opts.pluginDir(),
@@ -195,6 +188,19 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 		sc.AllowPrivilegeEscalation, sc.Capabilities, sc.SeccompProfile = nil, nil, nil
 	}
 	return nil
+}
+
+// setAPIServerEnv sets KUBERNETES_SERVICE_HOST and _PORT of the hostNetwork
+// driver container, or drops both with an empty host (the kubelet's stay).
+func setAPIServerEnv(c *corev1.Container, host string, port int) error {
+	if host == "" {
+		c.Env = dropEnv(c.Env, "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
+		return nil
+	}
+	if err := setEnv(c, "KUBERNETES_SERVICE_HOST", host); err != nil {
+		return err
+	}
+	return setEnv(c, "KUBERNETES_SERVICE_PORT", strconv.Itoa(port))
 }
 
 func setFlag(c *corev1.Container, flag, value string) error {

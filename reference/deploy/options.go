@@ -135,6 +135,79 @@ func checkHostPath(field, flag, p string) error {
 	return nil
 }
 
+// checkNameAndImage checks the options DriverName and Image.
+func checkNameAndImage(driverName, image string) []error {
+	var errs []error
+	if msgs := validation.IsDNS1123Subdomain(driverName); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q: %s", driverName, strings.Join(msgs, "; ")))
+	} else if len(driverName) > 63 {
+		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q is longer than 63 characters", driverName))
+	}
+	if image == "" {
+		errs = append(errs, errors.New("Image (--image) is required"))
+	}
+	return errs
+}
+
+// checkAPIServerAndTimeout checks the options APIServerHost, APIServerPort
+// and Timeout.
+func checkAPIServerAndTimeout(host string, port int, timeout time.Duration) []error {
+	var errs []error
+	if host != "" && (port < 1 || port > 65535) {
+		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is not a port", port))
+	}
+	if host == "" && port != 0 {
+		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is set without APIServerHost (--apiserver-host)", port))
+	}
+	if timeout <= 0 {
+		errs = append(errs, fmt.Errorf("Timeout (--timeout) %s must be positive", timeout))
+	}
+	return errs
+}
+
+// hostPathOption is a host path option with its field and flag names.
+type hostPathOption struct{ field, flag, value string }
+
+// checkHostPaths checks every path (checkHostPath) and that no two of the
+// valid ones overlap: each is mounted with its own access. ok[i] reports
+// whether paths[i] is valid by itself.
+func checkHostPaths(paths []hostPathOption) (errs []error, ok []bool) {
+	ok = make([]bool, len(paths))
+	for i, p := range paths {
+		if err := checkHostPath(p.field, p.flag, p.value); err != nil {
+			errs = append(errs, err)
+		} else {
+			ok[i] = true
+		}
+	}
+	for i, a := range paths {
+		for j, b := range paths[i+1:] {
+			if ok[i] && ok[i+1+j] && (a.value == b.value || within(a.value, b.value) || within(b.value, a.value)) {
+				errs = append(errs, fmt.Errorf("%s (--%s) %q and %s (--%s) %q overlap: each is mounted with its own access, so neither may contain the other",
+					a.field, a.flag, a.value, b.field, b.flag, b.value))
+			}
+		}
+	}
+	return errs, ok
+}
+
+// checkSockets reports the driver's sockets (registration in registrarDir,
+// DRA in pluginDir, both below kubeletRootDir) that are too long for
+// AF_UNIX.
+func checkSockets(kubeletRootDir, registrarDir, pluginDir, driverName string) []error {
+	var errs []error
+	for _, sock := range []string{
+		filepath.Join(registrarDir, driverName+"-reg.sock"),
+		filepath.Join(pluginDir, "dra.sock"),
+	} {
+		if len(sock) > maxSocketPath {
+			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
+				kubeletRootDir, sock, maxSocketPath))
+		}
+	}
+	return errs
+}
+
 // within reports whether clean absolute path p lies below dir.
 func within(p, dir string) bool {
 	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
@@ -146,62 +219,22 @@ func within(p, dir string) bool {
 // systemDirs and systemTrees; the three must not overlap, since each is
 // mounted with its own access). The error wraps ErrInvalidOptions.
 func (o *Options) Validate() error {
-	var errs []error
-	if msgs := validation.IsDNS1123Subdomain(o.DriverName); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q: %s", o.DriverName, strings.Join(msgs, "; ")))
-	} else if len(o.DriverName) > 63 {
-		errs = append(errs, fmt.Errorf("DriverName (--driver-name) %q is longer than 63 characters", o.DriverName))
-	}
-	if o.Image == "" {
-		errs = append(errs, errors.New("Image (--image) is required"))
-	}
+	errs := checkNameAndImage(o.DriverName, o.Image)
 	if o.RuntimeClassName != "" {
 		if msgs := validation.IsDNS1123Subdomain(o.RuntimeClassName); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
 		}
 	}
-	paths := []struct {
-		field, flag, value string
-		ok                 bool
-	}{
-		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir, false},
-		{"CDIDir", "cdi-dir", o.CDIDir, false},
-		{"DriverRoot", "driver-root", o.DriverRoot, false},
+	pathErrs, ok := checkHostPaths([]hostPathOption{
+		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir},
+		{"CDIDir", "cdi-dir", o.CDIDir},
+		{"DriverRoot", "driver-root", o.DriverRoot},
+	})
+	errs = append(errs, pathErrs...)
+	if ok[0] {
+		errs = append(errs, checkSockets(o.KubeletRootDir, o.registrarDir(), o.pluginDir(), o.DriverName)...)
 	}
-	for i := range paths {
-		p := &paths[i]
-		if err := checkHostPath(p.field, p.flag, p.value); err != nil {
-			errs = append(errs, err)
-		} else {
-			p.ok = true
-		}
-	}
-	for i, a := range paths {
-		for _, b := range paths[i+1:] {
-			if a.ok && b.ok && (a.value == b.value || within(a.value, b.value) || within(b.value, a.value)) {
-				errs = append(errs, fmt.Errorf("%s (--%s) %q and %s (--%s) %q overlap: each is mounted with its own access, so neither may contain the other",
-					a.field, a.flag, a.value, b.field, b.flag, b.value))
-			}
-		}
-	}
-	for _, sock := range []string{
-		filepath.Join(o.registrarDir(), o.DriverName+"-reg.sock"),
-		filepath.Join(o.pluginDir(), "dra.sock"),
-	} {
-		if paths[0].ok && len(sock) > maxSocketPath {
-			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
-				o.KubeletRootDir, sock, maxSocketPath))
-		}
-	}
-	if o.APIServerHost != "" && (o.APIServerPort < 1 || o.APIServerPort > 65535) {
-		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is not a port", o.APIServerPort))
-	}
-	if o.APIServerHost == "" && o.APIServerPort != 0 {
-		errs = append(errs, fmt.Errorf("APIServerPort (--apiserver-port) %d is set without APIServerHost (--apiserver-host)", o.APIServerPort))
-	}
-	if o.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("Timeout (--timeout) %s must be positive", o.Timeout))
-	}
+	errs = append(errs, checkAPIServerAndTimeout(o.APIServerHost, o.APIServerPort, o.Timeout)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}

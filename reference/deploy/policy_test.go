@@ -187,10 +187,13 @@ func slice(driver, node string) *resourceapi.ResourceSlice {
 // driverOn is the driver's service account as a pod on node authenticates:
 // with the node name of its pod-bound token (no node: a token not bound to
 // a pod).
-func driverOn(node string) user.Info {
+func driverOn(node string) user.Info { return serviceAccountOn(gpuWorkload, node) }
+
+// serviceAccountOn is driverOn for the service account of w.
+func serviceAccountOn(w workload, node string) user.Info {
 	u := &user.DefaultInfo{
-		Name:   serviceaccount.MakeUsername(Namespace, Name),
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace, "system:authenticated"},
+		Name:   serviceaccount.MakeUsername(w.namespace, w.name),
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + w.namespace, "system:authenticated"},
 		Extra:  map[string][]string{},
 	}
 	if node != "" {

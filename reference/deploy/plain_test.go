@@ -1,0 +1,523 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"drakit.dev/drakit/reference/plaindriver"
+)
+
+// localClusterPlainOptions are the paths drakit's local cluster uses, with
+// the state in the run directory.
+func localClusterPlainOptions() PlainOptions {
+	o := DefaultPlainOptions()
+	run := "/home/dev/.local/state/drakit/cluster"
+	o.KubeletRootDir = run + "/kubelet/root"
+	o.CDIDir = run + "/cdi"
+	o.StateDir = run + "/plain-driver"
+	o.APIServerPort = 16443
+	return o
+}
+
+func TestPlainObjectsGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		golden string
+		opts   func() PlainOptions
+	}{
+		{"plain-default.yaml", DefaultPlainOptions},
+		{"plain-local-cluster-extra-device.yaml", func() PlainOptions {
+			o := localClusterPlainOptions()
+			o.Devices, o.Defect = 2, plaindriver.DefectExtraDevice
+			return o
+		}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			t.Parallel()
+			m, err := PlainObjects(tc.opts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docs []string
+			for _, obj := range m.List() {
+				data, err := yaml.Marshal(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs = append(docs, string(data))
+			}
+			got := strings.Join(docs, "---\n")
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden file (run with -update to create it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("objects differ from %s (-want +got; run with -update if intended):\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// TestPlainDefaultOptionsAreTheManifests: manifests/plain as written is what
+// the default options render.
+func TestPlainDefaultOptionsAreTheManifests(t *testing.T) {
+	t.Parallel()
+	raw, err := decodePlain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := PlainObjects(DefaultPlainOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(raw, rendered); diff != "" {
+		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
+	}
+}
+
+// TestPlainObjectsLeastPrivilege pins the plain driver pod's privileges: not
+// privileged, no escalation, RuntimeDefault seccomp, a read-only root
+// filesystem, every capability dropped and none added, exactly the four
+// host directories it writes (each at its own path), no host namespace but
+// the network.
+func TestPlainObjectsLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	opts := localClusterPlainOptions()
+	m, err := PlainObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := m.DaemonSet.Spec.Template.Spec
+	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
+		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
+			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
+	}
+	c := pod.Containers[0]
+	want := &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsUser:                ptr.To[int64](0),
+		RunAsGroup:               ptr.To[int64](0),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
+		t.Errorf("driver container security context (-want +got):\n%s", diff)
+	}
+	if pod.SecurityContext != nil && !cmp.Equal(*pod.SecurityContext, corev1.PodSecurityContext{}) {
+		t.Errorf("driver pod security context %+v: want none", *pod.SecurityContext)
+	}
+	if pod.HostPID || pod.HostIPC || !pod.HostNetwork || pod.RuntimeClassName != nil {
+		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v runtimeClassName=%v, want only hostNetwork",
+			pod.HostPID, pod.HostIPC, pod.HostNetwork, pod.RuntimeClassName)
+	}
+	if pod.ServiceAccountName != m.ServiceAccount.Name || m.ServiceAccount.Namespace != m.DaemonSet.Namespace {
+		t.Errorf("DaemonSet runs as %s/%s, the manifests create service account %s/%s",
+			m.DaemonSet.Namespace, pod.ServiceAccountName, m.ServiceAccount.Namespace, m.ServiceAccount.Name)
+	}
+	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/plain-driver:dev" {
+		t.Errorf("image %s pulled %s, want drakit.dev/plain-driver:dev never pulled", c.Image, c.ImagePullPolicy)
+	}
+
+	type mount struct {
+		HostPath, MountPath string
+		Type                corev1.HostPathType
+		ReadOnly            bool
+	}
+	plugin := opts.KubeletRootDir + "/plugins/plain.drakit.dev"
+	registrar := opts.KubeletRootDir + "/plugins_registry"
+	wantMounts := map[string]mount{
+		"plugin-dir":    {plugin, plugin, corev1.HostPathDirectoryOrCreate, false},
+		"registrar-dir": {registrar, registrar, corev1.HostPathDirectory, false},
+		"cdi-dir":       {opts.CDIDir, opts.CDIDir, corev1.HostPathDirectoryOrCreate, false},
+		"state-dir":     {opts.StateDir, opts.StateDir, corev1.HostPathDirectoryOrCreate, false},
+	}
+	volumes := map[string]corev1.HostPathVolumeSource{}
+	for _, v := range pod.Volumes {
+		if v.HostPath == nil || v.HostPath.Type == nil {
+			t.Errorf("volume %s is not a hostPath volume with a type", v.Name)
+			continue
+		}
+		volumes[v.Name] = *v.HostPath
+	}
+	got := map[string]mount{}
+	for _, vm := range c.VolumeMounts {
+		if _, dup := got[vm.Name]; dup {
+			t.Errorf("volume %s is mounted twice", vm.Name)
+		}
+		if vm.SubPath != "" || vm.SubPathExpr != "" || vm.MountPropagation != nil || vm.RecursiveReadOnly != nil {
+			t.Errorf("mount of %s has a sub-path, propagation or recursive read-only setting: %+v", vm.Name, vm)
+		}
+		v := volumes[vm.Name]
+		got[vm.Name] = mount{v.Path, vm.MountPath, ptr.Deref(v.Type, ""), vm.ReadOnly}
+	}
+	if diff := cmp.Diff(wantMounts, got); diff != "" {
+		t.Errorf("host mounts (-want +got):\n%s", diff)
+	}
+	if len(volumes) != len(got) {
+		t.Errorf("pod has %d volumes, %d of them mounted", len(volumes), len(got))
+	}
+
+	wantArgs := []string{
+		"--driver-name=plain.drakit.dev",
+		"--devices=4",
+		"--defect=",
+		"--state-dir=" + opts.StateDir,
+		"--cdi-dir=" + opts.CDIDir,
+		"--kubelet-registrar-dir=" + registrar,
+		"--kubelet-plugin-dir=" + plugin,
+		"--v=4",
+	}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			env[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	wantEnv := map[string]string{"NODE_NAME": "fieldRef:spec.nodeName", "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "16443"}
+	if diff := cmp.Diff(wantEnv, env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlainObjectsSubstitute: the driver name, devices, defect and
+// apiserver options reach the flags, the DeviceClass and the policy.
+func TestPlainObjectsSubstitute(t *testing.T) {
+	t.Parallel()
+	opts := DefaultPlainOptions()
+	opts.DriverName, opts.Devices, opts.Defect = "plain.example.com", 9, plaindriver.DefectLeaveCDISpec
+	opts.APIServerHost, opts.APIServerPort = "", 0
+	m, err := PlainObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.DaemonSet.Spec.Template.Spec.Containers[0]
+	for _, want := range []string{"--driver-name=plain.example.com", "--devices=9", "--defect=leave-cdi-spec",
+		"--kubelet-plugin-dir=/var/lib/kubelet/plugins/plain.example.com"} {
+		if !strings.Contains(strings.Join(c.Args, " "), want) {
+			t.Errorf("args %q lack %s", c.Args, want)
+		}
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "NODE_NAME" {
+		t.Errorf("env %+v, want NODE_NAME only without an apiserver host", c.Env)
+	}
+	if got := m.DeviceClass.Name + ": " + m.DeviceClass.Spec.Selectors[0].CEL.Expression; got != `plain.example.com: device.driver == "plain.example.com"` {
+		t.Errorf("device class %s", got)
+	}
+	p := compilePolicy(t, m.Policy)
+	plainSA := serviceAccountOn(plainWorkload, "node-a")
+	if got := p.admit(t, admission.Create, slice("plain.example.com", "node-a"), nil, plainSA); got != nil {
+		t.Errorf("renamed driver creating its own slice: denied %q", got)
+	}
+	if got := p.admit(t, admission.Create, slice("plain.drakit.dev", "node-a"), nil, plainSA); len(got) != 1 {
+		t.Errorf("renamed driver creating a slice of plain.drakit.dev: denials %q, want one", got)
+	}
+}
+
+// TestPlainPolicy: the plain driver's policy is the reference driver's but
+// for its service account and driver name; it limits the plain driver's
+// service account to its slices on its node, and the two drivers' policies
+// do not match each other's service account.
+func TestPlainPolicy(t *testing.T) {
+	t.Parallel()
+	plain, err := PlainObjects(DefaultPlainOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := Objects(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMatch := []admissionregistrationv1.MatchCondition{{
+		Name:       "driver-service-account",
+		Expression: fmt.Sprintf("request.userInfo.username == %q", serviceaccount.MakeUsername(PlainNamespace, PlainName)),
+	}}
+	if diff := cmp.Diff(wantMatch, plain.Policy.Spec.MatchConditions); diff != "" {
+		t.Errorf("match conditions (-want +got):\n%s", diff)
+	}
+	same := plain.Policy.Spec.DeepCopy()
+	same.MatchConditions = gpu.Policy.Spec.MatchConditions
+	for i := range same.Variables {
+		if same.Variables[i].Name == "driverName" {
+			same.Variables[i].Expression = `"gpu.drakit.dev"`
+		}
+	}
+	if diff := cmp.Diff(&gpu.Policy.Spec, same); diff != "" {
+		t.Errorf("plain policy differs from the reference driver's in more than the service account and driver (-gpu +plain):\n%s", diff)
+	}
+	if got, want := plain.PolicyBinding.Spec, (admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+		PolicyName: PlainName, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+	}); !cmp.Equal(want, got) {
+		t.Errorf("policy binding %+v, want %+v", got, want)
+	}
+	if diff := cmp.Diff(gpu.ClusterRole.Rules, plain.ClusterRole.Rules); diff != "" {
+		t.Errorf("cluster role rules differ from the reference driver's (-gpu +plain):\n%s", diff)
+	}
+	if s := plain.ClusterRoleBinding.Subjects; len(s) != 1 || s[0].Name != PlainName || s[0].Namespace != PlainNamespace ||
+		plain.ClusterRoleBinding.RoleRef.Name != plain.ClusterRole.Name {
+		t.Errorf("cluster role binding %+v does not bind %s to %s/%s", plain.ClusterRoleBinding, plain.ClusterRole.Name, PlainNamespace, PlainName)
+	}
+
+	pp, gp := compilePolicy(t, plain.Policy), compilePolicy(t, gpu.Policy)
+	const driver = "plain.drakit.dev"
+	plainSA := serviceAccountOn(plainWorkload, "node-a")
+	for _, tc := range []struct {
+		name string
+		p    *compiledPolicy
+		op   admission.Operation
+		obj  bool
+		s    string // driver of the slice
+		node string
+		want []string
+	}{
+		{"create-own-node", pp, admission.Create, true, driver, "node-a", nil},
+		{"delete-own-node", pp, admission.Delete, false, driver, "node-a", nil},
+		{"create-other-node", pp, admission.Create, true, driver, "node-b", []string{"the driver on node node-a may not modify ResourceSlices of node node-b"}},
+		{"create-gpu-slice", pp, admission.Create, true, "gpu.drakit.dev", "node-a", []string{
+			"the driver's service account may modify only ResourceSlices of driver plain.drakit.dev, not of gpu.drakit.dev"}},
+		{"gpu-policy-does-not-match-plain", gp, admission.Create, true, driver, "node-b", nil},
+	} {
+		var obj, old = slice(tc.s, tc.node), slice(tc.s, tc.node)
+		if tc.obj {
+			old = nil
+		} else {
+			obj = nil
+		}
+		if diff := cmp.Diff(tc.want, tc.p.admit(t, tc.op, obj, old, plainSA)); diff != "" {
+			t.Errorf("%s: denials (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	if got := pp.admit(t, admission.Create, slice("gpu.drakit.dev", "node-b"), nil, driverOn("node-a")); got != nil {
+		t.Errorf("the plain policy matched the reference driver's service account: %q", got)
+	}
+}
+
+func TestPlainOptionsValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*PlainOptions)
+		wantErrs []string
+	}{
+		{"valid-defaults", func(*PlainOptions) {}, nil},
+		{"valid-local-cluster", func(o *PlainOptions) { *o = localClusterPlainOptions() }, nil},
+		{"valid-every-defect", func(o *PlainOptions) { o.Defect = plaindriver.DefectDuplicateDeviceNames }, nil},
+		{"unknown-defect", func(o *PlainOptions) { o.Defect = "slow" }, []string{
+			`Defect (--defect): unknown defect "slow" (known: extra-device, leave-cdi-spec, duplicate-device-names; empty for none)`,
+		}},
+		{"devices", func(o *PlainOptions) { o.Devices = 0 }, []string{"Devices (--devices): 0 devices: must be between 1 and 128"}},
+		{"devices-for-extra-device", func(o *PlainOptions) { o.Devices, o.Defect = 1, plaindriver.DefectExtraDevice }, []string{
+			"Devices (--devices): 1 devices: must be between 2 and 128 with defect extra-device",
+		}},
+		{"state-dir-system", func(o *PlainOptions) { o.StateDir = "/var/lib" }, []string{
+			`StateDir (--state-dir) "/var/lib" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"state-dir-in-cdi-dir", func(o *PlainOptions) { o.StateDir = o.CDIDir + "/state" }, []string{
+			`CDIDir (--cdi-dir) "/var/run/cdi" and StateDir (--state-dir) "/var/run/cdi/state" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"state-dir-in-kubelet-root", func(o *PlainOptions) { o.StateDir = o.KubeletRootDir + "/plain" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/var/lib/kubelet" and StateDir (--state-dir) "/var/lib/kubelet/plain" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"everything-at-once", func(o *PlainOptions) {
+			o.DriverName, o.Image, o.StateDir, o.APIServerPort, o.Timeout = strings.Repeat("p", 64), "", "state", 0, 0
+		}, []string{
+			`DriverName (--driver-name) "` + strings.Repeat("p", 64) + `" is longer than 63 characters`,
+			"Image (--image) is required",
+			`StateDir (--state-dir) "state" must be a clean absolute path`,
+			"APIServerPort (--apiserver-port) 0 is not a port",
+			"Timeout (--timeout) 0s must be positive",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := DefaultPlainOptions()
+			tc.mutate(&o)
+			err := o.Validate()
+			switch {
+			case tc.wantErrs == nil && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErrs != nil && err == nil:
+				t.Fatalf("no error, want %q", tc.wantErrs)
+			case err != nil && !errors.Is(err, ErrInvalidOptions):
+				t.Fatalf("error %v is not ErrInvalidOptions", err)
+			case err != nil:
+				got := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidOptions.Error()+": "), "\n")
+				if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+			}
+			if _, objErr := PlainObjects(o); (objErr == nil) != (err == nil) {
+				t.Errorf("PlainObjects error %v disagrees with Validate error %v", objErr, err)
+			}
+		})
+	}
+}
+
+// TestApplyPlainBesideTheReferenceDriver: ApplyPlain creates the plain
+// deployment and waits for its slice, next to a deployed reference driver,
+// and DeletePlain removes it and leaves the reference driver alone.
+func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	gpuOpts := DefaultOptions()
+	gpuOpts.Timeout = 10 * time.Second
+	simulateNode(ctx, t, client, gpuOpts.DriverName)
+	if err := Apply(ctx, client, gpuOpts); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	opts := DefaultPlainOptions()
+	opts.Timeout = 10 * time.Second
+	simCtx, cancelSim := context.WithCancel(ctx)
+	simulateWorkload(simCtx, t, client, plainWorkload, opts.DriverName, true)
+	if err := ApplyPlain(ctx, client, opts); err != nil {
+		t.Fatalf("ApplyPlain: %v", err)
+	}
+	want, err := PlainObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := client.AppsV1().DaemonSets(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.DaemonSet.Spec, ds.Spec); diff != "" {
+		t.Errorf("applied DaemonSet spec (-want +got):\n%s", diff)
+	}
+	for what, err := range map[string]error{
+		"service account": get(client.CoreV1().ServiceAccounts(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})),
+		"policy":          get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, PlainName, metav1.GetOptions{})),
+		"policy binding":  get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, PlainName, metav1.GetOptions{})),
+		"device class":    get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
+	} {
+		if err != nil {
+			t.Errorf("%s missing after ApplyPlain: %v", what, err)
+		}
+	}
+
+	cancelSim()
+	if err := client.CoreV1().Pods(PlainNamespace).Delete(ctx, PlainName+"-abcde", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := DeletePlain(ctx, client, opts); err != nil {
+			t.Fatalf("DeletePlain #%d: %v", i+1, err)
+		}
+	}
+	for what, err := range map[string]error{
+		"namespace":      get(client.CoreV1().Namespaces().Get(ctx, PlainNamespace, metav1.GetOptions{})),
+		"daemon set":     get(client.AppsV1().DaemonSets(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})),
+		"cluster role":   get(client.RbacV1().ClusterRoles().Get(ctx, PlainName, metav1.GetOptions{})),
+		"policy":         get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, PlainName, metav1.GetOptions{})),
+		"policy binding": get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, PlainName, metav1.GetOptions{})),
+		"device class":   get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
+	} {
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s still exists after DeletePlain (get: %v)", what, err)
+		}
+	}
+	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drivers []string
+	for _, s := range slices.Items {
+		drivers = append(drivers, s.Spec.Driver)
+	}
+	if diff := cmp.Diff([]string{gpuOpts.DriverName}, drivers); diff != "" {
+		t.Errorf("slices after DeletePlain (-want +got):\n%s", diff)
+	}
+	for what, err := range map[string]error{
+		"reference driver namespace":    get(client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})),
+		"reference driver daemon set":   get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
+		"reference driver policy":       get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})),
+		"reference driver device class": get(client.ResourceV1().DeviceClasses().Get(ctx, gpuOpts.DriverName, metav1.GetOptions{})),
+	} {
+		if err != nil {
+			t.Errorf("%s gone after DeletePlain: %v", what, err)
+		}
+	}
+}
+
+// TestApplyPlainWithoutSlices: a driver that publishes no slice is not
+// ready, unless it runs with duplicate-device-names, which publishes none
+// by design.
+func TestApplyPlainWithoutSlices(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		defect  plaindriver.Defect
+		wantErr string
+	}{
+		{"", "driver plain.drakit.dev after 300ms: no ResourceSlice of plain.drakit.dev for node(s) 127.0.0.1 yet"},
+		{plaindriver.DefectExtraDevice, "no ResourceSlice of plain.drakit.dev for node(s) 127.0.0.1 yet"},
+		{plaindriver.DefectDuplicateDeviceNames, ""},
+	} {
+		t.Run("defect="+string(tc.defect), func(t *testing.T) {
+			t.Parallel()
+			client := fake.NewClientset()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			opts := DefaultPlainOptions()
+			opts.Defect, opts.Timeout = tc.defect, 300*time.Millisecond
+			simulateWorkload(ctx, t, client, plainWorkload, opts.DriverName, false)
+			err := ApplyPlain(ctx, client, opts)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("ApplyPlain: %v", err)
+			case tc.wantErr != "" && (!errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("ApplyPlain: %v, want ErrNotReady with %q", err, tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), "pod drakit-plain/drakit-plain-driver-abcde"):
+				t.Errorf("ApplyPlain error lacks the pod's diagnostics: %v", err)
+			}
+		})
+	}
+}
+
+func TestApplyPlainRejectsInvalidOptions(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	opts := DefaultPlainOptions()
+	opts.Defect = "slow"
+	for name, call := range map[string]func() error{
+		"ApplyPlain":  func() error { return ApplyPlain(t.Context(), client, opts) },
+		"DeletePlain": func() error { return DeletePlain(t.Context(), client, opts) },
+	} {
+		if err := call(); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s: %v, want ErrInvalidOptions", name, err)
+		}
+	}
+	if nss, _ := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{}); len(nss.Items) != 0 {
+		t.Errorf("invalid options still created %d namespaces", len(nss.Items))
+	}
+}

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$DRAKIT_REPO"
 out=_output
 mkdir -p "$out/bin" "$out/lib"
-log "building drakit, drakit-driver, drakit-probe"
-go build -trimpath -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-probe
+log "building drakit, drakit-driver, drakit-plain-driver, drakit-probe"
+go build -trimpath -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-plain-driver ./cmd/drakit-probe
 log "building the NVML shim"
 "$out/bin/drakit" emulator build-shim -o "$out/lib/libnvidia-ml.so"

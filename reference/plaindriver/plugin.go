@@ -90,6 +90,9 @@ func (p *plugin) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 
 func (p *plugin) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	id := fmt.Sprintf("claim %s/%s (%s)", claim.Namespace, claim.Name, claim.UID)
+	if err := checkClaimUID(string(claim.UID)); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", id, err)
+	}
 	if claim.Status.Allocation == nil {
 		return nil, fmt.Errorf("prepare %s: not allocated", id)
 	}
@@ -131,6 +134,21 @@ func (p *plugin) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 		}
 	}
 	return kubeletDevices(entry), nil
+}
+
+// checkClaimUID refuses a claim UID that is not made of letters, digits
+// and '-' (an apiserver UID is a UUID): the UID names the claim's spec file
+// and CDI devices, and must not lead out of the CDI directory.
+func checkClaimUID(uid string) error {
+	if uid == "" {
+		return errors.New("the claim has no UID")
+	}
+	for _, r := range uid {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("claim UID %q has characters other than letters, digits and '-'", uid)
+		}
+	}
+	return nil
 }
 
 // writeSpec writes the claim's spec for its devices in the order of the
@@ -243,6 +261,9 @@ func (p *plugin) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 
 func (p *plugin) unprepare(ctx context.Context, claim kubeletplugin.NamespacedObject) error {
 	uid := string(claim.UID)
+	if err := checkClaimUID(uid); err != nil {
+		return fmt.Errorf("unprepare claim %s (%s): %w", claim.NamespacedName, uid, err)
+	}
 	if p.defect == DefectLeaveCDISpec {
 		klog.FromContext(ctx).V(2).Info("Defect leave-cdi-spec: leaving the claim's CDI spec behind",
 			"claim", claim.NamespacedName, "uid", uid, "spec", p.cdi.specPath(uid))

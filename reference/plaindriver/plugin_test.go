@@ -430,3 +430,29 @@ func TestWriteDeviceDirsReplacesWrongContent(t *testing.T) {
 		t.Errorf("serial %s of node-a: want PLN-… and different from %s's", devs[0].Serial, testNode)
 	}
 }
+
+// TestClaimUIDMustBeAUID: a UID that could lead out of the CDI directory is
+// refused by prepare and unprepare, and no file outside is touched.
+func TestClaimUIDMustBeAUID(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, "")
+	p := env.plugin(t)
+	victim := filepath.Join(filepath.Dir(env.cdiDir), "victim.json")
+	if err := os.WriteFile(victim, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const uid = "x/../../victim"
+	got := prepareOne(t, p, claimOf("bad", uid, "dev-0"))
+	if got.Err == nil || !strings.Contains(got.Err.Error(), `claim UID "x/../../victim" has characters other than letters, digits and '-'`) {
+		t.Errorf("prepare: %v, want the UID refused", got.Err)
+	}
+	if err := unprepare(t, p, uid)[uid]; err == nil {
+		t.Error("unprepare of a UID with a path succeeded")
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("a file outside the CDI directory is gone: %v", err)
+	}
+	if got := prepareOne(t, p, claimOf("none", "", "dev-0")); got.Err == nil || !strings.Contains(got.Err.Error(), "the claim has no UID") {
+		t.Errorf("prepare without UID: %v", got.Err)
+	}
+}

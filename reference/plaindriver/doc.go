@@ -24,8 +24,8 @@
 //
 // PrepareResourceClaims writes one CDI spec per claim into Config.CDIDir,
 // k8s.<driver>-claim_<claimUID>.json, kind k8s.<driver>/claim, with one CDI
-// device <claimUID>-<device> per allocated device of this driver (a device
-// allocated to several requests of the claim once) and returns its ID
+// device <claimUID>-<device> per allocated device of this driver (once when
+// several requests of the claim got the same device), and returns its ID
 // k8s.<driver>/claim=<claimUID>-<device> for every allocation result. A CDI
 // device has only container edits of its own, no spec-wide ones:
 //
@@ -42,7 +42,8 @@
 // results of other drivers. A claim that is not allocated, or whose results
 // name a device of another pool, a device not on this node, or a device
 // already prepared for another claim (unless either has admin access) gets
-// a per-claim error and no spec.
+// a per-claim error and no spec, as does a claim UID that is not made of
+// letters, digits and '-' (the UID names the spec file).
 //
 // Prepared claims are checkpointed in <StateDir>/checkpoint.json (JSON with
 // a version, written atomically: temporary file, fsync, rename, fsync of the
@@ -91,7 +92,7 @@
 //     kubelet, but no ResourceSlice of the driver exists for the node (a
 //     slice an earlier, correct run left is neither updated nor removed), so
 //     every claim for the driver's DeviceClass stays unallocated and its pod
-//     Pending (unschedulable: no devices of the class on the node). The
+//     Pending (the scheduler finds no device of the class). The
 //     deployment's Apply (reference/deploy ApplyPlain) therefore waits only
 //     for Ready pods with this defect. The devices stay valid otherwise (the
 //     slice with N+1 entries fits the 128-device limit: Validate allows at

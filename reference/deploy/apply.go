@@ -377,21 +377,9 @@ func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, 
 	if err != nil {
 		return err
 	}
-	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.driver", driverName).String(),
-	})
+	deleted, err := deleteSlices(ctx, client, driverName)
 	if err != nil {
-		return fmt.Errorf("list ResourceSlices of %s: %w", driverName, err)
-	}
-	deleted := 0
-	for _, s := range slices.Items {
-		if s.Spec.Driver != driverName {
-			continue
-		}
-		if err := ignoreNotFound(client.ResourceV1().ResourceSlices().Delete(ctx, s.Name, metav1.DeleteOptions{})); err != nil {
-			return fmt.Errorf("delete ResourceSlice %s: %w", s.Name, err)
-		}
-		deleted++
+		return err
 	}
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().Namespaces().Get(ctx, w.namespace, metav1.GetOptions{})
@@ -405,4 +393,27 @@ func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, 
 	}
 	klog.FromContext(ctx).Info("Driver deleted", "driver", driverName, "slicesDeleted", deleted)
 	return nil
+}
+
+// deleteSlices deletes every ResourceSlice of the driver and returns how
+// many it deleted.
+func deleteSlices(ctx context.Context, client kubernetes.Interface, driverName string) (int, error) {
+	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.driver", driverName).String(),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list ResourceSlices of %s: %w", driverName, err)
+	}
+	deleted := 0
+	for _, s := range slices.Items {
+		if s.Spec.Driver != driverName {
+			continue
+		}
+		err := client.ResourceV1().ResourceSlices().Delete(ctx, s.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("delete ResourceSlice %s: %w", s.Name, err)
+		}
+		deleted++
+	}
+	return deleted, nil
 }

@@ -59,5 +59,6 @@
 // driver writes each. Its admission policy is the reference driver's for its
 // own service account and driver name. PlainOptions.Defect deploys one of the
 // driver's deliberate defects; with duplicate-device-names, which publishes
-// no ResourceSlice by design, ApplyPlain waits for Ready pods only.
+// no ResourceSlice by design, ApplyPlain waits for Ready pods only and then
+// deletes the driver's slices that an earlier run left.
 package deploy

@@ -16,6 +16,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"drakit.dev/drakit/reference/plaindriver"
 )
@@ -231,7 +232,10 @@ func renderPlainPod(pod *corev1.PodSpec, opts PlainOptions) error {
 // until its DaemonSet is rolled out, its pods are Ready and every node with
 // a Ready pod has a ResourceSlice of the driver — except with defect
 // duplicate-device-names, which by design publishes none: then it waits
-// for the pods only. On timeout the error carries the pods' diagnostics.
+// for the pods only and deletes the driver's ResourceSlices that an earlier,
+// correct run left (the driver's controller, refusing its pool, neither
+// updates nor removes them), so that no node has one. On timeout the error
+// carries the pods' diagnostics.
 func ApplyPlain(ctx context.Context, client kubernetes.Interface, opts PlainOptions) error {
 	m, err := PlainObjects(opts)
 	if err != nil {
@@ -240,8 +244,17 @@ func ApplyPlain(ctx context.Context, client kubernetes.Interface, opts PlainOpti
 	if err := applyObjects(ctx, client, m.List()); err != nil {
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	wantSlices := opts.Defect != plaindriver.DefectDuplicateDeviceNames
-	return waitReady(ctx, client, plainWorkload, opts.DriverName, opts.Timeout, wantSlices)
+	publishes := opts.Defect != plaindriver.DefectDuplicateDeviceNames
+	if err := waitReady(ctx, client, plainWorkload, opts.DriverName, opts.Timeout, publishes); err != nil || publishes {
+		return err
+	}
+	n, err := deleteSlices(ctx, client, opts.DriverName)
+	if err != nil {
+		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
+	}
+	klog.FromContext(ctx).Info("Deleted the ResourceSlices of an earlier run: the driver publishes none with its defect",
+		"driver", opts.DriverName, "defect", opts.Defect, "slicesDeleted", n)
+	return nil
 }
 
 // DeletePlain removes what ApplyPlain created, waits for the driver pods to

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
@@ -472,7 +473,8 @@ func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 
 // TestApplyPlainWithoutSlices: a driver that publishes no slice is not
 // ready, unless it runs with duplicate-device-names, which publishes none
-// by design.
+// by design; then ApplyPlain removes the driver's slices an earlier run
+// left, and no other driver's.
 func TestApplyPlainWithoutSlices(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -490,6 +492,27 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 			defer cancel()
 			opts := DefaultPlainOptions()
 			opts.Defect, opts.Timeout = tc.defect, 300*time.Millisecond
+			// A slice an earlier, correct run left.
+			stale := &resourceapi.ResourceSlice{
+				ObjectMeta: metav1.ObjectMeta{Name: "0000-plain.drakit.dev-127.0.0.1-old"},
+				Spec: resourceapi.ResourceSliceSpec{Driver: opts.DriverName, NodeName: new(testNode),
+					Pool: resourceapi.ResourcePool{Name: testNode, ResourceSliceCount: 1}},
+			}
+			other := stale.DeepCopy()
+			other.Name, other.Spec.Driver = "0000-gpu.drakit.dev-127.0.0.1-x", "gpu.drakit.dev"
+			for _, s := range []*resourceapi.ResourceSlice{stale, other} {
+				if _, err := client.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.wantErr != "" {
+				// Not the node's slice any more: the pod is Ready, no
+				// slice of this node is there.
+				stale.Spec.NodeName = new("node-b")
+				if _, err := client.ResourceV1().ResourceSlices().Update(ctx, stale, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			simulateWorkload(ctx, t, client, plainWorkload, opts.DriverName, false)
 			err := ApplyPlain(ctx, client, opts)
 			switch {
@@ -499,6 +522,21 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 				t.Errorf("ApplyPlain: %v, want ErrNotReady with %q", err, tc.wantErr)
 			case tc.wantErr != "" && !strings.Contains(err.Error(), "pod drakit-plain/drakit-plain-driver-abcde"):
 				t.Errorf("ApplyPlain error lacks the pod's diagnostics: %v", err)
+			}
+			slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, s := range slices.Items {
+				names = append(names, s.Name)
+			}
+			want := []string{other.Name, stale.Name}
+			if tc.wantErr == "" {
+				want = []string{other.Name} // the stale slice of the driver is gone
+			}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("slices after ApplyPlain (-want +got):\n%s", diff)
 			}
 		})
 	}

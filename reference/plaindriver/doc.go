@@ -91,13 +91,12 @@
 //     observes: the driver's pod runs and the plugin registers with the
 //     kubelet, but no ResourceSlice of the driver exists for the node (the
 //     driver neither updates nor removes a slice an earlier, correct run
-//     left; reference/deploy ApplyPlain deletes those), so
-//     every claim for the driver's DeviceClass stays unallocated and its pod
-//     Pending (the scheduler finds no device of the class). ApplyPlain
-//     therefore waits only for Ready pods with this defect. The devices stay
-//     valid otherwise (the
-//     slice with N+1 entries fits the 128-device limit: Validate allows at
-//     most 127 devices).
+//     left; reference/deploy ApplyPlain deletes those), so every claim for
+//     the driver's DeviceClass stays unallocated and its pod Pending (the
+//     scheduler finds no device of the class). ApplyPlain therefore waits
+//     only for Ready pods with this defect. The devices stay valid otherwise
+//     (the slice with N+1 entries fits the 128-device limit: Validate allows
+//     at most 127 devices).
 //
 // # Errors
 //

@@ -105,6 +105,13 @@ type Config struct {
 	// IDs). Empty means the kit cannot see it: scenarios that compare the
 	// container with the prepared CDI edits are skipped, with that reason.
 	NodeKubeletRootDir string
+	// DeviceEnvName and DeviceEnvValue are the driver's per-device
+	// environment variable as patterns (conformance/declaration syntax:
+	// {device}, {identity}, {attribute:<name>}; value default {identity}),
+	// for conventions DeviceEnvPrefix cannot say. Empty name: the prefix
+	// decides.
+	DeviceEnvName  string
+	DeviceEnvValue string
 	// Observers are the kit's ways of checking what a container sees that
 	// the driver declares (declaration.Observer names: cdi, env,
 	// deviceNodes, mounts, nvml). Steps of an undeclared observer skip,
@@ -272,6 +279,13 @@ func (c Config) Validate() error {
 	}
 	if c.NodeEmulatorRoot != "" && !filepath.IsAbs(c.NodeEmulatorRoot) {
 		bad("NodeEmulatorRoot", "%q must be an absolute path", c.NodeEmulatorRoot)
+	}
+	if c.DeviceEnvName != "" {
+		if err := c.deviceEnv().Validate(); err != nil {
+			bad("DeviceEnvName", "%v", err)
+		}
+	} else if c.DeviceEnvValue != "" {
+		bad("DeviceEnvValue", "%q needs a DeviceEnvName", c.DeviceEnvValue)
 	}
 	for _, o := range c.Observers {
 		if !slices.Contains(declaration.KnownObservers(), declaration.Observer(o)) {

@@ -10,6 +10,8 @@ const (
 	fieldDeviceClassName     = "DeviceClassName"
 	fieldUUIDAttribute       = "UUIDAttribute"
 	fieldDeviceEnvPrefix     = "DeviceEnvPrefix"
+	fieldDeviceEnvName       = "DeviceEnvName"
+	fieldDeviceEnvValue      = "DeviceEnvValue"
 	fieldPartitionClassName  = "PartitionClassName"
 	fieldProfileAttribute    = "ProfileAttribute"
 	fieldParentUUIDAttribute = "ParentUUIDAttribute"
@@ -22,7 +24,7 @@ const (
 
 // DeclaredFields are the Config fields a driver declaration sets.
 func DeclaredFields() []string {
-	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldPartitionClassName,
+	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
 		fieldHardware, fieldObservers}
 }
@@ -45,6 +47,8 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldDeviceClassName, &c.DeviceClassName, s.DeviceClassName)
 	set(fieldUUIDAttribute, &c.UUIDAttribute, s.UUIDAttribute)
 	set(fieldDeviceEnvPrefix, &c.DeviceEnvPrefix, s.DeviceEnvPrefix)
+	set(fieldDeviceEnvName, &c.DeviceEnvName, s.DeviceEnvName)
+	set(fieldDeviceEnvValue, &c.DeviceEnvValue, s.DeviceEnvValue)
 	set(fieldPartitionClassName, &c.PartitionClassName, s.PartitionClassName)
 	for _, a := range []struct {
 		field string

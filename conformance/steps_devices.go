@@ -23,14 +23,14 @@ func deviceSteps() []stepDef {
 }
 
 // envSkipReason explains why environment checks do not apply.
-const envSkipReason = "the driver under test declares no per-device environment variables (the kit's device environment prefix is empty)"
+const envSkipReason = "the driver under test declares no per-device environment variables (no device environment prefix or name pattern)"
 
 func driverExportsEnv(ctx context.Context) (context.Context, error) {
 	w, err := worldFrom(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.DeviceEnvPrefix == "" {
+	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
 		return skip(ctx, envSkipReason)
 	}
 	return ctx, nil
@@ -84,12 +84,32 @@ func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.DeviceEnvPrefix == "" {
+	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
 		return skip(ctx, envSkipReason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
 		return ctx, err
+	}
+	if env := w.cfg.deviceEnv(); env != nil {
+		all, err := w.currentDevices(ctx)
+		if err != nil {
+			return ctx, err
+		}
+		// The devices of the nodes the pod's devices are on.
+		nodes := map[string]bool{}
+		for _, a := range p.devices {
+			if d, ok := findDevice(all, a.Pool, a.Device); ok {
+				nodes[d.Node] = true
+			}
+		}
+		var node []publishedDevice
+		for _, d := range all {
+			if nodes[d.Node] {
+				node = append(node, d)
+			}
+		}
+		return ctx, findings(checkEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report))
 	}
 	return ctx, findings(checkEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report))
 }

@@ -85,7 +85,8 @@ passed.`,
 // over the declaration.
 var declaredFlags = map[string]string{
 	"DriverName": "driver", "DeviceClassName": "device-class", "UUIDAttribute": "uuid-attribute",
-	"DeviceEnvPrefix": "device-env-prefix", "PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
+	"DeviceEnvPrefix": "device-env-prefix", "DeviceEnvName": "device-env-name", "DeviceEnvValue": "device-env-value",
+	"PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
 	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
 	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
 }
@@ -100,6 +101,8 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
 	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "device attribute holding the GPU UUID (bare name in the driver's domain, or domain/name)")
 	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
+	f.StringVar(&cfg.DeviceEnvName, "device-env-name", cfg.DeviceEnvName, "per-device environment variable name as a pattern ({device}, {identity}, {attribute:NAME}), e.g. GPU_DEVICE_{attribute:index}; instead of --device-env-prefix")
+	f.StringVar(&cfg.DeviceEnvValue, "device-env-value", cfg.DeviceEnvValue, "its value as a pattern (default {identity})")
 	f.StringVar(&cfg.PartitionClassName, "partition-class", cfg.PartitionClassName, "DeviceClass of the driver's GPU partitions (MIG devices, KEP-4815; empty: partition scenarios are skipped)")
 	f.StringVar(&cfg.ProfileAttribute, "profile-attribute", cfg.ProfileAttribute, "string attribute naming a partition's profile, e.g. 1g.5gb")
 	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its GPU's UUID")

@@ -199,3 +199,9 @@ func envNameText(s string) string {
 	}
 	return string(b)
 }
+
+// Validate checks the variable's name and value patterns as a declaration's
+// identity.env is checked.
+func (e *EnvVariable) Validate() error {
+	return errors.Join(validateEnvName(e.Name), validateEnvValue(e.Value))
+}

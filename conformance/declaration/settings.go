@@ -31,6 +31,9 @@ type Settings struct {
 	Hardware bool
 	// Observers are the whole-device kind's observers.
 	Observers []string
+	// DeviceEnvName and DeviceEnvValue are the whole-device kind's
+	// identity.env patterns, when DeviceEnvPrefix cannot say them.
+	DeviceEnvName, DeviceEnvValue string
 }
 
 // KitSettings returns the kit's flag values for a valid declaration.
@@ -54,6 +57,9 @@ func (d *Declaration) KitSettings() Settings {
 		s.UUIDAttribute = whole.Identity.Attribute
 		s.MemoryCapacity = whole.MemoryCapacity
 		s.DeviceEnvPrefix = envPrefix(whole.Identity.Env)
+		if env := whole.Identity.Env; env != nil && s.DeviceEnvPrefix == "" {
+			s.DeviceEnvName, s.DeviceEnvValue = env.Name, env.Value
+		}
 		for _, o := range whole.Observers {
 			s.Observers = append(s.Observers, string(o))
 		}

@@ -25,8 +25,8 @@ func TestKitSettings(t *testing.T) {
 			DriverPodSelector:   "app.kubernetes.io/name=drakit-driver",
 			Observers:           []string{"cdi", "env", "deviceNodes", "nvml"},
 		},
-		// GPU_DEVICE_{attribute:index}={device} is beyond the flags: no
-		// prefix, the env scenarios of today's kit are skipped.
+		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
+		// patterns themselves.
 		"../../docs/examples/env-only-driver.yaml": {
 			DriverName:        "gpu.example.com",
 			DeviceClassName:   "gpu.example.com",
@@ -36,6 +36,8 @@ func TestKitSettings(t *testing.T) {
 			DriverPodSelector: "app.kubernetes.io/name=dra-example-driver",
 			Hardware:          true,
 			Observers:         []string{"cdi", "env"},
+			DeviceEnvName:     "GPU_DEVICE_{attribute:index}",
+			DeviceEnvValue:    "{device}",
 		},
 		// The value is not {identity}: no prefix. Memory of the partitions.
 		"testdata/valid-full.yaml": {
@@ -50,6 +52,8 @@ func TestKitSettings(t *testing.T) {
 			DriverPodSelector:   "app.kubernetes.io/name=example-driver,app.kubernetes.io/component in (kubelet-plugin)",
 			Hardware:            true,
 			Observers:           []string{"cdi", "env", "deviceNodes", "mounts", "nvml"},
+			DeviceEnvName:       "EXAMPLE_GPU_{device}",
+			DeviceEnvValue:      "uuid={identity};index={attribute:index}",
 		},
 		// The first whole kind; no memory capacity declared.
 		"testdata/valid-several-whole-kinds.yaml": {

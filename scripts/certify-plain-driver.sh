@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# certify-plain-driver.sh: the kit certifies a driver that is not GPU-shaped. drakit's plain test
+# driver (reference/plaindriver: devices that reach a container only through CDI environment
+# variables and a read-only mount each) must pass the @core scenarios of the core profile, and
+# each of its deliberately broken variants (--defect) must fail with the finding that names the
+# defect. Starts the local cluster, deploys the variants one after the other, tears down.
+# Reports: $ARTIFACTS/plain-driver/<variant>/. Exits non-zero when a verdict is not the expected one.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$DRAKIT_REPO"
+: "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
+out="$ARTIFACTS/plain-driver"
+started=$SECONDS
+
+scripts/install-deps.sh
+scripts/build-components.sh
+scripts/build.sh
+scripts/build-images.sh
+
+drakit=_output/bin/drakit
+teardown() {
+  local rc=$?
+  log "tearing the local cluster down"
+  $drakit cluster down || rc=1
+  log "certify-plain-driver finished in $(( SECONDS - started ))s (exit $rc)"
+  exit "$rc"
+}
+trap teardown EXIT
+$drakit cluster down
+$drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
+eval "$($drakit cluster status -o env)"
+
+deploy() { # deploy VARIANT [FLAGS...]: the plain driver alone, with its own state dir
+  local variant=$1; shift
+  $drakit plain-driver delete --kubeconfig "$DRAKIT_KUBECONFIG" >/dev/null
+  $drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+    --cdi-dir "$DRAKIT_CDI_DIR" --state-dir "$DRAKIT_RUN_DIR/plain-driver-$variant" "$@"
+}
+kit() { # kit VARIANT [FLAGS...]: the conformance run against the plain driver's declaration
+  local variant=$1; shift
+  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$variant" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+    --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --driver-config docs/examples/plain-driver.yaml \
+    --no-colors --format progress "$@"
+}
+expect_failure() { # expect_failure VARIANT FINDING [FLAGS...]: the run fails and names FINDING
+  local variant=$1 finding=$2; shift 2
+  deploy "$variant" --defect "$variant"
+  if kit "$variant" "$@"; then
+    die "plain driver with defect $variant: the kit passed it"
+  fi
+  grep -qF -- "$finding" "$out/$variant/summary.txt" ||
+    die "plain driver with defect $variant: the kit failed it, but no finding says \"$finding\" (see $out/$variant/summary.txt)"
+  log "defect $variant: failed, as it must, with the finding \"$finding\""
+}
+
+log "the plain driver must pass the @core scenarios of the core profile"
+deploy correct
+kit correct --profile core --tags @core --fail-on-skip
+log "the plain driver passes the core profile"
+
+expect_failure extra-device "which is not allocated to the pod's claims" --tags @kep-4381
+expect_failure duplicate-device-names "to publish at least 1 devices in ResourceSlices" --tags @core --publish-timeout 10s
+# Last: the specs it leaves behind stay in the node's CDI directory.
+expect_failure leave-cdi-spec "to be removed from $DRAKIT_CDI_DIR" --tags @kep-4381 --cleanup-timeout 20s

@@ -109,6 +109,16 @@ func Client(cfg Config) (kubernetes.Interface, error) {
 	}
 	rc.Proxy = noProxy
 	rc.Timeout = 15 * time.Second
+	// No idle connections: a connection this process keeps open to an
+	// apiserver that Down then kills holds the apiserver's port (the
+	// server side waits in FIN_WAIT2 for this side to close), and an Up
+	// in the same process would find the port in use.
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if t, ok := rt.(*http.Transport); ok {
+			t.DisableKeepAlives = true
+		}
+		return rt
+	}
 	c, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)

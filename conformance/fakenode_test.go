@@ -297,16 +297,7 @@ func ptrTrue() *bool { b := true; return &b }
 // (partitions_test.go covers their checks).
 func TestFeaturesOnFakeNode(t *testing.T) {
 	t.Parallel()
-	kube := fakeCluster(t)
-	ctx := context.Background()
-	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
-		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
-	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kube, ctx := fakeClusterWithGPUs(t)
 	cfg := testConfig(t)
 	cfg.NodeCDIDir = t.TempDir()
 	cfg.Tags = "@kep-4381"
@@ -359,16 +350,7 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 // the kit's own test driver need a scheduler that counts counters.
 func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	t.Parallel()
-	kube := fakeCluster(t)
-	ctx := context.Background()
-	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
-		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
-	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kube, ctx := fakeClusterWithGPUs(t)
 	cfg := testConfig(t)
 	cfg.NodeCDIDir = t.TempDir()
 	cfg.Tags = "@kep-4381,@kep-4815 && ~@emulator"
@@ -405,4 +387,21 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	if t.Failed() {
 		t.Logf("output:\n%s", out)
 	}
+}
+
+// fakeClusterWithGPUs is a fake cluster with the test driver's DeviceClass
+// and four GPUs on two NUMA nodes of node 127.0.0.1.
+func fakeClusterWithGPUs(t *testing.T) (*fake.Clientset, context.Context) {
+	t.Helper()
+	kube := fakeCluster(t)
+	ctx := context.Background()
+	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
+		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
+	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return kube, ctx
 }

@@ -29,10 +29,10 @@ type probe func(ctx context.Context) error
 // probes returns the readiness check of every component.
 func probes(cfg Config) map[string]probe {
 	local := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
-	plain := &http.Client{Transport: &http.Transport{Proxy: noProxy}}
+	plain := &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true}}
 	// The controller-manager and scheduler serve self-signed certificates
 	// generated in memory; only their health is read, on 127.0.0.1.
-	selfSigned := &http.Client{Transport: &http.Transport{Proxy: noProxy, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	selfSigned := &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	return map[string]probe{
 		Etcd: func(ctx context.Context) error {
 			// The metrics listener, plain HTTP on 127.0.0.1: the client
@@ -77,7 +77,7 @@ func caClient(cfg Config) (*http.Client, error) {
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("read cluster CA %s: no certificate", filepath.Join(pkiDir(cfg), caCert))
 	}
-	return &http.Client{Transport: &http.Transport{Proxy: noProxy, TLSClientConfig: &tls.Config{RootCAs: pool}}}, nil
+	return &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: pool}}}, nil
 }
 
 // getOK GETs url and wants status 200 and a body containing want.

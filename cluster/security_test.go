@@ -49,7 +49,7 @@ func checkLocalAccessRefused(ctx context.Context, t *testing.T, cfg Config, pod 
 	if code, body := status(ctx, anonymous, http.MethodPost, local(cfg.EtcdClientPort, "/v3/kv/range"), rangeAll); code != 0 {
 		t.Errorf("etcd range without a client certificate: status %d (%s), want the TLS handshake refused", code, body)
 	}
-	plainHTTP := &http.Client{Transport: &http.Transport{Proxy: noProxy}, Timeout: 5 * time.Second}
+	plainHTTP := &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	if code, body := status(ctx, plainHTTP, http.MethodPost, "http://127.0.0.1:"+strconv.Itoa(cfg.EtcdClientPort)+"/v3/kv/range", rangeAll); code == http.StatusOK {
 		t.Errorf("etcd range over plain HTTP: status %d (%s), want refused", code, body)
 	}
@@ -113,7 +113,7 @@ func tlsClient(t *testing.T, roots *x509.CertPool, cert *tls.Certificate) *http.
 	if cert != nil {
 		tc.Certificates = []tls.Certificate{*cert}
 	}
-	return &http.Client{Transport: &http.Transport{Proxy: noProxy, TLSClientConfig: tc}, Timeout: 5 * time.Second}
+	return &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true, TLSClientConfig: tc}, Timeout: 5 * time.Second}
 }
 
 func readPool(t *testing.T, path string) *x509.CertPool {

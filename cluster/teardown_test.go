@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -386,12 +384,9 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 		t.Errorf("Down removed the images cache: %v", err)
 	}
 	for _, p := range cfg.ports() {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.port))
-		if err != nil {
-			t.Errorf("%s %d still in use after Down: %v", p.field, p.port, err)
-			continue
+		if err := portFree(p.port, portFreeWait); err != nil {
+			t.Errorf("%s %d still in use %v after Down: %v", p.field, p.port, portFreeWait, err)
 		}
-		l.Close()
 	}
 
 }

@@ -274,16 +274,34 @@ func componentPorts(cfg Config, name string) []int {
 	return nil
 }
 
-// portsFree checks that nothing listens on a component's ports.
+// portFreeWait is how long portsFree waits for a port a killed process
+// left: its sockets can hold the port briefly after it exited (FIN_WAIT2
+// while a client keeps its end open).
+const portFreeWait = 10 * time.Second
+
+// portsFree checks that nothing holds a component's ports.
 func portsFree(cfg Config, name string) error {
 	for _, port := range componentPorts(cfg, name) {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
+		if err := portFree(port, portFreeWait); err != nil {
 			return fmt.Errorf("start %s: %w: 127.0.0.1:%d (is another cluster up?): %v", name, ErrPortInUse, port, err)
 		}
-		l.Close()
 	}
 	return nil
+}
+
+// portFree tries to listen on 127.0.0.1:port until it can or wait passes.
+func portFree(port int, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			return l.Close()
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // beforeStart prepares the host for a component: the kubelet needs its

@@ -46,6 +46,12 @@ log "deploying the reference driver"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
 
+log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
+admission=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationDriverSliceAdmission$' ./reference/deploy) ||
+  { printf '%s\n' "$admission"; die "the driver's admission policy check failed"; }
+grep -q -- '--- PASS: TestIntegrationDriverSliceAdmission' <<<"$admission" ||
+  { printf '%s\n' "$admission"; die "the driver's admission policy check did not run (skipped)"; }
+
 log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
   --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/reference/deploy"
 )
@@ -58,18 +55,7 @@ cluster (a runtime that grants exactly the MIG capability devices), or with
 
 	// connect validates the options, so that bad flags are reported before
 	// the kubeconfig is read, and returns a client of the cluster.
-	connect := func() (kubernetes.Interface, error) {
-		if err := opts.Validate(); err != nil {
-			return nil, err
-		}
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = kubeconfig
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("load kubeconfig: %w", err)
-		}
-		return kubernetes.NewForConfig(rc)
-	}
+	connect := func() (kubernetes.Interface, error) { return validatedClient(opts.Validate, kubeconfig) }
 	cmd.AddCommand(&cobra.Command{
 		Use:   "deploy",
 		Short: "Create or update the driver and wait until it runs and has published its ResourceSlices",
@@ -107,20 +93,7 @@ cluster (a runtime that grants exactly the MIG capability devices), or with
 			if err != nil {
 				return err
 			}
-			for i, obj := range m.List() {
-				data, err := yaml.Marshal(obj)
-				if err != nil {
-					return fmt.Errorf("encode manifests: %w", err)
-				}
-				sep := "---\n"
-				if i == 0 {
-					sep = ""
-				}
-				if _, err := fmt.Fprintf(c.OutOrStdout(), "%s%s", sep, data); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printObjects(c.OutOrStdout(), m.List())
 		},
 	})
 	return cmd

@@ -72,18 +72,7 @@ pods only.`,
 
 	// connect validates the options, so that bad flags are reported before
 	// the kubeconfig is read, and returns a client of the cluster.
-	connect := func() (kubernetes.Interface, error) {
-		if err := opts.Validate(); err != nil {
-			return nil, err
-		}
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = kubeconfig
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("load kubeconfig: %w", err)
-		}
-		return kubernetes.NewForConfig(rc)
-	}
+	connect := func() (kubernetes.Interface, error) { return validatedClient(opts.Validate, kubeconfig) }
 	cmd.AddCommand(&cobra.Command{
 		Use:   "deploy",
 		Short: "Create or update the plain driver and wait until it runs and has published its ResourceSlice",
@@ -142,4 +131,20 @@ func printObjects(w io.Writer, objs []runtime.Object) error {
 		}
 	}
 	return nil
+}
+
+// validatedClient runs validate, so that bad flags are reported before the
+// kubeconfig is read, and returns a client of the kubeconfig's cluster
+// (empty: $KUBECONFIG or ~/.kube/config).
+func validatedClient(validate func() error, kubeconfig string) (kubernetes.Interface, error) {
+	if err := validate(); err != nil {
+		return nil, err
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return kubernetes.NewForConfig(rc)
 }

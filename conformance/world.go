@@ -130,10 +130,13 @@ func worldFrom(ctx context.Context) (*world, error) {
 	return w, nil
 }
 
-// initScenario registers the hooks and steps of one scenario.
+// initScenario registers the hooks and steps of one scenario. godog calls
+// it once per scenario, so the world it creates is that scenario's alone:
+// the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	sc.Before(s.beforeScenario)
-	sc.After(s.afterScenario)
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, gpus: map[string]string{}}
+	sc.Before(w.beforeScenario)
+	sc.After(w.afterScenario)
 	for _, st := range allSteps() {
 		sc.Step(st.pattern, st.fn)
 	}
@@ -141,9 +144,10 @@ func (s *suite) initScenario(sc *godog.ScenarioContext) {
 
 // beforeScenario creates the scenario's namespace and waits until pods can be
 // created in it.
-func (s *suite) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
-	ns, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+	w.scenario = sc
+	ns, err := w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: namespacePrefix,
 			Labels:       map[string]string{labelManagedBy: managedByKit},
@@ -153,13 +157,13 @@ func (s *suite) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	if err != nil {
 		return ctx, fmt.Errorf("create scenario namespace: %w", err)
 	}
-	w := &world{suite: s, scenario: sc, ns: ns.Name, ledger: &ledger{}, pods: map[string]*podRecord{}, gpus: map[string]string{}}
+	w.ns = ns.Name
 	ctx = context.WithValue(ctx, worldKey{}, w)
 	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
 	// The ServiceAccount admission plugin rejects pods until the
 	// namespace's default ServiceAccount exists.
-	err = poll(ctx, s.cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
-		_, err := s.kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+	err = poll(ctx, w.cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
+		_, err := w.kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, "not found", nil
 		}
@@ -173,9 +177,8 @@ func (s *suite) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 
 // afterScenario writes diagnostics when the scenario failed and then deletes
 // everything the scenario created, whatever its outcome.
-func (s *suite) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
+func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (context.Context, error) {
+	if w.ns == "" {
 		return ctx, nil // Before failed before creating anything
 	}
 	// Cleanup must run even when the run is being cancelled.
@@ -193,7 +196,7 @@ func (s *suite) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioE
 	if cleanupErr != nil && !diagnosed {
 		ctx = w.attachDiagnostics(cctx, ctx, cleanupErr)
 	}
-	if err := s.kube.CoreV1().Namespaces().Delete(cctx, w.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := w.kube.CoreV1().Namespaces().Delete(cctx, w.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.ns, err))
 	}
 	if cleanupErr != nil {

@@ -25,8 +25,9 @@ components: ## Build the local cluster's components (Kubernetes, etcd, container
 deps: ## Install the Debian packages the local cluster needs (runc), only when missing
 	scripts/install-deps.sh
 
-cluster-up: build components deps ## Start the local cluster (left running)
-	_output/bin/drakit cluster up
+cluster-up: build components deps ## Start the local cluster (left running) with drakit's images (probe, drivers) imported
+	scripts/build-images.sh
+	_output/bin/drakit cluster up --images-dir _output/images
 
 cluster-down: ## Stop the local cluster and remove its state
 	_output/bin/drakit cluster down

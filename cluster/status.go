@@ -19,15 +19,18 @@ type State struct {
 	NodeName  string `json:"nodeName"`
 	NodeState string `json:"nodeState"`
 
-	RunDir           string `json:"runDir"`
-	Kubeconfig       string `json:"kubeconfig"`
-	APIServer        string `json:"apiServer"`
-	CDIDir           string `json:"cdiDir"`
-	KubeletRootDir   string `json:"kubeletRootDir"`
-	EmulatorRoot     string `json:"emulatorRoot"`
-	ImagesDir        string `json:"imagesDir"`
-	ContainerdSocket string `json:"containerdSocket"`
-	Kubectl          string `json:"kubectl"`
+	RunDir         string `json:"runDir"`
+	Kubeconfig     string `json:"kubeconfig"`
+	APIServer      string `json:"apiServer"`
+	CDIDir         string `json:"cdiDir"`
+	KubeletRootDir string `json:"kubeletRootDir"`
+	EmulatorRoot   string `json:"emulatorRoot"`
+	// ImagesDir is the images dir Up imported from (its record in the run
+	// dir), else the configured one; Images are the archives Up imported.
+	ImagesDir        string   `json:"imagesDir"`
+	Images           []string `json:"images,omitempty"`
+	ContainerdSocket string   `json:"containerdSocket"`
+	Kubectl          string   `json:"kubectl"`
 
 	Components []ComponentState `json:"components"`
 }
@@ -56,6 +59,9 @@ func Status(ctx context.Context, cfg Config) (State, error) {
 		RunDir: cfg.RunDir, Kubeconfig: KubeconfigPath(cfg), APIServer: APIServerURL(cfg),
 		CDIDir: CDIDir(cfg), KubeletRootDir: KubeletRootDir(cfg), EmulatorRoot: EmulatorRoot(cfg),
 		ImagesDir: cfg.ImagesDir, ContainerdSocket: ContainerdSocket(cfg), Kubectl: kubectl,
+	}
+	if rec, ok := readImportedImages(cfg); ok {
+		st.ImagesDir, st.Images = rec.Dir, rec.Archives
 	}
 	checks := probes(cfg)
 	allHealthy, apiHealthy := true, false

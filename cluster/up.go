@@ -381,7 +381,7 @@ func importImages(ctx context.Context, cfg Config) error {
 		}
 	}
 	klog.FromContext(ctx).Info("Imported images", "count", len(archives), "dir", cfg.ImagesDir, "took", since(t0))
-	return nil
+	return recordImportedImages(cfg, archives)
 }
 
 // ImportImage imports a docker-archive tarball into containerd's k8s.io

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -155,8 +156,12 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(w, "\nkubeconfig        %s\napiserver         %s\nCDI dir           %s\nkubelet root dir  %s\nemulator root     %s\nimages dir        %s\ncontainerd socket %s\nkubectl           %s\n",
-			st.Kubeconfig, st.APIServer, st.CDIDir, st.KubeletRootDir, st.EmulatorRoot, st.ImagesDir, st.ContainerdSocket, st.Kubectl)
+		images := "none imported"
+		if len(st.Images) > 0 {
+			images = strings.Join(st.Images, " ")
+		}
+		_, err := fmt.Fprintf(w, "\nkubeconfig        %s\napiserver         %s\nCDI dir           %s\nkubelet root dir  %s\nemulator root     %s\nimages dir        %s\nimages            %s\ncontainerd socket %s\nkubectl           %s\n",
+			st.Kubeconfig, st.APIServer, st.CDIDir, st.KubeletRootDir, st.EmulatorRoot, st.ImagesDir, images, st.ContainerdSocket, st.Kubectl)
 		return err
 	}
 	return fmt.Errorf("--output %q: want text, json or env", output)

@@ -1,0 +1,50 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// importedImages is what Up imported into containerd, recorded in the run
+// dir so that Status reports the images dir Up used rather than the one of
+// the command that asks (cluster status has no --images-dir of Up's).
+type importedImages struct {
+	// Dir is the ImagesDir Up imported from.
+	Dir string `json:"dir"`
+	// Archives are the docker-archives imported, base names in import order.
+	Archives []string `json:"archives"`
+}
+
+func importedImagesPath(cfg Config) string { return filepath.Join(cfg.RunDir, "images.json") }
+
+// recordImportedImages writes the record of an import.
+func recordImportedImages(cfg Config, archives []string) error {
+	rec := importedImages{Dir: cfg.ImagesDir, Archives: []string{}}
+	for _, a := range archives {
+		rec.Archives = append(rec.Archives, filepath.Base(a))
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("record imported images: %w", err)
+	}
+	if err := writeFileAtomic(importedImagesPath(cfg), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record imported images: %w", err)
+	}
+	return nil
+}
+
+// readImportedImages returns Up's record; ok is false when there is none
+// (the cluster never imported, or the record is unreadable).
+func readImportedImages(cfg Config) (importedImages, bool) {
+	b, err := os.ReadFile(importedImagesPath(cfg))
+	if err != nil {
+		return importedImages{}, false
+	}
+	var rec importedImages
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Dir == "" {
+		return importedImages{}, false
+	}
+	return rec, true
+}

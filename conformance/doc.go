@@ -37,6 +37,8 @@
 // output. Run returns the Result; scenario failures are in
 // the Result, the error is only for runs that could not take place.
 //
-// Steps live in steps_<noun>.go, one file per domain noun; scenario state
-// lives in the scenario's context.Context (world.go), never in globals.
+// Steps live in steps_<noun>.go, one file per domain noun, as methods of
+// the world (world.go): initScenario creates one world per scenario and
+// binds that scenario's steps and hooks to it, so scenario state is never
+// in globals.
 package conformance

@@ -5,18 +5,20 @@ import (
 	"sort"
 )
 
-// stepDef binds a step pattern to its function. Patterns are anchored;
-// functions take the scenario context first and return an error that reads
-// like a finding, or (context, error) when they attach something.
+// stepDef binds a step pattern to its function, a method of the scenario's
+// world. Patterns are anchored; functions take the scenario context first
+// when they use it and return an error that reads like a finding, or
+// (context, error) when they attach something or skip.
 type stepDef struct {
 	pattern string
 	fn      any
 }
 
-// allSteps is every step the kit defines, one group per domain noun.
-func allSteps() []stepDef {
+// steps is every step the kit defines, one group per domain noun, bound to
+// the world w.
+func (w *world) steps() []stepDef {
 	var all []stepDef
-	for _, group := range [][]stepDef{clusterSteps(), driverSteps(), sliceSteps(), claimSteps(), podSteps(), deviceSteps(), partitionSteps(), poolSteps(), cdiSteps(), faultSteps()} {
+	for _, group := range [][]stepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps()} {
 		all = append(all, group...)
 	}
 	return all

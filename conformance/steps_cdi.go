@@ -21,25 +21,21 @@ import (
 
 // cdiSteps look at the node's CDI spec directory, which the kubelet plugin
 // fills in NodePrepareResources and must clean in NodeUnprepareResources.
-func cdiSteps() []stepDef {
+func (w *world) cdiSteps() []stepDef {
 	return []stepDef{
-		{`^the kit can read the node's CDI directory$`, cdiDirReadable},
-		{`^the kit can read what the kubelet prepared$`, kubeletStateReadable},
-		{`^pod "([^"]+)" gets exactly the CDI edits the driver prepared for its claims$`, podGetsPreparedCDIEdits},
-		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasClaimSpec},
-		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, cdiHasNoClaimSpec},
-		{`^pod "([^"]+)" has exactly the NVIDIA device nodes of the CDI spec of the claim "([^"]+)"$`, podHasCDISpecNodes},
+		{`^the kit can read the node's CDI directory$`, w.cdiDirReadable},
+		{`^the kit can read what the kubelet prepared$`, w.kubeletStateReadable},
+		{`^pod "([^"]+)" gets exactly the CDI edits the driver prepared for its claims$`, w.podGetsPreparedCDIEdits},
+		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasClaimSpec},
+		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasNoClaimSpec},
+		{`^pod "([^"]+)" has exactly the NVIDIA device nodes of the CDI spec of the claim "([^"]+)"$`, w.podHasCDISpecNodes},
 	}
 }
 
 // cdiSkipReason explains why CDI checks do not apply.
 const cdiSkipReason = "the kit cannot see the node's file system: no node CDI directory configured (set --node-cdi-dir to the directory in containerd's cdi_spec_dirs)"
 
-func cdiDirReadable(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) cdiDirReadable(ctx context.Context) (context.Context, error) {
 	if w.cfg.NodeCDIDir == "" {
 		return skip(ctx, cdiSkipReason)
 	}
@@ -113,20 +109,12 @@ func (w *world) claimCDISpecs(ctx context.Context, claim, pod string) (dir, labe
 	return dir, label, matching, nil
 }
 
-func cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
-	_, _, _, err = w.claimCDISpecs(ctx, claim, pod)
+func (w *world) cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
+	_, _, _, err := w.claimCDISpecs(ctx, claim, pod)
 	return err
 }
 
-func cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
 	dir, err := w.cdiDir()
 	if err != nil {
 		return err
@@ -173,11 +161,7 @@ func cdiDeviceNodes(data []byte) ([]string, error) {
 // podHasCDISpecNodes compares the NVIDIA device nodes in the pod's container
 // with those the claim's CDI specs inject: the pod must have all of them and
 // no other. The pod must have no other claim of the driver.
-func podHasCDISpecNodes(ctx context.Context, pod, claim string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podHasCDISpecNodes(ctx context.Context, pod, claim string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}
@@ -230,11 +214,7 @@ func podHasCDISpecNodes(ctx context.Context, pod, claim string) (context.Context
 // kubeletStateSkipReason explains why the prepared CDI edits cannot be read.
 const kubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no node kubelet root dir configured (set --node-kubelet-root-dir to the kubelet's --root-dir)"
 
-func kubeletStateReadable(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) kubeletStateReadable(ctx context.Context) (context.Context, error) {
 	if w.cfg.NodeKubeletRootDir == "" {
 		return skip(ctx, kubeletStateSkipReason)
 	}
@@ -253,11 +233,7 @@ func kubeletStateReadable(ctx context.Context) (context.Context, error) {
 // container shows exactly the CDI edits of those devices — every
 // environment entry, device node and mount — and none of another CDI
 // device of the node that those do not also make.
-func podGetsPreparedCDIEdits(ctx context.Context, pod string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podGetsPreparedCDIEdits(pod string) error {
 	p, err := w.podWithDevices(pod)
 	if err != nil {
 		return err

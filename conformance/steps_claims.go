@@ -14,23 +14,23 @@ import (
 
 // claimSteps create ResourceClaims and templates and check what the API
 // server and the scheduler did with them.
-func claimSteps() []stepDef {
+func (w *world) claimSteps() []stepDef {
 	return []stepDef{
-		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, templateRequesting},
-		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device selected by the UUID of a published device$`, templatePinned},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, claimRequesting},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, claimRequestingMatching},
-		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, claimTooMany},
-		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, submitClaim},
-		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, rejectedAsInvalid},
-		{`^the API server accepts it$`, submissionAccepted},
-		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, claimStoresRequest},
-		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, claimAllocated},
-		{`^the claim "([^"]+)" is not allocated$`, claimNotAllocated},
-		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, claimReservedForPods},
-		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, claimDeallocated},
-		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, generatedClaimDeleted},
-		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, allocatedShareAttribute},
+		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, w.templateRequesting},
+		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device selected by the UUID of a published device$`, w.templatePinned},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, w.claimRequesting},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching},
+		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany},
+		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid},
+		{`^the API server accepts it$`, w.submissionAccepted},
+		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest},
+		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated},
+		{`^the claim "([^"]+)" is not allocated$`, w.claimNotAllocated},
+		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, w.claimReservedForPods},
+		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, w.claimDeallocated},
+		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, w.generatedClaimDeleted},
+		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, w.allocatedShareAttribute},
 	}
 }
 
@@ -52,22 +52,14 @@ func (w *world) createClaimTemplate(ctx context.Context, tmpl *resourceapi.Resou
 	return nil
 }
 
-func templateRequesting(ctx context.Context, name string, n int) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) templateRequesting(ctx context.Context, name string, n int) error {
 	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), int64(n))))
 }
 
 // templatePinned selects the first device of the kit's DeviceClass that has
 // a UUID, by a CEL selector on that UUID, so that only this device is
 // eligible.
-func templatePinned(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) templatePinned(ctx context.Context, name string) error {
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return err
@@ -83,19 +75,11 @@ func templatePinned(ctx context.Context, name string) error {
 	return fmt.Errorf("none of the %d devices of driver %s has a string attribute %q (the kit's UUID attribute)", len(devices), w.cfg.DriverName, w.cfg.UUIDAttribute)
 }
 
-func claimRequesting(ctx context.Context, name string, n int) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimRequesting(ctx context.Context, name string, n int) error {
 	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
 }
 
-func claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
 	domain, id := splitAttribute(w.cfg.DriverName, attr)
 	spec := withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)
 	return w.createClaim(ctx, newClaim(name, spec))
@@ -103,11 +87,7 @@ func claimRequestingMatching(ctx context.Context, name string, n int, attr strin
 
 // claimTooMany asks for one device more than the kit's DeviceClass selects
 // on the best-equipped node.
-func claimTooMany(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimTooMany(ctx context.Context, name string) error {
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return err
@@ -118,11 +98,7 @@ func claimTooMany(ctx context.Context, name string) error {
 
 // submitClaim tries to create a claim and remembers the outcome for the
 // steps that judge it.
-func submitClaim(ctx context.Context, name, defect string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) submitClaim(ctx context.Context, name, defect string) error {
 	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
 	if err != nil {
 		return err
@@ -142,11 +118,7 @@ func (w *world) lastSubmission() (*submission, error) {
 	return w.submitted, nil
 }
 
-func rejectedAsInvalid(ctx context.Context, cause, field string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) rejectedAsInvalid(cause, field string) error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
@@ -188,11 +160,7 @@ func checkInvalid(what string, err error, cause, field string) error {
 	return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s; causes: %s", what, want, field, strings.Join(seen, "; "))
 }
 
-func submissionAccepted(ctx context.Context) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) submissionAccepted() error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
@@ -203,11 +171,7 @@ func submissionAccepted(ctx context.Context) error {
 	return nil
 }
 
-func claimStoresRequest(ctx context.Context, claim, request, mode string, count int) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimStoresRequest(ctx context.Context, claim, request, mode string, count int) error {
 	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
@@ -287,11 +251,7 @@ func resultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
 	return strings.Join(ids, ", ")
 }
 
-func claimAllocated(ctx context.Context, claim, pod string, n int) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimAllocated(ctx context.Context, claim, pod string, n int) error {
 	ref, label, err := w.claimRef(ctx, claim, pod)
 	if err != nil {
 		return err
@@ -325,11 +285,7 @@ func claimAllocated(ctx context.Context, claim, pod string, n int) error {
 	return findings(bad)
 }
 
-func claimNotAllocated(ctx context.Context, claim string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimNotAllocated(ctx context.Context, claim string) error {
 	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
@@ -340,11 +296,7 @@ func claimNotAllocated(ctx context.Context, claim string) error {
 	return nil
 }
 
-func claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
 	want := map[types.UID]string{}
 	for _, name := range []string{podA, podB} {
 		p, err := w.pod(name)
@@ -383,11 +335,7 @@ func checkReservedFor(claim string, got []resourceapi.ResourceClaimConsumerRefer
 	return sortedCopy(out)
 }
 
-func claimDeallocated(ctx context.Context, claim string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimDeallocated(ctx context.Context, claim string) error {
 	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be deallocated and reserved for no pod", claim), func(ctx context.Context) (bool, string, error) {
 		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
@@ -402,11 +350,7 @@ func claimDeallocated(ctx context.Context, claim string) error {
 	})
 }
 
-func generatedClaimDeleted(ctx context.Context, claim, pod string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) generatedClaimDeleted(ctx context.Context, claim, pod string) error {
 	ref, label, err := w.claimRef(ctx, claim, pod)
 	if err != nil {
 		return err
@@ -427,11 +371,7 @@ func generatedClaimDeleted(ctx context.Context, claim, pod string) error {
 	})
 }
 
-func allocatedShareAttribute(ctx context.Context, claim, attr string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) allocatedShareAttribute(ctx context.Context, claim, attr string) error {
 	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)

@@ -9,19 +9,15 @@ import (
 )
 
 // clusterSteps check what the cluster must offer before a scenario starts.
-func clusterSteps() []stepDef {
+func (w *world) clusterSteps() []stepDef {
 	return []stepDef{
-		{`^the driver's DeviceClass exists$`, deviceClassExists},
+		{`^the driver's DeviceClass exists$`, w.deviceClassExists},
 	}
 }
 
-func deviceClassExists(ctx context.Context) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) deviceClassExists(ctx context.Context) error {
 	class := w.cfg.deviceClass()
-	_, err = w.kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
+	_, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("DeviceClass %s does not exist: the driver's deployment must create it (or point the kit at another class)", class)
 	}

@@ -12,24 +12,20 @@ import (
 
 // deviceSteps compare what a pod's container sees (the probe's report) with
 // the devices the API server says are allocated to the pod's claims.
-func deviceSteps() []stepDef {
+func (w *world) deviceSteps() []stepDef {
 	return []stepDef{
-		{`^the driver exports one environment variable per allocated device$`, driverExportsEnv},
-		{`^pod "([^"]+)" sees exactly the GPUs allocated to its claims through NVML$`, podSeesAllocatedGPUs},
-		{`^pod "([^"]+)" has device nodes for exactly the GPUs allocated to its claims$`, podHasAllocatedDeviceNodes},
-		{`^pod "([^"]+)" has an environment variable for exactly the devices allocated to its claims$`, podHasAllocatedEnv},
-		{`^pod "([^"]+)" sees the same GPUs as pod "([^"]+)"$`, podsSeeSameGPUs},
+		{`^the driver exports one environment variable per allocated device$`, w.driverExportsEnv},
+		{`^pod "([^"]+)" sees exactly the GPUs allocated to its claims through NVML$`, w.podSeesAllocatedGPUs},
+		{`^pod "([^"]+)" has device nodes for exactly the GPUs allocated to its claims$`, w.podHasAllocatedDeviceNodes},
+		{`^pod "([^"]+)" has an environment variable for exactly the devices allocated to its claims$`, w.podHasAllocatedEnv},
+		{`^pod "([^"]+)" sees the same GPUs as pod "([^"]+)"$`, w.podsSeeSameGPUs},
 	}
 }
 
 // envSkipReason explains why environment checks do not apply.
 const envSkipReason = "the driver under test declares no per-device environment variables (no device environment prefix or name pattern)"
 
-func driverExportsEnv(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverExportsEnv(ctx context.Context) (context.Context, error) {
 	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
 		return skip(ctx, envSkipReason)
 	}
@@ -49,11 +45,7 @@ func (w *world) podWithDevices(name string) (*podRecord, error) {
 	return p, nil
 }
 
-func podSeesAllocatedGPUs(ctx context.Context, name string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podSeesAllocatedGPUs(ctx context.Context, name string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}
@@ -64,11 +56,7 @@ func podSeesAllocatedGPUs(ctx context.Context, name string) (context.Context, er
 	return ctx, findings(checkNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
 }
 
-func podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}
@@ -79,11 +67,7 @@ func podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Conte
 	return ctx, findings(checkDeviceNodes(name, p.devices, *p.report))
 }
 
-func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
 	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
 		return skip(ctx, envSkipReason)
 	}
@@ -116,11 +100,7 @@ func podHasAllocatedEnv(ctx context.Context, name string) (context.Context, erro
 
 // podsSeeSameGPUs compares the GPU UUIDs two pods saw through NVML; the
 // second pod may already be gone, its report is remembered.
-func podsSeeSameGPUs(ctx context.Context, name, other string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podsSeeSameGPUs(ctx context.Context, name, other string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}

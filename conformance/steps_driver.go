@@ -13,9 +13,9 @@ import (
 
 // driverSteps act on the driver's own pods (found by the configured
 // namespace and label selector), as an operator or a rolling update would.
-func driverSteps() []stepDef {
+func (w *world) driverSteps() []stepDef {
 	return []stepDef{
-		{`^the driver's pods are restarted$`, restartDriverPods},
+		{`^the driver's pods are restarted$`, w.restartDriverPods},
 	}
 }
 
@@ -26,11 +26,7 @@ const restartSkipReason = "the kit cannot find the driver's pods: no driver pod 
 // new ones (other UIDs) run with all containers ready. The driver's
 // controller (a DaemonSet) must recreate them; the kubelet keeps running
 // pods and their prepared claims meanwhile.
-func restartDriverPods(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) restartDriverPods(ctx context.Context) (context.Context, error) {
 	if w.cfg.DriverPodSelector == "" {
 		return skip(ctx, restartSkipReason)
 	}

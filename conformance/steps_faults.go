@@ -22,11 +22,11 @@ import (
 // faultSteps inject faults on the node: they catch the driver in the middle
 // of a MIG change by holding the emulator's NVML state lock (every MIG change
 // of the emulator's NVML takes it), and kill the driver there.
-func faultSteps() []stepDef {
+func (w *world) faultSteps() []stepDef {
 	return []stepDef{
-		{`^the kit can hold the node's NVML state lock$`, canHoldNVMLLock},
-		{`^the node's NVML state lock is held$`, holdNVMLLock},
-		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, killDriverInMIGChange},
+		{`^the kit can hold the node's NVML state lock$`, w.canHoldNVMLLock},
+		{`^the node's NVML state lock is held$`, w.holdNVMLLock},
+		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, w.killDriverInMIGChange},
 	}
 }
 
@@ -36,11 +36,7 @@ const nvmlLockPath = "run/drakit-emulator/nvml.state.lock"
 
 const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware: no --node-emulator-root (a real node has no NVML state lock to hold)"
 
-func canHoldNVMLLock(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
 	if w.cfg.NodeEmulatorRoot == "" {
 		return skip(ctx, noEmulatorRootReason)
 	}
@@ -56,11 +52,7 @@ func canHoldNVMLLock(ctx context.Context) (context.Context, error) {
 
 // holdNVMLLock takes the emulator's NVML state lock for the scenario; the
 // scenario's cleanup releases it.
-func holdNVMLLock(ctx context.Context) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) holdNVMLLock() error {
 	path := filepath.Join(w.cfg.NodeEmulatorRoot, nvmlLockPath)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -97,11 +89,7 @@ func holdNVMLLock(ctx context.Context) error {
 // update makes the kubelet sync the pod) instead of waiting for its periodic
 // resync a minute or more later; a retry before the driver has registered
 // again fails as the first attempt did.
-func killDriverInMIGChange(ctx context.Context, podName string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error {
 	if _, err := w.pod(podName); err != nil {
 		return err
 	}
@@ -113,7 +101,7 @@ func killDriverInMIGChange(ctx context.Context, podName string) error {
 		return fmt.Errorf("stat the NVML state lock: %w", err)
 	}
 	var victim int
-	err = poll(ctx, w.cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
+	err := poll(ctx, w.cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
 		waiters, err := lockWaiters("/proc/locks", uint32(unix.Major(st.Dev)), uint32(unix.Minor(st.Dev)), st.Ino)
 		if err != nil {
 			return false, "", err

@@ -16,25 +16,25 @@ import (
 // partitionSteps cover partitionable devices (KEP-4815): GPU partitions that
 // draw from a per-GPU counter set, as the scheduler allocates them and as
 // the container sees them (MIG devices through NVML, capability nodes).
-func partitionSteps() []stepDef {
+func (w *world) partitionSteps() []stepDef {
 	return []stepDef{
-		{`^the driver publishes partitions with profile prefix "([^"]+)"(?: on at least (\d+) GPUs)?$`, driverPublishesPartitions},
-		{`^a partitionable GPU "([^"]+)" with partitions of profile prefix "([^"]+)"$`, pickPartitionableGPU},
-		{`^the driver publishes pre-created MIG devices with profile prefix "([^"]+)"$`, driverPublishesPreCreated},
-		{`^a GPU "([^"]+)" with pre-created MIG devices of profile prefix "([^"]+)"$`, pickPreCreatedGPU},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) partitions? with profile prefix "([^"]+)"(?: on GPU "([^"]+)")?$`, claimPartitions},
-		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)"$`, claimWholeGPU},
-		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)" and 1 partition with profile prefix "([^"]+)" on it$`, claimWholeAndPartition},
-		{`^a ResourceClaim "([^"]+)" requesting one device with at least "([^"]+)" of memory: a partition with profile prefix "([^"]+)" first, else a whole GPU$`, claimPreferPartition},
-		{`^a ResourceClaim "([^"]+)" requesting one device with more memory than any partition with profile prefix "([^"]+)" has: such a partition first, else a whole GPU$`, claimPreferTooSmallPartition},
-		{`^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, claimAllocatedFromSubrequest},
-		{`^the device allocated to the claim "([^"]+)" has at least "([^"]+)" of memory$`, claimDeviceMemory},
-		{`^the claim "([^"]+)" is allocated a partition of GPU "([^"]+)"$`, claimOnGPU},
-		{`^the claim "([^"]+)" is allocated a partition of a GPU other than "([^"]+)"$`, claimNotOnGPU},
-		{`^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, claimsFitCounters},
-		{`^pod "([^"]+)" sees exactly the GPUs and MIG devices allocated to its claims through NVML$`, podSeesAllocatedMIG},
-		{`^pod "([^"]+)" has device nodes for exactly its GPUs and the capabilities of its MIG devices$`, podHasMIGDeviceNodes},
-		{`^pods "([^"]+)" and "([^"]+)" see different MIG devices$`, podsSeeDifferentMIG},
+		{`^the driver publishes partitions with profile prefix "([^"]+)"(?: on at least (\d+) GPUs)?$`, w.driverPublishesPartitions},
+		{`^a partitionable GPU "([^"]+)" with partitions of profile prefix "([^"]+)"$`, w.pickPartitionableGPU},
+		{`^the driver publishes pre-created MIG devices with profile prefix "([^"]+)"$`, w.driverPublishesPreCreated},
+		{`^a GPU "([^"]+)" with pre-created MIG devices of profile prefix "([^"]+)"$`, w.pickPreCreatedGPU},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) partitions? with profile prefix "([^"]+)"(?: on GPU "([^"]+)")?$`, w.claimPartitions},
+		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)"$`, w.claimWholeGPU},
+		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)" and 1 partition with profile prefix "([^"]+)" on it$`, w.claimWholeAndPartition},
+		{`^a ResourceClaim "([^"]+)" requesting one device with at least "([^"]+)" of memory: a partition with profile prefix "([^"]+)" first, else a whole GPU$`, w.claimPreferPartition},
+		{`^a ResourceClaim "([^"]+)" requesting one device with more memory than any partition with profile prefix "([^"]+)" has: such a partition first, else a whole GPU$`, w.claimPreferTooSmallPartition},
+		{`^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, w.claimAllocatedFromSubrequest},
+		{`^the device allocated to the claim "([^"]+)" has at least "([^"]+)" of memory$`, w.claimDeviceMemory},
+		{`^the claim "([^"]+)" is allocated a partition of GPU "([^"]+)"$`, w.claimOnGPU},
+		{`^the claim "([^"]+)" is allocated a partition of a GPU other than "([^"]+)"$`, w.claimNotOnGPU},
+		{`^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, w.claimsFitCounters},
+		{`^pod "([^"]+)" sees exactly the GPUs and MIG devices allocated to its claims through NVML$`, w.podSeesAllocatedMIG},
+		{`^pod "([^"]+)" has device nodes for exactly its GPUs and the capabilities of its MIG devices$`, w.podHasMIGDeviceNodes},
+		{`^pods "([^"]+)" and "([^"]+)" see different MIG devices$`, w.podsSeeDifferentMIG},
 	}
 }
 
@@ -57,11 +57,7 @@ func (w *world) partitions(ctx context.Context, prefix string) ([]partition, err
 	return w.cfg.partitionNames().partitionsWithPrefix(devices, prefix), nil
 }
 
-func driverPublishesPartitions(ctx context.Context, prefix, gpus string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverPublishesPartitions(ctx context.Context, prefix, gpus string) (context.Context, error) {
 	if w.cfg.PartitionClassName == "" {
 		return skip(ctx, partitionSkipReason)
 	}
@@ -84,11 +80,7 @@ func driverPublishesPartitions(ctx context.Context, prefix, gpus string) (contex
 
 // pickPartitionableGPU names the first GPU (by UUID) that has partitions of
 // the profile prefix and a whole device in the kit's DeviceClass.
-func pickPartitionableGPU(ctx context.Context, alias, prefix string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) pickPartitionableGPU(ctx context.Context, alias, prefix string) error {
 	parts, err := w.partitions(ctx, prefix)
 	if err != nil {
 		return err
@@ -132,11 +124,7 @@ func (w *world) preCreated(ctx context.Context, prefix string) ([]partition, err
 	return out, nil
 }
 
-func driverPublishesPreCreated(ctx context.Context, prefix string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverPublishesPreCreated(ctx context.Context, prefix string) (context.Context, error) {
 	if w.cfg.PartitionClassName == "" {
 		return skip(ctx, partitionSkipReason)
 	}
@@ -153,11 +141,7 @@ func driverPublishesPreCreated(ctx context.Context, prefix string) (context.Cont
 
 // pickPreCreatedGPU names the GPU of the first pre-created MIG device of the
 // profile prefix.
-func pickPreCreatedGPU(ctx context.Context, alias, prefix string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) pickPreCreatedGPU(ctx context.Context, alias, prefix string) error {
 	parts, err := w.preCreated(ctx, prefix)
 	if err != nil {
 		return err
@@ -177,11 +161,7 @@ func (w *world) gpu(alias string) (string, error) {
 	return uuid, nil
 }
 
-func claimPartitions(ctx context.Context, name string, n int, prefix, alias string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimPartitions(ctx context.Context, name string, n int, prefix, alias string) error {
 	names := w.cfg.partitionNames()
 	sel := []string{names.profilePrefixSelector(prefix)}
 	if alias != "" {
@@ -194,11 +174,7 @@ func claimPartitions(ctx context.Context, name string, n int, prefix, alias stri
 	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, int64(n), sel...)))
 }
 
-func claimWholeGPU(ctx context.Context, name, alias string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimWholeGPU(ctx context.Context, name, alias string) error {
 	uuid, err := w.gpu(alias)
 	if err != nil {
 		return err
@@ -208,11 +184,7 @@ func claimWholeGPU(ctx context.Context, name, alias string) error {
 
 // claimWholeAndPartition asks, in one claim, for a GPU whole and for one of
 // its partitions: together they need more than the GPU's counter set holds.
-func claimWholeAndPartition(ctx context.Context, name, alias, prefix string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, prefix string) error {
 	uuid, err := w.gpu(alias)
 	if err != nil {
 		return err
@@ -246,11 +218,7 @@ func (w *world) preferPartitionSpec(prefix string, min resource.Quantity) resour
 	}}}}
 }
 
-func claimPreferPartition(ctx context.Context, name, memory, prefix string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimPreferPartition(ctx context.Context, name, memory, prefix string) error {
 	min, err := resource.ParseQuantity(memory)
 	if err != nil {
 		return fmt.Errorf("memory %q is not a quantity: %w", memory, err)
@@ -261,11 +229,7 @@ func claimPreferPartition(ctx context.Context, name, memory, prefix string) erro
 // claimPreferTooSmallPartition asks for one byte more memory than the
 // largest published partition of the prefix has, so the first alternative
 // cannot be satisfied and the whole GPU must be chosen.
-func claimPreferTooSmallPartition(ctx context.Context, name, prefix string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, prefix string) error {
 	parts, err := w.partitions(ctx, prefix)
 	if err != nil {
 		return err
@@ -318,11 +282,7 @@ func (w *world) allocatedResults(ctx context.Context, claim string) ([]resourcea
 	return results, devices, nil
 }
 
-func claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
 	results, _, err := w.allocatedResults(ctx, claim)
 	if err != nil {
 		return err
@@ -336,11 +296,7 @@ func claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error 
 	return nil
 }
 
-func claimDeviceMemory(ctx context.Context, claim, memory string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimDeviceMemory(ctx context.Context, claim, memory string) error {
 	min, err := resource.ParseQuantity(memory)
 	if err != nil {
 		return fmt.Errorf("memory %q is not a quantity: %w", memory, err)
@@ -380,21 +336,17 @@ func (w *world) claimParents(ctx context.Context, claim string) ([]string, error
 	return out, nil
 }
 
-func claimOnGPU(ctx context.Context, claim, alias string) error {
-	return claimPartitionsOf(ctx, claim, alias, true)
+func (w *world) claimOnGPU(ctx context.Context, claim, alias string) error {
+	return w.claimPartitionsOf(ctx, claim, alias, true)
 }
 
-func claimNotOnGPU(ctx context.Context, claim, alias string) error {
-	return claimPartitionsOf(ctx, claim, alias, false)
+func (w *world) claimNotOnGPU(ctx context.Context, claim, alias string) error {
+	return w.claimPartitionsOf(ctx, claim, alias, false)
 }
 
 // claimPartitionsOf checks that every partition allocated to the claim is
 // (on) or is not (!on) a partition of the GPU named alias.
-func claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
 	uuid, err := w.gpu(alias)
 	if err != nil {
 		return err
@@ -414,11 +366,7 @@ func claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error 
 	return nil
 }
 
-func claimsFitCounters(ctx context.Context, a, b string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
 	var devices []publishedDevice
 	for _, claim := range []string{a, b} {
 		_, ds, err := w.allocatedResults(ctx, claim)
@@ -443,11 +391,7 @@ func claimsFitCounters(ctx context.Context, a, b string) error {
 	return findings(checkCounters(devices, counterSets(slices, w.cfg.DriverName)))
 }
 
-func podSeesAllocatedMIG(ctx context.Context, name string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podSeesAllocatedMIG(ctx context.Context, name string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}
@@ -458,11 +402,7 @@ func podSeesAllocatedMIG(ctx context.Context, name string) (context.Context, err
 	return ctx, findings(checkMIGNVML(name, w.cfg.partitionNames(), p.devices, *p.report))
 }
 
-func podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, error) {
 	if !w.cfg.observes(declaration.ObserverNVML) {
 		return skip(ctx, nvmlSkipReason)
 	}
@@ -473,11 +413,7 @@ func podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, er
 	return ctx, findings(checkMIGDeviceNodes(name, *p.report))
 }
 
-func podsSeeDifferentMIG(ctx context.Context, a, b string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podsSeeDifferentMIG(a, b string) error {
 	uuids := map[string]sets.Set[string]{}
 	for _, name := range []string{a, b} {
 		p, err := w.runningPod(name)

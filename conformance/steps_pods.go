@@ -15,13 +15,13 @@ import (
 )
 
 // podSteps create probe pods, wait for them and delete them.
-func podSteps() []stepDef {
+func (w *world) podSteps() []stepDef {
 	return []stepDef{
-		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, podWithTemplateClaim},
-		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, podWithClaim},
-		{`^pod "([^"]+)" is running$`, podIsRunning},
-		{`^pod "([^"]+)" stays pending as unschedulable$`, podUnschedulable},
-		{`^pod "([^"]+)" is deleted$`, deletePod},
+		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim},
+		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim},
+		{`^pod "([^"]+)" is running$`, w.podIsRunning},
+		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable},
+		{`^pod "([^"]+)" is deleted$`, w.deletePod},
 	}
 }
 
@@ -39,30 +39,18 @@ func (w *world) createPod(ctx context.Context, name string, claims []podClaim) e
 	return nil
 }
 
-func podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
 	return w.createPod(ctx, pod, []podClaim{{name: claim, template: template}})
 }
 
-func podWithClaim(ctx context.Context, pod, claim string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podWithClaim(ctx context.Context, pod, claim string) error {
 	return w.createPod(ctx, pod, []podClaim{{name: claim, claim: claim}})
 }
 
 // podIsRunning waits for the pod to run, reads its probe report and
 // resolves its claims and their allocated devices, which later steps
 // compare with the report.
-func podIsRunning(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podIsRunning(ctx context.Context, name string) error {
 	p, err := w.pod(name)
 	if err != nil {
 		return err
@@ -180,11 +168,7 @@ func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, er
 
 // podUnschedulable waits for the scheduler to mark the pod unschedulable
 // and fails at once if the pod gets bound to a node instead.
-func podUnschedulable(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podUnschedulable(ctx context.Context, name string) error {
 	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -202,11 +186,7 @@ func podUnschedulable(ctx context.Context, name string) error {
 	})
 }
 
-func deletePod(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) deletePod(ctx context.Context, name string) error {
 	p, err := w.pod(name)
 	if err != nil {
 		return err

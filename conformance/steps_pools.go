@@ -19,19 +19,19 @@ import (
 // the driver under test. The test driver has no kubelet plugin, so no pod
 // that gets one of its devices can start; the steps only ever expect such
 // pods to stay pending.
-func poolSteps() []stepDef {
+func (w *world) poolSteps() []stepDef {
 	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, submitSliceWithDevicesAndCounters},
-		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, publishInvalidPool},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, claimTestDriverDevice},
-		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, podUnschedulableBecause},
-		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, apiServerKeepsSliceField},
-		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, submitSlicePartitionTypeWithoutCounters},
-		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, submitSlicePartitionTypeMissing},
-		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, publishPoolCompatibilityGroups},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, claimTestDriverDevices},
-		{`^pod "([^"]+)" is scheduled$`, podScheduled},
-		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, claimAllocatedTestDevices},
+		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, w.submitSliceWithDevicesAndCounters},
+		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, w.publishInvalidPool},
+		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, w.claimTestDriverDevice},
+		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, w.podUnschedulableBecause},
+		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, w.apiServerKeepsSliceField},
+		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, w.submitSlicePartitionTypeWithoutCounters},
+		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, w.submitSlicePartitionTypeMissing},
+		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, w.publishPoolCompatibilityGroups},
+		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimTestDriverDevices},
+		{`^pod "([^"]+)" is scheduled$`, w.podScheduled},
+		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimAllocatedTestDevices},
 	}
 }
 
@@ -94,11 +94,7 @@ func testCounters(v int64) map[string]resourceapi.Counter {
 	return map[string]resourceapi.Counter{"memory": {Value: *resource.NewQuantity(v, resource.BinarySI)}}
 }
 
-func submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
 	s := w.testSlice(name, name, 1)
 	s.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
 	s.Spec.Devices = []resourceapi.Device{testDevice("part-0", "gpu-0")}
@@ -116,11 +112,7 @@ const (
 
 // publishInvalidPool publishes a complete pool of the test driver with one
 // of the defects above.
-func publishInvalidPool(ctx context.Context, pool, defect string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) publishInvalidPool(ctx context.Context, pool, defect string) error {
 	switch defect {
 	case poolMissingCounterSet:
 		return w.publishTestPool(ctx, pool, 1, testDevice("part-0", "gpu-1"))
@@ -187,11 +179,7 @@ func (w *world) partitionableTestSlice(name string, roles ...string) *resourceap
 // apiServerKeepsSliceField skips the scenario when the API server drops an
 // alpha field of ResourceSlices (its feature gate is off): a dry-run create
 // of a valid slice that sets it shows whether it is stored.
-func apiServerKeepsSliceField(ctx context.Context, field string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (context.Context, error) {
 	s := w.partitionableTestSlice("gate-check", "left")
 	gate := ""
 	switch field {
@@ -225,11 +213,7 @@ func (w *world) submitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
 	w.submitted = &submission{kind: kindResourceSlice, name: s.Name, err: err}
 }
 
-func submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "plain")
 	s.Spec.Devices[0].ConsumesCounters = nil
 	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
@@ -237,11 +221,7 @@ func submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) e
 	return nil
 }
 
-func submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "untyped")
 	delete(s.Spec.Devices[0].Attributes, testPartitionTypeAttribute)
 	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
@@ -251,22 +231,14 @@ func submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
 
 // publishPoolCompatibilityGroups publishes a complete pool: a counter set
 // with room for all three devices, and the devices with their groups.
-func publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
 	return w.publishTestPool(ctx, pool, 1,
 		testDevice("left", "gpu-0", "a"), testDevice("right", "gpu-0", "b"), testDevice("both", "gpu-0", "a", "b"))
 }
 
 // claimTestDriverDevices asks for two of the test driver's devices by role,
 // one request each.
-func claimTestDriverDevices(ctx context.Context, name, first, second string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimTestDriverDevices(ctx context.Context, name, first, second string) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -283,11 +255,7 @@ func claimTestDriverDevices(ctx context.Context, name, first, second string) err
 
 // podScheduled waits for the pod to be bound to a node; it need not start
 // (the test driver has no kubelet plugin).
-func podScheduled(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podScheduled(ctx context.Context, name string) error {
 	return poll(ctx, w.cfg.Timeouts.PodStart, "pod "+name+" to be scheduled", func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -297,11 +265,7 @@ func podScheduled(ctx context.Context, name string) error {
 	})
 }
 
-func claimAllocatedTestDevices(ctx context.Context, claim, first, second string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimAllocatedTestDevices(ctx context.Context, claim, first, second string) error {
 	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
@@ -320,11 +284,7 @@ func claimAllocatedTestDevices(ctx context.Context, claim, first, second string)
 	return nil
 }
 
-func claimTestDriverDevice(ctx context.Context, name string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) claimTestDriverDevice(ctx context.Context, name string) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -334,11 +294,7 @@ func claimTestDriverDevice(ctx context.Context, name string) error {
 
 // podUnschedulableBecause waits for the scheduler to mark the pod
 // unschedulable with a message that contains reason.
-func podUnschedulableBecause(ctx context.Context, name, reason string) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) podUnschedulableBecause(ctx context.Context, name, reason string) error {
 	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be unschedulable because %q", name, reason), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

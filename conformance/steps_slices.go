@@ -9,12 +9,12 @@ import (
 )
 
 // sliceSteps look at what the driver publishes in its ResourceSlices.
-func sliceSteps() []stepDef {
+func (w *world) sliceSteps() []stepDef {
 	return []stepDef{
-		{`^the driver publishes at least (\d+) devices?$`, driverPublishesAtLeast},
-		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, driverPublishesSharing},
-		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, driverNamesPartitionTypes},
-		{`^the driver publishes compatibility groups$`, driverPublishesCompatibilityGroups},
+		{`^the driver publishes at least (\d+) devices?$`, w.driverPublishesAtLeast},
+		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing},
+		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, w.driverNamesPartitionTypes},
+		{`^the driver publishes compatibility groups$`, w.driverPublishesCompatibilityGroups},
 	}
 }
 
@@ -22,11 +22,7 @@ func sliceSteps() []stepDef {
 // every slice of the driver with a counter-consuming device sets
 // partitionTypeAttribute, and every such device carries that attribute as a
 // string. A driver that names none is skipped: the field is optional.
-func driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
 	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
 	if err != nil {
 		return ctx, err
@@ -71,11 +67,7 @@ func driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
 
 // driverPublishesCompatibilityGroups skips the scenario when no device of
 // the driver names a compatibility group (KEP-5963 is optional for drivers).
-func driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return ctx, err
@@ -99,11 +91,7 @@ func (w *world) currentDevices(ctx context.Context) ([]publishedDevice, error) {
 	return publishedDevices(slices, w.cfg.DriverName), nil
 }
 
-func driverPublishesAtLeast(ctx context.Context, n int) error {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return err
-	}
+func (w *world) driverPublishesAtLeast(ctx context.Context, n int) error {
 	return poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.cfg.DriverName, n), func(ctx context.Context) (bool, string, error) {
 		devices, err := w.currentDevices(ctx)
 		if err != nil {
@@ -116,11 +104,7 @@ func driverPublishesAtLeast(ctx context.Context, n int) error {
 // driverPublishesSharing skips the scenario when no node has n devices of
 // the kit's DeviceClass with one value of attr: the hardware cannot exercise
 // the constraint.
-func driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
-	w, err := worldFrom(ctx)
-	if err != nil {
-		return ctx, err
-	}
+func (w *world) driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return ctx, err

@@ -20,13 +20,14 @@ var (
 	errorType   = reflect.TypeOf((*error)(nil)).Elem()
 )
 
-// TestStepDefinitions checks every step definition: its pattern is
-// anchored, its function has a shape godog accepts (context first, error or
-// (context, error) out), and it has one parameter per capture group.
+// TestStepDefinitions checks every step definition, bound to a zero world:
+// its pattern is anchored, its function has a shape godog accepts (an
+// optional context first, error or (context, error) out), and it has one
+// parameter per capture group.
 func TestStepDefinitions(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, st := range allSteps() {
+	for _, st := range new(world).steps() {
 		if seen[st.pattern] {
 			t.Errorf("pattern %q is defined twice", st.pattern)
 		}
@@ -40,9 +41,14 @@ func TestStepDefinitions(t *testing.T) {
 			continue
 		}
 		typ := reflect.TypeOf(st.fn)
-		if typ.Kind() != reflect.Func || typ.NumIn() == 0 || typ.In(0) != contextType {
-			t.Errorf("step %q: function %v must take a context.Context first", st.pattern, typ)
+		if typ.Kind() != reflect.Func {
+			t.Errorf("step %q: %v is not a function", st.pattern, typ)
 			continue
+		}
+		for i := 1; i < typ.NumIn(); i++ {
+			if typ.In(i) == contextType {
+				t.Errorf("step %q: function %v takes a context.Context other than first", st.pattern, typ)
+			}
 		}
 		switch {
 		case typ.NumOut() == 1 && typ.Out(0) == errorType:
@@ -50,7 +56,7 @@ func TestStepDefinitions(t *testing.T) {
 		default:
 			t.Errorf("step %q: function %v must return error or (context.Context, error)", st.pattern, typ)
 		}
-		if got, want := typ.NumIn()-1, re.NumSubexp(); got != want {
+		if got, want := len(stepArgs(typ)), re.NumSubexp(); got != want {
 			t.Errorf("step %q: function takes %d arguments, the pattern captures %d", st.pattern, got, want)
 		}
 	}
@@ -68,7 +74,7 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 		use int
 	}
 	var defs []*def
-	for _, st := range allSteps() {
+	for _, st := range new(world).steps() {
 		defs = append(defs, &def{re: regexp.MustCompile(st.pattern), fn: reflect.TypeOf(st.fn)})
 	}
 	files, err := fs.Glob(features.FS, "*/*.feature")
@@ -106,15 +112,19 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 				d := matches[0]
 				d.use++
 				groups := d.re.FindStringSubmatch(step.Text)[1:]
+				args := stepArgs(d.fn)
+				if len(args) != len(groups) {
+					continue // TestStepDefinitions reports it
+				}
 				for i, g := range groups {
-					switch d.fn.In(i + 1).Kind() {
+					switch args[i].Kind() {
 					case reflect.Int, reflect.Int64:
 						if _, err := strconv.ParseInt(g, 10, 64); err != nil {
 							t.Errorf("%s: argument %d %q is not an integer", where, i+1, g)
 						}
 					case reflect.String:
 					default:
-						t.Errorf("%s: unsupported parameter type %v", where, d.fn.In(i+1))
+						t.Errorf("%s: unsupported parameter type %v", where, args[i])
 					}
 				}
 			}
@@ -125,4 +135,17 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 			t.Errorf("step %q is used by no feature", d.re)
 		}
 	}
+}
+
+// stepArgs are the parameters of a step function that take the captures:
+// all but a leading context.Context.
+func stepArgs(fn reflect.Type) []reflect.Type {
+	var out []reflect.Type
+	for i := range fn.NumIn() {
+		if i == 0 && fn.In(0) == contextType {
+			continue
+		}
+		out = append(out, fn.In(i))
+	}
+	return out
 }

@@ -54,8 +54,9 @@ func (s *suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLog
 	return s.kube.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
 }
 
-// world is one scenario's state. It lives in the scenario's context (never
-// in a global), so that scenarios can run concurrently.
+// world is one scenario's state. initScenario creates one per scenario and
+// binds the scenario's steps and hooks to it (never to a global), so that
+// scenarios can run concurrently.
 type world struct {
 	*suite
 	scenario *godog.Scenario
@@ -119,17 +120,6 @@ type submission struct {
 
 func (s *submission) label() string { return s.kind + " " + s.name }
 
-type worldKey struct{}
-
-// worldFrom returns the scenario's state.
-func worldFrom(ctx context.Context) (*world, error) {
-	w, ok := ctx.Value(worldKey{}).(*world)
-	if !ok {
-		return nil, errors.New("no scenario state in the context: the kit's Before hook did not run")
-	}
-	return w, nil
-}
-
 // initScenario registers the hooks and steps of one scenario. godog calls
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
@@ -137,7 +127,7 @@ func (s *suite) initScenario(sc *godog.ScenarioContext) {
 	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, gpus: map[string]string{}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
-	for _, st := range allSteps() {
+	for _, st := range w.steps() {
 		sc.Step(st.pattern, st.fn)
 	}
 }
@@ -158,7 +148,6 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 		return ctx, fmt.Errorf("create scenario namespace: %w", err)
 	}
 	w.ns = ns.Name
-	ctx = context.WithValue(ctx, worldKey{}, w)
 	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
 	// The ServiceAccount admission plugin rejects pods until the
 	// namespace's default ServiceAccount exists.

@@ -9,6 +9,7 @@ import (
 	oci "github.com/opencontainers/runtime-spec/specs-go"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -121,7 +122,7 @@ func checkCDIEdits(pod string, want containerEdits, others map[string]containerE
 // checkPreparedDevices compares what the driver prepared for a claim, as the
 // kubelet recorded it, with the claim's allocation: the driver must prepare
 // exactly the devices allocated to it.
-func checkPreparedDevices(claim string, allocated []allocatedDevice, prepared []preparedDevice) []string {
+func checkPreparedDevices(claim string, allocated []observe.Device, prepared []preparedDevice) []string {
 	want := map[string]bool{}
 	for _, d := range allocated {
 		if d.Claim == claim {

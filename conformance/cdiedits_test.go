@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -129,7 +130,7 @@ func TestCheckCDIEdits(t *testing.T) {
 }
 
 func TestCheckPreparedDevices(t *testing.T) {
-	allocated := []allocatedDevice{{Claim: "c", Pool: "node", Device: "dev-0"}, {Claim: "other", Pool: "node", Device: "dev-2"}}
+	allocated := []observe.Device{{Claim: "c", Pool: "node", Device: "dev-0"}, {Claim: "other", Pool: "node", Device: "dev-2"}}
 	if got := checkPreparedDevices("c", allocated, []preparedDevice{{PoolName: "node", DeviceName: "dev-0", CDIDeviceIDs: []string{"k=dev-0"}}}); len(got) != 0 {
 		t.Errorf("exactly the allocated device: %v", got)
 	}

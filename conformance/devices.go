@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -22,7 +23,7 @@ func isGPUNode(d probe.DeviceNode) bool {
 
 // checkNVML compares the GPUs NVML enumerates inside the container with the
 // devices allocated to the pod's claims, identified by their UUID attribute.
-func checkNVML(pod, uuidAttr string, allocated []allocatedDevice, r probe.Report) []string {
+func checkNVML(pod, uuidAttr string, allocated []observe.Device, r probe.Report) []string {
 	var out []string
 	if r.NVML.Error != "" {
 		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))
@@ -54,7 +55,7 @@ func checkNVML(pod, uuidAttr string, allocated []allocatedDevice, r probe.Report
 // allocated GPUs. NVML inside the container maps each allocated UUID to its
 // minor number; every allocated GPU needs /dev/nvidia<minor> with 195:<minor>
 // and no other GPU node may be present.
-func checkDeviceNodes(pod string, allocated []allocatedDevice, r probe.Report) []string {
+func checkDeviceNodes(pod string, allocated []observe.Device, r probe.Report) []string {
 	var out []string
 	minorOf := map[string]int{}
 	for _, g := range r.NVML.GPUs {
@@ -117,9 +118,9 @@ func deviceEnvName(prefix, device string) string {
 
 // checkEnv compares the container's per-device environment variables with
 // the allocated devices: one <prefix><DEVICE>=<uuid> per device, no others.
-func checkEnv(pod, prefix string, allocated []allocatedDevice, r probe.Report) []string {
+func checkEnv(pod, prefix string, allocated []observe.Device, r probe.Report) []string {
 	var out []string
-	want := map[string]allocatedDevice{}
+	want := map[string]observe.Device{}
 	for _, d := range allocated {
 		name := deviceEnvName(prefix, d.Device)
 		want[name] = d

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -27,30 +28,30 @@ func baseReport() probe.Report {
 	}
 }
 
-var gpu2 = allocatedDevice{Claim: "c", Request: "gpu", Pool: "node", Device: "gpu-2", UUID: "GPU-2"}
+var gpu2 = observe.Device{Claim: "c", Request: "gpu", Pool: "node", Device: "gpu-2", UUID: "GPU-2"}
 
 func TestCheckNVML(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		allocated []allocatedDevice
+		allocated []observe.Device
 		report    func(*probe.Report)
 		want      []string
 	}{
-		"exactly the allocated GPU": {allocated: []allocatedDevice{gpu2}},
+		"exactly the allocated GPU": {allocated: []observe.Device{gpu2}},
 		"allocated GPU missing": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML.GPUs = nil },
 			want:      []string{"pod p: allocated device node/gpu-2 (claim c, uuid GPU-2) is not visible through NVML in the container (NVML lists no GPUs)"},
 		},
 		"extra GPU leaks": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report: func(r *probe.Report) {
 				r.NVML.GPUs = append(r.NVML.GPUs, probe.GPU{Index: 1, UUID: "GPU-5", Minor: 5, BusID: "0000:9a:00.0"})
 			},
 			want: []string{"pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims"},
 		},
 		"NVML failed": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML = probe.NVML{Error: "initialize NVML: ERROR_LIBRARY_NOT_FOUND"} },
 			want: []string{
 				"pod p: NVML in the container failed: initialize NVML: ERROR_LIBRARY_NOT_FOUND",
@@ -58,7 +59,7 @@ func TestCheckNVML(t *testing.T) {
 			},
 		},
 		"device without UUID attribute": {
-			allocated: []allocatedDevice{{Claim: "c", Pool: "node", Device: "gpu-2"}},
+			allocated: []observe.Device{{Claim: "c", Pool: "node", Device: "gpu-2"}},
 			want: []string{
 				`pod p: allocated device node/gpu-2 (claim c) has no "uuid" attribute in its ResourceSlice, so the kit cannot identify it`,
 				"pod p: NVML in the container lists GPU GPU-2 (minor 2, bus 0000:43:00.0), which is not allocated to the pod's claims",
@@ -82,18 +83,18 @@ func TestCheckNVML(t *testing.T) {
 func TestCheckDeviceNodes(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		allocated []allocatedDevice
+		allocated []observe.Device
 		report    func(*probe.Report)
 		want      []string
 	}{
-		"exactly the allocated GPU's node": {allocated: []allocatedDevice{gpu2}},
+		"exactly the allocated GPU's node": {allocated: []observe.Device{gpu2}},
 		"node missing": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report:    func(r *probe.Report) { r.Devices = r.Devices[:1] },
 			want:      []string{"pod p: no device node 195:2 (/dev/nvidia2) for allocated device node/gpu-2 (uuid GPU-2)"},
 		},
 		"extra GPU node": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report:    func(r *probe.Report) { r.Devices = append(r.Devices, gpuNode(0), gpuNode(7)) },
 			want: []string{
 				"pod p: device node /dev/nvidia0 (195:0) gives access to a GPU that is not allocated to the pod's claims",
@@ -101,20 +102,20 @@ func TestCheckDeviceNodes(t *testing.T) {
 			},
 		},
 		"node at the wrong path": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report: func(r *probe.Report) {
 				r.Devices[1].Path = "/dev/gpus/2"
 			},
 			want: []string{"pod p: device node 195:2 of allocated device node/gpu-2 is at /dev/gpus/2, expected /dev/nvidia2"},
 		},
 		"block device 195:3 is no GPU": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report: func(r *probe.Report) {
 				r.Devices = append(r.Devices, probe.DeviceNode{Path: "/dev/sdz", Type: probe.BlockDevice, Major: 195, Minor: 3})
 			},
 		},
 		"NVML does not list the allocated GPU": {
-			allocated: []allocatedDevice{gpu2},
+			allocated: []observe.Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML.GPUs = nil },
 			want: []string{
 				"pod p: cannot tell which device node belongs to allocated device node/gpu-2 (uuid GPU-2): NVML in the container does not list it",
@@ -161,7 +162,7 @@ func TestCheckEnv(t *testing.T) {
 			t.Parallel()
 			r := baseReport()
 			r.Env = tc.env
-			if diff := cmp.Diff(tc.want, checkEnv("p", "DRAKIT_DEVICE_", []allocatedDevice{gpu2}, r)); diff != "" {
+			if diff := cmp.Diff(tc.want, checkEnv("p", "DRAKIT_DEVICE_", []observe.Device{gpu2}, r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -26,11 +27,11 @@ func (c *Config) deviceEnv() *declaration.EnvVariable {
 // identity attribute and every attribute of the driver.
 func deviceValues(driver, identity, name string, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) declaration.DeviceValues {
 	v := declaration.DeviceValues{Name: name, Attribute: func(attr string) (string, bool) {
-		a, ok := lookupAttribute(attrs, driver, attr)
+		a, ok := observe.LookupAttribute(attrs, driver, attr)
 		if !ok {
 			return "", false
 		}
-		return attributeString(a), true
+		return observe.AttributeString(a), true
 	}}
 	v.Identity, _ = v.Attribute(identity)
 	return v
@@ -40,7 +41,7 @@ func deviceValues(driver, identity, name string, attrs map[resourceapi.Qualified
 // per-device variable: the allocated devices' variables with their values,
 // and no variable of another device of the driver on the node with that
 // device's value.
-func checkEnvPattern(pod, driver, identity string, env *declaration.EnvVariable, allocated []allocatedDevice, node []publishedDevice, r probe.Report) []string {
+func checkEnvPattern(pod, driver, identity string, env *declaration.EnvVariable, allocated []observe.Device, node []publishedDevice, r probe.Report) []string {
 	var out []string
 	mine := map[string]bool{}
 	for _, d := range allocated {

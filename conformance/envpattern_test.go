@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -20,7 +21,7 @@ func TestCheckEnvPattern(t *testing.T) {
 		return map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"plain.drakit.dev/index": {IntValue: ptr.To(i)}}
 	}
 	env := &declaration.EnvVariable{Name: "PLAIN_DEVICE_{attribute:index}", Value: "{device}"}
-	allocated := []allocatedDevice{{Claim: "c", Pool: "n", Device: "dev-1", Attributes: attrs(1)}}
+	allocated := []observe.Device{{Claim: "c", Pool: "n", Device: "dev-1", Attributes: attrs(1)}}
 	node := []publishedDevice{{Pool: "n", Name: "dev-0", Attributes: attrs(0)}, {Pool: "n", Name: "dev-1", Attributes: attrs(1)}}
 	check := func(e map[string]string) []string {
 		return checkEnvPattern("p", "plain.drakit.dev", "serial", env, allocated, node, probe.Report{Env: e})

@@ -11,6 +11,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/emulator/nvmlstate"
 )
@@ -40,13 +41,13 @@ func (c Config) partitionNames() partitionNames {
 // asPartition reads a device's profile and parent UUID; false when it lacks
 // either string attribute.
 func (n partitionNames) asPartition(d publishedDevice) (partition, bool) {
-	prof, ok1 := lookupAttribute(d.Attributes, n.driver, n.profile)
-	parent, ok2 := lookupAttribute(d.Attributes, n.driver, n.parentUUID)
+	prof, ok1 := observe.LookupAttribute(d.Attributes, n.driver, n.profile)
+	parent, ok2 := observe.LookupAttribute(d.Attributes, n.driver, n.parentUUID)
 	if !ok1 || !ok2 || prof.StringValue == nil || parent.StringValue == nil {
 		return partition{}, false
 	}
 	p := partition{publishedDevice: d, Profile: *prof.StringValue, ParentUUID: *parent.StringValue}
-	if u, ok := lookupAttribute(d.Attributes, n.driver, n.uuid); ok && u.StringValue != nil {
+	if u, ok := observe.LookupAttribute(d.Attributes, n.driver, n.uuid); ok && u.StringValue != nil {
 		p.UUID = *u.StringValue
 	}
 	return p, true
@@ -85,14 +86,14 @@ func parents(parts []partition) []string {
 
 // memoryOf is a device's memory capacity; false when it has none.
 func (n partitionNames) memoryOf(capacity map[resourceapi.QualifiedName]resourceapi.DeviceCapacity) (resource.Quantity, bool) {
-	c, ok := lookupCapacity(capacity, n.driver, n.memory)
+	c, ok := observe.LookupCapacity(capacity, n.driver, n.memory)
 	return c.Value, ok
 }
 
 // attributeExpr is the CEL operand of a string attribute, with optional
 // chaining so that devices without it evaluate to "" instead of failing.
 func attributeExpr(driver, attr string) string {
-	domain, name := splitAttribute(driver, attr)
+	domain, name := observe.SplitAttribute(driver, attr)
 	return fmt.Sprintf(`device.attributes[%s].?%s.orValue("")`, strconv.Quote(domain), name)
 }
 
@@ -109,7 +110,7 @@ func (n partitionNames) parentSelector(parent string) string {
 
 // memorySelector matches devices with at least q of memory capacity.
 func (n partitionNames) memorySelector(q resource.Quantity) string {
-	domain, name := splitAttribute(n.driver, n.memory)
+	domain, name := observe.SplitAttribute(n.driver, n.memory)
 	return fmt.Sprintf(`device.capacity[%s].?%s.orValue(quantity("0")).compareTo(quantity(%s)) >= 0`,
 		strconv.Quote(domain), name, strconv.Quote(q.String()))
 }
@@ -120,7 +121,7 @@ func (n partitionNames) memorySelector(q resource.Quantity) string {
 // partitions must be listed with exactly as many MIG devices, of the
 // allocated profiles (NVML names a MIG device "<GPU name> MIG <profile>")
 // and memory sizes; no other GPU may be visible.
-func checkMIGNVML(pod string, names partitionNames, allocated []allocatedDevice, r probe.Report) []string {
+func checkMIGNVML(pod string, names partitionNames, allocated []observe.Device, r probe.Report) []string {
 	var out []string
 	if r.NVML.Error != "" {
 		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))

@@ -9,6 +9,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -39,8 +40,8 @@ func migPartition(name, profile, parent string, mem int64, slices ...string) pub
 		Capacity:   memory(mem), Consumes: consumes("gpu-4-counter-set", counters)}
 }
 
-func allocated(d publishedDevice) allocatedDevice {
-	a := allocatedDevice{Claim: "c", Request: "gpu", Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity}
+func allocated(d publishedDevice) observe.Device {
+	a := observe.Device{Claim: "c", Request: "gpu", Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity}
 	if u, ok := d.Attributes["uuid"]; ok {
 		a.UUID = *u.StringValue
 	}
@@ -142,7 +143,7 @@ func TestCheckMIGNVML(t *testing.T) {
 			if tc.report != nil {
 				tc.report(&r)
 			}
-			var alloc []allocatedDevice
+			var alloc []observe.Device
 			for _, d := range tc.allocated {
 				alloc = append(alloc, allocated(d))
 			}

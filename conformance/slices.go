@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // allNodes is the node key of devices that are not local to one node.
@@ -132,11 +133,11 @@ func devicesSharingAttribute(devices []publishedDevice, driver, attr string, n i
 	type key struct{ node, value string }
 	groups := map[key][]publishedDevice{}
 	for _, d := range devices {
-		a, ok := lookupAttribute(d.Attributes, driver, attr)
+		a, ok := observe.LookupAttribute(d.Attributes, driver, attr)
 		if !ok {
 			continue
 		}
-		k := key{d.Node, attributeString(a)}
+		k := key{d.Node, observe.AttributeString(a)}
 		groups[k] = append(groups[k], d)
 	}
 	keys := make([]key, 0, len(groups))
@@ -158,68 +159,12 @@ func devicesSharingAttribute(devices []publishedDevice, driver, attr string, n i
 	return groups[keys[0]][:n], true
 }
 
-// splitAttribute returns the domain and name of an attribute as the kit's
-// configuration or a feature spells it; a bare name is in the driver's
-// domain.
-func splitAttribute(driver, attr string) (domain, name string) {
-	if d, n, ok := strings.Cut(attr, "/"); ok {
-		return d, n
-	}
-	return driver, attr
-}
-
-// lookupAttribute finds attr (bare or domain/name) among a device's
-// attributes, which spell the driver's own domain either way.
-func lookupAttribute(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, driver, attr string) (resourceapi.DeviceAttribute, bool) {
-	domain, name := splitAttribute(driver, attr)
-	if a, ok := attrs[resourceapi.QualifiedName(domain+"/"+name)]; ok {
-		return a, true
-	}
-	if domain == driver {
-		if a, ok := attrs[resourceapi.QualifiedName(name)]; ok {
-			return a, true
-		}
-	}
-	return resourceapi.DeviceAttribute{}, false
-}
-
-// attributeString renders an attribute value for comparison and messages.
-func attributeString(a resourceapi.DeviceAttribute) string {
-	switch {
-	case a.StringValue != nil:
-		return *a.StringValue
-	case a.IntValue != nil:
-		return strconv.FormatInt(*a.IntValue, 10)
-	case a.BoolValue != nil:
-		return strconv.FormatBool(*a.BoolValue)
-	case a.VersionValue != nil:
-		return *a.VersionValue
-	case a.StringValues != nil:
-		return "[" + strings.Join(a.StringValues, ",") + "]"
-	case a.IntValues != nil:
-		s := make([]string, len(a.IntValues))
-		for i, v := range a.IntValues {
-			s[i] = strconv.FormatInt(v, 10)
-		}
-		return "[" + strings.Join(s, ",") + "]"
-	case a.BoolValues != nil:
-		s := make([]string, len(a.BoolValues))
-		for i, v := range a.BoolValues {
-			s[i] = strconv.FormatBool(v)
-		}
-		return "[" + strings.Join(s, ",") + "]"
-	case a.VersionValues != nil:
-		return "[" + strings.Join(a.VersionValues, ",") + "]"
-	}
-	return "<empty>"
-}
-
 // uuidSelector is a CEL expression that matches exactly the driver's device
 // whose uuid attribute is uuid. It uses optional chaining so that devices
 // without the attribute evaluate to false instead of failing the scheduler's
 // filter (local-cluster.md §13).
 func uuidSelector(driver, uuidAttr, uuid string) string {
-	domain, name := splitAttribute(driver, uuidAttr)
+	domain, name := observe.SplitAttribute(driver, uuidAttr)
 	return fmt.Sprintf(`device.driver == %s && device.attributes[%s].?%s.orValue("") == %s`,
 		strconv.Quote(driver), strconv.Quote(domain), name, strconv.Quote(uuid))
 }
@@ -248,18 +193,4 @@ func counterSets(slices []resourceapi.ResourceSlice, driver string) map[string]m
 		}
 	}
 	return out
-}
-
-// lookupCapacity finds a capacity (bare name or domain/name) of a device.
-func lookupCapacity(capacity map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, driver, name string) (resourceapi.DeviceCapacity, bool) {
-	domain, id := splitAttribute(driver, name)
-	if c, ok := capacity[resourceapi.QualifiedName(domain+"/"+id)]; ok {
-		return c, true
-	}
-	if domain == driver {
-		if c, ok := capacity[resourceapi.QualifiedName(id)]; ok {
-			return c, true
-		}
-	}
-	return resourceapi.DeviceCapacity{}, false
 }

@@ -93,53 +93,6 @@ func TestDevicesSharingAttribute(t *testing.T) {
 	}
 }
 
-func TestLookupAttribute(t *testing.T) {
-	t.Parallel()
-	a := attrs{
-		"uuid":                            {StringValue: ptr.To("bare")},
-		"gpu.drakit.dev/model":            {StringValue: ptr.To("qualified")},
-		"resource.kubernetes.io/numaNode": {IntValue: ptr.To[int64](1)},
-	}
-	tests := []struct {
-		attr, want string
-		ok         bool
-	}{
-		{"uuid", "bare", true},
-		{"gpu.drakit.dev/uuid", "bare", true},
-		{"model", "qualified", true},
-		{"gpu.drakit.dev/model", "qualified", true},
-		{"resource.kubernetes.io/numaNode", "1", true},
-		{"numaNode", "", false},
-		{"other.example.com/uuid", "", false},
-	}
-	for _, tc := range tests {
-		got, ok := lookupAttribute(a, testDriver, tc.attr)
-		if ok != tc.ok || (ok && attributeString(got) != tc.want) {
-			t.Errorf("lookupAttribute(%q) = %q, %t; want %q, %t", tc.attr, attributeString(got), ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func TestAttributeString(t *testing.T) {
-	t.Parallel()
-	tests := map[string]resourceapi.DeviceAttribute{
-		"GPU-1":     {StringValue: ptr.To("GPU-1")},
-		"-3":        {IntValue: ptr.To[int64](-3)},
-		"true":      {BoolValue: ptr.To(true)},
-		"550.54.15": {VersionValue: ptr.To("550.54.15")},
-		"[a,b]":     {StringValues: []string{"a", "b"}},
-		"[1,2]":     {IntValues: []int64{1, 2}},
-		"[true]":    {BoolValues: []bool{true}},
-		"[1.0.0]":   {VersionValues: []string{"1.0.0"}},
-		"<empty>":   {},
-	}
-	for want, a := range tests {
-		if got := attributeString(a); got != want {
-			t.Errorf("attributeString(%+v) = %q, want %q", a, got, want)
-		}
-	}
-}
-
 func TestUUIDSelector(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // claimSteps create ResourceClaims and templates and check what the API
@@ -65,7 +67,7 @@ func (w *world) templatePinned(ctx context.Context, name string) error {
 		return err
 	}
 	for _, d := range devices {
-		a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
 		if !ok || a.StringValue == nil || *a.StringValue == "" {
 			continue
 		}
@@ -80,7 +82,7 @@ func (w *world) claimRequesting(ctx context.Context, name string, n int) error {
 }
 
 func (w *world) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
-	domain, id := splitAttribute(w.cfg.DriverName, attr)
+	domain, id := observe.SplitAttribute(w.cfg.DriverName, attr)
 	spec := withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)
 	return w.createClaim(ctx, newClaim(name, spec))
 }
@@ -398,12 +400,12 @@ func checkSameAttribute(claim, attr, driver string, results []resourceapi.Device
 			out = append(out, fmt.Sprintf("claim %s: allocated device %s/%s is not in any ResourceSlice of driver %s", claim, r.Pool, r.Device, driver))
 			continue
 		}
-		a, ok := lookupAttribute(d.Attributes, driver, attr)
+		a, ok := observe.LookupAttribute(d.Attributes, driver, attr)
 		if !ok {
 			out = append(out, fmt.Sprintf("claim %s: allocated device %s has no attribute %s", claim, d.ID(), attr))
 			continue
 		}
-		v := attributeString(a)
+		v := observe.AttributeString(a)
 		values[v] = append(values[v], d.ID())
 	}
 	if len(values) > 1 {

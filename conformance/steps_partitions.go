@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // partitionSteps cover partitionable devices (KEP-4815): GPU partitions that
@@ -91,7 +92,7 @@ func (w *world) pickPartitionableGPU(ctx context.Context, alias, prefix string) 
 	}
 	wholeUUIDs := sets.New[string]()
 	for _, d := range whole {
-		if a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
 			wholeUUIDs.Insert(*a.StringValue)
 		}
 	}

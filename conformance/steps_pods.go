@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -133,8 +134,8 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.name, claimName, r.Pool, r.Device, w.cfg.DriverName))
 				continue
 			}
-			ad := allocatedDevice{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
-			if a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+			ad := observe.Device{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
+			if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
 				ad.UUID = *a.StringValue
 			}
 			p.devices = append(p.devices, ad)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
+
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // sliceSteps look at what the driver publishes in its ResourceSlices.
@@ -47,12 +49,12 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 		named++
 		attr := string(*sl.Spec.PartitionTypeAttribute)
 		for _, d := range devices {
-			a, ok := lookupAttribute(d.Attributes, w.cfg.DriverName, attr)
+			a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr)
 			switch {
 			case !ok:
 				bad = append(bad, fmt.Sprintf("slice %s: device %s consumes counters but has no attribute %s, the slice's partitionTypeAttribute", sl.Name, d.Name, attr))
 			case a.StringValue == nil:
-				bad = append(bad, fmt.Sprintf("slice %s: device %s has partition type attribute %s as %s, not a string", sl.Name, d.Name, attr, attributeString(a)))
+				bad = append(bad, fmt.Sprintf("slice %s: device %s has partition type attribute %s as %s, not a string", sl.Name, d.Name, attr, observe.AttributeString(a)))
 			}
 		}
 	}
@@ -121,12 +123,12 @@ func describeAttribute(devices []publishedDevice, driver, attr string) string {
 	counts := map[string]int{}
 	missing := 0
 	for _, d := range devices {
-		a, ok := lookupAttribute(d.Attributes, driver, attr)
+		a, ok := observe.LookupAttribute(d.Attributes, driver, attr)
 		if !ok {
 			missing++
 			continue
 		}
-		counts[d.Node+" "+attributeString(a)]++
+		counts[d.Node+" "+observe.AttributeString(a)]++
 	}
 	var parts []string
 	for k, v := range counts {

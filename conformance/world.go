@@ -10,13 +10,13 @@ import (
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -88,7 +88,7 @@ type podRecord struct {
 	claims map[string]claimRecord
 	// devices are the driver's devices allocated to the pod's claims, with
 	// their ResourceSlice attributes, resolved once the pod runs.
-	devices []allocatedDevice
+	devices []observe.Device
 }
 
 // claimRecord identifies a ResourceClaim object.
@@ -96,21 +96,6 @@ type claimRecord struct {
 	name string
 	uid  types.UID
 }
-
-// allocatedDevice is one allocation result of the driver under test, joined
-// with the device's ResourceSlice entry.
-type allocatedDevice struct {
-	Claim   string
-	Request string
-	Pool    string
-	Device  string
-	// UUID is the device's UUID attribute; empty if it has none.
-	UUID       string
-	Attributes map[resourceapi.QualifiedName]resourceapi.DeviceAttribute
-	Capacity   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity
-}
-
-func (d allocatedDevice) ID() string { return d.Pool + "/" + d.Device }
 
 // submission is an object the scenario tried to create.
 type submission struct {

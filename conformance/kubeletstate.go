@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // kubeletDRAStateFile is where the kubelet's DRA manager checkpoints, for
@@ -26,16 +28,8 @@ type preparedClaim struct {
 	// DriverState holds, per driver, what its NodePrepareResources
 	// returned.
 	DriverState map[string]struct {
-		Devices []preparedDevice
+		Devices []observe.PreparedDevice
 	}
-}
-
-// preparedDevice is one device a driver prepared for a claim.
-type preparedDevice struct {
-	PoolName     string
-	DeviceName   string
-	RequestNames []string
-	CDIDeviceIDs []string
 }
 
 // readKubeletDRAState reads the kubelet's DRA checkpoint below its root dir,

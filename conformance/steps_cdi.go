@@ -16,6 +16,7 @@ import (
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -259,7 +260,7 @@ func (w *world) podGetsPreparedCDIEdits(pod string) error {
 			continue
 		}
 		devices := prepared.DriverState[w.cfg.DriverName].Devices
-		bad = append(bad, checkPreparedDevices(c.name, p.devices, devices)...)
+		bad = append(bad, observe.CheckPreparedDevices(c.name, p.devices, devices)...)
 		for _, d := range devices {
 			for _, id := range d.CDIDeviceIDs {
 				mine[id] = true
@@ -270,11 +271,11 @@ func (w *world) podGetsPreparedCDIEdits(pod string) error {
 	if err != nil {
 		return fmt.Errorf("read the node's CDI specs in %s: %w", dir, err)
 	}
-	want, err := cdiEditsOf(cache, slices.Sorted(maps.Keys(mine))...)
+	want, err := observe.CDIEditsOf(cache, slices.Sorted(maps.Keys(mine))...)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pod, err)
 	}
-	others := map[string]containerEdits{}
+	others := map[string]observe.ContainerEdits{}
 	for _, id := range cache.ListDevices() {
 		if mine[id] {
 			continue
@@ -282,10 +283,10 @@ func (w *world) podGetsPreparedCDIEdits(pod string) error {
 		// A device whose edits cannot be applied here (a spec left by a
 		// claim whose device nodes are gone) injects nothing the kit can
 		// find in the container.
-		if e, err := cdiEditsOf(cache, id); err == nil {
+		if e, err := observe.CDIEditsOf(cache, id); err == nil {
 			others[id] = e
 		}
 	}
-	bad = append(bad, checkCDIEdits(pod, want, others, observedOf(*p.report))...)
+	bad = append(bad, observe.CheckCDIEdits(pod, want, others, observe.ObservedOf(*p.report))...)
 	return findings(bad)
 }

@@ -1,4 +1,4 @@
-package conformance
+package observe
 
 import (
 	"fmt"
@@ -9,15 +9,14 @@ import (
 	oci "github.com/opencontainers/runtime-spec/specs-go"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
-	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
-// containerEdits are the parts of CDI container edits an in-pod probe can
+// ContainerEdits are the parts of CDI container edits an in-pod probe can
 // observe: environment entries, device nodes and mount points. Hooks run in
 // the runtime and leave no trace the kit can attribute, so they are not
 // compared.
-type containerEdits struct {
+type ContainerEdits struct {
 	// env holds "NAME=value" entries.
 	env []string
 	// nodes are device nodes by container path: "c 195:0".
@@ -26,18 +25,19 @@ type containerEdits struct {
 	mounts []string
 }
 
-// cdiEditsOf resolves CDI device IDs against the specs in the cache and
+// CDIEditsOf resolves CDI device IDs against the specs in the cache and
 // applies them to an empty OCI spec, as the container runtime does when it
-// creates the container (the devices' specs' own edits included).
-func cdiEditsOf(cache *cdi.Cache, ids ...string) (containerEdits, error) {
+// creates the container (the devices' specs' own edits included). It fails
+// when a device is in no spec or its edits cannot be applied.
+func CDIEditsOf(cache *cdi.Cache, ids ...string) (ContainerEdits, error) {
 	spec := &oci.Spec{Process: &oci.Process{}, Linux: &oci.Linux{}}
 	if unresolved, err := cache.InjectDevices(spec, ids...); err != nil {
 		if len(unresolved) > 0 {
-			return containerEdits{}, fmt.Errorf("CDI devices %s are in no spec of the node's CDI directory", strings.Join(unresolved, ", "))
+			return ContainerEdits{}, fmt.Errorf("CDI devices %s are in no spec of the node's CDI directory", strings.Join(unresolved, ", "))
 		}
-		return containerEdits{}, fmt.Errorf("apply CDI devices %s: %w", strings.Join(ids, ", "), err)
+		return ContainerEdits{}, fmt.Errorf("apply CDI devices %s: %w", strings.Join(ids, ", "), err)
 	}
-	e := containerEdits{env: spec.Process.Env, nodes: map[string]string{}}
+	e := ContainerEdits{env: spec.Process.Env, nodes: map[string]string{}}
 	for _, d := range spec.Linux.Devices {
 		e.nodes[d.Path] = fmt.Sprintf("%s %d:%d", d.Type, d.Major, d.Minor)
 	}
@@ -47,15 +47,17 @@ func cdiEditsOf(cache *cdi.Cache, ids ...string) (containerEdits, error) {
 	return e, nil
 }
 
-// observed is what the probe saw, in the terms of containerEdits.
-type observed struct {
+// Observed is what the probe saw, in the terms of ContainerEdits.
+type Observed struct {
 	env    map[string]string
 	nodes  map[string]string
 	mounts map[string]bool
 }
 
-func observedOf(r probe.Report) observed {
-	o := observed{env: r.Env, nodes: map[string]string{}, mounts: map[string]bool{}}
+// ObservedOf is the environment, device nodes and mount points of a probe's
+// report.
+func ObservedOf(r probe.Report) Observed {
+	o := Observed{env: r.Env, nodes: map[string]string{}, mounts: map[string]bool{}}
 	for _, d := range r.Devices {
 		o.nodes[d.Path] = fmt.Sprintf("%s %d:%d", d.Type, d.Major, d.Minor)
 	}
@@ -65,11 +67,15 @@ func observedOf(r probe.Report) observed {
 	return o
 }
 
-// checkCDIEdits compares the container with the CDI edits of the devices
-// prepared for it (want) and of every other CDI device of the node (others,
-// by CDI device ID): the container must show every edit of want and none of
-// another device's edits that want does not also make.
-func checkCDIEdits(pod string, want containerEdits, others map[string]containerEdits, seen observed) []string {
+// CheckCDIEdits compares the container (seen) with the CDI edits of the
+// devices prepared for it (want) and of every other CDI device of the node
+// (others, by CDI device ID): the container must show every edit of want
+// and none of another device's edits that want does not also make.
+// Findings: an environment entry of want is missing or has another value; a
+// device node of want is missing or another device; a mount of want is
+// missing; an environment entry, device node or mount of another device is
+// there.
+func CheckCDIEdits(pod string, want ContainerEdits, others map[string]ContainerEdits, seen Observed) []string {
 	var out []string
 	for _, kv := range want.env {
 		name, value, _ := strings.Cut(kv, "=")
@@ -119,10 +125,22 @@ func checkCDIEdits(pod string, want containerEdits, others map[string]containerE
 	return out
 }
 
-// checkPreparedDevices compares what the driver prepared for a claim, as the
-// kubelet recorded it, with the claim's allocation: the driver must prepare
-// exactly the devices allocated to it.
-func checkPreparedDevices(claim string, allocated []observe.Device, prepared []preparedDevice) []string {
+// PreparedDevice is one device a driver prepared for a claim, as the
+// kubelet records NodePrepareResources' answer in its DRA checkpoint (the
+// field names are the checkpoint's).
+type PreparedDevice struct {
+	PoolName     string
+	DeviceName   string
+	RequestNames []string
+	CDIDeviceIDs []string
+}
+
+// CheckPreparedDevices compares what the driver prepared for a claim, as the
+// kubelet recorded it, with the claim's allocation (the devices of allocated
+// whose Claim is claim): the driver must prepare exactly the devices
+// allocated to it. Findings: a prepared device is not allocated, or has no
+// CDI device; an allocated device was not prepared.
+func CheckPreparedDevices(claim string, allocated []Device, prepared []PreparedDevice) []string {
 	want := map[string]bool{}
 	for _, d := range allocated {
 		if d.Claim == claim {

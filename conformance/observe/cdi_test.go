@@ -1,8 +1,6 @@
-package conformance
+package observe
 
 import (
-	"encoding/json"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
-	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -47,20 +44,20 @@ devices:
 
 func TestCDIEditsOf(t *testing.T) {
 	cache := cdiTestDir(t)
-	got, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-0")
+	got, err := CDIEditsOf(cache, "plain.drakit.dev/device=dev-0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := containerEdits{
+	want := ContainerEdits{
 		env:    []string{"PLAIN_SPEC=1", "PLAIN_DEVICE_0=dev-0"},
 		nodes:  map[string]string{"/dev/plain0": "c 1:3"},
 		mounts: []string{"/var/run/plain/dev-0"},
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(containerEdits{})); diff != "" {
-		t.Errorf("cdiEditsOf (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(ContainerEdits{})); diff != "" {
+		t.Errorf("CDIEditsOf (-want +got):\n%s", diff)
 	}
-	if _, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-9"); err == nil || !strings.Contains(err.Error(), "dev-9 are in no spec") {
-		t.Errorf("cdiEditsOf an unknown device = %v", err)
+	if _, err := CDIEditsOf(cache, "plain.drakit.dev/device=dev-9"); err == nil || !strings.Contains(err.Error(), "dev-9 are in no spec") {
+		t.Errorf("CDIEditsOf an unknown device = %v", err)
 	}
 }
 
@@ -68,15 +65,15 @@ func TestCDIEditsOf(t *testing.T) {
 // exactly its device's edits, and over the defects a driver can have.
 func TestCheckCDIEdits(t *testing.T) {
 	cache := cdiTestDir(t)
-	want, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-0")
+	want, err := CDIEditsOf(cache, "plain.drakit.dev/device=dev-0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := cdiEditsOf(cache, "plain.drakit.dev/device=dev-1")
+	other, err := CDIEditsOf(cache, "plain.drakit.dev/device=dev-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	others := map[string]containerEdits{"plain.drakit.dev/device=dev-1": other}
+	others := map[string]ContainerEdits{"plain.drakit.dev/device=dev-1": other}
 	exact := func() probe.Report {
 		return probe.Report{
 			Env:     map[string]string{"PLAIN_SPEC": "1", "PLAIN_DEVICE_0": "dev-0", "PATH": "/bin"},
@@ -122,7 +119,7 @@ func TestCheckCDIEdits(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&r)
 			}
-			if diff := cmp.Diff(tc.want, checkCDIEdits("p", want, others, observedOf(r))); diff != "" {
+			if diff := cmp.Diff(tc.want, CheckCDIEdits("p", want, others, ObservedOf(r))); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
@@ -130,11 +127,11 @@ func TestCheckCDIEdits(t *testing.T) {
 }
 
 func TestCheckPreparedDevices(t *testing.T) {
-	allocated := []observe.Device{{Claim: "c", Pool: "node", Device: "dev-0"}, {Claim: "other", Pool: "node", Device: "dev-2"}}
-	if got := checkPreparedDevices("c", allocated, []preparedDevice{{PoolName: "node", DeviceName: "dev-0", CDIDeviceIDs: []string{"k=dev-0"}}}); len(got) != 0 {
+	allocated := []Device{{Claim: "c", Pool: "node", Device: "dev-0"}, {Claim: "other", Pool: "node", Device: "dev-2"}}
+	if got := CheckPreparedDevices("c", allocated, []PreparedDevice{{PoolName: "node", DeviceName: "dev-0", CDIDeviceIDs: []string{"k=dev-0"}}}); len(got) != 0 {
 		t.Errorf("exactly the allocated device: %v", got)
 	}
-	got := checkPreparedDevices("c", allocated, []preparedDevice{{PoolName: "node", DeviceName: "dev-1"}})
+	got := CheckPreparedDevices("c", allocated, []PreparedDevice{{PoolName: "node", DeviceName: "dev-1"}})
 	want := []string{
 		"claim c: the driver prepared device node/dev-1, which is not allocated to the claim",
 		"claim c: the driver prepared device node/dev-1 without a CDI device: the container cannot get it",
@@ -142,32 +139,5 @@ func TestCheckPreparedDevices(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
-	}
-}
-
-// TestReadKubeletDRAState reads a checkpoint in the kubelet's format
-// (checkpoint.dra.kubelet.k8s.io/v1) and refuses a wrong checksum.
-func TestReadKubeletDRAState(t *testing.T) {
-	dir := t.TempDir()
-	data := `{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":[{"ClaimUID":"u1","ClaimName":"c","Namespace":"ns","PodUIDs":{"p1":{}},"DriverState":{"plain.drakit.dev":{"Devices":[{"PoolName":"node","DeviceName":"dev-0","RequestNames":["r"],"CDIDeviceIDs":["plain.drakit.dev/device=dev-0"]}]}}}]}`
-	write := func(sum uint32) {
-		b, _ := json.Marshal(map[string]any{"Data": data, "Checksum": sum})
-		os.WriteFile(filepath.Join(dir, kubeletDRAStateFile), b, 0o600)
-	}
-	if got, err := readKubeletDRAState(dir); err != nil || len(got) != 0 {
-		t.Errorf("no checkpoint yet: %v, %v; want nothing prepared", got, err)
-	}
-	write(crc32.ChecksumIEEE([]byte(data)))
-	got, err := readKubeletDRAState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := got["u1"].DriverState["plain.drakit.dev"].Devices
-	if len(d) != 1 || d[0].DeviceName != "dev-0" || d[0].CDIDeviceIDs[0] != "plain.drakit.dev/device=dev-0" {
-		t.Errorf("prepared devices %+v", d)
-	}
-	write(1)
-	if _, err := readKubeletDRAState(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
-		t.Errorf("wrong checksum: %v", err)
 	}
 }

@@ -86,3 +86,16 @@ func (c *Config) observes(o declaration.Observer) bool {
 // nvmlSkipReason explains why the NVML checks do not apply.
 const nvmlSkipReason = "the driver declares no nvml observer (observers of its driver declaration, or --observers nvml): " +
 	"the kit does not check NVML or NVIDIA device nodes in its containers"
+
+// deviceEnv is the per-device environment variable of Config's
+// DeviceEnvName and DeviceEnvValue patterns (declaration pattern syntax).
+func (c *Config) deviceEnv() *declaration.EnvVariable {
+	if c.DeviceEnvName == "" {
+		return nil
+	}
+	value := c.DeviceEnvValue
+	if value == "" {
+		value = declaration.DefaultEnvValue
+	}
+	return &declaration.EnvVariable{Name: c.DeviceEnvName, Value: value}
+}

@@ -3,11 +3,14 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/probe"
 )
 
 // deviceSteps compare what a pod's container sees (the probe's report) with
@@ -53,7 +56,7 @@ func (w *world) podSeesAllocatedGPUs(ctx context.Context, name string) (context.
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(checkNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
+	return ctx, findings(observe.CheckNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
 }
 
 func (w *world) podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Context, error) {
@@ -64,7 +67,7 @@ func (w *world) podHasAllocatedDeviceNodes(ctx context.Context, name string) (co
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(checkDeviceNodes(name, p.devices, *p.report))
+	return ctx, findings(observe.CheckDeviceNodes(name, p.devices, *p.report))
 }
 
 func (w *world) podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
@@ -87,15 +90,15 @@ func (w *world) podHasAllocatedEnv(ctx context.Context, name string) (context.Co
 				nodes[d.Node] = true
 			}
 		}
-		var node []publishedDevice
+		var node []observe.Device
 		for _, d := range all {
 			if nodes[d.Node] {
-				node = append(node, d)
+				node = append(node, observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity})
 			}
 		}
-		return ctx, findings(checkEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report))
+		return ctx, findings(observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report))
 	}
-	return ctx, findings(checkEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report))
+	return ctx, findings(observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report))
 }
 
 // podsSeeSameGPUs compares the GPU UUIDs two pods saw through NVML; the
@@ -120,4 +123,14 @@ func (w *world) podsSeeSameGPUs(ctx context.Context, name, other string) (contex
 		return ctx, fmt.Errorf("pod %s sees GPUs [%s] through NVML, pod %s saw [%s]", name, strings.Join(got, ", "), other, strings.Join(want, ", "))
 	}
 	return ctx, nil
+}
+
+// nvmlUUIDs is the sorted set of GPU UUIDs in a report.
+func nvmlUUIDs(r probe.Report) []string {
+	out := make([]string, 0, len(r.NVML.GPUs))
+	for _, g := range r.NVML.GPUs {
+		out = append(out, g.UUID)
+	}
+	sort.Strings(out)
+	return out
 }

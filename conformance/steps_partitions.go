@@ -238,7 +238,7 @@ func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, prefix s
 	names := w.cfg.partitionNames()
 	var largest resource.Quantity
 	for _, p := range parts {
-		if m, ok := names.memoryOf(p.Capacity); ok && m.Cmp(largest) > 0 {
+		if m, ok := names.MemoryOf(p.Capacity); ok && m.Cmp(largest) > 0 {
 			largest = m
 		}
 	}
@@ -308,7 +308,7 @@ func (w *world) claimDeviceMemory(ctx context.Context, claim, memory string) err
 	}
 	var bad []string
 	for _, d := range devices {
-		m, ok := w.cfg.partitionNames().memoryOf(d.Capacity)
+		m, ok := w.cfg.partitionNames().MemoryOf(d.Capacity)
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.cfg.MemoryCapacity))
@@ -400,7 +400,7 @@ func (w *world) podSeesAllocatedMIG(ctx context.Context, name string) (context.C
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(checkMIGNVML(name, w.cfg.partitionNames(), p.devices, *p.report))
+	return ctx, findings(observe.CheckMIGNVML(name, w.cfg.partitionNames().PartitionNames, p.devices, *p.report))
 }
 
 func (w *world) podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, error) {
@@ -411,7 +411,7 @@ func (w *world) podHasMIGDeviceNodes(ctx context.Context, name string) (context.
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(checkMIGDeviceNodes(name, *p.report))
+	return ctx, findings(observe.CheckMIGDeviceNodes(name, *p.report))
 }
 
 func (w *world) podsSeeDifferentMIG(a, b string) error {

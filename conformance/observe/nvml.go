@@ -1,11 +1,10 @@
-package conformance
+package observe
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
-	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -21,9 +20,12 @@ func isGPUNode(d probe.DeviceNode) bool {
 	return d.Type == probe.CharDevice && d.Major == nvidiaMajor && d.Minor <= nvidiaMaxGPUMinor
 }
 
-// checkNVML compares the GPUs NVML enumerates inside the container with the
-// devices allocated to the pod's claims, identified by their UUID attribute.
-func checkNVML(pod, uuidAttr string, allocated []observe.Device, r probe.Report) []string {
+// CheckNVML compares the GPUs NVML enumerates inside the container with the
+// devices allocated to the pod's claims, identified by their UUID attribute
+// (named uuidAttr in findings). Findings: NVML failed in the container; an
+// allocated device has no UUID; an allocated GPU is not listed; NVML lists
+// a GPU that is not allocated.
+func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []string {
 	var out []string
 	if r.NVML.Error != "" {
 		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))
@@ -51,11 +53,14 @@ func checkNVML(pod, uuidAttr string, allocated []observe.Device, r probe.Report)
 	return out
 }
 
-// checkDeviceNodes compares the container's GPU device nodes with the
+// CheckDeviceNodes compares the container's GPU device nodes with the
 // allocated GPUs. NVML inside the container maps each allocated UUID to its
 // minor number; every allocated GPU needs /dev/nvidia<minor> with 195:<minor>
-// and no other GPU node may be present.
-func checkDeviceNodes(pod string, allocated []observe.Device, r probe.Report) []string {
+// and no other GPU node may be present. Findings: an allocated device
+// without a UUID, or one NVML does not list (its node cannot be told); a
+// missing node or one at another path; a GPU node of a GPU that is not
+// allocated.
+func CheckDeviceNodes(pod string, allocated []Device, r probe.Report) []string {
 	var out []string
 	minorOf := map[string]int{}
 	for _, g := range r.NVML.GPUs {
@@ -100,58 +105,6 @@ func checkDeviceNodes(pod string, allocated []observe.Device, r probe.Report) []
 			out = append(out, fmt.Sprintf("pod %s: device node %s (%d:%d) gives access to a GPU that is not allocated to the pod's claims", pod, n.Path, n.Major, n.Minor))
 		}
 	}
-	return out
-}
-
-// deviceEnvName is the variable the reference driver sets for a device:
-// prefix plus the device name upper-cased, other characters than A-Z and
-// 0-9 replaced by "_".
-func deviceEnvName(prefix, device string) string {
-	b := []byte(strings.ToUpper(device))
-	for i, c := range b {
-		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-			b[i] = '_'
-		}
-	}
-	return prefix + string(b)
-}
-
-// checkEnv compares the container's per-device environment variables with
-// the allocated devices: one <prefix><DEVICE>=<uuid> per device, no others.
-func checkEnv(pod, prefix string, allocated []observe.Device, r probe.Report) []string {
-	var out []string
-	want := map[string]observe.Device{}
-	for _, d := range allocated {
-		name := deviceEnvName(prefix, d.Device)
-		want[name] = d
-		got, ok := r.Env[name]
-		switch {
-		case !ok:
-			out = append(out, fmt.Sprintf("pod %s: no environment variable %s for allocated device %s (uuid %s)", pod, name, d.ID(), d.UUID))
-		case d.UUID != "" && got != d.UUID:
-			out = append(out, fmt.Sprintf("pod %s: %s=%s, but allocated device %s has uuid %s", pod, name, got, d.ID(), d.UUID))
-		}
-	}
-	names := make([]string, 0, len(r.Env))
-	for k := range r.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if _, ok := want[k]; !ok && strings.HasPrefix(k, prefix) {
-			out = append(out, fmt.Sprintf("pod %s: environment variable %s=%s names a device that is not allocated to the pod's claims", pod, k, r.Env[k]))
-		}
-	}
-	return out
-}
-
-// nvmlUUIDs is the sorted set of GPU UUIDs in a report.
-func nvmlUUIDs(r probe.Report) []string {
-	out := make([]string, 0, len(r.NVML.GPUs))
-	for _, g := range r.NVML.GPUs {
-		out = append(out, g.UUID)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -1,4 +1,4 @@
-package conformance
+package observe
 
 import (
 	"strconv"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -28,30 +27,30 @@ func baseReport() probe.Report {
 	}
 }
 
-var gpu2 = observe.Device{Claim: "c", Request: "gpu", Pool: "node", Device: "gpu-2", UUID: "GPU-2"}
+var gpu2 = Device{Claim: "c", Request: "gpu", Pool: "node", Device: "gpu-2", UUID: "GPU-2"}
 
 func TestCheckNVML(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		allocated []observe.Device
+		allocated []Device
 		report    func(*probe.Report)
 		want      []string
 	}{
-		"exactly the allocated GPU": {allocated: []observe.Device{gpu2}},
+		"exactly the allocated GPU": {allocated: []Device{gpu2}},
 		"allocated GPU missing": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML.GPUs = nil },
 			want:      []string{"pod p: allocated device node/gpu-2 (claim c, uuid GPU-2) is not visible through NVML in the container (NVML lists no GPUs)"},
 		},
 		"extra GPU leaks": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report: func(r *probe.Report) {
 				r.NVML.GPUs = append(r.NVML.GPUs, probe.GPU{Index: 1, UUID: "GPU-5", Minor: 5, BusID: "0000:9a:00.0"})
 			},
 			want: []string{"pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims"},
 		},
 		"NVML failed": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML = probe.NVML{Error: "initialize NVML: ERROR_LIBRARY_NOT_FOUND"} },
 			want: []string{
 				"pod p: NVML in the container failed: initialize NVML: ERROR_LIBRARY_NOT_FOUND",
@@ -59,7 +58,7 @@ func TestCheckNVML(t *testing.T) {
 			},
 		},
 		"device without UUID attribute": {
-			allocated: []observe.Device{{Claim: "c", Pool: "node", Device: "gpu-2"}},
+			allocated: []Device{{Claim: "c", Pool: "node", Device: "gpu-2"}},
 			want: []string{
 				`pod p: allocated device node/gpu-2 (claim c) has no "uuid" attribute in its ResourceSlice, so the kit cannot identify it`,
 				"pod p: NVML in the container lists GPU GPU-2 (minor 2, bus 0000:43:00.0), which is not allocated to the pod's claims",
@@ -73,7 +72,7 @@ func TestCheckNVML(t *testing.T) {
 			if tc.report != nil {
 				tc.report(&r)
 			}
-			if diff := cmp.Diff(tc.want, checkNVML("p", "uuid", tc.allocated, r)); diff != "" {
+			if diff := cmp.Diff(tc.want, CheckNVML("p", "uuid", tc.allocated, r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
@@ -83,18 +82,18 @@ func TestCheckNVML(t *testing.T) {
 func TestCheckDeviceNodes(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		allocated []observe.Device
+		allocated []Device
 		report    func(*probe.Report)
 		want      []string
 	}{
-		"exactly the allocated GPU's node": {allocated: []observe.Device{gpu2}},
+		"exactly the allocated GPU's node": {allocated: []Device{gpu2}},
 		"node missing": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report:    func(r *probe.Report) { r.Devices = r.Devices[:1] },
 			want:      []string{"pod p: no device node 195:2 (/dev/nvidia2) for allocated device node/gpu-2 (uuid GPU-2)"},
 		},
 		"extra GPU node": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report:    func(r *probe.Report) { r.Devices = append(r.Devices, gpuNode(0), gpuNode(7)) },
 			want: []string{
 				"pod p: device node /dev/nvidia0 (195:0) gives access to a GPU that is not allocated to the pod's claims",
@@ -102,20 +101,20 @@ func TestCheckDeviceNodes(t *testing.T) {
 			},
 		},
 		"node at the wrong path": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report: func(r *probe.Report) {
 				r.Devices[1].Path = "/dev/gpus/2"
 			},
 			want: []string{"pod p: device node 195:2 of allocated device node/gpu-2 is at /dev/gpus/2, expected /dev/nvidia2"},
 		},
 		"block device 195:3 is no GPU": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report: func(r *probe.Report) {
 				r.Devices = append(r.Devices, probe.DeviceNode{Path: "/dev/sdz", Type: probe.BlockDevice, Major: 195, Minor: 3})
 			},
 		},
 		"NVML does not list the allocated GPU": {
-			allocated: []observe.Device{gpu2},
+			allocated: []Device{gpu2},
 			report:    func(r *probe.Report) { r.NVML.GPUs = nil },
 			want: []string{
 				"pod p: cannot tell which device node belongs to allocated device node/gpu-2 (uuid GPU-2): NVML in the container does not list it",
@@ -130,55 +129,9 @@ func TestCheckDeviceNodes(t *testing.T) {
 			if tc.report != nil {
 				tc.report(&r)
 			}
-			if diff := cmp.Diff(tc.want, checkDeviceNodes("p", tc.allocated, r)); diff != "" {
+			if diff := cmp.Diff(tc.want, CheckDeviceNodes("p", tc.allocated, r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestCheckEnv(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		env  map[string]string
-		want []string
-	}{
-		"exactly the allocated device": {env: map[string]string{"DRAKIT_DEVICE_GPU_2": "GPU-2", "HOME": "/"}},
-		"missing": {
-			env:  map[string]string{},
-			want: []string{"pod p: no environment variable DRAKIT_DEVICE_GPU_2 for allocated device node/gpu-2 (uuid GPU-2)"},
-		},
-		"wrong uuid": {
-			env:  map[string]string{"DRAKIT_DEVICE_GPU_2": "GPU-5"},
-			want: []string{"pod p: DRAKIT_DEVICE_GPU_2=GPU-5, but allocated device node/gpu-2 has uuid GPU-2"},
-		},
-		"extra device": {
-			env:  map[string]string{"DRAKIT_DEVICE_GPU_2": "GPU-2", "DRAKIT_DEVICE_GPU_5": "GPU-5"},
-			want: []string{"pod p: environment variable DRAKIT_DEVICE_GPU_5=GPU-5 names a device that is not allocated to the pod's claims"},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			r := baseReport()
-			r.Env = tc.env
-			if diff := cmp.Diff(tc.want, checkEnv("p", "DRAKIT_DEVICE_", []observe.Device{gpu2}, r)); diff != "" {
-				t.Errorf("findings (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestDeviceEnvName(t *testing.T) {
-	t.Parallel()
-	for device, want := range map[string]string{
-		"gpu-0":          "DRAKIT_DEVICE_GPU_0",
-		"gpu-12":         "DRAKIT_DEVICE_GPU_12",
-		"mig.1g-5gb-0":   "DRAKIT_DEVICE_MIG_1G_5GB_0",
-		"already_UPPER9": "DRAKIT_DEVICE_ALREADY_UPPER9",
-	} {
-		if got := deviceEnvName("DRAKIT_DEVICE_", device); got != want {
-			t.Errorf("deviceEnvName(%q) = %q, want %q", device, got, want)
-		}
 	}
 }

@@ -40,5 +40,9 @@
 // Steps live in steps_<noun>.go, one file per domain noun, as methods of
 // the world (world.go): initScenario creates one world per scenario and
 // binds that scenario's steps and hooks to it, so scenario state is never
-// in globals.
+// in globals. Steps gather both sources of truth (the API server's objects,
+// the probe's report, the node's CDI specs and the kubelet's DRA
+// checkpoint); the comparisons of what a container saw with what was
+// allocated are pure functions in drakit.dev/drakit/conformance/observe,
+// whose findings the steps turn into their errors.
 package conformance

@@ -74,7 +74,9 @@ func ObservedOf(r probe.Report) Observed {
 // Findings: an environment entry of want is missing or has another value; a
 // device node of want is missing or another device; a mount of want is
 // missing; an environment entry, device node or mount of another device is
-// there.
+// there, as in
+//
+//	pod p: the CDI edits prepared for its claims mount /var/run/plain/dev-0, the container has no mount there
 func CheckCDIEdits(pod string, want ContainerEdits, others map[string]ContainerEdits, seen Observed) []string {
 	var out []string
 	for _, kv := range want.env {
@@ -139,7 +141,9 @@ type PreparedDevice struct {
 // kubelet recorded it, with the claim's allocation (the devices of allocated
 // whose Claim is claim): the driver must prepare exactly the devices
 // allocated to it. Findings: a prepared device is not allocated, or has no
-// CDI device; an allocated device was not prepared.
+// CDI device; an allocated device was not prepared, as in
+//
+//	claim c: device node/dev-0 is allocated to the claim, the driver did not prepare it
 func CheckPreparedDevices(claim string, allocated []Device, prepared []PreparedDevice) []string {
 	want := map[string]bool{}
 	for _, d := range allocated {

@@ -27,7 +27,10 @@ func DeviceEnvName(prefix, device string) string {
 // CheckEnv compares the container's per-device environment variables with
 // the allocated devices: one <prefix><DEVICE>=<uuid> per device (named by
 // DeviceEnvName), no others. Findings: a device's variable is missing or
-// holds another UUID; a variable with the prefix names no allocated device.
+// holds another UUID; a variable with the prefix names no allocated device,
+// as in
+//
+//	pod p: environment variable DRAKIT_DEVICE_GPU_5=GPU-5 names a device that is not allocated to the pod's claims
 func CheckEnv(pod, prefix string, allocated []Device, r probe.Report) []string {
 	var out []string
 	want := map[string]Device{}
@@ -76,8 +79,11 @@ func deviceValues(driver, identity, name string, attrs map[resourceapi.Qualified
 // driver on the node (node, the node's devices, allocated or not) with that
 // device's value. Findings: the pattern cannot be expanded for an allocated
 // device; its variable is missing or has another value; another device's
-// variable is there with that device's value. Devices of the node the
-// pattern cannot name are not looked for.
+// variable is there with that device's value, as in
+//
+//	pod p: environment variable PLAIN_DEVICE_0=dev-0 names device n/dev-0, which is not allocated to the pod's claims
+//
+// Devices of the node the pattern cannot name are not looked for.
 func CheckEnvPattern(pod, driver, identity string, env *declaration.EnvVariable, allocated, node []Device, r probe.Report) []string {
 	var out []string
 	mine := map[string]bool{}

@@ -75,7 +75,9 @@ type allocatedPartition struct {
 // allocated device is neither a partition nor has a UUID; a whole GPU is
 // not listed or shows MIG devices; a parent GPU is not listed, shows
 // another number of MIG devices, or no MIG device that matches an allocated
-// partition; NVML lists a GPU that is neither allocated nor a parent.
+// partition; NVML lists a GPU that is neither allocated nor a parent, as in
+//
+//	pod p: GPU GPU-5 is allocated whole, but NVML also shows 1 MIG devices on it
 func CheckMIGNVML(pod string, names PartitionNames, allocated []Device, r probe.Report) []string {
 	var out []string
 	if r.NVML.Error != "" {
@@ -188,7 +190,9 @@ func ciAccessMinor(gpu, gi, ci int) int { return giAccessMinor(gpu, gi) + 1 + ci
 // monitor capabilities included. Findings: NVML shows no GPU; a GPU or
 // capability node is missing, or a capability node is no character device
 // of its minor; a GPU node of a GPU NVML does not show; a capability node
-// of no MIG device NVML shows.
+// of no MIG device NVML shows, as in
+//
+//	pod p: capability node /dev/nvidia-caps/nvidia-cap1 is not the capability of any MIG device NVML shows in the container
 func CheckMIGDeviceNodes(pod string, r probe.Report) []string {
 	var out []string
 	if len(r.NVML.GPUs) == 0 {

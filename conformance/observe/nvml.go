@@ -24,7 +24,9 @@ func isGPUNode(d probe.DeviceNode) bool {
 // devices allocated to the pod's claims, identified by their UUID attribute
 // (named uuidAttr in findings). Findings: NVML failed in the container; an
 // allocated device has no UUID; an allocated GPU is not listed; NVML lists
-// a GPU that is not allocated.
+// a GPU that is not allocated, as in
+//
+//	pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims
 func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []string {
 	var out []string
 	if r.NVML.Error != "" {
@@ -59,7 +61,9 @@ func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []strin
 // and no other GPU node may be present. Findings: an allocated device
 // without a UUID, or one NVML does not list (its node cannot be told); a
 // missing node or one at another path; a GPU node of a GPU that is not
-// allocated.
+// allocated, as in
+//
+//	pod p: no device node 195:2 (/dev/nvidia2) for allocated device node/gpu-2 (uuid GPU-2)
 func CheckDeviceNodes(pod string, allocated []Device, r probe.Report) []string {
 	var out []string
 	minorOf := map[string]int{}

@@ -347,6 +347,23 @@ func scenariosNotRun(fsys fs.FS, ran []ScenarioResult, tags string) ([]ScenarioR
 	if strings.TrimSpace(tags) == "" {
 		reason = "not run"
 	}
+	all, err := allScenarios(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var out []ScenarioResult
+	for _, s := range all {
+		if !seen[location(s)] {
+			s.Status, s.Message = StatusSkipped, reason
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// allScenarios returns the scenarios (outline rows included) of the
+// feature files in fsys, in file and line order, without a status.
+func allScenarios(fsys fs.FS) ([]ScenarioResult, error) {
 	var out []ScenarioResult
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -369,7 +386,7 @@ func scenariosNotRun(fsys fs.FS, ran []ScenarioResult, tags string) ([]ScenarioR
 		}
 		lines := nodeLines(doc.Feature.Children)
 		for _, p := range gherkin.Pickles(*doc, path, ids.NewId) {
-			s := ScenarioResult{Feature: doc.Feature.Name, URI: path, Name: p.Name, Status: StatusSkipped, Message: reason}
+			s := ScenarioResult{Feature: doc.Feature.Name, URI: path, Name: p.Name}
 			if n := len(p.AstNodeIds); n > 0 {
 				s.Line = lines[p.AstNodeIds[n-1]]
 			}
@@ -378,9 +395,7 @@ func scenariosNotRun(fsys fs.FS, ran []ScenarioResult, tags string) ([]ScenarioR
 					s.Tags = append(s.Tags, t.Name)
 				}
 			}
-			if !seen[location(s)] {
-				out = append(out, s)
-			}
+			out = append(out, s)
 		}
 		return nil
 	})

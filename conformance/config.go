@@ -20,21 +20,13 @@ import (
 	"drakit.dev/drakit/conformance/report"
 )
 
-// Defaults of Config.
+// Defaults of Config: the kit's own settings. Everything about the driver
+// under test comes from its declaration (--driver-config) or from flags;
+// the reference driver's settings live in docs/examples/reference-driver.yaml.
 const (
-	DefaultDriverName      = "gpu.drakit.dev"
-	DefaultUUIDAttribute   = "uuid"
-	DefaultDeviceEnvPrefix = "DRAKIT_DEVICE_"
-	DefaultProbeImage      = "drakit.dev/probe:dev"
-	DefaultProbeBinary     = "/usr/bin/drakit-probe"
-	DefaultArtifactsDir    = "artifacts"
-	DefaultDriverPodLabels = "app.kubernetes.io/name=drakit-driver"
-	// The reference driver's partitionable devices (KEP-4815), named as
-	// NVIDIA's DRA driver names them.
-	DefaultPartitionClassName  = "mig.gpu.drakit.dev"
-	DefaultProfileAttribute    = "profile"
-	DefaultParentUUIDAttribute = "parentUUID"
-	DefaultMemoryCapacity      = "memory"
+	DefaultProbeImage   = "drakit.dev/probe:dev"
+	DefaultProbeBinary  = "/usr/bin/drakit-probe"
+	DefaultArtifactsDir = "artifacts"
 	// EmulatorTag marks scenarios that need drakit's hardware emulator;
 	// Config.Hardware excludes them.
 	EmulatorTag = "@emulator"
@@ -47,14 +39,24 @@ type Config struct {
 	// Required.
 	Kubeconfig string
 	// DriverName is the DRA driver under test, as in ResourceSlice
-	// spec.driver and in allocation results.
+	// spec.driver and in allocation results. Required.
 	DriverName string
+	// DriverVersion is the driver's version for the report; empty: the
+	// images of the driver's pods, when DriverPodSelector finds them.
+	DriverVersion string
+	// Capabilities are the optional capabilities the driver claims
+	// (declaration.CapabilityName values). A scenario that needs an
+	// unclaimed one is skipped as such, unless the driver's slices show
+	// the capability: then it fails. A PartitionClassName claims
+	// partitionableDevices.
+	Capabilities []string
 	// DeviceClassName is the DeviceClass the kit's claims request. Empty
 	// means a class named like the driver.
 	DeviceClassName string
-	// UUIDAttribute is the device attribute that holds the GPU UUID: a bare
-	// name (in the driver's domain) or domain/name. The kit compares it with
-	// the UUIDs NVML reports inside the container.
+	// UUIDAttribute is the string attribute whose value names exactly one
+	// device (a GPU's UUID): a bare name (in the driver's domain) or
+	// domain/name. The kit pins devices with it and compares it with what
+	// the container shows (the UUIDs NVML reports). Required.
 	UUIDAttribute string
 	// DeviceEnvPrefix is the prefix of the environment variables the driver
 	// sets per allocated device: <prefix><DEVICE>=<uuid>, the device name
@@ -67,14 +69,18 @@ type Config struct {
 	// the driver has no partitions; the partition scenarios are then skipped.
 	PartitionClassName string
 	// ProfileAttribute is the string attribute naming a partition's profile
-	// (for MIG "1g.5gb", "3g.20gb", …); the kit selects partitions by its
-	// prefix and expects NVML to name the MIG device "<GPU> MIG <profile>".
+	// (for MIG "1g.5gb", "3g.20gb", …); the kit groups partitions by it and
+	// picks profiles by what their counters allow (conformance/inventory
+	// roles), and with the nvml observer expects NVML to name the MIG
+	// device "<GPU> MIG <profile>". Required with PartitionClassName.
 	ProfileAttribute string
 	// ParentUUIDAttribute is the string attribute of a partition that holds
-	// the UUID of its GPU (the UUIDAttribute of that GPU's whole device).
+	// the identity of its parent (the UUIDAttribute of that GPU's whole
+	// device). Required with PartitionClassName.
 	ParentUUIDAttribute string
 	// MemoryCapacity is the device capacity that holds a device's memory in
-	// bytes: a bare name in the driver's domain or domain/name.
+	// bytes: a bare name in the driver's domain or domain/name. Empty: the
+	// scenarios that select devices by memory are skipped.
 	MemoryCapacity string
 	// ProbeImage holds drakit-probe; ProbeBinary is its path in the image.
 	ProbeImage  string
@@ -181,22 +187,15 @@ type Timeouts struct {
 	Cleanup time.Duration
 }
 
-// DefaultConfig returns the configuration for the reference driver on the
-// local cluster. Kubeconfig is left empty.
+// DefaultConfig returns the kit's defaults. The driver under test is not
+// set: Kubeconfig, DriverName and UUIDAttribute are left empty for a
+// declaration (ApplyDeclaration) or flags to fill.
 func DefaultConfig() Config {
 	return Config{
-		DriverName:          DefaultDriverName,
-		UUIDAttribute:       DefaultUUIDAttribute,
-		DeviceEnvPrefix:     DefaultDeviceEnvPrefix,
-		PartitionClassName:  DefaultPartitionClassName,
-		ProfileAttribute:    DefaultProfileAttribute,
-		ParentUUIDAttribute: DefaultParentUUIDAttribute,
-		MemoryCapacity:      DefaultMemoryCapacity,
-		ProbeImage:          DefaultProbeImage,
-		ProbeBinary:         DefaultProbeBinary,
-		ImagePullPolicy:     corev1.PullNever,
-		DriverPodSelector:   DefaultDriverPodLabels,
-		ArtifactsDir:        DefaultArtifactsDir,
+		ProbeImage:      DefaultProbeImage,
+		ProbeBinary:     DefaultProbeBinary,
+		ImagePullPolicy: corev1.PullNever,
+		ArtifactsDir:    DefaultArtifactsDir,
 		Timeouts: Timeouts{
 			API:       30 * time.Second,
 			Publish:   2 * time.Minute,
@@ -228,7 +227,9 @@ func (c Config) Validate() error {
 	if c.Kubeconfig == "" {
 		bad("Kubeconfig", "required: the path of the cluster's kubeconfig")
 	}
-	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
+	if c.DriverName == "" {
+		bad("DriverName", "required: the driver under test (--driver, or driver.name of a declaration given with --driver-config)")
+	} else if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
 		bad("DriverName", "%q is not a DNS subdomain: %s", c.DriverName, strings.Join(msgs, "; "))
 	} else if len(c.DriverName) > 63 {
 		bad("DriverName", "%q is longer than 63 characters", c.DriverName)
@@ -238,22 +239,33 @@ func (c Config) Validate() error {
 			bad("DeviceClassName", "%q is not a DNS subdomain: %s", c.DeviceClassName, strings.Join(msgs, "; "))
 		}
 	}
-	if err := validateAttributeName(c.UUIDAttribute); err != nil {
+	if c.UUIDAttribute == "" {
+		bad("UUIDAttribute", "required: the attribute whose value names one device (--uuid-attribute, or deviceKinds[].identity.attribute of a declaration)")
+	} else if err := validateAttributeName(c.UUIDAttribute); err != nil {
 		bad("UUIDAttribute", "%v", err)
 	}
 	if c.PartitionClassName != "" {
 		if msgs := validation.IsDNS1123Subdomain(c.PartitionClassName); len(msgs) > 0 {
 			bad("PartitionClassName", "%q is not a DNS subdomain: %s", c.PartitionClassName, strings.Join(msgs, "; "))
 		}
-	}
-	for _, a := range []struct{ field, val string }{
-		{"ProfileAttribute", c.ProfileAttribute},
-		{"ParentUUIDAttribute", c.ParentUUIDAttribute},
-		{"MemoryCapacity", c.MemoryCapacity},
-	} {
-		if err := validateAttributeName(a.val); err != nil {
-			bad(a.field, "%v", err)
+		for _, a := range []struct{ field, flag, val string }{
+			{"ProfileAttribute", "--profile-attribute", c.ProfileAttribute},
+			{"ParentUUIDAttribute", "--parent-uuid-attribute", c.ParentUUIDAttribute},
+		} {
+			if a.val == "" {
+				bad(a.field, "required with a PartitionClassName (%s, or deviceKinds[].partitions of a declaration)", a.flag)
+			} else if err := validateAttributeName(a.val); err != nil {
+				bad(a.field, "%v", err)
+			}
 		}
+	}
+	if c.MemoryCapacity != "" {
+		if err := validateAttributeName(c.MemoryCapacity); err != nil {
+			bad("MemoryCapacity", "%v", err)
+		}
+	}
+	if err := validateCapabilities(c.Capabilities); err != nil {
+		bad("Capabilities", "%v", err)
 	}
 	if c.DeviceEnvPrefix != "" && !envPrefixRe.MatchString(c.DeviceEnvPrefix) {
 		bad("DeviceEnvPrefix", "%q is not the start of an environment variable name", c.DeviceEnvPrefix)

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"drakit.dev/drakit/conformance/declaration"
 )
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	valid := func() Config {
-		c := DefaultConfig()
+		c := referenceDriverConfig()
 		c.Kubeconfig = "/tmp/kubeconfig"
 		return c
 	}
@@ -18,7 +20,15 @@ func TestConfigValidate(t *testing.T) {
 		mutate func(*Config)
 		want   []string // substrings of the error; none means valid
 	}{
-		"defaults with a kubeconfig":  {mutate: func(*Config) {}},
+		"reference driver": {mutate: func(*Config) {}},
+		"kit defaults only": {
+			mutate: func(c *Config) { *c = DefaultConfig(); c.Kubeconfig = "k" },
+			want:   []string{"DriverName: required", "UUIDAttribute: required"},
+		},
+		"flags only": {mutate: func(c *Config) {
+			*c = DefaultConfig()
+			c.Kubeconfig, c.DriverName, c.UUIDAttribute = "k", "gpu.example.com", "uuid"
+		}},
 		"qualified uuid attribute":    {mutate: func(c *Config) { c.UUIDAttribute = "gpu.example.com/uuid" }},
 		"tag filter with and/or/not":  {mutate: func(c *Config) { c.Tags = "@kep-4381 && ~@slow, @kep-4816" }},
 		"explicit API server address": {mutate: func(c *Config) { c.APIServerHost, c.APIServerPort = "127.0.0.1", 16443 }},
@@ -26,11 +36,19 @@ func TestConfigValidate(t *testing.T) {
 		"no driver pod selector":      {mutate: func(c *Config) { c.DriverPodSelector = "" }},
 		"no partition class":          {mutate: func(c *Config) { c.PartitionClassName = "" }},
 		"bad partition class":         {mutate: func(c *Config) { c.PartitionClassName = "MIG" }, want: []string{"PartitionClassName"}},
-		"empty profile attribute":     {mutate: func(c *Config) { c.ProfileAttribute = "" }, want: []string{"ProfileAttribute", "C identifier"}},
-		"bad parent uuid attribute":   {mutate: func(c *Config) { c.ParentUUIDAttribute = "parent-uuid" }, want: []string{"ParentUUIDAttribute"}},
-		"bad memory capacity domain":  {mutate: func(c *Config) { c.MemoryCapacity = "A_B/memory" }, want: []string{"MemoryCapacity", "domain part"}},
-		"missing kubeconfig":          {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},
-		"driver not a DNS subdomain":  {mutate: func(c *Config) { c.DriverName = "GPU_Driver" }, want: []string{`DriverName: "GPU_Driver" is not a DNS subdomain`}},
+		"empty profile attribute":     {mutate: func(c *Config) { c.ProfileAttribute = "" }, want: []string{"ProfileAttribute: required with a PartitionClassName"}},
+		"no partitions, no names": {mutate: func(c *Config) {
+			c.PartitionClassName, c.ProfileAttribute, c.ParentUUIDAttribute, c.MemoryCapacity = "", "", "", ""
+		}},
+		"unknown capability": {mutate: func(c *Config) { c.Capabilities = []string{"teleport"} }, want: []string{`Capabilities: "teleport" is not a capability`}},
+		"capability without what it needs": {
+			mutate: func(c *Config) { c.Capabilities = []string{"bindingConditions"} },
+			want:   []string{"bindingConditions (KEP-5007) requires deviceStatus"},
+		},
+		"bad parent uuid attribute":  {mutate: func(c *Config) { c.ParentUUIDAttribute = "parent-uuid" }, want: []string{"ParentUUIDAttribute"}},
+		"bad memory capacity domain": {mutate: func(c *Config) { c.MemoryCapacity = "A_B/memory" }, want: []string{"MemoryCapacity", "domain part"}},
+		"missing kubeconfig":         {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},
+		"driver not a DNS subdomain": {mutate: func(c *Config) { c.DriverName = "GPU_Driver" }, want: []string{`DriverName: "GPU_Driver" is not a DNS subdomain`}},
 		"driver too long": {
 			mutate: func(c *Config) { c.DriverName = strings.Repeat("a", 60) + ".example.com" },
 			want:   []string{"is longer than 63 characters"},
@@ -158,4 +176,17 @@ func TestAPIServerAddress(t *testing.T) {
 			t.Errorf("apiServerAddress(%q, %d, %q) = %q, %d, %v; want %q, %d", tc.host, tc.port, tc.server, host, port, err, tc.wantHost, tc.wantPort)
 		}
 	}
+}
+
+// referenceDriverConfig is DefaultConfig with the reference driver's
+// declaration applied (docs/examples/reference-driver.yaml), as make
+// conformance runs the kit.
+func referenceDriverConfig() Config {
+	d, err := declaration.Load("../docs/examples/reference-driver.yaml")
+	if err != nil {
+		panic(err)
+	}
+	c := DefaultConfig()
+	c.ApplyDeclaration(d, func(string) bool { return false })
+	return c
 }

@@ -7,10 +7,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// TestConformance certifies the driver of a running cluster. It runs only
+// TestConformance certifies the reference driver (its declaration,
+// docs/examples/reference-driver.yaml) on a running cluster. It runs only
 // when DRAKIT_KUBECONFIG points at the cluster's kubeconfig, for example
 // after `eval "$(drakit cluster status -o env)"` with the reference driver
-// deployed; DRAKIT_CDI_DIR enables the CDI scenarios, ARTIFACTS keeps the
+// deployed; DRAKIT_CDI_DIR and DRAKIT_KUBELET_ROOT_DIR enable the node-side
+// checks, ARTIFACTS keeps the
 // reports. Every scenario runs as a subtest.
 func TestConformance(t *testing.T) {
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
@@ -19,9 +21,10 @@ func TestConformance(t *testing.T) {
 			"(make cluster-up, drakit emulator render, drakit driver deploy, then eval \"$(drakit cluster status -o env)\"), " +
 			"optionally DRAKIT_CDI_DIR to the node's CDI directory and ARTIFACTS to keep the reports")
 	}
-	cfg := DefaultConfig()
+	cfg := referenceDriverConfig()
 	cfg.Kubeconfig = kubeconfig
 	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
+	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
 	cfg.ArtifactsDir = os.Getenv("ARTIFACTS")
 	if cfg.ArtifactsDir == "" {
 		cfg.ArtifactsDir = t.TempDir()

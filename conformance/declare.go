@@ -20,13 +20,15 @@ const (
 	fieldDriverPodSelector   = "DriverPodSelector"
 	fieldHardware            = "Hardware"
 	fieldObservers           = "Observers"
+	fieldCapabilities        = "Capabilities"
+	fieldDriverVersion       = "DriverVersion"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
 func DeclaredFields() []string {
 	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
-		fieldHardware, fieldObservers}
+		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -34,8 +36,7 @@ func DeclaredFields() []string {
 // (a flag on the command line): those keep their value. A declaration says
 // everything about its driver, so a setting it leaves empty (no partitions,
 // no per-device variable, no NVML) is empty in c too, and the scenarios that
-// need it are skipped with their reasons. Partition attribute names the
-// declaration leaves empty keep c's, so that c stays valid.
+// need it are skipped with their reasons.
 func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(field string) bool) {
 	s := d.KitSettings()
 	set := func(field string, dst *string, v string) {
@@ -50,19 +51,10 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldDeviceEnvName, &c.DeviceEnvName, s.DeviceEnvName)
 	set(fieldDeviceEnvValue, &c.DeviceEnvValue, s.DeviceEnvValue)
 	set(fieldPartitionClassName, &c.PartitionClassName, s.PartitionClassName)
-	for _, a := range []struct {
-		field string
-		dst   *string
-		v     string
-	}{
-		{fieldProfileAttribute, &c.ProfileAttribute, s.ProfileAttribute},
-		{fieldParentUUIDAttribute, &c.ParentUUIDAttribute, s.ParentUUIDAttribute},
-		{fieldMemoryCapacity, &c.MemoryCapacity, s.MemoryCapacity},
-	} {
-		if a.v != "" {
-			set(a.field, a.dst, a.v)
-		}
-	}
+	set(fieldProfileAttribute, &c.ProfileAttribute, s.ProfileAttribute)
+	set(fieldParentUUIDAttribute, &c.ParentUUIDAttribute, s.ParentUUIDAttribute)
+	set(fieldMemoryCapacity, &c.MemoryCapacity, s.MemoryCapacity)
+	set(fieldDriverVersion, &c.DriverVersion, s.DriverVersion)
 	set(fieldDriverNamespace, &c.DriverNamespace, s.DriverNamespace)
 	set(fieldDriverPodSelector, &c.DriverPodSelector, s.DriverPodSelector)
 	if !explicit(fieldHardware) {
@@ -70,6 +62,9 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	}
 	if !explicit(fieldObservers) {
 		c.Observers = s.Observers
+	}
+	if !explicit(fieldCapabilities) {
+		c.Capabilities = s.Capabilities
 	}
 }
 

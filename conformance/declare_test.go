@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"drakit.dev/drakit/conformance/declaration"
@@ -26,11 +27,33 @@ func TestApplyDeclaration(t *testing.T) {
 	if cfg.DriverNamespace != "given" {
 		t.Errorf("DriverNamespace %q, want the explicit value kept", cfg.DriverNamespace)
 	}
-	if cfg.ProfileAttribute != DefaultProfileAttribute {
-		t.Errorf("ProfileAttribute %q: a declaration without partitions must leave the default, so the config stays valid", cfg.ProfileAttribute)
+	if cfg.ProfileAttribute != "" || len(cfg.Capabilities) != 0 {
+		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions or capabilities leaves them empty", cfg.ProfileAttribute, cfg.Capabilities)
 	}
 	cfg.Kubeconfig = "k"
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("config after the declaration: %v", err)
+	}
+}
+
+// TestApplyReferenceDeclaration: everything the kit knows about the
+// reference driver comes from its declaration.
+func TestApplyReferenceDeclaration(t *testing.T) {
+	cfg := referenceDriverConfig()
+	type settings struct {
+		driver, class, uuid, envPrefix, partitions, profile, parent, memory, ns, selector string
+	}
+	want := settings{"gpu.drakit.dev", "gpu.drakit.dev", "uuid", "DRAKIT_DEVICE_", "mig.gpu.drakit.dev", "profile", "parentUUID", "memory",
+		"drakit-system", "app.kubernetes.io/name=drakit-driver"}
+	got := settings{cfg.DriverName, cfg.DeviceClassName, cfg.UUIDAttribute, cfg.DeviceEnvPrefix, cfg.PartitionClassName, cfg.ProfileAttribute,
+		cfg.ParentUUIDAttribute, cfg.MemoryCapacity, cfg.DriverNamespace, cfg.DriverPodSelector}
+	if got != want {
+		t.Errorf("settings:\n got %+v\nwant %+v", got, want)
+	}
+	if w := []string{"partitionableDevices", "partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
+		t.Errorf("capabilities %v, want %v", cfg.Capabilities, w)
+	}
+	if !cfg.observes(declaration.ObserverNVML) || cfg.Hardware {
+		t.Errorf("observers %v hardware %t, want nvml on emulated hardware", cfg.Observers, cfg.Hardware)
 	}
 }

@@ -154,7 +154,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 			uuid := *d.Attributes["uuid"].StringValue
 			report.Devices = append(report.Devices, probe.DeviceNode{Path: fmt.Sprintf("/dev/nvidia%d", minor), Type: "c", Major: 195, Minor: uint32(minor)})
 			report.NVML.GPUs = append(report.NVML.GPUs, probe.GPU{Index: len(report.NVML.GPUs), UUID: uuid, Minor: minor})
-			report.Env[observe.DeviceEnvName(DefaultDeviceEnvPrefix, d.Name)] = uuid
+			report.Env[observe.DeviceEnvName(referenceDriverConfig().DeviceEnvPrefix, d.Name)] = uuid
 		}
 	}
 	pod.Spec.NodeName = "127.0.0.1"

@@ -16,7 +16,7 @@ import (
 
 func TestProbePod(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := referenceDriverConfig()
 	s := &suite{cfg: cfg, apiHost: "127.0.0.1", apiPort: 16443}
 	pod := probePod(s, "p", []podClaim{{name: "gpu", template: "one-gpu"}, {name: "shared", claim: "shared"}})
 	spec := pod.Spec

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var testNames = DefaultConfig().partitionNames()
+var testNames = referenceDriverConfig().partitionNames()
 
 func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: &s} }
 

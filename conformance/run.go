@@ -57,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	server, err := preflight(restCfg, cfg.Timeouts)
+	server, version, err := preflight(restCfg, cfg.Timeouts)
 	if err != nil {
 		return Result{}, err
 	}
@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server}
+	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version}
 	return s.run(ctx)
 }
 
@@ -95,7 +95,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	}
 	klog.FromContext(ctx).Info("Running conformance features", "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
 	opts := godog.Options{
-		Format:         fmt.Sprintf("%s,cucumber:%s", cfg.Format, cucumber),
+		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(cfg.Format), cucumber),
 		Output:         cfg.Output,
 		NoColors:       cfg.NoColors,
 		FS:             s.features,
@@ -129,7 +129,8 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	if cfg.PartitionClassName != "" {
 		kinds = append(kinds, report.DeviceKind{Name: "partitions", DeviceClass: cfg.PartitionClassName})
 	}
-	in := report.Input{Driver: cfg.DriverName, DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
+	in := report.Input{Driver: cfg.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
+		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
 	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res) }); err != nil {
 		return res, err
 	}
@@ -182,22 +183,23 @@ func loadKubeconfig(path string) (*rest.Config, error) {
 }
 
 // preflight checks, within the API timeout, that the API server answers and
-// serves the DRA API, and returns a description of the server.
-func preflight(restCfg *rest.Config, timeouts Timeouts) (string, error) {
+// serves the DRA API, and returns a description of the server and its
+// Kubernetes version.
+func preflight(restCfg *rest.Config, timeouts Timeouts) (server, version string, err error) {
 	dcfg := rest.CopyConfig(restCfg)
 	dcfg.Timeout = timeouts.API
 	disc, err := discovery.NewDiscoveryClientForConfig(dcfg)
 	if err != nil {
-		return "", fmt.Errorf("create discovery client for %s: %w", restCfg.Host, err)
+		return "", "", fmt.Errorf("create discovery client for %s: %w", restCfg.Host, err)
 	}
-	version, err := disc.ServerVersion()
+	info, err := disc.ServerVersion()
 	if err != nil {
-		return "", fmt.Errorf("reach API server %s: %w", restCfg.Host, err)
+		return "", "", fmt.Errorf("reach API server %s: %w", restCfg.Host, err)
 	}
 	if _, err := disc.ServerResourcesForGroupVersion(resourceGroupVersion); err != nil {
-		return "", fmt.Errorf("API server %s (%s) does not serve %s, which DRA needs: %w", restCfg.Host, version.GitVersion, resourceGroupVersion, err)
+		return "", "", fmt.Errorf("API server %s (%s) does not serve %s, which DRA needs: %w", restCfg.Host, info.GitVersion, resourceGroupVersion, err)
 	}
-	return fmt.Sprintf("%s (Kubernetes %s)", restCfg.Host, version.GitVersion), nil
+	return fmt.Sprintf("%s (Kubernetes %s)", restCfg.Host, info.GitVersion), info.GitVersion, nil
 }
 
 // apiServerAddress is what probe pods get as KUBERNETES_SERVICE_HOST/PORT:

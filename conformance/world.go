@@ -39,8 +39,10 @@ type suite struct {
 	artifacts string
 	// features holds the feature files (features.FS outside tests).
 	features fs.FS
-	// server describes the API server for the summary.
-	server string
+	// server describes the API server for the summary; kubernetesVersion
+	// is its version for the report ("" when unknown).
+	server            string
+	kubernetesVersion string
 	// logs reads a container log; nil means through the API server. Tests
 	// replace it, because fake clientsets cannot serve logs.
 	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)

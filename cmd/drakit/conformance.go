@@ -34,28 +34,42 @@ func newConformanceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance features against a cluster and a DRA driver",
-		Long: `Runs drakit's Gherkin features (one directory per KEP) against the cluster of
---kubeconfig and the DRA driver --driver. For every scenario the kit compares
-what the API server stored (claim allocations, the driver's ResourceSlices)
-with what a probe pod's container sees (GPU device nodes, MIG capability
-nodes, NVML with its MIG devices, environment).
+		Long: `Certifies a DRA driver: runs drakit's Gherkin features (one directory per
+KEP) against the cluster of --kubeconfig and the driver a declaration
+describes (--driver-config driver.yaml, see docs/examples/), or the flags
+below (--driver, --uuid-attribute, … win over the declaration).
 
-Features: @kep-4381 structured parameters, @kep-4815 partitionable devices
-(GPU partitions such as MIG: --partition-class, --profile-attribute,
---parent-uuid-attribute, --memory-capacity), @kep-5677 and @kep-5963 (alpha
-partition types and compatibility groups). Malformed pools are published by
-the kit for its own test driver, test-driver.conformance.drakit.dev.
+For every scenario the kit compares what the API server stored (claim
+allocations, the driver's ResourceSlices) with what a probe pod's container
+sees. Every driver is held to the DRA contract: the container gets exactly
+the CDI edits the driver prepared for the allocated devices (needs
+--node-kubelet-root-dir and --node-cdi-dir, readable from here). The
+observers the driver declares add device-kind ground truth: per-device
+environment variables (env), NVML and NVIDIA device nodes (nvml).
 
-Writes junit.xml, cucumber.json, summary.txt and diagnostics/ of failed
-scenarios to --artifacts and prints the summary per KEP tag. Exits non-zero
-when a scenario failed, was undefined or pending, or none ran, and with
---fail-on-skip when one was skipped. Skipped scenarios (capabilities the
-cluster or driver lack) are listed with their reason and never counted as
-passed.`,
-		Example: `  drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --node-cdi-dir "$DRAKIT_CDI_DIR"
-  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --tags '@kep-4381' --hardware
-  drakit conformance --kubeconfig ~/.kube/config --driver gpu.nvidia.com --device-class gpu.nvidia.com \
-    --partition-class mig.nvidia.com --tags '@kep-4381,@kep-4815' --hardware`,
+Scenarios are @core (the KEP's contract) or @extended (optional capabilities,
+observers, access the kit may lack); profiles group KEPs: core (KEP-4381),
+partitionable (KEP-4815), alpha (KEP-5677, KEP-5963). A scenario that needs a
+capability the driver does not claim is skipped as unclaimed, and fails when
+the driver's slices show it anyway.
+
+Scenarios run --concurrency at a time; each holds the devices it needs
+(a whole device, or a device with its partitions), so scenarios never share
+a device. On a terminal a status line shows scenario n/N and the current step.
+
+Writes junit.xml, cucumber.json, summary.txt, conformance-report.yaml and
+diagnostics/ of failed scenarios to --artifacts and prints the summary per KEP
+tag. Exits non-zero when a scenario failed, was undefined or pending, or none
+ran, and with --fail-on-skip when one was skipped. Skipped scenarios are
+listed with their reason and never counted as passed.`,
+		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
+  eval "$(drakit cluster status -o env)"
+  drakit conformance --driver-config docs/examples/reference-driver.yaml \
+    --node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR"
+  # any driver, by flags, on real hardware, one profile:
+  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --uuid-attribute uuid \
+    --observers cdi,env --device-env-name 'GPU_DEVICE_{attribute:index}' --device-env-value '{device}' \
+    --hardware --profile core`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Output = cmd.OutOrStdout()
@@ -89,6 +103,7 @@ var declaredFlags = map[string]string{
 	"PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
 	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
 	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
+	"Capabilities": "capabilities", "DriverVersion": "driver-version",
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
@@ -97,16 +112,18 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
 	f.StringVar(&cfg.DriverConfig, "driver-config", cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): sets every driver flag below not given explicitly")
 	f.StringSliceVar(&cfg.Observers, "observers", cfg.Observers, "the driver's observers: cdi, env, deviceNodes, mounts, nvml (NVML and NVIDIA device node checks need nvml; default none)")
-	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test")
+	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test (required without --driver-config)")
+	f.StringVar(&cfg.DriverVersion, "driver-version", cfg.DriverVersion, "the driver's version for the report (default: the images of its pods)")
+	f.StringSliceVar(&cfg.Capabilities, "capabilities", cfg.Capabilities, "optional capabilities the driver claims, e.g. partitionableDevices,numaNodeAttribute (see docs/examples/); scenarios of unclaimed ones are skipped, or fail when the driver's slices show them")
 	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
-	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "device attribute holding the GPU UUID (bare name in the driver's domain, or domain/name)")
+	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "string attribute whose value names one device, e.g. uuid (bare name in the driver's domain, or domain/name; required without --driver-config)")
 	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
 	f.StringVar(&cfg.DeviceEnvName, "device-env-name", cfg.DeviceEnvName, "per-device environment variable name as a pattern ({device}, {identity}, {attribute:NAME}), e.g. GPU_DEVICE_{attribute:index}; instead of --device-env-prefix")
 	f.StringVar(&cfg.DeviceEnvValue, "device-env-value", cfg.DeviceEnvValue, "its value as a pattern (default {identity})")
-	f.StringVar(&cfg.PartitionClassName, "partition-class", cfg.PartitionClassName, "DeviceClass of the driver's GPU partitions (MIG devices, KEP-4815; empty: partition scenarios are skipped)")
+	f.StringVar(&cfg.PartitionClassName, "partition-class", cfg.PartitionClassName, "DeviceClass of the driver's partitions (MIG devices, KEP-4815; claims partitionableDevices; empty: partition scenarios are skipped)")
 	f.StringVar(&cfg.ProfileAttribute, "profile-attribute", cfg.ProfileAttribute, "string attribute naming a partition's profile, e.g. 1g.5gb")
-	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its GPU's UUID")
-	f.StringVar(&cfg.MemoryCapacity, "memory-capacity", cfg.MemoryCapacity, "device capacity holding the memory size in bytes")
+	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its parent device's identity (--uuid-attribute value)")
+	f.StringVar(&cfg.MemoryCapacity, "memory-capacity", cfg.MemoryCapacity, "device capacity holding the memory size in bytes (empty: scenarios that select by memory are skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
 	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
 	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")

@@ -7,6 +7,10 @@ package declaration
 // KitSettings drops what they cannot say.
 type Settings struct {
 	DriverName string
+	// DriverVersion is driver.version.
+	DriverVersion string
+	// Capabilities are the claimed capabilities, in KnownCapabilities order.
+	Capabilities []string
 	// DeviceClassName and UUIDAttribute are those of the first device kind
 	// without partitions.
 	DeviceClassName string
@@ -38,7 +42,12 @@ type Settings struct {
 
 // KitSettings returns the kit's flag values for a valid declaration.
 func (d *Declaration) KitSettings() Settings {
-	s := Settings{DriverName: d.Driver.Name, Hardware: d.Hardware == HardwareReal}
+	s := Settings{DriverName: d.Driver.Name, DriverVersion: d.Driver.Version, Hardware: d.Hardware == HardwareReal}
+	for _, c := range capabilities {
+		if d.Claimed(c.Name) {
+			s.Capabilities = append(s.Capabilities, string(c.Name))
+		}
+	}
 	if p := d.Driver.Pods; p != nil {
 		s.DriverNamespace, s.DriverPodSelector = p.Namespace, p.Selector
 	}

@@ -9,11 +9,10 @@ import (
 func TestKitSettings(t *testing.T) {
 	t.Parallel()
 	tests := map[string]Settings{
-		// The values of conformance.DefaultConfig for the reference driver
-		// (a DeviceClassName named like the driver), with the driver's
-		// namespace where the defaults search all of them.
+		// The reference driver, as make conformance certifies it.
 		"../../docs/examples/reference-driver.yaml": {
 			DriverName:          "gpu.drakit.dev",
+			Capabilities:        []string{"partitionableDevices", "partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:     "gpu.drakit.dev",
 			UUIDAttribute:       "uuid",
 			PartitionClassName:  "mig.gpu.drakit.dev",
@@ -41,7 +40,11 @@ func TestKitSettings(t *testing.T) {
 		},
 		// The value is not {identity}: no prefix. Memory of the partitions.
 		"testdata/valid-full.yaml": {
-			DriverName:          "gpu.example.com",
+			DriverName:    "gpu.example.com",
+			DriverVersion: "v1.2.3-rc.1+build.5",
+			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "deviceStatus",
+				"bindingConditions", "adminAccess", "deviceTaints", "deviceMetadata",
+				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:     "gpu.example.com",
 			UUIDAttribute:       "gpu.example.com/uuid",
 			PartitionClassName:  "mig.gpu.example.com",
@@ -58,6 +61,7 @@ func TestKitSettings(t *testing.T) {
 		// The first whole kind; no memory capacity declared.
 		"testdata/valid-several-whole-kinds.yaml": {
 			DriverName:          "accel.example.com",
+			Capabilities:        []string{"partitionableDevices"},
 			DeviceClassName:     "gpu.accel.example.com",
 			UUIDAttribute:       "uuid",
 			PartitionClassName:  "slice.gpu.accel.example.com",

@@ -257,7 +257,7 @@ func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (prof
 			continue
 		}
 		anyRan = anyRan || ran[location(s)]
-		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && unclaimedSkip(s.Message)}
+		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && UnclaimedSkip(s.Message)}
 		outcomes = append(outcomes, o)
 		if o.level == levelCore {
 			pr.Core.add(s.Status)
@@ -295,7 +295,7 @@ func (l *scenarioLists) add(s ScenarioResult) {
 		return
 	case StatusSkipped:
 		e.Reason = printable(s.Message)
-		e.Unclaimed = unclaimedSkip(s.Message)
+		e.Unclaimed = UnclaimedSkip(s.Message)
 		l.Skipped = append(l.Skipped, e)
 	default:
 		e.Status = s.Status

@@ -159,7 +159,7 @@ type outcome struct {
 	level  level
 	status Status
 	// unclaimed says that the scenario was skipped because the driver does
-	// not claim the capability it needs (unclaimedSkip).
+	// not claim the capability it needs (UnclaimedSkip).
 	unclaimed bool
 }
 
@@ -189,11 +189,11 @@ func judge(outcomes []outcome) string {
 	return resultSuccess
 }
 
-// unclaimedSkip says whether a skip reason says that the driver does not
+// UnclaimedSkip says whether a skip reason says that the driver does not
 // claim a capability of conformance/declaration, in the kit's words:
 // "capability " + Capability.String() + " unclaimed", for example
 // "capability partitionableDevices (KEP-4815) unclaimed".
-func unclaimedSkip(reason string) bool {
+func UnclaimedSkip(reason string) bool {
 	for _, c := range declaration.KnownCapabilities() {
 		if strings.HasPrefix(reason, "capability "+c.String()+" unclaimed") {
 			return true

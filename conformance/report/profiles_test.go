@@ -93,8 +93,8 @@ func TestUnclaimedSkip(t *testing.T) {
 		"": false,
 	}
 	for reason, want := range tests {
-		if got := unclaimedSkip(reason); got != want {
-			t.Errorf("unclaimedSkip(%q) = %t, want %t", reason, got, want)
+		if got := UnclaimedSkip(reason); got != want {
+			t.Errorf("UnclaimedSkip(%q) = %t, want %t", reason, got, want)
 		}
 	}
 }

@@ -97,9 +97,6 @@ func WriteSummary(w io.Writer, h SummaryHeader, r Result) error {
 	case r.Skipped > 0:
 		verdict = fmt.Sprintf("PASSED with %d skipped", r.Skipped)
 	}
-	if r.Skipped > 0 {
-		fmt.Fprintf(&b, "\nnote: godog's progress output counts skipped scenarios (%d here) as passed; this summary and junit.xml count them as skipped.\n", r.Skipped)
-	}
 	fmt.Fprintf(&b, "\nresult: %s\n", verdict)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -136,3 +136,14 @@ func (w *world) requireCapability(ctx context.Context, name declaration.Capabili
 	}
 	return skip(ctx, unclaimedReason(name))
 }
+
+// claimsCapability is the step "the driver claims the capability X": the
+// scenarios of a capability that test the cluster with the kit's own test
+// driver belong to the capability's profile, and run only for drivers that
+// claim it.
+func (w *world) claimsCapability(ctx context.Context, name string) (context.Context, error) {
+	if _, ok := declaration.LookupCapability(declaration.CapabilityName(name)); !ok {
+		return ctx, fmt.Errorf("%q is not a capability (known: %s)", name, strings.Join(capabilityNames(), ", "))
+	}
+	return w.requireCapability(ctx, declaration.CapabilityName(name))
+}

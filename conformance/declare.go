@@ -78,10 +78,6 @@ func (c *Config) observes(o declaration.Observer) bool {
 	return false
 }
 
-// nvmlSkipReason explains why the NVML checks do not apply.
-const nvmlSkipReason = "the driver declares no nvml observer (observers of its driver declaration, or --observers nvml): " +
-	"the kit does not check NVML or NVIDIA device nodes in its containers"
-
 // deviceEnv is the per-device environment variable of Config's
 // DeviceEnvName and DeviceEnvValue patterns (declaration pattern syntax).
 func (c *Config) deviceEnv() *declaration.EnvVariable {

@@ -2,11 +2,9 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,8 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
 
-	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
@@ -36,26 +35,33 @@ var (
 
 // fakeNode plays scheduler, resourceclaim controller, kubelet, driver and
 // probe on top of a fake clientset, just enough for the kit's steps: pods
-// are allocated first-fit when created (a selector must quote the device's
-// UUID), run at once and show exactly their devices; deleting a pod releases
-// its claims and deletes the generated ones; allocated claims have a CDI
-// spec in cdiDir. It ignores constraints (the test's slices put gpu-0 and
-// gpu-1 on one NUMA node) and does no validation or defaulting.
+// are allocated first-fit when created (request selectors are evaluated
+// with the kit's CEL library), run at once and show exactly their devices;
+// deleting a pod releases its claims and deletes the generated ones. The
+// driver prepares an allocated claim as the reference driver does: a CDI
+// spec in cdiDir whose devices set DRAKIT_DEVICE_<DEVICE>=<uuid> and inject
+// /dev/nvidia<minor>, recorded in a kubelet DRA checkpoint below
+// kubeletDir (fakenode_prepare_test.go). It ignores constraints (the test's
+// slices put gpu-0 and gpu-1 on one NUMA node) and does no validation or
+// defaulting.
 //
 // Reactors run under the fake's lock, so they use only the object tracker.
 type fakeNode struct {
-	t      *testing.T
-	kube   *fake.Clientset
-	driver string
-	cdiDir string
-	uids   atomic.Int64
+	t          *testing.T
+	kube       *fake.Clientset
+	driver     string
+	cdiDir     string
+	kubeletDir string
+	uids       atomic.Int64
 
-	mu      sync.Mutex
-	reports map[string]probe.Report // by namespace/pod
+	mu       sync.Mutex
+	reports  map[string]probe.Report // by namespace/pod
+	prepared map[types.UID]preparedClaim
 }
 
-func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir string) *fakeNode {
-	f := &fakeNode{t: t, kube: kube, driver: driver, cdiDir: cdiDir, reports: map[string]probe.Report{}}
+func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir, kubeletDir string) *fakeNode {
+	f := &fakeNode{t: t, kube: kube, driver: driver, cdiDir: cdiDir, kubeletDir: kubeletDir,
+		reports: map[string]probe.Report{}, prepared: map[types.UID]preparedClaim{}}
 	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		c := a.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim)
 		c.UID = f.newUID()
@@ -137,9 +143,8 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 		}
 		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}}
 	}
-	var report probe.Report
-	report.Devices = []probe.DeviceNode{{Path: "/dev/null", Type: "c", Major: 1, Minor: 3}, {Path: "/dev/nvidiactl", Type: "c", Major: 195, Minor: 255}}
-	report.Env = map[string]string{"PATH": "/usr/bin"}
+	report := probe.Report{Env: map[string]string{"PATH": "/usr/bin"}}
+	report.Devices = []probe.DeviceNode{{Path: "/dev/null", Type: "c", Major: 1, Minor: 3}}
 	report.NVML.GPUs = []probe.GPU{}
 	devices := f.devices()
 	for _, c := range claims {
@@ -147,15 +152,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 		if err := f.kube.Tracker().Update(claimsGVR, c, ns); err != nil {
 			return true, nil, err
 		}
-		f.writeCDISpec(c)
-		for _, r := range c.Status.Allocation.Devices.Results {
-			d, _ := findDevice(devices, r.Pool, r.Device)
-			minor, _ := strconv.Atoi(strings.TrimPrefix(d.Name, "gpu-"))
-			uuid := *d.Attributes["uuid"].StringValue
-			report.Devices = append(report.Devices, probe.DeviceNode{Path: fmt.Sprintf("/dev/nvidia%d", minor), Type: "c", Major: 195, Minor: uint32(minor)})
-			report.NVML.GPUs = append(report.NVML.GPUs, probe.GPU{Index: len(report.NVML.GPUs), UUID: uuid, Minor: minor})
-			report.Env[observe.DeviceEnvName(referenceDriverConfig().DeviceEnvPrefix, d.Name)] = uuid
-		}
+		f.prepare(c, devices, &report)
 	}
 	pod.Spec.NodeName = "127.0.0.1"
 	pod.Status.Phase = corev1.PodRunning
@@ -196,7 +193,7 @@ func (f *fakeNode) allocate(c *resourceapi.ResourceClaim, taken map[string]bool)
 			if n == 0 {
 				break
 			}
-			if taken[d.ID()] || !selected(req.Exactly.Selectors, d) {
+			if taken[d.ID()] || !f.selected(req.Exactly.Selectors, d) {
 				continue
 			}
 			taken[d.ID()] = true
@@ -210,24 +207,15 @@ func (f *fakeNode) allocate(c *resourceapi.ResourceClaim, taken map[string]bool)
 	return results, true
 }
 
-// selected stands in for CEL: every selector must quote the device's UUID.
-func selected(selectors []resourceapi.DeviceSelector, d publishedDevice) bool {
+// selected evaluates the request's selectors on the device with the kit's
+// CEL library, as the scheduler does.
+func (f *fakeNode) selected(selectors []resourceapi.DeviceSelector, d publishedDevice) bool {
+	var exprs []string
 	for _, s := range selectors {
-		if !strings.Contains(s.CEL.Expression, strconv.Quote(*d.Attributes["uuid"].StringValue)) {
-			return false
-		}
+		exprs = append(exprs, s.CEL.Expression)
 	}
-	return true
-}
-
-func (f *fakeNode) cdiSpecPath(c *resourceapi.ResourceClaim) string {
-	return filepath.Join(f.cdiDir, "k8s."+f.driver+"-claim_"+string(c.UID)+".json")
-}
-
-func (f *fakeNode) writeCDISpec(c *resourceapi.ResourceClaim) {
-	if err := os.WriteFile(f.cdiSpecPath(c), []byte(`{"kind":"k8s.`+f.driver+`/claim"}`), 0o644); err != nil {
-		f.t.Errorf("write CDI spec: %v", err)
-	}
+	got, err := selectDevices(context.Background(), f.driver, []publishedDevice{d}, exprs)
+	return err == nil && len(got) == 1
 }
 
 // onPodDelete releases the pod's claims: the reservation goes, claims
@@ -266,9 +254,7 @@ func (f *fakeNode) onPodDelete(a k8stesting.Action) (bool, runtime.Object, error
 		c.Status.ReservedFor = keep
 		if len(keep) == 0 && c.Status.Allocation != nil {
 			c.Status.Allocation = nil
-			if err := os.Remove(f.cdiSpecPath(c)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				f.t.Errorf("remove CDI spec: %v", err)
-			}
+			f.unprepare(c)
 		}
 		if len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == pod.UID {
 			err = f.kube.Tracker().Delete(claimsGVR, ns, n)
@@ -287,85 +273,112 @@ func (f *fakeNode) onPodDelete(a k8stesting.Action) (bool, runtime.Object, error
 
 func ptrTrue() *bool { b := true; return &b }
 
-// TestFeaturesOnFakeNode runs the real KEP-4381 features on the fake node
-// and expects every scenario that the fake can play to pass: this exercises
-// the kit's positive paths end to end without a cluster. The validation
-// scenarios need the real API server (the fake neither validates nor
-// defaults) and are not judged here, the MIG, driver-restart and prepared
-// CDI edits scenarios must skip (the fake has no partition class, no driver
-// pods and no kubelet checkpoint; cdiedits_test.go covers that check); the KEP-4815 features need a scheduler
-// that counts counters and a node that partitions GPUs, and are not run
-// (partitions_test.go covers their checks).
-func TestFeaturesOnFakeNode(t *testing.T) {
-	t.Parallel()
+// runOnFakeNode runs the embedded features with cfg against a fake node
+// with four GPUs; the node's CDI directory and kubelet root dir are
+// temporary directories of the test.
+func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
+	t.Helper()
 	kube, ctx := fakeClusterWithGPUs(t)
-	cfg := testConfig(t)
-	cfg.NodeCDIDir = t.TempDir()
-	cfg.Tags = "@kep-4381"
-	cfg.PartitionClassName = "" // the fake node has no MIG: those scenarios must skip
-	cfg.DriverPodSelector = ""  // nor driver pods to restart
-	// The fake node plays an NVIDIA-shaped driver: NVML view, /dev/nvidia<minor>.
-	cfg.Observers = []string{"cdi", "env", "deviceNodes", "nvml"}
+	cfg.NodeCDIDir, cfg.NodeKubeletRootDir = t.TempDir(), t.TempDir()
 	out := &strings.Builder{}
 	cfg.Output = out
-	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
+	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs}
 	res, err := st.run(ctx)
 	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	judged := 0
-	for _, sr := range res.Scenarios {
-		if strings.HasSuffix(sr.URI, "/validation.feature") {
-			continue
-		}
-		if strings.HasSuffix(sr.URI, "/mig.feature") || strings.Contains(sr.Name, "driver restarts") || strings.Contains(sr.Name, "CDI edits") {
-			if sr.Status != report.StatusSkipped {
-				t.Errorf("%s:%d %q: %s, want skipped without a partition class, driver pods or the kubelet's state: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
-			}
-			continue
-		}
-		judged++
-		if sr.Status != report.StatusPassed {
-			t.Errorf("%s:%d %q: %s: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
-		}
-	}
-	if judged < 8 {
-		t.Errorf("only %d scenarios judged, want the 8 outside validation.feature", judged)
-	}
-	if t.Failed() {
-		t.Logf("output:\n%s", out)
+		t.Fatalf("run: %v\n%s", err, out)
 	}
 	entries, err := os.ReadDir(cfg.NodeCDIDir)
 	if err != nil || len(entries) != 0 {
 		t.Errorf("CDI specs left: %v (err %v)", entries, err)
 	}
+	if state, err := readKubeletDRAState(cfg.NodeKubeletRootDir); err != nil || len(state) != 0 {
+		t.Errorf("prepared claims left: %v (err %v)", state, err)
+	}
+	return res, out.String()
+}
+
+// TestFeaturesOnFakeNode runs the real KEP-4381 features on the fake node,
+// one scenario at a time and three at a time (each holding the GPUs it
+// needs), and expects every scenario that the fake can play to pass: this
+// exercises the kit's positive paths end to end without a cluster,
+// including the DRA contract against the fake's CDI specs and kubelet
+// checkpoint. The validation scenarios need the real API server (the fake
+// neither validates nor defaults) and are not judged; the pre-created
+// partition and driver-restart scenarios must skip (the fake has no
+// partition class and no driver pods). The KEP-4815 features need a
+// scheduler that counts counters and a node that partitions GPUs, and are
+// not run (partitions_test.go and conformance/inventory cover their parts).
+func TestFeaturesOnFakeNode(t *testing.T) {
+	t.Parallel()
+	for _, concurrency := range []int{1, 3} {
+		t.Run(fmt.Sprintf("concurrency %d", concurrency), func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Tags = "@kep-4381"
+			cfg.Concurrency = concurrency
+			cfg.PartitionClassName = "" // the fake node has no MIG: those scenarios must skip
+			cfg.DriverPodSelector = ""  // nor driver pods to restart
+			res, out := runOnFakeNode(t, cfg)
+			judged := 0
+			for _, sr := range res.Scenarios {
+				if strings.HasSuffix(sr.URI, "/validation.feature") {
+					continue
+				}
+				if strings.HasSuffix(sr.URI, "/pre-created-partitions.feature") || strings.Contains(sr.Name, "driver restarts") {
+					if sr.Status != report.StatusSkipped {
+						t.Errorf("%s:%d %q: %s, want skipped without a partition class or driver pods: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+					}
+					continue
+				}
+				judged++
+				if sr.Status != report.StatusPassed {
+					t.Errorf("%s:%d %q: %s: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+				}
+			}
+			if judged != 8 {
+				t.Errorf("%d scenarios judged, want the 8 outside validation.feature that the fake can play", judged)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
+
+// envOnlyConfig is the kit configured by the env-only example driver's
+// declaration (no partitions, no NVML, GPU_DEVICE_{attribute:index}=
+// {device}) for the fake node's driver and its devices.
+func envOnlyConfig(t *testing.T) Config {
+	t.Helper()
+	d, err := declaration.Load("../docs/examples/env-only-driver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.ApplyDeclaration(d, func(field string) bool { return field == fieldDriverName || field == fieldDeviceClassName })
+	cfg.DeviceEnvName, cfg.DeviceEnvValue = "", "" // the fake sets the reference driver's variables
+	cfg.DriverPodSelector = ""                     // and runs no driver pods
+	return cfg
 }
 
 // TestFeaturesSkipWhatTheDriverDoesNotDeclare runs the KEP-4381 and KEP-4815
-// features against the fake node as a driver that declares only the CDI
-// observer, no partitions, no per-device variables and no driver pods (the
-// env-only example driver): the NVML, partition, env and restart checks must
-// be skipped with their reasons, and none may fail. The validation scenarios
-// need a real API server and are not judged; the KEP-4815 pool scenarios of
-// the kit's own test driver need a scheduler that counts counters.
+// features against the fake node as a driver configured only by the
+// env-only example's declaration, plus the NUMA attribute the fake's GPUs
+// publish: no partitions, no NVML, no driver pods. The partition scenarios
+// must be skipped as an unclaimed capability, the restart and pre-created
+// ones with their reasons, and none may fail; the partitionable profile is
+// reported as unclaimed. The validation scenarios need a real API server
+// and are not judged; the pool scenarios of the kit's own test driver need
+// a scheduler that counts counters.
 func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	t.Parallel()
-	kube, ctx := fakeClusterWithGPUs(t)
-	cfg := testConfig(t)
-	cfg.NodeCDIDir = t.TempDir()
+	cfg := envOnlyConfig(t)
+	cfg.Capabilities = []string{"numaNodeAttribute"}
 	cfg.Tags = "@kep-4381,@kep-4815 && ~@emulator"
-	cfg.PartitionClassName, cfg.DeviceEnvPrefix, cfg.DriverPodSelector = "", "", ""
-	cfg.Observers = []string{"cdi"}
-	out := &strings.Builder{}
-	cfg.Output = out
-	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir)
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs}
-	res, err := st.run(ctx)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	res, out := runOnFakeNode(t, cfg)
 	reasons := map[string]int{}
+	unclaimed := unclaimedReason(declaration.CapabilityPartitionableDevices)
 	for _, sr := range res.Scenarios {
 		if strings.HasSuffix(sr.URI, "/validation.feature") || strings.HasSuffix(sr.URI, "/pools.feature") {
 			continue
@@ -374,19 +387,62 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 			t.Errorf("%s:%d %q: %s, want passed or skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 			continue
 		}
-		for _, r := range []string{nvmlSkipReason, partitionSkipReason, envSkipReason, restartSkipReason} {
+		for _, r := range []string{unclaimed, partitionSkipReason, restartSkipReason} {
 			if strings.Contains(sr.Message, r) {
 				reasons[r]++
 			}
 		}
+		if strings.Contains(sr.URI, "kep-4815") && sr.Message != unclaimed {
+			t.Errorf("%s:%d %q: %s (%s), want skipped as unclaimed", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+		}
 	}
-	for _, r := range []string{nvmlSkipReason, partitionSkipReason, envSkipReason} {
+	for _, r := range []string{unclaimed, partitionSkipReason, restartSkipReason} {
 		if reasons[r] == 0 {
 			t.Errorf("no scenario skipped for %q", r)
 		}
 	}
+	data, err := os.ReadFile(filepath.Join(cfg.ArtifactsDir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Profiles []struct{ Name, Result string }
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Profiles {
+		if p.Name == "partitionable" && p.Result != "unclaimed" {
+			t.Errorf("profile partitionable: result %s, want unclaimed", p.Result)
+		}
+	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestFeaturesFailWhatTheDriverPublishesButDoesNotClaim: the fake's GPUs
+// publish resource.kubernetes.io/numaNode; a driver that does not claim
+// numaNodeAttribute cannot escape the NUMA scenario by leaving it
+// unclaimed, it fails with the evidence.
+func TestFeaturesFailWhatTheDriverPublishesButDoesNotClaim(t *testing.T) {
+	t.Parallel()
+	cfg := envOnlyConfig(t)
+	cfg.Tags = "@kep-4381 && @extended"
+	res, out := runOnFakeNode(t, cfg)
+	found := false
+	for _, sr := range res.Scenarios {
+		if !strings.Contains(sr.Name, "NUMA node") {
+			continue
+		}
+		found = true
+		want := "capability numaNodeAttribute (KEP-6072) unclaimed, but driver gpu.drakit.dev publishes it: device 127.0.0.1/gpu-0 (ResourceSlice node-gpus) publishes resource.kubernetes.io/numaNode"
+		if sr.Status != report.StatusFailed || !strings.Contains(sr.Message, want) {
+			t.Errorf("%q: %s (%s), want failed with %q", sr.Name, sr.Status, sr.Message, want)
+		}
+	}
+	if !found {
+		t.Errorf("no NUMA scenario ran:\n%s", out)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,8 +11,8 @@ import (
 	"drakit.dev/drakit/conformance/observe"
 )
 
-// partition is a published GPU partition (a MIG device of KEP-4815): a
-// device of the partition class with a profile and a parent GPU.
+// partition is a published partition (a MIG device of KEP-4815): a device
+// of the partition class with a profile and a parent device.
 type partition struct {
 	publishedDevice
 	observe.Partition
@@ -41,37 +40,6 @@ func (n partitionNames) asPartition(d publishedDevice) (partition, bool) {
 	return partition{publishedDevice: d, Partition: p}, true
 }
 
-// partitionsWithPrefix returns the counter-consuming partitions among
-// devices whose profile starts with prefix, sorted by parent UUID, then
-// device ID.
-func (n partitionNames) partitionsWithPrefix(devices []publishedDevice, prefix string) []partition {
-	var out []partition
-	for _, d := range devices {
-		p, ok := n.asPartition(d)
-		if ok && len(d.Consumes) > 0 && strings.HasPrefix(p.Profile, prefix) {
-			out = append(out, p)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ParentUUID != out[j].ParentUUID {
-			return out[i].ParentUUID < out[j].ParentUUID
-		}
-		return out[i].ID() < out[j].ID()
-	})
-	return out
-}
-
-// parents lists the distinct parent UUIDs of partitions, in order.
-func parents(parts []partition) []string {
-	var out []string
-	for _, p := range parts {
-		if len(out) == 0 || out[len(out)-1] != p.ParentUUID {
-			out = append(out, p.ParentUUID)
-		}
-	}
-	return out
-}
-
 // attributeExpr is the CEL operand of a string attribute, with optional
 // chaining so that devices without it evaluate to "" instead of failing.
 func attributeExpr(driver, attr string) string {
@@ -79,13 +47,14 @@ func attributeExpr(driver, attr string) string {
 	return fmt.Sprintf(`device.attributes[%s].?%s.orValue("")`, strconv.Quote(domain), name)
 }
 
-// profilePrefixSelector matches the driver's devices whose profile starts
-// with prefix.
-func (n partitionNames) profilePrefixSelector(prefix string) string {
-	return fmt.Sprintf(`device.driver == %s && %s.startsWith(%s)`, strconv.Quote(n.Driver), attributeExpr(n.Driver, n.Profile), strconv.Quote(prefix))
+// unitSelector matches the partitions of profile whose parent has the
+// identity parent.
+func (n partitionNames) unitSelector(parent, profile string) string {
+	return fmt.Sprintf(`%s == %s && %s == %s`, attributeExpr(n.Driver, n.ParentUUID), strconv.Quote(parent),
+		attributeExpr(n.Driver, n.Profile), strconv.Quote(profile))
 }
 
-// parentSelector matches the partitions of the GPU with UUID parent.
+// parentSelector matches the partitions of the device with identity parent.
 func (n partitionNames) parentSelector(parent string) string {
 	return fmt.Sprintf(`%s == %s`, attributeExpr(n.Driver, n.ParentUUID), strconv.Quote(parent))
 }

@@ -73,12 +73,15 @@ func TestPartitionSelectors(t *testing.T) {
 		exprs []string
 		want  []string
 	}{
-		"profile prefix":           {exprs: []string{testNames.profilePrefixSelector("3g.")}, want: []string{"p3g", "other"}},
-		"prefix and parent":        {exprs: []string{testNames.profilePrefixSelector("3g."), testNames.parentSelector("GPU-4")}, want: []string{"p3g"}},
-		"at least 20G":             {exprs: []string{testNames.memorySelector(resource.MustParse("20G"))}, want: []string{"p3g", "other", "gpu-4"}},
-		"more than the 3g has":     {exprs: []string{testNames.memorySelector(*resource.NewQuantity(19968<<20+1, resource.BinarySI))}, want: []string{"gpu-4"}},
-		"whole GPU by UUID":        {exprs: []string{uuidSelector(testDriver, "uuid", "GPU-4")}, want: []string{"gpu-4"}},
-		"a prefix nothing matches": {exprs: []string{testNames.profilePrefixSelector("7g.")}},
+		"profile on a parent":   {exprs: []string{testNames.unitSelector("GPU-4", "3g.20gb")}, want: []string{"p3g"}},
+		"parent":                {exprs: []string{testNames.parentSelector("GPU-4")}, want: []string{"p1g", "p3g"}},
+		"either of two":         {exprs: []string{"(" + testNames.unitSelector("GPU-4", "3g.20gb") + ") || (" + testNames.unitSelector("GPU-5", "3g.20gb") + ")"}, want: []string{"p3g", "other"}},
+		"leased identities":     {exprs: []string{inListSelector(testDriver, "uuid", []string{"GPU-4", "GPU-9", "GPU-4"})}, want: []string{"gpu-4"}},
+		"leased parents":        {exprs: []string{inListSelector(testDriver, "parentUUID", []string{"GPU-5"})}, want: []string{"other"}},
+		"at least 20G":          {exprs: []string{testNames.memorySelector(resource.MustParse("20G"))}, want: []string{"p3g", "other", "gpu-4"}},
+		"more than the 3g has":  {exprs: []string{testNames.memorySelector(*resource.NewQuantity(19968<<20+1, resource.BinarySI))}, want: []string{"gpu-4"}},
+		"whole GPU by UUID":     {exprs: []string{uuidSelector(testDriver, "uuid", "GPU-4")}, want: []string{"gpu-4"}},
+		"a profile nothing has": {exprs: []string{testNames.unitSelector("GPU-4", "7g.40gb")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -98,54 +101,6 @@ func TestPartitionSelectors(t *testing.T) {
 	}
 	if _, err := selectDevices(context.Background(), testNames.Driver, all, []string{"device.attributes["}); err == nil || !strings.Contains(err.Error(), "compile CEL selector") {
 		t.Errorf("a selector that does not compile: got %v", err)
-	}
-}
-
-func TestPartitionsWithPrefix(t *testing.T) {
-	t.Parallel()
-	static := migPartition("static", "1g.5gb", "GPU-3", gib5)
-	static.Consumes = nil // pre-created MIG devices draw on no counters
-	devices := []publishedDevice{
-		migPartition("b", "1g.5gb", "GPU-5", gib5), migPartition("a", "1g.10gb", "GPU-4", gib5),
-		migPartition("c", "2g.10gb", "GPU-4", gib5), static,
-	}
-	got := testNames.partitionsWithPrefix(devices, "1g.")
-	var ids []string
-	for _, p := range got {
-		ids = append(ids, p.Name+"@"+p.ParentUUID)
-	}
-	if diff := cmp.Diff([]string{"a@GPU-4", "b@GPU-5"}, ids); diff != "" {
-		t.Errorf("partitions (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"GPU-4", "GPU-5"}, parents(got)); diff != "" {
-		t.Errorf("parents (-want +got):\n%s", diff)
-	}
-}
-
-func TestCDIDeviceNodes(t *testing.T) {
-	t.Parallel()
-	spec := `cdiVersion: 0.6.0
-kind: gpu.drakit.dev/claim
-containerEdits:
-  deviceNodes:
-  - path: /dev/nvidiactl
-devices:
-- name: c-gpu-4-mig
-  containerEdits:
-    deviceNodes:
-    - path: /dev/nvidia4
-      hostPath: /emu/dev/nvidia4
-    - path: /dev/nvidia-caps/nvidia-cap661
-`
-	got, err := cdiDeviceNodes([]byte(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"/dev/nvidiactl", "/dev/nvidia4", "/dev/nvidia-caps/nvidia-cap661"}, got); diff != "" {
-		t.Errorf("nodes (-want +got):\n%s", diff)
-	}
-	if _, err := cdiDeviceNodes([]byte("devices: {")); err == nil {
-		t.Error("a malformed spec parsed")
 	}
 }
 

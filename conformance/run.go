@@ -93,10 +93,15 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	klog.FromContext(ctx).Info("Running conformance features", "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
+	selected, err := report.Selected(s.features, tags)
+	if err != nil {
+		return Result{}, err
+	}
+	s.progress = newProgress(len(selected), cfg.Output, cfg.Format == "progress")
+	klog.FromContext(ctx).Info("Running conformance features", "scenarios", len(selected), "concurrency", cfg.Concurrency, "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
 	opts := godog.Options{
 		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(cfg.Format), cucumber),
-		Output:         cfg.Output,
+		Output:         s.progress.writer(cfg.Output),
 		NoColors:       cfg.NoColors,
 		FS:             s.features,
 		Paths:          []string{"."},

@@ -9,9 +9,15 @@ import (
 // world. Patterns are anchored; functions take the scenario context first
 // when they use it and return an error that reads like a finding, or
 // (context, error) when they attach something or skip.
+//
+// needs, when set, adds what the step needs of the driver's devices to the
+// scenario's needs, from the step's captured arguments: before a scenario
+// runs, the kit sums its steps' needs into one demand and leases the
+// devices (leases.go), so that concurrent scenarios never share a device.
 type stepDef struct {
 	pattern string
 	fn      any
+	needs   func(n *scenarioNeeds, args []string)
 }
 
 // steps is every step the kit defines, one group per domain noun, bound to

@@ -10,26 +10,18 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/sets"
-	"sigs.k8s.io/yaml"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
-	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
-	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/observe"
-	"drakit.dev/drakit/conformance/probe"
 )
 
 // cdiSteps look at the node's CDI spec directory, which the kubelet plugin
 // fills in NodePrepareResources and must clean in NodeUnprepareResources.
 func (w *world) cdiSteps() []stepDef {
 	return []stepDef{
-		{`^the kit can read the node's CDI directory$`, w.cdiDirReadable},
-		{`^the kit can read what the kubelet prepared$`, w.kubeletStateReadable},
-		{`^pod "([^"]+)" gets exactly the CDI edits the driver prepared for its claims$`, w.podGetsPreparedCDIEdits},
-		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasClaimSpec},
-		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasNoClaimSpec},
-		{`^pod "([^"]+)" has exactly the NVIDIA device nodes of the CDI spec of the claim "([^"]+)"$`, w.podHasCDISpecNodes},
+		{`^the kit can read the node's CDI directory$`, w.cdiDirReadable, nil},
+		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasClaimSpec, nil},
+		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasNoClaimSpec, nil},
 	}
 }
 
@@ -133,147 +125,71 @@ func (w *world) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error 
 	})
 }
 
-// nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
-// /dev/nvidia<minor>, /dev/nvidiactl, /dev/nvidia-caps/…, /dev/nvidia-uvm.
-const nvidiaNodePrefix = probe.DevPath + "/nvidia"
-
-// cdiDeviceNodes returns the container paths of the device nodes a CDI spec
-// injects, from the spec's own and every device's container edits.
-func cdiDeviceNodes(data []byte) ([]string, error) {
-	var spec cdispec.Spec
-	if err := yaml.Unmarshal(data, &spec); err != nil {
-		return nil, err
-	}
-	var out []string
-	add := func(e cdispec.ContainerEdits) {
-		for _, n := range e.DeviceNodes {
-			if n != nil {
-				out = append(out, n.Path)
-			}
-		}
-	}
-	add(spec.ContainerEdits)
-	for _, d := range spec.Devices {
-		add(d.ContainerEdits)
-	}
-	return out, nil
-}
-
-// podHasCDISpecNodes compares the NVIDIA device nodes in the pod's container
-// with those the claim's CDI specs inject: the pod must have all of them and
-// no other. The pod must have no other claim of the driver.
-func (w *world) podHasCDISpecNodes(ctx context.Context, pod, claim string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
-	}
-	p, err := w.podWithDevices(pod)
-	if err != nil {
-		return ctx, err
-	}
-	if len(p.claims) != 1 {
-		return ctx, fmt.Errorf("pod %s has %d claims; the comparison needs a pod with only the claim %s", pod, len(p.claims), claim)
-	}
-	dir, label, matching, err := w.claimCDISpecs(ctx, claim, pod)
-	if err != nil {
-		return ctx, err
-	}
-	want := sets.New[string]()
-	for _, name := range matching {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return ctx, fmt.Errorf("read CDI spec %s: %w", name, err)
-		}
-		nodes, err := cdiDeviceNodes(data)
-		if err != nil {
-			return ctx, fmt.Errorf("parse CDI spec %s: %w", name, err)
-		}
-		for _, n := range nodes {
-			if strings.HasPrefix(n, nvidiaNodePrefix) {
-				want.Insert(n)
-			}
-		}
-	}
-	if want.Len() == 0 {
-		return ctx, fmt.Errorf("%s: its CDI specs (%s) inject no NVIDIA device node", label, strings.Join(matching, ", "))
-	}
-	got := sets.New[string]()
-	for _, d := range p.report.Devices {
-		if strings.HasPrefix(d.Path, nvidiaNodePrefix) {
-			got.Insert(d.Path)
-		}
-	}
-	var bad []string
-	for _, n := range sets.List(want.Difference(got)) {
-		bad = append(bad, fmt.Sprintf("pod %s: the CDI spec of %s injects %s, which the container does not have", pod, label, n))
-	}
-	for _, n := range sets.List(got.Difference(want)) {
-		bad = append(bad, fmt.Sprintf("pod %s: the container has %s, which no CDI spec of %s injects", pod, n, label))
-	}
-	return ctx, findings(bad)
-}
-
 // kubeletStateSkipReason explains why the prepared CDI edits cannot be read.
 const kubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no node kubelet root dir configured (set --node-kubelet-root-dir to the kubelet's --root-dir)"
 
-func (w *world) kubeletStateReadable(ctx context.Context) (context.Context, error) {
-	if w.cfg.NodeKubeletRootDir == "" {
-		return skip(ctx, kubeletStateSkipReason)
+// contractAccess is why the kit cannot check the DRA contract on the node,
+// "" when it can.
+func (w *world) contractAccess() string {
+	switch {
+	case w.cfg.NodeKubeletRootDir == "":
+		return kubeletStateSkipReason
+	case w.cfg.NodeCDIDir == "":
+		return cdiSkipReason
 	}
-	if w.cfg.NodeCDIDir == "" {
-		return skip(ctx, cdiSkipReason)
-	}
-	if _, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir); err != nil {
-		return ctx, err
-	}
-	return ctx, nil
+	return ""
 }
 
-// podGetsPreparedCDIEdits checks the DRA contract on the node: for every
+// contractResult is what the DRA contract check found for a pod.
+type contractResult struct {
+	findings []string
+	// prepared are the devices the driver prepared for the pod's claims
+	// (pool/device), sorted; cdiIDs their CDI device IDs.
+	prepared, cdiIDs []string
+	// edits are the CDI edits of cdiIDs; others counts the node's other
+	// CDI devices the container must not show.
+	edits  observe.ContainerEdits
+	others int
+}
+
+// contract checks the DRA contract on the node for a running pod: for every
 // claim of the pod, the driver prepared exactly the devices allocated to it
 // (as the kubelet recorded NodePrepareResources' answer), and the pod's
 // container shows exactly the CDI edits of those devices — every
 // environment entry, device node and mount — and none of another CDI
-// device of the node that those do not also make.
-func (w *world) podGetsPreparedCDIEdits(pod string) error {
-	p, err := w.podWithDevices(pod)
-	if err != nil {
-		return err
-	}
-	if w.cfg.NodeKubeletRootDir == "" {
-		return fmt.Errorf("%s (the scenario must start with \"the kit can read what the kubelet prepared\")", kubeletStateSkipReason)
-	}
-	dir, err := w.cdiDir()
-	if err != nil {
-		return err
-	}
+// device of the node that those do not also make. An error means the kit
+// could not read the node's state.
+func (w *world) contract(p *podRecord) (contractResult, error) {
+	var res contractResult
 	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
 	if err != nil {
-		return err
+		return res, err
 	}
-	var bad []string
-	mine := map[string]bool{}
+	mine, prepared := map[string]bool{}, map[string]bool{}
 	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
 		c := p.claims[entry]
-		prepared, ok := state[string(c.uid)]
+		claimState, ok := state[string(c.uid)]
 		if !ok {
-			bad = append(bad, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.name, c.uid, pod))
+			res.findings = append(res.findings, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.name, c.uid, p.name))
 			continue
 		}
-		devices := prepared.DriverState[w.cfg.DriverName].Devices
-		bad = append(bad, observe.CheckPreparedDevices(c.name, p.devices, devices)...)
+		devices := claimState.DriverState[w.cfg.DriverName].Devices
+		res.findings = append(res.findings, observe.CheckPreparedDevices(c.name, p.devices, devices)...)
 		for _, d := range devices {
+			prepared[d.PoolName+"/"+d.DeviceName] = true
 			for _, id := range d.CDIDeviceIDs {
 				mine[id] = true
 			}
 		}
 	}
-	cache, err := cdi.NewCache(cdi.WithSpecDirs(dir), cdi.WithAutoRefresh(false))
+	res.prepared, res.cdiIDs = devicesOf(prepared), devicesOf(mine)
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
 	if err != nil {
-		return fmt.Errorf("read the node's CDI specs in %s: %w", dir, err)
+		return res, fmt.Errorf("read the node's CDI specs in %s: %w", w.cfg.NodeCDIDir, err)
 	}
-	want, err := observe.CDIEditsOf(cache, slices.Sorted(maps.Keys(mine))...)
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", pod, err)
+	if res.edits, err = observe.CDIEditsOf(cache, res.cdiIDs...); err != nil {
+		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
+		return res, nil
 	}
 	others := map[string]observe.ContainerEdits{}
 	for _, id := range cache.ListDevices() {
@@ -287,6 +203,7 @@ func (w *world) podGetsPreparedCDIEdits(pod string) error {
 			others[id] = e
 		}
 	}
-	bad = append(bad, observe.CheckCDIEdits(pod, want, others, observe.ObservedOf(*p.report))...)
-	return findings(bad)
+	res.others = len(others)
+	res.findings = append(res.findings, observe.CheckCDIEdits(p.name, res.edits, others, observe.ObservedOf(*p.report))...)
+	return res, nil
 }

@@ -18,25 +18,28 @@ import (
 // server and the scheduler did with them.
 func (w *world) claimSteps() []stepDef {
 	return []stepDef{
-		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, w.templateRequesting},
-		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device selected by the UUID of a published device$`, w.templatePinned},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, w.claimRequesting},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching},
-		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany},
-		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim},
-		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid},
-		{`^the API server accepts it$`, w.submissionAccepted},
-		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest},
-		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated},
-		{`^the claim "([^"]+)" is not allocated$`, w.claimNotAllocated},
-		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, w.claimReservedForPods},
-		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, w.claimDeallocated},
-		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, w.generatedClaimDeleted},
-		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, w.allocatedShareAttribute},
+		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, w.templateRequesting, needsWhole(false, 1)},
+		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, w.templatePinned, needsOneWhole},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, w.claimRequesting, needsWhole(false, 1)},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching, needsWhole(false, 1)},
+		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany, nil},
+		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim, nil},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid, nil},
+		{`^the API server accepts it$`, w.submissionAccepted, nil},
+		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest, nil},
+		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated, nil},
+		{`^the claim "([^"]+)" is not allocated$`, w.claimNotAllocated, nil},
+		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, w.claimReservedForPods, nil},
+		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, w.claimDeallocated, nil},
+		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, w.generatedClaimDeleted, nil},
+		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, w.allocatedShareAttribute, nil},
 	}
 }
 
+// createClaim creates a claim of the scenario, restricted to the devices the
+// scenario leased (leaseSelectors).
 func (w *world) createClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
+	w.leaseSelectors(&claim.Spec)
 	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create ResourceClaim %s: %w", claim.Name, err)
@@ -45,7 +48,10 @@ func (w *world) createClaim(ctx context.Context, claim *resourceapi.ResourceClai
 	return nil
 }
 
+// createClaimTemplate creates a template of the scenario, restricted to the
+// devices the scenario leased (leaseSelectors).
 func (w *world) createClaimTemplate(ctx context.Context, tmpl *resourceapi.ResourceClaimTemplate) error {
+	w.leaseSelectors(&tmpl.Spec.Spec)
 	_, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, tmpl, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create ResourceClaimTemplate %s: %w", tmpl.Name, err)
@@ -58,23 +64,29 @@ func (w *world) templateRequesting(ctx context.Context, name string, n int) erro
 	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), int64(n))))
 }
 
-// templatePinned selects the first device of the kit's DeviceClass that has
-// a UUID, by a CEL selector on that UUID, so that only this device is
-// eligible.
+// templatePinned selects the first device of the kit's DeviceClass, among
+// those the scenario leased, that has an identity, by a CEL selector on its
+// identity attribute, so that only this device is eligible.
 func (w *world) templatePinned(ctx context.Context, name string) error {
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return err
 	}
+	leased := map[string]bool{}
+	for _, u := range w.leasedUnits(ctx) {
+		for _, id := range u.Parents() {
+			leased[id] = true
+		}
+	}
 	for _, d := range devices {
 		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
-		if !ok || a.StringValue == nil || *a.StringValue == "" {
+		if !ok || a.StringValue == nil || *a.StringValue == "" || !leased[*a.StringValue] {
 			continue
 		}
 		sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, *a.StringValue)
 		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
 	}
-	return fmt.Errorf("none of the %d devices of driver %s has a string attribute %q (the kit's UUID attribute)", len(devices), w.cfg.DriverName, w.cfg.UUIDAttribute)
+	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.cfg.DriverName, w.cfg.UUIDAttribute)
 }
 
 func (w *world) claimRequesting(ctx context.Context, name string, n int) error {

@@ -11,7 +11,7 @@ import (
 // clusterSteps check what the cluster must offer before a scenario starts.
 func (w *world) clusterSteps() []stepDef {
 	return []stepDef{
-		{`^the driver's DeviceClass exists$`, w.deviceClassExists},
+		{`^the driver's DeviceClass exists$`, w.deviceClassExists, nil},
 	}
 }
 

@@ -3,9 +3,12 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/cucumber/godog"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"drakit.dev/drakit/conformance/declaration"
@@ -13,26 +16,30 @@ import (
 	"drakit.dev/drakit/conformance/probe"
 )
 
-// deviceSteps compare what a pod's container sees (the probe's report) with
-// the devices the API server says are allocated to the pod's claims.
+// deviceSteps compare what a pod's container sees with the devices the API
+// server says are allocated to the pod's claims: the DRA contract for every
+// driver, and the observers the driver declares.
 func (w *world) deviceSteps() []stepDef {
 	return []stepDef{
-		{`^the driver exports one environment variable per allocated device$`, w.driverExportsEnv},
-		{`^pod "([^"]+)" sees exactly the GPUs allocated to its claims through NVML$`, w.podSeesAllocatedGPUs},
-		{`^pod "([^"]+)" has device nodes for exactly the GPUs allocated to its claims$`, w.podHasAllocatedDeviceNodes},
-		{`^pod "([^"]+)" has an environment variable for exactly the devices allocated to its claims$`, w.podHasAllocatedEnv},
-		{`^pod "([^"]+)" sees the same GPUs as pod "([^"]+)"$`, w.podsSeeSameGPUs},
+		{`^pod "([^"]+)" sees exactly the devices allocated to its claims$`, w.podSeesAllocatedDevices, nil},
+		{`^pod "([^"]+)" sees the same devices as pod "([^"]+)"$`, w.podsSeeSameDevices, nil},
+		{`^pods "([^"]+)" and "([^"]+)" see different devices$`, w.podsSeeDifferentDevices, nil},
 	}
 }
 
-// envSkipReason explains why environment checks do not apply.
-const envSkipReason = "the driver under test declares no per-device environment variables (no device environment prefix or name pattern)"
+// checksAttachment names the note that says which checks a "sees exactly"
+// step ran.
+const checksAttachment = "checks"
 
-func (w *world) driverExportsEnv(ctx context.Context) (context.Context, error) {
-	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
-		return skip(ctx, envSkipReason)
-	}
-	return ctx, nil
+// seenDevices is what the kit found a pod's container to see, kept for
+// comparisons with other pods after the pod is gone.
+type seenDevices struct {
+	// prepared are the devices the driver prepared for the pod's claims
+	// (pool/device), sorted.
+	prepared []string
+	// nvml are the GPU and MIG device UUIDs NVML showed, sorted; nil
+	// without the nvml observer.
+	nvml []string
 }
 
 // podWithDevices returns a running pod that has devices of the driver
@@ -48,89 +55,185 @@ func (w *world) podWithDevices(name string) (*podRecord, error) {
 	return p, nil
 }
 
-func (w *world) podSeesAllocatedGPUs(ctx context.Context, name string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
+// podSeesAllocatedDevices is KEP-4381's promise for a pod: the DRA contract
+// (the driver prepared exactly the allocated devices, the container shows
+// exactly their CDI edits and none of another device's), then every
+// observer the driver declares: its per-device environment variables, and
+// NVML with the NVIDIA device nodes. It attaches which checks ran.
+func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
+	if reason := w.contractAccess(); reason != "" {
+		return skip(ctx, reason)
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(observe.CheckNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report))
-}
-
-func (w *world) podHasAllocatedDeviceNodes(ctx context.Context, name string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
-	}
-	p, err := w.podWithDevices(name)
+	c, err := w.contract(p)
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, findings(observe.CheckDeviceNodes(name, p.devices, *p.report))
-}
-
-func (w *world) podHasAllocatedEnv(ctx context.Context, name string) (context.Context, error) {
-	if w.cfg.DeviceEnvPrefix == "" && w.cfg.DeviceEnvName == "" {
-		return skip(ctx, envSkipReason)
-	}
-	p, err := w.podWithDevices(name)
-	if err != nil {
-		return ctx, err
-	}
-	if env := w.cfg.deviceEnv(); env != nil {
-		all, err := w.currentDevices(ctx)
+	bad := c.findings
+	checks := []string{fmt.Sprintf("the DRA contract: the driver prepared %s, the container shows exactly their CDI edits (%d CDI devices) and none of the node's %d other CDI devices",
+		strings.Join(c.prepared, ", "), len(c.cdiIDs), c.others)}
+	seen := &seenDevices{prepared: c.prepared}
+	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
+		envBad, err := w.envFindings(ctx, name, p)
 		if err != nil {
 			return ctx, err
 		}
-		// The devices of the nodes the pod's devices are on.
-		nodes := map[string]bool{}
-		for _, a := range p.devices {
-			if d, ok := findDevice(all, a.Pool, a.Device); ok {
-				nodes[d.Node] = true
-			}
-		}
-		var node []observe.Device
-		for _, d := range all {
-			if nodes[d.Node] {
-				node = append(node, observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity})
-			}
-		}
-		return ctx, findings(observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report))
+		bad = append(bad, envBad...)
+		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")
 	}
-	return ctx, findings(observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report))
+	if w.cfg.observes(declaration.ObserverNVML) {
+		bad = append(bad, w.nvmlFindings(name, p, c)...)
+		seen.nvml = nvmlIDs(*p.report)
+		checks = append(checks, "nvml: NVML in the container lists exactly the allocated GPUs and partitions, the NVIDIA device nodes are exactly theirs and their CDI edits'")
+	}
+	p.seen = seen
+	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
+	return ctx, findings(bad)
 }
 
-// podsSeeSameGPUs compares the GPU UUIDs two pods saw through NVML; the
-// second pod may already be gone, its report is remembered.
-func (w *world) podsSeeSameGPUs(ctx context.Context, name, other string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
+// envFindings compares the container's per-device variables with the
+// allocated devices and the other devices of their nodes.
+func (w *world) envFindings(ctx context.Context, name string, p *podRecord) ([]string, error) {
+	env := w.cfg.deviceEnv()
+	if env == nil {
+		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report), nil
 	}
+	all, err := w.currentDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string]bool{}
+	for _, a := range p.devices {
+		if d, ok := findDevice(all, a.Pool, a.Device); ok {
+			nodes[d.Node] = true
+		}
+	}
+	var node []observe.Device
+	for _, d := range all {
+		if nodes[d.Node] {
+			node = append(node, observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity})
+		}
+	}
+	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report), nil
+}
+
+// nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
+// /dev/nvidia<minor>, /dev/nvidiactl, /dev/nvidia-caps/…, /dev/nvidia-uvm.
+const nvidiaNodePrefix = probe.DevPath + "/nvidia"
+
+// nvmlFindings compares NVML in the container and its NVIDIA device nodes
+// with the allocated GPUs and partitions, and the NVIDIA nodes with those
+// the pod's CDI edits inject.
+func (w *world) nvmlFindings(name string, p *podRecord, c contractResult) []string {
+	names := w.cfg.partitionNames()
+	partitions := false
+	for _, d := range p.devices {
+		if _, ok := names.Partition(d.Attributes); ok && w.cfg.PartitionClassName != "" {
+			partitions = true
+		}
+	}
+	var bad []string
+	if partitions {
+		bad = append(bad, observe.CheckMIGNVML(name, names.PartitionNames, p.devices, *p.report)...)
+		bad = append(bad, observe.CheckMIGDeviceNodes(name, *p.report)...)
+	} else {
+		bad = append(bad, observe.CheckNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report)...)
+		bad = append(bad, observe.CheckDeviceNodes(name, p.devices, *p.report)...)
+	}
+	return append(bad, observe.CheckNodesUnder(name, nvidiaNodePrefix, c.edits, observe.ObservedOf(*p.report))...)
+}
+
+// seenBy returns what the kit found pod name to see.
+func (w *world) seenBy(name string) (*seenDevices, error) {
 	p, err := w.runningPod(name)
 	if err != nil {
-		return ctx, err
+		return nil, err
 	}
-	o, err := w.runningPod(other)
-	if err != nil {
-		return ctx, err
+	if p.seen == nil {
+		return nil, fmt.Errorf("pod %s: the kit has not compared its devices yet (a step \"pod %q sees exactly the devices allocated to its claims\" must come first)", name, name)
 	}
-	got, want := nvmlUUIDs(*p.report), nvmlUUIDs(*o.report)
-	if len(want) == 0 {
-		return ctx, fmt.Errorf("pod %s saw no GPUs through NVML, so there is nothing to compare", other)
-	}
-	if !sets.New(got...).Equal(sets.New(want...)) {
-		return ctx, fmt.Errorf("pod %s sees GPUs [%s] through NVML, pod %s saw [%s]", name, strings.Join(got, ", "), other, strings.Join(want, ", "))
-	}
-	return ctx, nil
+	return p.seen, nil
 }
 
-// nvmlUUIDs is the sorted set of GPU UUIDs in a report.
-func nvmlUUIDs(r probe.Report) []string {
-	out := make([]string, 0, len(r.NVML.GPUs))
+// podsSeeSameDevices: the driver prepared the same devices for both pods
+// and, with the nvml observer, NVML showed the same GPUs and partitions.
+// The other pod may be gone; what it saw is remembered.
+func (w *world) podsSeeSameDevices(name, other string) error {
+	a, err := w.seenBy(name)
+	if err != nil {
+		return err
+	}
+	b, err := w.seenBy(other)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	if !slices.Equal(a.prepared, b.prepared) {
+		bad = append(bad, fmt.Sprintf("the driver prepared %s for pod %s and %s for pod %s", list(a.prepared), name, list(b.prepared), other))
+	}
+	if a.nvml != nil && !slices.Equal(a.nvml, b.nvml) {
+		bad = append(bad, fmt.Sprintf("pod %s sees %s through NVML, pod %s saw %s", name, list(a.nvml), other, list(b.nvml)))
+	}
+	return findings(bad)
+}
+
+// podsSeeDifferentDevices: the driver prepared no device for both pods and,
+// with the nvml observer, NVML showed them no common partition.
+func (w *world) podsSeeDifferentDevices(a, b string) error {
+	sa, err := w.seenBy(a)
+	if err != nil {
+		return err
+	}
+	sb, err := w.seenBy(b)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	if both := sets.New(sa.prepared...).Intersection(sets.New(sb.prepared...)); both.Len() > 0 {
+		bad = append(bad, fmt.Sprintf("the driver prepared %s for both pods %s and %s", list(sets.List(both)), a, b))
+	}
+	if sa.nvml != nil {
+		ma, mb := migIDs(sa.nvml), migIDs(sb.nvml)
+		if both := ma.Intersection(mb); both.Len() > 0 {
+			bad = append(bad, fmt.Sprintf("pods %s and %s both see MIG devices %s through NVML", a, b, list(sets.List(both))))
+		}
+	}
+	return findings(bad)
+}
+
+// nvmlIDs are the GPU UUIDs and "MIG:<uuid>" of the MIG devices NVML
+// showed, sorted.
+func nvmlIDs(r probe.Report) []string {
+	out := []string{}
 	for _, g := range r.NVML.GPUs {
 		out = append(out, g.UUID)
+		for _, m := range g.MIGDevices {
+			out = append(out, "MIG:"+m.UUID)
+		}
 	}
 	sort.Strings(out)
 	return out
 }
+
+func migIDs(ids []string) sets.Set[string] {
+	out := sets.New[string]()
+	for _, id := range ids {
+		if strings.HasPrefix(id, "MIG:") {
+			out.Insert(id)
+		}
+	}
+	return out
+}
+
+func list(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// devicesOf lists the IDs of devices, sorted.
+func devicesOf(prepared map[string]bool) []string { return slices.Sorted(maps.Keys(prepared)) }

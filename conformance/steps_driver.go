@@ -15,7 +15,9 @@ import (
 // namespace and label selector), as an operator or a rolling update would.
 func (w *world) driverSteps() []stepDef {
 	return []stepDef{
-		{`^the driver's pods are restarted$`, w.restartDriverPods},
+		// Restarting the driver disturbs every scenario's devices.
+		{`^the driver's pods are restarted$`, w.restartDriverPods, needsExclusive},
+		{`^the driver claims the capability "([^"]+)"$`, w.claimsCapability, nil},
 	}
 }
 

@@ -24,9 +24,11 @@ import (
 // of the emulator's NVML takes it), and kill the driver there.
 func (w *world) faultSteps() []stepDef {
 	return []stepDef{
-		{`^the kit can hold the node's NVML state lock$`, w.canHoldNVMLLock},
-		{`^the node's NVML state lock is held$`, w.holdNVMLLock},
-		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, w.killDriverInMIGChange},
+		// Holding the lock and killing the driver disturb every scenario's
+		// devices.
+		{`^the kit can hold the node's NVML state lock$`, w.canHoldNVMLLock, needsExclusive},
+		{`^the node's NVML state lock is held$`, w.holdNVMLLock, nil},
+		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, w.killDriverInMIGChange, nil},
 	}
 }
 

@@ -8,35 +8,60 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"drakit.dev/drakit/conformance/declaration"
-	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/inventory"
 )
 
-// partitionSteps cover partitionable devices (KEP-4815): GPU partitions that
-// draw from a per-GPU counter set, as the scheduler allocates them and as
-// the container sees them (MIG devices through NVML, capability nodes).
+// partitionSteps cover partitionable devices (KEP-4815): partitions that
+// draw from a device's counter set, picked by what their counters allow
+// (conformance/inventory roles), as the scheduler allocates them.
 func (w *world) partitionSteps() []stepDef {
 	return []stepDef{
-		{`^the driver publishes partitions with profile prefix "([^"]+)"(?: on at least (\d+) GPUs)?$`, w.driverPublishesPartitions},
-		{`^a partitionable GPU "([^"]+)" with partitions of profile prefix "([^"]+)"$`, w.pickPartitionableGPU},
-		{`^the driver publishes pre-created MIG devices with profile prefix "([^"]+)"$`, w.driverPublishesPreCreated},
-		{`^a GPU "([^"]+)" with pre-created MIG devices of profile prefix "([^"]+)"$`, w.pickPreCreatedGPU},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) partitions? with profile prefix "([^"]+)"(?: on GPU "([^"]+)")?$`, w.claimPartitions},
-		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)"$`, w.claimWholeGPU},
-		{`^a ResourceClaim "([^"]+)" requesting the whole GPU "([^"]+)" and 1 partition with profile prefix "([^"]+)" on it$`, w.claimWholeAndPartition},
-		{`^a ResourceClaim "([^"]+)" requesting one device with at least "([^"]+)" of memory: a partition with profile prefix "([^"]+)" first, else a whole GPU$`, w.claimPreferPartition},
-		{`^a ResourceClaim "([^"]+)" requesting one device with more memory than any partition with profile prefix "([^"]+)" has: such a partition first, else a whole GPU$`, w.claimPreferTooSmallPartition},
-		{`^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, w.claimAllocatedFromSubrequest},
-		{`^the device allocated to the claim "([^"]+)" has at least "([^"]+)" of memory$`, w.claimDeviceMemory},
-		{`^the claim "([^"]+)" is allocated a partition of GPU "([^"]+)"$`, w.claimOnGPU},
-		{`^the claim "([^"]+)" is allocated a partition of a GPU other than "([^"]+)"$`, w.claimNotOnGPU},
-		{`^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, w.claimsFitCounters},
-		{`^pod "([^"]+)" sees exactly the GPUs and MIG devices allocated to its claims through NVML$`, w.podSeesAllocatedMIG},
-		{`^pod "([^"]+)" has device nodes for exactly its GPUs and the capabilities of its MIG devices$`, w.podHasMIGDeviceNodes},
-		{`^pods "([^"]+)" and "([^"]+)" see different MIG devices$`, w.podsSeeDifferentMIG},
+		{`^the driver publishes partitionable devices$`, w.driverPublishesPartitionable, func(n *scenarioNeeds, _ []string) {
+			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
+		}},
+		{`^the driver publishes "([^"]+)" partitions(?: on at least (\d+) devices)?$`, w.driverPublishesRole, func(n *scenarioNeeds, a []string) {
+			needsRole(n, a[0])
+			c := 1
+			fmt.Sscan(a[1], &c) //nolint:errcheck // absent: 1
+			n.partitionableAtLeast = max(n.partitionableAtLeast, c)
+		}},
+		{`^the driver publishes "([^"]+)" partitions with a memory capacity$`, w.driverPublishesRoleWithMemory, func(n *scenarioNeeds, a []string) {
+			needsRole(n, a[0])
+			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
+		}},
+		{`^a partitionable device "([^"]+)" with "([^"]+)"(?: and "([^"]+)")? partitions$`, w.pickPartitionable, func(n *scenarioNeeds, a []string) {
+			n.partitionableNamed[a[0]] = true
+			needsRole(n, a[1])
+			needsRole(n, a[2])
+		}},
+		{`^the driver publishes pre-created partitions$`, w.driverPublishesPreCreated, func(n *scenarioNeeds, _ []string) {
+			n.preCreatedAtLeast = max(n.preCreatedAtLeast, 1)
+		}},
+		{`^a device "([^"]+)" with pre-created partitions$`, w.pickPreCreated, func(n *scenarioNeeds, a []string) { n.preCreatedNamed[a[0]] = true }},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) "([^"]+)" partitions?(?: on device "([^"]+)")?$`, w.claimPartitions, func(n *scenarioNeeds, a []string) {
+			needsRole(n, a[2])
+			if a[3] == "" {
+				n.partitionsAnywhere++
+			}
+		}},
+		{`^a ResourceClaim "([^"]+)" requesting 1 pre-created partition of device "([^"]+)"$`, w.claimPreCreated, nil},
+		{`^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)"$`, w.claimWhole, nil},
+		{`^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)" and 1 "([^"]+)" partition on it$`, w.claimWholeAndPartition, nil},
+		{`^a ResourceClaim "([^"]+)" requesting one device with at least the memory of a "([^"]+)" partition: such a partition first, else a whole device$`, w.claimPreferPartition, needsPartitionAnywhere},
+		{`^a ResourceClaim "([^"]+)" requesting one device with more memory than any "([^"]+)" partition has: such a partition first, else a whole device$`, w.claimPreferTooSmallPartition, needsPartitionAnywhere},
+		{`^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, w.claimAllocatedFromSubrequest, nil},
+		{`^the device allocated to the claim "([^"]+)" has at least the memory of a "([^"]+)" partition$`, w.claimDeviceMemory, nil},
+		{`^the claim "([^"]+)" is allocated partitions of device "([^"]+)"$`, w.claimOnDevice, nil},
+		{`^the claim "([^"]+)" is allocated a partition of a device other than "([^"]+)"$`, w.claimNotOnDevice, nil},
+		{`^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, w.claimsFitCounters, nil},
 	}
+}
+
+func needsPartitionAnywhere(n *scenarioNeeds, a []string) {
+	needsRole(n, a[1])
+	n.partitionsAnywhere++
 }
 
 // subrequest names of the kit's prioritized-list claims.
@@ -48,160 +73,250 @@ const (
 // partitionSkipReason explains why partition scenarios do not apply.
 const partitionSkipReason = "the driver under test declares no partition DeviceClass (the kit's partition class is empty)"
 
-// partitions returns the partitions of the partition class whose profile
-// starts with prefix.
-func (w *world) partitions(ctx context.Context, prefix string) ([]partition, error) {
-	devices, err := w.classDevices(ctx, w.cfg.PartitionClassName)
+// driverPublishesPartitionable goes on when the driver claims partitionable
+// devices (KEP-4815) and declares their DeviceClass.
+func (w *world) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
+	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevices)
 	if err != nil {
-		return nil, err
+		return ctx, err
 	}
-	return w.cfg.partitionNames().partitionsWithPrefix(devices, prefix), nil
-}
-
-func (w *world) driverPublishesPartitions(ctx context.Context, prefix, gpus string) (context.Context, error) {
 	if w.cfg.PartitionClassName == "" {
 		return skip(ctx, partitionSkipReason)
+	}
+	return ctx, nil
+}
+
+// unitsWithRole are the units of the driver's devices now (the scenario's
+// leased ones when it holds a lease) whose partitions offer the role.
+func (w *world) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
+	var out []inventory.Unit
+	for _, u := range w.leasedUnits(ctx) {
+		if _, ok := u.Profile(role); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// describeUnits says what the partitionable units offer, for skip reasons.
+func describeUnits(units []inventory.Unit) string {
+	var parts []string
+	for _, u := range units {
+		if u.Partitionable() {
+			parts = append(parts, fmt.Sprintf("%s (%s)", u.ID, u.ProfileSummary()))
+		}
+	}
+	if len(parts) == 0 {
+		return "no device with counter-consuming partitions"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (w *world) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
+	if w.cfg.PartitionClassName == "" {
+		return skip(ctx, partitionSkipReason)
+	}
+	role, err := inventory.ParseRole(roleName)
+	if err != nil {
+		return ctx, err
 	}
 	want := 1
-	if gpus != "" {
-		if _, err := fmt.Sscan(gpus, &want); err != nil {
-			return ctx, fmt.Errorf("GPU count %q: %w", gpus, err)
+	if devices != "" {
+		if _, err := fmt.Sscan(devices, &want); err != nil {
+			return ctx, fmt.Errorf("device count %q: %w", devices, err)
 		}
 	}
-	parts, err := w.partitions(ctx, prefix)
-	if err != nil {
-		return ctx, err
-	}
-	if got := len(parents(parts)); got < want {
-		return skip(ctx, fmt.Sprintf("the driver publishes counter-consuming devices of class %s with a %q attribute starting with %q on %d GPUs; the scenario needs %d",
-			w.cfg.PartitionClassName, w.cfg.ProfileAttribute, prefix, got, want))
+	if got := len(w.unitsWithRole(ctx, role)); got < want {
+		return skip(ctx, fmt.Sprintf("the driver publishes %q partitions (%s) on %d devices; the scenario needs %d. Its partitionable devices: %s",
+			role, role.Describe(), got, want, describeUnits(w.devicePool(ctx).Units())))
 	}
 	return ctx, nil
 }
 
-// pickPartitionableGPU names the first GPU (by UUID) that has partitions of
-// the profile prefix and a whole device in the kit's DeviceClass.
-func (w *world) pickPartitionableGPU(ctx context.Context, alias, prefix string) error {
-	parts, err := w.partitions(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	whole, err := w.classDevices(ctx, w.cfg.deviceClass())
-	if err != nil {
-		return err
-	}
-	wholeUUIDs := sets.New[string]()
-	for _, d := range whole {
-		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
-			wholeUUIDs.Insert(*a.StringValue)
-		}
-	}
-	for _, parent := range parents(parts) {
-		if wholeUUIDs.Has(parent) {
-			w.gpus[alias] = parent
-			return nil
-		}
-	}
-	return fmt.Errorf("no GPU has both partitions with profile prefix %q (parents %s) and a whole device in DeviceClass %s",
-		prefix, strings.Join(parents(parts), ", "), w.cfg.deviceClass())
-}
-
-// preCreated returns the devices of the partition class with a profile
-// that starts with prefix and a parent GPU that consume no counters: MIG
-// devices that exist before any claim (static MIG), published as plain
-// devices.
-func (w *world) preCreated(ctx context.Context, prefix string) ([]partition, error) {
-	devices, err := w.classDevices(ctx, w.cfg.PartitionClassName)
-	if err != nil {
-		return nil, err
-	}
-	names := w.cfg.partitionNames()
-	var out []partition
-	for _, d := range devices {
-		if p, ok := names.asPartition(d); ok && len(d.Consumes) == 0 && strings.HasPrefix(p.Profile, prefix) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-func (w *world) driverPublishesPreCreated(ctx context.Context, prefix string) (context.Context, error) {
-	if w.cfg.PartitionClassName == "" {
-		return skip(ctx, partitionSkipReason)
-	}
-	parts, err := w.preCreated(ctx, prefix)
+// driverPublishesRoleWithMemory goes on when the role's partitions publish
+// the driver's memory capacity.
+func (w *world) driverPublishesRoleWithMemory(ctx context.Context, roleName string) (context.Context, error) {
+	ctx, err := w.driverPublishesRole(ctx, roleName, "")
 	if err != nil {
 		return ctx, err
 	}
-	if len(parts) == 0 {
-		return skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with a %q attribute starting with %q that consumes no counters (no pre-created MIG device)",
-			w.cfg.PartitionClassName, w.cfg.ProfileAttribute, prefix))
+	if w.cfg.MemoryCapacity == "" {
+		return skip(ctx, "the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
+	}
+	if _, err := w.roleMemory(ctx, roleName); err != nil {
+		return ctx, err
 	}
 	return ctx, nil
 }
 
-// pickPreCreatedGPU names the GPU of the first pre-created MIG device of the
-// profile prefix.
-func (w *world) pickPreCreatedGPU(ctx context.Context, alias, prefix string) error {
-	parts, err := w.preCreated(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	if len(parts) == 0 {
-		return fmt.Errorf("no pre-created MIG device with profile prefix %q is published", prefix)
-	}
-	w.gpus[alias] = parts[0].ParentUUID
-	return nil
+// named is a device the scenario named: its unit and its identity as a
+// parent of partitions.
+type named struct {
+	unit   inventory.Unit
+	parent string
 }
 
-func (w *world) gpu(alias string) (string, error) {
-	uuid, ok := w.gpus[alias]
-	if !ok {
-		return "", fmt.Errorf("no GPU %q was named in this scenario (a step \"a partitionable GPU %q with partitions of profile prefix ...\" or \"a GPU %q with pre-created MIG devices ...\" must come first)", alias, alias, alias)
+// unitParent is the identity the unit's partitions name as their parent.
+func unitParent(u inventory.Unit) string {
+	if p := u.Parents(); len(p) > 0 {
+		return p[0]
 	}
-	return uuid, nil
+	for _, d := range u.Partitions {
+		if d.Parent != "" {
+			return d.Parent
+		}
+	}
+	return ""
 }
 
-func (w *world) claimPartitions(ctx context.Context, name string, n int, prefix, alias string) error {
-	names := w.cfg.partitionNames()
-	sel := []string{names.profilePrefixSelector(prefix)}
-	if alias != "" {
-		parent, err := w.gpu(alias)
+// pickPartitionable names a device of the scenario's lease whose partitions
+// offer the roles and that the scenario has not named yet.
+func (w *world) pickPartitionable(ctx context.Context, alias, role, role2 string) error {
+	var roles []inventory.Role
+	for _, name := range []string{role, role2} {
+		if name == "" {
+			continue
+		}
+		r, err := inventory.ParseRole(name)
 		if err != nil {
 			return err
 		}
-		sel = append(sel, names.parentSelector(parent))
+		roles = append(roles, r)
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, int64(n), sel...)))
+	taken := map[string]bool{}
+	for _, n := range w.named {
+		taken[n.unit.ID] = true
+	}
+	for _, u := range w.leasedUnits(ctx) {
+		ok := u.Partitionable() && !taken[u.ID] && len(u.Whole) > 0
+		for _, r := range roles {
+			_, has := u.Profile(r)
+			ok = ok && has
+		}
+		if ok {
+			w.named[alias] = named{unit: u, parent: unitParent(u)}
+			return nil
+		}
+	}
+	return fmt.Errorf("no partitionable device with a whole device and %v partitions is left for %q; the driver's: %s", roles, alias, describeUnits(w.leasedUnits(ctx)))
 }
 
-func (w *world) claimWholeGPU(ctx context.Context, name, alias string) error {
-	uuid, err := w.gpu(alias)
-	if err != nil {
-		return err
+func (w *world) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
+	if w.cfg.PartitionClassName == "" {
+		return skip(ctx, partitionSkipReason)
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, uuid))))
+	for _, u := range w.devicePool(ctx).Units() {
+		if len(u.PreCreated()) > 0 {
+			return ctx, nil
+		}
+	}
+	return skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
+		w.cfg.PartitionClassName, w.cfg.ProfileAttribute, w.cfg.ParentUUIDAttribute))
 }
 
-// claimWholeAndPartition asks, in one claim, for a GPU whole and for one of
-// its partitions: together they need more than the GPU's counter set holds.
-func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, prefix string) error {
-	uuid, err := w.gpu(alias)
+// pickPreCreated names a device of the scenario's lease with pre-created
+// partitions.
+func (w *world) pickPreCreated(ctx context.Context, alias string) error {
+	for _, u := range w.leasedUnits(ctx) {
+		if len(u.PreCreated()) > 0 {
+			w.named[alias] = named{unit: u, parent: unitParent(u)}
+			return nil
+		}
+	}
+	return fmt.Errorf("no device with pre-created partitions is left for %q", alias)
+}
+
+func (w *world) namedDevice(alias string) (named, error) {
+	n, ok := w.named[alias]
+	if !ok {
+		return named{}, fmt.Errorf("no device %q was named in this scenario (a step \"a partitionable device %q with ... partitions\" or \"a device %q with pre-created partitions\" must come first)", alias, alias, alias)
+	}
+	return n, nil
+}
+
+// roleSelector matches the partitions of the role on the named device, or on
+// any device of the scenario's lease that offers the role.
+func (w *world) roleSelector(ctx context.Context, roleName, alias string) (string, error) {
+	role, err := inventory.ParseRole(roleName)
 	if err != nil {
-		return err
+		return "", err
 	}
 	names := w.cfg.partitionNames()
+	if alias != "" {
+		n, err := w.namedDevice(alias)
+		if err != nil {
+			return "", err
+		}
+		p, ok := n.unit.Profile(role)
+		if !ok {
+			return "", fmt.Errorf("device %q (%s) has no %q partitions: %s", alias, n.unit.ID, role, n.unit.ProfileSummary())
+		}
+		return names.unitSelector(n.parent, p.Profile), nil
+	}
+	var alts []string
+	for _, u := range w.unitsWithRole(ctx, role) {
+		p, _ := u.Profile(role)
+		alts = append(alts, "("+names.unitSelector(unitParent(u), p.Profile)+")")
+	}
+	if len(alts) == 0 {
+		return "", fmt.Errorf("no device of the driver has %q partitions (%s): %s", role, role.Describe(), describeUnits(w.leasedUnits(ctx)))
+	}
+	return strings.Join(alts, " || "), nil
+}
+
+func (w *world) claimPartitions(ctx context.Context, name string, n int, role, alias string) error {
+	sel, err := w.roleSelector(ctx, role, alias)
+	if err != nil {
+		return err
+	}
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, int64(n), sel)))
+}
+
+// claimPreCreated asks for one pre-created partition of the named device,
+// by its identity.
+func (w *world) claimPreCreated(ctx context.Context, name, alias string) error {
+	n, err := w.namedDevice(alias)
+	if err != nil {
+		return err
+	}
+	for _, d := range n.unit.PreCreated() {
+		if d.Identity != "" {
+			return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, d.Identity))))
+		}
+	}
+	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.cfg.UUIDAttribute)
+}
+
+func (w *world) claimWhole(ctx context.Context, name, alias string) error {
+	n, err := w.namedDevice(alias)
+	if err != nil {
+		return err
+	}
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, n.parent))))
+}
+
+// claimWholeAndPartition asks, in one claim, for a device whole and for one
+// of its partitions: together they need more than its counter set holds.
+func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, role string) error {
+	n, err := w.namedDevice(alias)
+	if err != nil {
+		return err
+	}
+	sel, err := w.roleSelector(ctx, role, alias)
+	if err != nil {
+		return err
+	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest(subrequestWhole, w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, uuid)),
-		exactRequest(subrequestPartition, w.cfg.PartitionClassName, 1, names.profilePrefixSelector(prefix), names.parentSelector(uuid)),
+		exactRequest(subrequestWhole, w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, n.parent)),
+		exactRequest(subrequestPartition, w.cfg.PartitionClassName, 1, sel),
 	}}}
 	return w.createClaim(ctx, newClaim(name, spec))
 }
 
 // preferPartitionSpec is a claim with one prioritized-list request: a
-// partition with the profile prefix and at least min memory first, else a
-// whole GPU with at least min memory.
-func (w *world) preferPartitionSpec(prefix string, min resource.Quantity) resourceapi.ResourceClaimSpec {
+// partition of the role with at least min memory first, else a whole device
+// with at least min memory.
+func (w *world) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
 	names := w.cfg.partitionNames()
 	sub := func(name, class string, selectors ...string) resourceapi.DeviceSubRequest {
 		s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
@@ -213,40 +328,81 @@ func (w *world) preferPartitionSpec(prefix string, min resource.Quantity) resour
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
 		Name: requestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
-			sub(subrequestPartition, w.cfg.PartitionClassName, names.profilePrefixSelector(prefix), names.memorySelector(min)),
+			sub(subrequestPartition, w.cfg.PartitionClassName, roleSel, names.memorySelector(min)),
 			sub(subrequestWhole, w.cfg.deviceClass(), names.memorySelector(min)),
 		},
 	}}}}
 }
 
-func (w *world) claimPreferPartition(ctx context.Context, name, memory, prefix string) error {
-	min, err := resource.ParseQuantity(memory)
+// roleMemory is the least and the most memory the role's partitions have on
+// the scenario's devices.
+func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Quantity, error) {
+	var out [2]resource.Quantity
+	role, err := inventory.ParseRole(roleName)
 	if err != nil {
-		return fmt.Errorf("memory %q is not a quantity: %w", memory, err)
+		return out, err
 	}
-	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(prefix, min)))
+	all, err := w.currentDevices(ctx)
+	if err != nil {
+		return out, err
+	}
+	names := w.cfg.partitionNames()
+	found := false
+	for _, u := range w.unitsWithRole(ctx, role) {
+		p, _ := u.Profile(role)
+		for _, d := range p.Devices {
+			pd, ok := findDevice(all, d.Pool, d.Name)
+			if !ok {
+				continue
+			}
+			m, ok := names.MemoryOf(pd.Capacity)
+			if !ok {
+				return out, fmt.Errorf("%q partition %s publishes no %q capacity", role, d.ID(), w.cfg.MemoryCapacity)
+			}
+			if !found || m.Cmp(out[0]) < 0 {
+				out[0] = m
+			}
+			if !found || m.Cmp(out[1]) > 0 {
+				out[1] = m
+			}
+			found = true
+		}
+	}
+	if !found {
+		return out, fmt.Errorf("no %q partition of the driver publishes a %q capacity", role, w.cfg.MemoryCapacity)
+	}
+	return out, nil
 }
 
-// claimPreferTooSmallPartition asks for one byte more memory than the
-// largest published partition of the prefix has, so the first alternative
-// cannot be satisfied and the whole GPU must be chosen.
-func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, prefix string) error {
-	parts, err := w.partitions(ctx, prefix)
+// claimPreferPartition asks for at least the memory of the smallest of the
+// role's partitions: a partition of the role can satisfy the first
+// alternative.
+func (w *world) claimPreferPartition(ctx context.Context, name, role string) error {
+	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
 	}
-	names := w.cfg.partitionNames()
-	var largest resource.Quantity
-	for _, p := range parts {
-		if m, ok := names.MemoryOf(p.Capacity); ok && m.Cmp(largest) > 0 {
-			largest = m
-		}
+	sel, err := w.roleSelector(ctx, role, "")
+	if err != nil {
+		return err
 	}
-	if largest.IsZero() {
-		return fmt.Errorf("no partition with profile prefix %q has a %q capacity", prefix, w.cfg.MemoryCapacity)
+	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, mem[0])))
+}
+
+// claimPreferTooSmallPartition asks for one byte more memory than the
+// largest partition of the role has, so the first alternative cannot be
+// satisfied and a whole device must be chosen.
+func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
+	mem, err := w.roleMemory(ctx, role)
+	if err != nil {
+		return err
 	}
-	min := *resource.NewQuantity(largest.Value()+1, resource.BinarySI)
-	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(prefix, min)))
+	sel, err := w.roleSelector(ctx, role, "")
+	if err != nil {
+		return err
+	}
+	min := *resource.NewQuantity(mem[1].Value()+1, resource.BinarySI)
+	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, min)))
 }
 
 // allocatedResults waits for the claim's allocation and returns the
@@ -297,11 +453,12 @@ func (w *world) claimAllocatedFromSubrequest(ctx context.Context, claim, sub str
 	return nil
 }
 
-func (w *world) claimDeviceMemory(ctx context.Context, claim, memory string) error {
-	min, err := resource.ParseQuantity(memory)
+func (w *world) claimDeviceMemory(ctx context.Context, claim, role string) error {
+	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
-		return fmt.Errorf("memory %q is not a quantity: %w", memory, err)
+		return err
 	}
+	min := mem[0]
 	_, devices, err := w.allocatedResults(ctx, claim)
 	if err != nil {
 		return err
@@ -319,8 +476,8 @@ func (w *world) claimDeviceMemory(ctx context.Context, claim, memory string) err
 	return findings(bad)
 }
 
-// claimParents returns the parent UUIDs of the partitions allocated to a
-// claim; a device that is not a partition is a finding.
+// claimParents returns the parent identities of the partitions allocated to
+// a claim; a device that is not a partition is a finding.
 func (w *world) claimParents(ctx context.Context, claim string) ([]string, error) {
 	_, devices, err := w.allocatedResults(ctx, claim)
 	if err != nil {
@@ -337,18 +494,18 @@ func (w *world) claimParents(ctx context.Context, claim string) ([]string, error
 	return out, nil
 }
 
-func (w *world) claimOnGPU(ctx context.Context, claim, alias string) error {
+func (w *world) claimOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, true)
 }
 
-func (w *world) claimNotOnGPU(ctx context.Context, claim, alias string) error {
+func (w *world) claimNotOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, false)
 }
 
 // claimPartitionsOf checks that every partition allocated to the claim is
-// (on) or is not (!on) a partition of the GPU named alias.
+// (on) or is not (!on) a partition of the device named alias.
 func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
-	uuid, err := w.gpu(alias)
+	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
 	}
@@ -358,10 +515,10 @@ func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on b
 	}
 	for _, p := range got {
 		switch {
-		case on && p != uuid:
-			return fmt.Errorf("claim %s: allocated a partition of GPU %s, expected one of GPU %q (%s)", claim, p, alias, uuid)
-		case !on && p == uuid:
-			return fmt.Errorf("claim %s: allocated a partition of GPU %q (%s), expected another GPU", claim, alias, uuid)
+		case on && p != n.parent:
+			return fmt.Errorf("claim %s: allocated a partition of device %s, expected one of device %q (%s)", claim, p, alias, n.parent)
+		case !on && p == n.parent:
+			return fmt.Errorf("claim %s: allocated a partition of device %q (%s), expected another device", claim, alias, n.parent)
 		}
 	}
 	return nil
@@ -390,49 +547,4 @@ func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
 		return err
 	}
 	return findings(checkCounters(devices, counterSets(slices, w.cfg.DriverName)))
-}
-
-func (w *world) podSeesAllocatedMIG(ctx context.Context, name string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
-	}
-	p, err := w.podWithDevices(name)
-	if err != nil {
-		return ctx, err
-	}
-	return ctx, findings(observe.CheckMIGNVML(name, w.cfg.partitionNames().PartitionNames, p.devices, *p.report))
-}
-
-func (w *world) podHasMIGDeviceNodes(ctx context.Context, name string) (context.Context, error) {
-	if !w.cfg.observes(declaration.ObserverNVML) {
-		return skip(ctx, nvmlSkipReason)
-	}
-	p, err := w.podWithDevices(name)
-	if err != nil {
-		return ctx, err
-	}
-	return ctx, findings(observe.CheckMIGDeviceNodes(name, *p.report))
-}
-
-func (w *world) podsSeeDifferentMIG(a, b string) error {
-	uuids := map[string]sets.Set[string]{}
-	for _, name := range []string{a, b} {
-		p, err := w.runningPod(name)
-		if err != nil {
-			return err
-		}
-		uuids[name] = sets.New[string]()
-		for _, g := range p.report.NVML.GPUs {
-			for _, m := range g.MIGDevices {
-				uuids[name].Insert(m.UUID)
-			}
-		}
-		if uuids[name].Len() == 0 {
-			return fmt.Errorf("pod %s sees no MIG device through NVML, so there is nothing to compare", name)
-		}
-	}
-	if both := uuids[a].Intersection(uuids[b]); both.Len() > 0 {
-		return fmt.Errorf("pods %s and %s both see MIG devices %s", a, b, strings.Join(sets.List(both), ", "))
-	}
-	return nil
 }

@@ -18,11 +18,11 @@ import (
 // podSteps create probe pods, wait for them and delete them.
 func (w *world) podSteps() []stepDef {
 	return []stepDef{
-		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim},
-		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim},
-		{`^pod "([^"]+)" is running$`, w.podIsRunning},
-		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable},
-		{`^pod "([^"]+)" is deleted$`, w.deletePod},
+		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim, nil},
+		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim, nil},
+		{`^pod "([^"]+)" is running$`, w.podIsRunning, nil},
+		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable, nil},
+		{`^pod "([^"]+)" is deleted$`, w.deletePod, nil},
 	}
 }
 

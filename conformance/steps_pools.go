@@ -21,25 +21,29 @@ import (
 // pods to stay pending.
 func (w *world) poolSteps() []stepDef {
 	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, w.submitSliceWithDevicesAndCounters},
-		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, w.publishInvalidPool},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, w.claimTestDriverDevice},
-		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, w.podUnschedulableBecause},
-		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, w.apiServerKeepsSliceField},
-		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, w.submitSlicePartitionTypeWithoutCounters},
-		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, w.submitSlicePartitionTypeMissing},
-		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, w.publishPoolCompatibilityGroups},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimTestDriverDevices},
-		{`^pod "([^"]+)" is scheduled$`, w.podScheduled},
-		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimAllocatedTestDevices},
+		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, w.submitSliceWithDevicesAndCounters, nil},
+		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, w.publishInvalidPool, nil},
+		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, w.claimTestDriverDevice, nil},
+		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, w.podUnschedulableBecause, nil},
+		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, w.apiServerKeepsSliceField, nil},
+		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, w.submitSlicePartitionTypeWithoutCounters, nil},
+		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, w.submitSlicePartitionTypeMissing, nil},
+		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, w.publishPoolCompatibilityGroups, nil},
+		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimTestDriverDevices, nil},
+		{`^pod "([^"]+)" is scheduled$`, w.podScheduled, nil},
+		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimAllocatedTestDevices, nil},
 	}
 }
 
 // The test driver's attributes: role names a device for selectors (CEL
-// cannot select by device name), partitionType is its partition type.
+// cannot select by device name), partitionType is its partition type,
+// scenario holds the namespace of the scenario that published the device,
+// so that a scenario's claims take only its own pools' devices while other
+// scenarios publish theirs.
 const (
 	testRoleAttribute          = TestDriverName + "/role"
 	testPartitionTypeAttribute = TestDriverName + "/partitionType"
+	testScenarioAttribute      = TestDriverName + "/scenario"
 )
 
 // TestDriverName is the driver of the pools the kit publishes itself.
@@ -50,13 +54,14 @@ const TestDriverName = "test-driver.conformance.drakit.dev"
 func (w *world) testObjectName(name string) string { return w.ns + "-" + name }
 
 // testDeviceClass creates (once per scenario) the DeviceClass that selects
-// the test driver's devices and returns its name.
+// the test driver's devices of the scenario's pools and returns its name.
 func (w *world) testDeviceClass(ctx context.Context) (string, error) {
 	name := w.testObjectName("test-driver")
 	class := &resourceapi.DeviceClass{
 		ObjectMeta: kitMeta(name),
 		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-			Expression: "device.driver == " + strconv.Quote(TestDriverName),
+			Expression: fmt.Sprintf(`device.driver == %s && device.attributes[%s].?scenario.orValue("") == %s`,
+				strconv.Quote(TestDriverName), strconv.Quote(TestDriverName), strconv.Quote(w.ns)),
 		}}}},
 	}
 	if _, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, name, metav1.GetOptions{}); err == nil {
@@ -128,7 +133,8 @@ func (w *world) publishInvalidPool(ctx context.Context, pool, defect string) err
 
 // publishTestPool publishes a complete pool of the test driver: counter set
 // gpu-0 (1Gi of "memory") declared in each of counterSlices slices, the
-// devices in one more, and makes sure the test driver's DeviceClass exists.
+// devices, marked as the scenario's, in one more, and makes sure the
+// scenario's DeviceClass of the test driver exists.
 // More than one counter slice makes the pool invalid.
 func (w *world) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
@@ -143,6 +149,9 @@ func (w *world) publishTestPool(ctx context.Context, pool string, counterSlices 
 	}
 	withDevices := w.testSlice(pool+"-devices", pool, count)
 	withDevices.Spec.Devices = devices
+	for i := range withDevices.Spec.Devices {
+		withDevices.Spec.Devices[i].Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.ns)}
+	}
 	for _, s := range append(slices, withDevices) {
 		if err := w.createSlice(ctx, s); err != nil {
 			return err

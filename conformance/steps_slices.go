@@ -7,16 +7,20 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/observe"
 )
 
 // sliceSteps look at what the driver publishes in its ResourceSlices.
 func (w *world) sliceSteps() []stepDef {
 	return []stepDef{
-		{`^the driver publishes at least (\d+) devices?$`, w.driverPublishesAtLeast},
-		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing},
-		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, w.driverNamesPartitionTypes},
-		{`^the driver publishes compatibility groups$`, w.driverPublishesCompatibilityGroups},
+		{`^the driver publishes at least (\d+) devices?$`, w.driverPublishesAtLeast, needsWhole(true, 0)},
+		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing, func(n *scenarioNeeds, a []string) {
+			needsWhole(true, 0)(n, a)
+			n.sameAttribute = resourceapi.QualifiedName(a[1])
+		}},
+		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, w.driverNamesPartitionTypes, nil},
+		{`^the driver publishes compatibility groups$`, w.driverPublishesCompatibilityGroups, nil},
 	}
 }
 
@@ -25,6 +29,10 @@ func (w *world) sliceSteps() []stepDef {
 // partitionTypeAttribute, and every such device carries that attribute as a
 // string. A driver that names none is skipped: the field is optional.
 func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
+	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevicesType)
+	if err != nil {
+		return ctx, err
+	}
 	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
 	if err != nil {
 		return ctx, err
@@ -70,6 +78,10 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 // driverPublishesCompatibilityGroups skips the scenario when no device of
 // the driver names a compatibility group (KEP-5963 is optional for drivers).
 func (w *world) driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
+	ctx, err := w.requireCapability(ctx, declaration.CapabilityDeviceCompatibilityGroups)
+	if err != nil {
+		return ctx, err
+	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return ctx, err
@@ -107,6 +119,12 @@ func (w *world) driverPublishesAtLeast(ctx context.Context, n int) error {
 // the kit's DeviceClass with one value of attr: the hardware cannot exercise
 // the constraint.
 func (w *world) driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
+	if resourceapi.QualifiedName(attr) == numaNodeAttribute {
+		var err error
+		if ctx, err = w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute); err != nil {
+			return ctx, err
+		}
+	}
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
 		return ctx, err

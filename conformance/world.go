@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/inventory"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
@@ -46,6 +48,15 @@ type suite struct {
 	// logs reads a container log; nil means through the API server. Tests
 	// replace it, because fake clientsets cannot serve logs.
 	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)
+	// progress follows the scenarios; nil shows nothing.
+	progress *progress
+
+	// stepNeeds are the step patterns with needs, for scenarioDemand.
+	needsOnce sync.Once
+	stepNeeds []stepNeeds
+	// pool leases the driver's devices to scenarios (devicePool).
+	poolOnce sync.Once
+	pool     *inventory.Pool
 }
 
 // podLogs reads a container's log.
@@ -69,14 +80,20 @@ type world struct {
 	pods map[string]*podRecord
 	// submitted is the outcome of the last "is submitted with" step.
 	submitted *submission
-	// gpus are the GPUs the scenario named ("the partitionable GPU "big""):
-	// alias -> the UUID of the GPU's whole device.
-	gpus map[string]string
+	// named are the devices the scenario named ("a partitionable device
+	// "big" with ... partitions"), by alias.
+	named map[string]named
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
 	heldLock *os.File
+	// outcome is the worst status of the scenario's steps so far.
+	outcome godog.StepResultStatus
+	// lease holds the devices the scenario's steps need (acquireDevices),
+	// from the Before hook until its cleanup is done; nil for a scenario
+	// that needs none.
+	lease *inventory.Lease
 }
 
 // podRecord is what the kit learned about one of its pods.
@@ -91,6 +108,9 @@ type podRecord struct {
 	// devices are the driver's devices allocated to the pod's claims, with
 	// their ResourceSlice attributes, resolved once the pod runs.
 	devices []observe.Device
+	// seen is what the container was found to see, once a "sees exactly"
+	// step compared it.
+	seen *seenDevices
 }
 
 // claimRecord identifies a ResourceClaim object.
@@ -111,9 +131,17 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, gpus: map[string]string{}}
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
+	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
+		w.progress.step(w.scenario, st.Text)
+		return ctx, nil
+	})
+	sc.StepContext().After(func(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
+		w.outcome = worse(w.outcome, status)
+		return ctx, err
+	})
 	for _, st := range w.steps() {
 		sc.Step(st.pattern, st.fn)
 	}
@@ -124,6 +152,7 @@ func (s *suite) initScenario(sc *godog.ScenarioContext) {
 func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
 	w.scenario = sc
+	w.progress.start(sc)
 	ns, err := w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: namespacePrefix,
@@ -148,15 +177,22 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 		}
 		return true, "", nil
 	})
-	return ctx, err
+	if err != nil {
+		return ctx, err
+	}
+	return ctx, w.acquireDevices(ctx, sc)
 }
 
 // afterScenario writes diagnostics when the scenario failed and then deletes
 // everything the scenario created, whatever its outcome.
-func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (context.Context, error) {
+func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (ctx2 context.Context, err error) {
+	defer func() { w.progress.finish(sc, scenarioStatus(w.outcome, err)) }()
 	if w.ns == "" {
 		return ctx, nil // Before failed before creating anything
 	}
+	// The devices are free for other scenarios once the cleanup released
+	// them (or failed to: then they are not to be trusted either way).
+	defer w.releaseDevices()
 	// Cleanup must run even when the run is being cancelled.
 	cctx := context.WithoutCancel(ctx)
 	// Undefined and pending steps are the kit's own gaps, not cluster
@@ -179,6 +215,31 @@ func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioE
 		return ctx, fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
 	}
 	return ctx, nil
+}
+
+// statusRank orders step statuses as the reports count a scenario: a
+// failed or ambiguous step fails it, else an undefined, pending or skipped
+// one decides, in that order.
+var statusRank = map[godog.StepResultStatus]int{
+	godog.StepPassed: 0, godog.StepSkipped: 1, godog.StepPending: 2, godog.StepUndefined: 3, godog.StepAmbiguous: 4, godog.StepFailed: 4,
+}
+
+// worse is the status of a scenario with steps of both statuses.
+func worse(a, b godog.StepResultStatus) godog.StepResultStatus {
+	if statusRank[b] > statusRank[a] {
+		return b
+	}
+	return a
+}
+
+// scenarioStatus is a finished scenario's status as the reports count it:
+// its worst step, failed when its cleanup failed.
+func scenarioStatus(outcome godog.StepResultStatus, cleanupErr error) string {
+	switch {
+	case cleanupErr != nil, outcome == godog.StepAmbiguous:
+		return "failed"
+	}
+	return outcome.String()
 }
 
 // skip ends the scenario as skipped, recording why: the reason is attached

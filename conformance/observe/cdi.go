@@ -170,3 +170,26 @@ func CheckPreparedDevices(claim string, allocated []Device, prepared []PreparedD
 	}
 	return out
 }
+
+// CheckNodesUnder compares the container's device nodes below prefix (for
+// NVIDIA's, "/dev/nvidia") with those the CDI edits prepared for it inject
+// there: exactly the same paths. It catches a node the runtime or another
+// mechanism added that no CDI device of the pod's claims asked for, as in
+//
+//	pod p: the container has /dev/nvidia3, which none of the CDI edits prepared for its claims injects
+func CheckNodesUnder(pod, prefix string, want ContainerEdits, seen Observed) []string {
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(want.nodes)) {
+		if strings.HasPrefix(path, prefix) {
+			if _, ok := seen.nodes[path]; !ok {
+				out = append(out, fmt.Sprintf("pod %s: the CDI edits prepared for its claims inject %s, which the container does not have", pod, path))
+			}
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(seen.nodes)) {
+		if _, ok := want.nodes[path]; strings.HasPrefix(path, prefix) && !ok {
+			out = append(out, fmt.Sprintf("pod %s: the container has %s, which none of the CDI edits prepared for its claims injects", pod, path))
+		}
+	}
+	return out
+}

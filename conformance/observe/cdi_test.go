@@ -3,6 +3,7 @@ package observe
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,5 +140,22 @@ func TestCheckPreparedDevices(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckNodesUnder(t *testing.T) {
+	t.Parallel()
+	want := ContainerEdits{nodes: map[string]string{"/dev/nvidia0": "c 195:0", "/dev/nvidiactl": "c 195:255", "/dev/fuse": "c 10:229"}}
+	seen := Observed{nodes: map[string]string{"/dev/nvidia0": "c 195:0", "/dev/nvidia3": "c 195:3", "/dev/null": "c 1:3"}}
+	got := CheckNodesUnder("p", "/dev/nvidia", want, seen)
+	wantFindings := []string{
+		"pod p: the CDI edits prepared for its claims inject /dev/nvidiactl, which the container does not have",
+		"pod p: the container has /dev/nvidia3, which none of the CDI edits prepared for its claims injects",
+	}
+	if !slices.Equal(got, wantFindings) {
+		t.Errorf("findings:\n got %q\nwant %q", got, wantFindings)
+	}
+	if got := CheckNodesUnder("p", "/dev/nvidia", want, Observed{nodes: want.nodes}); len(got) != 0 {
+		t.Errorf("the same nodes: %q", got)
 	}
 }

@@ -115,7 +115,7 @@ type runInfo struct {
 type profileReport struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	// Result is success, partial or failure (judge).
+	// Result is success, partial, failure or unclaimed (judge).
 	Result   string      `json:"result"`
 	Core     tally       `json:"core"`
 	Extended tally       `json:"extended"`
@@ -257,7 +257,7 @@ func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (prof
 			continue
 		}
 		anyRan = anyRan || ran[location(s)]
-		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && UnclaimedSkip(s.Message)}
+		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && UnclaimedSkip(s.Message), notRun: !ran[location(s)]}
 		outcomes = append(outcomes, o)
 		if o.level == levelCore {
 			pr.Core.add(s.Status)

@@ -41,6 +41,9 @@
 // Capability's String and " unclaimed", for example "capability
 // numaNodeAttribute (KEP-6072) unclaimed". The result is
 //
+//   - unclaimed when every scenario of the profile that ran was skipped as
+//     unclaimed: the driver does not claim what the profile is about, so it
+//     neither conforms to it nor fails it;
 //   - failure when a scenario of the profile failed (an ambiguous step
 //     included), was undefined or pending, when a Core scenario was skipped
 //     (for whatever reason), or when none passed;
@@ -50,8 +53,9 @@
 //   - else success: every scenario passed, but Extended ones the driver
 //     does not claim.
 //
-// The kit does not read driver declarations yet, so no step skips as
-// unclaimed today: an Extended skip makes a profile partial.
+// The kit's steps skip as unclaimed for capabilities the driver's
+// declaration leaves unclaimed (conformance.Config.Capabilities), and fail
+// instead when the driver's slices show the capability.
 //
 // # conformance-report.yaml
 //

@@ -149,9 +149,10 @@ func (p profile) includes(tags []string) bool {
 
 // Profile results.
 const (
-	resultSuccess = "success"
-	resultPartial = "partial"
-	resultFailure = "failure"
+	resultSuccess   = "success"
+	resultPartial   = "partial"
+	resultFailure   = "failure"
+	resultUnclaimed = "unclaimed"
 )
 
 // outcome is what the profile rule looks at for one scenario.
@@ -161,14 +162,20 @@ type outcome struct {
 	// unclaimed says that the scenario was skipped because the driver does
 	// not claim the capability it needs (UnclaimedSkip).
 	unclaimed bool
+	// notRun says that the run's tag filter left the scenario out.
+	notRun bool
 }
 
 // judge is the result of a profile whose scenarios had these outcomes
 // (scenarios the run did not select count as skipped, not unclaimed):
-// failure when one failed, was undefined or pending, a Core scenario was
+// unclaimed when every one that ran was skipped as unclaimed; failure when one failed, was undefined or pending, a Core scenario was
 // skipped, or none passed; else partial when an Extended scenario was
 // skipped for another reason than an unclaimed capability; else success.
 func judge(outcomes []outcome) string {
+	if slices.ContainsFunc(outcomes, func(o outcome) bool { return o.unclaimed }) &&
+		!slices.ContainsFunc(outcomes, func(o outcome) bool { return !o.unclaimed && !o.notRun }) {
+		return resultUnclaimed
+	}
 	passed, partial := false, false
 	for _, o := range outcomes {
 		switch {

@@ -3,7 +3,12 @@ Feature: KEP-4815 partitionable devices: the API server and the scheduler reject
   invalid. A pool whose device consumes from a counter set or a counter that none of its slices
   declares, or that declares a counter set twice, is invalid as a whole: the scheduler allocates
   nothing from it and says so (dra-1.37-spec.md §6, behaviors 1 and 6). The kit publishes these
-  pools for a test driver of its own, so the checks do not depend on the driver under test.
+  pools for a test driver of its own, so the checks do not depend on the driver under test; they
+  are part of the partitionable profile, which a driver that does not claim partitionable devices
+  leaves unclaimed.
+
+  Background:
+    Given the driver claims the capability "partitionableDevices"
 
   @kep-4815 @core
   Scenario: The API server rejects a ResourceSlice with both devices and sharedCounters

@@ -5,6 +5,9 @@ Feature: KEP-5677 partitionable device types: a slice names the attribute that t
   counter-consuming devices and a counter-consuming device without the attribute
   (dra-1.37-spec.md §6). Scenarios are skipped, with the reason, when the gate is off.
 
+  Background:
+    Given the driver claims the capability "partitionableDevicesType"
+
   @kep-5677 @core
   Scenario: The API server rejects a partitionTypeAttribute on a slice without counter-consuming devices
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"

@@ -6,6 +6,9 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
   the test driver has no kubelet plugin, so its pods are only ever checked to be scheduled.
   Scenarios are skipped, with the reason, when the gate is off.
 
+  Background:
+    Given the driver claims the capability "deviceCompatibilityGroups"
+
   @kep-5963 @core
   Scenario: Devices whose compatibility groups do not intersect are not allocated together
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
@@ -25,17 +28,19 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
     And the claim "together" is allocated the test driver's devices "left" and "both"
 
   @kep-5963 @extended
-  Scenario: Two partitions of one GPU in the driver's compatibility groups run side by side
+  Scenario: Two partitions of one device in the driver's compatibility groups run side by side
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the driver's DeviceClass exists
     And the driver publishes compatibility groups
-    And the driver publishes partitions with profile prefix "1g."
-    And a partitionable GPU "gpu" with partitions of profile prefix "1g."
-    And a ResourceClaim "first" requesting 1 partition with profile prefix "1g." on GPU "gpu"
-    And a ResourceClaim "second" requesting 1 partition with profile prefix "1g." on GPU "gpu"
+    And the driver publishes "smallest" partitions
+    And a partitionable device "dev" with "smallest" partitions
+    And a ResourceClaim "first" requesting 1 "smallest" partition on device "dev"
+    And a ResourceClaim "second" requesting 1 "smallest" partition on device "dev"
     When a pod "one" is created with the claim "first"
     And a pod "two" is created with the claim "second"
     Then pod "one" is running
     And pod "two" is running
-    And pods "one" and "two" see different MIG devices
+    And pod "one" sees exactly the devices allocated to its claims
+    And pod "two" sees exactly the devices allocated to its claims
+    And pods "one" and "two" see different devices
     And the devices allocated to the claims "first" and "second" fit their counter sets together

@@ -125,7 +125,7 @@ func (w *world) requireCapability(ctx context.Context, name declaration.Capabili
 	if w.cfg.claims(name) {
 		return ctx, nil
 	}
-	sl, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	sl, err := w.driverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}

@@ -123,7 +123,7 @@ func (s *suite) devicePool(ctx context.Context) *inventory.Pool {
 		if err != nil {
 			klog.FromContext(ctx).Info("No devices to lease: scenarios that need devices run one at a time", "err", err)
 		}
-		sl, err := listDriverSlices(ctx, s.kube, s.cfg.DriverName)
+		sl, err := s.driverSlices(ctx)
 		if err != nil {
 			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
 		}

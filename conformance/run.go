@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -91,6 +92,11 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	}
 	tags, err := report.Filter(cfg.Profile, cfg.effectiveTags())
 	if err != nil {
+		return Result{}, err
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	if err := s.startSliceInformer(ctx, stop); err != nil {
 		return Result{}, err
 	}
 	selected, err := report.Selected(s.features, tags)
@@ -184,6 +190,10 @@ func loadKubeconfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
 	}
 	restCfg.QPS, restCfg.Burst = 50, 100
+	// Protocol buffers: a node's ResourceSlices are hundreds of kilobytes
+	// that JSON would cost the API server and the kit more to encode.
+	restCfg.ContentType = runtime.ContentTypeProtobuf
+	restCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	return restCfg, nil
 }
 

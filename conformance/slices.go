@@ -9,7 +9,10 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"drakit.dev/drakit/conformance/observe"
 )
@@ -33,6 +36,46 @@ type publishedDevice struct {
 
 // ID is driver-independent: pool/device, as in allocation results.
 func (d publishedDevice) ID() string { return d.Pool + "/" + d.Name }
+
+// driverSlices returns the driver's ResourceSlices from the run's informer
+// cache (startSliceInformer), which follows the API server within
+// milliseconds; without one, from the API server. Callers only read them.
+func (s *suite) driverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
+	if s.sliceLister == nil {
+		return listDriverSlices(ctx, s.kube, s.cfg.DriverName)
+	}
+	cached, err := s.sliceLister.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list ResourceSlices of driver %s from the cache: %w", s.cfg.DriverName, err)
+	}
+	out := make([]resourceapi.ResourceSlice, 0, len(cached))
+	for _, sl := range cached {
+		if sl.Spec.Driver == s.cfg.DriverName {
+			out = append(out, *sl)
+		}
+	}
+	return out, nil
+}
+
+// startSliceInformer starts an informer on the driver's ResourceSlices for
+// the run and waits, within the API timeout, for its first list: the steps
+// read the driver's devices many times, and each list of a node's slices
+// costs the API server hundreds of kilobytes to encode. stop ends it.
+func (s *suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(s.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, s.cfg.DriverName).String()
+	}))
+	inf := factory.Resource().V1().ResourceSlices()
+	lister, informer := inf.Lister(), inf.Informer()
+	factory.Start(stop)
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.API)
+	defer cancel()
+	if !cache.WaitForCacheSync(wctx.Done(), informer.HasSynced) {
+		return fmt.Errorf("watch the ResourceSlices of driver %s: no first list within %v", s.cfg.DriverName, s.cfg.Timeouts.API)
+	}
+	s.sliceLister = lister
+	return nil
+}
 
 // listDriverSlices returns the ResourceSlices of driver.
 func listDriverSlices(ctx context.Context, kube kubernetes.Interface, driver string) ([]resourceapi.ResourceSlice, error) {

@@ -542,7 +542,7 @@ func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
 	if consuming == 0 {
 		return fmt.Errorf("no device allocated to claims %s and %s consumes counters, so there is nothing to compare", a, b)
 	}
-	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	slices, err := w.driverSlices(ctx)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,9 @@ func (w *world) podIsRunning(ctx context.Context, name string) error {
 			return false, "", fmt.Errorf("pod %s ended before the kit could inspect it: %s; log tail: %s",
 				name, describePod(got), w.logTail(ctx, name))
 		}
+		if problem := w.probeImageProblem(got); problem != "" {
+			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
+		}
 		return false, describePod(got), nil
 	})
 	if err != nil {
@@ -250,4 +253,23 @@ func (w *world) logTail(ctx context.Context, name string) string {
 		return "(empty)"
 	}
 	return strings.TrimSpace(string(data))
+}
+
+// imageReasons are the container waiting reasons that say the node cannot
+// get the image: no wait makes the pod start.
+var imageReasons = map[string]bool{"ErrImageNeverPull": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}
+
+// probeImageProblem says why the node cannot run the probe image, with the
+// fix; "" when nothing says so.
+func (w *world) probeImageProblem(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Waiting == nil || !imageReasons[cs.State.Waiting.Reason] {
+			continue
+		}
+		return fmt.Sprintf("the node cannot get the probe image %s (%s: %s). Import it into the node's container runtime "+
+			"(drakit's local cluster: make cluster-up imports _output/images, or drakit images import _output/images/probe.tar), "+
+			"or give an image the node can pull with --probe-image and --image-pull-policy IfNotPresent",
+			w.cfg.ProbeImage, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+	}
+	return ""
 }

@@ -33,7 +33,7 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 	if err != nil {
 		return ctx, err
 	}
-	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	slices, err := w.driverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -98,7 +98,7 @@ func (w *world) driverPublishesCompatibilityGroups(ctx context.Context) (context
 
 // currentDevices lists the driver's devices now.
 func (w *world) currentDevices(ctx context.Context) ([]publishedDevice, error) {
-	slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	slices, err := w.driverSlices(ctx)
 	if err != nil {
 		return nil, err
 	}

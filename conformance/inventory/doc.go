@@ -19,7 +19,10 @@
 // profile of which exactly two fit, RoleExclusive a profile each of whose
 // partitions excludes every other partition of its unit.
 //
-// Leases: a Pool hands out units first come, first served. A Demand says
+// Leases: a Pool hands out units first fit, in the order scenarios ask: a
+// scenario whose units are free runs, one that must wait holds up no other,
+// and one that disturbs the driver for everyone (Exclusive) runs once no
+// unit is held. A Demand says
 // what a scenario needs (whole devices, possibly sharing an attribute value;
 // units with partitions of a role; units with partitions that consume no
 // counters) and Acquire blocks until the units are free, so scenarios whose

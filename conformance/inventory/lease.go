@@ -102,7 +102,7 @@ func (l *Lease) WholeIdentities() []string {
 	return slices.Compact(out)
 }
 
-// Pool leases units to scenarios, first come, first served.
+// Pool leases units to scenarios, first fit in the order they ask.
 type Pool struct {
 	units []Unit
 	mu    sync.Mutex
@@ -125,7 +125,7 @@ func NewPool(units []Unit) *Pool {
 func (p *Pool) Units() []Unit { return slices.Clone(p.units) }
 
 // Acquire blocks until the demand's units are free and leases them to
-// owner, in the order the demands arrived. An empty demand returns an empty
+// owner; waiters are served first fit in the order they arrived (grant). An empty demand returns an empty
 // lease at once. It returns ErrNeverSatisfiable when all units together
 // cannot meet the demand, and ctx's error when ctx ends first.
 func (p *Pool) Acquire(ctx context.Context, owner string, d Demand) (*Lease, error) {
@@ -183,15 +183,19 @@ func (p *Pool) release(l *Lease) {
 	p.grant()
 }
 
-// grant serves the queue's head while its demand fits the free units.
-// Called with mu held.
+// grant serves the waiters in arrival order, first fit: each one whose
+// demand the free units meet is served, a waiter that must wait does not
+// hold up those behind it. An exclusive waiter is served once no unit is
+// held, so it runs after the scenarios that overtook it; the run is finite,
+// so every waiter is served. Called with mu held.
 func (p *Pool) grant() {
-	for len(p.queue) > 0 {
-		w := p.queue[0]
+	for i := 0; i < len(p.queue); {
+		w := p.queue[i]
 		var units []Unit
 		if w.demand.Exclusive {
 			if len(p.held) > 0 {
-				return
+				i++
+				continue
 			}
 			units = slices.Clone(p.units)
 		} else {
@@ -203,13 +207,14 @@ func (p *Pool) grant() {
 			}
 			var ok bool
 			if units, ok = plan(w.demand, free); !ok {
-				return
+				i++
+				continue
 			}
 		}
 		for _, u := range units {
 			p.held[u.ID] = w.owner
 		}
-		p.queue = p.queue[1:]
+		p.queue = slices.Delete(p.queue, i, i+1)
 		w.ready <- units
 	}
 }

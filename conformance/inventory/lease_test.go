@@ -104,8 +104,10 @@ func TestAcquireWaitsForOverlappingDemands(t *testing.T) {
 	b := acquireNow(t, p, "b", Demand{Whole: 3})
 	// c needs a partitionable unit: it waits for a.
 	c := acquireLater(t, p, "c", Demand{Partitionable: 1})
-	// d's demand is free, but c came first and is served first.
-	d := acquireLater(t, p, "d", Demand{PreCreated: 1})
+	// d's demand is free: it does not wait behind c.
+	acquireNow(t, p, "d", Demand{PreCreated: 1}).Release()
+	// e waits for the units c will have: behind c, first fit.
+	e := acquireLater(t, p, "e", Demand{Partitionable: 2})
 	if got := p.Holders()["n/gpu-4"]; got != "a" {
 		t.Errorf("n/gpu-4 held by %q, want a", got)
 	}
@@ -115,8 +117,13 @@ func TestAcquireWaitsForOverlappingDemands(t *testing.T) {
 	if !slices.Equal(ids(lc.Units), []string{"n/gpu-4"}) {
 		t.Errorf("c got %v, want n/gpu-4", ids(lc.Units))
 	}
-	granted(t, "d", d).Release()
+	select {
+	case <-e:
+		t.Fatal("e granted while c holds one of the two partitionable units")
+	case <-time.After(50 * time.Millisecond):
+	}
 	lc.Release()
+	granted(t, "e", e).Release()
 	b.Release()
 	if h := p.Holders(); len(h) != 0 {
 		t.Errorf("after every release, held: %v", h)
@@ -127,22 +134,24 @@ func TestExclusiveRunsAlone(t *testing.T) {
 	p := testPool(t)
 	a := acquireNow(t, p, "a", Demand{Whole: 1})
 	x := acquireLater(t, p, "x", Demand{Exclusive: true})
-	// After x arrived, b waits for x although its demand is free.
-	b := acquireLater(t, p, "b", Demand{Whole: 1})
+	// Demands that fit overtake the exclusive waiter.
+	b := acquireNow(t, p, "b", Demand{Whole: 1})
 	// An empty demand never waits.
 	acquireNow(t, p, "api-only", Demand{}).Release()
 	a.Release()
+	select {
+	case <-x:
+		t.Fatal("x granted while b holds a unit")
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.Release()
 	lx := granted(t, "x", x)
 	if len(lx.Units) != len(p.Units()) {
 		t.Errorf("x holds %d units, want all %d", len(lx.Units), len(p.Units()))
 	}
-	select {
-	case <-b:
-		t.Fatal("b granted while x holds every unit")
-	case <-time.After(50 * time.Millisecond):
-	}
+	c := acquireLater(t, p, "c", Demand{Whole: 1})
 	lx.Release()
-	granted(t, "b", b).Release()
+	granted(t, "c", c).Release()
 }
 
 func TestAcquireRefusesWhatCanNeverBeMet(t *testing.T) {

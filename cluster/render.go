@@ -172,12 +172,16 @@ const cniConfig = `{"cniVersion":"1.0.0","name":"hostnet-only","plugins":[{"type
 
 // kubeletConfig renders the KubeletConfiguration of §18.3 with every feature
 // gate of cfg.FeatureGates, x509 and webhook authentication with Webhook
-// authorization (§8's, instead of §18.3's anonymous AlwaysAllow), plus four
-// settings for a registry-less node:
-// volumePluginDir under RunDir (instead of /usr/libexec/kubernetes), image
-// garbage collection off (imported images cannot be pulled again) and hard
-// eviction thresholds low enough that a fairly full disk does not evict the
-// kit's pods or taint the Node.
+// authorization (§8's, instead of §18.3's anonymous AlwaysAllow), plus
+// settings for a registry-less test node: volumePluginDir under RunDir
+// (instead of /usr/libexec/kubernetes), image garbage collection off
+// (imported images cannot be pulled again), hard eviction thresholds low
+// enough that a fairly full disk does not evict the kit's pods or taint the
+// Node, and a 5 s syncFrequency: the kubelet retries a pod whose DRA
+// prepare failed only at its next resync (1 to 1.5 minutes by default), and
+// a prepare fails whenever the kubelet sees a newly bound pod before the node
+// authorizer lets it read the pod's claims (seen under load: "no
+// relationship found between node").
 func kubeletConfig(cfg Config) ([]byte, error) {
 	gates, err := parseFeatureGates(cfg.FeatureGates)
 	if err != nil {
@@ -214,6 +218,7 @@ func kubeletConfig(cfg Config) ([]byte, error) {
 		"tlsCertFile":                 pki(cfg, kubeletServingCert),
 		"tlsPrivateKeyFile":           pki(cfg, kubeletServingKey),
 		"featureGates":                gates,
+		"syncFrequency":               "5s",
 		"imageGCHighThresholdPercent": 100,
 		"imageGCLowThresholdPercent":  99,
 		"evictionHard": map[string]string{

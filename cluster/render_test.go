@@ -47,6 +47,7 @@ func TestKubeletConfig(t *testing.T) {
 		"tlsCertFile":                 "/r/pki/kubelet-serving.crt",
 		"featureGates":                map[string]any{"DRAConsumableCapacity": true, "DRADeviceTaints": false},
 		"imageGCHighThresholdPercent": float64(100),
+		"syncFrequency":               "5s",
 	}
 	for k, v := range want {
 		if diff := cmp.Diff(v, got[k]); diff != "" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -99,6 +100,11 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	started := 0
 	checks := probes(cfg)
+	// The images are imported once containerd is ready, beside the later
+	// stages: nothing but pods needs them, and up waits for them before it
+	// reports the cluster up.
+	imported := make(chan error, 1)
+	importing := false
 	for _, stage := range startStages() {
 		t0 := time.Now()
 		var procs []*process
@@ -140,14 +146,19 @@ func Up(ctx context.Context, cfg Config) error {
 					return err
 				}
 			case Containerd:
-				if err := importImages(ctx, cfg); err != nil {
-					return err
-				}
+				importing = true
+				go func() { imported <- importImages(ctx, cfg) }()
 			}
 		}
 	}
-	if err := waitNode(ctx, cfg); err != nil {
-		return err
+	nodeErr := waitNode(ctx, cfg)
+	if importing {
+		if err := <-imported; err != nil {
+			return err
+		}
+	}
+	if nodeErr != nil {
+		return nodeErr
 	}
 	if started == 0 {
 		logger.Info("Cluster already up", "kubeconfig", KubeconfigPath(cfg))
@@ -367,7 +378,7 @@ func waitReady(ctx context.Context, cfg Config, p *process, check probe) error {
 	}
 }
 
-// importImages imports every docker-archive in ImagesDir, in name order.
+// importImages imports every docker-archive in ImagesDir, all at once.
 func importImages(ctx context.Context, cfg Config) error {
 	archives, err := filepath.Glob(filepath.Join(cfg.ImagesDir, "*.tar"))
 	if err != nil {
@@ -375,10 +386,12 @@ func importImages(ctx context.Context, cfg Config) error {
 	}
 	sort.Strings(archives)
 	t0 := time.Now()
+	var g errgroup.Group
 	for _, a := range archives {
-		if err := ImportImage(ctx, cfg, a); err != nil {
-			return err
-		}
+		g.Go(func() error { return ImportImage(ctx, cfg, a) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	klog.FromContext(ctx).Info("Imported images", "count", len(archives), "dir", cfg.ImagesDir, "took", since(t0))
 	return recordImportedImages(cfg, archives)

@@ -28,6 +28,7 @@ deps: ## Install the Debian packages the local cluster needs (runc), only when m
 cluster-up: build components deps ## Start the local cluster (left running) with drakit's images (probe, drivers) imported
 	scripts/build-images.sh
 	_output/bin/drakit cluster up --images-dir _output/images
+	_output/bin/drakit images import _output/images/test/*.tar
 
 cluster-down: ## Stop the local cluster and remove its state
 	_output/bin/drakit cluster down

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Assembles the local container images (no registry, no Docker) into _output/images:
-# the CRI sandbox (pause), the reference driver, the plain driver and the in-pod probe.
+# Assembles the local container images (no registry, no Docker) into _output/images: the CRI
+# sandbox (pause), the reference driver and the in-pod probe, which `cluster up --images-dir`
+# imports; and into _output/images/test the plain test driver, which only make test's
+# certification of it needs (it imports it itself: every image costs each `cluster up` time).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
 drakit=_output/bin/drakit
 out=_output/images
-mkdir -p "$out"
+mkdir -p "$out/test"
 log "assembling images into $out"
+rm -f "$out/plain-driver.tar" # an earlier layout's
 $drakit images build-pause -o "$out/pause.tar"
 $drakit images build --name drakit.dev/driver:dev --shared-libs \
   --file /usr/bin/drakit-driver=_output/bin/drakit-driver \
   --entrypoint /usr/bin/drakit-driver -o "$out/driver.tar"
 $drakit images build --name drakit.dev/plain-driver:dev --shared-libs \
   --file /usr/bin/drakit-plain-driver=_output/bin/drakit-plain-driver \
-  --entrypoint /usr/bin/drakit-plain-driver -o "$out/plain-driver.tar"
+  --entrypoint /usr/bin/drakit-plain-driver -o "$out/test/plain-driver.tar"
 $drakit images build --name drakit.dev/probe:dev --shared-libs \
   --file /usr/bin/drakit-probe=_output/bin/drakit-probe \
   --entrypoint /usr/bin/drakit-probe -o "$out/probe.tar"

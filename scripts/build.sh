@@ -6,6 +6,8 @@ cd "$DRAKIT_REPO"
 out=_output
 mkdir -p "$out/bin" "$out/lib"
 log "building drakit, drakit-driver, drakit-plain-driver, drakit-probe"
-go build -trimpath -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-plain-driver ./cmd/drakit-probe
+# Without the symbol table and DWARF (-s -w): a third smaller, and the images that carry them are
+# imported into the local cluster's containerd on every `cluster up`. Stack traces keep their names.
+go build -trimpath -ldflags "-s -w" -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-plain-driver ./cmd/drakit-probe
 log "building the NVML shim"
 "$out/bin/drakit" emulator build-shim -o "$out/lib/libnvidia-ml.so"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # certify-plain-driver.sh: the kit certifies a driver that is not GPU-shaped. drakit's plain test
 # driver (reference/plaindriver: devices that reach a container only through CDI environment
-# variables and a read-only mount each) must pass the @core scenarios of the core profile, and
-# each of its deliberately broken variants (--defect) must fail with the finding that names the
+# variables and a read-only mount each) must pass the @core scenarios of the core profile, a run
+# of every scenario must find nothing failed (the profiles it does not claim reported unclaimed),
+# and each of its deliberately broken variants (--defect) must fail with the finding that names the
 # defect. Starts the local cluster, deploys the variants one after the other, tears down.
 # Reports: $ARTIFACTS/plain-driver/<variant>/. Exits non-zero when a verdict is not the expected one.
 set -euo pipefail
@@ -29,6 +30,7 @@ trap teardown EXIT
 $drakit cluster down
 $drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit cluster status -o env)"
+$drakit images import --run-dir "$DRAKIT_RUN_DIR" "$DRAKIT_REPO/_output/images/test/plain-driver.tar"
 
 deploy() { # deploy VARIANT [FLAGS...]: the plain driver alone, with its own state dir
   local variant=$1; shift
@@ -40,7 +42,7 @@ kit() { # kit VARIANT [FLAGS...]: the conformance run against the plain driver's
   local variant=$1; shift
   $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$variant" --node-cdi-dir "$DRAKIT_CDI_DIR" \
     --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --driver-config docs/examples/plain-driver.yaml \
-    --no-colors --format progress "$@"
+    --no-colors --format progress --concurrency 3 "$@"
 }
 expect_failure() { # expect_failure VARIANT FINDING [FLAGS...]: the run fails and names FINDING
   local variant=$1 finding=$2; shift 2
@@ -53,10 +55,24 @@ expect_failure() { # expect_failure VARIANT FINDING [FLAGS...]: the run fails an
   log "defect $variant: failed, as it must, with the finding \"$finding\""
 }
 
+profile_result() { # profile_result REPORT PROFILE: the profile's result in a conformance-report.yaml
+  awk -v name="$2" '$0 == "  name: " name { getline; sub(/^  result: /, ""); print; exit }' "$1"
+}
+expect_profile() { # expect_profile VARIANT PROFILE RESULT
+  local got
+  got=$(profile_result "$out/$1/conformance-report.yaml" "$2")
+  [ "$got" = "$3" ] || die "plain driver ($1): profile $2 is \"$got\" in $out/$1/conformance-report.yaml, expected $3"
+  log "plain driver ($1): profile $2 is $3"
+}
+
 log "the plain driver must pass the @core scenarios of the core profile"
 deploy correct
-kit correct --profile core --tags @core --fail-on-skip
-log "the plain driver passes the core profile"
+kit correct-core --profile core --tags @core --fail-on-skip
+log "every scenario against the plain driver: none may fail; the profiles it does not claim are unclaimed"
+kit correct
+expect_profile correct core success
+expect_profile correct partitionable unclaimed
+expect_profile correct alpha unclaimed
 
 expect_failure extra-device "which is not allocated to the pod's claims" --tags @kep-4381
 expect_failure duplicate-device-names "to publish at least 1 devices in ResourceSlices" --tags @core --publish-timeout 10s

@@ -11,6 +11,7 @@ import (
 
 	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/inventory"
+	"drakit.dev/drakit/conformance/report"
 )
 
 // partitionSteps cover partitionable devices (KEP-4815): partitions that
@@ -71,7 +72,7 @@ const (
 )
 
 // partitionSkipReason explains why partition scenarios do not apply.
-const partitionSkipReason = "the driver under test declares no partition DeviceClass (the kit's partition class is empty)"
+const partitionSkipReason = report.NotDeclaredPrefix + "the driver declares no partition DeviceClass (deviceKinds[].partitions of its declaration, or --partition-class)"
 
 // driverPublishesPartitionable goes on when the driver claims partitionable
 // devices (KEP-4815) and declares their DeviceClass.
@@ -141,7 +142,7 @@ func (w *world) driverPublishesRoleWithMemory(ctx context.Context, roleName stri
 		return ctx, err
 	}
 	if w.cfg.MemoryCapacity == "" {
-		return skip(ctx, "the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
+		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
 	}
 	if _, err := w.roleMemory(ctx, roleName); err != nil {
 		return ctx, err

@@ -31,7 +31,8 @@ const unknown = "unknown"
 type Input struct {
 	// KitVersion is the kit's version. Empty means the main module's version
 	// in the running binary's build info (runtime/debug.ReadBuildInfo: the
-	// VCS tag or pseudo-version go build stamps, "(devel)" without VCS
+	// VCS tag or pseudo-version go build stamps, "(devel) <commit>" for a
+	// build of a checkout, "(devel)" without VCS
 	// information).
 	KitVersion string
 	// Date is when the run took place; zero means now.
@@ -332,7 +333,29 @@ func buildVersion() string {
 	if !ok || bi.Main.Version == "" {
 		return unknown
 	}
-	return bi.Main.Version
+	if bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	// A build from a checkout: the commit go build stamped, if any.
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return bi.Main.Version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "-dirty"
+	}
+	return "(devel) " + rev
 }
 
 // scenariosNotRun returns the scenarios (outline rows included) of the

@@ -39,7 +39,9 @@
 // says that the driver does not claim the capability the scenario needs, in
 // the words of conformance/declaration: "capability " followed by a known
 // Capability's String and " unclaimed", for example "capability
-// numaNodeAttribute (KEP-6072) unclaimed". The result is
+// numaNodeAttribute (KEP-6072) unclaimed", or when it says that the
+// driver's declaration leaves out what the scenario needs
+// (NotDeclaredPrefix: a partition kind, a memory capacity). The result is
 //
 //   - unclaimed when every scenario of the profile that ran was skipped as
 //     unclaimed: the driver does not claim what the profile is about, so it

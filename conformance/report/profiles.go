@@ -196,11 +196,20 @@ func judge(outcomes []outcome) string {
 	return resultSuccess
 }
 
-// UnclaimedSkip says whether a skip reason says that the driver does not
-// claim a capability of conformance/declaration, in the kit's words:
-// "capability " + Capability.String() + " unclaimed", for example
-// "capability partitionableDevices (KEP-4815) unclaimed".
+// NotDeclaredPrefix starts the skip reason of a scenario that needs what
+// the driver's declaration says it does not have (a partition kind, a
+// memory capacity): like an unclaimed capability, the scenario does not
+// apply to the driver.
+const NotDeclaredPrefix = "not declared: "
+
+// UnclaimedSkip says whether a skip reason says that the scenario does not
+// apply to the driver, in the kit's words: "capability " +
+// Capability.String() + " unclaimed" (for example "capability
+// partitionableDevices (KEP-4815) unclaimed"), or NotDeclaredPrefix.
 func UnclaimedSkip(reason string) bool {
+	if strings.HasPrefix(reason, NotDeclaredPrefix) {
+		return true
+	}
 	for _, c := range declaration.KnownCapabilities() {
 		if strings.HasPrefix(reason, "capability "+c.String()+" unclaimed") {
 			return true

@@ -91,6 +91,7 @@ func TestUnclaimedSkip(t *testing.T) {
 		"capability partitionableDevices (KEP-4815) unclaimed":                    true,
 		"capability numaNodeAttribute (KEP-6072) unclaimed: no NUMA node promise": true,
 		"capability numaNodeAttribute (KEP-4815) unclaimed":                       false, // wrong KEP
+		"not declared: the driver declares no partition DeviceClass":              true,
 		"capability goldPlating (KEP-1) unclaimed":                                false,
 		"the kit cannot see the node's file system":                               false,
 		"": false,

@@ -57,7 +57,30 @@ type fakeNode struct {
 	mu       sync.Mutex
 	reports  map[string]probe.Report // by namespace/pod
 	prepared map[types.UID]preparedClaim
+
+	// wrong makes the fake scheduler decide wrongly for the claims whose
+	// names start with a key: leave them unschedulable, or give them a
+	// device their selectors do not select.
+	wrong map[string]wrongDecision
 }
+
+func (f *fakeNode) wrongFor(claim string) wrongDecision {
+	for prefix, w := range f.wrong {
+		if strings.HasPrefix(claim, prefix) {
+			return w
+		}
+	}
+	return wrongNone
+}
+
+// A wrong decision of the fake scheduler, for the oracle's tests.
+type wrongDecision int
+
+const (
+	wrongNone wrongDecision = iota
+	wrongUnschedulable
+	wrongDevice
+)
 
 func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir, kubeletDir string) *fakeNode {
 	f := &fakeNode{t: t, kube: kube, driver: driver, cdiDir: cdiDir, kubeletDir: kubeletDir,
@@ -136,12 +159,24 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 			continue
 		}
 		results, ok := f.allocate(c, taken)
+		wrong := f.wrongFor(c.Name)
+		if wrong == wrongUnschedulable {
+			ok = false
+		}
+		if ok && wrong == wrongDevice {
+			// Ignore the request's selectors: the first free device.
+			results = []resourceapi.DeviceRequestAllocationResult{{Request: c.Spec.Devices.Requests[0].Name, Driver: f.driver, Pool: "127.0.0.1", Device: "gpu-3"}}
+		}
 		if !ok {
 			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 cannot allocate all claims."}}
 			return false, nil, nil
 		}
-		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}}
+		// As the scheduler does for node-local devices: the node by name.
+		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results},
+			NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
+				Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"127.0.0.1"},
+			}}}}}}
 	}
 	report := probe.Report{Env: map[string]string{"PATH": "/usr/bin"}}
 	report.Devices = []probe.DeviceNode{{Path: "/dev/null", Type: "c", Major: 1, Minor: 3}}
@@ -283,7 +318,8 @@ func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
 	out := &strings.Builder{}
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs}
+	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
+		gates: fakeGates}
 	res, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
@@ -446,12 +482,21 @@ func TestFeaturesFailWhatTheDriverPublishesButDoesNotClaim(t *testing.T) {
 	}
 }
 
+// fakeGates are the feature gates the fake cluster claims to have on: a
+// fake clientset cannot serve the API server's /metrics.
+var fakeGates = []string{"DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAAdminAccess"}
+
 // fakeClusterWithGPUs is a fake cluster with the test driver's DeviceClass
-// and four GPUs on two NUMA nodes of node 127.0.0.1.
+// and four GPUs on two NUMA nodes of node 127.0.0.1, a Ready Node.
 func fakeClusterWithGPUs(t *testing.T) (*fake.Clientset, context.Context) {
 	t.Helper()
 	kube := fakeCluster(t)
 	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "127.0.0.1", Labels: map[string]string{"kubernetes.io/hostname": "127.0.0.1"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,14 @@ func (w *world) claimAllocated(ctx context.Context, claim, pod string, n int) er
 			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.cfg.DriverName))
 		}
 	}
-	return findings(bad)
+	if len(bad) > 0 {
+		return findings(bad)
+	}
+	node, err := w.allocationNode(ctx, c)
+	if err != nil {
+		return err
+	}
+	return w.checkAllocation(ctx, ref.name, node)
 }
 
 func (w *world) claimNotAllocated(ctx context.Context, claim string) error {

@@ -171,8 +171,16 @@ func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, er
 }
 
 // podUnschedulable waits for the scheduler to mark the pod unschedulable
-// and fails at once if the pod gets bound to a node instead.
-func (w *world) podUnschedulable(ctx context.Context, name string) error {
+// and fails at once if the pod gets bound to a node instead; the reference
+// allocator must then find no allocation of its claims either (the oracle).
+func (w *world) podUnschedulable(ctx context.Context, name string) (context.Context, error) {
+	if err := w.waitUnschedulable(ctx, name); err != nil {
+		return ctx, err
+	}
+	return w.proveUnschedulable(ctx, name)
+}
+
+func (w *world) waitUnschedulable(ctx context.Context, name string) error {
 	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

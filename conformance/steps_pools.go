@@ -303,7 +303,14 @@ func (w *world) claimTestDriverDevice(ctx context.Context, name string) error {
 
 // podUnschedulableBecause waits for the scheduler to mark the pod
 // unschedulable with a message that contains reason.
-func (w *world) podUnschedulableBecause(ctx context.Context, name, reason string) error {
+func (w *world) podUnschedulableBecause(ctx context.Context, name, reason string) (context.Context, error) {
+	if err := w.waitUnschedulableBecause(ctx, name, reason); err != nil {
+		return ctx, err
+	}
+	return w.proveUnschedulable(ctx, name)
+}
+
+func (w *world) waitUnschedulableBecause(ctx context.Context, name, reason string) error {
 	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be unschedulable because %q", name, reason), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

@@ -54,6 +54,11 @@ type suite struct {
 	// sliceLister reads the driver's ResourceSlices from the run's
 	// informer; nil lists them from the API server (driverSlices).
 	sliceLister resourcelisters.ResourceSliceLister
+	// gates are the API server's enabled feature gates, read once
+	// (allocatorFeatures); tests set them, a fake cannot serve /metrics.
+	gatesOnce sync.Once
+	gates     []string
+	gatesErr  error
 
 	// stepNeeds are the step patterns with needs, for scenarioDemand.
 	needsOnce sync.Once

@@ -1,4 +1,4 @@
-package conformance
+package live
 
 import (
 	"slices"
@@ -17,17 +17,17 @@ kubernetes_feature_enabled{name="AllAlpha",stage="ALPHA"} 0
 # TYPE apiserver_request_total counter
 apiserver_request_total{code="200",verb="GET"} 12
 `
-	got, err := parseEnabledFeatureGates([]byte(raw))
+	got, err := ParseEnabledGates([]byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"DRADeviceCompatibilityGroups", "DRAPartitionableDevices"}; !slices.Equal(got, want) {
 		t.Errorf("gates = %v, want %v", got, want)
 	}
-	if _, err := parseEnabledFeatureGates([]byte("apiserver_request_total 1\n")); err == nil || !strings.Contains(err.Error(), featureEnabledMetric) {
+	if _, err := ParseEnabledGates([]byte("apiserver_request_total 1\n")); err == nil || !strings.Contains(err.Error(), featureEnabledMetric) {
 		t.Errorf("metrics without the gate metric: err = %v, want one naming %s", err, featureEnabledMetric)
 	}
-	if _, err := parseEnabledFeatureGates([]byte("not { metrics")); err == nil {
+	if _, err := ParseEnabledGates([]byte("not { metrics")); err == nil {
 		t.Error("garbage: no error")
 	}
 }

@@ -1,0 +1,212 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"drakit.dev/drakit/reference/allocator/live"
+	"drakit.dev/drakit/reference/allocator/scenario"
+)
+
+// The oracle backs the scheduler's decisions with the reference allocator
+// (drakit.dev/drakit/reference/allocator/live): "stays unschedulable" is
+// proven by a complete search that finds no allocation on any node, and
+// every allocation the scheduler made is judged by the independent checker.
+// The state is the cluster's own, captured when the step runs; the
+// scenario's device lease keeps other scenarios off its devices meanwhile.
+
+// oracleAttachment names the note with the oracle's verdict.
+const oracleAttachment = "oracle"
+
+// allocatorFeatures are the allocator features the cluster's gates enable.
+func (s *suite) allocatorFeatures(ctx context.Context) (scenario.Features, error) {
+	s.gatesOnce.Do(func() {
+		if s.gates == nil {
+			s.gates, s.gatesErr = live.EnabledGates(ctx, s.kube)
+		}
+	})
+	if s.gatesErr != nil {
+		return scenario.Features{}, fmt.Errorf("the reference allocator needs the cluster's feature gates: %w", s.gatesErr)
+	}
+	return live.FeaturesFromGates(s.gates), nil
+}
+
+// podClaimRefs are the ResourceClaims of a pod's claim entries.
+func (w *world) podClaimRefs(ctx context.Context, pod string) ([]types.NamespacedName, error) {
+	got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get pod %s: %w", pod, err)
+	}
+	var out []types.NamespacedName
+	for _, pc := range got.Spec.ResourceClaims {
+		name, err := w.podClaimName(ctx, pod, pc.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, types.NamespacedName{Namespace: w.ns, Name: name})
+	}
+	return out, nil
+}
+
+// proveUnschedulable checks, for a pod the scheduler leaves pending, that
+// the reference allocator finds no allocation of its unallocated claims on
+// any node either. An allocation it finds is a finding that names it, with
+// the captured scenario written to the artifacts for `drakit allocate -f`.
+func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Context, error) {
+	features, err := w.allocatorFeatures(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	refs, err := w.podClaimRefs(ctx, pod)
+	if err != nil {
+		return ctx, err
+	}
+	var pending []types.NamespacedName
+	for _, r := range refs {
+		c, err := w.kube.ResourceV1().ResourceClaims(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if err != nil {
+			return ctx, fmt.Errorf("get claim %s: %w", r, err)
+		}
+		if c.Status.Allocation == nil {
+			pending = append(pending, r)
+		}
+	}
+	if len(pending) == 0 {
+		return ctx, fmt.Errorf("pod %s is pending, but all its claims are allocated: nothing keeps it from being scheduled", pod)
+	}
+	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list nodes: %w", err)
+	}
+	var notes []string
+	for _, n := range nodes.Items {
+		if !schedulable(&n) {
+			continue
+		}
+		s, err := live.Capture(ctx, w.kube, features, n.Name, pending)
+		if err != nil {
+			return ctx, err
+		}
+		results, why, err := live.Allocate(ctx, s)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("node %s: %v", n.Name, err))
+			continue
+		}
+		if results != nil {
+			path := w.saveScenario(s)
+			return ctx, fmt.Errorf("the scheduler leaves pod %s unschedulable, but the reference allocator allocates its claims on node %s: %s (the cluster's state is in %s; replay it with drakit allocate -f)",
+				pod, n.Name, describeResults(s, results), path)
+		}
+		notes = append(notes, fmt.Sprintf("node %s: %s", n.Name, why))
+	}
+	if len(notes) == 0 {
+		return ctx, fmt.Errorf("pod %s: no schedulable node to prove it unschedulable on", pod)
+	}
+	return godog.Attach(ctx, godog.Attachment{FileName: oracleAttachment, MediaType: "text/plain",
+		Body: []byte("the reference allocator finds no allocation either: " + strings.Join(notes, "; "))}), nil
+}
+
+// checkAllocation judges the scheduler's allocation of a claim with the
+// reference checker against the rest of the cluster's allocations.
+func (w *world) checkAllocation(ctx context.Context, claim string, node string) error {
+	features, err := w.allocatorFeatures(ctx)
+	if err != nil {
+		return err
+	}
+	ref := types.NamespacedName{Namespace: w.ns, Name: claim}
+	s, err := live.Capture(ctx, w.kube, features, node, []types.NamespacedName{ref})
+	if err != nil {
+		return err
+	}
+	if err := live.Check(ctx, s); err != nil {
+		return fmt.Errorf("claim %s: the scheduler's allocation breaks the rules the reference checker knows (the cluster's state is in %s): %w", claim, w.saveScenario(s), err)
+	}
+	return nil
+}
+
+// schedulable says whether the scheduler may place pods on the node.
+func schedulable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// describeResults lists the devices of each claim's result.
+func describeResults(s *scenario.Scenario, results []resourceapi.AllocationResult) string {
+	var parts []string
+	for i, r := range results {
+		var devs []string
+		for _, d := range r.Devices.Results {
+			devs = append(devs, fmt.Sprintf("%s/%s/%s for %s", d.Driver, d.Pool, d.Device, d.Request))
+		}
+		parts = append(parts, fmt.Sprintf("claim %s gets %s", s.Claims[i].Name, strings.Join(devs, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// saveScenario writes the captured scenario to the artifacts, with the
+// judged claims as they were before the scheduler allocated them, so that
+// `drakit allocate -f` replays it; it returns the path, or "(not saved: …)".
+func (w *world) saveScenario(s *scenario.Scenario) string {
+	replay := *s
+	replay.Claims = make([]*resourceapi.ResourceClaim, len(s.Claims))
+	for i, c := range s.Claims {
+		c = c.DeepCopy()
+		c.Status = resourceapi.ResourceClaimStatus{}
+		replay.Claims[i] = c
+	}
+	data, err := scenario.Marshal(&replay)
+	if err != nil {
+		return fmt.Sprintf("(not saved: %v)", err)
+	}
+	path := filepath.Join(w.artifacts, diagnosticsDir, fmt.Sprintf("oracle-%s.yaml", w.ns))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Sprintf("(not saved: %v)", err)
+	}
+	return path
+}
+
+// allocationNode is a node the claim's allocation is for: the node of a pod
+// it is reserved for, else the first schedulable node its node selector
+// matches (all of them when it has none).
+func (w *world) allocationNode(ctx context.Context, c *resourceapi.ResourceClaim) (string, error) {
+	for _, r := range c.Status.ReservedFor {
+		if r.Resource != "pods" || r.APIGroup != "" {
+			continue
+		}
+		if pod, err := w.kube.CoreV1().Pods(c.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil && pod.Spec.NodeName != "" {
+			return pod.Spec.NodeName, nil
+		}
+	}
+	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if c.Status.Allocation.NodeSelector == nil {
+			return n.Name, nil
+		}
+		ok, err := nodeaffinity.NewLazyErrorNodeSelector(c.Status.Allocation.NodeSelector).Match(n)
+		if err == nil && ok {
+			return n.Name, nil
+		}
+	}
+	return "", fmt.Errorf("claim %s: no node matches the node selector of its allocation", c.Name)
+}

@@ -309,7 +309,6 @@ func (s *search) evalSelectors(r *reqInfo, class *resourceapi.DeviceClass, sels 
 			}
 			return false, fmt.Errorf("claim %s: selector #%d: CEL compile error: %w", klog.KObj(claim), i, expr.Error)
 		}
-		s.celEvals++
 		matches, _, err := expr.DeviceMatches(s.ctx, cel.Device{
 			Driver:                   d.pool.key.driver,
 			AllowMultipleAllocations: d.api.AllowMultipleAllocations,
@@ -394,7 +393,6 @@ func (s *search) derivedVal(expr string, di int) *attrVal {
 		v = &attrVal{err: de.compiled.Error, compileErr: true}
 	} else {
 		d := s.devs[di]
-		s.celEvals++
 		a, _, err := de.compiled.EvaluateDerivedAttribute(s.ctx, cel.Device{
 			Driver:                   d.pool.key.driver,
 			AllowMultipleAllocations: d.api.AllowMultipleAllocations,

@@ -46,7 +46,6 @@ type search struct {
 	exam      int  // candidate examinations in the lazy phase
 	lazyLimit int
 	steps     int
-	celEvals  int
 
 	// bookkeeping for Explain
 	deepClaim, deepReq int
@@ -80,8 +79,6 @@ type placed struct {
 	consumed      map[resourceapi.QualifiedName]resource.Quantity
 	added         bool
 }
-
-func (p *pool) devRange() (int, int) { return p.firstDev, p.endDev }
 
 func (s *search) initState() {
 	s.use = make([][]int32, len(s.devs))

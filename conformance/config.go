@@ -28,7 +28,7 @@ const (
 	DefaultProbeBinary  = "/usr/bin/drakit-probe"
 	DefaultArtifactsDir = "artifacts"
 	// EmulatorTag marks scenarios that need drakit's hardware emulator;
-	// Config.Hardware excludes them.
+	// with Config.Hardware they are skipped.
 	EmulatorTag = "@emulator"
 )
 
@@ -144,8 +144,9 @@ type Config struct {
 	// must support every feature the run selects (make conformance sets it
 	// for the reference driver). Default false: skips are reported only.
 	FailOnSkip bool
-	// Hardware says that the driver under test manages real GPUs rather than
-	// drakit's emulator: scenarios tagged @emulator are not run.
+	// Hardware says that the driver under test manages real devices rather
+	// than drakit's emulator: scenarios tagged @emulator are skipped, with
+	// that reason.
 	Hardware bool
 	// ArtifactsDir receives junit.xml, cucumber.json, summary.txt and
 	// diagnostics/<scenario>.txt. Created if missing.
@@ -360,22 +361,6 @@ func (c Config) deviceClass() string {
 		return c.DeviceClassName
 	}
 	return c.DriverName
-}
-
-// effectiveTags is the tag filter godog gets: Tags, and with Hardware every
-// alternative also excludes EmulatorTag.
-func (c Config) effectiveTags() string {
-	if !c.Hardware {
-		return c.Tags
-	}
-	if strings.TrimSpace(c.Tags) == "" {
-		return "~" + EmulatorTag
-	}
-	alts := strings.Split(c.Tags, ",")
-	for i, alt := range alts {
-		alts[i] = strings.TrimSpace(alt) + " && ~" + EmulatorTag
-	}
-	return strings.Join(alts, ",")
 }
 
 // validateTagFilter checks the godog tag filter syntax, whose parser panics on

@@ -120,30 +120,6 @@ func TestDeviceClass(t *testing.T) {
 	}
 }
 
-func TestEffectiveTags(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		tags     string
-		hardware bool
-		want     string
-	}{
-		{"", false, ""},
-		{"@kep-4381", false, "@kep-4381"},
-		{"", true, "~@emulator"},
-		{"@kep-4381", true, "@kep-4381 && ~@emulator"},
-		{"@kep-4381 && ~@slow, @kep-4816", true, "@kep-4381 && ~@slow && ~@emulator,@kep-4816 && ~@emulator"},
-	}
-	for _, tc := range tests {
-		c := Config{Tags: tc.tags, Hardware: tc.hardware}
-		if got := c.effectiveTags(); got != tc.want {
-			t.Errorf("effectiveTags(%q, hardware %t) = %q, want %q", tc.tags, tc.hardware, got, tc.want)
-		}
-		if err := validateTagFilter(c.effectiveTags()); err != nil {
-			t.Errorf("effectiveTags(%q, hardware %t) is not a valid filter: %v", tc.tags, tc.hardware, err)
-		}
-	}
-}
-
 func TestAPIServerAddress(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -401,17 +401,18 @@ func envOnlyConfig(t *testing.T) Config {
 // TestFeaturesSkipWhatTheDriverDoesNotDeclare runs the KEP-4381 and KEP-4815
 // features against the fake node as a driver configured only by the
 // env-only example's declaration, plus the NUMA attribute the fake's GPUs
-// publish: no partitions, no NVML, no driver pods. The partition scenarios
-// must be skipped as an unclaimed capability, the restart and pre-created
-// ones with their reasons, and none may fail; the partitionable profile is
-// reported as unclaimed. The validation scenarios need a real API server
+// publish: no partitions, no NVML, no driver pods, real hardware. The
+// partition scenarios must be skipped as an unclaimed capability (the
+// @emulator one too: its Background says so first), the restart and
+// pre-created ones with their reasons, and none may fail; the partitionable
+// profile is reported as unclaimed. The validation scenarios need a real API server
 // and are not judged; the pool scenarios of the kit's own test driver need
 // a scheduler that counts counters.
 func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	t.Parallel()
 	cfg := envOnlyConfig(t)
 	cfg.Capabilities = []string{"numaNodeAttribute"}
-	cfg.Tags = "@kep-4381,@kep-4815 && ~@emulator"
+	cfg.Tags = "@kep-4381,@kep-4815"
 	res, out := runOnFakeNode(t, cfg)
 	reasons := map[string]int{}
 	unclaimed := unclaimedReason(declaration.CapabilityPartitionableDevices)
@@ -450,6 +451,28 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	for _, p := range doc.Profiles {
 		if p.Name == "partitionable" && p.Result != "unclaimed" {
 			t.Errorf("profile partitionable: result %s, want unclaimed", p.Result)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestFeaturesSkipTheEmulatorOnRealHardware: a driver of real devices
+// (--hardware) that claims everything the @emulator scenarios need gets
+// them skipped, with the reason, never failed.
+func TestFeaturesSkipTheEmulatorOnRealHardware(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Hardware = true
+	cfg.Tags = EmulatorTag
+	res, out := runOnFakeNode(t, cfg)
+	if res.Total() == 0 {
+		t.Fatal("no @emulator scenario ran")
+	}
+	for _, sr := range res.Scenarios {
+		if sr.Status != report.StatusSkipped || sr.Message != hardwareSkipReason {
+			t.Errorf("%s:%d %q: %s (%s), want skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message, hardwareSkipReason)
 		}
 	}
 	if t.Failed() {

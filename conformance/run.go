@@ -90,7 +90,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 			return Result{}, fmt.Errorf("remove the previous report: %w", err)
 		}
 	}
-	tags, err := report.Filter(cfg.Profile, cfg.effectiveTags())
+	tags, err := report.Filter(cfg.Profile, cfg.Tags)
 	if err != nil {
 		return Result{}, err
 	}

@@ -39,6 +39,9 @@ const nvmlLockPath = "run/drakit-emulator/nvml.state.lock"
 const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware: no --node-emulator-root (a real node has no NVML state lock to hold)"
 
 func (w *world) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
+	if w.cfg.Hardware {
+		return skip(ctx, hardwareSkipReason)
+	}
 	if w.cfg.NodeEmulatorRoot == "" {
 		return skip(ctx, noEmulatorRootReason)
 	}

@@ -162,6 +162,11 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
 	w.scenario = sc
 	w.progress.start(sc)
+	if w.cfg.Hardware && hasTag(sc, EmulatorTag) {
+		// Nothing to set up: its first step, which needs the emulator,
+		// skips with hardwareSkipReason.
+		return ctx, nil
+	}
 	ns, err := w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: namespacePrefix,
@@ -239,6 +244,21 @@ func worse(a, b godog.StepResultStatus) godog.StepResultStatus {
 		return b
 	}
 	return a
+}
+
+// hardwareSkipReason is why an @emulator scenario does not run against a
+// driver of real devices; the steps that need the emulator say it.
+const hardwareSkipReason = "the driver manages real devices (--hardware, or hardware: real in its declaration): " +
+	"the scenario needs drakit's hardware emulator on the node"
+
+// hasTag says whether the scenario carries the tag.
+func hasTag(sc *godog.Scenario, tag string) bool {
+	for _, t := range sc.Tags {
+		if t.Name == tag {
+			return true
+		}
+	}
+	return false
 }
 
 // scenarioStatus is a finished scenario's status as the reports count it:

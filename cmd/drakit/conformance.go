@@ -137,7 +137,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
 	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
 	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped scenario fails the run (for a driver that must support every selected feature)")
-	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real GPUs, not drakit's emulator: skip @emulator scenarios")
+	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real devices, not drakit's emulator: @emulator scenarios are skipped, with that reason")
 	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
 	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
 	f.DurationVar(&cfg.Timeouts.Publish, "publish-timeout", cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")

@@ -43,9 +43,9 @@
 // driver's declaration leaves out what the scenario needs
 // (NotDeclaredPrefix: a partition kind, a memory capacity). The result is
 //
-//   - unclaimed when every scenario of the profile that ran was skipped as
-//     unclaimed: the driver does not claim what the profile is about, so it
-//     neither conforms to it nor fails it;
+//   - unclaimed when every scenario of the profile was skipped, every Core
+//     one that ran as unclaimed: the driver does not claim what the profile
+//     is about, so it neither conforms to it nor fails it;
 //   - failure when a scenario of the profile failed (an ambiguous step
 //     included), was undefined or pending, when a Core scenario was skipped
 //     (for whatever reason), or when none passed;

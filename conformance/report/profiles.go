@@ -168,12 +168,15 @@ type outcome struct {
 
 // judge is the result of a profile whose scenarios had these outcomes
 // (scenarios the run did not select count as skipped, not unclaimed):
-// unclaimed when every one that ran was skipped as unclaimed; failure when one failed, was undefined or pending, a Core scenario was
+// unclaimed when all were skipped, every Core one that ran as unclaimed;
+// failure when one failed, was undefined or pending, a Core scenario was
 // skipped, or none passed; else partial when an Extended scenario was
 // skipped for another reason than an unclaimed capability; else success.
 func judge(outcomes []outcome) string {
 	if slices.ContainsFunc(outcomes, func(o outcome) bool { return o.unclaimed }) &&
-		!slices.ContainsFunc(outcomes, func(o outcome) bool { return !o.unclaimed && !o.notRun }) {
+		!slices.ContainsFunc(outcomes, func(o outcome) bool {
+			return o.status != StatusSkipped || o.level == levelCore && !o.unclaimed && !o.notRun
+		}) {
 		return resultUnclaimed
 	}
 	passed, partial := false, false

@@ -300,6 +300,11 @@ type counterTable struct {
 	total []int64 // what the counter set offers
 }
 
+// quantity returns value v of counter c as a quantity string.
+func (t *counterTable) quantity(c int, v int64) string {
+	return resource.NewScaledQuantity(v, t.scale[c]).String()
+}
+
 // scaleFor picks the finest decimal scale at which all quantities are exact
 // and small enough to sum without overflow.
 func scaleFor(qs []resource.Quantity) resource.Scale {

@@ -23,7 +23,8 @@ func newEmulatorCommand() *cobra.Command {
 		Short: "Emulated accelerator hardware: node profiles and the sysfs/devfs/procfs/NVML tree they render to",
 	}
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
-		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorMIGCommand())
+		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
+		newEmulatorMIGCommand())
 	return cmd
 }
 

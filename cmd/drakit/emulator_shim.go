@@ -37,3 +37,26 @@ state file, all others return NVML_ERROR_NOT_SUPPORTED. Give the result to
 	}
 	return cmd
 }
+
+// newEmulatorShimFunctionsCommand is "drakit emulator shim-functions": the
+// NVML functions the shim implements, read from its sources.
+func newEmulatorShimFunctionsCommand() *cobra.Command {
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "shim-functions [--markdown]",
+		Short: "List the NVML functions the shim implements (all others return NVML_ERROR_NOT_SUPPORTED)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if markdown {
+				_, err := fmt.Fprint(c.OutOrStdout(), nvml.ImplementedMarkdown())
+				return err
+			}
+			for _, f := range nvml.ImplementedFunctions() {
+				fmt.Fprintf(c.OutOrStdout(), "%s\t%s\n", f.Name, f.File)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the list as the README's Markdown section, grouped by source file")
+	return cmd
+}

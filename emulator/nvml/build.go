@@ -25,41 +25,6 @@ var sources embed.FS
 // clients load.
 const SONAME = "libnvidia-ml.so.1"
 
-// Implemented lists the NVML functions the shim implements; every other
-// function of nvml.h is a stub returning NVML_ERROR_NOT_SUPPORTED.
-var Implemented = []string{
-	"nvmlInit", "nvmlInit_v2", "nvmlInitWithFlags", "nvmlShutdown", "nvmlErrorString",
-	"nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion",
-	"nvmlSystemGetCudaDriverVersion", "nvmlSystemGetCudaDriverVersion_v2",
-	"nvmlDeviceGetCount", "nvmlDeviceGetCount_v2",
-	"nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex_v2",
-	"nvmlDeviceGetHandleByUUID",
-	"nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId_v2",
-	"nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetMinorNumber", "nvmlDeviceGetIndex",
-	"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2",
-	"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3",
-	"nvmlDeviceGetArchitecture", "nvmlDeviceGetBrand", "nvmlDeviceGetCudaComputeCapability",
-	"nvmlDeviceGetMigMode", "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceIsMigDeviceHandle",
-	"nvmlDeviceGetNumaNodeId", "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetVirtualizationMode",
-	// MIG (shim/mig.c).
-	"nvmlDeviceGetGpuInstanceProfileInfo", "nvmlDeviceGetGpuInstanceProfileInfoV",
-	"nvmlDeviceGetGpuInstanceProfileInfoByIdV",
-	"nvmlDeviceGetGpuInstancePossiblePlacements", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
-	"nvmlDeviceGetGpuInstanceRemainingCapacity", "nvmlDeviceGetGpuInstances", "nvmlDeviceGetGpuInstanceById",
-	"nvmlGpuInstanceGetInfo",
-	"nvmlGpuInstanceGetComputeInstanceProfileInfo", "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
-	"nvmlGpuInstanceGetComputeInstancePossiblePlacements", "nvmlGpuInstanceGetComputeInstanceRemainingCapacity",
-	"nvmlGpuInstanceGetComputeInstances", "nvmlGpuInstanceGetComputeInstanceById",
-	"nvmlComputeInstanceGetInfo", "nvmlComputeInstanceGetInfo_v2",
-	"nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
-	"nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetComputeInstanceId",
-	"nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes_v2",
-	// MIG mutations (shim/mig.c).
-	"nvmlDeviceSetMigMode", "nvmlDeviceCreateGpuInstance", "nvmlDeviceCreateGpuInstanceWithPlacement",
-	"nvmlGpuInstanceDestroy", "nvmlGpuInstanceCreateComputeInstance",
-	"nvmlGpuInstanceCreateComputeInstanceWithPlacement", "nvmlComputeInstanceDestroy",
-}
-
 // ErrInvalidOptions classifies BuildOptions.Validate's errors.
 var ErrInvalidOptions = errors.New("invalid NVML shim build options")
 

@@ -8,7 +8,9 @@
 //   - SONAME libnvidia-ml.so.1; it exports exactly the functions go-nvml's
 //     nvml.h declares (versioned and unversioned names) and nothing else.
 //     The functions of NVML's discovery path are implemented
-//     (Implemented lists them); every other one is a weak stub returning
+//     (ImplementedFunctions lists them, read from the NVML_EXPORT
+//     definitions of the embedded sources; "drakit emulator shim-functions"
+//     prints them); every other one is a weak stub returning
 //     NVML_ERROR_NOT_SUPPORTED, so a client never dies on an unresolved
 //     symbol. The stubs are generated from the header (go generate; a test
 //     fails when shim/nvml_stubs_gen.c is out of date with the go-nvml

@@ -24,7 +24,7 @@ func newEmulatorCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
-		newEmulatorMIGCommand())
+		newEmulatorMIGCommand(), newEmulatorExecCommand())
 	return cmd
 }
 

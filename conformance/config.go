@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,6 +112,18 @@ type Config struct {
 	// IDs). Empty means the kit cannot see it: scenarios that compare the
 	// container with the prepared CDI edits are skipped, with that reason.
 	NodeKubeletRootDir string
+	// NodeSysfsRoot is the node's /sys, readable by the kit (on drakit's
+	// emulated node <emulator root>/sys, on a real node /sys): the lint
+	// rule "inventory" compares the driver's devices with its PCI
+	// functions. Empty skips that rule, with the reason.
+	NodeSysfsRoot string
+	// NodeName is the node whose CDI dir, kubelet root dir and sysfs the
+	// kit reads; empty means the cluster's only node.
+	NodeName string
+	// PCIVendor and PCIClass say which of the node's PCI functions are the
+	// driver's devices (declaration deviceKinds[].pci): a vendor ID of four
+	// hex digits, a class code prefix of two, four or six.
+	PCIVendor, PCIClass string
 	// DeviceEnvName and DeviceEnvValue are the driver's per-device
 	// environment variable as patterns (conformance/declaration syntax:
 	// {device}, {identity}, {attribute:<name>}; value default {identity}),
@@ -216,6 +229,8 @@ var ErrInvalidConfig = errors.New("invalid conformance config")
 var (
 	cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	envPrefixRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pciVendorRe = regexp.MustCompile(`^[0-9a-f]{4}$`)
+	pciClassRe  = regexp.MustCompile(`^([0-9a-f]{2}){1,3}$`)
 )
 
 // Validate checks every field and returns all problems at once, each naming
@@ -303,6 +318,23 @@ func (c Config) Validate() error {
 	for _, o := range c.Observers {
 		if !slices.Contains(declaration.KnownObservers(), declaration.Observer(o)) {
 			bad("Observers", "%q is not one of %v", o, declaration.KnownObservers())
+		}
+	}
+	if c.NodeSysfsRoot != "" && !filepath.IsAbs(c.NodeSysfsRoot) {
+		bad("NodeSysfsRoot", "%q must be an absolute path", c.NodeSysfsRoot)
+	}
+	if c.PCIVendor != "" && !pciVendorRe.MatchString(c.PCIVendor) {
+		bad("PCIVendor", "%q is not a PCI vendor ID of four lower-case hex digits (10de)", c.PCIVendor)
+	}
+	if c.PCIClass != "" && !pciClassRe.MatchString(c.PCIClass) {
+		bad("PCIClass", "%q is not two, four or six lower-case hex digits of a PCI class code (0302)", c.PCIClass)
+	}
+	if (c.PCIVendor == "") != (c.PCIClass == "") {
+		bad("PCIClass", "PCIVendor and PCIClass go together (vendor %q, class %q)", c.PCIVendor, c.PCIClass)
+	}
+	if c.NodeName != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 && net.ParseIP(c.NodeName) == nil {
+			bad("NodeName", "%q is not a node name: %s", c.NodeName, strings.Join(msgs, "; "))
 		}
 	}
 	if c.NodeKubeletRootDir != "" && !filepath.IsAbs(c.NodeKubeletRootDir) {

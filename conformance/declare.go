@@ -22,13 +22,15 @@ const (
 	fieldObservers           = "Observers"
 	fieldCapabilities        = "Capabilities"
 	fieldDriverVersion       = "DriverVersion"
+	fieldPCIVendor           = "PCIVendor"
+	fieldPCIClass            = "PCIClass"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
 func DeclaredFields() []string {
 	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
-		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion}
+		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -55,6 +57,8 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldParentUUIDAttribute, &c.ParentUUIDAttribute, s.ParentUUIDAttribute)
 	set(fieldMemoryCapacity, &c.MemoryCapacity, s.MemoryCapacity)
 	set(fieldDriverVersion, &c.DriverVersion, s.DriverVersion)
+	set(fieldPCIVendor, &c.PCIVendor, s.PCIVendor)
+	set(fieldPCIClass, &c.PCIClass, s.PCIClass)
 	set(fieldDriverNamespace, &c.DriverNamespace, s.DriverNamespace)
 	set(fieldDriverPodSelector, &c.DriverPodSelector, s.DriverPodSelector)
 	if !explicit(fieldHardware) {

@@ -57,5 +57,5 @@ grep -q -- '--- PASS: TestIntegrationDriverSliceAdmission' <<<"$admission" ||
 
 log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
-  --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
   --driver-config docs/examples/reference-driver.yaml --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"

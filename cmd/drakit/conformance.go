@@ -103,7 +103,7 @@ var declaredFlags = map[string]string{
 	"PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
 	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
 	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
-	"Capabilities": "capabilities", "DriverVersion": "driver-version",
+	"Capabilities": "capabilities", "DriverVersion": "driver-version", "PCIVendor": "pci-vendor", "PCIClass": "pci-class",
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
@@ -131,6 +131,10 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
 	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
 	f.StringVar(&cfg.NodeEmulatorRoot, "node-emulator-root", cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT; empty: scenarios that catch the driver mid-prepare are skipped)")
+	f.StringVar(&cfg.NodeSysfsRoot, "node-sysfs", cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys; empty: the inventory lint rule is skipped)")
+	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
+	f.StringVar(&cfg.PCIVendor, "pci-vendor", cfg.PCIVendor, "PCI vendor ID of the driver's devices, for the inventory lint rule (10de)")
+	f.StringVar(&cfg.PCIClass, "pci-class", cfg.PCIClass, "PCI class code prefix of the driver's devices (0302)")
 	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
 	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")
 	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")

@@ -51,6 +51,10 @@ func TestInvalidDeclarations(t *testing.T) {
 		"pods-selector":            {want: []string{`line 7: driver.pods.selector: Invalid value: "app in (driver": unable to parse requirement`}},
 		"pods-selector-everything": {want: []string{`line 7: driver.pods.selector: Invalid value: " ": selects every pod`}},
 		"no-device-kinds":          {want: []string{"deviceKinds: Required value: at least one device kind"}},
+		"pci": {want: []string{
+			`line 12: deviceKinds[0].pci.vendor: Invalid value: "0x10DE": must be a PCI vendor ID of four lower-case hex digits`,
+			`line 13: deviceKinds[0].pci.class: Invalid value: "030": must be two, four or six lower-case hex digits`,
+		}},
 		"kind-names": {want: []string{
 			`line 7: deviceKinds[0].name: Invalid value: "GPU": a lowercase RFC 1123 label`,
 			`line 11: deviceKinds[1].deviceClass: Duplicate value: "gpu.example.com": also deviceKinds[0].deviceClass`,

@@ -38,6 +38,8 @@ type Settings struct {
 	// DeviceEnvName and DeviceEnvValue are the whole-device kind's
 	// identity.env patterns, when DeviceEnvPrefix cannot say them.
 	DeviceEnvName, DeviceEnvValue string
+	// PCIVendor and PCIClass are the whole-device kind's pci.
+	PCIVendor, PCIClass string
 }
 
 // KitSettings returns the kit's flag values for a valid declaration.
@@ -71,6 +73,9 @@ func (d *Declaration) KitSettings() Settings {
 		}
 		for _, o := range whole.Observers {
 			s.Observers = append(s.Observers, string(o))
+		}
+		if whole.PCI != nil {
+			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}
 	}
 	if parts != nil {

@@ -23,6 +23,8 @@ func TestKitSettings(t *testing.T) {
 			DriverNamespace:     "drakit-system",
 			DriverPodSelector:   "app.kubernetes.io/name=drakit-driver",
 			Observers:           []string{"cdi", "env", "deviceNodes", "nvml"},
+			PCIVendor:           "10de",
+			PCIClass:            "0302",
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.

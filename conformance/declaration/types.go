@@ -75,6 +75,9 @@ type DeviceKind struct {
 	// MemoryCapacity is the device capacity that holds a device's memory in
 	// bytes, a resource.k8s.io QualifiedName. Optional.
 	MemoryCapacity string `json:"memoryCapacity,omitempty"`
+	// PCI says which of a node's PCI functions are devices of this kind,
+	// for the kit's inventory check against the node's sysfs. Optional.
+	PCI *PCIFunction `json:"pci,omitempty"`
 	// Partitions makes this a kind of partitions of another kind's devices
 	// (MIG devices of a GPU), counter-consuming devices of KEP-4815. Only
 	// with the capability partitionableDevices claimed.
@@ -116,6 +119,16 @@ type EnvVariable struct {
 
 // DefaultEnvValue is EnvVariable.Value's default: the device's identity.
 const DefaultEnvValue = "{identity}"
+
+// PCIFunction matches a node's PCI functions in sysfs.
+type PCIFunction struct {
+	// Vendor is the PCI vendor ID, four hex digits ("10de"). Required.
+	Vendor string `json:"vendor"`
+	// Class is a prefix of the PCI class code, two, four or six hex digits
+	// ("0302" for 3D controllers, "03" for any display controller).
+	// Required.
+	Class string `json:"class"`
+}
 
 // Partitions describe a kind whose devices are partitions of the devices
 // of another kind, sharing their counters (KEP-4815).

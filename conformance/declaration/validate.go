@@ -21,7 +21,11 @@ const (
 	maxVersionLength         = 64
 )
 
-var cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var (
+	cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pciVendor   = regexp.MustCompile(`^[0-9a-f]{4}$`)
+	pciClass    = regexp.MustCompile(`^([0-9a-f]{2}){1,3}$`)
+)
 
 // Validate checks a defaulted declaration (call Default first; Parse and
 // Load do both) and returns nil or a *ValidationError listing every
@@ -118,6 +122,14 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 			errs = append(errs, unique(cp, k.DeviceClass, classNames)...)
 		}
 		errs = append(errs, validateIdentity(kp.Child("identity"), &k.Identity)...)
+		if k.PCI != nil {
+			if !pciVendor.MatchString(k.PCI.Vendor) {
+				errs = append(errs, field.Invalid(kp.Child("pci", "vendor"), k.PCI.Vendor, "must be a PCI vendor ID of four lower-case hex digits, e.g. 10de"))
+			}
+			if !pciClass.MatchString(k.PCI.Class) {
+				errs = append(errs, field.Invalid(kp.Child("pci", "class"), k.PCI.Class, "must be two, four or six lower-case hex digits of a PCI class code, e.g. 0302"))
+			}
+		}
 		if k.MemoryCapacity != "" {
 			errs = append(errs, qualifiedName(kp.Child("memoryCapacity"), k.MemoryCapacity)...)
 		}

@@ -65,9 +65,9 @@ func TestRulesPassAWellFormedPool(t *testing.T) {
 func TestEachRuleCanFail(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		rule  string
+		rule   string
 		break_ func(in *Input)
-		want  string
+		want   string
 	}{
 		{RulePools, func(in *Input) { in.Slices[1].Spec.Pool.ResourceSliceCount = 3 },
 			"rule pools: pool n1, ResourceSlice s-devices: resourceSliceCount is 2, ResourceSlice s-counters of the same generation says 3"},
@@ -81,7 +81,9 @@ func TestEachRuleCanFail(t *testing.T) {
 			`rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the string "0", want a non-negative int`},
 		{RuleStandardAttributes, func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIBusID] = str("07:00.0") },
 			`rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pciBusID is the string "07:00.0", want a string <domain>:<bus>:<device>.<function>`},
-		{RuleStandardAttributes, func(in *Input) { in.Slices[0].Spec.Devices[1].Attributes["resource.kubernetes.io/gpuModel"] = str("A100") },
+		{RuleStandardAttributes, func(in *Input) {
+			in.Slices[0].Spec.Devices[1].Attributes["resource.kubernetes.io/gpuModel"] = str("A100")
+		},
 			"rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/gpuModel is not a standard attribute"},
 		{RuleQualifiedNames, func(in *Input) {
 			in.OtherDrivers = []string{"nic.example.com"}

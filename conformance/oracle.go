@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -84,33 +83,17 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 	if len(pending) == 0 {
 		return ctx, fmt.Errorf("pod %s is pending, but all its claims are allocated: nothing keeps it from being scheduled", pod)
 	}
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	ex, err := live.ExplainClaims(ctx, w.kube, features, "", pending)
 	if err != nil {
-		return ctx, fmt.Errorf("list nodes: %w", err)
+		return ctx, err
 	}
 	var notes []string
-	for _, n := range nodes.Items {
-		if !schedulable(&n) {
-			continue
-		}
-		s, err := live.Capture(ctx, w.kube, features, n.Name, pending)
-		if err != nil {
-			return ctx, err
-		}
-		results, why, err := live.Allocate(ctx, s)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("node %s: %v", n.Name, err))
-			continue
-		}
-		if results != nil {
-			path := w.saveScenario(s)
+	for _, v := range ex.Nodes {
+		if v.Fits {
 			return ctx, fmt.Errorf("the scheduler leaves pod %s unschedulable, but the reference allocator allocates its claims on node %s: %s (the cluster's state is in %s; replay it with drakit allocate -f)",
-				pod, n.Name, describeResults(s, results), path)
+				pod, v.Node, strings.Join(v.Devices, "; "), w.saveScenario(v.Scenario))
 		}
-		notes = append(notes, fmt.Sprintf("node %s: %s", n.Name, why))
-	}
-	if len(notes) == 0 {
-		return ctx, fmt.Errorf("pod %s: no schedulable node to prove it unschedulable on", pod)
+		notes = append(notes, fmt.Sprintf("node %s: %s", v.Node, v.Why))
 	}
 	return godog.Attach(ctx, godog.Attachment{FileName: oracleAttachment, MediaType: "text/plain",
 		Body: []byte("the reference allocator finds no allocation either: " + strings.Join(notes, "; "))}), nil
@@ -132,32 +115,6 @@ func (w *world) checkAllocation(ctx context.Context, claim string, node string) 
 		return fmt.Errorf("claim %s: the scheduler's allocation breaks the rules the reference checker knows (the cluster's state is in %s): %w", claim, w.saveScenario(s), err)
 	}
 	return nil
-}
-
-// schedulable says whether the scheduler may place pods on the node.
-func schedulable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// describeResults lists the devices of each claim's result.
-func describeResults(s *scenario.Scenario, results []resourceapi.AllocationResult) string {
-	var parts []string
-	for i, r := range results {
-		var devs []string
-		for _, d := range r.Devices.Results {
-			devs = append(devs, fmt.Sprintf("%s/%s/%s for %s", d.Driver, d.Pool, d.Device, d.Request))
-		}
-		parts = append(parts, fmt.Sprintf("claim %s gets %s", s.Claims[i].Name, strings.Join(devs, ", ")))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // saveScenario writes the captured scenario to the artifacts, with the

@@ -60,7 +60,7 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 		message string
 	}{
 		"a pod the scheduler leaves pending although a device is free": {report.StatusFailed,
-			"the scheduler leaves pod wronged unschedulable, but the reference allocator allocates its claims on node 127.0.0.1: claim missed gets gpu.drakit.dev/127.0.0.1/gpu-"},
+			"the scheduler leaves pod wronged unschedulable, but the reference allocator allocates its claims on node 127.0.0.1: claim missed request gpu: gpu.drakit.dev/127.0.0.1/gpu-"},
 		"a claim the scheduler gives a device its selector does not select": {report.StatusFailed,
 			"the scheduler's allocation breaks the rules the reference checker knows"},
 		"a pod that truly cannot be scheduled": {report.StatusPassed, ""},

@@ -59,3 +59,9 @@ log "running the conformance features"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
   --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
   --driver-config docs/examples/reference-driver.yaml --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+
+log "explaining a claim that cannot be allocated on the live cluster (drakit explain)"
+explain=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationExplain$' ./cmd/drakit) ||
+  { printf '%s\n' "$explain"; die "drakit explain's end-to-end test failed"; }
+grep -q -- '--- PASS: TestIntegrationExplain' <<<"$explain" ||
+  { printf '%s\n' "$explain"; die "drakit explain's end-to-end test did not run (skipped)"; }

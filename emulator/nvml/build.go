@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"k8s.io/klog/v2"
@@ -147,10 +148,24 @@ func compilerArgs(src, out, headerDir string) []string {
 		args = append(args, "-DDRAKIT_NVML_HEADER", "-I", headerDir)
 	}
 	args = append(args, "-o", out)
-	for _, f := range []string{"shim.c", "state.c", "mig.c", "nvml_stubs_gen.c"} {
+	for _, f := range sourceFiles() {
 		args = append(args, filepath.Join(src, f))
 	}
 	return args
+}
+
+// sourceFiles are the C files of the shim, in name order.
+func sourceFiles() []string {
+	var files []string
+	// Reading the embedded directory cannot fail; the error is only WalkDir's signature.
+	_ = fs.WalkDir(sources, "shim", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".c") {
+			files = append(files, path.Base(p))
+		}
+		return err
+	})
+	sort.Strings(files)
+	return files
 }
 
 // SourceDigest identifies the embedded sources and the compiler flags: two

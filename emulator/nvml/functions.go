@@ -2,10 +2,8 @@ package nvml
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -21,7 +19,6 @@ type Function struct {
 var sourceTopics = map[string]string{
 	"shim.c":   "initialisation, error strings, system versions, enumeration and lookups",
 	"device.c": "device queries",
-	"events.c": "events (health monitoring)",
 	"mig.c":    "MIG: profiles, placements, instances, MIG device handles, and their creation and destruction",
 }
 
@@ -34,20 +31,11 @@ var exportRE = regexp.MustCompile(`(?m)^NVML_EXPORT\s+[^(;{]*?\b(nvml[A-Za-z0-9_
 // each file's in source order. Every other function of nvml.h is a stub
 // returning NVML_ERROR_NOT_SUPPORTED.
 func ImplementedFunctions() []Function {
-	var files []string
-	// Reading the embedded files cannot fail; the error is only WalkDir's signature.
-	_ = fs.WalkDir(sources, "shim", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".c") {
-			files = append(files, p)
-		}
-		return err
-	})
-	sort.Strings(files)
 	var out []Function
-	for _, p := range files {
-		b, _ := sources.ReadFile(p)
+	for _, file := range sourceFiles() {
+		b, _ := sources.ReadFile(path.Join("shim", file))
 		for _, m := range exportRE.FindAllSubmatch(b, -1) {
-			out = append(out, Function{Name: string(m[1]), File: path.Base(p)})
+			out = append(out, Function{Name: string(m[1]), File: file})
 		}
 	}
 	return out

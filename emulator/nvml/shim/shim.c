@@ -1,7 +1,9 @@
 /*
- * The NVML functions the emulator implements, over the state core (state.h).
- * Every other function nvml.h declares is a weak stub in nvml_stubs_gen.c
- * that returns NVML_ERROR_NOT_SUPPORTED; the definitions here override those.
+ * The NVML functions the emulator implements, over the state core (state.h):
+ * here locking, initialisation, error strings, system versions, enumeration
+ * and lookups; device queries in device.c, the MIG API in mig.c. Every
+ * other function nvml.h declares is a weak stub in nvml_stubs_gen.c that
+ * returns NVML_ERROR_NOT_SUPPORTED; the definitions override those.
  *
  * Semantics follow nvml.h's documentation: NVML_ERROR_UNINITIALIZED before
  * nvmlInit, NVML_ERROR_INVALID_ARGUMENT for NULL pointers, unknown handles
@@ -87,12 +89,7 @@ static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
 
 const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) { return lookup(h); }
 
-/*
- * enter_device locks and resolves a GPU handle; the caller must call leave.
- * A MIG device handle gets NVML_ERROR_NOT_SUPPORTED: the query is one of
- * the whole GPU.
- */
-static nvmlReturn_t enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
+nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
     nvmlReturn_t rc = enter();
     if (rc != NVML_SUCCESS) {
         return rc;
@@ -104,13 +101,8 @@ static nvmlReturn_t enter_device(nvmlDevice_t device, const struct nvmlDevice_st
     return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
-/*
- * enter_any locks and resolves a GPU or MIG device handle: *out is the GPU
- * (a MIG device's parent) and *mig the compute instance behind a MIG handle,
- * NULL for a GPU handle. The caller must call leave.
- */
-static nvmlReturn_t enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
-                              const struct drakit_ci **mig) {
+nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
+                             const struct drakit_ci **mig) {
     nvmlReturn_t rc = enter();
     if (rc != NVML_SUCCESS) {
         return rc;
@@ -127,8 +119,7 @@ static void set_handle(nvmlDevice_t *out, const struct nvmlDevice_st *d) {
     out->handle = (struct nvmlDevice_st *)d;
 }
 
-/* copy_string writes n bytes of src and a NUL into dst if length allows. */
-static nvmlReturn_t copy_string(char *dst, unsigned int length, const char *src, size_t n) {
+nvmlReturn_t drakit_copy_string(char *dst, unsigned int length, const char *src, size_t n) {
     if (dst == NULL) {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -250,7 +241,7 @@ NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
 NVML_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
     nvmlReturn_t rc = enter();
     if (rc == NVML_SUCCESS) {
-        rc = copy_string(version, length, g_state.driver_version, g_state.driver_version_len);
+        rc = drakit_copy_string(version, length, g_state.driver_version, g_state.driver_version_len);
     }
     return leave(rc);
 }
@@ -277,7 +268,7 @@ NVML_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int le
     int transient;
     nvmlReturn_t rc = enter_system(&transient);
     if (rc == NVML_SUCCESS) {
-        rc = copy_string(version, length, g_state.nvml_version, g_state.nvml_version_len);
+        rc = drakit_copy_string(version, length, g_state.nvml_version, g_state.nvml_version_len);
     }
     return leave_system(rc, transient);
 }
@@ -493,274 +484,3 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvm
     return handle_by_bus_id(pciBusId, device);
 }
 
-/* ---- device queries ---- */
-
-/* A MIG device is named "<GPU name> MIG <profile>", e.g. "NVIDIA A100-SXM4-40GB MIG 1g.5gb". */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig;
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        rc = mig != NULL ? drakit_mig_name(mig, name, length)
-                         : copy_string(name, length, d->name, d->name_len);
-    }
-    return leave(rc);
-}
-
-/* A MIG device's UUID is its MIG-<uuid>. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig;
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        rc = copy_string(uuid, length, mig != NULL ? mig->uuid : d->uuid, DRAKIT_UUID_LEN);
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (minorNumber == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *minorNumber = (unsigned int)d->minor;
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (index == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *index = d->index;
-        }
-    }
-    return leave(rc);
-}
-
-/* v1: used counts the driver's reservation, so total = free + used. A MIG
- * device has its GPU instance's memory, all of it free. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig;
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (memory == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else if (mig != NULL) {
-            memory->total = memory->free = drakit_mig_memory_bytes(mig);
-            memory->used = 0;
-        } else {
-            memory->total = d->memory_total;
-            memory->free = d->memory_total - d->memory_reserved;
-            memory->used = d->memory_reserved;
-        }
-    }
-    return leave(rc);
-}
-
-/* v2: the reservation is reported apart; nothing is allocated on an emulated
- * GPU, so used is 0 and total = reserved + free + used. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig;
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (memory == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else if (memory->version != nvmlMemory_v2) {
-            rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-        } else if (mig != NULL) {
-            memory->total = memory->free = drakit_mig_memory_bytes(mig);
-            memory->reserved = memory->used = 0;
-        } else {
-            memory->total = d->memory_total;
-            memory->reserved = d->memory_reserved;
-            memory->free = d->memory_total - d->memory_reserved;
-            memory->used = 0;
-        }
-    }
-    return leave(rc);
-}
-
-/*
- * The legacy bus id has a 4-digit domain ("0000:1B:00.0"); it must fit 16
- * bytes with its NUL, so a domain of 0x10000000 or more leaves it empty.
- */
-static void legacy_bus_id(const struct nvmlDevice_st *d, char out[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]) {
-    char tmp[64];
-    int n = snprintf(tmp, sizeof tmp, "%04X:%02X:%02X.%X", d->domain, d->bus, d->device,
-                     d->function);
-    memset(out, 0, NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE);
-    if (n > 0 && n < NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE) {
-        memcpy(out, tmp, (size_t)n);
-    }
-}
-
-/*
- * v1's struct ended after pciSubSystemId with reserved words where today's
- * busId begins: write only the 36-byte prefix both layouts share, with the
- * legacy bus id in the first field, so neither kind of caller is corrupted.
- */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (pci == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            legacy_bus_id(d, pci->busIdLegacy);
-            pci->domain = d->domain;
-            pci->bus = d->bus;
-            pci->device = d->device;
-            pci->pciDeviceId = d->pci_device_id;
-            pci->pciSubSystemId = d->pci_subsystem_id;
-        }
-    }
-    return leave(rc);
-}
-
-static nvmlReturn_t pci_info(nvmlDevice_t device, nvmlPciInfo_t *pci) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (pci == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            memset(pci, 0, sizeof *pci);
-            legacy_bus_id(d, pci->busIdLegacy);
-            pci->domain = d->domain;
-            pci->bus = d->bus;
-            pci->device = d->device;
-            pci->pciDeviceId = d->pci_device_id;
-            pci->pciSubSystemId = d->pci_subsystem_id;
-            memcpy(pci->busId, d->bus_id, DRAKIT_BUS_ID_LEN);
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci) {
-    return pci_info(device, pci);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
-    return pci_info(device, pci);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
-                                                   nvmlDeviceArchitecture_t *arch) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (arch == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *arch = (nvmlDeviceArchitecture_t)d->architecture;
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (type == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *type = (nvmlBrandType_t)(int)d->brand;
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
-                                                            int *minor) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (major == NULL || minor == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *major = (int)d->cc_major;
-            *minor = (int)d->cc_minor;
-        }
-    }
-    return leave(rc);
-}
-
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
-                                              unsigned int *pendingMode) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (currentMode == NULL || pendingMode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else if (!d->mig_capable) {
-            rc = NVML_ERROR_NOT_SUPPORTED;
-        } else {
-            *currentMode = (unsigned int)d->mig_mode;
-            *pendingMode = (unsigned int)d->mig_mode;
-        }
-    }
-    return leave(rc);
-}
-
-/* The state's numaNode; -1 (unknown) or any value out of range is NOT_SUPPORTED. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (node == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else if (d->numa_node < 0 || d->numa_node > (int64_t)UINT_MAX) {
-            rc = NVML_ERROR_NOT_SUPPORTED;
-        } else {
-            *node = (unsigned int)d->numa_node;
-        }
-    }
-    return leave(rc);
-}
-
-/* Persistence mode is off, NVML's default; the state file does not model it. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (mode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *mode = NVML_FEATURE_DISABLED;
-        }
-    }
-    return leave(rc);
-}
-
-/* Emulated GPUs are bare metal. */
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device,
-                                                         nvmlGpuVirtualizationMode_t *pVirtualMode) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (pVirtualMode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *pVirtualMode = NVML_GPU_VIRTUALIZATION_MODE_NONE;
-        }
-    }
-    return leave(rc);
-}

@@ -1,0 +1,288 @@
+/*
+ * Device queries: what NVML reports about a GPU (and, where NVML allows it,
+ * a MIG device: its parent's value unless noted), from the state file's GPU
+ * record. Semantics as in shim.c.
+ */
+#define _GNU_SOURCE
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nvml_abi.h"
+#include "shim.h"
+#include "state.h"
+
+/* ---- device queries ---- */
+
+/* A MIG device is named "<GPU name> MIG <profile>", e.g. "NVIDIA A100-SXM4-40GB MIG 1g.5gb". */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        rc = mig != NULL ? drakit_mig_name(mig, name, length)
+                         : drakit_copy_string(name, length, d->name, d->name_len);
+    }
+    return drakit_leave(rc);
+}
+
+/* A MIG device's UUID is its MIG-<uuid>. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        rc = drakit_copy_string(uuid, length, mig != NULL ? mig->uuid : d->uuid, DRAKIT_UUID_LEN);
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
+    const struct nvmlDevice_st *d;
+    nvmlReturn_t rc = drakit_enter_device(device, &d);
+    if (rc == NVML_SUCCESS) {
+        if (minorNumber == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *minorNumber = (unsigned int)d->minor;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
+    const struct nvmlDevice_st *d;
+    nvmlReturn_t rc = drakit_enter_device(device, &d);
+    if (rc == NVML_SUCCESS) {
+        if (index == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *index = d->index;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* v1: used counts the driver's reservation, so total = free + used. A MIG
+ * device has its GPU instance's memory, all of it free. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (memory == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (mig != NULL) {
+            memory->total = memory->free = drakit_mig_memory_bytes(mig);
+            memory->used = 0;
+        } else {
+            memory->total = d->memory_total;
+            memory->free = d->memory_total - d->memory_reserved;
+            memory->used = d->memory_reserved;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* v2: the reservation is reported apart; nothing is allocated on an emulated
+ * GPU, so used is 0 and total = reserved + free + used. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (memory == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (memory->version != nvmlMemory_v2) {
+            rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        } else if (mig != NULL) {
+            memory->total = memory->free = drakit_mig_memory_bytes(mig);
+            memory->reserved = memory->used = 0;
+        } else {
+            memory->total = d->memory_total;
+            memory->reserved = d->memory_reserved;
+            memory->free = d->memory_total - d->memory_reserved;
+            memory->used = 0;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/*
+ * The legacy bus id has a 4-digit domain ("0000:1B:00.0"); it must fit 16
+ * bytes with its NUL, so a domain of 0x10000000 or more leaves it empty.
+ */
+static void legacy_bus_id(const struct nvmlDevice_st *d, char out[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]) {
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%04X:%02X:%02X.%X", d->domain, d->bus, d->device,
+                     d->function);
+    memset(out, 0, NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE);
+    if (n > 0 && n < NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE) {
+        memcpy(out, tmp, (size_t)n);
+    }
+}
+
+/*
+ * v1's struct ended after pciSubSystemId with reserved words where today's
+ * busId begins: write only the 36-byte prefix both layouts share, with the
+ * legacy bus id in the first field, so neither kind of caller is corrupted.
+ */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (pci == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            legacy_bus_id(d, pci->busIdLegacy);
+            pci->domain = d->domain;
+            pci->bus = d->bus;
+            pci->device = d->device;
+            pci->pciDeviceId = d->pci_device_id;
+            pci->pciSubSystemId = d->pci_subsystem_id;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+static nvmlReturn_t pci_info(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (pci == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            memset(pci, 0, sizeof *pci);
+            legacy_bus_id(d, pci->busIdLegacy);
+            pci->domain = d->domain;
+            pci->bus = d->bus;
+            pci->device = d->device;
+            pci->pciDeviceId = d->pci_device_id;
+            pci->pciSubSystemId = d->pci_subsystem_id;
+            memcpy(pci->busId, d->bus_id, DRAKIT_BUS_ID_LEN);
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    return pci_info(device, pci);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    return pci_info(device, pci);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
+                                                   nvmlDeviceArchitecture_t *arch) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (arch == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *arch = (nvmlDeviceArchitecture_t)d->architecture;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (type == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *type = (nvmlBrandType_t)(int)d->brand;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
+                                                            int *minor) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (major == NULL || minor == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *major = (int)d->cc_major;
+            *minor = (int)d->cc_minor;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+                                              unsigned int *pendingMode) {
+    const struct nvmlDevice_st *d;
+    nvmlReturn_t rc = drakit_enter_device(device, &d);
+    if (rc == NVML_SUCCESS) {
+        if (currentMode == NULL || pendingMode == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (!d->mig_capable) {
+            rc = NVML_ERROR_NOT_SUPPORTED;
+        } else {
+            *currentMode = (unsigned int)d->mig_mode;
+            *pendingMode = (unsigned int)d->mig_mode;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* The state's numaNode; -1 (unknown) or any value out of range is NOT_SUPPORTED. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (node == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (d->numa_node < 0 || d->numa_node > (int64_t)UINT_MAX) {
+            rc = NVML_ERROR_NOT_SUPPORTED;
+        } else {
+            *node = (unsigned int)d->numa_node;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* Persistence mode is off, NVML's default; the state file does not model it. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode) {
+    const struct nvmlDevice_st *d;
+    nvmlReturn_t rc = drakit_enter_device(device, &d);
+    if (rc == NVML_SUCCESS) {
+        if (mode == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *mode = NVML_FEATURE_DISABLED;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* Emulated GPUs are bare metal. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device,
+                                                         nvmlGpuVirtualizationMode_t *pVirtualMode) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (pVirtualMode == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *pVirtualMode = NVML_GPU_VIRTUALIZATION_MODE_NONE;
+        }
+    }
+    return drakit_leave(rc);
+}
+

@@ -21,6 +21,20 @@
 //     numbering the visible GPUs 0..n-1 in file order. <root> is
 //     $DRAKIT_EMULATOR_ROOT when set and non-empty, else the shim's own path
 //     minus /usr/lib/x86_64-linux-gnu/<file>, else "/".
+//   - Device queries (shim/device.c) answer from the GPU's state record;
+//     besides identity, memory, PCI info, architecture, brand, compute
+//     capability, MIG mode and NUMA node: addressing mode HMM from Turing on
+//     (what the open kernel modules give on x86-64; NOT_SUPPORTED before,
+//     struct version checked), bus type PCIe, compute mode DEFAULT, and
+//     empty compute, graphics and MPS process lists. A MIG device handle
+//     answers with its GPU's value, except for GPU settings (minor, index,
+//     MIG mode, compute mode, persistence, events: NOT_SUPPORTED).
+//   - Events (shim/events.c): event sets for health monitors. A GPU supports
+//     ECC, P-state, clock and XID events (and MIG configuration changes when
+//     MIG capable); registering others is NOT_SUPPORTED. No event ever
+//     arrives: nvmlEventSetWait sleeps its timeout without holding the
+//     library's lock and returns NVML_ERROR_TIMEOUT. At most 64 sets live
+//     at once (NVML_ERROR_MEMORY beyond).
 //   - MIG (shim/mig.c): the read side of NVML's MIG API over the state
 //     file's MIG records: GI/CI profile info (by NVML index; info.id is the
 //     driver's profile ID), possible placements (two-call protocol),

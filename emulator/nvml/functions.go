@@ -19,6 +19,7 @@ type Function struct {
 var sourceTopics = map[string]string{
 	"shim.c":   "initialisation, error strings, system versions, enumeration and lookups",
 	"device.c": "device queries",
+	"events.c": "events (health monitoring)",
 	"mig.c":    "MIG: profiles, placements, instances, MIG device handles, and their creation and destruction",
 }
 

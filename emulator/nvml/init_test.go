@@ -341,12 +341,15 @@ func TestUnimplementedFunctionsReturnNotSupported(t *testing.T) {
 			_, r := d.GetGpuInstanceProfileInfo(gonvml.GPU_INSTANCE_PROFILE_1_SLICE)
 			return r
 		},
-		"GetAddressingMode":     func() gonvml.Return { _, r := d.GetAddressingMode(); return r },
+		"GetCurrPcieLinkGeneration": func() gonvml.Return {
+			_, r := d.GetCurrPcieLinkGeneration()
+			return r
+		},
 		"GetGpuFabricInfo":      func() gonvml.Return { _, r := d.GetGpuFabricInfo(); return r },
 		"GetSerial":             func() gonvml.Return { _, r := d.GetSerial(); return r },
-		"GetComputeRunning":     func() gonvml.Return { _, r := d.GetComputeRunningProcesses(); return r },
+		"GetBoardPartNumber":    func() gonvml.Return { _, r := d.GetBoardPartNumber(); return r },
 		"SetPersistenceMode":    func() gonvml.Return { return d.SetPersistenceMode(gonvml.FEATURE_ENABLED) },
-		"EventSetCreate":        func() gonvml.Return { _, r := lib.EventSetCreate(); return r },
+		"GetEccMode":            func() gonvml.Return { _, _, r := d.GetEccMode(); return r },
 		"SystemGetDriverBranch": func() gonvml.Return { _, r := lib.SystemGetDriverBranch(); return r },
 		"UnitGetCount":          func() gonvml.Return { _, r := lib.UnitGetCount(); return r },
 		"GetMigDeviceHandleByIndex": func() gonvml.Return {

@@ -89,6 +89,7 @@ func TestCABI(t *testing.T) {
 		// NVML answers its own and CUDA's version without nvmlInit.
 		"preinit.nvmlversion": "rc=0 " + s.System.NVMLVersion,
 		"preinit.cudaversion": fmt.Sprintf("rc=0 %d", s.System.CUDADriverVersion),
+		"preinit.eventset":    "rc=1",
 		"init":                "rc=0", "init.flags": "rc=0", "init.v1": "rc=0",
 		"shutdown.1": "rc=0", "shutdown.2": "rc=0",
 		"count": "rc=0 3", "count.v1": "rc=0 3", "count.null": "rc=2",
@@ -111,6 +112,17 @@ func TestCABI(t *testing.T) {
 		"pci.null": "rc=2", "pci.v1.null": "rc=2", "arch.null": "rc=2", "brand.null": "rc=2",
 		"cc.null": "rc=2", "mig.null": "rc=2", "maxmig.null": "rc=2", "ismig.null": "rc=2",
 		"numa.null": "rc=2", "persistence.null": "rc=2", "virtualization.null": "rc=2", "cuda.null": "rc=2",
+		"addressing.null": "rc=2", "bustype.null": "rc=2", "computemode.null": "rc=2", "events.supported.null": "rc=2",
+		"processes.null": "rc=2", "processes.nullinfos": "rc=2",
+
+		// H100: Hopper, HMM; MIG capable, so MIG configuration changes are an event too.
+		"addressing.badversion": "rc=25", "addressing": "rc=0 1",
+		"processes.count": "rc=0 0", "processes.mps": "rc=0 count=0 infos=intact", "processes.graphics.v1": "rc=0 0",
+		"eventset.create.null": "rc=2", "eventset.create": "rc=0",
+		"events.supported": fmt.Sprintf("rc=0 %d", wantEvents(true)),
+		"events.register":  "rc=0", "events.register.unsupported": "rc=3", "events.register.baddevice": "rc=2",
+		"events.register.badset": "rc=2", "events.wait.nulldata": "rc=2", "events.wait": "rc=10", "events.wait.v1": "rc=10",
+		"eventset.free": "rc=0", "eventset.free.again": "rc=2", "events.wait.freed": "rc=2",
 
 		"memory_v2.badversion": "rc=25",
 		"memory_v2": fmt.Sprintf("rc=0 version=%#x total=%d reserved=%d free=%d used=0",

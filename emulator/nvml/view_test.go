@@ -73,6 +73,14 @@ type gpuView struct {
 	IsMIGDevice    bool
 	Persistence    gonvml.EnableState
 	Virtualization gonvml.GpuVirtualizationMode
+	// AddressingMode is the mode's value; AddressingModeRet the call's result.
+	AddressingMode    uint32
+	AddressingModeRet gonvml.Return
+	BusType           gonvml.BusType
+	ComputeMode       gonvml.ComputeMode
+	// Processes counts the compute, graphics and MPS processes listed.
+	Processes       int
+	SupportedEvents uint64
 	// Index of the GPU each lookup returns.
 	ByUUID, ByUpperUUID, ByBusID, ByLegacyBusID, ByGoNVLibBusID int
 }
@@ -117,6 +125,8 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 			CCMajor:      int(int32(g.CCMajor)), CCMinor: int(int32(g.CCMinor)),
 			NUMANodeRet: gonvml.ERROR_NOT_SUPPORTED, MIGRet: gonvml.ERROR_NOT_SUPPORTED,
 			Persistence: gonvml.FEATURE_DISABLED, Virtualization: gonvml.GPU_VIRTUALIZATION_MODE_NONE,
+			AddressingModeRet: gonvml.ERROR_NOT_SUPPORTED, BusType: gonvml.BUS_TYPE_PCIE,
+			ComputeMode: gonvml.COMPUTEMODE_DEFAULT, SupportedEvents: wantEvents(g.MIGCapable),
 			ByUUID: i, ByUpperUUID: i, ByBusID: i, ByLegacyBusID: i, ByGoNVLibBusID: i,
 		}
 		if legacy == "" {
@@ -128,6 +138,11 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 		if g.MIGCapable {
 			v.MIGCurrent, v.MIGPending, v.MIGRet = g.MIGMode, g.MIGMode, gonvml.SUCCESS
 		}
+		// HMM from Turing on (the open kernel modules on x86-64); NVML
+		// does not support the query before, nor for an unknown architecture.
+		if arch := uint32(g.Architecture); arch >= gonvml.DEVICE_ARCH_TURING && arch != gonvml.DEVICE_ARCH_UNKNOWN {
+			v.AddressingMode, v.AddressingModeRet = uint32(gonvml.DEVICE_ADDRESSING_MODE_HMM), gonvml.SUCCESS
+		}
 		// nvml.h: zero unless MIG is enabled on a GPU with MIG tables.
 		if i := slices.IndexFunc(s.MIG, func(m nvmlstate.MIG) bool { return m.GPU == g.Minor }); i >= 0 && g.MIGMode == 1 {
 			v.MaxMIGDevices = s.MIG[i].MaxDevices
@@ -136,6 +151,17 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 	}
 	sys.Count = len(gpus)
 	return sys, gpus
+}
+
+// wantEvents are the event types a GPU supports: ECC, P-state, XID and
+// clock events, and MIG configuration changes on a MIG-capable GPU.
+func wantEvents(migCapable bool) uint64 {
+	types := uint64(gonvml.EventTypeSingleBitEccError | gonvml.EventTypeDoubleBitEccError |
+		gonvml.EventTypePState | gonvml.EventTypeXidCriticalError | gonvml.EventTypeClock)
+	if migCapable {
+		types |= gonvml.EventMigConfigChange
+	}
+	return types
 }
 
 // cString is s up to its first NUL, as a C caller reads it.
@@ -227,6 +253,22 @@ func observeView(t testing.TB, lib gonvml.Interface) (systemView, []gpuView) {
 		check("GetPersistenceMode", ret)
 		v.Virtualization, ret = d.GetVirtualizationMode()
 		check("GetVirtualizationMode", ret)
+		mode, ret := d.GetAddressingMode()
+		v.AddressingMode, v.AddressingModeRet = mode.Value, ret
+		v.BusType, ret = d.GetBusType()
+		check("GetBusType", ret)
+		v.ComputeMode, ret = d.GetComputeMode()
+		check("GetComputeMode", ret)
+		for what, list := range map[string]func() ([]gonvml.ProcessInfo, gonvml.Return){
+			"GetComputeRunningProcesses": d.GetComputeRunningProcesses, "GetGraphicsRunningProcesses": d.GetGraphicsRunningProcesses,
+			"GetMPSComputeRunningProcesses": d.GetMPSComputeRunningProcesses,
+		} {
+			procs, ret := list()
+			check(what, ret)
+			v.Processes += len(procs)
+		}
+		v.SupportedEvents, ret = d.GetSupportedEventTypes()
+		check("GetSupportedEventTypes", ret)
 
 		byUUID, ret := lib.DeviceGetHandleByUUID(v.UUID)
 		v.ByUUID = indexOf("DeviceGetHandleByUUID", byUUID, ret)

@@ -286,3 +286,134 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device,
     return drakit_leave(rc);
 }
 
+/*
+ * The addressing mode a driver reports on an x86-64 host with NVIDIA's open
+ * kernel modules (the default since driver 560 for Turing and newer): HMM,
+ * system memory mirrored into the GPU's page tables. Before Turing, or for
+ * an architecture NVML does not know, the query is NOT_SUPPORTED, as nvml.h
+ * documents. A MIG device answers with its GPU's mode.
+ */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device,
+                                                     nvmlDeviceAddressingMode_t *mode) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        unsigned int arch = (unsigned int)d->architecture;
+        if (mode == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else if (mode->version != nvmlDeviceAddressingMode_v1) {
+            rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        } else if (arch < NVML_DEVICE_ARCH_TURING || arch == NVML_DEVICE_ARCH_UNKNOWN) {
+            rc = NVML_ERROR_NOT_SUPPORTED;
+        } else {
+            mode->value = NVML_DEVICE_ADDRESSING_MODE_HMM;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* Every emulated GPU sits on PCI Express (its procfs information file says
+ * "Bus Type: PCIe"). */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t *type) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (type == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *type = NVML_BUS_TYPE_PCIE;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/* The compute mode is DEFAULT, the driver's default; the state file does not
+ * model nvidia-smi -c. */
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode) {
+    const struct nvmlDevice_st *d;
+    nvmlReturn_t rc = drakit_enter_device(device, &d);
+    if (rc == NVML_SUCCESS) {
+        if (mode == NULL) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *mode = NVML_COMPUTEMODE_DEFAULT;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+/*
+ * No process runs on an emulated GPU or MIG device: every running-process
+ * list is empty. *infoCount becomes 0; infos may be NULL only when
+ * *infoCount is 0, as nvml.h documents. Nothing is written to infos, so the
+ * three struct versions share this.
+ */
+static nvmlReturn_t no_processes(nvmlDevice_t device, unsigned int *infoCount, const void *infos) {
+    const struct nvmlDevice_st *d;
+    const struct drakit_ci *mig;
+    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
+    if (rc == NVML_SUCCESS) {
+        if (infoCount == NULL || (infos == NULL && *infoCount != 0)) {
+            rc = NVML_ERROR_INVALID_ARGUMENT;
+        } else {
+            *infoCount = 0;
+        }
+    }
+    return drakit_leave(rc);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                 unsigned int *infoCount,
+                                                                 nvmlProcessInfo_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                                 unsigned int *infoCount,
+                                                                 nvmlProcessInfo_v2_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
+                                                              unsigned int *infoCount,
+                                                              nvmlProcessInfo_v1_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
+                                                                  unsigned int *infoCount,
+                                                                  nvmlProcessInfo_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
+                                                                  unsigned int *infoCount,
+                                                                  nvmlProcessInfo_v2_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
+                                                               unsigned int *infoCount,
+                                                               nvmlProcessInfo_v1_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                    unsigned int *infoCount,
+                                                                    nvmlProcessInfo_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                                    unsigned int *infoCount,
+                                                                    nvmlProcessInfo_v2_t *infos) {
+    return no_processes(device, infoCount, infos);
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device,
+                                                                 unsigned int *infoCount,
+                                                                 nvmlProcessInfo_v1_t *infos) {
+    return no_processes(device, infoCount, infos);
+}

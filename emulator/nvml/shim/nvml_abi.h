@@ -252,6 +252,53 @@ typedef struct nvmlDeviceAttributes_st {
     unsigned long long memorySizeMB;
 } nvmlDeviceAttributes_t;
 
+typedef enum {
+    NVML_DEVICE_ADDRESSING_MODE_NONE = 0,
+    NVML_DEVICE_ADDRESSING_MODE_HMM = 1,
+    NVML_DEVICE_ADDRESSING_MODE_ATS = 2
+} nvmlDeviceAddressingModeType_t;
+
+typedef struct {
+    unsigned int version;
+    unsigned int value;
+} nvmlDeviceAddressingMode_v1_t;
+typedef nvmlDeviceAddressingMode_v1_t nvmlDeviceAddressingMode_t;
+#define nvmlDeviceAddressingMode_v1 NVML_STRUCT_VERSION(DeviceAddressingMode, 1)
+
+#define NVML_DEVICE_ARCH_TURING 6
+#define NVML_DEVICE_ARCH_UNKNOWN 0xffffffff
+
+typedef unsigned int nvmlBusType_t;
+#define NVML_BUS_TYPE_PCIE 2
+
+typedef enum nvmlComputeMode_enum {
+    NVML_COMPUTEMODE_DEFAULT = 0
+} nvmlComputeMode_t;
+
+/* Never written: the emulated GPUs run no processes. */
+typedef struct nvmlProcessInfo_st nvmlProcessInfo_t;
+typedef struct nvmlProcessInfo_v1_st nvmlProcessInfo_v1_t;
+typedef struct nvmlProcessInfo_v2_st nvmlProcessInfo_v2_t;
+
+typedef struct {
+    struct nvmlEventSet_st *handle;
+} nvmlEventSet_t;
+
+typedef struct nvmlEventData_st {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001LL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002LL
+#define nvmlEventTypePState 0x0000000000000004LL
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
+#define nvmlEventTypeClock 0x0000000000000010LL
+#define nvmlEventMigConfigChange 0x0000000000000100LL
+
 #endif /* DRAKIT_NVML_HEADER */
 
 /* Both variants must agree with these facts of NVML's ABI. */
@@ -286,6 +333,16 @@ _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_v2_t) == 136, "CI profile i
 _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_v3_t) == 140, "CI profile info v3 size");
 _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "nvmlComputeInstanceInfo_t size");
 _Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t size");
+_Static_assert(sizeof(nvmlDeviceAddressingMode_t) == 8 && nvmlDeviceAddressingMode_v1 == 0x01000008,
+               "nvmlDeviceAddressingMode_t size and version word");
+_Static_assert(NVML_DEVICE_ADDRESSING_MODE_HMM == 1 && NVML_DEVICE_ARCH_TURING == 6 &&
+                   NVML_BUS_TYPE_PCIE == 2 && NVML_COMPUTEMODE_DEFAULT == 0,
+               "addressing mode, architecture, bus type and compute mode values");
+_Static_assert(sizeof(nvmlEventSet_t) == sizeof(void *), "nvmlEventSet_t is one pointer");
+_Static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, gpuInstanceId) == 24,
+               "nvmlEventData_t layout");
+_Static_assert(nvmlEventTypeXidCriticalError == 0x8 && nvmlEventMigConfigChange == 0x100,
+               "event type bits");
 
 /* NVML_EXPORT marks a function the library exports; everything else is hidden. */
 #define NVML_EXPORT __attribute__((visibility("default")))

@@ -117,6 +117,8 @@ static int abi(void) {
     out("preinit.nvmlversion", rc, rc == NVML_SUCCESS ? buf : NULL);
     rc = FN(nvmlSystemGetCudaDriverVersion_v2)(&i1);
     out_uint("preinit.cudaversion", rc, (unsigned long long)i1);
+    nvmlEventSet_t set;
+    out("preinit.eventset", FN(nvmlEventSetCreate)(&set), NULL);
 
     /* Reference counting. */
     out("init", FN(nvmlInit_v2)(), NULL);
@@ -178,6 +180,13 @@ static int abi(void) {
     out("persistence.null", FN(nvmlDeviceGetPersistenceMode)(d0, NULL), NULL);
     out("virtualization.null", FN(nvmlDeviceGetVirtualizationMode)(d0, NULL), NULL);
     out("cuda.null", FN(nvmlSystemGetCudaDriverVersion)(NULL), NULL);
+    out("addressing.null", FN(nvmlDeviceGetAddressingMode)(d0, NULL), NULL);
+    out("bustype.null", FN(nvmlDeviceGetBusType)(d0, NULL), NULL);
+    out("computemode.null", FN(nvmlDeviceGetComputeMode)(d0, NULL), NULL);
+    out("events.supported.null", FN(nvmlDeviceGetSupportedEventTypes)(d0, NULL), NULL);
+    out("processes.null", FN(nvmlDeviceGetComputeRunningProcesses_v3)(d0, NULL, NULL), NULL);
+    u = 1;
+    out("processes.nullinfos", FN(nvmlDeviceGetComputeRunningProcesses_v3)(d0, &u, NULL), NULL);
 
     /* Versioned and legacy structs. */
     nvmlMemory_v2_t m2;
@@ -204,6 +213,57 @@ static int abi(void) {
     rc = FN(nvmlDeviceGetPciInfo_v2)(d0, &pci);
     snprintf(buf, sizeof buf, "busId=%.32s legacy=%.16s", pci.busId, pci.busIdLegacy);
     out("pci.v2", rc, buf);
+
+    nvmlDeviceAddressingMode_t am;
+    memset(&am, 0, sizeof am);
+    am.version = 2u << 24 | (unsigned int)sizeof am;
+    out("addressing.badversion", FN(nvmlDeviceGetAddressingMode)(d0, &am), NULL);
+    am.version = nvmlDeviceAddressingMode_v1;
+    rc = FN(nvmlDeviceGetAddressingMode)(d0, &am);
+    out_uint("addressing", rc, am.value);
+
+    /* Process lists: empty, and infos untouched. */
+    u = 0;
+    rc = FN(nvmlDeviceGetComputeRunningProcesses_v3)(d0, &u, NULL);
+    out_uint("processes.count", rc, u);
+    nvmlProcessInfo_t infos[4];
+    memset(infos, 0x5a, sizeof infos);
+    u = 4;
+    rc = FN(nvmlDeviceGetMPSComputeRunningProcesses_v3)(d0, &u, infos);
+    int intact = 1;
+    for (size_t i = 0; i < sizeof infos; i++) {
+        intact &= ((unsigned char *)infos)[i] == 0x5a;
+    }
+    snprintf(buf, sizeof buf, "count=%u infos=%s", u, intact ? "intact" : "written");
+    out("processes.mps", rc, buf);
+    nvmlProcessInfo_v1_t v1infos[2];
+    u = 2;
+    rc = FN(nvmlDeviceGetGraphicsRunningProcesses)(d0, &u, v1infos);
+    out_uint("processes.graphics.v1", rc, u);
+
+    /* Event sets. */
+    nvmlEventData_t ev;
+    unsigned long long types = 0;
+    out("eventset.create.null", FN(nvmlEventSetCreate)(NULL), NULL);
+    out("eventset.create", FN(nvmlEventSetCreate)(&set), NULL);
+    rc = FN(nvmlDeviceGetSupportedEventTypes)(d0, &types);
+    out_uint("events.supported", rc, types);
+    out("events.register",
+        FN(nvmlDeviceRegisterEvents)(d0, nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError, set),
+        NULL);
+    out("events.register.unsupported",
+        FN(nvmlDeviceRegisterEvents)(d0, nvmlEventTypePowerSourceChange, set), NULL);
+    bad.handle = NULL;
+    out("events.register.baddevice", FN(nvmlDeviceRegisterEvents)(bad, nvmlEventTypeClock, set), NULL);
+    nvmlEventSet_t badset;
+    badset.handle = (struct nvmlEventSet_st *)&count;
+    out("events.register.badset", FN(nvmlDeviceRegisterEvents)(d0, nvmlEventTypeClock, badset), NULL);
+    out("events.wait.nulldata", FN(nvmlEventSetWait_v2)(set, NULL, 0), NULL);
+    out("events.wait", FN(nvmlEventSetWait_v2)(set, &ev, 1), NULL);
+    out("events.wait.v1", FN(nvmlEventSetWait)(set, &ev, 0), NULL);
+    out("eventset.free", FN(nvmlEventSetFree)(set), NULL);
+    out("eventset.free.again", FN(nvmlEventSetFree)(set), NULL);
+    out("events.wait.freed", FN(nvmlEventSetWait_v2)(set, &ev, 0), NULL);
 
     /* Lookups. */
     char uuid[96];

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"drakit.dev/drakit/conformance/probe"
+	"drakit.dev/drakit/internal/nvidiahw"
 )
 
 // PartitionNames are the attribute and capacity names a driver publishes
@@ -171,16 +172,6 @@ func matchMIGDevices(pod string, names PartitionNames, g probe.GPU, parts []allo
 // capsDir is where NVIDIA capability device nodes live in a container.
 const capsDir = probe.DevPath + "/nvidia-caps"
 
-// giAccessMinor is the minor of the capability gpu<gpu>/gi<gi>/access in
-// the NVIDIA driver's numbering of /proc/driver/nvidia-caps/mig-minors:
-// config is 1 and monitor 2, then each GPU has 15 GPU instances of 9
-// entries, the instance's access followed by those of its 8 compute
-// instances.
-func giAccessMinor(gpu, gi int) int { return 3 + gpu*135 + gi*9 }
-
-// ciAccessMinor is the minor of gpu<gpu>/gi<gi>/ci<ci>/access.
-func ciAccessMinor(gpu, gi, ci int) int { return giAccessMinor(gpu, gi) + 1 + ci }
-
 // CheckMIGDeviceNodes checks the container's NVIDIA device nodes against the
 // GPUs and MIG devices NVML shows in it: /dev/nvidia<minor> (195:<minor>) for
 // every GPU, /dev/nvidia-caps/nvidia-cap<m> with minor m for the GPU
@@ -221,8 +212,8 @@ func CheckMIGDeviceNodes(pod string, r probe.Report) []string {
 				what  string
 				minor int
 			}{
-				{fmt.Sprintf("GPU instance %d", m.GPUInstance), giAccessMinor(g.Minor, m.GPUInstance)},
-				{fmt.Sprintf("compute instance %d/%d", m.GPUInstance, m.ComputeInstance), ciAccessMinor(g.Minor, m.GPUInstance, m.ComputeInstance)},
+				{fmt.Sprintf("GPU instance %d", m.GPUInstance), nvidiahw.GIAccessMinor(g.Minor, m.GPUInstance)},
+				{fmt.Sprintf("compute instance %d/%d", m.GPUInstance, m.ComputeInstance), nvidiahw.CIAccessMinor(g.Minor, m.GPUInstance, m.ComputeInstance)},
 			} {
 				path := fmt.Sprintf("%s/nvidia-cap%d", capsDir, c.minor)
 				wantCaps[path] = true

@@ -210,28 +210,3 @@ func withUUID(d Device, uuid string) Device {
 	d.Attributes = attrs
 	return d
 }
-
-// TestMIGAccessMinors pins the capability minors to entries of the NVIDIA
-// driver's /proc/driver/nvidia-caps/mig-minors (config 1, monitor 2, then
-// gpu<g>/gi<i>/access and gpu<g>/gi<i>/ci<c>/access).
-func TestMIGAccessMinors(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		gpu, gi, ci    int
-		wantGI, wantCI int
-	}{
-		{gpu: 0, gi: 0, ci: 0, wantGI: 3, wantCI: 4},
-		{gpu: 0, gi: 0, ci: 7, wantGI: 3, wantCI: 11},
-		{gpu: 0, gi: 1, ci: 0, wantGI: 12, wantCI: 13},
-		{gpu: 0, gi: 14, ci: 7, wantGI: 129, wantCI: 137},
-		{gpu: 1, gi: 0, ci: 0, wantGI: 138, wantCI: 139},
-		{gpu: 4, gi: 13, ci: 0, wantGI: 660, wantCI: 661},
-	} {
-		if got := giAccessMinor(tc.gpu, tc.gi); got != tc.wantGI {
-			t.Errorf("gpu%d/gi%d/access = %d, want %d", tc.gpu, tc.gi, got, tc.wantGI)
-		}
-		if got := ciAccessMinor(tc.gpu, tc.gi, tc.ci); got != tc.wantCI {
-			t.Errorf("gpu%d/gi%d/ci%d/access = %d, want %d", tc.gpu, tc.gi, tc.ci, got, tc.wantCI)
-		}
-	}
-}

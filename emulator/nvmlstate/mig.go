@@ -6,25 +6,30 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"drakit.dev/drakit/internal/nvidiahw"
 )
 
 // Capability minors of /dev/nvidia-caps/nvidia-cap<minor>, as the NVIDIA
 // driver numbers them in /proc/driver/nvidia-caps/mig-minors: config 1,
 // monitor 2, then per GPU minor g 135 entries (15 GIs × (1 + 8 CIs)).
+// They forward to package nvidiahw, which states the numbering once for
+// the emulator and the conformance kit.
 const (
-	ConfigCapMinor  = 1
-	MonitorCapMinor = 2
+	ConfigCapMinor  = nvidiahw.ConfigCapMinor
+	MonitorCapMinor = nvidiahw.MonitorCapMinor
 	// MaxGIID and MaxCIID bound GI ids (0..14) and CI ids (0..7).
-	MaxGIID = 14
-	MaxCIID = 7
+	MaxGIID = nvidiahw.MaxGIID
+	MaxCIID = nvidiahw.MaxCIID
 )
 
-// GIAccessMinor is the minor of gpu<gpu>/gi<gi>/access: 3 + gpu·135 + gi·9.
-func GIAccessMinor(gpu, gi int) int { return 3 + gpu*135 + gi*9 }
+// GIAccessMinor is the minor of gpu<gpu>/gi<gi>/access: 3 + gpu·135 + gi·9
+// (nvidiahw.GIAccessMinor).
+func GIAccessMinor(gpu, gi int) int { return nvidiahw.GIAccessMinor(gpu, gi) }
 
 // CIAccessMinor is the minor of gpu<gpu>/gi<gi>/ci<ci>/access:
-// GIAccessMinor + 1 + ci.
-func CIAccessMinor(gpu, gi, ci int) int { return GIAccessMinor(gpu, gi) + 1 + ci }
+// GIAccessMinor + 1 + ci (nvidiahw.CIAccessMinor).
+func CIAccessMinor(gpu, gi, ci int) int { return nvidiahw.CIAccessMinor(gpu, gi, ci) }
 
 // MIG is a "mig" record: a MIG-capable GPU's MIG geometry. A GPU without one
 // has no MIG profiles (the shim answers NOT_SUPPORTED).

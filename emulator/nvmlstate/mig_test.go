@@ -9,27 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestCapMinors checks the minor formula against the sample in NVIDIA's
-// k8s-dra-driver-gpu internal/common/nvcaps.go (emulation-surfaces.md §2.1).
-func TestCapMinors(t *testing.T) {
-	tests := []struct{ gpu, gi, ci, wantGI, wantCI int }{
-		{gpu: 0, gi: 0, ci: 0, wantGI: 3, wantCI: 4},
-		{gpu: 0, gi: 14, ci: 7, wantGI: 129, wantCI: 137},
-		{gpu: 1, gi: 0, ci: 0, wantGI: 138, wantCI: 139},
-		{gpu: 3, gi: 3, ci: 3, wantGI: 435, wantCI: 439},
-		{gpu: 6, gi: 11, ci: 7, wantGI: 912, wantCI: 920},
-		{gpu: 31, gi: 14, ci: 7, wantGI: 4314, wantCI: 4322},
-	}
-	for _, tc := range tests {
-		if got := GIAccessMinor(tc.gpu, tc.gi); got != tc.wantGI {
-			t.Errorf("GIAccessMinor(%d, %d) = %d, want %d", tc.gpu, tc.gi, got, tc.wantGI)
-		}
-		if got := CIAccessMinor(tc.gpu, tc.gi, tc.ci); got != tc.wantCI {
-			t.Errorf("CIAccessMinor(%d, %d, %d) = %d, want %d", tc.gpu, tc.gi, tc.ci, got, tc.wantCI)
-		}
-	}
-}
-
 // sampleMIG is sample() with MIG enabled on GPU 3: two GI profiles, a 3g GI
 // at 4:4 holding two CIs, and a 1g GI at 0:1.
 func sampleMIG() *State {

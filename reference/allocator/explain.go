@@ -149,6 +149,10 @@ func (s *search) explain() string {
 	return strings.Join(parts, "; ")
 }
 
+// selectorMismatch is the reason of devices of a request's class that its
+// selectors do not select.
+const selectorMismatch = "in its device class, but its selectors do not select it"
+
 // requestWhy says which request of the deepest claim the search reached
 // could not be satisfied, with the reasons that kept the most devices (or,
 // for reasons about no device in particular, applied most often) from it,
@@ -180,6 +184,17 @@ func (s *search) requestWhy() string {
 		}
 		for text, n := range s.pruneWhy[r] {
 			get(text).n += n
+		}
+		// Devices of the request's class that its own selectors turned
+		// down, as far as the search evaluated them.
+		if r.classMemo != nil && r.selMemo != nil {
+			for di := range s.devs {
+				if r.classMemo[di] == 1 && r.selMemo[di] == 2 {
+					rs := get(selectorMismatch)
+					rs.devices[di] = struct{}{}
+					rs.n++
+				}
+			}
 		}
 	}
 	unmet := s.unmetMatches(s.deepClaim)

@@ -69,7 +69,8 @@ func TestExplainClaims(t *testing.T) {
 		// Only gpu-1 is free: the cordoned node is not tried.
 		{[]string{"two"}, []string{"claim ns/two: not allocated; the reference allocator finds an allocation on 0 of 1 nodes",
 			"node n1: does not fit — claim ns/two, request gpu: needs 2 devices, only 1 devices on node n1 are unallocated"}},
-		{[]string{"b200"}, []string{"node n1: does not fit — claim ns/b200, request gpu could not be satisfied"}},
+		{[]string{"b200"}, []string{"node n1: does not fit — claim ns/b200, request gpu could not be satisfied",
+			"device gpu-1: in its device class, but its selectors do not select it", "device gpu-0: already allocated to another claim"}},
 		{[]string{"fits"}, []string{"finds an allocation on 1 of 1 nodes", "node n1: fits — claim fits request gpu: gpu.example.com/n1/gpu-1"}},
 		{[]string{"busy"}, []string{"claim ns/busy is allocated: nothing to explain"}},
 	} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -47,15 +48,7 @@ func newPrettyFormatter(suite string, out io.Writer) formatters.Formatter {
 }
 
 func (f prettyFormatter) Summary() {
-	var statuses [][]string
-	for _, pr := range f.Storage.MustGetPickleResults() {
-		var steps []string
-		for _, sr := range f.Storage.MustGetPickleStepResultsByPickleID(pr.PickleID) {
-			steps = append(steps, sr.Status.String())
-		}
-		statuses = append(statuses, steps)
-	}
-	f.out.summary(f.PrettyFmt.Summary, statuses)
+	f.out.summary(f.PrettyFmt.Summary, stepStatuses(f.Storage.MustGetPickleResults(), f.Storage.MustGetPickleStepResultsByPickleID))
 }
 
 // progressFormatter is godog's progress formatter with the kit's closing
@@ -71,15 +64,22 @@ func newProgressFormatter(suite string, out io.Writer) formatters.Formatter {
 }
 
 func (f progressFormatter) Summary() {
-	var statuses [][]string
-	for _, pr := range f.Storage.MustGetPickleResults() {
-		var steps []string
-		for _, sr := range f.Storage.MustGetPickleStepResultsByPickleID(pr.PickleID) {
-			steps = append(steps, sr.Status.String())
+	f.out.summary(f.ProgressFmt.Summary, stepStatuses(f.Storage.MustGetPickleResults(), f.Storage.MustGetPickleStepResultsByPickleID))
+}
+
+// stepStatuses are the step statuses of each scenario, from godog's
+// storage: its result types are internal to godog, so their PickleID and
+// Status fields are read by name.
+func stepStatuses[PR, SR any](results []PR, steps func(pickleID string) []SR) [][]string {
+	var out [][]string
+	for _, pr := range results {
+		var statuses []string
+		for _, sr := range steps(reflect.ValueOf(pr).FieldByName("PickleID").String()) {
+			statuses = append(statuses, fmt.Sprint(reflect.ValueOf(sr).FieldByName("Status").Interface()))
 		}
-		statuses = append(statuses, steps)
+		out = append(out, statuses)
 	}
-	f.out.summary(f.ProgressFmt.Summary, statuses)
+	return out
 }
 
 // summaryWriter passes a formatter's output through, except while the

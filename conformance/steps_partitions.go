@@ -379,21 +379,22 @@ func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 // role's partitions: a partition of the role can satisfy the first
 // alternative.
 func (w *world) claimPreferPartition(ctx context.Context, name, role string) error {
-	mem, err := w.roleMemory(ctx, role)
-	if err != nil {
-		return err
-	}
-	sel, err := w.roleSelector(ctx, role, "")
-	if err != nil {
-		return err
-	}
-	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, mem[0])))
+	return w.claimPreferRole(ctx, name, role, func(least, _ resource.Quantity) resource.Quantity { return least })
 }
 
 // claimPreferTooSmallPartition asks for one byte more memory than the
 // largest partition of the role has, so the first alternative cannot be
 // satisfied and a whole device must be chosen.
 func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
+	return w.claimPreferRole(ctx, name, role, func(_, most resource.Quantity) resource.Quantity {
+		return *resource.NewQuantity(most.Value()+1, resource.BinarySI)
+	})
+}
+
+// claimPreferRole creates a prioritized-list claim: a partition of the role
+// first, else a whole device, both with the memory minimum derives from the
+// least and most memory the role's partitions have.
+func (w *world) claimPreferRole(ctx context.Context, name, role string, minimum func(least, most resource.Quantity) resource.Quantity) error {
 	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
@@ -402,8 +403,7 @@ func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role str
 	if err != nil {
 		return err
 	}
-	min := *resource.NewQuantity(mem[1].Value()+1, resource.BinarySI)
-	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, min)))
+	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
 }
 
 // allocatedResults waits for the claim's allocation and returns the

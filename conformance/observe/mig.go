@@ -80,14 +80,7 @@ type allocatedPartition struct {
 //
 //	pod p: GPU GPU-5 is allocated whole, but NVML also shows 1 MIG devices on it
 func CheckMIGNVML(pod string, names PartitionNames, allocated []Device, r probe.Report) []string {
-	var out []string
-	if r.NVML.Error != "" {
-		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))
-	}
-	seen := map[string]probe.GPU{}
-	for _, g := range r.NVML.GPUs {
-		seen[g.UUID] = g
-	}
+	out, seen := nvmlGPUs(pod, r)
 	whole := map[string]bool{}
 	wantParts := map[string][]allocatedPartition{} // parent UUID -> partitions
 	for _, d := range allocated {

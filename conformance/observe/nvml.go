@@ -28,14 +28,7 @@ func isGPUNode(d probe.DeviceNode) bool {
 //
 //	pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims
 func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []string {
-	var out []string
-	if r.NVML.Error != "" {
-		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))
-	}
-	seen := map[string]probe.GPU{}
-	for _, g := range r.NVML.GPUs {
-		seen[g.UUID] = g
-	}
+	out, seen := nvmlGPUs(pod, r)
 	want := map[string]bool{}
 	for _, d := range allocated {
 		if d.UUID == "" {
@@ -122,4 +115,18 @@ func gpuList(gpus []probe.GPU) string {
 		s[i] = fmt.Sprintf("%s (minor %d)", g.UUID, g.Minor)
 	}
 	return strings.Join(s, ", ")
+}
+
+// nvmlGPUs are the GPUs NVML showed in the container by UUID, and the
+// finding that NVML failed there, if it did.
+func nvmlGPUs(pod string, r probe.Report) ([]string, map[string]probe.GPU) {
+	var out []string
+	if r.NVML.Error != "" {
+		out = append(out, fmt.Sprintf("pod %s: NVML in the container failed: %s", pod, r.NVML.Error))
+	}
+	seen := map[string]probe.GPU{}
+	for _, g := range r.NVML.GPUs {
+		seen[g.UUID] = g
+	}
+	return out, seen
 }

@@ -15,12 +15,13 @@ type Function struct {
 	File string
 }
 
-// sourceTopics says what each shim source implements, for the grouped list.
-var sourceTopics = map[string]string{
-	"shim.c":   "initialisation, error strings, system versions, enumeration and lookups",
-	"device.c": "device queries",
-	"events.c": "events (health monitoring)",
-	"mig.c":    "MIG: profiles, placements, instances, MIG device handles, and their creation and destruction",
+// sourceTopics says what each shim source implements, in the order the
+// grouped list shows them; other sources follow in name order.
+var sourceTopics = []struct{ file, topic string }{
+	{"shim.c", "initialisation, error strings, system versions, enumeration and lookups"},
+	{"device.c", "device queries"},
+	{"events.c", "event sets for health monitors"},
+	{"mig.c", "MIG: profiles, placements, instances, MIG device handles, creation and destruction"},
 }
 
 // exportRE matches the start of an exported definition in the shim's
@@ -54,19 +55,23 @@ var Implemented = func() []string {
 // ImplementedMarkdown is the list of implemented functions as Markdown, one
 // bullet per source file, as the README shows it.
 func ImplementedMarkdown() string {
-	var b strings.Builder
+	byFile := map[string][]string{}
 	funcs := ImplementedFunctions()
-	for i := 0; i < len(funcs); {
-		file := funcs[i].File
-		var names []string
-		for ; i < len(funcs) && funcs[i].File == file; i++ {
-			names = append(names, "`"+funcs[i].Name+"`")
+	for _, f := range funcs {
+		byFile[f.File] = append(byFile[f.File], "`"+f.Name+"`")
+	}
+	var b strings.Builder
+	write := func(file, topic string) {
+		if names := byFile[file]; len(names) > 0 {
+			fmt.Fprintf(&b, "- `shim/%s`, %s (%d): %s\n", file, topic, len(names), strings.Join(names, ", "))
+			delete(byFile, file)
 		}
-		topic := sourceTopics[file]
-		if topic == "" {
-			topic = file
-		}
-		fmt.Fprintf(&b, "- %s (`shim/%s`, %d): %s\n", topic, file, len(names), strings.Join(names, ", "))
+	}
+	for _, t := range sourceTopics {
+		write(t.file, t.topic)
+	}
+	for _, file := range sourceFiles() {
+		write(file, "other functions")
 	}
 	fmt.Fprintf(&b, "\n%d functions in all.\n", len(funcs))
 	return b.String()

@@ -59,7 +59,7 @@ func TestShimFunctionsCommand(t *testing.T) {
 	if len(lines) != len(nvml.Implemented) {
 		t.Errorf("shim-functions printed %d lines, want %d", len(lines), len(nvml.Implemented))
 	}
-	for _, want := range []string{"nvmlInit_v2\tshim.c", "nvmlDeviceGetAddressingMode\tdevice.c", "nvmlEventSetWait_v2\tevents.c", "nvmlDeviceCreateGpuInstance\tmig.c"} {
+	for _, want := range []string{"nvmlInit_v2\tshim.c", "nvmlDeviceGetAddressingMode\tdevice.c", "nvmlEventSetWait_v2\tevents.c", "nvmlDeviceCreateGpuInstance\tmig_create.c"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("shim-functions output lacks %q", want)
 		}

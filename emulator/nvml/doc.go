@@ -35,36 +35,37 @@
 //     arrives: nvmlEventSetWait sleeps its timeout without holding the
 //     library's lock and returns NVML_ERROR_TIMEOUT. At most 64 sets live
 //     at once (NVML_ERROR_MEMORY beyond).
-//   - MIG (shim/mig.c): the read side of NVML's MIG API over the state
-//     file's MIG records: GI/CI profile info (by NVML index; info.id is the
-//     driver's profile ID), possible placements (two-call protocol),
-//     remaining capacity, GI/CI enumeration and lookup by id, MIG device
-//     handles by index (empty slot: NOT_FOUND), MIG UUIDs, names
-//     ("<GPU name> MIG <profile>"), memory, attributes and parent handles.
-//     An instance is visible only when its capability device nodes
+//   - MIG (shim/mig.c, shim/mig_profiles.c): the read side of NVML's MIG API
+//     over the state file's MIG records: GI/CI profile info (by NVML index;
+//     info.id is the driver's profile ID), possible placements (two-call
+//     protocol), remaining capacity, GI/CI enumeration and lookup by id, MIG
+//     device handles by index (empty slot: NOT_FOUND), MIG UUIDs, names
+//     ("<GPU name> MIG <profile>"), memory, attributes and parent handles. An
+//     instance is visible only when its capability device nodes
 //     <root>/dev/nvidia-caps/nvidia-cap<minor> exist. At every call the shim
 //     rereads the state file if another process replaced it; handles stay
 //     valid while what they name exists.
-//   - MIG mutations (shim/mig.c): nvmlDeviceSetMigMode (takes effect at
-//     once, activation status SUCCESS; IN_USE while the GPU has GPU
-//     instances), nvmlDeviceCreateGpuInstance[WithPlacement],
+//   - MIG mutations (shim/mig_create.c, shim/mig_save.c):
+//     nvmlDeviceSetMigMode (takes effect at once, activation status SUCCESS;
+//     IN_USE while the GPU has GPU instances),
+//     nvmlDeviceCreateGpuInstance[WithPlacement],
 //     nvmlGpuInstanceCreateComputeInstance[WithPlacement] and the Destroy
 //     calls. Errors as NVML documents them: MIG off or not MIG capable
-//     NOT_SUPPORTED, unknown profile or a placement the profile does not
-//     have INVALID_ARGUMENT, overlap, no free placement or the profile's
-//     instance count or the GPU's MIG device count reached
-//     INSUFFICIENT_RESOURCES, destroying a GI with CIs IN_USE; without the
-//     config capability node nvidia-cap1 or the right to mknod,
-//     NO_PERMISSION. Each follows nvmlstate's concurrency rule (flock
-//     <state>.lock, reread, apply, write a temporary file, fsync, rename)
-//     and keeps gi and ci records in nvmlstate.Write's form and (GPU, id)
-//     order, followed by the end record. A new GI gets profile.GIID of its placement (without a
-//     placement: the highest free start, as profile.autoPlace), a CI the
-//     lowest free id (without a placement: the lowest free start) and
-//     profile.DeriveMIGUUID. Creating writes the capability access file
-//     and the nvidia-caps node (major from <root>/proc/devices) exactly as
-//     emulator/render does for a static layout; destroying removes them and
-//     the emptied capability directories.
+//     NOT_SUPPORTED, unknown profile or a placement the profile does not have
+//     INVALID_ARGUMENT, overlap, no free placement or the profile's instance
+//     count or the GPU's MIG device count reached INSUFFICIENT_RESOURCES,
+//     destroying a GI with CIs IN_USE; without the config capability node
+//     nvidia-cap1 or the right to mknod, NO_PERMISSION. Each follows
+//     nvmlstate's concurrency rule (flock <state>.lock, reread, apply, write
+//     a temporary file, fsync, rename) and keeps gi and ci records in
+//     nvmlstate.Write's form and (GPU, id) order, followed by the end record.
+//     A new GI gets profile.GIID of its placement (without a placement: the
+//     highest free start, as profile.autoPlace), a CI the lowest free id
+//     (without a placement: the lowest free start) and profile.DeriveMIGUUID.
+//     Creating writes the capability access file and the nvidia-caps node
+//     (major from <root>/proc/devices) exactly as emulator/render does for a
+//     static layout; destroying removes them and the emptied capability
+//     directories.
 //   - Init and shutdown are reference-counted; the state is read on the first
 //     nvmlInit after a full shutdown, so a process can switch roots.
 //   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,

@@ -21,7 +21,9 @@ var sourceTopics = []struct{ file, topic string }{
 	{"shim.c", "initialisation, error strings, system versions, enumeration and lookups"},
 	{"device.c", "device queries"},
 	{"events.c", "event sets for health monitors"},
-	{"mig.c", "MIG: profiles, placements, instances, MIG device handles, creation and destruction"},
+	{"mig_profiles.c", "MIG profiles, placements and capacity"},
+	{"mig.c", "MIG GPU and compute instances and MIG device handles"},
+	{"mig_create.c", "MIG mode, instance creation and destruction"},
 }
 
 // exportRE matches the start of an exported definition in the shim's

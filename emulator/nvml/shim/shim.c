@@ -2,7 +2,7 @@
  * The NVML functions the emulator implements, over the state core (state.h):
  * here locking, initialisation, error strings, system versions, enumeration
  * and lookups; device queries in device.c, event sets in events.c, the MIG
- * API in mig.c. Every other function nvml.h declares is a weak stub in
+ * API in mig*.c. Every other function nvml.h declares is a weak stub in
  * nvml_stubs_gen.c that returns NVML_ERROR_NOT_SUPPORTED; the definitions
  * override those.
  *

@@ -1,7 +1,7 @@
 /*
  * Internals shared by shim.c (locking, GPU handles, discovery), device.c
- * (device queries), events.c (event sets) and mig.c (the MIG API). Nothing
- * here is exported from the library.
+ * (device queries), events.c (event sets) and the MIG API (mig*.c, with
+ * mig_internal.h). Nothing here is exported from the library.
  */
 #ifndef DRAKIT_NVML_SHIM_H
 #define DRAKIT_NVML_SHIM_H

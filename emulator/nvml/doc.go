@@ -77,14 +77,54 @@
 //     ("…/nvml.state: line 57: end of file before the end record "end": the
 //     file is truncated").
 //
+// # nvidia-smi (C sources in smi/)
+//
+// NVIDIA's GPU kubelet plugin (k8s-dra-driver-gpu, cmd/gpu-kubelet-plugin)
+// refuses to start without an nvidia-smi in its driver root: root.go's
+// getNvidiaSMIPath looks for a regular file (symbolic links resolved) named
+// nvidia-smi in the root itself, then /opt/bin, /usr/bin, /usr/sbin, /bin,
+// /sbin. It runs it later, with LD_PRELOAD naming the root's
+// libnvidia-ml.so.1, and checks only the exit status (the output is logged
+// on failure): nvlib.go's setComputeMode "-i <GPU UUID> -c DEFAULT" (time
+// slicing) or "-c EXCLUSIVE_PROCESS" (MPS; MPS teardown sets DEFAULT again),
+// setTimeSlice "compute-policy -i <GPU UUID> --set-timeslice <0..3>", and,
+// for passthrough, disableGPUPersistenceMode "chroot <dev root> nvidia-smi
+// -i <PCI address> -pm 0".
+//
+// BuildNvidiaSMI builds the emulator's: a static executable linking the
+// shim's sources with smi/, so it is an NVML client of the same code and
+// state (visibility through device nodes included) that needs no library
+// and runs in a container or chrooted into the root. Its emulator root is
+// $DRAKIT_EMULATOR_ROOT, else its own path (/proc/self/exe) minus
+// /usr/bin/nvidia-smi (where emulator/render installs it), else "/". It
+// answers:
+//
+//   - -L (GPUs, and MIG devices as "  MIG <profile> Device <n>: (UUID: …)"),
+//     --version, the default table and --query-gpu=… --format=csv[,noheader]
+//     [,nounits] for the fields -h lists, optionally for -i ids (indexes,
+//     UUIDs, PCI bus ids); values NVML does not support show as N/A.
+//   - -c MODE, -pm 0|1 and compute-policy --set-timeslice N read the current
+//     value through NVML: what a GPU already has (compute mode DEFAULT,
+//     persistence off, the default time slice 0) succeeds and changes
+//     nothing; anything else calls NVML's setter, which the shim does not
+//     implement, and fails with NVML's "Not Supported" and exit code 3 (the
+//     time slice has no NVML call: 1..3 fail the same way). So the plugin
+//     starts, and its time-slicing at the default interval and passthrough's
+//     -pm 0 succeed; MPS and the other intervals fail, because the emulated
+//     GPUs have no such settings.
+//   - Exit codes are nvidia-smi's: 2 invalid argument, 3 not supported, 6 no
+//     such device, 9 no state file; other options are refused with 2.
+//
 // # Building
 //
 // BuildShim compiles the embedded sources with a C compiler (gcc by default)
-// into BuildOptions.Output, atomically. The sources are self-contained; with
-// BuildOptions.HeaderDir naming go-nvml's nvml.h directory (LocateGoNVML
-// finds it) they are compiled against that header instead, which checks
-// every implemented prototype and struct layout against NVML's own.
-// Package nvmltest builds the library once per test binary for tests.
+// into BuildOptions.Output, atomically; BuildNvidiaSMI does the same for
+// nvidia-smi (also linking statically, which needs the C library's libc.a).
+// The sources are self-contained; with BuildOptions.HeaderDir naming go-nvml's
+// nvml.h directory (LocateGoNVML finds it) they are compiled against that
+// header instead, which checks every implemented prototype, every call
+// nvidia-smi makes and every struct layout against NVML's own. Package
+// nvmltest builds both once per test binary for tests.
 package nvml
 
 //go:generate go run ./internal/cmd/genstubs -o shim/nvml_stubs_gen.c

@@ -1,8 +1,9 @@
 // Package nvmltest gives tests of any package an NVML shim and emulator
 // roots for it.
 //
-// BuildShim builds the shim once per test binary (and reuses an earlier
-// build of the same sources from the user's cache directory); it needs gcc.
+// BuildShim builds the shim, and the emulator's nvidia-smi beside it, once
+// per test binary (and reuses an earlier build of the same sources from the
+// user's cache directory); it needs gcc and the C library's static archive.
 // NewRoot makes an emulator root in a test's temporary directory. A process
 // loads one NVML library through go-nvml for good (its symbols are bound
 // globally), so tests should load the path BuildShim returns and switch
@@ -12,11 +13,13 @@ package nvmltest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -36,14 +39,23 @@ var build struct {
 
 // BuildShim returns the path of a shim built from the current sources
 // (libnvidia-ml.so.1 in a directory keyed by nvml.SourceDigest), building it
-// on the first call in the test binary. It fails t if the build fails.
+// on the first call in the test binary. The emulator's nvidia-smi lies
+// beside it (BuildNvidiaSMI), where render finds it by default. It fails t
+// if the build fails.
 func BuildShim(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() { build.path, build.err = buildCached() })
 	if build.err != nil {
-		t.Fatalf("build NVML shim: %v", build.err)
+		t.Fatalf("build NVML shim and nvidia-smi: %v", build.err)
 	}
 	return build.path
+}
+
+// BuildNvidiaSMI returns the path of the emulator's nvidia-smi built from
+// the current sources, beside BuildShim's library.
+func BuildNvidiaSMI(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(filepath.Dir(BuildShim(t)), nvml.NvidiaSMIName)
 }
 
 func buildCached() (string, error) {
@@ -60,16 +72,24 @@ func buildCached() (string, error) {
 	}
 	dir := filepath.Join(base, nvml.SourceDigest()[:16])
 	path := filepath.Join(dir, nvml.SONAME)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		return path, nil
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	opts := nvml.DefaultBuildOptions()
-	opts.Output = path
-	if err := nvml.BuildShim(context.Background(), opts); err != nil {
-		return "", err
+	for _, b := range []struct {
+		path  string
+		build func(context.Context, nvml.BuildOptions) error
+	}{
+		{path, nvml.BuildShim},
+		{filepath.Join(dir, nvml.NvidiaSMIName), nvml.BuildNvidiaSMI},
+	} {
+		if fi, err := os.Stat(b.path); err == nil && fi.Mode().IsRegular() {
+			continue
+		}
+		opts := nvml.DefaultBuildOptions()
+		opts.Output = b.path
+		if err := b.build(context.Background(), opts); err != nil {
+			return "", err
+		}
 	}
 	return path, nil
 }
@@ -237,4 +257,43 @@ func NewMIGRoot(t testing.TB, s *nvmlstate.State) string {
 		CreateCapNode(t, root, c.CapMinor)
 	}
 	return root
+}
+
+// NvidiaSMIList is what the emulator's nvidia-smi -L prints for state s
+// with every GPU visible: each GPU in file order (NVML's), and under a GPU
+// whose MIG mode is on its MIG devices, the compute instances ordered by GPU
+// instance and id, each named by its compute instance profile.
+func NvidiaSMIList(s *nvmlstate.State) string {
+	var b strings.Builder
+	for i, g := range s.GPUs {
+		fmt.Fprintf(&b, "GPU %d: %s (UUID: %s)\n", i, g.Name, g.UUID)
+		if g.MIGMode != 1 {
+			continue
+		}
+		var cis []nvmlstate.ComputeInstance
+		for _, c := range s.ComputeInstances {
+			if c.GPU == g.Minor {
+				cis = append(cis, c)
+			}
+		}
+		slices.SortFunc(cis, func(x, y nvmlstate.ComputeInstance) int {
+			return cmp.Or(cmp.Compare(x.GI, y.GI), cmp.Compare(x.ID, y.ID))
+		})
+		for k, c := range cis {
+			giProfile := -1
+			for _, gi := range s.GPUInstances {
+				if gi.GPU == g.Minor && gi.ID == c.GI {
+					giProfile = gi.Profile
+				}
+			}
+			name := "?"
+			for _, p := range s.CIProfiles {
+				if p.GPU == g.Minor && p.GIProfile == giProfile && p.ID == c.Profile {
+					name = p.Name
+				}
+			}
+			fmt.Fprintf(&b, "  MIG %-11s Device %2d: (UUID: %s)\n", name, k, c.UUID)
+		}
+	}
+	return b.String()
 }

@@ -32,11 +32,13 @@ func newEmulatorRenderCommand() *cobra.Command {
 	opts := render.DefaultOptions()
 	var profileName string
 	cmd := &cobra.Command{
-		Use:   "render --profile NAME|FILE --root DIR [--shim PATH]",
+		Use:   "render --profile NAME|FILE --root DIR [--shim PATH [--nvidia-smi PATH]]",
 		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
 		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
-the root directory, and installs the NVML shim when --shim is given. The root
-must be new, empty, or rendered before; rendering again replaces it.`,
+the root directory, and installs the NVML shim when --shim is given, with the
+emulator's nvidia-smi (from beside the shim, where build-shim writes it, or
+--nvidia-smi) as ROOT/usr/bin/nvidia-smi. The root must be new, empty, or
+rendered before; rendering again replaces it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			p, err := profile.Load(profileName)
@@ -53,6 +55,7 @@ must be new, empty, or rendered before; rendering again replaces it.`,
 	cmd.Flags().StringVar(&profileName, "profile", "", profileFlagUsage)
 	cmd.Flags().StringVar(&opts.Root, "root", opts.Root, "emulator root directory to render into")
 	cmd.Flags().StringVar(&opts.ShimLibrary, "shim", opts.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
+	cmd.Flags().StringVar(&opts.NvidiaSMI, "nvidia-smi", opts.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
 	for _, f := range []string{"profile", "root"} {
 		if err := cmd.MarkFlagRequired(f); err != nil {
 			panic(err) // the flags are defined just above

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -9,27 +10,43 @@ import (
 )
 
 // newEmulatorBuildShimCommand is "drakit emulator build-shim": its flags map
-// onto nvml.BuildOptions.
+// onto nvml.BuildOptions, once for the library and once for nvidia-smi
+// (--nvidia-smi is the second Output).
 func newEmulatorBuildShimCommand() *cobra.Command {
 	opts := nvml.DefaultBuildOptions()
+	var smiOutput string
 	cmd := &cobra.Command{
-		Use:   "build-shim -o PATH",
-		Short: "Compile the NVML shim (libnvidia-ml.so.1) with a C compiler",
-		Long: `build-shim compiles the emulator's NVML library from the sources built into
-drakit; only a C compiler (gcc) is needed. The library exports every function
-of NVML's C API: the discovery functions answer from the emulator root's NVML
-state file, all others return NVML_ERROR_NOT_SUPPORTED. Give the result to
-'drakit emulator render --shim'. The output is replaced atomically.`,
+		Use:   "build-shim -o PATH [--nvidia-smi PATH]",
+		Short: "Compile the NVML shim (libnvidia-ml.so.1) and the emulator's nvidia-smi with a C compiler",
+		Long: `build-shim compiles the emulator's NVML library and its nvidia-smi from the
+sources built into drakit; only a C compiler (gcc) and the C library's static
+archive (libc.a, for nvidia-smi) are needed. The library exports every
+function of NVML's C API: the discovery functions answer from the emulator
+root's NVML state file, all others return NVML_ERROR_NOT_SUPPORTED.
+nvidia-smi is a static NVML client of the same sources (-L, --version,
+--query-gpu, the settings NVIDIA's GPU kubelet plugin makes; nvidia-smi -h
+lists them). Give the library to 'drakit emulator render --shim', which
+installs nvidia-smi from beside it. Both outputs are replaced atomically.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := nvml.BuildShim(c.Context(), opts); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "built %s\n", opts.Output)
+			smi := opts
+			smi.Output = smiOutput
+			if smi.Output == "" {
+				smi.Output = filepath.Join(filepath.Dir(opts.Output), nvml.NvidiaSMIName)
+			}
+			if err := nvml.BuildNvidiaSMI(c.Context(), smi); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "built %s\n", smi.Output)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", opts.Output, "file to write, e.g. ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion>")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", opts.Output, "library to write, e.g. _output/lib/libnvidia-ml.so")
+	cmd.Flags().StringVar(&smiOutput, "nvidia-smi", "", "nvidia-smi to write; empty: nvidia-smi in the library's directory, where render --shim looks for it")
 	cmd.Flags().StringVar(&opts.HeaderDir, "nvml-header-dir", opts.HeaderDir, "directory of go-nvml's nvml.h to compile against, which checks the shim's prototypes and struct layouts; empty: the bundled ABI subset")
 	cmd.Flags().StringVar(&opts.CC, "cc", opts.CC, "C compiler (gcc or compatible)")
 	if err := cmd.MarkFlagRequired("output"); err != nil {

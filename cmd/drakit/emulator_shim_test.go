@@ -65,3 +65,27 @@ func TestShimFunctionsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildShimWritesNvidiaSMI checks that build-shim writes nvidia-smi
+// beside the library, where render --shim finds it, or at --nvidia-smi.
+func TestBuildShimWritesNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libnvidia-ml.so")
+	out, err := runEmulator(t, "build-shim", "-o", lib)
+	if err != nil {
+		t.Fatalf("build-shim: %v\n%s", err, out)
+	}
+	smi := filepath.Join(dir, nvml.NvidiaSMIName)
+	if want := "built " + lib + "\nbuilt " + smi + "\n"; out != want {
+		t.Errorf("build-shim printed %q, want %q", out, want)
+	}
+	for _, path := range []string{lib, smi} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("%s: %v, %v", path, fi, err)
+		}
+	}
+	other := filepath.Join(t.TempDir(), "smi")
+	if out, err := runEmulator(t, "build-shim", "-o", lib, "--nvidia-smi", other); err != nil || !strings.HasSuffix(out, "built "+other+"\n") {
+		t.Errorf("build-shim --nvidia-smi %s: %q, %v", other, out, err)
+	}
+}

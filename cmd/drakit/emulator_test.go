@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/emulator/render"
 )
 
 func runEmulator(t *testing.T, args ...string) (string, error) {
@@ -104,5 +106,39 @@ func TestEmulatorRender(t *testing.T) {
 	if _, err := runEmulator(t, "render", "--profile", "nope", "--root", root); err == nil ||
 		!strings.Contains(err.Error(), "dgx-h100") {
 		t.Errorf("render of an unknown profile: %v (want the list of built-ins)", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, render.NvidiaSMIPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("render without --shim installed %s: %v", render.NvidiaSMIPath, err)
+	}
+
+	// --shim installs nvidia-smi from beside it, as build-shim writes them;
+	// --nvidia-smi names another.
+	built := t.TempDir()
+	shim, smi, other := filepath.Join(built, "libnvidia-ml.so"), filepath.Join(built, "nvidia-smi"), filepath.Join(t.TempDir(), "smi")
+	for path, content := range map[string]string{shim: "shim\n", smi: "beside\n", other: "other\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shim", shim}, "beside\n"},
+		{[]string{"--shim", shim, "--nvidia-smi", other}, "other\n"},
+	} {
+		if _, err := runEmulator(t, append([]string{"render", "--profile", "dgx-h100", "--root", root}, tt.args...)...); err != nil {
+			t.Fatalf("render %v: %v", tt.args, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(root, render.NvidiaSMIPath)); err != nil || string(b) != tt.want {
+			t.Errorf("render %v: %s is %q, %v; want %q", tt.args, render.NvidiaSMIPath, b, err, tt.want)
+		}
+	}
+	if err := os.Remove(smi); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runEmulator(t, "render", "--profile", "dgx-h100", "--root", root, "--shim", shim); err == nil ||
+		!strings.Contains(err.Error(), "build-shim writes nvidia-smi beside the shim") {
+		t.Errorf("render --shim without nvidia-smi beside it: %v, want an error saying build-shim writes it", err)
 	}
 }

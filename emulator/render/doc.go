@@ -27,6 +27,8 @@
 //	    static layout's GIs and CIs, with MIG UUIDs from profile.DeriveMIGUUID;
 //	    then the end record; written to a temporary file, fsynced and renamed)
 //	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
+//	R/usr/bin/nvidia-smi (the emulator's, a static executable answering from
+//	    R's NVML state; NVIDIA's GPU kubelet plugin requires one in its driver root)
 //	R/.drakit-emulator-root (MarkerFile)
 //
 // Every symbolic link is relative, as the kernel makes sysfs links, so the
@@ -50,6 +52,7 @@
 // staging directories, which the next render removes. One render of a root
 // at a time; readers should not use the root during the swap. It needs root
 // or CAP_MKNOD for the device nodes (ErrDeviceNodes); the NVML shim is
-// installed only when Options.ShimLibrary is set. Errors name files relative
-// to R.
+// installed only when Options.ShimLibrary is set, nvidia-smi only when
+// Options.NvidiaSMI is (by default it is beside the shim). Errors name
+// files relative to R.
 package render

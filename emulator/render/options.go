@@ -18,7 +18,19 @@ type Options struct {
 	// with a libnvidia-ml.so.1 link. Empty: no library is installed and
 	// everything else is still rendered.
 	ShimLibrary string
+	// NvidiaSMI is the emulator's built nvidia-smi (drakit emulator
+	// build-shim writes it beside the shim). It is copied to
+	// R/usr/bin/nvidia-smi (NvidiaSMIPath), where NVIDIA's GPU kubelet
+	// plugin looks for it in its driver root. Default: "nvidia-smi" in
+	// ShimLibrary's directory when ShimLibrary is set, so the NVML library
+	// and nvidia-smi are installed together, as a driver installs them;
+	// empty otherwise (none is installed).
+	NvidiaSMI string
 }
+
+// NvidiaSMIName is the file name Options.NvidiaSMI defaults to beside
+// Options.ShimLibrary, the name drakit emulator build-shim writes.
+const NvidiaSMIName = "nvidia-smi"
 
 // DefaultOptions returns Options with every default applied; Root has no
 // default and must be set.
@@ -28,18 +40,21 @@ func DefaultOptions() Options {
 	return o
 }
 
-// Default cleans the paths in o.
+// Default cleans the paths in o and sets NvidiaSMI beside ShimLibrary when
+// it is empty.
 func (o *Options) Default() {
-	if o.Root != "" {
-		o.Root = filepath.Clean(o.Root)
+	if o.ShimLibrary != "" && o.NvidiaSMI == "" {
+		o.NvidiaSMI = filepath.Join(filepath.Dir(o.ShimLibrary), NvidiaSMIName)
 	}
-	if o.ShimLibrary != "" {
-		o.ShimLibrary = filepath.Clean(o.ShimLibrary)
+	for _, p := range []*string{&o.Root, &o.ShimLibrary, &o.NvidiaSMI} {
+		if *p != "" {
+			*p = filepath.Clean(*p)
+		}
 	}
 }
 
-// Validate checks that Root is set and is not "/", and that ShimLibrary, when
-// set, is a regular file.
+// Validate checks that Root is set and is not "/", and that ShimLibrary and
+// NvidiaSMI, when set, are regular files.
 func (o *Options) Validate() error {
 	var errs []error
 	switch {
@@ -55,6 +70,16 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("shimLibrary: %w", err))
 		case !fi.Mode().IsRegular():
 			errs = append(errs, fmt.Errorf("shimLibrary: %s is not a regular file", o.ShimLibrary))
+		}
+	}
+	if o.NvidiaSMI != "" {
+		const hint = " (drakit emulator build-shim writes nvidia-smi beside the shim; build it again)"
+		fi, err := os.Stat(o.NvidiaSMI)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("nvidiaSMI: %w%s", err, hint))
+		case !fi.Mode().IsRegular():
+			errs = append(errs, fmt.Errorf("nvidiaSMI: %s is not a regular file%s", o.NvidiaSMI, hint))
 		}
 	}
 	if len(errs) > 0 {

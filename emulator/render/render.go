@@ -18,6 +18,12 @@ import (
 // LibraryDir is where the NVML shim is installed below the root.
 const LibraryDir = "usr/lib/x86_64-linux-gnu"
 
+// NvidiaSMIPath is where nvidia-smi (Options.NvidiaSMI) is installed below
+// the root: the first of the directories NVIDIA's GPU kubelet plugin
+// searches in its driver root (after the root itself and /opt/bin) that a
+// driver installs it in.
+const NvidiaSMIPath = "usr/bin/nvidia-smi"
+
 // Render writes the node described by p under opts.Root (see the package
 // documentation for the layout). p must be defaulted (profile.Load and
 // profile.Builtin return defaulted profiles); it is validated here.
@@ -75,6 +81,9 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 		w.copyFile(filepath.Join(LibraryDir, lib), 0o755, opts.ShimLibrary)
 		w.symlink(filepath.Join(LibraryDir, "libnvidia-ml.so.1"), lib)
 	}
+	if opts.NvidiaSMI != "" {
+		w.copyFile(NvidiaSMIPath, 0o755, opts.NvidiaSMI)
+	}
 	if w.err == nil {
 		w.err = t.swap()
 	}
@@ -85,7 +94,7 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 		return fmt.Errorf("render profile %s into %s: the new tree is in place, but: %w", p.Metadata.Name, root, err)
 	}
 	klog.FromContext(ctx).V(1).Info("Rendered emulator root", "root", root, "profile", p.Metadata.Name,
-		"gpus", len(topo.GPUs), "shimLibrary", opts.ShimLibrary)
+		"gpus", len(topo.GPUs), "shimLibrary", opts.ShimLibrary, "nvidiaSMI", opts.NvidiaSMI)
 	return nil
 }
 

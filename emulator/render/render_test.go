@@ -51,10 +51,16 @@ func render(t *testing.T, p *profile.Profile, opts Options) string {
 	return opts.Root
 }
 
+// fakeShim writes stand-ins for the shim and, beside it as build-shim
+// writes it, nvidia-smi; it returns the shim's path.
 func fakeShim(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "libnvidia-ml.so")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "libnvidia-ml.so")
 	if err := os.WriteFile(path, []byte("stand-in for the NVML shim\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, NvidiaSMIName), []byte("stand-in for nvidia-smi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -384,6 +390,22 @@ func TestShimInstall(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(root, LibraryDir, "libnvidia-ml.so.1")); err != nil || target != "libnvidia-ml.so.570.172.08" {
 		t.Errorf("libnvidia-ml.so.1 -> %q, %v", target, err)
 	}
+	// nvidia-smi comes from beside the shim by default, or from NvidiaSMI.
+	smi := filepath.Join(root, NvidiaSMIPath)
+	if fi, err := os.Lstat(smi); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("nvidia-smi %s: %v, %v", smi, fi, err)
+	}
+	if got := readTrimmed(t, smi); got != "stand-in for nvidia-smi" {
+		t.Errorf("%s reads %q", NvidiaSMIPath, got)
+	}
+	other := filepath.Join(t.TempDir(), "my-nvidia-smi")
+	if err := os.WriteFile(other, []byte("another nvidia-smi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root = render(t, p, Options{ShimLibrary: shim, NvidiaSMI: other})
+	if got := readTrimmed(t, filepath.Join(root, NvidiaSMIPath)); got != "another nvidia-smi" {
+		t.Errorf("with NvidiaSMI set, %s reads %q", NvidiaSMIPath, got)
+	}
 	// Without a shim nothing is installed.
 	bare := render(t, p, Options{})
 	if _, err := os.Lstat(filepath.Join(bare, "usr")); !errors.Is(err, os.ErrNotExist) {
@@ -394,6 +416,12 @@ func TestShimInstall(t *testing.T) {
 func TestOptionsValidate(t *testing.T) {
 	t.Parallel()
 	shim := fakeShim(t)
+	smi := filepath.Join(filepath.Dir(shim), NvidiaSMIName)
+	// A shim built before build-shim wrote nvidia-smi beside it.
+	lonely := filepath.Join(t.TempDir(), "libnvidia-ml.so")
+	if err := os.WriteFile(lonely, []byte("stand-in for the NVML shim\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		opts    Options
 		wantErr string
@@ -405,6 +433,9 @@ func TestOptionsValidate(t *testing.T) {
 		{opts: Options{Root: "//"}, wantErr: "root: must not be /"},
 		{opts: Options{Root: "r", ShimLibrary: filepath.Dir(shim)}, wantErr: "not a regular file"},
 		{opts: Options{Root: "r", ShimLibrary: shim + ".missing"}, wantErr: "no such file"},
+		{opts: Options{Root: "r", NvidiaSMI: smi}},
+		{opts: Options{Root: "r", ShimLibrary: lonely}, wantErr: "nvidiaSMI: stat " + filepath.Join(filepath.Dir(lonely), NvidiaSMIName) + ": no such file or directory (drakit emulator build-shim writes nvidia-smi beside the shim"},
+		{opts: Options{Root: "r", ShimLibrary: shim, NvidiaSMI: filepath.Dir(shim)}, wantErr: "nvidiaSMI: " + filepath.Dir(shim) + " is not a regular file"},
 	}
 	for _, tc := range tests {
 		tc.opts.Default()

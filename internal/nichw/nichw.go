@@ -172,3 +172,18 @@ func ValidInterfaceName(name string) string {
 	}
 	return ""
 }
+
+// UverbsDynamicMajor is the major of the uverbs devices past the fixed
+// range: ib_uverbs allocates a second, dynamic major at load
+// (alloc_chrdev_region, also named infiniband_verbs in /proc/devices),
+// whose number the kernel picks; the emulator fixes it to this value.
+const UverbsDynamicMajor = 240
+
+// UverbsDevice returns the device number of /dev/infiniband/uverbs<n>:
+// 231:192+n for the first 32, then UverbsDynamicMajor:n-32.
+func UverbsDevice(n int) (major, minor uint32) {
+	if n < UverbsMaxFixed {
+		return UverbsMajor, uint32(UverbsBaseMinor + n)
+	}
+	return UverbsDynamicMajor, uint32(n - UverbsMaxFixed)
+}

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"drakit.dev/drakit/conformance/inventory"

@@ -89,6 +89,7 @@ func (s *tree) nic(dir string, fn *profile.PCIFunction) {
 	up := n.Link == profile.LinkUp
 	s.w.entries(kfs.NetDevice(kfs.NetDev{DeviceDir: dir, Name: n.Interface, MAC: n.MAC, MTU: n.MTU,
 		SpeedMbps: n.SpeedMbps, Up: up, IfIndex: num.ifIndex, PhysPortName: d.PhysPortName}))
+	s.w.entries([]kfs.Entry{kfs.SpeedRecordFile(fn.Address.String(), n.SpeedMbps)})
 	if num.rdma >= 0 {
 		s.w.entries(kfs.RDMADevice(kfs.RDMA{DeviceDir: dir, Name: fmt.Sprintf("%s%d", d.RDMAPrefix, num.rdma),
 			Uverbs: num.rdma, PCIDevice: uint32(n.DeviceID), MAC: n.MAC, NetDev: n.Interface, Up: up, SpeedMbps: n.SpeedMbps}))

@@ -304,3 +304,17 @@ func nodeGUID(mac string) string {
 	}
 	return fmt.Sprintf("%s%s:%sff:fe%s:%s%s", b[0], b[1], b[2], b[3], b[4], b[5])
 }
+
+// SpeedRecord is where the emulator keeps a NIC function's nominal link
+// speed (Mb/s, one line) below the root, since the netdev's speed file reads
+// -1 while the link is down: run/drakit-emulator/nic/<address>/speed_mbps.
+// The renderer writes it for each PF, emulator/sriov for each VF it creates
+// (and removes it with the VF); emulator/fault reads it to bring a link up.
+func SpeedRecord(address string) string {
+	return filepath.Join("run/drakit-emulator/nic", address, "speed_mbps")
+}
+
+// SpeedRecordFile is the SpeedRecord entry of a function.
+func SpeedRecordFile(address string, speedMbps int) Entry {
+	return file(SpeedRecord(address), 0o644, fmt.Sprintf("%d\n", speedMbps))
+}

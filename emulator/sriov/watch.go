@@ -172,7 +172,7 @@ func (w *Watcher) handle(ctx context.Context, dir, addr string) {
 		if err := os.WriteFile(file, []byte(fmt.Sprintf("%d\n", current)), 0o644); err != nil {
 			logger.Error(err, "Restore sriov_numvfs", "numVFs", current)
 		}
-		logger.Error(r.Err, "Refused a write to sriov_numvfs; restored the current count", "value", value, "numVFs", current)
+		logger.Error(r.Err, "Refused a write to sriov_numvfs; restored the current count", "value", strings.TrimSpace(value), "numVFs", current)
 	} else {
 		r.NumVFs = n
 		logger.Info("Set the PF's VFs", "value", strings.TrimSpace(value), "numVFs", n, "previous", current)

@@ -13,13 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/utils/ptr"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 // migEnv is a plugin environment over a fake NVML with GPU 0 in MIG mode
@@ -339,16 +338,6 @@ func TestBuildResourcesMIGSlicesLimits(t *testing.T) {
 	}
 }
 
-// prepare prepares claims in one call.
-func prepare(t *testing.T, p *plugin, claims ...*resourceapi.ResourceClaim) map[types.UID]kubeletplugin.PrepareResult {
-	t.Helper()
-	res, err := p.PrepareResourceClaims(t.Context(), claims)
-	if err != nil {
-		t.Fatalf("PrepareResourceClaims: %v", err)
-	}
-	return res
-}
-
 func readSpec(t *testing.T, path string) cdispec.Spec {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -366,10 +355,10 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-3"))
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-3"))
 
 	for attempt := range 2 {
-		res := prepare(t, p, claim)[claim.UID]
+		res := harnesstest.Prepare(t, p, claim)[claim.UID]
 		if res.Err != nil {
 			t.Fatalf("prepare %d: %v", attempt, res.Err)
 		}
@@ -404,7 +393,7 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	}
 
 	for attempt := range 2 {
-		if err := unprepare(t, p, uidA)[uidA]; err != nil {
+		if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 			t.Fatalf("unprepare %d: %v", attempt, err)
 		}
 	}
@@ -414,8 +403,8 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("spec left after unprepare (stat: %v)", err)
 	}
-	if len(p.prepared) != 0 {
-		t.Errorf("checkpoint still lists %v", p.prepared)
+	if len(p.Prepared()) != 0 {
+		t.Errorf("checkpoint still lists %v", p.Prepared())
 	}
 }
 
@@ -423,8 +412,8 @@ func TestPrepareMIGRestart(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-3g40gb-0"))
-	if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-3g40gb-0"))
+	if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	// Restart: discovery now sees the driver's own instance; the GPU must
@@ -432,16 +421,16 @@ func TestPrepareMIGRestart(t *testing.T) {
 	// checkpoint.
 	env.discover(t)
 	p = env.plugin(t)
-	if _, ok := p.devices["gpu-0-mig-3g40gb-0"]; !ok {
-		t.Errorf("after a restart the partition device is no longer published; devices: %v", slices.Sorted(mapKeys(p.devices)))
+	if _, ok := p.hw.devices["gpu-0-mig-3g40gb-0"]; !ok {
+		t.Errorf("after a restart the partition device is no longer published; devices: %v", slices.Sorted(mapKeys(p.hw.devices)))
 	}
-	if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+	if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 		t.Fatalf("prepare after restart: %v", res.Err)
 	}
 	if env.nvml.giCreates != 1 {
 		t.Errorf("%d GIs created, want 1", env.nvml.giCreates)
 	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
+	if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 		t.Fatal(err)
 	}
 	if got := env.gis(t); len(got) != 0 {
@@ -471,25 +460,22 @@ func TestMIGOrphanCleanupOnStart(t *testing.T) {
 	gi2, _ := env.nvml.createGI(g, 14, 4)
 	env.nvml.createCI(g, gi2)
 	env.nvml.mu.Unlock()
-	cp := &checkpoint{path: env.pluginDir + "/" + checkpointFile}
 	rec := func(profileIndex, profileID, start, size, slices int, gi *int) *migRecord {
 		return &migRecord{ParentUUID: g.uuid, ParentMinor: 0, ProfileIndex: profileIndex, ProfileID: profileID, Start: start, Size: size, Slices: slices, GI: gi}
 	}
-	if err := cp.save(map[string]preparedClaim{
-		uidA: {Namespace: "test", Name: "a", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-1g10gb-0", MIG: rec(0, 19, 0, 1, 1, nil)}}},
-		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-2g20gb-4", MIG: rec(1, 14, 4, 2, 2, ptr.To(gi2.id))}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	saveCheckpoint(t, env.pluginDir, map[string]preparedClaim{
+		uidA: {Namespace: "test", Name: "a", Incomplete: true, Devices: []preparedDevice{recorded("gpu", "gpu-0-mig-1g10gb-0", rec(0, 19, 0, 1, 1, nil))}},
+		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{recorded("gpu", "gpu-0-mig-2g20gb-4", rec(1, 14, 4, 2, 2, ptr.To(gi2.id)))}},
+	})
 	env.discover(t)
 	p := env.plugin(t)
 	if got := env.gis(t); len(got) != 0 {
 		t.Errorf("orphans left after start: %v", got)
 	}
-	if len(p.prepared) != 0 {
-		t.Errorf("checkpoint still lists %v", p.prepared)
+	if len(p.Prepared()) != 0 {
+		t.Errorf("checkpoint still lists %v", p.Prepared())
 	}
-	if _, ok := p.devices["gpu-0-mig-1g10gb-0"]; !ok {
+	if _, ok := p.hw.devices["gpu-0-mig-1g10gb-0"]; !ok {
 		t.Error("the GPU whose orphans were destroyed is no longer published in dynamic mode")
 	}
 }
@@ -507,21 +493,17 @@ func TestMIGForeignInstancesMakeGPUStatic(t *testing.T) {
 	if got := env.gis(t); len(got) != 1 {
 		t.Fatalf("the foreign instance was touched: %v", got)
 	}
-	names := slices.Sorted(mapKeys(p.devices))
+	names := slices.Sorted(mapKeys(p.hw.devices))
 	if diff := cmp.Diff([]string{"gpu-0-mig-gi2-ci0", "gpu-1"}, names); diff != "" {
 		t.Fatalf("devices (-want +got):\n%s", diff)
 	}
-	res, err := p.resources()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range res.Pools[testNode].Slices {
+	for _, s := range p.Resources().Pools[testNode].Slices {
 		if len(s.SharedCounters) > 0 {
 			t.Errorf("a static MIG GPU got counter sets %v", s.SharedCounters)
 		}
 	}
-	claim := allocatedClaim("static", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-gi2-ci0"))
-	if r := prepare(t, p, claim)[claim.UID]; r.Err != nil {
+	claim := harnesstest.AllocatedClaim("static", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-gi2-ci0"))
+	if r := harnesstest.Prepare(t, p, claim)[claim.UID]; r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	spec := readSpec(t, env.specPath(uidA))
@@ -537,7 +519,7 @@ func TestMIGForeignInstancesMakeGPUStatic(t *testing.T) {
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("device nodes (-want +got):\n%s", diff)
 	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
+	if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 		t.Fatal(err)
 	}
 	if got := env.gis(t); len(got) != 1 {
@@ -556,11 +538,11 @@ func TestPrepareMIGInsufficientResources(t *testing.T) {
 	if ret != nvml.SUCCESS {
 		t.Fatal(ret)
 	}
-	ok := allocatedClaim("ok", uidB, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-5"))
-	bad := allocatedClaim("bad", uidA,
-		allocResult(testDriver, testNode, "a", "gpu-0-mig-1g10gb-4"),
-		allocResult(testDriver, testNode, "b", "gpu-0-mig-1g10gb-2"))
-	res := prepare(t, p, bad, ok)
+	ok := harnesstest.AllocatedClaim("ok", uidB, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-5"))
+	bad := harnesstest.AllocatedClaim("bad", uidA,
+		harnesstest.AllocResult(testDriver, testNode, "a", "gpu-0-mig-1g10gb-4"),
+		harnesstest.AllocResult(testDriver, testNode, "b", "gpu-0-mig-1g10gb-2"))
+	res := harnesstest.Prepare(t, p, bad, ok)
 	if !errors.Is(res[bad.UID].Err, ErrMIGPlacementBusy) {
 		t.Errorf("prepare of an overlapping placement: %v, want ErrMIGPlacementBusy", res[bad.UID].Err)
 	}
@@ -571,7 +553,7 @@ func TestPrepareMIGInsufficientResources(t *testing.T) {
 	if diff := cmp.Diff([]string{"gpu0/gi2 profile 9 at 0:4 cis 0", "gpu0/gi8 profile 19 at 5:1 cis 1"}, env.gis(t)); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
 	}
-	if _, ok := p.prepared[uidA]; ok {
+	if _, ok := p.Prepared()[uidA]; ok {
 		t.Error("the failed claim is checkpointed")
 	}
 	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
@@ -583,10 +565,10 @@ func TestPrepareMIGAdminAccessRejected(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	r := allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-0")
+	r := harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-0")
 	r.AdminAccess = ptr.To(true)
-	claim := allocatedClaim("admin", uidA, r)
-	if err := prepare(t, p, claim)[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "admin access") {
+	claim := harnesstest.AllocatedClaim("admin", uidA, r)
+	if err := harnesstest.Prepare(t, p, claim)[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "admin access") {
 		t.Errorf("prepare with admin access on a partition: %v", err)
 	}
 	if got := env.gis(t); len(got) != 0 {

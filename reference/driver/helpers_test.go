@@ -95,6 +95,15 @@ func (r *testRoot) mknod(t *testing.T, name string, minor int) {
 	}
 }
 
+func builtinProfile(t testing.TB, name string) *profile.Profile {
+	t.Helper()
+	p, err := profile.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // renderProfile renders p with the emulator's NVML shim into a new emulator
 // root and returns the root. It skips the test where rendering cannot create
 // the device nodes (no CAP_MKNOD).

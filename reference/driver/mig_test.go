@@ -125,7 +125,7 @@ func TestMIGProfileName(t *testing.T) {
 		{nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, 1, 4864, a100, "1g.5gb-me"},
 		{nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX, 2, 9856, a100, "2g.10gb+gfx"},
 	} {
-		got := migProfileName(tc.index, nvml.GpuInstanceProfileInfo{SliceCount: tc.slices, MemorySizeMB: tc.mb}, tc.total)
+		got := MIGProfileName(tc.index, nvml.GpuInstanceProfileInfo{SliceCount: tc.slices, MemorySizeMB: tc.mb}, tc.total)
 		if got != tc.want {
 			t.Errorf("profile index %d, %d MiB of %d bytes: got %q, want %q", tc.index, tc.mb, tc.total, got, tc.want)
 		}

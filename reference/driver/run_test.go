@@ -137,7 +137,7 @@ func TestRunStartupErrors(t *testing.T) {
 	}{
 		{"invalid config", func(c *Config) { c.NodeName = "" }, staticDiscoverer{testInventory()}, "NodeName is required"},
 		{"no registrar dir", func(c *Config) { c.KubeletRegistrarDir = "/nonexistent/plugins_registry" }, staticDiscoverer{testInventory()},
-			"kubelet registrar directory /nonexistent/plugins_registry does not exist"},
+			"find kubelet registrar directory /nonexistent/plugins_registry: not a directory"},
 		{"discovery fails", func(*Config) {}, failingDiscoverer{}, "discover GPUs: initialize NVML: Driver Not Loaded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,15 +37,10 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(cfg.KubeletRegistrarDir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("find kubelet registrar directory %s: not a directory (is the kubelet running with this root directory?)", cfg.KubeletRegistrarDir)
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
 	pluginDir := cfg.EffectiveKubeletPluginDir()
-	for _, dir := range []string{pluginDir, cfg.StateDir} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create directory %s: %w", dir, err)
-		}
-	}
 	n := newNode(cfg)
 	if err := writeDeviceDirs(cfg.StateDir, n.devices); err != nil {
 		return err

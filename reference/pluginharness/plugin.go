@@ -55,9 +55,11 @@ type Config struct {
 
 	// Client is the client of the cluster the pool is published to.
 	Client kubernetes.Interface
-	// RegistrarDir is the kubelet's plugin registration directory.
+	// RegistrarDir is the kubelet's plugin registration directory; it
+	// must exist.
 	RegistrarDir string
-	// PluginDir is the directory of the DRA gRPC socket.
+	// PluginDir is the directory of the DRA gRPC socket. Created when
+	// missing.
 	PluginDir string
 	// Republish, when positive, is how often the pool is handed to the
 	// ResourceSlice controller again (it retries what the API server

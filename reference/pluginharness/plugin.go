@@ -140,9 +140,6 @@ func (p *Plugin[D, P]) Prepared() map[string]Claim[D] {
 	return maps.Clone(p.prepared)
 }
 
-// SpecPath is the host path of a claim's CDI spec.
-func (p *Plugin[D, P]) SpecPath(claimUID string) string { return p.specs.path(claimUID) }
-
 // PrepareResourceClaims prepares each claim on its own; see the package
 // documentation for the contract.
 func (p *Plugin[D, P]) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {

@@ -354,8 +354,9 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Tags = "@kep-4381"
 			cfg.Concurrency = concurrency
-			cfg.PartitionClassName = "" // the fake node has no MIG: those scenarios must skip
-			cfg.DriverPodSelector = ""  // nor driver pods to restart
+			cfg.PartitionClassName = ""   // the fake node has no MIG: those scenarios must skip
+			cfg.DriverPodSelector = ""    // nor driver pods to restart
+			cfg.PCIeRootPeerClasses = nil // nor another driver
 			res, out := runOnFakeNode(t, cfg)
 			judged := 0
 			for _, sr := range res.Scenarios {

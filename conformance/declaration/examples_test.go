@@ -22,7 +22,7 @@ func TestExamplesLoad(t *testing.T) {
 			t.Errorf("example %s: %v", f, err)
 		}
 	}
-	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-driver.yaml"}; !slices.Equal(names, want) {
+	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-driver.yaml", "reference-nic-driver.yaml"}; !slices.Equal(names, want) {
 		t.Errorf("examples %v, want %v", names, want)
 	}
 }
@@ -110,5 +110,29 @@ func TestEnvOnlyDriverExample(t *testing.T) {
 		if d.Claimed(c.Name) {
 			t.Errorf("claims %s", c)
 		}
+	}
+}
+
+// The reference NIC driver's declaration: VFs are its whole devices, PF
+// bandwidth shares its shared kind, the GPUs their PCIe root peers.
+func TestReferenceNICDriverExample(t *testing.T) {
+	t.Parallel()
+	d, err := Load(filepath.Join(examplesDir, "reference-nic-driver.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.KitSettings()
+	if s.DeviceClassName != "vf.nic.drakit.dev" || s.SharedDeviceClassName != "nic.drakit.dev" || s.SharedCapacity != "bandwidth" ||
+		s.SharedIdentityAttribute != "resource.kubernetes.io/pciBusID" || !slices.Equal(s.PCIeRootPeerClasses, []string{"gpu.drakit.dev"}) {
+		t.Errorf("settings %+v", s)
+	}
+	for _, c := range []CapabilityName{CapabilityConsumableCapacity, CapabilityDeviceStatus, CapabilityNUMANodeAttribute} {
+		if !d.Claimed(c) {
+			t.Errorf("%s not claimed", c)
+		}
+	}
+	name, err := d.DeviceKinds[0].Identity.Env.ExpandName(DeviceValues{Name: "nic-0000-0c-00-0-vf1", Identity: "0000:0c:00.2"})
+	if err != nil || name != "DRAKIT_DEVICE_NIC_0000_0C_00_0_VF1_PCI_ADDRESS" {
+		t.Errorf("variable name %q, %v", name, err)
 	}
 }

@@ -25,6 +25,7 @@ func TestKitSettings(t *testing.T) {
 			Observers:           []string{"cdi", "env", "deviceNodes", "nvml"},
 			PCIVendor:           "10de",
 			PCIClass:            "0302",
+			PCIeRootPeerClasses: []string{"vf.nic.drakit.dev"},
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.

@@ -5,7 +5,7 @@ Feature: KEP-4381 structured parameters: a pre-created partition is a device lik
   exactly that partition; with the nvml observer, NVML shows it under its GPU with the published
   identity, profile and memory, with its capability nodes.
 
-  @kep-4381 @extended
+  @kep-4381 @extended @pre-created
   Scenario: A claim for a pre-created partition gets exactly that partition
     Given the driver's DeviceClass exists
     And the driver publishes pre-created partitions

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,55 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
-	"tags.cncf.io/container-device-interface/pkg/parser"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Paths inside containers (docs/architecture.md).
 const (
 	containerNVMLPath  = "/usr/lib/x86_64-linux-gnu/" + NVMLLibraryName
 	containerStatePath = "/run/drakit-emulator/nvml.state"
-	cdiClass           = "claim"
 )
-
-// cdiSpecs writes and removes the per-claim CDI specs.
-type cdiSpecs struct {
-	dir        string
-	vendor     string // k8s.<driver name>
-	driverRoot string // host path
-	nvmlLib    string // host path of the real NVML library file
-	cache      *cdiapi.Cache
-}
-
-func newCDISpecs(dir, driverName, driverRoot, nvmlLib string) (*cdiSpecs, error) {
-	vendor := "k8s." + driverName
-	if err := parser.ValidateVendorName(vendor); err != nil {
-		return nil, fmt.Errorf("derive CDI vendor from driver name %s: %w", driverName, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create CDI directory: %w", err)
-	}
-	// Only WriteSpec/RemoveSpec are used: no watcher, no refresh needed.
-	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
-	if err != nil {
-		return nil, fmt.Errorf("create CDI cache for %s: %w", dir, err)
-	}
-	return &cdiSpecs{dir: dir, vendor: vendor, driverRoot: driverRoot, nvmlLib: nvmlLib, cache: cache}, nil
-}
-
-// kind is the spec kind, k8s.<driver name>/claim.
-func (c *cdiSpecs) kind() string { return c.vendor + "/" + cdiClass }
-
-// specName is the file name (in the CDI directory) of a claim's spec.
-func (c *cdiSpecs) specName(claimUID string) string {
-	return cdiapi.GenerateTransientSpecName(c.vendor, cdiClass, claimUID) + ".json"
-}
-
-// deviceID is the fully qualified CDI device ID of one device of a claim.
-func (c *cdiSpecs) deviceID(claimUID, device string) string {
-	return parser.QualifiedName(c.vendor, cdiClass, claimUID+"-"+device)
-}
 
 // envName is DRAKIT_DEVICE_<DEVICE>: upper case, '-' → '_'.
 func envName(device string) string {
@@ -73,71 +35,92 @@ type cdiDevice struct {
 	nodes []string
 }
 
-// spec builds a claim's spec; devs must not be empty and not repeat a device.
-func (c *cdiSpecs) spec(claimUID string, devs []cdiDevice) (*cdispec.Spec, error) {
-	spec := &cdispec.Spec{
-		Kind: c.kind(),
-		ContainerEdits: cdispec.ContainerEdits{
-			DeviceNodes: []*cdispec.DeviceNode{{
-				Path:     "/dev/nvidiactl",
-				HostPath: filepath.Join(c.driverRoot, "dev", "nvidiactl"),
-			}},
-			Mounts: []*cdispec.Mount{{
-				HostPath:      c.nvmlLib,
-				ContainerPath: containerNVMLPath,
-				Options:       []string{"ro", "nosuid", "nodev", "bind"},
-			}},
-		},
+// Edits are the claim's CDI edits: per device its /dev/nvidia<minor> (the
+// parent's for a MIG device), a MIG device's GI and CI capability nodes,
+// and DRAKIT_DEVICE_<DEVICE> with its UUID; for the whole spec
+// /dev/nvidiactl, the NVML library and, below an emulator root, the NVML
+// state's directory.
+func (h *hardware) Edits(_ context.Context, _ string, claim preparedClaim) (pluginharness.Edits, error) {
+	var devs []cdiDevice
+	seen := map[string]bool{}
+	for _, pd := range claim.Devices {
+		if seen[pd.Device] {
+			continue
+		}
+		seen[pd.Device] = true
+		if rec := pd.MIG; rec != nil {
+			if !rec.ready() {
+				return pluginharness.Edits{}, fmt.Errorf("device %s: %s was not created", pd.Device, rec)
+			}
+			devs = append(devs, cdiDevice{name: pd.Device, uuid: rec.UUID, nodes: migNodes(rec.ParentMinor, rec.GICapMinor, rec.CICapMinor)})
+			continue
+		}
+		d, ok := h.devices[pd.Device]
+		if !ok {
+			return pluginharness.Edits{}, fmt.Errorf("device %s is not on this node", pd.Device)
+		}
+		switch d.Kind {
+		case kindGPU:
+			devs = append(devs, cdiDevice{name: d.Name, uuid: d.GPU.UUID, nodes: []string{fmt.Sprintf("nvidia%d", d.GPU.Minor)}})
+		case kindMIGStatic:
+			inst := d.Instance
+			devs = append(devs, cdiDevice{name: d.Name, uuid: inst.UUID, nodes: migNodes(d.GPU.Minor, inst.GICapMinor, inst.CICapMinor)})
+		default:
+			return pluginharness.Edits{}, fmt.Errorf("device %s: MIG partition without a MIG device record", pd.Device)
+		}
 	}
+	if len(devs) == 0 {
+		return pluginharness.Edits{}, nil
+	}
+	return cdiEdits(h.driverRoot, h.nvmlLib, devs)
+}
+
+func migNodes(parentMinor, giCap, ciCap int) []string {
+	return []string{
+		fmt.Sprintf("nvidia%d", parentMinor),
+		fmt.Sprintf("nvidia-caps/nvidia-cap%d", giCap),
+		fmt.Sprintf("nvidia-caps/nvidia-cap%d", ciCap),
+	}
+}
+
+// cdiEdits builds the edits of devs (not empty, no device twice): host
+// paths below driverRoot, the NVML library file nvmlLib.
+func cdiEdits(driverRoot, nvmlLib string, devs []cdiDevice) (pluginharness.Edits, error) {
+	e := pluginharness.Edits{Claim: cdispec.ContainerEdits{
+		DeviceNodes: []*cdispec.DeviceNode{{
+			Path:     "/dev/nvidiactl",
+			HostPath: filepath.Join(driverRoot, "dev", "nvidiactl"),
+		}},
+		Mounts: []*cdispec.Mount{{
+			HostPath:      nvmlLib,
+			ContainerPath: containerNVMLPath,
+			Options:       []string{"ro", "nosuid", "nodev", "bind"},
+		}},
+	}}
 	// The state file exists only below an emulator root. Its directory is
 	// mounted, not the file: the emulator replaces the file by renaming a
 	// new one over it, which a file bind mount would not show to a running
 	// container.
-	state := filepath.Join(c.driverRoot, containerStatePath)
+	state := filepath.Join(driverRoot, containerStatePath)
 	switch _, err := os.Stat(state); {
 	case err == nil:
-		spec.ContainerEdits.Mounts = append(spec.ContainerEdits.Mounts, &cdispec.Mount{
+		e.Claim.Mounts = append(e.Claim.Mounts, &cdispec.Mount{
 			HostPath:      filepath.Dir(state),
 			ContainerPath: path.Dir(containerStatePath),
 			Options:       []string{"ro", "nosuid", "nodev", "bind"},
 		})
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("stat NVML state file: %w", err)
+		return pluginharness.Edits{}, fmt.Errorf("stat NVML state file: %w", err)
 	}
 	for _, d := range devs {
 		edits := cdispec.ContainerEdits{Env: []string{envName(d.name) + "=" + d.uuid}}
 		for _, n := range d.nodes {
 			edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{
 				Path:     "/dev/" + n,
-				HostPath: filepath.Join(c.driverRoot, "dev", filepath.FromSlash(n)),
+				HostPath: filepath.Join(driverRoot, "dev", filepath.FromSlash(n)),
 			})
 		}
-		spec.Devices = append(spec.Devices, cdispec.Device{Name: claimUID + "-" + d.name, ContainerEdits: edits})
+		e.Devices = append(e.Devices, pluginharness.DeviceEdits{Device: d.name, Edits: edits})
 	}
-	v, err := cdispec.MinimumRequiredVersion(spec)
-	if err != nil {
-		return nil, fmt.Errorf("determine CDI version: %w", err)
-	}
-	spec.Version = v
-	return spec, nil
-}
-
-// write writes (or overwrites, atomically) the claim's spec.
-func (c *cdiSpecs) write(claimUID string, devs []cdiDevice) error {
-	spec, err := c.spec(claimUID, devs)
-	if err != nil {
-		return err
-	}
-	if err := c.cache.WriteSpec(spec, c.specName(claimUID)); err != nil {
-		return fmt.Errorf("write CDI spec %s: %w", filepath.Join(c.dir, c.specName(claimUID)), err)
-	}
-	return nil
-}
-
-// remove deletes the claim's spec; a missing spec is not an error.
-func (c *cdiSpecs) remove(claimUID string) error {
-	if err := c.cache.RemoveSpec(c.specName(claimUID)); err != nil {
-		return fmt.Errorf("remove CDI spec %s: %w", filepath.Join(c.dir, c.specName(claimUID)), err)
-	}
-	return nil
+	return e, nil
 }

@@ -6,10 +6,8 @@ import (
 	"os"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
-	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Run discovers the GPUs, starts the kubelet plugin, publishes the node's
@@ -19,7 +17,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	client, err := newClient(cfg.Kubeconfig)
+	client, err := pluginharness.NewClient(cfg.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -30,31 +28,10 @@ func Run(ctx context.Context, cfg Config) error {
 	return run(ctx, cfg, client, disc, lib, &migOps{lib: disc.NVML, minorsPath: disc.MIGMinorsPath})
 }
 
-func newClient(kubeconfig string) (kubernetes.Interface, error) {
-	var (
-		rc  *rest.Config
-		err error
-	)
-	if kubeconfig == "" {
-		rc, err = rest.InClusterConfig()
-	} else {
-		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load Kubernetes client configuration (kubeconfig %q): %w", kubeconfig, err)
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("create Kubernetes client: %w", err)
-	}
-	return client, nil
-}
-
 // run is Run with its dependencies injected; nvmlLib is the host path of the
 // NVML library that CDI specs mount into containers, mig creates and
 // destroys dynamic MIG devices.
 func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Discoverer, nvmlLib string, mig *migOps) error {
-	logger := klog.FromContext(ctx)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -65,58 +42,37 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
 		return fmt.Errorf("create plugin directory: %w", err)
 	}
-
-	inv, err := disc.Discover(ctx)
-	if err != nil {
-		return fmt.Errorf("discover GPUs: %w", err)
-	}
-	cdi, err := newCDISpecs(cfg.CDIDir, cfg.DriverName, cfg.DriverRoot, nvmlLib)
-	if err != nil {
-		return err
-	}
-
-	parent := ctx
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	p, err := newPlugin(ctx, pluginOptions{
+	hw := &hardware{
 		driverName:     cfg.DriverName,
 		poolName:       cfg.NodeName,
-		inventory:      inv,
-		pluginDir:      pluginDir,
-		cdi:            cdi,
+		disc:           disc,
+		driverRoot:     cfg.DriverRoot,
+		nvmlLib:        nvmlLib,
 		mig:            mig,
 		partitionAlpha: cfg.PartitionableAlpha,
-		fatal:          stop,
-	})
-	if err != nil {
-		return err
 	}
-	resources, err := p.resources()
-	if err != nil {
-		return fmt.Errorf("build ResourceSlices: %w", err)
+	hcfg := harnessConfig(cfg.DriverName, cfg.NodeName, pluginDir, cfg.CDIDir)
+	hcfg.Client = client
+	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
+	hcfg.PluginDir = pluginDir
+	hcfg.RunningLog = func() []any {
+		return []any{"gpus", len(hw.inventory.GPUs), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir,
+			"cdiDir", cfg.CDIDir, "driverRoot", cfg.DriverRoot}
 	}
-	helper, err := kubeletplugin.Start(ctx, p,
-		kubeletplugin.DriverName(cfg.DriverName),
-		kubeletplugin.NodeName(cfg.NodeName),
-		kubeletplugin.KubeClient(client),
-		kubeletplugin.RegistrarDirectoryPath(cfg.KubeletRegistrarDir),
-		kubeletplugin.PluginDataDirectoryPath(pluginDir),
-		kubeletplugin.HealthService(false),
-	)
-	if err != nil {
-		return fmt.Errorf("start kubelet plugin: %w", err)
-	}
-	defer helper.Stop()
-	if err := helper.PublishResources(ctx, resources); err != nil {
-		return fmt.Errorf("publish ResourceSlices: %w", err)
-	}
-	logger.Info("Driver running", "driver", cfg.DriverName, "node", cfg.NodeName, "gpus", len(inv.GPUs),
-		"registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir, "cdiDir", cfg.CDIDir, "driverRoot", cfg.DriverRoot)
+	return pluginharness.Run[preparedDevice](ctx, hw, hcfg)
+}
 
-	<-ctx.Done()
-	if parent.Err() == nil {
-		return context.Cause(ctx) // a fatal error from HandleError
+// harnessConfig is the plugin's configuration: the checkpoint in the
+// plugin directory, with a checksum, and the MIG wording of the start-up
+// cleanup.
+func harnessConfig(driverName, nodeName, pluginDir, cdiDir string) pluginharness.Config {
+	return pluginharness.Config{
+		DriverName:        driverName,
+		NodeName:          nodeName,
+		CDIDir:            cdiDir,
+		CheckpointDir:     pluginDir,
+		CheckpointVersion: checkpointVersion,
+		Checksum:          true,
+		UndoneLog:         "Destroyed the MIG devices of an unfinished prepare",
 	}
-	logger.Info("Driver stopping")
-	return nil
 }

@@ -1,0 +1,107 @@
+package pluginharness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+)
+
+// Run creates the plugin (New, with a Fatal of its own), starts the kubelet
+// plugin helper, publishes the pool and serves until ctx is canceled (then
+// it returns nil) or a fatal error stops it (then it returns that error).
+func Run[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) error {
+	logger := klog.FromContext(ctx)
+	parent := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	cfg.Fatal = stop
+	p, err := New[D, P](ctx, drv, cfg)
+	if err != nil {
+		return err
+	}
+	helper, err := kubeletplugin.Start(ctx, p,
+		kubeletplugin.DriverName(cfg.DriverName),
+		kubeletplugin.NodeName(cfg.NodeName),
+		kubeletplugin.KubeClient(cfg.Client),
+		kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir),
+		kubeletplugin.PluginDataDirectoryPath(cfg.PluginDir),
+		kubeletplugin.HealthService(false),
+	)
+	if err != nil {
+		return fmt.Errorf("start kubelet plugin: %w", err)
+	}
+	defer helper.Stop()
+	resources := p.Resources()
+	if err := helper.PublishResources(ctx, resources); err != nil {
+		return fmt.Errorf("publish ResourceSlices: %w", err)
+	}
+	running := []any{"driver", cfg.DriverName, "node", cfg.NodeName}
+	if cfg.RunningLog != nil {
+		running = append(running, cfg.RunningLog()...)
+	}
+	logger.Info("Driver running", running...)
+
+	if cfg.Republish > 0 {
+		republishUntilDone(ctx, helper, resources, cfg.Republish)
+	} else {
+		<-ctx.Done()
+	}
+	if parent.Err() == nil {
+		return context.Cause(ctx) // a fatal error from HandleError
+	}
+	logger.Info("Driver stopping")
+	return nil
+}
+
+// publisher is what republishUntilDone needs of the kubelet plugin helper.
+type publisher interface {
+	PublishResources(ctx context.Context, resources resourceslice.DriverResources) error
+}
+
+// republishUntilDone hands resources to pub every interval until ctx ends.
+// An unchanged pool costs the ResourceSlice controller a comparison with
+// its informer's slices, no API call.
+func republishUntilDone(ctx context.Context, pub publisher, resources resourceslice.DriverResources, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := pub.PublishResources(ctx, resources); err != nil {
+				klog.FromContext(ctx).Error(err, "Publishing ResourceSlices again failed")
+			}
+		}
+	}
+}
+
+// NewClient returns a client from the kubeconfig file at kubeconfig, or
+// from the in-cluster configuration (service account,
+// KUBERNETES_SERVICE_HOST/PORT) when it is empty.
+func NewClient(kubeconfig string) (kubernetes.Interface, error) {
+	var (
+		rc  *rest.Config
+		err error
+	)
+	if kubeconfig == "" {
+		rc, err = rest.InClusterConfig()
+	} else {
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load Kubernetes client configuration (kubeconfig %q): %w", kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("create Kubernetes client: %w", err)
+	}
+	return client, nil
+}

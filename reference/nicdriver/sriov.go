@@ -104,17 +104,25 @@ func (s sysfs) setNumVFs(ctx context.Context, pf string, n int, timeout time.Dur
 	if err := s.writeNumVFs(pf, n); err != nil {
 		return err
 	}
-	var last vfState
+	var (
+		last    vfState
+		lastErr error
+	)
 	return waitFor(ctx, timeout,
 		func() (bool, error) {
+			// Read again after an error: VFs come and go while sysfs
+			// is read.
 			st, err := s.vfState(pf)
-			if err != nil {
-				return false, err
+			if lastErr = err; err != nil {
+				return false, nil
 			}
 			last = st
 			return st.complete(n), nil
 		},
 		func() error {
+			if lastErr != nil {
+				return fmt.Errorf("PF %s: wrote %d to sriov_numvfs; after %s: %w", pf, n, timeout, lastErr)
+			}
 			return fmt.Errorf("PF %s: wrote %d to sriov_numvfs; after %s it reads %d and %d VFs (virtfn links) exist "+
 				"(a count the PF refuses is restored: the kernel allows a new non-zero count only after 0, and at most sriov_totalvfs)",
 				pf, n, timeout, last.numVFs, len(last.links))

@@ -289,6 +289,9 @@ func (s sysfs) virtfnLinks(pf string) (map[int]string, error) {
 			return nil, fmt.Errorf("PCI device %s: %s is not virtfn<index>", pf, e.Name())
 		}
 		target, err := os.Readlink(s.pciPath(pf, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a VF going away
+		}
 		if err != nil {
 			return nil, fmt.Errorf("PCI device %s: read %s: %w", pf, e.Name(), err)
 		}

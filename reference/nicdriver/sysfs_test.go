@@ -258,7 +258,9 @@ func (s *fakeSysfs) tick() {
 		}
 		cur := s.applied[bdf]
 		text := strings.TrimSpace(string(data))
-		if text == strconv.Itoa(cur) {
+		// Empty: a write between its truncate and its data (`echo n >`
+		// opens with O_TRUNC, then writes).
+		if text == strconv.Itoa(cur) || text == "" {
 			continue
 		}
 		n, err := strconv.Atoi(text)

@@ -265,9 +265,8 @@ func (p *plugin) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	known := map[types.UID]bool{}
 	prepared := p.inner.Prepared()
 	for _, c := range claims {
-		_, vf := prepared[string(c.UID)]
-		_, sh := p.shares.claims[string(c.UID)]
-		known[c.UID] = vf || sh
+		// Only claims with devices of this driver have entries to remove.
+		known[c.UID] = len(prepared[string(c.UID)].Devices) > 0 || len(p.shares.claims[string(c.UID)].Devices) > 0
 	}
 	result, err := p.inner.UnprepareResourceClaims(ctx, claims)
 	if err != nil {

@@ -510,3 +510,27 @@ func TestVFEditsNeedTheVF(t *testing.T) {
 		t.Errorf("Edits = %v", err)
 	}
 }
+
+// TestPrepareCanceled: a prepare whose context ends (the kubelet's call
+// timeout) while it waits for the VFs says so and leaves nothing behind.
+func TestPrepareCanceled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.start(t)
+	e.fs.setPaused(true)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	claim := harnesstest.AllocatedClaim("a", uidA, vfResult("vf", pf0Dv+"-vf0"))
+	res, err := p.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "stopped waiting: context deadline exceeded") {
+		t.Fatalf("prepare: %v, want it stopped by the deadline", err)
+	}
+	e.fs.setPaused(false)
+	time.Sleep(50 * time.Millisecond) // the kernel would apply a stale write now
+	if e.fs.numVFs(pf0) != "0" || len(e.vfLinks(t, pf0)) != 0 || len(e.checkpoint(t)) != 0 {
+		t.Errorf("after the canceled prepare: sriov_numvfs %s, links %v, checkpoint %v", e.fs.numVFs(pf0), e.vfLinks(t, pf0), e.checkpoint(t))
+	}
+}

@@ -72,9 +72,10 @@ func (st vfState) complete(n int) bool {
 }
 
 // waitFor polls cond until it is true, ctx ends or timeout passes; on
-// timeout it returns describe's error wrapped in ErrVFTimeout.
-func waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error), describe func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// timeout it returns describe's error wrapped in ErrVFTimeout, when ctx
+// ends first ctx's error with describe's.
+func waitFor(parent context.Context, timeout time.Duration, cond func() (bool, error), describe func() error) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
@@ -90,6 +91,9 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, erro
 		case <-ctx.Done():
 			if ok, err := cond(); err != nil || ok {
 				return err
+			}
+			if err := parent.Err(); err != nil {
+				return fmt.Errorf("%w (stopped waiting: %w)", describe(), err)
 			}
 			return fmt.Errorf("%w: %w", ErrVFTimeout, describe())
 		case <-t.C:

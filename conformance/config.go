@@ -136,6 +136,19 @@ type Config struct {
 	// deviceNodes, mounts, nvml). Steps of an undeclared observer skip,
 	// with the reason: the NVML and NVIDIA device node checks need nvml.
 	Observers []string
+	// SharedDeviceClassName is the DeviceClass of the driver's shared
+	// devices (KEP-5075: allowMultipleAllocations), SharedIdentityAttribute
+	// their identity attribute (as UUIDAttribute) and SharedCapacity the
+	// consumable capacity claims share (bare name or domain/name). Empty
+	// class: the KEP-5075 scenarios have no devices to share and skip.
+	SharedDeviceClassName   string
+	SharedIdentityAttribute string
+	SharedCapacity          string
+	// PCIeRootPeerClasses are DeviceClasses of other drivers whose devices
+	// sit below the same PCIe root complexes as the driver's whole devices
+	// (declaration deviceKinds[].pcieRootPeers). Empty: the alignment
+	// scenarios skip.
+	PCIeRootPeerClasses []string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.
@@ -150,7 +163,7 @@ type Config struct {
 	// scenario.
 	Tags string
 	// Profile restricts the run to the scenarios of one conformance profile
-	// (report.ProfileNames: core, partitionable, alpha) that Tags selects;
+	// (report.ProfileNames: core, partitionable, consumable-capacity, device-status, alpha) that Tags selects;
 	// empty runs every profile.
 	Profile string
 	// FailOnSkip makes a skipped scenario fail the run, for drivers that
@@ -278,6 +291,26 @@ func (c Config) Validate() error {
 	if c.MemoryCapacity != "" {
 		if err := validateAttributeName(c.MemoryCapacity); err != nil {
 			bad("MemoryCapacity", "%v", err)
+		}
+	}
+	if c.SharedDeviceClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.SharedDeviceClassName); len(msgs) > 0 {
+			bad("SharedDeviceClassName", "%q is not a DNS subdomain: %s", c.SharedDeviceClassName, strings.Join(msgs, "; "))
+		}
+		for _, a := range []struct{ field, flag, val string }{
+			{"SharedIdentityAttribute", "--shared-identity-attribute", c.SharedIdentityAttribute},
+			{"SharedCapacity", "--shared-capacity", c.SharedCapacity},
+		} {
+			if a.val == "" {
+				bad(a.field, "required with a SharedDeviceClassName (%s, or deviceKinds[].sharedCapacity of a declaration)", a.flag)
+			} else if err := validateAttributeName(a.val); err != nil {
+				bad(a.field, "%v", err)
+			}
+		}
+	}
+	for _, peer := range c.PCIeRootPeerClasses {
+		if msgs := validation.IsDNS1123Subdomain(peer); len(msgs) > 0 {
+			bad("PCIeRootPeerClasses", "%q is not a DNS subdomain: %s", peer, strings.Join(msgs, "; "))
 		}
 	}
 	if err := validateCapabilities(c.Capabilities); err != nil {

@@ -24,13 +24,18 @@ const (
 	fieldDriverVersion       = "DriverVersion"
 	fieldPCIVendor           = "PCIVendor"
 	fieldPCIClass            = "PCIClass"
+	fieldSharedClassName     = "SharedDeviceClassName"
+	fieldSharedIdentity      = "SharedIdentityAttribute"
+	fieldSharedCapacity      = "SharedCapacity"
+	fieldPCIeRootPeerClasses = "PCIeRootPeerClasses"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
 func DeclaredFields() []string {
 	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
-		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass}
+		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass,
+		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -61,6 +66,12 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldPCIClass, &c.PCIClass, s.PCIClass)
 	set(fieldDriverNamespace, &c.DriverNamespace, s.DriverNamespace)
 	set(fieldDriverPodSelector, &c.DriverPodSelector, s.DriverPodSelector)
+	set(fieldSharedClassName, &c.SharedDeviceClassName, s.SharedDeviceClassName)
+	set(fieldSharedIdentity, &c.SharedIdentityAttribute, s.SharedIdentityAttribute)
+	set(fieldSharedCapacity, &c.SharedCapacity, s.SharedCapacity)
+	if !explicit(fieldPCIeRootPeerClasses) {
+		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
+	}
 	if !explicit(fieldHardware) {
 		c.Hardware = s.Hardware
 	}

@@ -30,6 +30,7 @@ type scenarioNeeds struct {
 	roles                     map[inventory.Role]bool
 	preCreatedAtLeast         int
 	preCreatedNamed           map[string]bool
+	shared                    int
 	exclusive                 bool
 }
 
@@ -44,6 +45,7 @@ func (n *scenarioNeeds) demand() inventory.Demand {
 		SameAttribute: n.sameAttribute,
 		Partitionable: max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
 		PreCreated:    max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
+		Shared:        n.shared,
 		Exclusive:     n.exclusive,
 	}
 	for _, r := range inventory.Roles() {
@@ -72,6 +74,8 @@ func needsWhole(atLeast bool, countArg int) func(*scenarioNeeds, []string) {
 func needsOneWhole(n *scenarioNeeds, _ []string) { n.wholeClaims++ }
 
 func needsExclusive(n *scenarioNeeds, _ []string) { n.exclusive = true }
+
+func needsShared(n *scenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
 
 func needsRole(n *scenarioNeeds, role string) {
 	if r, err := inventory.ParseRole(role); err == nil {
@@ -148,12 +152,22 @@ func (w *world) inventoryDevices(ctx context.Context) ([]inventory.Device, error
 			return nil, err
 		}
 	}
+	var shared []publishedDevice
+	if w.cfg.SharedDeviceClassName != "" {
+		// As with partitions: the KEP-5075 steps say that it is missing.
+		if shared, err = w.classDevices(ctx, w.cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+			return nil, err
+		}
+	}
 	var out []inventory.Device
 	for _, d := range whole {
 		out = append(out, w.inventoryDevice(d, inventory.KindWhole))
 	}
 	for _, d := range parts {
 		out = append(out, w.inventoryDevice(d, inventory.KindPartition))
+	}
+	for _, d := range shared {
+		out = append(out, w.inventoryDevice(d, inventory.KindShared))
 	}
 	return out, nil
 }
@@ -174,7 +188,11 @@ func (w *world) inventoryDevice(d publishedDevice, kind inventory.Kind) inventor
 		domain, id := observe.SplitAttribute(w.cfg.DriverName, string(name))
 		attrs[resourceapi.QualifiedName(domain+"/"+id)] = a
 	}
-	dev := inventory.Device{Kind: kind, Pool: d.Pool, Name: d.Name, Identity: str(w.cfg.UUIDAttribute), Attributes: attrs, Consumes: d.Consumes}
+	identity := w.cfg.UUIDAttribute
+	if kind == inventory.KindShared {
+		identity = w.cfg.SharedIdentityAttribute
+	}
+	dev := inventory.Device{Kind: kind, Pool: d.Pool, Name: d.Name, Identity: str(identity), Attributes: attrs, Consumes: d.Consumes}
 	if kind == inventory.KindPartition {
 		dev.Parent, dev.Profile = str(w.cfg.ParentUUIDAttribute), str(w.cfg.ProfileAttribute)
 	}
@@ -214,8 +232,8 @@ func (w *world) leasedUnits(ctx context.Context) []inventory.Unit {
 }
 
 // leaseSelectors restrict the requests of a claim for the driver's classes
-// to the scenario's leased devices: whole devices by their identity,
-// partitions by their parent's. Claims of a scenario that holds no lease
+// to the scenario's leased devices: whole and shared devices by their
+// identity, partitions by their parent's. Claims of a scenario that holds no lease
 // are left alone.
 func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 	if w.lease == nil || len(w.lease.Units) == 0 {
@@ -236,6 +254,8 @@ func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 			return inListSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, identities)
 		case class != "" && class == w.cfg.PartitionClassName:
 			return inListSelector(w.cfg.DriverName, w.cfg.ParentUUIDAttribute, parents)
+		case class != "" && class == w.cfg.SharedDeviceClassName:
+			return inListSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
 		}
 		return ""
 	}

@@ -70,7 +70,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version}
+	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
+		impersonate: impersonator(restCfg)}
 	return s.run(ctx)
 }
 
@@ -140,6 +141,9 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	if cfg.PartitionClassName != "" {
 		kinds = append(kinds, report.DeviceKind{Name: "partitions", DeviceClass: cfg.PartitionClassName})
 	}
+	if cfg.SharedDeviceClassName != "" {
+		kinds = append(kinds, report.DeviceKind{Name: "shared devices", DeviceClass: cfg.SharedDeviceClassName})
+	}
 	in := report.Input{Driver: cfg.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
 		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
 	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res) }); err != nil {
@@ -178,6 +182,20 @@ func writeFile(path string, render func(io.Writer) error) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	return nil
+}
+
+// impersonator makes clients that act as another identity through the
+// kit's credentials (which must be allowed to impersonate).
+func impersonator(restCfg *rest.Config) func(rest.ImpersonationConfig) (kubernetes.Interface, error) {
+	return func(as rest.ImpersonationConfig) (kubernetes.Interface, error) {
+		c := rest.CopyConfig(restCfg)
+		c.Impersonate = as
+		kube, err := kubernetes.NewForConfig(c)
+		if err != nil {
+			return nil, fmt.Errorf("create client acting as %s: %w", as.UserName, err)
+		}
+		return kube, nil
+	}
 }
 
 // loadKubeconfig reads the kubeconfig; a missing file is reported as such.

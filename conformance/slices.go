@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/observe"
 )
@@ -32,6 +33,9 @@ type publishedDevice struct {
 	// Consumes is what the device draws from its pool's counter sets
 	// (KEP-4815); empty for devices that consume no counters.
 	Consumes []resourceapi.DeviceCounterConsumption
+	// MultipleAllocations is allowMultipleAllocations (KEP-5075): several
+	// claims may share the device, each consuming part of its capacity.
+	MultipleAllocations bool
 }
 
 // ID is driver-independent: pool/device, as in allocation results.
@@ -124,7 +128,8 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publi
 				devNode = *d.NodeName
 			}
 			out = append(out, publishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name,
-				Attributes: d.Attributes, Capacity: d.Capacity, Consumes: d.ConsumesCounters})
+				Attributes: d.Attributes, Capacity: d.Capacity, Consumes: d.ConsumesCounters,
+				MultipleAllocations: ptr.Deref(d.AllowMultipleAllocations, false)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -146,7 +146,8 @@ type contractResult struct {
 	// prepared are the devices the driver prepared for the pod's claims
 	// (pool/device), sorted; cdiIDs their CDI device IDs.
 	prepared, cdiIDs []string
-	// edits are the CDI edits of cdiIDs; others counts the node's other
+	// edits are the CDI edits of cdiIDs and of the CDI devices other
+	// drivers prepared for the pod's claims; others counts the node's other
 	// CDI devices the container must not show.
 	edits  observe.ContainerEdits
 	others int
@@ -165,7 +166,7 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	if err != nil {
 		return res, err
 	}
-	mine, prepared := map[string]bool{}, map[string]bool{}
+	mine, peers, prepared := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
 		c := p.claims[entry]
 		claimState, ok := state[string(c.uid)]
@@ -181,19 +182,33 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 				mine[id] = true
 			}
 		}
+		// Devices of other drivers in the pod's claims (a GPU beside a
+		// NIC) are the pod's too: their edits are expected, not foreign.
+		for driver, ds := range claimState.DriverState {
+			if driver == w.cfg.DriverName {
+				continue
+			}
+			for _, d := range ds.Devices {
+				for _, id := range d.CDIDeviceIDs {
+					peers[id] = true
+				}
+			}
+		}
 	}
 	res.prepared, res.cdiIDs = devicesOf(prepared), devicesOf(mine)
+	pods := maps.Clone(mine)
+	maps.Copy(pods, peers)
 	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
 	if err != nil {
 		return res, fmt.Errorf("read the node's CDI specs in %s: %w", w.cfg.NodeCDIDir, err)
 	}
-	if res.edits, err = observe.CDIEditsOf(cache, res.cdiIDs...); err != nil {
+	if res.edits, err = observe.CDIEditsOf(cache, devicesOf(pods)...); err != nil {
 		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
 		return res, nil
 	}
 	others := map[string]observe.ContainerEdits{}
 	for _, id := range cache.ListDevices() {
-		if mine[id] {
+		if pods[id] {
 			continue
 		}
 		// A device whose edits cannot be applied here (a spec left by a

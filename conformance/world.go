@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"drakit.dev/drakit/conformance/inventory"
@@ -49,6 +50,9 @@ type suite struct {
 	// logs reads a container log; nil means through the API server. Tests
 	// replace it, because fake clientsets cannot serve logs.
 	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)
+	// impersonate makes a client acting as another identity (a driver's
+	// ServiceAccount); nil when the kit cannot (tests with a fake).
+	impersonate func(rest.ImpersonationConfig) (kubernetes.Interface, error)
 	// progress follows the scenarios; nil shows nothing.
 	progress *progress
 	// sliceLister reads the driver's ResourceSlices from the run's
@@ -92,6 +96,10 @@ type world struct {
 	// named are the devices the scenario named ("a partitionable device
 	// "big" with ... partitions"), by alias.
 	named map[string]named
+	// shared is the shared device the scenario's claims share (KEP-5075),
+	// once picked; asks are what its claims asked of it, by claim name.
+	shared *sharedTarget
+	asks   map[string]capacityAsk
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -140,7 +148,7 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}}
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {

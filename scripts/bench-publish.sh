@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench-publish.sh: run the reference driver's ResourceSlice publishing
-# benchmarks (reference/driver/simulate_bench_test.go) and print a table:
+# benchmarks (reference/simulate/bench_test.go) and print a table:
 # benchmark, time per op, slices and devices per op, time per device.
 #
-#   BuildResourcesMIG64        buildResources alone, one node with 64
+#   BuildResourcesMIG64        the driver's pool alone, one node with 64
 #                              A100-SXM4-40GB in dynamic MIG mode
 #   Publish/mig-64gpus/...     that node's pool built and published through
 #                              the resourceslice controller until the watch
@@ -25,9 +25,9 @@ set -euo pipefail
 cd "$DRAKIT_REPO"
 out=${OUT:-/tmp/bench-publish.txt}
 {
-	go test ./reference/driver/ -run '^$' -bench '^BenchmarkBuildResourcesMIG64$' -benchmem \
+	go test ./reference/simulate/ -run '^$' -bench '^BenchmarkBuildResourcesMIG64$' -benchmem \
 		-benchtime "${BUILD_BENCHTIME:-2s}" "$@"
-	go test ./reference/driver/ -run '^$' -bench '^BenchmarkPublish$' -benchmem \
+	go test ./reference/simulate/ -run '^$' -bench '^BenchmarkPublish$' -benchmem \
 		-benchtime "${PUBLISH_BENCHTIME:-3x}" "$@"
 } | tee "$out" >&2
 awk '

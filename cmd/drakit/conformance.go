@@ -104,6 +104,8 @@ var declaredFlags = map[string]string{
 	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
 	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
 	"Capabilities": "capabilities", "DriverVersion": "driver-version", "PCIVendor": "pci-vendor", "PCIClass": "pci-class",
+	"SharedDeviceClassName": "shared-class", "SharedIdentityAttribute": "shared-identity-attribute", "SharedCapacity": "shared-capacity",
+	"PCIeRootPeerClasses": "pcie-root-peer-classes",
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
@@ -124,6 +126,10 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.ProfileAttribute, "profile-attribute", cfg.ProfileAttribute, "string attribute naming a partition's profile, e.g. 1g.5gb")
 	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its parent device's identity (--uuid-attribute value)")
 	f.StringVar(&cfg.MemoryCapacity, "memory-capacity", cfg.MemoryCapacity, "device capacity holding the memory size in bytes (empty: scenarios that select by memory are skipped)")
+	f.StringVar(&cfg.SharedDeviceClassName, "shared-class", cfg.SharedDeviceClassName, "DeviceClass of the driver's shared devices (allowMultipleAllocations, KEP-5075; empty: those scenarios are skipped)")
+	f.StringVar(&cfg.SharedIdentityAttribute, "shared-identity-attribute", cfg.SharedIdentityAttribute, "string attribute whose value names one shared device")
+	f.StringVar(&cfg.SharedCapacity, "shared-capacity", cfg.SharedCapacity, "the consumable capacity claims share of a shared device, e.g. bandwidth")
+	f.StringSliceVar(&cfg.PCIeRootPeerClasses, "pcie-root-peer-classes", cfg.PCIeRootPeerClasses, "DeviceClasses of other drivers whose devices share PCIe root complexes with the driver's (resource.kubernetes.io/pcieRoot alignment scenarios; empty: skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
 	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
 	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")

@@ -4,12 +4,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"drakit.dev/drakit/reference/driver"
+	"drakit.dev/drakit/reference/simulate"
 )
 
-// bindSimulateFlags maps every field of driver.SimulationConfig onto a flag;
+// bindSimulateFlags maps every field of simulate.Config onto a flag;
 // the kubeconfig defaults to $DRAKIT_KUBECONFIG when set.
-func bindSimulateFlags(fs *pflag.FlagSet, cfg *driver.SimulationConfig) {
+func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
 	cfg.Kubeconfig = envOr("DRAKIT_KUBECONFIG", cfg.Kubeconfig)
 	fs.StringVar(&cfg.DriverName, "driver-name", cfg.DriverName, "DRA driver the slices are published for")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "every node's hardware: a built-in emulator profile (dgx-h100, mixed-mig) or a profile file")
@@ -26,7 +26,7 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *driver.SimulationConfig) {
 }
 
 func newDriverSimulateCommand() *cobra.Command {
-	cfg := driver.DefaultSimulationConfig()
+	cfg := simulate.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "simulate [--nodes N] [--profile dgx-h100|mixed-mig|FILE] [--gpus-per-node N] [--keep]",
 		Short: "Publish the driver's ResourceSlices for many simulated nodes and time it",
@@ -48,10 +48,10 @@ index, so each slice event reaches every publisher: the API server works
 harder than with real nodes and the times are an upper bound.`,
 		Example: `  drakit driver simulate --kubeconfig "$DRAKIT_KUBECONFIG" --nodes 1000 --profile dgx-h100
   drakit driver simulate --nodes 1000 --profile mixed-mig
-  drakit driver simulate --nodes 1 --profile reference/driver/testdata/a100-dynamic-mig.yaml --gpus-per-node 64`,
+  drakit driver simulate --nodes 1 --profile reference/simulate/testdata/a100-dynamic-mig.yaml --gpus-per-node 64`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, err := driver.Simulate(c.Context(), cfg, c.OutOrStdout())
+			_, err := simulate.Run(c.Context(), cfg, c.OutOrStdout())
 			return err
 		},
 	}

@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"drakit.dev/drakit/reference/driver"
+	"drakit.dev/drakit/reference/simulate"
 )
 
 // TestDriverSimulateFlagsMapOneToOne: every flag sets exactly one field of
-// driver.SimulationConfig and every field has a flag.
+// simulate.Config and every field has a flag.
 func TestDriverSimulateFlagsMapOneToOne(t *testing.T) {
 	t.Setenv("DRAKIT_KUBECONFIG", "/env/kubeconfig")
-	cfg := driver.DefaultSimulationConfig()
+	cfg := simulate.DefaultConfig()
 	fs := pflag.NewFlagSet("simulate", pflag.ContinueOnError)
 	bindSimulateFlags(fs, &cfg)
 	if cfg.Kubeconfig != "/env/kubeconfig" {
@@ -46,8 +46,8 @@ func TestDriverSimulateCommand(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("drakit driver %s: error %v, want one containing %q", strings.Join(tc.args, " "), err, tc.wantErr)
 		}
-		if tc.wantErr != "/nonexistent/kubeconfig" && !errors.Is(err, driver.ErrInvalidSimulationConfig) {
-			t.Errorf("drakit driver %s: error %v is not ErrInvalidSimulationConfig", strings.Join(tc.args, " "), err)
+		if tc.wantErr != "/nonexistent/kubeconfig" && !errors.Is(err, simulate.ErrInvalidConfig) {
+			t.Errorf("drakit driver %s: error %v is not simulate.ErrInvalidConfig", strings.Join(tc.args, " "), err)
 		}
 	}
 }

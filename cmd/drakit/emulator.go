@@ -24,7 +24,8 @@ func newEmulatorCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
-		newEmulatorMIGCommand(), newEmulatorExecCommand())
+		newEmulatorMIGCommand(), newEmulatorExecCommand(), newEmulatorSRIOVCommand(), newEmulatorWatchCommand(),
+		newEmulatorLinkCommand())
 	return cmd
 }
 
@@ -141,8 +142,8 @@ func writeProfile(w io.Writer, p *profile.Profile) error {
 	return err
 }
 
-// summary describes a profile in one line: "8× NVIDIA H100 80GB HBM3, 2 NUMA
-// nodes, 2 root complexes, driver 570.172.08".
+// summary describes a profile in one line: "8× NVIDIA H100 80GB HBM3, 8×
+// ConnectX-7, 2 NUMA nodes, 2 root complexes, driver 570.172.08".
 func summary(p *profile.Profile) string {
 	var parts []string
 	counts := map[string]int{}
@@ -158,6 +159,21 @@ func summary(p *profile.Profile) string {
 	}
 	if len(names) == 0 {
 		parts = append(parts, "no GPUs")
+	}
+	nics := map[string]int{}
+	var nicNames []string
+	for _, n := range p.Spec.NICs {
+		name := n.Model
+		if name == "" {
+			name = fmt.Sprintf("NIC %04x:%04x", uint32(n.VendorID), uint32(n.DeviceID))
+		}
+		if nics[name] == 0 {
+			nicNames = append(nicNames, name)
+		}
+		nics[name]++
+	}
+	for _, n := range nicNames {
+		parts = append(parts, fmt.Sprintf("%d× %s", nics[n], n))
 	}
 	parts = append(parts, fmt.Sprintf("%d NUMA nodes", len(p.Spec.NUMANodes)),
 		fmt.Sprintf("%d root complexes", len(p.Spec.RootComplexes)),

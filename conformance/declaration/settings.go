@@ -1,5 +1,7 @@
 package declaration
 
+import "slices"
+
 // Settings are the values the conformance kit's flags carry today (the
 // fields of conformance.Config they are named after), as a declaration
 // gives them. The flags describe one kind of whole devices and one kind of
@@ -12,7 +14,7 @@ type Settings struct {
 	// Capabilities are the claimed capabilities, in KnownCapabilities order.
 	Capabilities []string
 	// DeviceClassName and UUIDAttribute are those of the first device kind
-	// without partitions.
+	// that is neither partitioned nor shared.
 	DeviceClassName string
 	UUIDAttribute   string
 	// PartitionClassName, ProfileAttribute and ParentUUIDAttribute are
@@ -40,6 +42,12 @@ type Settings struct {
 	DeviceEnvName, DeviceEnvValue string
 	// PCIVendor and PCIClass are the whole-device kind's pci.
 	PCIVendor, PCIClass string
+	// SharedDeviceClassName, SharedIdentityAttribute and SharedCapacity
+	// are those of the first shared kind (sharedCapacity); all empty
+	// without one (the KEP-5075 scenarios then have no devices to share).
+	SharedDeviceClassName, SharedIdentityAttribute, SharedCapacity string
+	// PCIeRootPeerClasses are the whole-device kind's pcieRootPeers.
+	PCIeRootPeerClasses []string
 }
 
 // KitSettings returns the kit's flag values for a valid declaration.
@@ -53,15 +61,22 @@ func (d *Declaration) KitSettings() Settings {
 	if p := d.Driver.Pods; p != nil {
 		s.DriverNamespace, s.DriverPodSelector = p.Namespace, p.Selector
 	}
-	var whole, parts *DeviceKind
+	var whole, parts, shared *DeviceKind
 	for i := range d.DeviceKinds {
 		k := &d.DeviceKinds[i]
 		switch {
+		case k.SharedCapacity != "":
+			if shared == nil {
+				shared = k
+			}
 		case k.Partitions == nil && whole == nil:
 			whole = k
 		case k.Partitions != nil && parts == nil:
 			parts = k
 		}
+	}
+	if shared != nil {
+		s.SharedDeviceClassName, s.SharedIdentityAttribute, s.SharedCapacity = shared.DeviceClass, shared.Identity.Attribute, shared.SharedCapacity
 	}
 	if whole != nil {
 		s.DeviceClassName = whole.DeviceClass
@@ -77,6 +92,7 @@ func (d *Declaration) KitSettings() Settings {
 		if whole.PCI != nil {
 			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}
+		s.PCIeRootPeerClasses = slices.Clone(whole.PCIeRootPeers)
 	}
 	if parts != nil {
 		s.PartitionClassName = parts.DeviceClass

@@ -85,6 +85,21 @@ type DeviceKind struct {
 	// Observers are the kit's ways of checking what a container of this
 	// kind sees (Observer). Default: cdi, plus env when Identity.Env is set.
 	Observers []Observer `json:"observers,omitempty"`
+	// SharedCapacity makes this a kind of shared devices (KEP-5075): its
+	// devices set allowMultipleAllocations, and several claims share one,
+	// each consuming part of this capacity (a resource.k8s.io
+	// QualifiedName, e.g. bandwidth). Only with the capability
+	// consumableCapacity claimed; not with Partitions. The kit's core
+	// scenarios claim the devices of the first kind that is neither shared
+	// nor partitioned, and its KEP-5075 scenarios those of the first shared
+	// kind.
+	SharedCapacity string `json:"sharedCapacity,omitempty"`
+	// PCIeRootPeers are DeviceClasses of other drivers on the same nodes
+	// whose devices hang below the same PCIe root complexes as this kind's
+	// and publish resource.kubernetes.io/pcieRoot too (the GPUs beside a
+	// NIC). The kit's alignment scenarios claim a device of this kind and
+	// one of the first peer class with the same pcieRoot. Optional.
+	PCIeRootPeers []string `json:"pcieRootPeers,omitempty"`
 }
 
 // Identity is how the kit identifies a device in the API and in a container.

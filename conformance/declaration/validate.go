@@ -133,15 +133,33 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 		if k.MemoryCapacity != "" {
 			errs = append(errs, qualifiedName(kp.Child("memoryCapacity"), k.MemoryCapacity)...)
 		}
-		if k.Partitions == nil {
-			whole++
-		} else {
+		if k.SharedCapacity != "" {
+			sp := kp.Child("sharedCapacity")
+			errs = append(errs, qualifiedName(sp, k.SharedCapacity)...)
+			if k.Partitions != nil {
+				errs = append(errs, field.Invalid(sp, k.SharedCapacity, "a kind of partitions cannot be shared: declare the shared devices as a kind of their own"))
+			}
+			if !d.Capabilities[CapabilityConsumableCapacity] {
+				errs = append(errs, field.Invalid(sp, k.SharedCapacity, fmt.Sprintf("a shared kind needs the capability %s claimed", mustCapability(CapabilityConsumableCapacity))))
+			}
+		}
+		for j, peer := range k.PCIeRootPeers {
+			pp := kp.Child("pcieRootPeers").Index(j)
+			errs = append(errs, dnsSubdomain(pp, peer)...)
+			if d.kindClassIndex(peer) >= 0 {
+				errs = append(errs, field.Invalid(pp, peer, "is the DeviceClass of one of this driver's kinds: peers are other drivers' classes"))
+			}
+		}
+		switch {
+		case k.Partitions != nil:
 			errs = append(errs, d.validatePartitions(kp.Child("partitions"), i)...)
+		case k.SharedCapacity == "":
+			whole++
 		}
 		errs = append(errs, validateObservers(kp, k)...)
 	}
 	if whole == 0 {
-		errs = append(errs, field.Required(path, "a device kind without partitions: the kit's core scenarios claim whole devices"))
+		errs = append(errs, field.Required(path, "a device kind without partitions that is not shared: the kit's core scenarios claim whole devices"))
 	}
 	return errs
 }
@@ -211,6 +229,11 @@ func (d *Declaration) validatePartitions(path *field.Path, self int) field.Error
 	return errs
 }
 
+// kindClassIndex is the index of the kind whose DeviceClass is class, or -1.
+func (d *Declaration) kindClassIndex(class string) int {
+	return slices.IndexFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.DeviceClass == class })
+}
+
 // kindIndex returns the index of the device kind called name, or -1.
 func (d *Declaration) kindIndex(name string) int {
 	return slices.IndexFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.Name == name })
@@ -262,6 +285,10 @@ func (d *Declaration) validateCapabilities(path *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(cp, true, fmt.Sprintf("%s requires the capability %s claimed too", c, mustCapability(req))))
 			}
 		}
+	}
+	if d.Capabilities[CapabilityConsumableCapacity] && !slices.ContainsFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.SharedCapacity != "" }) {
+		errs = append(errs, field.Invalid(path.Key(string(CapabilityConsumableCapacity)), true,
+			"claimed, but no device kind declares a sharedCapacity: the kit needs the shared devices' DeviceClass and capacity to check them"))
 	}
 	if d.Capabilities[CapabilityPartitionableDevices] && !slices.ContainsFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.Partitions != nil }) {
 		errs = append(errs, field.Invalid(path.Key(string(CapabilityPartitionableDevices)), true,

@@ -22,6 +22,11 @@ const (
 	// KindPartition is a device of the driver's partition DeviceClass: it
 	// names a profile and the identity of its parent.
 	KindPartition Kind = "partition"
+	// KindShared is a device of the driver's shared DeviceClass
+	// (allowMultipleAllocations, KEP-5075): several claims of one scenario
+	// share it, so a scenario leases it whole. It is a unit of its own
+	// unless it draws on counters.
+	KindShared Kind = "shared"
 )
 
 // Device is one published device as the kit sees it.
@@ -53,8 +58,8 @@ type Unit struct {
 	// ID names the unit: the ID of its first device in name order.
 	ID string
 	// Whole are its devices of KindWhole, Partitions those of
-	// KindPartition, each sorted by ID.
-	Whole, Partitions []Device
+	// KindPartition, Shared those of KindShared, each sorted by ID.
+	Whole, Partitions, Shared []Device
 	// Profiles are its partition profiles that consume counters, by name,
 	// with what fits of each.
 	Profiles map[string]ProfileFit
@@ -170,9 +175,12 @@ func newUnit(members []Device, sets CounterSets) Unit {
 	sort.Slice(members, func(i, j int) bool { return members[i].ID() < members[j].ID() })
 	u := Unit{ID: members[0].ID(), Profiles: map[string]ProfileFit{}, counters: map[string]resourceapi.CounterSet{}}
 	for _, d := range members {
-		if d.Kind == KindWhole {
+		switch d.Kind {
+		case KindWhole:
 			u.Whole = append(u.Whole, d)
-		} else {
+		case KindShared:
+			u.Shared = append(u.Shared, d)
+		default:
 			u.Partitions = append(u.Partitions, d)
 		}
 		for _, c := range d.Consumes {

@@ -32,6 +32,9 @@ type Demand struct {
 	// PreCreated is how many units with partitions that consume no
 	// counters the scenario needs.
 	PreCreated int
+	// Shared is how many shared devices (KindShared) with an identity the
+	// scenario's claims share among themselves.
+	Shared int
 	// Exclusive makes the scenario run alone among those that hold units:
 	// it disturbs every device (it restarts the driver, or stops it
 	// mid-prepare). It holds every unit.
@@ -40,7 +43,7 @@ type Demand struct {
 
 // Empty says whether the demand needs no unit at all.
 func (d Demand) Empty() bool {
-	return !d.Exclusive && d.Whole == 0 && d.Partitionable == 0 && d.PreCreated == 0
+	return !d.Exclusive && d.Whole == 0 && d.Partitionable == 0 && d.PreCreated == 0 && d.Shared == 0
 }
 
 // String describes the demand for messages.
@@ -70,6 +73,9 @@ func (d Demand) String() string {
 	if d.PreCreated > 0 {
 		parts = append(parts, fmt.Sprintf("%d device(s) with pre-created partitions", d.PreCreated))
 	}
+	if d.Shared > 0 {
+		parts = append(parts, fmt.Sprintf("%d shared device(s)", d.Shared))
+	}
 	if len(parts) == 0 {
 		return "no device"
 	}
@@ -97,6 +103,20 @@ func (l *Lease) WholeIdentities() []string {
 	var out []string
 	for _, u := range l.Units {
 		out = append(out, u.Parents()...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// SharedIdentities are the identities of the lease's shared devices, sorted.
+func (l *Lease) SharedIdentities() []string {
+	var out []string
+	for _, u := range l.Units {
+		for _, d := range u.Shared {
+			if d.Identity != "" {
+				out = append(out, d.Identity)
+			}
+		}
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
@@ -250,6 +270,18 @@ func plan(d Demand, free []Unit) ([]Unit, bool) {
 			return nil, false
 		}
 	}
+	if d.Shared > 0 {
+		n := 0
+		for _, u := range free {
+			if n < d.Shared && !taken[u.ID] && len(u.Shared) > 0 && len(u.Whole) == 0 && len(u.Partitions) == 0 {
+				take(u)
+				n++
+			}
+		}
+		if n < d.Shared {
+			return nil, false
+		}
+	}
 	if d.Whole > 0 {
 		units, ok := pickWhole(d, free, taken)
 		if !ok {
@@ -349,9 +381,12 @@ func attributeValue(a resourceapi.DeviceAttribute) string {
 
 // describeUnits says what the units offer, for ErrNeverSatisfiable.
 func describeUnits(units []Unit) string {
-	whole, partitionable, pre := 0, 0, 0
+	whole, partitionable, pre, shared := 0, 0, 0, 0
 	for _, u := range units {
 		whole += len(u.Parents())
+		if len(u.Shared) > 0 && len(u.Whole) == 0 && len(u.Partitions) == 0 {
+			shared++
+		}
 		if u.Partitionable() {
 			partitionable++
 		}
@@ -359,5 +394,5 @@ func describeUnits(units []Unit) string {
 			pre++
 		}
 	}
-	return fmt.Sprintf("%d whole devices with an identity, %d partitionable devices, %d devices with pre-created partitions", whole, partitionable, pre)
+	return fmt.Sprintf("%d whole devices with an identity, %d partitionable devices, %d devices with pre-created partitions, %d shared devices", whole, partitionable, pre, shared)
 }

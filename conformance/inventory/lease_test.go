@@ -97,6 +97,44 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlanShared: shared devices (a NIC's physical function that claims
+// share by bandwidth) are leased as units of their own, never as whole
+// devices, and a whole device is never leased as a shared one.
+func TestPlanShared(t *testing.T) {
+	devs := []Device{
+		{Kind: KindWhole, Pool: "n", Name: "vf-0", Identity: "0000:41:00.2"},
+		{Kind: KindWhole, Pool: "n", Name: "vf-1", Identity: "0000:41:00.3"},
+		{Kind: KindShared, Pool: "n", Name: "pf-0", Identity: "0000:41:00.0"},
+		{Kind: KindShared, Pool: "n", Name: "pf-1", Identity: "0000:42:00.0"},
+	}
+	units := Units(devs, nil)
+	for _, tc := range []struct {
+		demand Demand
+		want   []string
+	}{
+		{Demand{Shared: 1}, []string{"n/pf-0"}},
+		{Demand{Shared: 2, Whole: 1}, []string{"n/pf-0", "n/pf-1", "n/vf-0"}},
+		{Demand{Whole: 2}, []string{"n/vf-0", "n/vf-1"}},
+	} {
+		got, ok := plan(tc.demand, units)
+		if !ok || !slices.Equal(ids(got), tc.want) {
+			t.Errorf("plan(%s) = %v (%t), want %v", tc.demand, ids(got), ok, tc.want)
+		}
+	}
+	for _, d := range []Demand{{Shared: 3}, {Whole: 3}} {
+		if got, ok := plan(d, units); ok {
+			t.Errorf("plan(%s) = %v, want none", d, ids(got))
+		}
+	}
+	l := acquireNow(t, NewPool(units), "s", Demand{Shared: 2})
+	if got := l.SharedIdentities(); !slices.Equal(got, []string{"0000:41:00.0", "0000:42:00.0"}) {
+		t.Errorf("shared identities %v", got)
+	}
+	if got := l.WholeIdentities(); len(got) != 0 {
+		t.Errorf("a lease of shared devices has whole identities %v", got)
+	}
+}
+
 func TestAcquireWaitsForOverlappingDemands(t *testing.T) {
 	p := testPool(t)
 	a := acquireNow(t, p, "a", Demand{Partitionable: 2, Roles: []Role{RoleHalf}})
@@ -160,7 +198,7 @@ func TestAcquireRefusesWhatCanNeverBeMet(t *testing.T) {
 	if !errors.Is(err, ErrNeverSatisfiable) {
 		t.Fatalf("err = %v, want ErrNeverSatisfiable", err)
 	}
-	want := "greedy needs 9 whole device(s); the driver publishes 5 whole devices with an identity, 2 partitionable devices, 1 devices with pre-created partitions"
+	want := "greedy needs 9 whole device(s); the driver publishes 5 whole devices with an identity, 2 partitionable devices, 1 devices with pre-created partitions, 0 shared devices"
 	if got := err.Error(); got != fmt.Sprintf("%v: %s", ErrNeverSatisfiable, want) {
 		t.Errorf("message: %s", got)
 	}

@@ -64,6 +64,16 @@ var profiles = []profile{
 		keps:        []int{4815},
 	},
 	{
+		name:        "consumable-capacity",
+		description: "consumable capacity (KEP-5075, beta): drivers whose devices several claims share, each consuming part of a capacity, such as a NIC's bandwidth",
+		keps:        []int{5075},
+	},
+	{
+		name:        "device-status",
+		description: "device status (KEP-4817, GA): drivers that report conditions, data and network data of allocated devices in ResourceClaim status",
+		keps:        []int{4817},
+	},
+	{
 		name:        "alpha",
 		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
 		keps:        []int{5677, 5963},

@@ -17,7 +17,10 @@
 //	<LibraryDir> (/usr/lib/x86_64-linux-gnu)     a tmpfs: every real entry bound back except
 //	                                             libnvidia-ml.so*, plus R's (or --shim's)
 //	                                             libnvidia-ml.so.<driverVersion> and the .so.1 link
-//	$DRAKIT_EMULATOR_ROOT=R                      where the shim finds its state file
+//	/usr/bin/nvidia-smi                          R's (when rendered): bound over the host's, or,
+//	                                             where the host has none, /usr/bin becomes a tmpfs
+//	                                             with every real entry bound back
+//	$DRAKIT_EMULATOR_ROOT=R                      where the shim and nvidia-smi find the state file
 //
 // Everything else (the rest of /sys and /proc, /sys/fs/cgroup, /run, /var,
 // /tmp, the network) is the host's. Symbolic links in R are relative, as the
@@ -53,6 +56,8 @@
 //   - The NVML shim's root follows from its path in the namespace ("/"), so
 //     Run sets $DRAKIT_EMULATOR_ROOT to R in the command's environment; a
 //     program that clears its environment gets NVML_ERROR_DRIVER_NOT_LOADED.
+//     nvidia-smi reads the same variable; it is R's, built with R's shim
+//     sources, whatever Config.Shim names.
 //   - The emulated /sys/devices/system/cpu replaces the host's: glibc's
 //     get_nprocs and "nproc --all" count the profile's CPUs there, while
 //     sched_getaffinity (Go's GOMAXPROCS) still reports the host's.

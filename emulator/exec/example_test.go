@@ -23,7 +23,7 @@ const exampleRoot = "/var/lib/drakit/emulator"
 // inside /proc (runc refuses it), and every volume from the root exists
 // there with the hostPath type the manifest declares.
 func TestDaemonSetExampleCoversThePlan(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "third-party-gpu-driver-daemonset.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "deploy", "third-party-gpu-driver-daemonset.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

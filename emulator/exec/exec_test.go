@@ -22,6 +22,7 @@ import (
 
 	emuexec "drakit.dev/drakit/emulator/exec"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
 )
@@ -450,6 +451,58 @@ func TestPlan(t *testing.T) {
 	if m := targets[lib]; m.Link != "libnvidia-ml.so."+p.Spec.Driver.DriverVersion {
 		t.Errorf("plan makes %s %+v, want a link to libnvidia-ml.so.%s", lib, m, p.Spec.Driver.DriverVersion)
 	}
+	smi := filepath.Join(canonical(t, "/usr/bin"), "nvidia-smi")
+	if m := targets[smi]; m.Source != filepath.Join(root, render.NvidiaSMIPath) {
+		t.Errorf("plan mounts %+v on %s, want the root's %s", m, smi, render.NvidiaSMIPath)
+	}
+}
+
+// canonical is dir with its symbolic links resolved, as plans name targets.
+func canonical(t *testing.T, dir string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// TestRunNvidiaSMI runs "nvidia-smi -L" (from $PATH, the root's
+// /usr/bin/nvidia-smi) on a node with static MIG devices and compares it
+// with the profile and the rendered state; the host's /usr/bin is unchanged.
+func TestRunNvidiaSMI(t *testing.T) {
+	needsRoot(t)
+	root, p := renderRoot(t, "dgx-a100-mig")
+	state, err := nvmlstate.ReadFile(filepath.Join(root, nvmlstate.RelativePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, "/usr/bin")
+	var out, errOut bytes.Buffer
+	err = emuexec.Run(context.Background(), configFor(root), emuexec.Command{
+		Args: []string{"nvidia-smi", "-L"}, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil {
+		t.Fatalf("Run nvidia-smi -L: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if diff := cmp.Diff(nvmltest.NvidiaSMIList(state), out.String()); diff != "" {
+		t.Errorf("nvidia-smi -L (-want +got):\n%s", diff)
+	}
+	topo, err := p.Topology()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pg := range topo.GPUs {
+		if want := fmt.Sprintf("GPU %d: %s (UUID: %s)\n", i, pg.GPU.Name, pg.GPU.UUID); !strings.Contains(out.String(), want) {
+			t.Errorf("nvidia-smi -L lacks %q", want)
+		}
+	}
+	if len(state.ComputeInstances) == 0 || strings.Count(out.String(), "  MIG ") != len(state.ComputeInstances) {
+		t.Errorf("nvidia-smi -L shows %d MIG devices, the state has %d", strings.Count(out.String(), "  MIG "), len(state.ComputeInstances))
+	}
+	if diff := cmp.Diff(before, listing(t, "/usr/bin")); diff != "" {
+		t.Errorf("host /usr/bin changed (-before +after):\n%s", diff)
+	}
 }
 
 // TestPlanRefuses checks the roots and targets NewPlan refuses before
@@ -600,6 +653,16 @@ func TestRunWithShim(t *testing.T) {
 	}
 	cfg := configFor(root)
 	cfg.Shim = nvmltest.BuildShim(t)
+	// Rendered without a shim, the root has no nvidia-smi to lay over the host's.
+	plan, err := emuexec.NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range plan.Mounts {
+		if filepath.Base(m.Target) == "nvidia-smi" {
+			t.Errorf("plan for a root without nvidia-smi mounts %s", m)
+		}
+	}
 	var out bytes.Buffer
 	lib := filepath.Join(cfg.LibraryDir, "libnvidia-ml.so.1")
 	err = emuexec.Run(context.Background(), cfg, emuexec.Command{

@@ -150,6 +150,11 @@ func NewPlan(cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	p.Mounts = append(p.Mounts, libs...)
+	smi, err := nvidiaSMIMount(root)
+	if err != nil {
+		return nil, err
+	}
+	p.Mounts = append(p.Mounts, smi...)
 	if err := p.placeOnHost(canonicalDir(cfg.LibraryDir)); err != nil {
 		return nil, err
 	}
@@ -200,6 +205,24 @@ func libraryMounts(root string, cfg Config, driverVersion string) ([]Mount, erro
 			root, render.LibraryDir)
 	}
 	return out, nil
+}
+
+// nvidiaSMIMount is the root's nvidia-smi at /usr/bin/nvidia-smi, where
+// NVIDIA's GPU kubelet plugin finds it with the driver root "/" (after
+// /nvidia-smi and /opt/bin/nvidia-smi, which hosts do not have), and a shell
+// in $PATH; none for a root rendered without one.
+func nvidiaSMIMount(root string) ([]Mount, error) {
+	src := filepath.Join(root, render.NvidiaSMIPath)
+	fi, err := os.Lstat(src)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read emulator root: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("emulator root %s: %s is not a regular file", root, render.NvidiaSMIPath)
+	}
+	return []Mount{{Target: "/" + render.NvidiaSMIPath, Source: src}}, nil
 }
 
 // canonicalDir resolves the symbolic links of dir's longest existing prefix

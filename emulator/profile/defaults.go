@@ -24,7 +24,11 @@ const (
 //     unknown model is left for Validate to report); memoryReserved 0 and
 //     migCapable false when there is no model; uuid derived with DeriveUUID
 //     once the GPU's PCI address is known; mig.mode "disabled" for layout
-//     all-disabled and "enabled" otherwise when a mig section is present.
+//     all-disabled and "enabled" otherwise when a mig section is present;
+//   - spec.nics[*]: every unset model field from the NIC catalogue model
+//     (rdma false and totalVFs 0 without a model); mtu DefaultMTU; link
+//     "up"; once the PF's PCI address is known, mac DeriveMAC and (with a
+//     driver) interface DefaultInterface.
 //
 // Default is idempotent and never fails; Validate reports what it could not
 // fill.
@@ -73,6 +77,9 @@ func (p *Profile) Default() {
 			}
 		}
 	}
+	for i := range s.NICs {
+		defaultNIC(p, &s.NICs[i])
+	}
 }
 
 func defaultGPU(g *GPU) {
@@ -117,15 +124,7 @@ func defaultGPU(g *GPU) {
 
 // gpuAddress returns the GPU's PCI address when its placement names an
 // existing root complex and a bus.
-func (p *Profile) gpuAddress(g *GPU) (Address, bool) {
-	for i := range p.Spec.RootComplexes {
-		rc := &p.Spec.RootComplexes[i]
-		if rc.Name == g.PCIe.RootComplex && g.PCIe.Bus != 0 && g.PCIe.Bus <= 0xff && rc.Domain <= 0xffff {
-			return Address{Domain: int(rc.Domain), Bus: int(g.PCIe.Bus)}, true
-		}
-	}
-	return Address{}, false
-}
+func (p *Profile) gpuAddress(g *GPU) (Address, bool) { return p.placementAddress(g.PCIe) }
 
 // DeriveUUID derives a GPU UUID from a seed and the GPU's PCI address: the
 // first 16 bytes of SHA-256("<seed>/<address>") in NVML's GPU-… form. The

@@ -1,6 +1,6 @@
 // Package profile is the emulator's hardware model: one node's NVIDIA driver,
-// NUMA nodes, PCIe root complexes and switches, and the GPUs placed on them,
-// loaded from a strict, versioned YAML document.
+// NUMA nodes, PCIe root complexes and switches, and the GPUs and SR-IOV NICs
+// placed on them, loaded from a strict, versioned YAML document.
 //
 // # Document
 //
@@ -32,6 +32,15 @@
 //	        placement: 0             # start memory slice, one of the profile's placements
 //	        computeInstances:        # default: one CI spanning the GI
 //	        - {profile: 1c.2g.10gb, placement: 0}
+//	  nics:                          # network adapters (SR-IOV PFs), placed like GPUs
+//	  - model: ConnectX-7            # NIC catalogue entry; explicit fields override it
+//	    pcie: {rootComplex: socket0, switch: sw0, bus: 0x19}
+//	    interface: enp25s0np0        # optional; systemd's path name by default
+//	    mac: 02:…                    # optional; derived from uuidSeed otherwise
+//	    mtu: 1500                    # optional
+//	    link: up                     # up|down, optional
+//	    # model fields: vendorID deviceID subsystemVendorID subsystemDeviceID
+//	    # driver (mlx5_core|ice) rdma speedMbps totalVFs vfDeviceID vfOffset vfStride
 //
 // Numbers that are conventionally hex (PCI ids, domains, buses) may be written
 // 0x18, "0x18" or 24 and are written back as "0x…" strings (Hex). Sizes are
@@ -54,15 +63,32 @@
 // matches errors.Is(err, ErrInvalid), and field problems come as one
 // *ValidationError listing them all.
 //
+// # NICs
+//
+// A NIC is a single-function PCI device, its SR-IOV physical function
+// (nic.go). Its model (NICModels: ConnectX-6, ConnectX-7, E810-C; real PCI
+// ids from internal/nichw) gives the PCI ids, the kernel driver, RDMA,
+// speed and SR-IOV geometry (sriov_totalvfs, VF device id, offset,
+// stride); per NIC come the interface name (default systemd's path name,
+// en[P<domain>]p<bus>s0np0, bus in decimal), the MAC (default DeriveMAC:
+// 02 then five bytes of SHA-256 of seed and address), MTU (1500) and link
+// state (up). NICs share the bus numbering, root ports and switches with
+// the GPUs, so a GPU and a NIC behind one switch have the same pcieRoot
+// and NUMA node. Validate (nic_validate.go) also rejects unknown models and
+// drivers, RDMA other than mlx5_core's, duplicate or invalid interface
+// names (IFNAMSIZ) and MACs (unicast, lower case), MTUs outside 68..9702,
+// SR-IOV without VF device id, offset or stride, and VFs that would leave
+// the PF's bus.
+//
 // # PCIe tree
 //
 // Topology resolves a valid profile into the tree the renderer writes. Each
-// switch and each GPU placed without a switch hangs off its own root port
+// switch and each GPU or NIC placed without a switch hangs off its own root port
 // <domain>:<root bus>:<n>.0, n = 1, 2, … in order of the buses behind the
 // ports. A switch's upstream port is <bus>:00.0; its downstream ports sit on
 // its internal bus <bus+1> with device numbers 0, 1, … in order of their
 // devices' buses; every device is function 0 of its bus. GPUs are listed in
-// PCI address order, which is NVML's enumeration order.
+// PCI address order, which is NVML's enumeration order, and so are NICs.
 //
 // # MIG
 //
@@ -84,13 +110,19 @@
 // Builtin and BuiltinNames serve the embedded profiles under builtin/:
 // dgx-a100-mig is eight A100-SXM4-40GB on two NUMA nodes, the four of socket 0
 // whole, three of socket 1 in MIG mode without instances and one with the
-// all-balanced layout (the node make conformance renders); dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two root complexes
-// with two PCIe switches each; mixed-mig has two A100-SXM4-40GB with static
+// all-balanced layout (the node make conformance renders), and eight
+// ConnectX-6, two behind each of the four PCIe switches with two GPUs, as on
+// a DGX A100; dgx-h100 is eight H100 80GB HBM3 GPUs on two NUMA nodes, two
+// root complexes with two PCIe switches each, and eight ConnectX-7, one
+// beside each GPU behind its switch; mixed-mig has two A100-SXM4-40GB with static
 // MIG layouts, two H100 with MIG enabled and no instances, and two H200 with
 // MIG disabled. Models lists the GPU catalogue (A100-SXM4-40GB,
 // A100-SXM4-80GB, H100-80GB-HBM3, H200-141GB-HBM3e) with the values real
 // boards report (catalogue.go marks the unverified ones).
 //
-// The model is meant to grow: later profile versions add SR-IOV NICs, NVLink/NVSwitch fabrics and other accelerators on the same
-// root complexes and NUMA nodes.
+// The model is meant to grow: later profile versions add NVLink/NVSwitch
+// fabrics and other accelerators on the same root complexes and NUMA nodes.
+// Each kind of device keeps its own files (nic.go, nic_catalogue.go,
+// nic_validate.go beside the GPU's types.go, catalogue.go, validate.go);
+// placement.go holds what all endpoints share.
 package profile

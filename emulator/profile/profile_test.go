@@ -119,6 +119,40 @@ func TestInvalidProfiles(t *testing.T) {
 			"spec.numaNodes[2].cpulist: FieldValueInvalid",
 			"spec.rootComplexes[0].numaNode: FieldValueNotFound",
 		}},
+		"nic-fields": {want: []string{
+			"spec.nics[0].model: FieldValueNotSupported",
+			"spec.nics[1].vendorID: FieldValueRequired",
+			"spec.nics[1].deviceID: FieldValueRequired",
+			"spec.nics[1].subsystemVendorID: FieldValueRequired",
+			"spec.nics[1].subsystemDeviceID: FieldValueRequired",
+			"spec.nics[1].driver: FieldValueRequired",
+			"spec.nics[1].speedMbps: FieldValueRequired",
+			"spec.nics[2].driver: FieldValueNotSupported",
+			"spec.nics[3].rdma: FieldValueInvalid",
+			"spec.nics[4].mtu: FieldValueInvalid",
+			"spec.nics[4].link: FieldValueNotSupported",
+		}},
+		"nic-names": {want: []string{
+			"spec.nics[1].interface: FieldValueDuplicate",
+			"spec.nics[2].interface: FieldValueInvalid",
+			"spec.nics[2].mac: FieldValueInvalid",
+			"spec.nics[3].mac: FieldValueInvalid",
+			"spec.nics[4].mac: FieldValueDuplicate",
+		}},
+		"nic-sriov": {want: []string{
+			"spec.nics[0].totalVFs: FieldValueInvalid",
+			"spec.nics[1].vfDeviceID: FieldValueRequired",
+			"spec.nics[1].vfOffset: FieldValueRequired",
+			"spec.nics[1].vfStride: FieldValueRequired",
+			"spec.nics[2].totalVFs: FieldValueInvalid",
+			"spec.nics[3].vfStride: FieldValueInvalid",
+		}},
+		"nic-bus": {want: []string{
+			"spec.nics[0].pcie.bus: FieldValueDuplicate",
+			"spec.nics[1].pcie.bus: FieldValueDuplicate",
+			"spec.nics[2].pcie.switch: FieldValueNotFound",
+			"spec.nics[4].pcie.bus: FieldValueInvalid",
+		}},
 		"root-complexes": {want: []string{
 			"spec.rootComplexes[0].switches[0].bus: FieldValueInvalid",
 			"spec.rootComplexes[0].switches[1].bus: FieldValueRequired",
@@ -244,6 +278,40 @@ func TestDefault(t *testing.T) {
 	again.Default()
 	if diff := cmp.Diff(p, &again, quantityEqual); diff != "" {
 		t.Errorf("second Default changed the profile:\n%s", diff)
+	}
+}
+
+func TestNICDefaults(t *testing.T) {
+	t.Parallel()
+	p, err := LoadFile("testdata/valid-nics.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []NIC{
+		{
+			Model: "ConnectX-7", VendorID: 0x15b3, DeviceID: 0x1021, SubsystemVendorID: 0x15b3, SubsystemDeviceID: 0x0021,
+			Driver: "mlx5_core", RDMA: ptr(true), SpeedMbps: 400000, TotalVFs: ptr(16), VFDeviceID: 0x101e,
+			VFOffset: ptr(1), VFStride: ptr(1), Interface: "enp19s0np0", MAC: DeriveMAC("nics", Address{Bus: 0x13}),
+			MTU: 1500, Link: "up", PCIe: Placement{RootComplex: "rc0", Switch: "sw0", Bus: 0x13},
+		},
+		{
+			Model: "E810-C", VendorID: 0x8086, DeviceID: 0x1592, SubsystemVendorID: 0x8086, SubsystemDeviceID: 0x0002,
+			Driver: "ice", RDMA: ptr(false), SpeedMbps: 100000, TotalVFs: ptr(128), VFDeviceID: 0x1889,
+			VFOffset: ptr(8), VFStride: ptr(1), Interface: "eth1", MAC: "0c:42:a1:00:00:01",
+			MTU: 9000, Link: "down", PCIe: Placement{RootComplex: "rc0", Bus: 0x20},
+		},
+		{
+			VendorID: 0x15b3, DeviceID: 0x1021, SubsystemVendorID: 0x15b3, SubsystemDeviceID: 0x0021,
+			Driver: "mlx5_core", RDMA: ptr(false), SpeedMbps: 25000, TotalVFs: ptr(0),
+			Interface: "enP1p5s0np0", MAC: DeriveMAC("nics", Address{Domain: 1, Bus: 5}),
+			MTU: 1500, Link: "up", PCIe: Placement{RootComplex: "rc1", Bus: 0x05},
+		},
+	}
+	if diff := cmp.Diff(want, p.Spec.NICs); diff != "" {
+		t.Errorf("defaulted NICs (-want +got):\n%s", diff)
+	}
+	if mac := DeriveMAC("x", Address{Bus: 1}); !macPattern.MatchString(mac) || mac[:3] != "02:" || mac == DeriveMAC("y", Address{Bus: 1}) {
+		t.Errorf("DeriveMAC: %s is not a seeded, locally administered unicast address", mac)
 	}
 }
 

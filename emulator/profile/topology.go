@@ -36,6 +36,8 @@ const (
 	SwitchUpstreamPort
 	SwitchDownstreamPort
 	GPUFunction
+	// NICFunction is a NIC's physical function.
+	NICFunction
 )
 
 // PCIFunction is one function in the PCIe tree below a host bridge.
@@ -48,6 +50,8 @@ type PCIFunction struct {
 	Switch *Switch
 	// GPU is set for GPUFunction.
 	GPU *GPU
+	// NIC is set for NICFunction.
+	NIC *NIC
 	// Children are the functions on the bridge's secondary bus.
 	Children []*PCIFunction
 }
@@ -76,12 +80,25 @@ type PlacedGPU struct {
 	Bridges []*PCIFunction
 }
 
+// PlacedNIC is a NIC with its resolved place in the tree.
+type PlacedNIC struct {
+	NIC *NIC
+	// Index is the NIC's position in spec.nics.
+	Index      int
+	Function   *PCIFunction
+	HostBridge *HostBridge
+	// Bridges are the bridges above the NIC, root port first.
+	Bridges []*PCIFunction
+}
+
 // Topology is a validated profile's PCIe tree.
 type Topology struct {
 	// HostBridges in (domain, bus) order.
 	HostBridges []*HostBridge
 	// GPUs in PCI address order, NVML's enumeration order.
 	GPUs []PlacedGPU
+	// NICs in PCI address order, the order the kernel probes them.
+	NICs []PlacedNIC
 }
 
 // Topology validates p and resolves its PCIe tree: root ports get device
@@ -112,19 +129,25 @@ func (p *Profile) Topology() (*Topology, error) {
 			upstream = append(upstream, up)
 		}
 		var endpoints []*PCIFunction
-		for gi := range p.Spec.GPUs {
-			g := &p.Spec.GPUs[gi]
-			if g.PCIe.RootComplex != rc.Name {
-				continue
-			}
-			fn := &PCIFunction{Kind: GPUFunction, GPU: g, Address: Address{Domain: domain, Bus: int(g.PCIe.Bus)}}
-			if up, ok := switches[g.PCIe.Switch]; ok {
+		place := func(pl Placement, fn *PCIFunction) {
+			fn.Address = Address{Domain: domain, Bus: int(pl.Bus)}
+			if up, ok := switches[pl.Switch]; ok {
 				up.Children = append(up.Children, &PCIFunction{Kind: SwitchDownstreamPort, Switch: up.Switch,
 					SecondaryBus: fn.Address.Bus, SubordinateBus: fn.Address.Bus, Children: []*PCIFunction{fn}})
 				up.SubordinateBus = max(up.SubordinateBus, fn.Address.Bus)
-				continue
+				return
 			}
 			endpoints = append(endpoints, fn)
+		}
+		for gi := range p.Spec.GPUs {
+			if g := &p.Spec.GPUs[gi]; g.PCIe.RootComplex == rc.Name {
+				place(g.PCIe, &PCIFunction{Kind: GPUFunction, GPU: g})
+			}
+		}
+		for ni := range p.Spec.NICs {
+			if n := &p.Spec.NICs[ni]; n.PCIe.RootComplex == rc.Name {
+				place(n.PCIe, &PCIFunction{Kind: NICFunction, NIC: n})
+			}
 		}
 		// One root port per switch and per directly attached endpoint.
 		var ports []*PCIFunction
@@ -152,15 +175,18 @@ func (p *Profile) Topology() (*Topology, error) {
 	})
 	for _, hb := range t.HostBridges {
 		for _, rp := range hb.RootPorts {
-			t.collectGPUs(p, hb, rp, nil)
+			t.collect(p, hb, rp, nil)
 		}
 	}
 	slices.SortFunc(t.GPUs, func(a, b PlacedGPU) int { return compareAddress(a.Function.Address, b.Function.Address) })
+	slices.SortFunc(t.NICs, func(a, b PlacedNIC) int { return compareAddress(a.Function.Address, b.Function.Address) })
 	return t, nil
 }
 
-func (t *Topology) collectGPUs(p *Profile, hb *HostBridge, fn *PCIFunction, above []*PCIFunction) {
-	if fn.Kind == GPUFunction {
+// collect adds the GPUs and NICs at and below fn to t.
+func (t *Topology) collect(p *Profile, hb *HostBridge, fn *PCIFunction, above []*PCIFunction) {
+	switch fn.Kind {
+	case GPUFunction:
 		index := -1
 		for i := range p.Spec.GPUs {
 			if &p.Spec.GPUs[i] == fn.GPU {
@@ -169,8 +195,17 @@ func (t *Topology) collectGPUs(p *Profile, hb *HostBridge, fn *PCIFunction, abov
 		}
 		t.GPUs = append(t.GPUs, PlacedGPU{GPU: fn.GPU, Index: index, Function: fn, HostBridge: hb, Bridges: slices.Clone(above)})
 		return
+	case NICFunction:
+		index := -1
+		for i := range p.Spec.NICs {
+			if &p.Spec.NICs[i] == fn.NIC {
+				index = i
+			}
+		}
+		t.NICs = append(t.NICs, PlacedNIC{NIC: fn.NIC, Index: index, Function: fn, HostBridge: hb, Bridges: slices.Clone(above)})
+		return
 	}
 	for _, c := range fn.Children {
-		t.collectGPUs(p, hb, c, append(above, fn))
+		t.collect(p, hb, c, append(above, fn))
 	}
 }

@@ -16,7 +16,7 @@ const (
 )
 
 // Profile is one emulated node: its NVIDIA driver, NUMA layout, PCIe root
-// complexes and the GPUs placed on them.
+// complexes and the GPUs and NICs placed on them.
 type Profile struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
@@ -42,6 +42,9 @@ type Spec struct {
 	RootComplexes []RootComplex `json:"rootComplexes,omitempty"`
 	// GPUs are the NVIDIA GPUs, each placed below a root complex.
 	GPUs []GPU `json:"gpus,omitempty"`
+	// NICs are the network adapters (SR-IOV physical functions), placed
+	// like GPUs, on the same buses' numbering (nic.go).
+	NICs []NIC `json:"nics,omitempty"`
 }
 
 // Driver is the node-level NVIDIA driver.

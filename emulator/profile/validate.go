@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -52,7 +51,11 @@ func (p *Profile) Validate() field.ErrorList {
 	errs = append(errs, validateDriver(spec.Child("driver"), &p.Spec.Driver)...)
 	errs = append(errs, validateNUMANodes(spec.Child("numaNodes"), p.Spec.NUMANodes)...)
 	errs = append(errs, p.validateRootComplexes(spec.Child("rootComplexes"))...)
-	errs = append(errs, p.validateGPUs(spec.Child("gpus"))...)
+	buses := p.rootBuses()
+	wellPlaced := map[*Placement]bool{}
+	errs = append(errs, p.validateGPUs(spec.Child("gpus"), buses, wellPlaced)...)
+	errs = append(errs, p.validateNICs(spec.Child("nics"), buses, wellPlaced)...)
+	errs = append(errs, p.validateBusRanges(wellPlaced)...)
 	return errs
 }
 
@@ -196,44 +199,13 @@ func (p *Profile) hasNUMANode(id int) bool {
 	return false
 }
 
-// busRange returns the buses available below root complex i: from its root
-// bus + 1 up to the bus before the next root complex of the same domain.
-func (p *Profile) busRange(i int) (Hex, Hex) {
-	rc := p.Spec.RootComplexes[i]
-	hi := Hex(0xff)
-	for j, other := range p.Spec.RootComplexes {
-		if j != i && other.Domain == rc.Domain && other.Bus > rc.Bus && other.Bus-1 < hi {
-			hi = other.Bus - 1
-		}
-	}
-	return rc.Bus + 1, hi
-}
-
-type busOwner struct {
-	path  *field.Path
-	label string
-}
-
-func (p *Profile) validateGPUs(path *field.Path) field.ErrorList {
+func (p *Profile) validateGPUs(path *field.Path, buses map[[2]Hex]busOwner, wellPlaced map[*Placement]bool) field.ErrorList {
 	var errs field.ErrorList
 	if len(p.Spec.GPUs) > MaxGPUs {
 		errs = append(errs, field.TooMany(path, len(p.Spec.GPUs), MaxGPUs))
 	}
 	minors := map[int]int{}
 	uuids := map[string]int{}
-	wellPlaced := map[int]bool{}
-	// Every bus of a domain has one owner: a root bus, a switch's upstream
-	// and internal bus, or a device.
-	buses := map[[2]Hex]busOwner{}
-	rcs := field.NewPath("spec", "rootComplexes")
-	for i, rc := range p.Spec.RootComplexes {
-		for j, sw := range rc.Switches {
-			sp := rcs.Index(i).Child("switches").Index(j).Child("bus")
-			buses[[2]Hex{rc.Domain, sw.Bus}] = busOwner{sp, "upstream port of switch " + rc.Name + "/" + sw.Name}
-			buses[[2]Hex{rc.Domain, sw.Bus + 1}] = busOwner{sp, "internal bus of switch " + rc.Name + "/" + sw.Name}
-		}
-		buses[[2]Hex{rc.Domain, rc.Bus}] = busOwner{rcs.Index(i).Child("bus"), "root bus of " + rc.Name}
-	}
 	for i := range p.Spec.GPUs {
 		g := &p.Spec.GPUs[i]
 		gp := path.Index(i)
@@ -251,10 +223,10 @@ func (p *Profile) validateGPUs(path *field.Path) field.ErrorList {
 				minors[*g.Minor] = i
 			}
 		}
-		placed, perrs := p.validatePlacement(gp.Child("pcie"), g, buses)
+		placed, perrs := p.validatePlacement(gp.Child("pcie"), g.PCIe, "GPU", buses)
 		errs = append(errs, perrs...)
 		if placed && len(perrs) == 0 {
-			wellPlaced[i] = true
+			wellPlaced[&g.PCIe] = true
 		}
 		switch {
 		case g.UUID == "" && placed:
@@ -274,126 +246,13 @@ func (p *Profile) validateGPUs(path *field.Path) field.ErrorList {
 			}
 		}
 	}
-	return append(errs, p.validateBusRanges(path, wellPlaced)...)
+	return errs
 }
 
 func (p *Profile) sameDerivedUUID(a, b *GPU) bool {
 	addrA, okA := p.gpuAddress(a)
 	addrB, okB := p.gpuAddress(b)
 	return okA && okB && addrA == addrB && a.UUID == DeriveUUID(p.Spec.UUIDSeed, addrA)
-}
-
-// validatePlacement checks that the placement names existing parents and a
-// free bus in range; it reports whether the GPU has a usable address.
-func (p *Profile) validatePlacement(path *field.Path, g *GPU, buses map[[2]Hex]busOwner) (bool, field.ErrorList) {
-	var errs field.ErrorList
-	rci := slices.IndexFunc(p.Spec.RootComplexes, func(rc RootComplex) bool { return rc.Name == g.PCIe.RootComplex })
-	switch {
-	case g.PCIe.RootComplex == "":
-		errs = append(errs, field.Required(path.Child("rootComplex"), ""))
-	case rci < 0:
-		errs = append(errs, withDetail(field.NotFound(path.Child("rootComplex"), g.PCIe.RootComplex),
-			"no such name in spec.rootComplexes"))
-	}
-	var rc *RootComplex
-	var sw *Switch
-	if rci >= 0 {
-		rc = &p.Spec.RootComplexes[rci]
-		if g.PCIe.Switch != "" {
-			swi := slices.IndexFunc(rc.Switches, func(s Switch) bool { return s.Name == g.PCIe.Switch })
-			if swi < 0 {
-				errs = append(errs, withDetail(field.NotFound(path.Child("switch"), g.PCIe.Switch),
-					"no such switch in root complex "+rc.Name))
-			} else {
-				sw = &rc.Switches[swi]
-			}
-		}
-	}
-	bp := path.Child("bus")
-	switch {
-	case g.PCIe.Bus == 0:
-		errs = append(errs, field.Required(bp, ""))
-		return false, errs
-	case g.PCIe.Bus > 0xff:
-		errs = append(errs, field.Invalid(bp, g.PCIe.Bus, "must be 0x1..0xff"))
-		return false, errs
-	case rc == nil:
-		return false, errs
-	}
-	if owner, taken := buses[[2]Hex{rc.Domain, g.PCIe.Bus}]; taken {
-		errs = append(errs, withDetail(field.Duplicate(bp, g.PCIe.Bus),
-			fmt.Sprintf("already the %s (%s)", owner.label, owner.path)))
-		return true, errs
-	}
-	buses[[2]Hex{rc.Domain, g.PCIe.Bus}] = busOwner{bp, "bus of another GPU"}
-	lo, hi := p.busRange(rci)
-	if sw != nil {
-		lo = sw.Bus + 2
-	}
-	if g.PCIe.Bus < lo || g.PCIe.Bus > hi {
-		where := "root complex " + rc.Name
-		if sw != nil {
-			where = "switch " + rc.Name + "/" + sw.Name + ", whose downstream buses start after its internal bus"
-		}
-		errs = append(errs, field.Invalid(bp, g.PCIe.Bus, fmt.Sprintf("must lie in %s..%s, the bus range of %s", lo, hi, where)))
-	}
-	return true, errs
-}
-
-// validateBusRanges checks that the bus ranges of the devices on different
-// root ports do not overlap, and that the ports fit the PCI device numbers.
-// It only looks at the GPUs in wellPlaced, whose placement is otherwise valid.
-func (p *Profile) validateBusRanges(path *field.Path, wellPlaced map[int]bool) field.ErrorList {
-	var errs field.ErrorList
-	for ri, rc := range p.Spec.RootComplexes {
-		ranges := make(map[string][2]Hex, len(rc.Switches))
-		downstream := map[string]int{}
-		for _, sw := range rc.Switches {
-			ranges[sw.Name] = [2]Hex{sw.Bus, sw.Bus + 1}
-		}
-		var direct []int
-		for i := range p.Spec.GPUs {
-			g := &p.Spec.GPUs[i]
-			if !wellPlaced[i] || g.PCIe.RootComplex != rc.Name {
-				continue
-			}
-			if g.PCIe.Switch == "" {
-				direct = append(direct, i)
-				continue
-			}
-			r := ranges[g.PCIe.Switch]
-			bp := path.Index(i).Child("pcie", "bus")
-			if downstream[g.PCIe.Switch]++; downstream[g.PCIe.Switch] > 32 {
-				errs = append(errs, field.Invalid(path.Index(i).Child("pcie", "switch"), g.PCIe.Switch,
-					"the switch has 32 downstream ports (device numbers 0..31), all in use"))
-			}
-			for _, other := range rc.Switches {
-				if other.Name != g.PCIe.Switch && other.Bus >= r[0] && other.Bus <= g.PCIe.Bus {
-					errs = append(errs, field.Invalid(bp, g.PCIe.Bus, fmt.Sprintf(
-						"the bus range %s..%s of switch %s/%s would contain switch %s/%s (bus %s)",
-						r[0], g.PCIe.Bus, rc.Name, g.PCIe.Switch, rc.Name, other.Name, other.Bus)))
-				}
-			}
-			if g.PCIe.Bus > r[1] {
-				ranges[g.PCIe.Switch] = [2]Hex{r[0], g.PCIe.Bus}
-			}
-		}
-		for _, i := range direct {
-			b := p.Spec.GPUs[i].PCIe.Bus
-			for _, sw := range rc.Switches {
-				if r := ranges[sw.Name]; b >= r[0] && b <= r[1] {
-					errs = append(errs, field.Invalid(path.Index(i).Child("pcie", "bus"), b, fmt.Sprintf(
-						"lies in the bus range %s..%s of switch %s/%s; place the device behind the switch or outside its range",
-						r[0], r[1], rc.Name, sw.Name)))
-				}
-			}
-		}
-		if ports := len(rc.Switches) + len(direct); ports > 31 {
-			errs = append(errs, withDetail(field.TooMany(field.NewPath("spec", "rootComplexes").Index(ri), ports, 31),
-				"switches plus directly attached devices need one root port each (device numbers 1..31)"))
-		}
-	}
-	return errs
 }
 
 func validateGPUModelFields(path *field.Path, g *GPU) field.ErrorList {

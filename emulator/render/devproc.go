@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/internal/nichw"
 )
 
 // NVIDIA's character device numbers.
@@ -57,44 +59,55 @@ func devfs(w *writer, topo *profile.Topology) {
 // server's character devices with the NVIDIA driver loaded, then the block
 // devices. Consumers (the NVIDIA DRA driver's GetDeviceMajor) look for
 // "<major> <name>\n" between "Character devices:" and "Block devices:".
-var procDevices = strings.Join([]string{
-	"Character devices:",
-	"  1 mem",
-	"  4 /dev/vc/0",
-	"  4 tty",
-	"  4 ttyS",
-	"  5 /dev/tty",
-	"  5 /dev/console",
-	"  5 /dev/ptmx",
-	"  7 vcs",
-	" 10 misc",
-	" 13 input",
-	" 21 sg",
-	" 29 fb",
-	"128 ptm",
-	"136 pts",
-	"180 usb",
-	"189 usb_device",
-	fmt.Sprintf("%3d nvidia-frontend", NvidiaMajor),
-	fmt.Sprintf("%3d nvidia", NvidiaMajor),
-	"226 drm",
-	fmt.Sprintf("%3d nvidia-caps", NvidiaCapsMajor),
-	"",
-	"Block devices:",
-	"  7 loop",
-	"  8 sd",
-	"  9 md",
-	" 11 sr",
-	" 65 sd",
-	"253 device-mapper",
-	"254 mdp",
-	"259 blkext",
-	"",
-}, "\n")
+// procDevicesFor adds ib_uverbs' majors on a node with RDMA NICs.
+var procDevices = procDevicesFor(false)
+
+func procDevicesFor(rdma bool) string {
+	uverbs := func(major int) []string {
+		if !rdma {
+			return nil
+		}
+		return []string{fmt.Sprintf("%3d %s", major, nichw.UverbsProcName)}
+	}
+	return strings.Join(slices.Concat([]string{
+		"Character devices:",
+		"  1 mem",
+		"  4 /dev/vc/0",
+		"  4 tty",
+		"  4 ttyS",
+		"  5 /dev/tty",
+		"  5 /dev/console",
+		"  5 /dev/ptmx",
+		"  7 vcs",
+		" 10 misc",
+		" 13 input",
+		" 21 sg",
+		" 29 fb",
+		"128 ptm",
+		"136 pts",
+		"180 usb",
+		"189 usb_device",
+		fmt.Sprintf("%3d nvidia-frontend", NvidiaMajor),
+		fmt.Sprintf("%3d nvidia", NvidiaMajor),
+		"226 drm"}, uverbs(nichw.UverbsMajor), []string{
+		fmt.Sprintf("%3d nvidia-caps", NvidiaCapsMajor)}, uverbs(nichw.UverbsDynamicMajor), []string{
+		"",
+		"Block devices:",
+		"  7 loop",
+		"  8 sd",
+		"  9 md",
+		" 11 sr",
+		" 65 sd",
+		"253 device-mapper",
+		"254 mdp",
+		"259 blkext",
+		"",
+	}), "\n")
+}
 
 // procfs renders R/proc/devices and R/proc/driver/nvidia.
 func procfs(w *writer, p *profile.Profile, topo *profile.Topology) {
-	w.file("proc/devices", 0o444, procDevices)
+	w.file("proc/devices", 0o444, procDevicesFor(hasRDMA(topo)))
 	w.file("proc/driver/nvidia/version", 0o444, fmt.Sprintf(
 		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Jan  1 00:00:00 UTC 1970\n"+
 			"GCC version:  gcc version 12.3.0 (drakit emulator)\n", p.Spec.Driver.DriverVersion))

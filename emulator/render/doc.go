@@ -8,7 +8,21 @@
 //	    driver -> …/bus/pci/drivers/<nvidia|pcieport>   subsystem -> …/bus/pci
 //	    (bridges also secondary_bus_number, subordinate_bus_number)
 //	R/sys/bus/pci/devices/<bdf> -> ../../../devices/pci…/<bdf>
-//	R/sys/bus/pci/drivers/{nvidia,pcieport}/<bdf> -> ../../../../devices/pci…/<bdf>
+//	R/sys/bus/pci/drivers/{nvidia,pcieport,mlx5_core,ice}/<bdf> -> ../../../../devices/pci…/<bdf>
+//	R/sys/devices/pci…/<nic pf>/ (a NIC's physical function: the files above, class
+//	    0x020000, driver -> …/drivers/<mlx5_core|ice>, and with SR-IOV
+//	    sriov_totalvfs sriov_numvfs (0) sriov_offset sriov_stride sriov_vf_device
+//	    sriov_drivers_autoprobe; net/<if>/{address perm_addr addr_len mtu speed
+//	    operstate carrier duplex ifindex iflink type flags dev_id dev_port
+//	    phys_port_name tx_queue_len uevent, device, subsystem}; RDMA NICs
+//	    infiniband/mlx5_<N>/{node_type node_guid sys_image_guid hca_type
+//	    ports/1/{state phys_state rate link_layer gid_attrs/ndevs/0}, device}
+//	    and infiniband_verbs/uverbs<N>/{ibdev abi_version dev, device})
+//	R/sys/class/net/<if> -> ../../devices/pci…/<pf>/net/<if>
+//	R/sys/class/infiniband/mlx5_<N>, R/sys/class/infiniband_verbs/uverbs<N> (links),
+//	    R/sys/class/infiniband_verbs/abi_version
+//	R/dev/infiniband/uverbs<N> (c 231:192+N, 0666); R/proc/devices then lists
+//	    "231 infiniband_verbs" and "240 infiniband_verbs" (uverbs past 32)
 //	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance}}
 //	R/sys/devices/system/cpu/{online,possible,present,cpu<C>/{node<N> link,topology/physical_package_id}}
 //	R/dev/nvidia<minor> (c 195:<minor>), R/dev/nvidiactl (c 195:255), mode 0666
@@ -35,7 +49,16 @@
 // tree resolves wherever R is mounted; deviceattribute's pcieRoot and
 // numaNode helpers read it through WithFSFromRoot(R/sys). The bridges are an
 // Intel root port and Broadcom PEX switch ports; BARs are laid out from
-// 0x80000000 (BAR0) and 0x200000000000 (BAR1, BAR3) in PCI order.
+// 0x80000000 (GPU BAR0) and 0x200000000000 (a 2 TiB slot per endpoint in PCI
+// order: GPU BAR1 and BAR3, NIC BAR0 and SR-IOV BAR).
+//
+// NICs are numbered in PCI order as the kernel probes them: interface
+// indexes from 2 (1 is lo, not rendered), RDMA devices mlx5_0, … with
+// uverbs0, … (internal/nichw has the device numbers). The files each kind of
+// device shows come from emulator/internal/sysfs, which emulator/sriov uses
+// for the VFs it creates; sysfs.go renders the PCIe tree, nic.go a NIC's
+// SR-IOV, netdev and RDMA, devproc.go and mig.go the GPUs' /dev and /proc,
+// numa.go the NUMA and CPU topology.
 //
 // Contracts: Render owns R entirely. R must be a real directory (a symbolic
 // link is refused, naming its target); Render refuses a non-empty directory

@@ -54,7 +54,7 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
 	}
-	sys, err := newSysfs(p, topo)
+	sys, err := newTree(p, topo)
 	if err != nil {
 		return fmt.Errorf("render profile %s: %w", p.Metadata.Name, err)
 	}

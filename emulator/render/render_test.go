@@ -206,10 +206,11 @@ func TestLinksStayInsideRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 8 GPUs, 8 downstream, 4 upstream and 4 root ports: each has driver
-	// and subsystem links plus its bus and driver entries; 224 CPUs link to
-	// their node; one library link.
-	if want := 24*4 + 224 + 1; links != want {
+	// 8 GPUs, 8 NICs, 16 downstream, 4 upstream and 4 root ports: each has
+	// driver and subsystem links plus its bus and driver entries; each NIC's
+	// netdev has device, subsystem and class links, its RDMA and verbs
+	// devices three each; 224 CPUs link to their node; one library link.
+	if want := 40*4 + 8*3 + 8*6 + 224 + 1; links != want {
 		t.Errorf("%d links, want %d", links, want)
 	}
 }

@@ -1,17 +1,19 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	kfs "drakit.dev/drakit/emulator/internal/sysfs"
 	"drakit.dev/drakit/emulator/profile"
 )
 
-// PCI identities of the bridges the renderer puts above the GPUs: an Intel
-// Xeon (Sapphire Rapids) root port and the ports of a Broadcom PEX89000
-// switch, the parts of an HGX H100 board.
+// PCI identities of the bridges the renderer puts above the endpoints: an
+// Intel Xeon (Sapphire Rapids) root port and the ports of a Broadcom
+// PEX89000 switch, the parts of an HGX H100 board.
 type pciIdentity struct {
 	vendor, device, subVendor, subDevice, class, revision uint32
 	driver                                                string
@@ -28,15 +30,21 @@ const (
 	gpuDriver   = "nvidia"
 )
 
-// BAR layout: each GPU (by its position in PCI order) gets a 16 MiB BAR0 in
-// the 32-bit MMIO window from 0x80000000 and a 2 TiB slot in the 64-bit
-// window from 0x200000000000 for BAR1 and the 32 MiB BAR3.
+// BAR layout: each GPU (by its position among the GPUs in PCI order) gets a
+// 16 MiB BAR0 in the 32-bit MMIO window from 0x80000000; each endpoint, GPU
+// or NIC, by its position in PCI order, gets a 2 TiB slot in the 64-bit
+// window from 0x200000000000, for a GPU's BAR1 and its 32 MiB BAR3, for a
+// NIC's 32 MiB BAR0 and, 64 MiB in, its VFs' BAR0s (1 MiB each, the PF's
+// SR-IOV BAR). Slots in PCI order keep every bridge's windows disjoint.
 const (
 	bar0Base    = 0x80000000
 	bar0Size    = 16 << 20
 	mmio64Base  = 0x200000000000
 	mmio64Slot  = 2 << 40
 	bar3Size    = 32 << 20
+	nicBAR0Size = 32 << 20
+	nicVFOffset = 64 << 20
+	vfBAR0Size  = 1 << 20
 	flagsBAR0   = 0x40200  // IORESOURCE_MEM | IORESOURCE_SIZEALIGN
 	flagsBAR64  = 0x14220c // + IORESOURCE_MEM_64 | IORESOURCE_PREFETCH, 64-bit prefetchable BAR
 	flagsWindow = 0x200    // bridge memory window
@@ -45,21 +53,30 @@ const (
 
 type region struct{ start, end, flags uint64 }
 
-// sysfs renders the PCI tree, the bus and driver links, and the NUMA and CPU
-// topology under R/sys.
-type sysfs struct {
+// Resource lines of an endpoint: BAR0-5, the ROM, then the six SR-IOV BARs
+// (the kernel's PCI_IOV_RESOURCES); a bridge adds its windows.
+const (
+	endpointResources = 13
+	iovResource       = 7
+)
+
+// tree renders the PCI tree, the bus and driver links, the NICs' netdevs and
+// RDMA devices, and the NUMA and CPU topology under R/sys.
+type tree struct {
 	w      *writer // set by render
 	p      *profile.Profile
 	topo   *profile.Topology
 	cpus   map[int][]int // NUMA node id -> CPUs
 	allCPU []int
 	nrCPUs int
-	// bars maps each GPU function to its BAR0, BAR1 and BAR3 regions.
-	bars map[*profile.PCIFunction][3]region
+	// bars maps each endpoint to its resource lines (BAR0-5, ROM, IOV BARs).
+	bars map[*profile.PCIFunction][endpointResources]region
+	// nics numbers the NICs: ifindex and RDMA device of each PF.
+	nics map[*profile.PCIFunction]nicNumbers
 }
 
-func newSysfs(p *profile.Profile, topo *profile.Topology) (*sysfs, error) {
-	s := &sysfs{p: p, topo: topo, cpus: map[int][]int{}, bars: map[*profile.PCIFunction][3]region{}}
+func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
+	s := &tree{p: p, topo: topo, cpus: map[int][]int{}, bars: map[*profile.PCIFunction][endpointResources]region{}}
 	for _, n := range p.Spec.NUMANodes {
 		cpus, err := profile.ParseCPUList(n.CPUList)
 		if err != nil {
@@ -72,23 +89,44 @@ func newSysfs(p *profile.Profile, topo *profile.Topology) (*sysfs, error) {
 		}
 	}
 	s.allCPU = sortedCopy(s.allCPU)
-	for i, g := range topo.GPUs {
-		bar1 := uint64(g.GPU.BAR1Size.Value())
-		slot := uint64(mmio64Base + i*mmio64Slot)
-		s.bars[g.Function] = [3]region{
-			{uint64(bar0Base + i*bar0Size), uint64(bar0Base+(i+1)*bar0Size) - 1, flagsBAR0},
-			{slot, slot + bar1 - 1, flagsBAR64},
-			{slot + max(bar1, bar3Size), slot + max(bar1, bar3Size) + bar3Size - 1, flagsBAR64},
-		}
+	var endpoints []*profile.PCIFunction
+	for _, g := range topo.GPUs {
+		endpoints = append(endpoints, g.Function)
 	}
+	for _, n := range topo.NICs {
+		endpoints = append(endpoints, n.Function)
+	}
+	slices.SortFunc(endpoints, func(a, b *profile.PCIFunction) int {
+		return cmp.Or(cmp.Compare(a.Address.Domain, b.Address.Domain), cmp.Compare(a.Address.Bus, b.Address.Bus))
+	})
+	gpu := 0
+	for i, fn := range endpoints {
+		slot := uint64(mmio64Base + i*mmio64Slot)
+		var r [endpointResources]region
+		if fn.Kind == profile.GPUFunction {
+			bar1 := uint64(fn.GPU.BAR1Size.Value())
+			r[0] = region{uint64(bar0Base + gpu*bar0Size), uint64(bar0Base+(gpu+1)*bar0Size) - 1, flagsBAR0}
+			r[1] = region{slot, slot + bar1 - 1, flagsBAR64}
+			r[3] = region{slot + max(bar1, bar3Size), slot + max(bar1, bar3Size) + bar3Size - 1, flagsBAR64}
+			gpu++
+		} else {
+			r[0] = region{slot, slot + nicBAR0Size - 1, flagsBAR64}
+			if vfs := uint64(*fn.NIC.TotalVFs); vfs > 0 {
+				r[iovResource] = region{slot + nicVFOffset, slot + nicVFOffset + vfs*vfBAR0Size - 1, flagsBAR64}
+			}
+		}
+		s.bars[fn] = r
+	}
+	s.nics = numberNICs(topo)
 	return s, nil
 }
 
-func (s *sysfs) render(w *writer) {
+func (s *tree) render(w *writer) {
 	s.w = w
 	s.w.dir("sys/bus/pci/devices")
 	s.w.dir("sys/bus/pci/drivers/" + gpuDriver)
 	s.w.dir("sys/bus/pci/drivers/pcieport")
+	s.nicClasses()
 	for _, hb := range s.topo.HostBridges {
 		dir := filepath.Join("sys/devices", hb.Name())
 		s.w.file(filepath.Join(dir, "uevent"), 0o644, "")
@@ -100,7 +138,7 @@ func (s *sysfs) render(w *writer) {
 }
 
 // function renders fn below parent and recurses into its children.
-func (s *sysfs) function(parent string, hb *profile.HostBridge, fn *profile.PCIFunction) {
+func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFunction) {
 	dir := filepath.Join(parent, fn.Address.String())
 	id := rootPortIdentity
 	switch fn.Kind {
@@ -110,38 +148,27 @@ func (s *sysfs) function(parent string, hb *profile.HostBridge, fn *profile.PCIF
 		g := fn.GPU
 		id = pciIdentity{uint32(g.VendorID), uint32(g.DeviceID), uint32(g.SubsystemVendorID),
 			uint32(g.SubsystemDeviceID), gpuClass, gpuRevision, gpuDriver}
+	case profile.NICFunction:
+		id = nicIdentity(fn.NIC)
 	}
-	bdf := fn.Address.String()
-	modalias := fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X",
-		id.vendor, id.device, id.subVendor, id.subDevice, id.class>>16, (id.class>>8)&0xff, id.class&0xff)
-	file := func(name string, mode os.FileMode, content string) {
-		s.w.file(filepath.Join(dir, name), mode, content)
-	}
-	file("vendor", 0o444, fmt.Sprintf("0x%04x\n", id.vendor))
-	file("device", 0o444, fmt.Sprintf("0x%04x\n", id.device))
-	file("subsystem_vendor", 0o444, fmt.Sprintf("0x%04x\n", id.subVendor))
-	file("subsystem_device", 0o444, fmt.Sprintf("0x%04x\n", id.subDevice))
-	file("class", 0o444, fmt.Sprintf("0x%06x\n", id.class))
-	file("revision", 0o444, fmt.Sprintf("0x%02x\n", id.revision))
-	file("numa_node", 0o644, fmt.Sprintf("%d\n", hb.NUMANode))
 	local := s.allCPU
 	if hb.NUMANode >= 0 {
 		local = s.cpus[hb.NUMANode]
 	}
-	file("local_cpulist", 0o444, profile.FormatCPUList(local)+"\n")
-	file("local_cpus", 0o444, profile.FormatCPUMask(local, s.nrCPUs)+"\n")
-	file("modalias", 0o444, modalias+"\n")
-	file("uevent", 0o644, fmt.Sprintf("DRIVER=%s\nPCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=%s\nMODALIAS=%s\n",
-		id.driver, id.class, id.vendor, id.device, id.subVendor, id.subDevice, bdf, modalias))
-	file("resource", 0o444, s.resource(fn))
-	if fn.Kind != profile.GPUFunction {
-		file("secondary_bus_number", 0o444, fmt.Sprintf("%d\n", fn.SecondaryBus))
-		file("subordinate_bus_number", 0o444, fmt.Sprintf("%d\n", fn.SubordinateBus))
+	f := kfs.Function{
+		Dir: dir, Address: fn.Address.String(),
+		Vendor: id.vendor, Device: id.device, SubVendor: id.subVendor, SubDevice: id.subDevice,
+		Class: id.class, Revision: id.revision, Driver: id.driver, NUMANode: hb.NUMANode,
+		LocalCPUList: profile.FormatCPUList(local), LocalCPUs: profile.FormatCPUMask(local, s.nrCPUs),
+		Resource: s.resource(fn),
 	}
-	s.w.link(filepath.Join(dir, "subsystem"), "sys/bus/pci")
-	s.w.link(filepath.Join(dir, "driver"), "sys/bus/pci/drivers/"+id.driver)
-	s.w.link(filepath.Join("sys/bus/pci/devices", bdf), dir)
-	s.w.link(filepath.Join("sys/bus/pci/drivers", id.driver, bdf), dir)
+	if fn.Kind != profile.GPUFunction && fn.Kind != profile.NICFunction {
+		f.Bridge, f.SecondaryBus, f.SubordinateBus = true, fn.SecondaryBus, fn.SubordinateBus
+	}
+	s.w.entries(kfs.PCIFunction(f))
+	if fn.Kind == profile.NICFunction {
+		s.nic(dir, fn)
+	}
 	for _, c := range fn.Children {
 		s.function(dir, hb, c)
 	}
@@ -150,17 +177,19 @@ func (s *sysfs) function(parent string, hb *profile.HostBridge, fn *profile.PCIF
 // resource is the sysfs resource file: 13 lines (BAR0-5, ROM, 6 SR-IOV
 // BARs) for an endpoint, 17 for a bridge (plus I/O, memory, prefetchable
 // memory windows and one unused), each "start end flags".
-func (s *sysfs) resource(fn *profile.PCIFunction) string {
+func (s *tree) resource(fn *profile.PCIFunction) string {
 	var lines []region
-	if fn.Kind == profile.GPUFunction {
-		b := s.bars[fn]
-		lines = make([]region, 13)
-		lines[0], lines[1], lines[3] = b[0], b[1], b[2]
+	if b, ok := s.bars[fn]; ok {
+		lines = b[:]
 	} else {
 		lines = make([]region, 17)
 		mem, pref := s.windows(fn)
 		lines[14], lines[15] = mem, pref
 	}
+	return formatResource(lines)
+}
+
+func formatResource(lines []region) string {
 	var out strings.Builder
 	for _, r := range lines {
 		fmt.Fprintf(&out, "0x%016x 0x%016x 0x%016x\n", r.start, r.end, r.flags)
@@ -169,13 +198,19 @@ func (s *sysfs) resource(fn *profile.PCIFunction) string {
 }
 
 // windows returns the memory windows a bridge forwards: the span of the
-// 32-bit and the 64-bit BARs of the GPUs below it.
-func (s *sysfs) windows(fn *profile.PCIFunction) (mem, pref region) {
+// 32-bit and the 64-bit BARs of the endpoints below it.
+func (s *tree) windows(fn *profile.PCIFunction) (mem, pref region) {
 	var walk func(*profile.PCIFunction)
 	walk = func(f *profile.PCIFunction) {
 		if b, ok := s.bars[f]; ok {
-			mem = span(mem, b[0], flagsWindow)
-			pref = span(span(pref, b[1], flagsPref), b[2], flagsPref)
+			for _, r := range b {
+				switch r.flags {
+				case flagsBAR0:
+					mem = span(mem, r, flagsWindow)
+				case flagsBAR64:
+					pref = span(pref, r, flagsPref)
+				}
+			}
 		}
 		for _, c := range f.Children {
 			walk(c)
@@ -190,47 +225,4 @@ func span(w, r region, flags uint64) region {
 		return region{r.start, r.end, flags}
 	}
 	return region{min(w.start, r.start), max(w.end, r.end), flags}
-}
-
-// numa renders /sys/devices/system/node and the parts of
-// /sys/devices/system/cpu that map CPUs to nodes and sockets.
-func (s *sysfs) numa() {
-	nodes := s.p.Spec.NUMANodes
-	if len(nodes) == 0 {
-		return
-	}
-	var ids, withCPUs []int
-	for _, n := range nodes {
-		ids = append(ids, *n.ID)
-		if len(s.cpus[*n.ID]) > 0 {
-			withCPUs = append(withCPUs, *n.ID)
-		}
-	}
-	ids, withCPUs = sortedCopy(ids), sortedCopy(withCPUs)
-	base := "sys/devices/system/node"
-	s.w.file(filepath.Join(base, "online"), 0o444, profile.FormatCPUList(ids)+"\n")
-	s.w.file(filepath.Join(base, "possible"), 0o444, profile.FormatCPUList(ids)+"\n")
-	s.w.file(filepath.Join(base, "has_cpu"), 0o444, profile.FormatCPUList(withCPUs)+"\n")
-	for _, n := range nodes {
-		dir := filepath.Join(base, fmt.Sprintf("node%d", *n.ID))
-		cpus := s.cpus[*n.ID]
-		s.w.file(filepath.Join(dir, "cpulist"), 0o444, profile.FormatCPUList(cpus)+"\n")
-		s.w.file(filepath.Join(dir, "cpumap"), 0o444, profile.FormatCPUMask(cpus, s.nrCPUs)+"\n")
-		dist := make([]string, len(n.Distances))
-		for i, d := range n.Distances {
-			dist[i] = fmt.Sprint(d)
-		}
-		s.w.file(filepath.Join(dir, "distance"), 0o444, strings.Join(dist, " ")+"\n")
-		for _, c := range cpus {
-			cpuDir := filepath.Join("sys/devices/system/cpu", fmt.Sprintf("cpu%d", c))
-			s.w.file(filepath.Join(cpuDir, "topology", "physical_package_id"), 0o444, fmt.Sprintf("%d\n", *n.Socket))
-			s.w.link(filepath.Join(cpuDir, fmt.Sprintf("node%d", *n.ID)), dir)
-		}
-	}
-	if len(s.allCPU) > 0 {
-		list := profile.FormatCPUList(s.allCPU) + "\n"
-		for _, name := range []string{"online", "possible", "present"} {
-			s.w.file(filepath.Join("sys/devices/system/cpu", name), 0o444, list)
-		}
-	}
 }

@@ -30,16 +30,19 @@ const testNode = "127.0.0.1"
 // simulateNode plays the DaemonSet controller, the kubelet and the driver
 // until ctx ends: once the DaemonSet exists, a Ready pod on testNode, a
 // rolled-out status and the driver's ResourceSlice.
-func simulateNode(ctx context.Context, t *testing.T, client kubernetes.Interface, driverName string) {
+func simulateNode(ctx context.Context, t *testing.T, client kubernetes.Interface, driverName string) <-chan struct{} {
 	t.Helper()
-	simulateWorkload(ctx, t, client, gpuWorkload, driverName, true)
+	return simulateWorkload(ctx, t, client, gpuWorkload, driverName, true)
 }
 
 // simulateWorkload is simulateNode for the driver of w; without publish the
-// driver publishes no ResourceSlice.
-func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Interface, w workload, driverName string, publish bool) {
+// driver publishes no ResourceSlice. The channel is closed once the
+// simulation has stopped after ctx ended: nothing it creates comes later.
+func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Interface, w workload, driverName string, publish bool) <-chan struct{} {
 	t.Helper()
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		for ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 			ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{})
@@ -68,6 +71,7 @@ func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Inter
 			}
 		}
 	}()
+	return done
 }
 
 func TestApplyCreatesWaitsAndUpdates(t *testing.T) {
@@ -253,7 +257,7 @@ func TestDelete(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Timeout = 10 * time.Second
 	simCtx, cancelSim := context.WithCancel(ctx)
-	simulateNode(simCtx, t, client, opts.DriverName)
+	simulated := simulateNode(simCtx, t, client, opts.DriverName)
 	if err := Apply(ctx, client, opts); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -265,8 +269,10 @@ func TestDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fake has no namespace controller or kubelet: stop the simulation
-	// and remove the pod as they would once the DaemonSet is gone.
+	// and remove the pod as they would once the DaemonSet is gone (after
+	// the simulation's last create).
 	cancelSim()
+	<-simulated
 	if err := client.CoreV1().Pods(Namespace).Delete(ctx, Name+"-abcde", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Fixed names of the deployment.
@@ -71,7 +73,7 @@ func DefaultOptions() Options {
 		DriverName:     "gpu.drakit.dev",
 		Image:          "drakit.dev/driver:dev",
 		KubeletRootDir: "/var/lib/kubelet",
-		CDIDir:         "/var/run/cdi",
+		CDIDir:         pluginharness.DefaultCDIDir,
 		DriverRoot:     "/var/lib/drakit/emulator",
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
@@ -92,9 +94,6 @@ var driverRootWritable = []struct{ volume, dir string }{
 	{"driver-root-caps", "dev/nvidia-caps"},
 	{"driver-root-capabilities", "proc/driver/nvidia/capabilities"},
 }
-
-// maxSocketPath is the longest AF_UNIX socket path Linux accepts.
-const maxSocketPath = 107
 
 // systemDirs are host directories that no host path option may name: the
 // root, the top-level directories of the Filesystem Hierarchy Standard, the
@@ -196,13 +195,11 @@ func checkHostPaths(paths []hostPathOption) (errs []error, ok []bool) {
 // AF_UNIX.
 func checkSockets(kubeletRootDir, registrarDir, pluginDir, driverName string) []error {
 	var errs []error
-	for _, sock := range []string{
-		filepath.Join(registrarDir, driverName+"-reg.sock"),
-		filepath.Join(pluginDir, "dra.sock"),
-	} {
-		if len(sock) > maxSocketPath {
+	registration, dra := pluginharness.Sockets(registrarDir, pluginDir, driverName)
+	for _, sock := range []string{registration, dra} {
+		if len(sock) > pluginharness.MaxSocketPath {
 			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
-				kubeletRootDir, sock, maxSocketPath))
+				kubeletRootDir, sock, pluginharness.MaxSocketPath))
 		}
 	}
 	return errs

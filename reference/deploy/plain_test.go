@@ -401,7 +401,7 @@ func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 	opts := DefaultPlainOptions()
 	opts.Timeout = 10 * time.Second
 	simCtx, cancelSim := context.WithCancel(ctx)
-	simulateWorkload(simCtx, t, client, plainWorkload, opts.DriverName, true)
+	simulated := simulateWorkload(simCtx, t, client, plainWorkload, opts.DriverName, true)
 	if err := ApplyPlain(ctx, client, opts); err != nil {
 		t.Fatalf("ApplyPlain: %v", err)
 	}
@@ -428,6 +428,7 @@ func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 	}
 
 	cancelSim()
+	<-simulated
 	if err := client.CoreV1().Pods(PlainNamespace).Delete(ctx, PlainName+"-abcde", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,17 +8,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // DefaultDriverName is the reference driver's name (docs/architecture.md).
 const DefaultDriverName = "gpu.drakit.dev"
 
 // DefaultCDIDir is the CDI spec directory container runtimes watch by default.
-const DefaultCDIDir = "/var/run/cdi"
-
-// maxSocketPath is the longest AF_UNIX socket path Linux accepts (108 bytes
-// including the terminating NUL).
-const maxSocketPath = 107
+const DefaultCDIDir = pluginharness.DefaultCDIDir
 
 // ErrInvalidConfig classifies every error returned by Config.Validate.
 var ErrInvalidConfig = errors.New("invalid driver configuration")
@@ -93,17 +91,6 @@ func (c *Config) EffectiveKubeletPluginDir() string {
 	return filepath.Join(kubeletplugin.KubeletPluginsDir, c.DriverName)
 }
 
-// registrarSocket is the registration socket the kubelet plugin helper
-// creates by default.
-func (c *Config) registrarSocket() string {
-	return filepath.Join(c.KubeletRegistrarDir, c.DriverName+"-reg.sock")
-}
-
-// pluginSocket is the DRA gRPC socket the helper creates by default.
-func (c *Config) pluginSocket() string {
-	return filepath.Join(c.EffectiveKubeletPluginDir(), "dra.sock")
-}
-
 // Validate reports the first invalid field by name.
 func (c *Config) Validate() error {
 	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
@@ -136,13 +123,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: %s %q must be an absolute path or empty", ErrInvalidConfig, p.field, p.value)
 		}
 	}
-	if s := c.registrarSocket(); len(s) > maxSocketPath {
+	registration, dra := pluginharness.Sockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName)
+	if len(registration) > pluginharness.MaxSocketPath {
 		return fmt.Errorf("%w: KubeletRegistrarDir %q: registration socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.KubeletRegistrarDir, s, maxSocketPath)
+			ErrInvalidConfig, c.KubeletRegistrarDir, registration, pluginharness.MaxSocketPath)
 	}
-	if s := c.pluginSocket(); len(s) > maxSocketPath {
+	if len(dra) > pluginharness.MaxSocketPath {
 		return fmt.Errorf("%w: KubeletPluginDir %q: DRA socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), s, maxSocketPath)
+			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), dra, pluginharness.MaxSocketPath)
 	}
 	return nil
 }

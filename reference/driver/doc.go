@@ -70,6 +70,12 @@
 //
 // # Prepare and unprepare
 //
+// The kubelet plugin's plumbing is reference/pluginharness's, whose
+// contract holds here: per-claim errors, idempotency, conflicts, rollback,
+// the checkpoint and the CDI spec names. The driver adds discovery, the
+// CDI edits of its devices and the dynamic MIG devices it creates and
+// destroys.
+//
 // PrepareResourceClaims writes one CDI spec per claim into the CDI directory,
 // named k8s.<driver>-claim_<claimUID>.json, kind k8s.<driver>/claim, with one
 // CDI device <claimUID>-<device> per allocated device of this driver. The
@@ -77,7 +83,8 @@
 // allocation results of other drivers. A claim whose results name a device
 // of another pool or an unknown device, or a device already prepared for
 // another claim (unless either claim uses admin access), gets a per-claim
-// error and no spec.
+// error and no spec, as does a claim UID that is not made of letters,
+// digits and '-' (the UID names the spec file).
 //
 // A dynamic MIG partition is created at prepare: the driver checkpoints the
 // claim as incomplete with the partition's placement, creates the GPU
@@ -120,14 +127,10 @@
 //
 // # Simulated nodes
 //
-// Simulate publishes the pools of many simulated nodes from one process, for
-// scale tests and the publishing benchmarks: ProfileInventory turns an
-// emulator profile into the Inventory NVML discovery would report on a
-// rendered node, and one resourceslice controller per simulated node
-// publishes it, as the kubelet plugin does for a real one. Simulated pools
-// select their node with a nodeSelector on metadata.name (nodeName needs a
-// Node owner); Simulate refuses names of existing Nodes and deletes the
-// slices when it stops unless SimulationConfig.Keep is set.
+// NodeResources is what the driver publishes for the GPUs a Discoverer
+// reports; reference/simulate uses it to publish the pools of simulated
+// nodes, with a Discoverer of its own and the names of ArchitectureName,
+// BrandName and MIGProfileName.
 //
 // # Errors
 //

@@ -52,7 +52,7 @@ func TestDiscoverEmulatedDGXH100(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		brand, err := brandName(gonvml.BrandType(g.Brand))
+		brand, err := BrandName(gonvml.BrandType(g.Brand))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,18 +9,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
-	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
+	"drakit.dev/drakit/reference/pluginharness"
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 const (
@@ -97,6 +95,15 @@ func (r *testRoot) mknod(t *testing.T, name string, minor int) {
 	}
 }
 
+func builtinProfile(t testing.TB, name string) *profile.Profile {
+	t.Helper()
+	p, err := profile.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // renderProfile renders p with the emulator's NVML shim into a new emulator
 // root and returns the root. It skips the test where rendering cannot create
 // the device nodes (no CAP_MKNOD).
@@ -146,24 +153,12 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-// fatalRecorder records HandleError's fatal cancellations.
-type fatalRecorder struct {
-	mu     sync.Mutex
-	causes []error
-}
-
-func (f *fatalRecorder) cancel(cause error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.causes = append(f.causes, cause)
-}
-
 // pluginEnv is a plugin over a test root, a CDI dir and a plugin dir.
 type pluginEnv struct {
 	root      *testRoot
 	cdiDir    string
 	pluginDir string
-	fatal     *fatalRecorder
+	fatal     *harnesstest.FatalRecorder
 	// inventory replaces testInventory() when set; mig is the plugin's
 	// MIG device manager (nil: none).
 	inventory *Inventory
@@ -176,56 +171,67 @@ func newPluginEnv(t *testing.T) *pluginEnv {
 		root:      newTestRoot(t, 0, 1, 3),
 		cdiDir:    filepath.Join(t.TempDir(), "cdi"),
 		pluginDir: t.TempDir(),
-		fatal:     &fatalRecorder{},
+		fatal:     &harnesstest.FatalRecorder{},
 	}
+}
+
+// testPlugin is the harness's plugin over the driver's hardware, as Run
+// starts it.
+type testPlugin struct {
+	*pluginharness.Plugin[preparedDevice, *preparedDevice]
+	hw *hardware
 }
 
 // plugin starts a new plugin instance (as a driver restart would) over the
 // environment's directories.
-func (e *pluginEnv) plugin(t *testing.T) *plugin {
+func (e *pluginEnv) plugin(t *testing.T) testPlugin {
 	t.Helper()
-	p, err := e.tryPlugin()
+	p, err := e.tryPlugin(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func (e *pluginEnv) tryPlugin() (*plugin, error) {
-	cdi, err := newCDISpecs(e.cdiDir, testDriver, e.root.dir, e.root.lib)
-	if err != nil {
-		return nil, err
-	}
+func (e *pluginEnv) tryPlugin(t *testing.T) (testPlugin, error) {
+	t.Helper()
 	inv := e.inventory
 	if inv == nil {
 		inv = testInventory()
 	}
-	return newPlugin(context.Background(), pluginOptions{
-		driverName: testDriver,
-		poolName:   testNode,
-		inventory:  inv,
-		pluginDir:  e.pluginDir,
-		cdi:        cdi,
-		mig:        e.mig,
-		fatal:      e.fatal.cancel,
-	})
+	return startPlugin(t, staticDiscoverer{inv}, e.root.dir, e.root.lib, e.cdiDir, e.pluginDir, e.mig, e.fatal)
+}
+
+// startPlugin starts a plugin as run does, without the kubelet plugin
+// helper.
+func startPlugin(t *testing.T, disc Discoverer, driverRoot, nvmlLib, cdiDir, pluginDir string, mig *migOps, fatal *harnesstest.FatalRecorder) (testPlugin, error) {
+	t.Helper()
+	hw := &hardware{driverName: testDriver, poolName: testNode, disc: disc, driverRoot: driverRoot, nvmlLib: nvmlLib, mig: mig}
+	cfg := harnessConfig(testDriver, testNode, pluginDir, cdiDir)
+	cfg.Fatal = fatal.Cancel
+	p, err := pluginharness.New[preparedDevice, *preparedDevice](t.Context(), hw, cfg)
+	return testPlugin{p, hw}, err
 }
 
 func (e *pluginEnv) specPath(uid string) string {
 	return filepath.Join(e.cdiDir, "k8s.gpu.drakit.dev-claim_"+uid+".json")
 }
 
-func allocResult(driver, pool, request, device string) resourceapi.DeviceRequestAllocationResult {
-	return resourceapi.DeviceRequestAllocationResult{Driver: driver, Pool: pool, Request: request, Device: device}
+// saveCheckpoint writes claims as the driver's checkpoint into pluginDir.
+func saveCheckpoint(t *testing.T, pluginDir string, claims map[string]preparedClaim) {
+	t.Helper()
+	cfg := harnessConfig(testDriver, testNode, pluginDir, "")
+	cp := &pluginharness.Checkpoint[preparedDevice]{
+		Path: filepath.Join(pluginDir, pluginharness.CheckpointFile), Version: cfg.CheckpointVersion, Checksum: cfg.Checksum,
+	}
+	if err := cp.Save(claims); err != nil {
+		t.Fatal(err)
+	}
 }
 
-func allocatedClaim(name, uid string, results ...resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
-	return &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name, UID: types.UID(uid)},
-		Status: resourceapi.ResourceClaimStatus{
-			Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}},
-		},
-	}
+// recorded is a checkpointed device of the test pool.
+func recorded(request, device string, mig *migRecord) preparedDevice {
+	return preparedDevice{PreparedDevice: pluginharness.PreparedDevice{Request: request, Pool: testNode, Device: device}, MIG: mig}
 }
 
 // freshProcessEnv names the test that a re-executed test binary runs.

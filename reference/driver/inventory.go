@@ -92,6 +92,19 @@ type MIGInstance struct {
 // DeviceName is the device's name in the ResourceSlice: gpu-<minor>.
 func (g *GPU) DeviceName() string { return fmt.Sprintf("gpu-%d", g.Minor) }
 
+// discover runs disc and checks what it found: no two GPUs with one device
+// name.
+func discover(ctx context.Context, disc Discoverer) (*Inventory, error) {
+	inv, err := disc.Discover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("discover GPUs: %w", err)
+	}
+	if _, err := inv.byDeviceName(); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
 // byDeviceName indexes the inventory by device name and rejects duplicates.
 func (inv *Inventory) byDeviceName() (map[string]GPU, error) {
 	m := make(map[string]GPU, len(inv.GPUs))

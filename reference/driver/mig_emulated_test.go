@@ -14,6 +14,7 @@ import (
 
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 // emulatedMIG is a rendered mixed-mig root with the driver's discovery and
@@ -24,7 +25,7 @@ type emulatedMIG struct {
 	cdiDir    string
 	pluginDir string
 	libPath   string
-	fatal     *fatalRecorder
+	fatal     *harnesstest.FatalRecorder
 }
 
 func newEmulatedMIG(t *testing.T) *emulatedMIG {
@@ -35,26 +36,15 @@ func newEmulatedMIG(t *testing.T) *emulatedMIG {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &emulatedMIG{root: root, lib: disc.NVML, cdiDir: filepath.Join(t.TempDir(), "cdi"), pluginDir: t.TempDir(), libPath: libPath, fatal: &fatalRecorder{}}
+	return &emulatedMIG{root: root, lib: disc.NVML, cdiDir: filepath.Join(t.TempDir(), "cdi"), pluginDir: t.TempDir(), libPath: libPath, fatal: &harnesstest.FatalRecorder{}}
 }
 
-// start discovers the GPUs and starts a new plugin instance over the
-// environment's checkpoint, as a driver (re)start does.
-func (e *emulatedMIG) start(t *testing.T) *plugin {
+// start starts a new plugin instance over the environment's checkpoint,
+// discovering the GPUs through the shim, as a driver (re)start does.
+func (e *emulatedMIG) start(t *testing.T) testPlugin {
 	t.Helper()
 	disc := &NVMLDiscoverer{NVML: e.lib, SysfsRoot: filepath.Join(e.root, "sys"), MIGMinorsPath: MIGMinorsPath(e.root)}
-	inv, err := disc.Discover(t.Context())
-	if err != nil {
-		t.Fatalf("discover: %v", err)
-	}
-	cdi, err := newCDISpecs(e.cdiDir, testDriver, e.root, e.libPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPlugin(t.Context(), pluginOptions{
-		driverName: testDriver, poolName: testNode, inventory: inv, pluginDir: e.pluginDir,
-		cdi: cdi, mig: &migOps{lib: e.lib, minorsPath: MIGMinorsPath(e.root)}, fatal: e.fatal.cancel,
-	})
+	p, err := startPlugin(t, disc, e.root, e.libPath, e.cdiDir, e.pluginDir, &migOps{lib: e.lib, minorsPath: MIGMinorsPath(e.root)}, e.fatal)
 	if err != nil {
 		t.Fatalf("start plugin: %v", err)
 	}
@@ -137,19 +127,19 @@ func TestPrepareEmulatedDynamicMIG(t *testing.T) {
 	p := e.start(t)
 	const partition, full = "gpu-2-mig-1g10gb-0", "gpu-2-mig-7g80gb-0"
 	for _, name := range []string{partition, full} {
-		if d, ok := p.devices[name]; !ok || d.Kind != kindMIGPartition {
-			t.Fatalf("device %s is not published as a partition; devices: %v", name, slices.Sorted(mapKeys(p.devices)))
+		if d, ok := p.hw.devices[name]; !ok || d.Kind != kindMIGPartition {
+			t.Fatalf("device %s is not published as a partition; devices: %v", name, slices.Sorted(mapKeys(p.hw.devices)))
 		}
 	}
-	parent := p.devices[partition].GPU
+	parent := p.hw.devices[partition].GPU
 	before := e.state(t)
 	if gis, cis := e.instances(t, parent.Minor); len(gis)+len(cis) != 0 {
 		t.Fatalf("GPU %d has instances before the test: %v %v", parent.Minor, gis, cis)
 	}
 
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", partition))
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", partition))
 	for attempt := range 2 {
-		if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+		if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 			t.Fatalf("prepare %d: %v", attempt, res.Err)
 		}
 	}
@@ -158,8 +148,8 @@ func TestPrepareEmulatedDynamicMIG(t *testing.T) {
 		t.Fatalf("after preparing twice GPU %d has GIs %+v and CIs %+v, want one of each", parent.Minor, gis, cis)
 	}
 	gi, ci := gis[0], cis[0]
-	if gi.Profile != int(p.devices[partition].Profile.Info.Id) || gi.Start != 0 || gi.Size != 1 {
-		t.Errorf("GI %+v, want profile %d at 0:1", gi, p.devices[partition].Profile.Info.Id)
+	if gi.Profile != int(p.hw.devices[partition].Profile.Info.Id) || gi.Start != 0 || gi.Size != 1 {
+		t.Errorf("GI %+v, want profile %d at 0:1", gi, p.hw.devices[partition].Profile.Info.Id)
 	}
 	if ci.GI != gi.ID || ci.Start != 0 || ci.Size != 1 {
 		t.Errorf("CI %+v does not span GI %d", ci, gi.ID)
@@ -196,8 +186,8 @@ func TestPrepareEmulatedDynamicMIG(t *testing.T) {
 	}
 
 	// The full-size profile overlaps the 1g partition.
-	overlap := allocatedClaim("full", uidB, allocResult(testDriver, testNode, "gpu", full))
-	res := prepare(t, p, overlap)[overlap.UID]
+	overlap := harnesstest.AllocatedClaim("full", uidB, harnesstest.AllocResult(testDriver, testNode, "gpu", full))
+	res := harnesstest.Prepare(t, p, overlap)[overlap.UID]
 	if !errors.Is(res.Err, ErrMIGPlacementBusy) || !errors.Is(res.Err, nvml.ERROR_INSUFFICIENT_RESOURCES) {
 		t.Errorf("prepare of an overlapping placement: %v, want ErrMIGPlacementBusy and INSUFFICIENT_RESOURCES", res.Err)
 	}
@@ -210,11 +200,11 @@ func TestPrepareEmulatedDynamicMIG(t *testing.T) {
 
 	// Restart: the new instance learns the claim from the checkpoint.
 	p = e.start(t)
-	if _, ok := p.devices[partition]; !ok {
-		t.Fatalf("after a restart GPU %d is no longer dynamic; devices: %v", parent.Minor, slices.Sorted(mapKeys(p.devices)))
+	if _, ok := p.hw.devices[partition]; !ok {
+		t.Fatalf("after a restart GPU %d is no longer dynamic; devices: %v", parent.Minor, slices.Sorted(mapKeys(p.hw.devices)))
 	}
 	for attempt := range 2 {
-		if err := unprepare(t, p, uidA)[uidA]; err != nil {
+		if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 			t.Fatalf("unprepare %d: %v", attempt, err)
 		}
 	}
@@ -232,8 +222,8 @@ func TestPrepareEmulatedDynamicMIG(t *testing.T) {
 	if got := e.migUUIDs(t, parent.UUID); len(got) != 0 {
 		t.Errorf("MIG devices left after unprepare: %v", got)
 	}
-	if len(e.fatal.causes) != 0 {
-		t.Errorf("fatal errors: %v", e.fatal.causes)
+	if len(e.fatal.Causes()) != 0 {
+		t.Errorf("fatal errors: %v", e.fatal.Causes())
 	}
 }
 
@@ -245,9 +235,9 @@ func TestEmulatedMIGRestartMidPrepare(t *testing.T) {
 	e := newEmulatedMIG(t)
 	p := e.start(t)
 	const partition = "gpu-3-mig-3g40gb-4"
-	d, ok := p.devices[partition]
+	d, ok := p.hw.devices[partition]
 	if !ok {
-		t.Fatalf("device %s is not published; devices: %v", partition, slices.Sorted(mapKeys(p.devices)))
+		t.Fatalf("device %s is not published; devices: %v", partition, slices.Sorted(mapKeys(p.hw.devices)))
 	}
 	before := e.state(t)
 	rec := &migRecord{
@@ -255,11 +245,8 @@ func TestEmulatedMIGRestartMidPrepare(t *testing.T) {
 		ProfileID: int(d.Profile.Info.Id), Slices: int(d.Profile.Info.SliceCount),
 		Start: int(d.Placement.Start), Size: int(d.Placement.Size),
 	}
-	cp := &checkpoint{path: filepath.Join(e.pluginDir, checkpointFile)}
-	if err := cp.save(map[string]preparedClaim{uidA: {Namespace: "test", Name: "mig", Incomplete: true,
-		Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: partition, MIG: rec}}}}); err != nil {
-		t.Fatal(err)
-	}
+	saveCheckpoint(t, e.pluginDir, map[string]preparedClaim{uidA: {Namespace: "test", Name: "mig", Incomplete: true,
+		Devices: []preparedDevice{recorded("gpu", partition, rec)}}})
 	// What the dead driver had created, through NVML as it would have.
 	created := *rec
 	if err := (&migOps{lib: e.lib, minorsPath: MIGMinorsPath(e.root)}).create(t.Context(), &created, func() error { return nil }); err != nil {
@@ -276,18 +263,18 @@ func TestEmulatedMIGRestartMidPrepare(t *testing.T) {
 	if diff := cmp.Diff(before, e.state(t)); diff != "" {
 		t.Errorf("state file after the restart (-before +after):\n%s", diff)
 	}
-	if len(p.prepared) != 0 {
-		t.Errorf("checkpoint still lists %v", p.prepared)
+	if len(p.Prepared()) != 0 {
+		t.Errorf("checkpoint still lists %v", p.Prepared())
 	}
-	if _, ok := p.devices[partition]; !ok {
+	if _, ok := p.hw.devices[partition]; !ok {
 		t.Error("the GPU whose orphans were destroyed is no longer published in dynamic mode")
 	}
 	// The kubelet retries the prepare, which now succeeds.
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", partition))
-	if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", partition))
+	if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 		t.Fatalf("prepare after the restart: %v", res.Err)
 	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
+	if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, e.state(t)); diff != "" {

@@ -11,15 +11,12 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
-	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/utils/ptr"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 // migEnv is a plugin environment over a fake NVML with GPU 0 in MIG mode
@@ -126,227 +123,11 @@ func TestMIGProfileName(t *testing.T) {
 		{nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, 1, 4864, a100, "1g.5gb-me"},
 		{nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX, 2, 9856, a100, "2g.10gb+gfx"},
 	} {
-		got := migProfileName(tc.index, nvml.GpuInstanceProfileInfo{SliceCount: tc.slices, MemorySizeMB: tc.mb}, tc.total)
+		got := MIGProfileName(tc.index, nvml.GpuInstanceProfileInfo{SliceCount: tc.slices, MemorySizeMB: tc.mb}, tc.total)
 		if got != tc.want {
 			t.Errorf("profile index %d, %d MiB of %d bytes: got %q, want %q", tc.index, tc.mb, tc.total, got, tc.want)
 		}
 	}
-}
-
-// poolSlices splits the pool's slices into device and counter slices.
-func poolSlices(t *testing.T, inv *Inventory, opts publishOptions) (devs []resourceapi.Device, devSlices, counterSlices int, sets []resourceapi.CounterSet) {
-	t.Helper()
-	res, err := buildResources(testNode, inv, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range res.Pools[testNode].Slices {
-		if len(s.Devices) > 0 && len(s.SharedCounters) > 0 {
-			t.Fatalf("a slice sets both devices and sharedCounters")
-		}
-		if len(s.SharedCounters) > 0 {
-			counterSlices++
-			if len(s.SharedCounters) > maxCounterSetsPerSlice {
-				t.Errorf("slice has %d counter sets", len(s.SharedCounters))
-			}
-			sets = append(sets, s.SharedCounters...)
-			continue
-		}
-		devSlices++
-		consuming := slices.ContainsFunc(s.Devices, func(d resourceapi.Device) bool { return len(d.ConsumesCounters) > 0 })
-		if consuming && len(s.Devices) > maxConsumingDevicesPerSlice || len(s.Devices) > maxDevicesPerSlice {
-			t.Errorf("slice has %d devices (consuming counters: %v)", len(s.Devices), consuming)
-		}
-		if (s.PartitionTypeAttribute != nil) != (opts.PartitionAlpha && consuming) {
-			t.Errorf("partitionTypeAttribute %v with alpha %v, consuming %v", s.PartitionTypeAttribute, opts.PartitionAlpha, consuming)
-		}
-		devs = append(devs, s.Devices...)
-	}
-	return devs, devSlices, counterSlices, sets
-}
-
-func TestBuildResourcesMIG(t *testing.T) {
-	t.Parallel()
-	env := newMIGEnv(t)
-	devs, devSlices, counterSlices, sets := poolSlices(t, env.inventory, publishOptions{DriverName: testDriver})
-	if devSlices != 1 || counterSlices != 1 {
-		t.Errorf("%d device slices and %d counter slices, want 1 and 1", devSlices, counterSlices)
-	}
-	byName := map[string]resourceapi.Device{}
-	var names []string
-	for _, d := range devs {
-		byName[d.Name] = d
-		names = append(names, d.Name)
-	}
-	// Full GPU, 7+3+2+1+1+7+4 placements, then the GPU without MIG.
-	want := []string{"gpu-0"}
-	for _, p := range []struct {
-		label  string
-		starts []int
-	}{{"1g10gb", []int{0, 1, 2, 3, 4, 5, 6}}, {"2g20gb", []int{0, 2, 4}}, {"3g40gb", []int{0, 4}}, {"4g40gb", []int{0}},
-		{"7g80gb", []int{0}}, {"1g10gb-me", []int{0, 1, 2, 3, 4, 5, 6}}, {"1g20gb", []int{0, 2, 4, 6}}} {
-		for _, s := range p.starts {
-			want = append(want, fmt.Sprintf("gpu-0-mig-%s-%d", p.label, s))
-		}
-	}
-	want = append(want, "gpu-1")
-	if diff := cmp.Diff(want, names); diff != "" {
-		t.Fatalf("device names (-want +got):\n%s", diff)
-	}
-
-	qty := func(s string) resourceapi.Counter { return resourceapi.Counter{Value: resource.MustParse(s)} }
-	wantSet := map[string]resourceapi.Counter{
-		"multiprocessors": qty("132"), "copy-engines": qty("8"), "decoders": qty("7"), "jpeg-engines": qty("7"),
-		"ofa-engines": qty("1"), "memory": qty("81152Mi"),
-	}
-	for i := range 8 {
-		wantSet[fmt.Sprintf("memory-slice-%d", i)] = qty("1")
-	}
-	quantityEqual := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
-	if diff := cmp.Diff([]resourceapi.CounterSet{{Name: "gpu-0-counter-set", Counters: wantSet}}, sets, quantityEqual); diff != "" {
-		t.Errorf("counter sets (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0-counter-set", Counters: wantSet}}, byName["gpu-0"].ConsumesCounters, quantityEqual); diff != "" {
-		t.Errorf("full GPU consumption (-want +got):\n%s", diff)
-	}
-	wantPart := map[string]resourceapi.Counter{
-		"multiprocessors": qty("60"), "copy-engines": qty("3"), "decoders": qty("3"), "jpeg-engines": qty("3"), "memory": qty("40448Mi"),
-		"memory-slice-4": qty("1"), "memory-slice-5": qty("1"), "memory-slice-6": qty("1"), "memory-slice-7": qty("1"),
-	}
-	part := byName["gpu-0-mig-3g40gb-4"]
-	if diff := cmp.Diff([]resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0-counter-set", Counters: wantPart}}, part.ConsumesCounters, quantityEqual); diff != "" {
-		t.Errorf("3g.40gb at 4 consumption (-want +got):\n%s", diff)
-	}
-	g0 := env.inventory.GPUs[0]
-	for attr, want := range map[resourceapi.QualifiedName]string{
-		"type": "mig", "profile": "3g.40gb", "parentUUID": g0.UUID, "productName": g0.ProductName,
-	} {
-		if got := part.Attributes[attr].StringValue; got == nil || *got != want {
-			t.Errorf("3g.40gb attribute %s = %v, want %q", attr, got, want)
-		}
-	}
-	for attr, want := range map[resourceapi.QualifiedName]int64{"parentMinor": 0, "placementStart": 4, "placementSize": 4, "profileID": 9} {
-		if got := part.Attributes[attr].IntValue; got == nil || *got != want {
-			t.Errorf("3g.40gb attribute %s = %v, want %d", attr, got, want)
-		}
-	}
-	if got, want := part.Capacity["memory"].Value, resource.MustParse("40448Mi"); got.Cmp(want) != 0 {
-		t.Errorf("3g.40gb memory %s, want %s", got.String(), want.String())
-	}
-	if got := byName["gpu-1"]; len(got.ConsumesCounters) != 0 || *got.Attributes["type"].StringValue != "gpu" || got.Attributes["profile"].StringValue != nil {
-		t.Errorf("GPU without MIG published as %+v, want a plain full GPU", got)
-	}
-	for _, d := range devs {
-		for _, c := range d.ConsumesCounters {
-			if len(c.CompatibilityGroups) != 0 {
-				t.Errorf("device %s has compatibility groups with the alpha fields off", d.Name)
-			}
-		}
-	}
-
-	// Alpha fields on: partition type attribute and compatibility groups.
-	devs, _, _, _ = poolSlices(t, env.inventory, publishOptions{DriverName: testDriver, PartitionAlpha: true})
-	for _, d := range devs {
-		if len(d.ConsumesCounters) == 0 {
-			continue
-		}
-		want := []string{"mig"}
-		if d.Name == "gpu-0" {
-			want = []string{"full-gpu"}
-		}
-		if !slices.Equal(d.ConsumesCounters[0].CompatibilityGroups, want) {
-			t.Errorf("device %s compatibility groups %v, want %v", d.Name, d.ConsumesCounters[0].CompatibilityGroups, want)
-		}
-		if d.Attributes["profile"].StringValue == nil {
-			t.Errorf("device %s consumes counters but has no string profile attribute", d.Name)
-		}
-	}
-}
-
-// TestMIGCountersAdmitEveryLayout checks that the counters never reject a
-// layout NVML accepts: every set of non-overlapping placements (at most 7
-// MIG devices, at most one +me) fits the counter set, and every placement
-// overlapping a chosen one is blocked by a memory slice counter.
-func TestMIGCountersAdmitEveryLayout(t *testing.T) {
-	t.Parallel()
-	env := newMIGEnv(t)
-	devs, _, _, sets := poolSlices(t, env.inventory, publishOptions{DriverName: testDriver})
-	total := sets[0].Counters
-	var parts []resourceapi.Device
-	for _, d := range devs {
-		if d.Attributes["type"].StringValue != nil && *d.Attributes["type"].StringValue == "mig" {
-			parts = append(parts, d)
-		}
-	}
-	layouts := 0
-	var walk func(from int, used map[string]resource.Quantity, n, me int)
-	walk = func(from int, used map[string]resource.Quantity, n, me int) {
-		layouts++
-		for name, q := range used {
-			if limit := total[name].Value; q.Cmp(limit) > 0 {
-				t.Fatalf("a layout of %d devices uses %s of %s, the set has %s", n, &q, name, &limit)
-			}
-		}
-		if n == 7 {
-			return
-		}
-		for i := from; i < len(parts); i++ {
-			c := parts[i].ConsumesCounters[0].Counters
-			isME := strings.HasSuffix(*parts[i].Attributes["profile"].StringValue, "+me")
-			overlap := false
-			for name := range c {
-				if q, ok := used[name]; ok && strings.HasPrefix(name, "memory-slice-") && q.Sign() > 0 {
-					overlap = true
-				}
-			}
-			if overlap || (isME && me > 0) {
-				continue
-			}
-			next := map[string]resource.Quantity{}
-			for k, v := range used {
-				next[k] = v.DeepCopy()
-			}
-			for name, q := range c {
-				v := next[name]
-				v.Add(q.Value)
-				next[name] = v
-			}
-			walk(i+1, next, n+1, me+map[bool]int{true: 1}[isME])
-		}
-	}
-	walk(0, map[string]resource.Quantity{}, 0, 0)
-	if layouts < 100 {
-		t.Errorf("only %d layouts checked", layouts)
-	}
-}
-
-func TestBuildResourcesMIGSlicesLimits(t *testing.T) {
-	t.Parallel()
-	env := newMIGEnv(t)
-	// 20 copies of the MIG GPU: 20 counter sets (3 slices of at most 8),
-	// 20·26 consuming devices in slices of at most 64.
-	inv := *env.inventory
-	inv.GPUs = nil
-	for i := range 20 {
-		g := env.inventory.GPUs[0]
-		g.Minor, g.Index = i, i
-		inv.GPUs = append(inv.GPUs, g)
-	}
-	devs, devSlices, counterSlices, sets := poolSlices(t, &inv, publishOptions{DriverName: testDriver})
-	if len(devs) != 20*26 || len(sets) != 20 || counterSlices != 3 || devSlices != (20*26+63)/64 {
-		t.Errorf("%d devices in %d slices, %d counter sets in %d slices; want %d in %d, 20 in 3",
-			len(devs), devSlices, len(sets), counterSlices, 20*26, (20*26+63)/64)
-	}
-}
-
-// prepare prepares claims in one call.
-func prepare(t *testing.T, p *plugin, claims ...*resourceapi.ResourceClaim) map[types.UID]kubeletplugin.PrepareResult {
-	t.Helper()
-	res, err := p.PrepareResourceClaims(t.Context(), claims)
-	if err != nil {
-		t.Fatalf("PrepareResourceClaims: %v", err)
-	}
-	return res
 }
 
 func readSpec(t *testing.T, path string) cdispec.Spec {
@@ -366,10 +147,10 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-3"))
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-3"))
 
 	for attempt := range 2 {
-		res := prepare(t, p, claim)[claim.UID]
+		res := harnesstest.Prepare(t, p, claim)[claim.UID]
 		if res.Err != nil {
 			t.Fatalf("prepare %d: %v", attempt, res.Err)
 		}
@@ -404,7 +185,7 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	}
 
 	for attempt := range 2 {
-		if err := unprepare(t, p, uidA)[uidA]; err != nil {
+		if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 			t.Fatalf("unprepare %d: %v", attempt, err)
 		}
 	}
@@ -414,8 +195,8 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("spec left after unprepare (stat: %v)", err)
 	}
-	if len(p.prepared) != 0 {
-		t.Errorf("checkpoint still lists %v", p.prepared)
+	if len(p.Prepared()) != 0 {
+		t.Errorf("checkpoint still lists %v", p.Prepared())
 	}
 }
 
@@ -423,8 +204,8 @@ func TestPrepareMIGRestart(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	claim := allocatedClaim("mig", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-3g40gb-0"))
-	if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+	claim := harnesstest.AllocatedClaim("mig", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-3g40gb-0"))
+	if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	// Restart: discovery now sees the driver's own instance; the GPU must
@@ -432,16 +213,16 @@ func TestPrepareMIGRestart(t *testing.T) {
 	// checkpoint.
 	env.discover(t)
 	p = env.plugin(t)
-	if _, ok := p.devices["gpu-0-mig-3g40gb-0"]; !ok {
-		t.Errorf("after a restart the partition device is no longer published; devices: %v", slices.Sorted(mapKeys(p.devices)))
+	if _, ok := p.hw.devices["gpu-0-mig-3g40gb-0"]; !ok {
+		t.Errorf("after a restart the partition device is no longer published; devices: %v", slices.Sorted(mapKeys(p.hw.devices)))
 	}
-	if res := prepare(t, p, claim)[claim.UID]; res.Err != nil {
+	if res := harnesstest.Prepare(t, p, claim)[claim.UID]; res.Err != nil {
 		t.Fatalf("prepare after restart: %v", res.Err)
 	}
 	if env.nvml.giCreates != 1 {
 		t.Errorf("%d GIs created, want 1", env.nvml.giCreates)
 	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
+	if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 		t.Fatal(err)
 	}
 	if got := env.gis(t); len(got) != 0 {
@@ -471,25 +252,22 @@ func TestMIGOrphanCleanupOnStart(t *testing.T) {
 	gi2, _ := env.nvml.createGI(g, 14, 4)
 	env.nvml.createCI(g, gi2)
 	env.nvml.mu.Unlock()
-	cp := &checkpoint{path: env.pluginDir + "/" + checkpointFile}
 	rec := func(profileIndex, profileID, start, size, slices int, gi *int) *migRecord {
 		return &migRecord{ParentUUID: g.uuid, ParentMinor: 0, ProfileIndex: profileIndex, ProfileID: profileID, Start: start, Size: size, Slices: slices, GI: gi}
 	}
-	if err := cp.save(map[string]preparedClaim{
-		uidA: {Namespace: "test", Name: "a", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-1g10gb-0", MIG: rec(0, 19, 0, 1, 1, nil)}}},
-		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{{Request: "gpu", Pool: testNode, Device: "gpu-0-mig-2g20gb-4", MIG: rec(1, 14, 4, 2, 2, ptr.To(gi2.id))}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	saveCheckpoint(t, env.pluginDir, map[string]preparedClaim{
+		uidA: {Namespace: "test", Name: "a", Incomplete: true, Devices: []preparedDevice{recorded("gpu", "gpu-0-mig-1g10gb-0", rec(0, 19, 0, 1, 1, nil))}},
+		uidB: {Namespace: "test", Name: "b", Incomplete: true, Devices: []preparedDevice{recorded("gpu", "gpu-0-mig-2g20gb-4", rec(1, 14, 4, 2, 2, ptr.To(gi2.id)))}},
+	})
 	env.discover(t)
 	p := env.plugin(t)
 	if got := env.gis(t); len(got) != 0 {
 		t.Errorf("orphans left after start: %v", got)
 	}
-	if len(p.prepared) != 0 {
-		t.Errorf("checkpoint still lists %v", p.prepared)
+	if len(p.Prepared()) != 0 {
+		t.Errorf("checkpoint still lists %v", p.Prepared())
 	}
-	if _, ok := p.devices["gpu-0-mig-1g10gb-0"]; !ok {
+	if _, ok := p.hw.devices["gpu-0-mig-1g10gb-0"]; !ok {
 		t.Error("the GPU whose orphans were destroyed is no longer published in dynamic mode")
 	}
 }
@@ -507,21 +285,17 @@ func TestMIGForeignInstancesMakeGPUStatic(t *testing.T) {
 	if got := env.gis(t); len(got) != 1 {
 		t.Fatalf("the foreign instance was touched: %v", got)
 	}
-	names := slices.Sorted(mapKeys(p.devices))
+	names := slices.Sorted(mapKeys(p.hw.devices))
 	if diff := cmp.Diff([]string{"gpu-0-mig-gi2-ci0", "gpu-1"}, names); diff != "" {
 		t.Fatalf("devices (-want +got):\n%s", diff)
 	}
-	res, err := p.resources()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range res.Pools[testNode].Slices {
+	for _, s := range p.Resources().Pools[testNode].Slices {
 		if len(s.SharedCounters) > 0 {
 			t.Errorf("a static MIG GPU got counter sets %v", s.SharedCounters)
 		}
 	}
-	claim := allocatedClaim("static", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-gi2-ci0"))
-	if r := prepare(t, p, claim)[claim.UID]; r.Err != nil {
+	claim := harnesstest.AllocatedClaim("static", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-gi2-ci0"))
+	if r := harnesstest.Prepare(t, p, claim)[claim.UID]; r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	spec := readSpec(t, env.specPath(uidA))
@@ -537,7 +311,7 @@ func TestMIGForeignInstancesMakeGPUStatic(t *testing.T) {
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("device nodes (-want +got):\n%s", diff)
 	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
+	if err := harnesstest.Unprepare(t, p, uidA)[uidA]; err != nil {
 		t.Fatal(err)
 	}
 	if got := env.gis(t); len(got) != 1 {
@@ -556,11 +330,11 @@ func TestPrepareMIGInsufficientResources(t *testing.T) {
 	if ret != nvml.SUCCESS {
 		t.Fatal(ret)
 	}
-	ok := allocatedClaim("ok", uidB, allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-5"))
-	bad := allocatedClaim("bad", uidA,
-		allocResult(testDriver, testNode, "a", "gpu-0-mig-1g10gb-4"),
-		allocResult(testDriver, testNode, "b", "gpu-0-mig-1g10gb-2"))
-	res := prepare(t, p, bad, ok)
+	ok := harnesstest.AllocatedClaim("ok", uidB, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-5"))
+	bad := harnesstest.AllocatedClaim("bad", uidA,
+		harnesstest.AllocResult(testDriver, testNode, "a", "gpu-0-mig-1g10gb-4"),
+		harnesstest.AllocResult(testDriver, testNode, "b", "gpu-0-mig-1g10gb-2"))
+	res := harnesstest.Prepare(t, p, bad, ok)
 	if !errors.Is(res[bad.UID].Err, ErrMIGPlacementBusy) {
 		t.Errorf("prepare of an overlapping placement: %v, want ErrMIGPlacementBusy", res[bad.UID].Err)
 	}
@@ -571,7 +345,7 @@ func TestPrepareMIGInsufficientResources(t *testing.T) {
 	if diff := cmp.Diff([]string{"gpu0/gi2 profile 9 at 0:4 cis 0", "gpu0/gi8 profile 19 at 5:1 cis 1"}, env.gis(t)); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
 	}
-	if _, ok := p.prepared[uidA]; ok {
+	if _, ok := p.Prepared()[uidA]; ok {
 		t.Error("the failed claim is checkpointed")
 	}
 	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
@@ -583,10 +357,10 @@ func TestPrepareMIGAdminAccessRejected(t *testing.T) {
 	t.Parallel()
 	env := newMIGEnv(t)
 	p := env.plugin(t)
-	r := allocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-0")
+	r := harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0-mig-1g10gb-0")
 	r.AdminAccess = ptr.To(true)
-	claim := allocatedClaim("admin", uidA, r)
-	if err := prepare(t, p, claim)[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "admin access") {
+	claim := harnesstest.AllocatedClaim("admin", uidA, r)
+	if err := harnesstest.Prepare(t, p, claim)[claim.UID].Err; err == nil || !strings.Contains(err.Error(), "admin access") {
 		t.Errorf("prepare with admin access on a partition: %v", err)
 	}
 	if got := env.gis(t); len(got) != 0 {

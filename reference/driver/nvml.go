@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -197,14 +196,14 @@ func (d *NVMLDiscoverer) gpu(ctx context.Context, index int) (GPU, error) {
 		return GPU{}, fmt.Errorf("get architecture of GPU %d (%s): %w", index, g.UUID, ret)
 	}
 	var err error
-	if g.Architecture, err = architectureName(arch); err != nil {
+	if g.Architecture, err = ArchitectureName(arch); err != nil {
 		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
 	}
 	brand, ret := dev.GetBrand()
 	if ret != nvml.SUCCESS {
 		return GPU{}, fmt.Errorf("get brand of GPU %d (%s): %w", index, g.UUID, ret)
 	}
-	if g.Brand, err = brandName(brand); err != nil {
+	if g.Brand, err = BrandName(brand); err != nil {
 		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
 	}
 	if g.CCMajor, g.CCMinor, ret = dev.GetCudaComputeCapability(); ret != nvml.SUCCESS {
@@ -262,7 +261,7 @@ func (d *NVMLDiscoverer) migInfo(dev nvml.Device, g *GPU) (*MIGInfo, error) {
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("get placements of MIG profile %d of GPU %d (%s): %w", info.Id, g.Index, g.UUID, ret)
 		}
-		m.Profiles = append(m.Profiles, MIGProfile{Index: idx, Info: info, Name: migProfileName(idx, info, g.MemoryBytes), Placements: placements})
+		m.Profiles = append(m.Profiles, MIGProfile{Index: idx, Info: info, Name: MIGProfileName(idx, info, g.MemoryBytes), Placements: placements})
 	}
 	max, ret := dev.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
@@ -338,37 +337,6 @@ func migInstance(parent, mig nvml.Device, g *GPU, profiles []MIGProfile, minors 
 	return inst, nil
 }
 
-// migProfileName names a GI profile as go-nvlib (and so NVIDIA's DRA driver
-// and nvidia-smi) does: <slices>g.<GB>gb plus +me, +me.all, -me or +gfx by
-// profile index, where GB is the profile's share of the GPU's memory rounded
-// up to eighths, times the GPU's memory in whole GiB.
-func migProfileName(index int, info nvml.GpuInstanceProfileInfo, totalMemory uint64) string {
-	var suffix string
-	switch index {
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1, nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1:
-		suffix = "+me"
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME:
-		suffix = "+me.all"
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME, nvml.GPU_INSTANCE_PROFILE_2_SLICE_NO_ME:
-		suffix = "-me"
-	case nvml.GPU_INSTANCE_PROFILE_1_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX,
-		nvml.GPU_INSTANCE_PROFILE_3_SLICE_GFX, nvml.GPU_INSTANCE_PROFILE_4_SLICE_GFX:
-		suffix = "+gfx"
-	}
-	return fmt.Sprintf("%dg.%dgb%s", info.SliceCount, migMemoryGB(totalMemory, info.MemorySizeMB), suffix)
-}
-
-// migMemoryGB is go-nvlib's getMigMemorySizeGB.
-func migMemoryGB(totalMemory, memorySizeMB uint64) uint64 {
-	const oneMB, oneGB = 1 << 20, 1 << 30
-	if totalMemory == 0 {
-		return memorySizeMB / 1024
-	}
-	frac := float64(memorySizeMB) * oneMB / float64(totalMemory)
-	frac = math.Ceil(frac*8) / 8
-	return uint64(math.Round(frac * float64((totalMemory+oneGB-1)/oneGB)))
-}
-
 // readMIGMinors parses /proc/driver/nvidia-caps/mig-minors: lines
 // "<capability path> <minor>", e.g. "gpu0/gi1/access 12".
 func readMIGMinors(path string) (map[string]int, error) {
@@ -438,61 +406,4 @@ func sysfsBusID(nvmlID string) (string, error) {
 		return "", fmt.Errorf("PCI bus id %q is not DOMAIN:BB:DD.F", nvmlID)
 	}
 	return id, nil
-}
-
-// architectureName uses go-nvlib's names, so attributes match what NVIDIA's
-// own DRA driver publishes.
-func architectureName(a nvml.DeviceArchitecture) (string, error) {
-	switch a {
-	case nvml.DEVICE_ARCH_KEPLER:
-		return "Kepler", nil
-	case nvml.DEVICE_ARCH_MAXWELL:
-		return "Maxwell", nil
-	case nvml.DEVICE_ARCH_PASCAL:
-		return "Pascal", nil
-	case nvml.DEVICE_ARCH_VOLTA:
-		return "Volta", nil
-	case nvml.DEVICE_ARCH_TURING:
-		return "Turing", nil
-	case nvml.DEVICE_ARCH_AMPERE:
-		return "Ampere", nil
-	case nvml.DEVICE_ARCH_ADA:
-		return "Ada Lovelace", nil
-	case nvml.DEVICE_ARCH_HOPPER:
-		return "Hopper", nil
-	case nvml.DEVICE_ARCH_BLACKWELL:
-		return "Blackwell", nil
-	case nvml.DEVICE_ARCH_RUBIN:
-		return "Rubin", nil
-	case nvml.DEVICE_ARCH_UNKNOWN:
-		return "Unknown", nil
-	}
-	return "", fmt.Errorf("unknown NVML architecture %d", a)
-}
-
-// brandName uses go-nvlib's names.
-func brandName(b nvml.BrandType) (string, error) {
-	names := map[nvml.BrandType]string{
-		nvml.BRAND_UNKNOWN:             "Unknown",
-		nvml.BRAND_QUADRO:              "Quadro",
-		nvml.BRAND_TESLA:               "Tesla",
-		nvml.BRAND_NVS:                 "NVS",
-		nvml.BRAND_GRID:                "Grid",
-		nvml.BRAND_GEFORCE:             "GeForce",
-		nvml.BRAND_TITAN:               "Titan",
-		nvml.BRAND_NVIDIA_VAPPS:        "NvidiaVApps",
-		nvml.BRAND_NVIDIA_VPC:          "NvidiaVPC",
-		nvml.BRAND_NVIDIA_VCS:          "NvidiaVCS",
-		nvml.BRAND_NVIDIA_VWS:          "NvidiaVWS",
-		nvml.BRAND_NVIDIA_CLOUD_GAMING: "NvidiaCloudGaming",
-		nvml.BRAND_QUADRO_RTX:          "QuadroRTX",
-		nvml.BRAND_NVIDIA_RTX:          "NvidiaRTX",
-		nvml.BRAND_NVIDIA:              "Nvidia",
-		nvml.BRAND_GEFORCE_RTX:         "GeForceRTX",
-		nvml.BRAND_TITAN_RTX:           "TitanRTX",
-	}
-	if n, ok := names[b]; ok {
-		return n, nil
-	}
-	return "", fmt.Errorf("unknown NVML brand %d", b)
 }

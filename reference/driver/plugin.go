@@ -40,11 +40,8 @@ var _ pluginharness.Driver[preparedDevice] = (*hardware)(nil)
 // driver: it never makes a GPU static.
 func (h *hardware) Discover(ctx context.Context, prepared map[string]preparedClaim) (resourceslice.DriverResources, error) {
 	logger := klog.FromContext(ctx)
-	inv, err := h.disc.Discover(ctx)
+	inv, err := discover(ctx, h.disc)
 	if err != nil {
-		return resourceslice.DriverResources{}, fmt.Errorf("discover GPUs: %w", err)
-	}
-	if _, err := inv.byDeviceName(); err != nil {
 		return resourceslice.DriverResources{}, err
 	}
 	owned := map[ownedPlacement]bool{}

@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	oci "github.com/opencontainers/runtime-spec/specs-go"
-	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 const (
@@ -22,64 +22,11 @@ const (
 	uidB = "bbbbbbbb-0000-0000-0000-000000000002"
 )
 
-func prepareOne(t *testing.T, p *plugin, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
-	t.Helper()
-	res, err := p.PrepareResourceClaims(t.Context(), []*resourceapi.ResourceClaim{claim})
-	if err != nil {
-		t.Fatalf("PrepareResourceClaims: %v", err)
-	}
-	if len(res) != 1 {
-		t.Fatalf("PrepareResourceClaims returned %d results for 1 claim", len(res))
-	}
-	r, ok := res[claim.UID]
-	if !ok {
-		t.Fatalf("PrepareResourceClaims: no result for claim %s", claim.UID)
-	}
-	return r
-}
-
-func unprepare(t *testing.T, p *plugin, uids ...string) map[types.UID]error {
-	t.Helper()
-	var objs []kubeletplugin.NamespacedObject
-	for _, uid := range uids {
-		objs = append(objs, kubeletplugin.NamespacedObject{UID: types.UID(uid)})
-	}
-	res, err := p.UnprepareResourceClaims(t.Context(), objs)
-	if err != nil {
-		t.Fatalf("UnprepareResourceClaims: %v", err)
-	}
-	if len(res) != len(uids) {
-		t.Fatalf("UnprepareResourceClaims returned %d results for %d claims", len(res), len(uids))
-	}
-	return res
-}
-
-// dirState is every file of a directory with its content, to compare states.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return out
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = string(data)
-	}
-	return out
-}
-
 func TestPrepareWritesCDISpec(t *testing.T) {
 	t.Parallel()
 	env := newPluginEnv(t)
 	p := env.plugin(t)
-	got := prepareOne(t, p, allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-3")))
+	got := harnesstest.PrepareOne(t, p, harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-3")))
 	if got.Err != nil {
 		t.Fatalf("prepare: %v", got.Err)
 	}
@@ -129,8 +76,8 @@ func TestPrepareCDISpecInjects(t *testing.T) {
 		t.Skip("mknod is not permitted; CDI injection needs real device nodes")
 	}
 	p := env.plugin(t)
-	got := prepareOne(t, p, allocatedClaim("one", uidA,
-		allocResult(testDriver, testNode, "a", "gpu-0"), allocResult(testDriver, testNode, "b", "gpu-3")))
+	got := harnesstest.PrepareOne(t, p, harnesstest.AllocatedClaim("one", uidA,
+		harnesstest.AllocResult(testDriver, testNode, "a", "gpu-0"), harnesstest.AllocResult(testDriver, testNode, "b", "gpu-3")))
 	if got.Err != nil {
 		t.Fatalf("prepare: %v", got.Err)
 	}
@@ -191,7 +138,7 @@ func TestPrepareWithoutStateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := env.plugin(t)
-	if r := prepareOne(t, p, allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
+	if r := harnesstest.PrepareOne(t, p, harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
 		t.Fatalf("prepare: %v", r.Err)
 	}
 	spec, err := cdiapi.ReadSpec(env.specPath(uidA), 0)
@@ -207,146 +154,19 @@ func TestPrepareWithoutStateFile(t *testing.T) {
 	}
 }
 
-func TestPrepareTwiceIsPrepareOnce(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	claim := allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"), allocResult(testDriver, testNode, "gpu", "gpu-1"))
-	first := prepareOne(t, p, claim)
-	if first.Err != nil {
-		t.Fatalf("first prepare: %v", first.Err)
-	}
-	cdiAfterFirst, cpAfterFirst := dirState(t, env.cdiDir), dirState(t, env.pluginDir)
-
-	second := prepareOne(t, p, claim)
-	if second.Err != nil {
-		t.Fatalf("second prepare: %v", second.Err)
-	}
-	if diff := cmp.Diff(first.Devices, second.Devices); diff != "" {
-		t.Errorf("second prepare returned other devices (-first +second):\n%s", diff)
-	}
-	if diff := cmp.Diff(cdiAfterFirst, dirState(t, env.cdiDir)); diff != "" {
-		t.Errorf("CDI dir changed on the second prepare (-first +second):\n%s", diff)
-	}
-	if diff := cmp.Diff(cpAfterFirst, dirState(t, env.pluginDir)); diff != "" {
-		t.Errorf("plugin dir changed on the second prepare (-first +second):\n%s", diff)
-	}
-	if len(cdiAfterFirst) != 1 {
-		t.Errorf("CDI dir has %d files, want 1: %v", len(cdiAfterFirst), cdiAfterFirst)
-	}
-}
-
-func TestUnprepare(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	if r := prepareOne(t, p, allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
-		t.Fatalf("prepare: %v", r.Err)
-	}
-	for i := range 2 {
-		if err := unprepare(t, p, uidA)[uidA]; err != nil {
-			t.Fatalf("unprepare #%d: %v", i+1, err)
-		}
-		if files := dirState(t, env.cdiDir); len(files) != 0 {
-			t.Errorf("after unprepare #%d the CDI dir still has %v", i+1, files)
-		}
-		if len(p.prepared) != 0 {
-			t.Errorf("after unprepare #%d the plugin still remembers %v", i+1, p.prepared)
-		}
-	}
-	// The checkpoint on disk agrees.
-	if claims := env.plugin(t).prepared; len(claims) != 0 {
-		t.Errorf("checkpoint still lists %v", claims)
-	}
-}
-
-func TestUnprepareUnknownClaim(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	if r := prepareOne(t, p, allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
-		t.Fatalf("prepare: %v", r.Err)
-	}
-	res := unprepare(t, p, uidB)
-	if err := res[uidB]; err != nil {
-		t.Errorf("unprepare of an unknown claim: %v", err)
-	}
-	if _, err := os.Stat(env.specPath(uidA)); err != nil {
-		t.Errorf("unprepare of another claim touched claim A's spec: %v", err)
-	}
-	if _, ok := p.prepared[uidA]; !ok {
-		t.Errorf("unprepare of another claim dropped claim A")
-	}
-}
-
-// TestUnprepareRemovesOrphanSpec covers a crash after writing the spec and
-// before checkpointing it.
-func TestUnprepareRemovesOrphanSpec(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	if err := p.cdi.write(uidA, []cdiDevice{{name: "gpu-0", uuid: testInventory().GPUs[0].UUID, nodes: []string{"nvidia0"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unprepare(t, p, uidA)[uidA]; err != nil {
-		t.Fatalf("unprepare: %v", err)
-	}
-	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("orphan spec still exists (stat: %v)", err)
-	}
-}
-
-func TestRestartBetweenPrepareAndUnprepare(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	claim := allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-1"))
-	first := prepareOne(t, env.plugin(t), claim)
-	if first.Err != nil {
-		t.Fatalf("prepare: %v", first.Err)
-	}
-
-	restarted := env.plugin(t)
-	want := map[string]preparedClaim{uidA: {Namespace: "test", Name: "one", Devices: []preparedDevice{{
-		Request: "gpu", Pool: testNode, Device: "gpu-1", CDIDeviceIDs: []string{"k8s.gpu.drakit.dev/claim=" + uidA + "-gpu-1"},
-	}}}}
-	if diff := cmp.Diff(want, restarted.prepared); diff != "" {
-		t.Errorf("state after restart (-want +got):\n%s", diff)
-	}
-	// The restarted driver knows gpu-1 is taken.
-	other := prepareOne(t, restarted, allocatedClaim("two", uidB, allocResult(testDriver, testNode, "gpu", "gpu-1")))
-	if other.Err == nil || !strings.Contains(other.Err.Error(), "already prepared for claim test/one") {
-		t.Errorf("preparing gpu-1 for a second claim after restart: got error %v, want 'already prepared for claim test/one'", other.Err)
-	}
-	if err := unprepare(t, restarted, uidA)[uidA]; err != nil {
-		t.Fatalf("unprepare after restart: %v", err)
-	}
-	if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("spec still exists after unprepare (stat: %v)", err)
-	}
-	if claims := env.plugin(t).prepared; len(claims) != 0 {
-		t.Errorf("checkpoint after unprepare still lists %v", claims)
-	}
-}
-
+// TestPrepareMultiDeviceClaim: every device of the claim is a CDI device
+// with its own variable, in the order of the results, each device once.
 func TestPrepareMultiDeviceClaim(t *testing.T) {
 	t.Parallel()
 	env := newPluginEnv(t)
 	p := env.plugin(t)
-	got := prepareOne(t, p, allocatedClaim("multi", uidA,
-		allocResult(testDriver, testNode, "big", "gpu-0"),
-		allocResult(testDriver, testNode, "big", "gpu-1"),
-		allocResult(testDriver, testNode, "small/first", "gpu-3")))
+	got := harnesstest.PrepareOne(t, p, harnesstest.AllocatedClaim("multi", uidA,
+		harnesstest.AllocResult(testDriver, testNode, "big", "gpu-3"),
+		harnesstest.AllocResult(testDriver, testNode, "big", "gpu-0"),
+		harnesstest.AllocResult(testDriver, testNode, "small/first", "gpu-1"),
+		harnesstest.AllocResult(testDriver, testNode, "small/again", "gpu-3")))
 	if got.Err != nil {
 		t.Fatalf("prepare: %v", got.Err)
-	}
-	id := func(dev string) []string { return []string{"k8s.gpu.drakit.dev/claim=" + uidA + "-" + dev} }
-	want := []kubeletplugin.Device{
-		{Requests: []string{"big"}, PoolName: testNode, DeviceName: "gpu-0", CDIDeviceIDs: id("gpu-0")},
-		{Requests: []string{"big"}, PoolName: testNode, DeviceName: "gpu-1", CDIDeviceIDs: id("gpu-1")},
-		{Requests: []string{"small/first"}, PoolName: testNode, DeviceName: "gpu-3", CDIDeviceIDs: id("gpu-3")},
-	}
-	if diff := cmp.Diff(want, got.Devices); diff != "" {
-		t.Errorf("devices (-want +got):\n%s", diff)
 	}
 	spec, err := cdiapi.ReadSpec(env.specPath(uidA), 0)
 	if err != nil {
@@ -357,111 +177,35 @@ func TestPrepareMultiDeviceClaim(t *testing.T) {
 		names = append(names, d.Name+" "+strings.Join(d.ContainerEdits.Env, ","))
 	}
 	wantNames := []string{
+		uidA + "-gpu-3 DRAKIT_DEVICE_GPU_3=GPU-33333333-1111-2222-3333-444444444444",
 		uidA + "-gpu-0 DRAKIT_DEVICE_GPU_0=GPU-00000000-1111-2222-3333-444444444444",
 		uidA + "-gpu-1 DRAKIT_DEVICE_GPU_1=GPU-11111111-1111-2222-3333-444444444444",
-		uidA + "-gpu-3 DRAKIT_DEVICE_GPU_3=GPU-33333333-1111-2222-3333-444444444444",
 	}
 	if diff := cmp.Diff(wantNames, names); diff != "" {
 		t.Errorf("CDI devices (-want +got):\n%s", diff)
 	}
 }
 
-func TestPrepareIgnoresOtherDrivers(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	mixed := allocatedClaim("mixed", uidA,
-		allocResult("nic.example.com", "other-pool", "nic", "nic-0"),
-		allocResult(testDriver, testNode, "gpu", "gpu-0"))
-	foreign := allocatedClaim("foreign", uidB, allocResult("nic.example.com", testNode, "nic", "gpu-1"))
-	res, err := p.PrepareResourceClaims(t.Context(), []*resourceapi.ResourceClaim{mixed, foreign})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[types.UID]kubeletplugin.PrepareResult{
-		uidA: {Devices: []kubeletplugin.Device{{Requests: []string{"gpu"}, PoolName: testNode, DeviceName: "gpu-0",
-			CDIDeviceIDs: []string{"k8s.gpu.drakit.dev/claim=" + uidA + "-gpu-0"}}}},
-		uidB: {Devices: []kubeletplugin.Device{}},
-	}
-	if diff := cmp.Diff(want, res); diff != "" {
-		t.Errorf("results (-want +got):\n%s", diff)
-	}
-	if _, err := os.Stat(env.specPath(uidB)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a claim without devices of this driver got a CDI spec (stat: %v)", err)
-	}
-	spec, err := cdiapi.ReadSpec(env.specPath(uidA), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spec.Devices) != 1 {
-		t.Errorf("CDI spec has %d devices, want only gpu-0", len(spec.Devices))
-	}
-}
-
-func TestPreparePerClaimErrors(t *testing.T) {
-	t.Parallel()
-	admin := allocResult(testDriver, testNode, "gpu", "gpu-0")
-	admin.AdminAccess = new(true)
-	for _, tc := range []struct {
-		name    string
-		claim   *resourceapi.ResourceClaim
-		wantErr string // empty: success
-	}{
-		{"not allocated", &resourceapi.ResourceClaim{}, "not allocated"},
-		{"other pool", allocatedClaim("c", uidB, allocResult(testDriver, "127.0.0.2", "gpu", "gpu-1")), "device gpu-1 is in pool 127.0.0.2, this node's pool is 127.0.0.1"},
-		{"unknown device", allocatedClaim("c", uidB, allocResult(testDriver, testNode, "gpu", "gpu-2")), "device gpu-2 is not on this node"},
-		{"device taken", allocatedClaim("c", uidB, allocResult(testDriver, testNode, "gpu", "gpu-0")), "device gpu-0 is already prepared for claim test/held (" + uidA + ")"},
-		{"admin access shares", allocatedClaim("c", uidB, admin), ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			env := newPluginEnv(t)
-			p := env.plugin(t)
-			held := allocatedClaim("held", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"))
-			if tc.claim.UID == "" {
-				tc.claim.UID = uidB
-			}
-			res, err := p.PrepareResourceClaims(t.Context(), []*resourceapi.ResourceClaim{held, tc.claim})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res[uidA].Err != nil {
-				t.Errorf("the other claim in the call failed too: %v", res[uidA].Err)
-			}
-			got := res[uidB].Err
-			switch {
-			case tc.wantErr == "" && got != nil:
-				t.Fatalf("unexpected error: %v", got)
-			case tc.wantErr != "" && (got == nil || !strings.Contains(got.Error(), tc.wantErr)):
-				t.Fatalf("error %v, want one containing %q", got, tc.wantErr)
-			}
-			_, statErr := os.Stat(env.specPath(uidB))
-			_, remembered := p.prepared[uidB]
-			if wantSpec := tc.wantErr == ""; wantSpec != (statErr == nil) || wantSpec != remembered {
-				t.Errorf("spec written: %v, checkpointed: %v; want both %v", statErr == nil, remembered, wantSpec)
-			}
-		})
-	}
-}
-
-func TestCorruptCheckpointStopsDriver(t *testing.T) {
+// TestDriverCheckpoint: the driver's checkpoint is in the plugin directory,
+// versioned and checksummed; one that cannot be trusted stops the driver.
+func TestDriverCheckpoint(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		mutate func(string) string
 	}{
-		{"not json", func(string) string { return "{" }},
-		{"wrong version", func(s string) string { return strings.Replace(s, checkpointVersion, "drakit.dev/checkpoint/v0", 1) }},
+		{"wrong version", func(s string) string {
+			return strings.Replace(s, `"drakit.dev/checkpoint/v1"`, `"drakit.dev/checkpoint/v0"`, 1)
+		}},
 		{"checksum mismatch", func(s string) string { return strings.Replace(s, `"gpu-0"`, `"gpu-1"`, 1) }},
-		{"unknown field", func(s string) string { return strings.Replace(s, `"version"`, `"extra": 1, "version"`, 1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := newPluginEnv(t)
-			if r := prepareOne(t, env.plugin(t), allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
+			if r := harnesstest.PrepareOne(t, env.plugin(t), harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-0"))); r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			path := filepath.Join(env.pluginDir, checkpointFile)
+			path := filepath.Join(env.pluginDir, "checkpoint.json")
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -471,25 +215,10 @@ func TestCorruptCheckpointStopsDriver(t *testing.T) {
 				t.Fatal("mutation did not change the checkpoint")
 			}
 			writeFile(t, path, mutated)
-			_, err = env.tryPlugin()
+			_, err = env.tryPlugin(t)
 			if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), path) {
 				t.Errorf("got %v, want ErrCorruptCheckpoint naming %s", err, path)
 			}
 		})
-	}
-}
-
-func TestHandleError(t *testing.T) {
-	t.Parallel()
-	env := newPluginEnv(t)
-	p := env.plugin(t)
-	recoverable := errors.Join(kubeletplugin.ErrRecoverable, errors.New("slice rejected"))
-	p.HandleError(t.Context(), recoverable, "publishing")
-	if len(env.fatal.causes) != 0 {
-		t.Fatalf("a recoverable error stopped the driver: %v", env.fatal.causes)
-	}
-	p.HandleError(t.Context(), errors.New("socket gone"), "DRA gRPC server failed")
-	if len(env.fatal.causes) != 1 || env.fatal.causes[0].Error() != "DRA gRPC server failed: socket gone" {
-		t.Errorf("fatal causes %v, want one 'DRA gRPC server failed: socket gone'", env.fatal.causes)
 	}
 }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -65,6 +66,23 @@ type publishOptions struct {
 	// Owned are the GPU instances the driver created (checkpoint); they
 	// do not make a GPU static.
 	Owned map[ownedPlacement]bool
+}
+
+// NodeResources returns the pool a driver named driverName publishes on
+// the node nodeName for the GPUs disc discovers when it starts without
+// prepared claims, as Run publishes it (partitionableAlpha is
+// Config.PartitionableAlpha). reference/simulate publishes it for
+// simulated nodes.
+func NodeResources(ctx context.Context, disc Discoverer, driverName, nodeName string, partitionableAlpha bool) (resourceslice.DriverResources, error) {
+	inv, err := discover(ctx, disc)
+	if err != nil {
+		return resourceslice.DriverResources{}, err
+	}
+	res, err := buildResources(nodeName, inv, publishOptions{DriverName: driverName, PartitionAlpha: partitionableAlpha})
+	if err != nil {
+		return resourceslice.DriverResources{}, fmt.Errorf("build ResourceSlices: %w", err)
+	}
+	return res, nil
 }
 
 // buildResources turns the inventory into one pool named poolName: counter

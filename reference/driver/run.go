@@ -2,8 +2,6 @@ package driver
 
 import (
 	"context"
-	"fmt"
-	"os"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -35,13 +33,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(cfg.KubeletRegistrarDir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("kubelet registrar directory %s does not exist (is the kubelet running with this root directory?)", cfg.KubeletRegistrarDir)
-	}
 	pluginDir := cfg.EffectiveKubeletPluginDir()
-	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
-		return fmt.Errorf("create plugin directory: %w", err)
-	}
 	hw := &hardware{
 		driverName:     cfg.DriverName,
 		poolName:       cfg.NodeName,

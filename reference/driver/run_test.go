@@ -3,45 +3,20 @@ package driver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	drapbv1 "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
-)
 
-// newFakeClient is a fake clientset whose ResourceSlice creates honour
-// generateName, as the apiserver does.
-func newFakeClient(objects ...runtime.Object) *fake.Clientset {
-	client := fake.NewClientset(objects...)
-	var mu sync.Mutex
-	n := 0
-	client.PrependReactor("create", "resourceslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		slice := action.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceSlice)
-		if slice.Name == "" && slice.GenerateName != "" {
-			slice.Name = fmt.Sprintf("%s%d", slice.GenerateName, n)
-			n++
-		}
-		return false, nil, nil
-	})
-	return client
-}
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
+)
 
 // runConfig is a driver configuration below one temporary directory.
 func runConfig(t *testing.T, root *testRoot) Config {
@@ -57,16 +32,6 @@ func runConfig(t *testing.T, root *testRoot) Config {
 	return cfg
 }
 
-func dial(t *testing.T, socket string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatalf("dial %s: %v", socket, err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 // TestRunServesKubelet drives the driver the way the kubelet does: through
 // the registration socket and the DRA gRPC socket.
 func TestRunServesKubelet(t *testing.T) {
@@ -74,36 +39,15 @@ func TestRunServesKubelet(t *testing.T) {
 	root := newTestRoot(t, 0, 1, 3)
 	cfg := runConfig(t, root)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "node-uid"}}
-	claim := allocatedClaim("one", uidA, allocResult(testDriver, testNode, "gpu", "gpu-3"))
-	client := newFakeClient(node, claim)
-
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib, nil) }()
+	claim := harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-3"))
+	client := harnesstest.NewFakeClient(node, claim)
+	stop, errc := harnesstest.StartRun(t, t.Context(), func(ctx context.Context) error {
+		return run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib, nil)
+	})
+	ctx := t.Context()
 
 	// The pool is published.
-	var slices *resourceapi.ResourceSliceList
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		slices, err = client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(slices.Items) > 0 {
-			break
-		}
-		select {
-		case err := <-errc:
-			t.Fatalf("run returned early: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no ResourceSlice after 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	slices := harnesstest.WaitForSlices(t, ctx, client, errc, 50*time.Millisecond)
 	if len(slices.Items) != 1 {
 		t.Fatalf("%d ResourceSlices, want 1", len(slices.Items))
 	}
@@ -127,7 +71,7 @@ func TestRunServesKubelet(t *testing.T) {
 	}
 
 	// Registration, as the kubelet's plugin watcher sees it.
-	reg := registerapi.NewRegistrationClient(dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
+	reg := registerapi.NewRegistrationClient(harnesstest.Dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
 	info, err := reg.GetInfo(ctx, &registerapi.InfoRequest{})
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
@@ -139,7 +83,7 @@ func TestRunServesKubelet(t *testing.T) {
 	}
 
 	// Prepare and unprepare over gRPC.
-	dra := drapbv1.NewDRAPluginClient(dial(t, info.Endpoint))
+	dra := drapbv1.NewDRAPluginClient(harnesstest.Dial(t, info.Endpoint))
 	pbClaim := &drapbv1.Claim{Namespace: "test", Name: "one", Uid: uidA}
 	prep, err := dra.NodePrepareResources(ctx, &drapbv1.NodePrepareResourcesRequest{Claims: []*drapbv1.Claim{pbClaim}})
 	if err != nil {
@@ -169,14 +113,8 @@ func TestRunServesKubelet(t *testing.T) {
 		t.Errorf("CDI spec after unprepare still exists (stat: %v)", err)
 	}
 
-	cancel()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Errorf("run after cancel: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return 30s after cancel")
+	if err := stop(); err != nil {
+		t.Errorf("run after cancel: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("registration socket left behind after stop (stat: %v)", err)
@@ -199,7 +137,7 @@ func TestRunStartupErrors(t *testing.T) {
 	}{
 		{"invalid config", func(c *Config) { c.NodeName = "" }, staticDiscoverer{testInventory()}, "NodeName is required"},
 		{"no registrar dir", func(c *Config) { c.KubeletRegistrarDir = "/nonexistent/plugins_registry" }, staticDiscoverer{testInventory()},
-			"kubelet registrar directory /nonexistent/plugins_registry does not exist"},
+			"find kubelet registrar directory /nonexistent/plugins_registry: not a directory"},
 		{"discovery fails", func(*Config) {}, failingDiscoverer{}, "discover GPUs: initialize NVML: Driver Not Loaded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +145,7 @@ func TestRunStartupErrors(t *testing.T) {
 			root := newTestRoot(t)
 			cfg := runConfig(t, root)
 			tc.mutate(&cfg)
-			err := run(t.Context(), cfg, newFakeClient(), tc.disc, root.lib, nil)
+			err := run(t.Context(), cfg, harnesstest.NewFakeClient(), tc.disc, root.lib, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}

@@ -10,6 +10,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Defaults (docs/architecture.md names the driver).
@@ -17,12 +19,8 @@ const (
 	DefaultDriverName = "plain.drakit.dev"
 	DefaultDevices    = 4
 	DefaultStateDir   = "/var/lib/drakit/plain-driver"
-	DefaultCDIDir     = "/var/run/cdi"
+	DefaultCDIDir     = pluginharness.DefaultCDIDir
 )
-
-// maxSocketPath is the longest AF_UNIX socket path Linux accepts (108 bytes
-// including the terminating NUL).
-const maxSocketPath = 107
 
 // ErrInvalidConfig classifies every error returned by Config.Validate.
 var ErrInvalidConfig = errors.New("invalid plain driver configuration")
@@ -186,12 +184,13 @@ func (c *Config) Validate() error {
 		}
 	}
 	if nameOK {
+		registration, dra := pluginharness.Sockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName)
 		for _, s := range []struct{ field, dir, socket string }{
-			{"KubeletRegistrarDir", c.KubeletRegistrarDir, filepath.Join(c.KubeletRegistrarDir, c.DriverName+"-reg.sock")},
-			{"KubeletPluginDir", c.EffectiveKubeletPluginDir(), filepath.Join(c.EffectiveKubeletPluginDir(), "dra.sock")},
+			{"KubeletRegistrarDir", c.KubeletRegistrarDir, registration},
+			{"KubeletPluginDir", c.EffectiveKubeletPluginDir(), dra},
 		} {
-			if len(s.socket) > maxSocketPath {
-				errs = append(errs, fmt.Errorf("%s %q: socket %s is longer than %d bytes (AF_UNIX limit)", s.field, s.dir, s.socket, maxSocketPath))
+			if len(s.socket) > pluginharness.MaxSocketPath {
+				errs = append(errs, fmt.Errorf("%s %q: socket %s is longer than %d bytes (AF_UNIX limit)", s.field, s.dir, s.socket, pluginharness.MaxSocketPath))
 			}
 		}
 	}

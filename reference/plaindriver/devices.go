@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Published names.
@@ -107,48 +109,9 @@ func writeDeviceDirs(stateDir string, devs []device) error {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("read serial file %s: %w", path, err)
 		}
-		if err := writeFileAtomic(path, want, 0o644); err != nil {
+		if err := pluginharness.WriteFileAtomic(path, want, 0o644); err != nil {
 			return fmt.Errorf("write serial file %s: %w", path, err)
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, fsync, chmod, rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -22,6 +22,11 @@
 //
 // # Prepare and unprepare
 //
+// The kubelet plugin's plumbing is reference/pluginharness's, whose
+// contract holds here: per-claim errors, idempotency, conflicts, the
+// checkpoint and the CDI spec names. The driver adds what its devices
+// inject and has nothing to do on the node at prepare or unprepare.
+//
 // PrepareResourceClaims writes one CDI spec per claim into Config.CDIDir,
 // k8s.<driver>-claim_<claimUID>.json, kind k8s.<driver>/claim, with one CDI
 // device <claimUID>-<device> per allocated device of this driver (once when
@@ -46,8 +51,8 @@
 // letters, digits and '-' (the UID names the spec file).
 //
 // Prepared claims are checkpointed in <StateDir>/checkpoint.json (JSON with
-// a version, written atomically: temporary file, fsync, rename, fsync of the
-// directory) after every change, so a driver restarted between prepare and
+// the version plain.drakit.dev/checkpoint/v1 and no checksum, written
+// atomically) after every change, so a driver restarted between prepare and
 // unprepare unprepares correctly. A checkpoint that does not decode, has
 // unknown fields or another version stops the driver with
 // ErrCorruptCheckpoint naming the file.
@@ -75,7 +80,8 @@
 //     gets no extra device (there is none; logged), so Validate asks for at
 //     least 2 devices.
 //   - leave-cdi-spec: unprepare forgets the claim but does not remove its
-//     spec. Pods, claims and allocations behave correctly — the spec's
+//     spec (pluginharness.Config.KeepSpecOnUnprepare says yes to every
+//     claim). Pods, claims and allocations behave correctly — the spec's
 //     device IDs carry the claim UID, so no later container gets them — so
 //     the kit observes it only on the node: after the pod (and its
 //     generated claim) is gone, k8s.<driver>-claim_<claimUID>.json is still

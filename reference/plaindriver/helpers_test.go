@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/reference/pluginharness"
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 const (
@@ -17,6 +17,9 @@ const (
 	uidA       = "aaaaaaaa-0000-0000-0000-000000000001"
 	uidB       = "bbbbbbbb-0000-0000-0000-000000000002"
 )
+
+// testPlugin is the harness's plugin over the plain driver's node.
+type testPlugin = pluginharness.Plugin[pluginharness.PreparedDevice, *pluginharness.PreparedDevice]
 
 // testEnv is a state and a CDI directory below one temporary directory.
 type testEnv struct {
@@ -31,24 +34,20 @@ func newTestEnv(t *testing.T, defect Defect) *testEnv {
 	return &testEnv{stateDir: filepath.Join(base, "state"), cdiDir: filepath.Join(base, "cdi"), devices: 4, defect: defect}
 }
 
-// tryPlugin starts a plugin as Run does, without the kubelet plugin helper.
-func (e *testEnv) tryPlugin(t *testing.T) (*plugin, error) {
+// tryPlugin starts a plugin as run does, without the kubelet plugin helper.
+func (e *testEnv) tryPlugin(t *testing.T) (*testPlugin, error) {
 	t.Helper()
-	devs := nodeDevices(testNode, e.devices)
-	if err := writeDeviceDirs(e.stateDir, devs); err != nil {
+	cfg := Config{DriverName: testDriver, NodeName: testNode, Devices: e.devices, StateDir: e.stateDir, CDIDir: e.cdiDir, Defect: e.defect}
+	n := newNode(cfg)
+	if err := writeDeviceDirs(e.stateDir, n.devices); err != nil {
 		t.Fatal(err)
 	}
-	cdi, err := newCDISpecs(e.cdiDir, testDriver, e.stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newPlugin(pluginOptions{
-		driverName: testDriver, poolName: testNode, devices: devs, stateDir: e.stateDir, cdi: cdi, defect: e.defect,
-		fatal: func(err error) { t.Errorf("fatal error: %v", err) },
-	})
+	hcfg := harnessConfig(cfg, n)
+	hcfg.Fatal = func(err error) { t.Errorf("fatal error: %v", err) }
+	return pluginharness.New[pluginharness.PreparedDevice, *pluginharness.PreparedDevice](t.Context(), n, hcfg)
 }
 
-func (e *testEnv) plugin(t *testing.T) *plugin {
+func (e *testEnv) plugin(t *testing.T) *testPlugin {
 	t.Helper()
 	p, err := e.tryPlugin(t)
 	if err != nil {
@@ -61,53 +60,11 @@ func (e *testEnv) specPath(uid string) string {
 	return filepath.Join(e.cdiDir, "k8s."+testDriver+"-claim_"+uid+".json")
 }
 
-func allocResult(driver, pool, request, device string) resourceapi.DeviceRequestAllocationResult {
-	return resourceapi.DeviceRequestAllocationResult{Driver: driver, Pool: pool, Request: request, Device: device}
-}
-
 // claimOf is an allocated claim with one result per device, request req<i>.
 func claimOf(name, uid string, devices ...string) *resourceapi.ResourceClaim {
 	var results []resourceapi.DeviceRequestAllocationResult
 	for i, d := range devices {
-		results = append(results, allocResult(testDriver, testNode, "req"+strconv.Itoa(i), d))
+		results = append(results, harnesstest.AllocResult(testDriver, testNode, "req"+strconv.Itoa(i), d))
 	}
-	return allocatedClaim(name, uid, results...)
-}
-
-func allocatedClaim(name, uid string, results ...resourceapi.DeviceRequestAllocationResult) *resourceapi.ResourceClaim {
-	return &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name, UID: types.UID(uid)},
-		Status: resourceapi.ResourceClaimStatus{
-			Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results}},
-		},
-	}
-}
-
-func prepareOne(t *testing.T, p *plugin, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
-	t.Helper()
-	res, err := p.PrepareResourceClaims(t.Context(), []*resourceapi.ResourceClaim{claim})
-	if err != nil {
-		t.Fatalf("PrepareResourceClaims: %v", err)
-	}
-	r, ok := res[claim.UID]
-	if len(res) != 1 || !ok {
-		t.Fatalf("PrepareResourceClaims returned %v for claim %s", res, claim.UID)
-	}
-	return r
-}
-
-func unprepare(t *testing.T, p *plugin, uids ...string) map[types.UID]error {
-	t.Helper()
-	var objs []kubeletplugin.NamespacedObject
-	for _, uid := range uids {
-		objs = append(objs, kubeletplugin.NamespacedObject{UID: types.UID(uid)})
-	}
-	res, err := p.UnprepareResourceClaims(t.Context(), objs)
-	if err != nil {
-		t.Fatalf("UnprepareResourceClaims: %v", err)
-	}
-	if len(res) != len(uids) {
-		t.Fatalf("UnprepareResourceClaims returned %d results for %d claims", len(res), len(uids))
-	}
-	return res
+	return harnesstest.AllocatedClaim(name, uid, results...)
 }

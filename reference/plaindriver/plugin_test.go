@@ -2,7 +2,6 @@ package plaindriver
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,11 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	oci "github.com/opencontainers/runtime-spec/specs-go"
-	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
-	"k8s.io/utils/ptr"
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
 // wantEdits is what device dev-<i> injects, built independently of the
@@ -45,7 +44,7 @@ func TestPrepareWritesCDISpec(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, "")
 	p := env.plugin(t)
-	got := prepareOne(t, p, claimOf("two", uidA, "dev-1", "dev-3"))
+	got := harnesstest.PrepareOne(t, p, claimOf("two", uidA, "dev-1", "dev-3"))
 	if got.Err != nil {
 		t.Fatalf("prepare: %v", got.Err)
 	}
@@ -104,7 +103,7 @@ func TestCDISpecInjects(t *testing.T) {
 			t.Parallel()
 			env := newTestEnv(t, tc.defect)
 			p := env.plugin(t)
-			got := prepareOne(t, p, claimOf("two", uidA, tc.devices...))
+			got := harnesstest.PrepareOne(t, p, claimOf("two", uidA, tc.devices...))
 			if got.Err != nil {
 				t.Fatalf("prepare: %v", got.Err)
 			}
@@ -168,7 +167,7 @@ func TestExtraDeviceDefect(t *testing.T) {
 			for _, i := range tc.claim {
 				names = append(names, "dev-"+strconv.Itoa(i))
 			}
-			if got := prepareOne(t, p, claimOf("c", uidA, names...)); got.Err != nil {
+			if got := harnesstest.PrepareOne(t, p, claimOf("c", uidA, names...)); got.Err != nil {
 				t.Fatalf("prepare: %v", got.Err)
 			}
 			want := &cdispec.Spec{Version: "0.3.0", Kind: "k8s.plain.drakit.dev/claim"}
@@ -188,102 +187,10 @@ func TestExtraDeviceDefect(t *testing.T) {
 	}
 }
 
-func TestPrepareIsIdempotent(t *testing.T) {
-	t.Parallel()
-	env := newTestEnv(t, "")
-	p := env.plugin(t)
-	claim := claimOf("two", uidA, "dev-0", "dev-2")
-	first := prepareOne(t, p, claim)
-	spec, err := os.ReadFile(env.specPath(uidA))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := os.ReadFile(filepath.Join(env.stateDir, "checkpoint.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second := prepareOne(t, p, claim)
-	if first.Err != nil || second.Err != nil {
-		t.Fatalf("prepare: %v, again: %v", first.Err, second.Err)
-	}
-	if diff := cmp.Diff(first, second); diff != "" {
-		t.Errorf("second prepare (-first +second):\n%s", diff)
-	}
-	for path, before := range map[string][]byte{env.specPath(uidA): spec, filepath.Join(env.stateDir, "checkpoint.json"): cp} {
-		after, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(after) != string(before) {
-			t.Errorf("%s changed on the second prepare:\n%s\nthen\n%s", path, before, after)
-		}
-	}
-}
-
-func TestPrepareErrors(t *testing.T) {
-	t.Parallel()
-	env := newTestEnv(t, "")
-	p := env.plugin(t)
-	if got := prepareOne(t, p, claimOf("held", uidB, "dev-2")); got.Err != nil {
-		t.Fatalf("prepare: %v", got.Err)
-	}
-	notAllocated := claimOf("n", uidA)
-	notAllocated.Status.Allocation = nil
-	for _, tc := range []struct {
-		name  string
-		claim *resourceapi.ResourceClaim
-		want  string
-	}{
-		{"not-allocated", notAllocated, "prepare claim test/n (" + uidA + "): not allocated"},
-		{"other-pool", allocatedClaim("o", uidA, allocResult(testDriver, "node-b", "r", "dev-0")),
-			"prepare claim test/o (" + uidA + "): device dev-0 is in pool node-b, this node's pool is 127.0.0.1"},
-		{"unknown-device", claimOf("u", uidA, "dev-4"), "prepare claim test/u (" + uidA + "): device dev-4 is not on this node"},
-		{"held-by-other-claim", claimOf("h", uidA, "dev-1", "dev-2"),
-			"prepare claim test/h (" + uidA + "): device dev-2 is already prepared for claim test/held (" + uidB + ")"},
-	} {
-		got := prepareOne(t, p, tc.claim)
-		if got.Err == nil || got.Err.Error() != tc.want {
-			t.Errorf("%s: error %v, want %q", tc.name, got.Err, tc.want)
-		}
-		if _, err := os.Stat(env.specPath(uidA)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: a spec was written (stat: %v)", tc.name, err)
-		}
-		if _, ok := p.prepared[uidA]; ok {
-			t.Errorf("%s: the failed claim was checkpointed", tc.name)
-		}
-	}
-}
-
-// TestPrepareSharesAndIgnores: admin access shares a held device, results of
-// other drivers are ignored, and a claim without devices of this driver
-// gets no spec.
-func TestPrepareSharesAndIgnores(t *testing.T) {
-	t.Parallel()
-	env := newTestEnv(t, "")
-	p := env.plugin(t)
-	if got := prepareOne(t, p, claimOf("held", uidB, "dev-2")); got.Err != nil {
-		t.Fatalf("prepare: %v", got.Err)
-	}
-	admin := allocResult(testDriver, testNode, "monitor", "dev-2")
-	admin.AdminAccess = ptr.To(true)
-	got := prepareOne(t, p, allocatedClaim("admin", uidA, admin, allocResult("gpu.drakit.dev", testNode, "gpu", "gpu-0")))
-	if got.Err != nil || len(got.Devices) != 1 || got.Devices[0].DeviceName != "dev-2" {
-		t.Fatalf("admin prepare: %+v, want dev-2 only", got)
-	}
-	other := prepareOne(t, p, allocatedClaim("other", "cccccccc-0000-0000-0000-000000000003", allocResult("gpu.drakit.dev", testNode, "gpu", "gpu-0")))
-	if other.Err != nil || len(other.Devices) != 0 {
-		t.Fatalf("prepare of another driver's claim: %+v, want no devices", other)
-	}
-	if _, err := os.Stat(env.specPath("cccccccc-0000-0000-0000-000000000003")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a claim without devices of this driver got a spec (stat: %v)", err)
-	}
-}
-
-// TestUnprepare: unprepare removes the spec and the checkpoint entry, also
-// after a restart (a new plugin on the same state), and succeeds for claims
-// it does not know, removing a spec a crash left; with leave-cdi-spec the
-// spec stays while the claim is forgotten.
-func TestUnprepare(t *testing.T) {
+// TestLeaveCDISpecDefect: unprepare removes the claim's spec, also one a
+// crash left without a checkpoint entry; with leave-cdi-spec both stay
+// while the claim is forgotten and its devices are free again.
+func TestLeaveCDISpecDefect(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		defect    Defect
@@ -293,7 +200,7 @@ func TestUnprepare(t *testing.T) {
 			t.Parallel()
 			env := newTestEnv(t, tc.defect)
 			p := env.plugin(t)
-			if got := prepareOne(t, p, claimOf("a", uidA, "dev-0", "dev-1")); got.Err != nil {
+			if got := harnesstest.PrepareOne(t, p, claimOf("a", uidA, "dev-0", "dev-1")); got.Err != nil {
 				t.Fatalf("prepare: %v", got.Err)
 			}
 			// A spec written just before a crash: no checkpoint entry.
@@ -301,12 +208,7 @@ func TestUnprepare(t *testing.T) {
 			if err := os.WriteFile(stray, []byte(`{"cdiVersion":"0.3.0","kind":"k8s.plain.drakit.dev/claim","devices":[]}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-
-			restarted := env.plugin(t)
-			if _, ok := restarted.prepared[uidA]; !ok {
-				t.Fatalf("restarted plugin does not know the prepared claim: %v", restarted.prepared)
-			}
-			for uid, err := range unprepare(t, restarted, uidA, uidB) {
+			for uid, err := range harnesstest.Unprepare(t, p, uidA, uidB) {
 				if err != nil {
 					t.Errorf("unprepare %s: %v", uid, err)
 				}
@@ -317,16 +219,10 @@ func TestUnprepare(t *testing.T) {
 					t.Errorf("%s exists=%v after unprepare, want %v (stat: %v)", filepath.Base(path), exists, tc.wantSpecs, err)
 				}
 			}
-			after := env.plugin(t)
-			if len(after.prepared) != 0 || len(restarted.prepared) != 0 {
-				t.Errorf("claims still checkpointed after unprepare: %v", after.prepared)
+			if claims := env.plugin(t).Prepared(); len(claims) != 0 {
+				t.Errorf("claims still checkpointed after unprepare: %v", claims)
 			}
-			// Unpreparing again succeeds.
-			if err := unprepare(t, after, uidA)[uidA]; err != nil {
-				t.Errorf("second unprepare: %v", err)
-			}
-			// The device is free for the next claim.
-			if got := prepareOne(t, after, claimOf("next", "dddddddd-0000-0000-0000-000000000004", "dev-0")); got.Err != nil {
+			if got := harnesstest.PrepareOne(t, p, claimOf("next", "dddddddd-0000-0000-0000-000000000004", "dev-0")); got.Err != nil {
 				t.Errorf("prepare after unprepare: %v", got.Err)
 			}
 		})
@@ -337,7 +233,7 @@ func TestCheckpointFormat(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, "")
 	p := env.plugin(t)
-	if got := prepareOne(t, p, claimOf("a", uidA, "dev-3")); got.Err != nil {
+	if got := harnesstest.PrepareOne(t, p, claimOf("a", uidA, "dev-3")); got.Err != nil {
 		t.Fatalf("prepare: %v", got.Err)
 	}
 	data, err := os.ReadFile(filepath.Join(env.stateDir, "checkpoint.json"))
@@ -368,31 +264,6 @@ func TestCheckpointFormat(t *testing.T) {
 				t.Errorf("temporary file %s left in the state directory", e.Name())
 			}
 		}
-	}
-}
-
-func TestCorruptCheckpointStopsTheDriver(t *testing.T) {
-	t.Parallel()
-	for name, content := range map[string]string{
-		"truncated":     `{"version":"plain.drakit.dev/checkpoint/v1","preparedClaims":{`,
-		"other-version": `{"version":"plain.drakit.dev/checkpoint/v0","preparedClaims":{}}`,
-		"unknown-field": `{"version":"plain.drakit.dev/checkpoint/v1","preparedClaims":{},"extra":1}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			env := newTestEnv(t, "")
-			if err := os.MkdirAll(env.stateDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(env.stateDir, "checkpoint.json")
-			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, err := env.tryPlugin(t)
-			if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), path) {
-				t.Errorf("error %v, want ErrCorruptCheckpoint naming %s", err, path)
-			}
-		})
 	}
 }
 
@@ -428,31 +299,5 @@ func TestWriteDeviceDirsReplacesWrongContent(t *testing.T) {
 	}
 	if devs[0].Serial == deviceSerial(testNode, 0) || !strings.HasPrefix(devs[0].Serial, "PLN-") {
 		t.Errorf("serial %s of node-a: want PLN-… and different from %s's", devs[0].Serial, testNode)
-	}
-}
-
-// TestClaimUIDMustBeAUID: a UID that could lead out of the CDI directory is
-// refused by prepare and unprepare, and no file outside is touched.
-func TestClaimUIDMustBeAUID(t *testing.T) {
-	t.Parallel()
-	env := newTestEnv(t, "")
-	p := env.plugin(t)
-	victim := filepath.Join(filepath.Dir(env.cdiDir), "victim.json")
-	if err := os.WriteFile(victim, []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const uid = "x/../../victim"
-	got := prepareOne(t, p, claimOf("bad", uid, "dev-0"))
-	if got.Err == nil || !strings.Contains(got.Err.Error(), `claim UID "x/../../victim" has characters other than letters, digits and '-'`) {
-		t.Errorf("prepare: %v, want the UID refused", got.Err)
-	}
-	if err := unprepare(t, p, uid)[uid]; err == nil {
-		t.Error("unprepare of a UID with a path succeeded")
-	}
-	if _, err := os.Stat(victim); err != nil {
-		t.Errorf("a file outside the CDI directory is gone: %v", err)
-	}
-	if got := prepareOne(t, p, claimOf("none", "", "dev-0")); got.Err == nil || !strings.Contains(got.Err.Error(), "the claim has no UID") {
-		t.Errorf("prepare without UID: %v", got.Err)
 	}
 }

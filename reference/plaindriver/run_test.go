@@ -3,48 +3,22 @@ package plaindriver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	drapbv1 "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
-)
 
-// newFakeClient is a fake clientset whose ResourceSlice creates honour
-// generateName, as the apiserver does.
-func newFakeClient(objects ...runtime.Object) *fake.Clientset {
-	client := fake.NewClientset(objects...)
-	var mu sync.Mutex
-	n := 0
-	client.PrependReactor("create", "resourceslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		slice := action.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceSlice)
-		if slice.Name == "" && slice.GenerateName != "" {
-			slice.Name = fmt.Sprintf("%s%d", slice.GenerateName, n)
-			n++
-		}
-		return false, nil, nil
-	})
-	return client
-}
+	"drakit.dev/drakit/reference/pluginharness/harnesstest"
+)
 
 // runConfig is a driver configuration below one temporary directory.
 func runConfig(t *testing.T, defect Defect) Config {
@@ -63,43 +37,6 @@ func runConfig(t *testing.T, defect Defect) Config {
 	return cfg
 }
 
-func dial(t *testing.T, socket string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatalf("dial %s: %v", socket, err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
-// startRun runs the driver until the test ends; the returned function
-// cancels it and returns run's error.
-func startRun(t *testing.T, ctx context.Context, cfg Config, client *fake.Clientset, republish time.Duration) (stop func() error, errc <-chan error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	ch := make(chan error, 1)
-	go func() { ch <- run(ctx, cfg, client, republish) }()
-	stopped := false
-	stop = func() error {
-		t.Helper()
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-ch:
-			return err
-		case <-time.After(30 * time.Second):
-			t.Fatal("run did not return 30s after cancel")
-			return nil
-		}
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop, ch
-}
-
 // TestRunServesKubelet drives the driver the way the kubelet does: the
 // slice it publishes, registration, and prepare and unprepare over gRPC.
 func TestRunServesKubelet(t *testing.T) {
@@ -107,29 +44,10 @@ func TestRunServesKubelet(t *testing.T) {
 	cfg := runConfig(t, "")
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "node-uid"}}
 	claim := claimOf("two", uidA, "dev-1", "dev-3")
-	client := newFakeClient(node, claim)
-	stop, errc := startRun(t, t.Context(), cfg, client, time.Hour)
+	client := harnesstest.NewFakeClient(node, claim)
+	stop, errc := harnesstest.StartRun(t, t.Context(), func(ctx context.Context) error { return run(ctx, cfg, client, time.Hour) })
 
-	var slices *resourceapi.ResourceSliceList
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		if slices, err = client.ResourceV1().ResourceSlices().List(t.Context(), metav1.ListOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if len(slices.Items) > 0 {
-			break
-		}
-		select {
-		case err := <-errc:
-			t.Fatalf("run returned early: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no ResourceSlice after 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	slices := harnesstest.WaitForSlices(t, t.Context(), client, errc, 20*time.Millisecond)
 	if len(slices.Items) != 1 {
 		t.Fatalf("%d ResourceSlices, want 1", len(slices.Items))
 	}
@@ -151,7 +69,7 @@ func TestRunServesKubelet(t *testing.T) {
 		t.Errorf("ResourceSlice (-want +got):\n%s", diff)
 	}
 
-	reg := registerapi.NewRegistrationClient(dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
+	reg := registerapi.NewRegistrationClient(harnesstest.Dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
 	info, err := reg.GetInfo(t.Context(), &registerapi.InfoRequest{})
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
@@ -162,7 +80,7 @@ func TestRunServesKubelet(t *testing.T) {
 		t.Errorf("registration info (-want +got):\n%s", diff)
 	}
 
-	dra := drapbv1.NewDRAPluginClient(dial(t, info.Endpoint))
+	dra := drapbv1.NewDRAPluginClient(harnesstest.Dial(t, info.Endpoint))
 	pbClaim := &drapbv1.Claim{Namespace: "test", Name: "two", Uid: uidA}
 	prep, err := dra.NodePrepareResources(t.Context(), &drapbv1.NodePrepareResourcesRequest{Claims: []*drapbv1.Claim{pbClaim}})
 	if err != nil {
@@ -212,11 +130,11 @@ func TestRunDuplicateDeviceNames(t *testing.T) {
 	t.Parallel()
 	cfg := runConfig(t, DefectDuplicateDeviceNames)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "node-uid"}}
-	client := newFakeClient(node)
+	client := harnesstest.NewFakeClient(node)
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	ctx := klog.NewContext(t.Context(), logger)
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
-	stop, errc := startRun(t, ctx, cfg, client, 20*time.Millisecond)
+	stop, errc := harnesstest.StartRun(t, ctx, func(ctx context.Context) error { return run(ctx, cfg, client, 20*time.Millisecond) })
 
 	const refusal = `found duplicate device \"dev-0\" in pool \"127.0.0.1\"`
 	deadline := time.Now().Add(30 * time.Second)
@@ -243,7 +161,7 @@ func TestRunDuplicateDeviceNames(t *testing.T) {
 	if len(slices.Items) != 0 {
 		t.Errorf("%d ResourceSlices published, want none", len(slices.Items))
 	}
-	reg := registerapi.NewRegistrationClient(dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
+	reg := registerapi.NewRegistrationClient(harnesstest.Dial(t, filepath.Join(cfg.KubeletRegistrarDir, testDriver+"-reg.sock")))
 	if _, err := reg.GetInfo(t.Context(), &registerapi.InfoRequest{}); err != nil {
 		t.Errorf("the driver does not register: %v", err)
 	}
@@ -275,57 +193,10 @@ func TestRunStartupErrors(t *testing.T) {
 			t.Parallel()
 			cfg := runConfig(t, "")
 			tc.mutate(&cfg)
-			err := run(t.Context(), cfg, newFakeClient(), time.Hour)
+			err := run(t.Context(), cfg, harnesstest.NewFakeClient(), time.Hour)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
-	}
-}
-
-type countingPublisher struct {
-	mu    sync.Mutex
-	calls int
-}
-
-func (c *countingPublisher) PublishResources(context.Context, resourceslice.DriverResources) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls++
-	if c.calls == 2 {
-		return errors.New("no NodeName was set to publish resources")
-	}
-	return nil
-}
-
-func (c *countingPublisher) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls
-}
-
-// TestRepublishUntilDone: the pool is handed over again every interval, an
-// error does not stop it, and it returns when ctx ends.
-func TestRepublishUntilDone(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(klog.NewContext(t.Context(), ktesting.NewLogger(t, ktesting.NewConfig())))
-	pub := &countingPublisher{}
-	done := make(chan struct{})
-	go func() {
-		republishUntilDone(ctx, pub, resourceslice.DriverResources{}, time.Millisecond)
-		close(done)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for pub.count() < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls in 30s, want 4", pub.count())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("republishUntilDone did not return 30s after cancel")
 	}
 }

@@ -86,12 +86,21 @@
 //
 // # Running
 //
-// Run creates the plugin (New), starts the kubelet plugin helper
-// (registration and DRA sockets, health service off), publishes the pool,
+// Run checks that the kubelet's registrar directory exists, creates the
+// plugin directory, creates the plugin (New), starts the kubelet plugin
+// helper (registration socket <RegistrarDir>/<driver>-reg.sock, DRA socket
+// <PluginDir>/dra.sock: Sockets; health service off), publishes the pool,
 // logs "Driver running" and serves until ctx ends (it returns nil) or
 // HandleError meets an error that is not kubeletplugin.ErrRecoverable (Run
 // returns it). With Config.Republish it hands the pool to the
 // ResourceSlice controller again at that interval. What a driver checks
-// before (its configuration, the registrar directory, its own directories)
-// stays in the driver.
+// before (its configuration, socket paths not longer than MaxSocketPath)
+// and its own directories stay in the driver.
+//
+// # Testing
+//
+// The package's tests hold this contract against a fake Driver. A driver's
+// tests check only what it adds (its devices, its edits, what it does to
+// the hardware) through the same Plugin; harnesstest is the kubelet's side
+// for them: claims, prepare and unprepare calls, the run loop, the sockets.
 package pluginharness

@@ -55,9 +55,11 @@ type Config struct {
 
 	// Client is the client of the cluster the pool is published to.
 	Client kubernetes.Interface
-	// RegistrarDir is the kubelet's plugin registration directory.
+	// RegistrarDir is the kubelet's plugin registration directory; it
+	// must exist.
 	RegistrarDir string
-	// PluginDir is the directory of the DRA gRPC socket.
+	// PluginDir is the directory of the DRA gRPC socket. Created when
+	// missing.
 	PluginDir string
 	// Republish, when positive, is how often the pool is handed to the
 	// ResourceSlice controller again (it retries what the API server
@@ -137,9 +139,6 @@ func (p *Plugin[D, P]) Prepared() map[string]Claim[D] {
 	defer p.mu.Unlock()
 	return maps.Clone(p.prepared)
 }
-
-// SpecPath is the host path of a claim's CDI spec.
-func (p *Plugin[D, P]) SpecPath(claimUID string) string { return p.specs.path(claimUID) }
 
 // PrepareResourceClaims prepares each claim on its own; see the package
 // documentation for the contract.
@@ -386,7 +385,9 @@ func (p *Plugin[D, P]) UnprepareResourceClaims(ctx context.Context, claims []kub
 
 func (p *Plugin[D, P]) unprepare(ctx context.Context, claim kubeletplugin.NamespacedObject) error {
 	uid := string(claim.UID)
-	fail := func(err error) error { return fmt.Errorf("unprepare claim %s (%s): %w", claim.NamespacedName, uid, err) }
+	fail := func(err error) error {
+		return fmt.Errorf("unprepare claim %s (%s): %w", claim.NamespacedName, uid, err)
+	}
 	if err := checkClaimUID(uid); err != nil {
 		return fail(err)
 	}

@@ -3,6 +3,8 @@ package pluginharness
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -13,11 +15,35 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Run creates the plugin (New, with a Fatal of its own), starts the kubelet
-// plugin helper, publishes the pool and serves until ctx is canceled (then
-// it returns nil) or a fatal error stops it (then it returns that error).
+// DefaultCDIDir is the directory container runtimes read CDI specs from by
+// default.
+const DefaultCDIDir = "/var/run/cdi"
+
+// MaxSocketPath is the longest AF_UNIX socket path Linux accepts (108 bytes
+// including the terminating NUL).
+const MaxSocketPath = 107
+
+// Sockets returns the paths of the sockets Run creates (the kubelet plugin
+// helper's defaults): the registration socket
+// <registrarDir>/<driverName>-reg.sock and the DRA socket
+// <pluginDir>/dra.sock. Neither may be longer than MaxSocketPath.
+func Sockets(registrarDir, pluginDir, driverName string) (registration, dra string) {
+	return filepath.Join(registrarDir, driverName+"-reg.sock"), filepath.Join(pluginDir, "dra.sock")
+}
+
+// Run checks that the registrar directory exists, creates the plugin
+// directory, creates the plugin (New, with a Fatal of its own), starts the
+// kubelet plugin helper, publishes the pool and serves until ctx is
+// canceled (then it returns nil) or a fatal error stops it (then it returns
+// that error).
 func Run[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) error {
 	logger := klog.FromContext(ctx)
+	if fi, err := os.Stat(cfg.RegistrarDir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("find kubelet registrar directory %s: not a directory (is the kubelet running with this root directory?)", cfg.RegistrarDir)
+	}
+	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
+		return fmt.Errorf("create plugin directory %s: %w", cfg.PluginDir, err)
+	}
 	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

@@ -12,7 +12,16 @@
 // (reference/allocator/check), and both must agree on satisfiability unless
 // upstream ran out of time. A disagreement is shrunk (claims, requests,
 // constraints, selectors, devices, slices dropped while it persists) and
-// printed as scenario YAML that `drakit allocate -f` reads.
+// printed as scenario YAML that `drakit allocate -f` reads. Consumable
+// capacity (KEP-5075) comes with every request policy (none, a range with
+// or without a maximum, valid values) and with devices already shared by
+// earlier claims.
+//
+// TestConsumableCapacityCases states KEP-5075's allocation rules case by
+// case (shared capacity, what earlier claims left, defaults, rounding up to
+// a minimum, a step or the next valid value, amounts above the policy, the
+// whole device without a policy, devices never shared): both allocators
+// must reach the stated verdict and record the stated consumed capacity.
 //
 //	go test ./reference/allocator/differential                       # 2000 instances
 //	go test ./reference/allocator/differential -instances=20000 -seed=7

@@ -71,10 +71,25 @@ func generate(seed uint64) *scenario.Scenario {
 		s.ResourceSlices = append(s.ResourceSlices, slices...)
 		devices = append(devices, devs...)
 	}
-	// Devices already in use.
+	shared := map[string]bool{} // pool/device of devices with allowMultipleAllocations
+	for _, sl := range s.ResourceSlices {
+		for _, d := range sl.Spec.Devices {
+			if ptr.Deref(d.AllowMultipleAllocations, false) {
+				shared[sl.Spec.Pool.Name+"/"+d.Name] = true
+			}
+		}
+	}
+	// Devices already in use; a shared one by a share of its capacity.
 	if len(devices) > 0 && g.chance(0.3) {
 		used := devices[g.intn(len(devices))]
 		used.Request = "old"
+		if shared[used.Pool+"/"+used.Device] && g.chance(0.8) {
+			used.ShareID = ptr.To(types.UID("00000000-0000-4000-8000-000000000001"))
+			used.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{
+				"example.com/bw":     *resource.NewQuantity(int64(g.between(1, 4)), resource.DecimalSI),
+				"example.com/memory": *resource.NewQuantity(0, resource.DecimalSI),
+			}
+		}
 		c := claimObj("allocated-0", exact("old", "any", 1))
 		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{used}}}
 		s.AllocatedClaims = append(s.AllocatedClaims, c)
@@ -179,15 +194,7 @@ func (g *gen) device(f scenario.Features, name string, partitioned bool) resourc
 	if f.ConsumableCapacity && g.chance(0.2) {
 		d.AllowMultipleAllocations = ptr.To(true)
 		bw := resourceapi.DeviceCapacity{Value: *resource.NewQuantity(int64(g.between(4, 10)), resource.DecimalSI)}
-		if g.chance(0.5) {
-			bw.RequestPolicy = &resourceapi.CapacityRequestPolicy{
-				Default: resource.NewQuantity(2, resource.DecimalSI),
-				ValidRange: &resourceapi.CapacityRequestPolicyRange{
-					Min:  resource.NewQuantity(2, resource.DecimalSI),
-					Step: resource.NewQuantity(2, resource.DecimalSI),
-				},
-			}
-		}
+		bw.RequestPolicy = g.requestPolicy()
 		d.Capacity["example.com/bw"] = bw
 	}
 	return d
@@ -236,6 +243,23 @@ func (g *gen) capacity(f scenario.Features) *resourceapi.CapacityRequirements {
 	return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
 		"example.com/bw": *resource.NewQuantity(int64(g.between(1, 5)), resource.DecimalSI),
 	}}
+}
+
+// requestPolicy is one of KEP-5075's policies for a bandwidth of at least
+// 4: none (a request without an amount takes it all), a range with a
+// minimum and a step, a range with a maximum too, or valid values; each
+// with a default, which the API requires with a range or values.
+func (g *gen) requestPolicy() *resourceapi.CapacityRequestPolicy {
+	q := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
+	switch g.intn(4) {
+	case 0:
+		return nil
+	case 1:
+		return &resourceapi.CapacityRequestPolicy{Default: q(2), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: q(2), Step: q(2)}}
+	case 2:
+		return &resourceapi.CapacityRequestPolicy{Default: q(1), ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: q(1), Max: q(3), Step: q(1)}}
+	}
+	return &resourceapi.CapacityRequestPolicy{Default: q(1), ValidValues: []resource.Quantity{*q(1), *q(3), *q(4)}}
 }
 
 // count is 1, 2 or 3 devices, mostly 1.

@@ -1,6 +1,10 @@
-package driver
+package simulate
 
-import "testing"
+import (
+	"testing"
+
+	"drakit.dev/drakit/reference/driver"
+)
 
 // Publishing benchmarks (scripts/bench-publish.sh): the pools the driver
 // builds, published through the resourceslice controller (one per node,
@@ -9,7 +13,7 @@ import "testing"
 
 // migNode64 is one node with 64 A100-SXM4-40GB in dynamic MIG mode: each GPU
 // published as the full GPU plus all 25 placements of its 7 GI profiles.
-func migNode64(b testing.TB) *Inventory {
+func migNode64(b testing.TB) *driver.Inventory {
 	b.Helper()
 	p, err := ReplicateProfileGPUs(loadProfile(b, a100DynamicMIG), 64)
 	if err != nil {
@@ -27,17 +31,14 @@ func reportPool(b *testing.B, slices, devices int) {
 	b.ReportMetric(float64(devices), "devices/op")
 }
 
-// BenchmarkBuildResourcesMIG64 is buildResources alone for the 64-GPU MIG
-// node: 64 counter sets and 64·26 devices consuming them.
+// BenchmarkBuildResourcesMIG64 is building the 64-GPU MIG node's pool
+// alone (driver.NodeResources): 64 counter sets and 64·26 devices
+// consuming them.
 func BenchmarkBuildResourcesMIG64(b *testing.B) {
 	inv := migNode64(b)
 	var slices, devices int
 	for b.Loop() {
-		res, err := buildResources(testNode, inv, publishOptions{DriverName: testDriver})
-		if err != nil {
-			b.Fatal(err)
-		}
-		slices, devices = poolSize(res.Pools[testNode])
+		slices, devices = poolSize(nodePool(b, inv))
 	}
 	if devices != 64*26 {
 		b.Fatalf("%d devices, want %d", devices, 64*26)
@@ -51,7 +52,7 @@ func BenchmarkBuildResourcesMIG64(b *testing.B) {
 func BenchmarkPublish(b *testing.B) {
 	for _, bc := range []struct {
 		name     string
-		template func(testing.TB) *Inventory
+		template func(testing.TB) *driver.Inventory
 		nodes    int
 	}{
 		{"mig-64gpus/nodes=1", migNode64, 1},
@@ -67,7 +68,7 @@ func BenchmarkPublish(b *testing.B) {
 				b.StopTimer()
 				client := newSliceServer()
 				b.StartTimer()
-				nodes, err := buildSimulatedNodes(template, cfg)
+				nodes, err := buildNodes(ctx, template, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -94,8 +95,8 @@ func BenchmarkPublish(b *testing.B) {
 	}
 }
 
-func builtinInventory(name string) func(testing.TB) *Inventory {
-	return func(b testing.TB) *Inventory {
+func builtinInventory(name string) func(testing.TB) *driver.Inventory {
+	return func(b testing.TB) *driver.Inventory {
 		inv, err := ProfileInventory(builtinProfile(b, name))
 		if err != nil {
 			b.Fatal(err)
@@ -112,17 +113,13 @@ func TestPublishBenchmarkInputs(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name                    string
-		inv                     *Inventory
+		inv                     *driver.Inventory
 		wantSlices, wantDevices int
 	}{
 		{"mig-64gpus", migNode64(t), 34, 64 * 26},
 		{"dgx-h100", builtinInventory("dgx-h100")(t), 1, 8},
 	} {
-		res, err := buildResources(testNode, tc.inv, publishOptions{DriverName: testDriver})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if slices, devices := poolSize(res.Pools[testNode]); slices != tc.wantSlices || devices != tc.wantDevices {
+		if slices, devices := poolSize(nodePool(t, tc.inv)); slices != tc.wantSlices || devices != tc.wantDevices {
 			t.Errorf("%s: %d slices with %d devices, want %d with %d", tc.name, slices, devices, tc.wantSlices, tc.wantDevices)
 		}
 	}

@@ -1,4 +1,4 @@
-package driver
+package simulate
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,187 +14,57 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/reference/driver"
 )
-
-// sliceServer makes a fake clientset serve ResourceSlices as the API server
-// serves them to many publishers: list and watch honour the field selectors
-// spec.driver, spec.nodeName and spec.pool.name, creates honour
-// generateName, and an event reaches only the watches it matches. (The
-// fake's own watches ignore field selectors, deep-copy every event for every
-// watch and panic when 100 events are unread.) A watch starts at the current
-// state: the tests create nothing between an informer's list and its watch.
-type sliceServer struct {
-	mu      sync.Mutex
-	watches []*sliceWatch
-	names   int
-}
-
-type sliceWatch struct {
-	server   *sliceServer
-	selector fields.Selector
-	result   chan watch.Event
-	done     chan struct{}
-	stopOnce sync.Once
-}
-
-func (w *sliceWatch) ResultChan() <-chan watch.Event { return w.result }
-
-func (w *sliceWatch) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.done)
-		w.server.mu.Lock()
-		defer w.server.mu.Unlock()
-		w.server.watches = slices.DeleteFunc(w.server.watches, func(o *sliceWatch) bool { return o == w })
-	})
-}
-
-func sliceFields(s *resourceapi.ResourceSlice) fields.Set {
-	node := ""
-	if s.Spec.NodeName != nil {
-		node = *s.Spec.NodeName
-	}
-	return fields.Set{
-		"metadata.name":                           s.Name,
-		resourceapi.ResourceSliceSelectorDriver:   s.Spec.Driver,
-		resourceapi.ResourceSliceSelectorNodeName: node,
-		resourceapi.ResourceSliceSelectorPoolName: s.Spec.Pool.Name,
-	}
-}
-
-// broadcast runs under the fake's lock; a full watch blocks it until its
-// reader catches up or stops.
-func (s *sliceServer) broadcast(t watch.EventType, slice *resourceapi.ResourceSlice) {
-	s.mu.Lock()
-	watches := slices.Clone(s.watches)
-	s.mu.Unlock()
-	f := sliceFields(slice)
-	for _, w := range watches {
-		if !w.selector.Matches(f) {
-			continue
-		}
-		select {
-		case w.result <- watch.Event{Type: t, Object: slice.DeepCopy()}:
-		case <-w.done:
-		}
-	}
-}
-
-// newSliceServer returns a fake clientset with objects whose ResourceSlices
-// live in a plain object tracker: the fake's own tracker manages fields and
-// builds a REST mapper on every write, which would dominate the benchmarks.
-func newSliceServer(objects ...runtime.Object) *fake.Clientset {
-	tracker := k8stesting.NewObjectTracker(scheme.Scheme, scheme.Codecs.UniversalDecoder())
-	var others []runtime.Object
-	for _, obj := range objects {
-		if _, ok := obj.(*resourceapi.ResourceSlice); ok {
-			if err := tracker.Add(obj); err != nil {
-				panic(err)
-			}
-			continue
-		}
-		others = append(others, obj)
-	}
-	client := fake.NewClientset(others...)
-	s := &sliceServer{}
-	react := k8stesting.ObjectReaction(tracker)
-	gvr := resourceapi.SchemeGroupVersion.WithResource("resourceslices")
-	client.PrependReactor("*", "resourceslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		var event watch.EventType
-		var old runtime.Object
-		switch action.GetVerb() {
-		case "list":
-			_, obj, err := react(action)
-			if err != nil {
-				return true, nil, err
-			}
-			list := obj.(*resourceapi.ResourceSliceList)
-			selector := action.(k8stesting.ListAction).GetListRestrictions().Fields
-			list.Items = slices.DeleteFunc(list.Items, func(s resourceapi.ResourceSlice) bool { return !selector.Matches(sliceFields(&s)) })
-			return true, list, nil
-		case "create":
-			slice := action.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceSlice)
-			if slice.Name == "" && slice.GenerateName != "" {
-				slice.Name = fmt.Sprintf("%s%d", slice.GenerateName, s.names)
-				s.names++
-			}
-			event = watch.Added
-		case "update":
-			event = watch.Modified
-		case "delete":
-			old, _ = tracker.Get(gvr, "", action.(k8stesting.DeleteAction).GetName())
-			event = watch.Deleted
-		}
-		handled, obj, err := react(action)
-		if err == nil && event != "" {
-			if event == watch.Deleted {
-				obj = old
-			}
-			s.broadcast(event, obj.(*resourceapi.ResourceSlice))
-		}
-		return handled, obj, err
-	})
-	client.PrependWatchReactor("resourceslices", func(action k8stesting.Action) (bool, watch.Interface, error) {
-		w := &sliceWatch{server: s, selector: action.(k8stesting.WatchAction).GetWatchRestrictions().Fields,
-			result: make(chan watch.Event, 1024), done: make(chan struct{})}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.watches = append(s.watches, w)
-		return true, w, nil
-	})
-	return client
-}
 
 // shared serves every publisher from one client.
 func shared(client kubernetes.Interface) func() (kubernetes.Interface, error) {
 	return func() (kubernetes.Interface, error) { return client, nil }
 }
 
-func TestSimulationConfigValidate(t *testing.T) {
+func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	if cfg := DefaultSimulationConfig(); cfg.Validate() != nil {
+	if cfg := DefaultConfig(); cfg.Validate() != nil {
 		t.Fatalf("defaults are invalid: %v", cfg.Validate())
 	}
 	for _, tc := range []struct {
 		name    string
-		mutate  func(*SimulationConfig)
+		mutate  func(*Config)
 		wantErr string // empty: valid
 	}{
-		{"one node", func(c *SimulationConfig) { c.Nodes = 1 }, ""},
-		{"most nodes", func(c *SimulationConfig) { c.Nodes = MaxSimulatedNodes }, ""},
-		{"64 GPUs per node from a file", func(c *SimulationConfig) { c.GPUsPerNode, c.Profile = 64, "testdata/x.yaml" }, ""},
-		{"bad driver", func(c *SimulationConfig) { c.DriverName = "GPU_x" }, "DriverName"},
-		{"long driver", func(c *SimulationConfig) { c.DriverName = strings.Repeat("a", 61) + ".io" }, "DriverName"},
-		{"no profile", func(c *SimulationConfig) { c.Profile = "" }, "Profile is required"},
-		{"negative GPUs", func(c *SimulationConfig) { c.GPUsPerNode = -1 }, "GPUsPerNode -1"},
-		{"no nodes", func(c *SimulationConfig) { c.Nodes = 0 }, "Nodes 0"},
-		{"too many nodes", func(c *SimulationConfig) { c.Nodes = MaxSimulatedNodes + 1 }, "Nodes 10001"},
-		{"prefix with capitals", func(c *SimulationConfig) { c.NodePrefix = "Sim-" }, "NodePrefix"},
-		{"prefix too long", func(c *SimulationConfig) { c.NodePrefix = strings.Repeat("a.", 126) }, "NodePrefix"},
-		{"no timeout", func(c *SimulationConfig) { c.Timeout = 0 }, "Timeout"},
-		{"no QPS", func(c *SimulationConfig) { c.QPS = 0 }, "QPS 0"},
-		{"no burst", func(c *SimulationConfig) { c.Burst = 0 }, "Burst 0"},
+		{"one node", func(c *Config) { c.Nodes = 1 }, ""},
+		{"most nodes", func(c *Config) { c.Nodes = MaxNodes }, ""},
+		{"64 GPUs per node from a file", func(c *Config) { c.GPUsPerNode, c.Profile = 64, "testdata/x.yaml" }, ""},
+		{"bad driver", func(c *Config) { c.DriverName = "GPU_x" }, "DriverName"},
+		{"long driver", func(c *Config) { c.DriverName = strings.Repeat("a", 61) + ".io" }, "DriverName"},
+		{"no profile", func(c *Config) { c.Profile = "" }, "Profile is required"},
+		{"negative GPUs", func(c *Config) { c.GPUsPerNode = -1 }, "GPUsPerNode -1"},
+		{"no nodes", func(c *Config) { c.Nodes = 0 }, "Nodes 0"},
+		{"too many nodes", func(c *Config) { c.Nodes = MaxNodes + 1 }, "Nodes 10001"},
+		{"prefix with capitals", func(c *Config) { c.NodePrefix = "Sim-" }, "NodePrefix"},
+		{"prefix too long", func(c *Config) { c.NodePrefix = strings.Repeat("a.", 126) }, "NodePrefix"},
+		{"no timeout", func(c *Config) { c.Timeout = 0 }, "Timeout"},
+		{"no QPS", func(c *Config) { c.QPS = 0 }, "QPS 0"},
+		{"no burst", func(c *Config) { c.Burst = 0 }, "Burst 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultSimulationConfig()
+			cfg := DefaultConfig()
 			tc.mutate(&cfg)
 			err := cfg.Validate()
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("valid config rejected: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrInvalidSimulationConfig)):
-				t.Errorf("error %v, want an ErrInvalidSimulationConfig containing %q", err, tc.wantErr)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrInvalidConfig)):
+				t.Errorf("error %v, want an ErrInvalidConfig containing %q", err, tc.wantErr)
 			}
 		})
 	}
@@ -212,7 +81,7 @@ func TestSimulatedNodeNames(t *testing.T) {
 		{11, "sim-00", "sim-10"},
 		{1000, "sim-000", "sim-999"},
 	} {
-		cfg := SimulationConfig{NodePrefix: "sim-", Nodes: tc.nodes}
+		cfg := Config{NodePrefix: "sim-", Nodes: tc.nodes}
 		if first, last := cfg.nodeName(0), cfg.nodeName(tc.nodes-1); first != tc.first || last != tc.last {
 			t.Errorf("%d nodes: first and last names %s, %s; want %s, %s", tc.nodes, first, last, tc.first, tc.last)
 		}
@@ -220,21 +89,21 @@ func TestSimulatedNodeNames(t *testing.T) {
 }
 
 // simulationConfig is a small simulation of the mixed-mig profile.
-func simulationConfig(nodes int) SimulationConfig {
-	cfg := DefaultSimulationConfig()
+func simulationConfig(nodes int) Config {
+	cfg := DefaultConfig()
 	cfg.Profile, cfg.Nodes, cfg.NodePrefix = "mixed-mig", nodes, "sim-"
 	return cfg
 }
 
 // buildTestNodes builds cfg's template inventory (one node's hardware) and
 // its simulated nodes.
-func buildTestNodes(t *testing.T, cfg SimulationConfig) (template *Inventory, nodes []simulatedNode) {
+func buildTestNodes(t *testing.T, cfg Config) (template *driver.Inventory, nodes []simulatedNode) {
 	t.Helper()
-	template, err := simulationInventory(cfg)
+	template, err := templateInventory(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err = buildSimulatedNodes(template, cfg)
+	nodes, err = buildNodes(t.Context(), template, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +113,7 @@ func buildTestNodes(t *testing.T, cfg SimulationConfig) (template *Inventory, no
 // startTestSimulation builds cfg's simulated nodes and starts their
 // publishers, all on client: the test gives it the objects and reactors it
 // needs beforehand. The publishers stop when the test ends.
-func startTestSimulation(t *testing.T, ctx context.Context, cfg SimulationConfig, client *fake.Clientset) (*simulation, []simulatedNode) {
+func startTestSimulation(t *testing.T, ctx context.Context, cfg Config, client *fake.Clientset) (*simulation, []simulatedNode) {
 	t.Helper()
 	_, nodes := buildTestNodes(t, cfg)
 	sim, err := startSimulation(ctx, shared(client), cfg.DriverName, nodes)
@@ -260,11 +129,8 @@ func TestBuildSimulatedNodes(t *testing.T) {
 	cfg := simulationConfig(12)
 	template, nodes := buildTestNodes(t, cfg)
 	// What the driver publishes on one node with this hardware.
-	single, err := buildResources(testNode, template, publishOptions{DriverName: cfg.DriverName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantSlices, wantDevices := poolSize(single.Pools[testNode])
+	single := nodePool(t, template)
+	wantSlices, wantDevices := poolSize(single)
 	if wantDevices != 2*26+4+5+2 || wantSlices != 2 {
 		t.Fatalf("mixed-mig builds %d slices with %d devices, want 2 with 63", wantSlices, wantDevices)
 	}
@@ -281,7 +147,7 @@ func TestBuildSimulatedNodes(t *testing.T) {
 			t.Errorf("node %s selector (-want +got):\n%s", n.name, diff)
 		}
 		for i, s := range n.pool.Slices {
-			want := single.Pools[testNode].Slices[i]
+			want := single.Slices[i]
 			if len(s.Devices) != len(want.Devices) || len(s.SharedCounters) != len(want.SharedCounters) {
 				t.Errorf("node %s slice %d: %d devices, %d counter sets; want %d, %d", n.name, i, len(s.Devices), len(s.SharedCounters), len(want.Devices), len(want.SharedCounters))
 			}
@@ -299,7 +165,7 @@ func TestBuildSimulatedNodes(t *testing.T) {
 		t.Errorf("node names (-want +got):\n%s", diff)
 	}
 	// GPU UUIDs are what the emulator derives with the node name as seed.
-	inv, err := template.nodeInventory("sim-03")
+	inv, err := nodeDiscoverer{template: template, node: "sim-03"}.Discover(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +176,7 @@ func TestBuildSimulatedNodes(t *testing.T) {
 		t.Errorf("first MIG device of sim-03 has UUID %s, want %s", got, want)
 	}
 	if template.GPUs[2].UUID == inv.GPUs[2].UUID || template.GPUs[0].MIG.Instances[0].UUID == inv.GPUs[0].MIG.Instances[0].UUID {
-		t.Error("nodeInventory changed the template's UUIDs")
+		t.Error("nodeDiscoverer changed the template's UUIDs")
 	}
 }
 
@@ -490,7 +356,7 @@ func TestSimulate(t *testing.T) {
 			cfg.Profile, cfg.GPUsPerNode, cfg.Keep = "dgx-h100", 12, keep
 			client := newSliceServer()
 			var out strings.Builder
-			res, err := simulate(ctx, cfg, shared(client), &out)
+			res, err := run(ctx, cfg, shared(client), &out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -527,7 +393,7 @@ func TestSimulate(t *testing.T) {
 func TestSimulateRejectsInvalidConfig(t *testing.T) {
 	t.Parallel()
 	cfg := simulationConfig(0)
-	if _, err := Simulate(t.Context(), cfg, io.Discard); !errors.Is(err, ErrInvalidSimulationConfig) {
-		t.Errorf("error %v, want ErrInvalidSimulationConfig", err)
+	if _, err := Run(t.Context(), cfg, io.Discard); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("error %v, want ErrInvalidConfig", err)
 	}
 }

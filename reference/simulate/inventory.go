@@ -1,4 +1,4 @@
-package driver
+package simulate
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/reference/driver"
 )
 
 // ProfileInventory returns the inventory that NVML discovery reports on a
@@ -20,12 +21,12 @@ import (
 // mode the model's GI profiles (named as go-nvlib names them) and the static
 // layout's MIG devices with the UUIDs and capability minors the emulator
 // gives them.
-func ProfileInventory(p *profile.Profile) (*Inventory, error) {
+func ProfileInventory(p *profile.Profile) (*driver.Inventory, error) {
 	topo, err := p.Topology()
 	if err != nil {
 		return nil, fmt.Errorf("resolve profile %s: %w", p.Metadata.Name, err)
 	}
-	inv := &Inventory{DriverVersion: p.Spec.Driver.DriverVersion, CUDADriverVersion: p.Spec.Driver.CUDADriverVersion}
+	inv := &driver.Inventory{DriverVersion: p.Spec.Driver.DriverVersion, CUDADriverVersion: p.Spec.Driver.CUDADriverVersion}
 	for i, pg := range topo.GPUs {
 		g, err := profileGPU(i, pg)
 		if err != nil {
@@ -33,35 +34,32 @@ func ProfileInventory(p *profile.Profile) (*Inventory, error) {
 		}
 		inv.GPUs = append(inv.GPUs, g)
 	}
-	if _, err := inv.byDeviceName(); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", p.Metadata.Name, err)
-	}
 	return inv, nil
 }
 
-func profileGPU(index int, pg profile.PlacedGPU) (GPU, error) {
+func profileGPU(index int, pg profile.PlacedGPU) (driver.GPU, error) {
 	pgpu := pg.GPU
 	arch, ok := pgpu.Architecture.NVML()
 	if !ok {
-		return GPU{}, fmt.Errorf("architecture %q has no NVML value", pgpu.Architecture)
+		return driver.GPU{}, fmt.Errorf("architecture %q has no NVML value", pgpu.Architecture)
 	}
-	archName, err := architectureName(nvml.DeviceArchitecture(arch))
+	archName, err := driver.ArchitectureName(nvml.DeviceArchitecture(arch))
 	if err != nil {
-		return GPU{}, err
+		return driver.GPU{}, err
 	}
 	brand, ok := pgpu.Brand.NVML()
 	if !ok {
-		return GPU{}, fmt.Errorf("brand %q has no NVML value", pgpu.Brand)
+		return driver.GPU{}, fmt.Errorf("brand %q has no NVML value", pgpu.Brand)
 	}
-	brandName, err := brandName(nvml.BrandType(brand))
+	brandName, err := driver.BrandName(nvml.BrandType(brand))
 	if err != nil {
-		return GPU{}, err
+		return driver.GPU{}, err
 	}
 	ccMajor, ccMinor, err := computeCapability(pgpu.ComputeCapability)
 	if err != nil {
-		return GPU{}, err
+		return driver.GPU{}, err
 	}
-	g := GPU{
+	g := driver.GPU{
 		Index:        index,
 		Minor:        *pgpu.Minor,
 		UUID:         pgpu.UUID,
@@ -76,7 +74,7 @@ func profileGPU(index int, pg profile.PlacedGPU) (GPU, error) {
 		NUMANode:     pg.HostBridge.NUMANode,
 	}
 	if g.MIG, err = profileMIG(pgpu, &g); err != nil {
-		return GPU{}, err
+		return driver.GPU{}, err
 	}
 	return g, nil
 }
@@ -94,7 +92,7 @@ func computeCapability(s string) (major, minor int, err error) {
 
 // profileMIG is the MIG information of a GPU whose MIG mode is enabled, nil
 // for any other GPU.
-func profileMIG(pgpu *profile.GPU, g *GPU) (*MIGInfo, error) {
+func profileMIG(pgpu *profile.GPU, g *driver.GPU) (*driver.MIGInfo, error) {
 	if pgpu.MIG == nil || pgpu.MIG.Mode != profile.MIGEnabled {
 		return nil, nil
 	}
@@ -102,7 +100,7 @@ func profileMIG(pgpu *profile.GPU, g *GPU) (*MIGInfo, error) {
 	if !ok {
 		return nil, fmt.Errorf("model %q has no MIG table", pgpu.Model)
 	}
-	m := &MIGInfo{}
+	m := &driver.MIGInfo{}
 	names := map[int]string{} // GI profile ID → name
 	for _, p := range table.GIProfiles {
 		info := nvml.GpuInstanceProfileInfo{
@@ -110,7 +108,7 @@ func profileMIG(pgpu *profile.GPU, g *GPU) (*MIGInfo, error) {
 			MultiprocessorCount: uint32(p.SMs), CopyEngineCount: uint32(p.CopyEngines), DecoderCount: uint32(p.Decoders),
 			EncoderCount: uint32(p.Encoders), JpegCount: uint32(p.JPEGs), OfaCount: uint32(p.OFAs), MemorySizeMB: p.MemoryMB,
 		}
-		mp := MIGProfile{Index: p.Index, Info: info, Name: migProfileName(p.Index, info, g.MemoryBytes)}
+		mp := driver.MIGProfile{Index: p.Index, Info: info, Name: driver.MIGProfileName(p.Index, info, g.MemoryBytes)}
 		for _, start := range p.Starts {
 			mp.Placements = append(mp.Placements, nvml.GpuInstancePlacement{Start: uint32(start), Size: uint32(p.MemorySlices)})
 		}
@@ -127,7 +125,7 @@ func profileMIG(pgpu *profile.GPU, g *GPU) (*MIGInfo, error) {
 			if ci.Profile.Slices != gi.Profile.Slices {
 				name = fmt.Sprintf("%dc.%s", ci.Profile.Slices, name)
 			}
-			m.Instances = append(m.Instances, MIGInstance{
+			m.Instances = append(m.Instances, driver.MIGInstance{
 				GI: gi.ID, CI: ci.ID, ProfileID: gi.Profile.ID, Start: gi.Start, Size: gi.Profile.MemorySlices,
 				Name: name, UUID: profile.DeriveMIGUUID(g.UUID, gi.ID, ci.ID), MemoryBytes: gi.Profile.MemoryMB << 20,
 				GICapMinor: nvmlstate.GIAccessMinor(g.Minor, gi.ID), CICapMinor: nvmlstate.CIAccessMinor(g.Minor, gi.ID, ci.ID),

@@ -1,4 +1,4 @@
-package driver
+package simulate
 
 import (
 	"fmt"
@@ -9,27 +9,6 @@ import (
 
 	"drakit.dev/drakit/emulator/profile"
 )
-
-// a100DynamicMIG is one A100-SXM4-40GB with MIG enabled and no instances.
-const a100DynamicMIG = "testdata/a100-dynamic-mig.yaml"
-
-func loadProfile(t testing.TB, path string) *profile.Profile {
-	t.Helper()
-	p, err := profile.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func builtinProfile(t testing.TB, name string) *profile.Profile {
-	t.Helper()
-	p, err := profile.Builtin(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestProfileInventoryMatchesDiscovery renders profiles and discovers them
 // through the real NVML shim and sysfs (not parallel: the shim's root comes
@@ -51,7 +30,7 @@ func TestProfileInventoryMatchesDiscovery(t *testing.T) {
 		{"a100 dynamic MIG", loadProfile(t, a100DynamicMIG)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, want := renderAndDiscover(t, tc.p)
+			want := renderAndDiscover(t, tc.p)
 			got, err := ProfileInventory(tc.p)
 			if err != nil {
 				t.Fatal(err)
@@ -148,14 +127,6 @@ func TestReplicateProfileGPUsErrors(t *testing.T) {
 			t.Errorf("%d GPUs: error %v, want one containing %q", tc.gpus, err, tc.wantErr)
 		}
 	}
-}
-
-func seq(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 func TestProfileInventoryMIG(t *testing.T) {

@@ -1,0 +1,52 @@
+package render
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"drakit.dev/drakit/emulator/profile"
+)
+
+// numa renders /sys/devices/system/node and the parts of
+// /sys/devices/system/cpu that map CPUs to nodes and sockets.
+func (s *tree) numa() {
+	nodes := s.p.Spec.NUMANodes
+	if len(nodes) == 0 {
+		return
+	}
+	var ids, withCPUs []int
+	for _, n := range nodes {
+		ids = append(ids, *n.ID)
+		if len(s.cpus[*n.ID]) > 0 {
+			withCPUs = append(withCPUs, *n.ID)
+		}
+	}
+	ids, withCPUs = sortedCopy(ids), sortedCopy(withCPUs)
+	base := "sys/devices/system/node"
+	s.w.file(filepath.Join(base, "online"), 0o444, profile.FormatCPUList(ids)+"\n")
+	s.w.file(filepath.Join(base, "possible"), 0o444, profile.FormatCPUList(ids)+"\n")
+	s.w.file(filepath.Join(base, "has_cpu"), 0o444, profile.FormatCPUList(withCPUs)+"\n")
+	for _, n := range nodes {
+		dir := filepath.Join(base, fmt.Sprintf("node%d", *n.ID))
+		cpus := s.cpus[*n.ID]
+		s.w.file(filepath.Join(dir, "cpulist"), 0o444, profile.FormatCPUList(cpus)+"\n")
+		s.w.file(filepath.Join(dir, "cpumap"), 0o444, profile.FormatCPUMask(cpus, s.nrCPUs)+"\n")
+		dist := make([]string, len(n.Distances))
+		for i, d := range n.Distances {
+			dist[i] = fmt.Sprint(d)
+		}
+		s.w.file(filepath.Join(dir, "distance"), 0o444, strings.Join(dist, " ")+"\n")
+		for _, c := range cpus {
+			cpuDir := filepath.Join("sys/devices/system/cpu", fmt.Sprintf("cpu%d", c))
+			s.w.file(filepath.Join(cpuDir, "topology", "physical_package_id"), 0o444, fmt.Sprintf("%d\n", *n.Socket))
+			s.w.link(filepath.Join(cpuDir, fmt.Sprintf("node%d", *n.ID)), dir)
+		}
+	}
+	if len(s.allCPU) > 0 {
+		list := profile.FormatCPUList(s.allCPU) + "\n"
+		for _, name := range []string{"online", "possible", "present"} {
+			s.w.file(filepath.Join("sys/devices/system/cpu", name), 0o444, list)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+
+	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/reference/driver"
+)
+
+// Run publishes the pools of cfg.Nodes simulated nodes, each with the
+// hardware of cfg.Profile, through the same publisher the kubelet plugin
+// uses (k8s.io/dynamic-resource-allocation/resourceslice, one controller per
+// node), waits until the API server holds every slice, and (unless
+// cfg.Keep) deletes them again. It writes progress and the measured times
+// to out.
+//
+// A simulated node's pool is named after the node and selects it by name
+// (spec.nodeSelector matchFields metadata.name), instead of naming it in
+// spec.nodeName: the publisher sets nodeName only for slices owned by their
+// Node object, and a slice owned by a Node that does not exist is deleted by
+// the garbage collector, while Node objects without a kubelet would attract
+// DaemonSet pods (the reference driver's DaemonSet tolerates every taint).
+// No Node may carry a simulated name; the scheduler never places a pod on a
+// simulated node, since none exists.
+//
+// One difference to real nodes makes the API server work harder: each
+// publisher watches the slices of its pool without a node name, and the API
+// server's watch cache indexes slices by node name only, so every slice
+// event is dispatched to every publisher's watch (real kubelet plugins each
+// get only their node's events). With 1000 nodes the API server closes
+// watches it cannot feed fast enough and the publishers re-establish them;
+// the measured times are an upper bound.
+func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	newClient, err := clients(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	return run(ctx, cfg, newClient, out)
+}
+
+// run is Run with the clients injected.
+func run(ctx context.Context, cfg Config, newClient func() (kubernetes.Interface, error), out io.Writer) (Result, error) {
+	res := Result{Nodes: cfg.Nodes}
+	start := time.Now()
+	inv, err := templateInventory(cfg)
+	if err != nil {
+		return res, err
+	}
+	nodes, err := buildNodes(ctx, inv, cfg)
+	if err != nil {
+		return res, err
+	}
+	res.Build = time.Since(start)
+	res.SlicesPerNode, res.DevicesPerNode = poolSize(nodes[0].pool)
+	fmt.Fprintf(out, "Built %d pools (%s, %d GPUs: %d slices, %d devices each) in %s\n",
+		len(nodes), cfg.Profile, len(inv.GPUs), res.SlicesPerNode, res.DevicesPerNode, res.Build.Round(time.Millisecond))
+
+	start = time.Now()
+	sim, err := startSimulation(ctx, newClient, cfg.DriverName, nodes)
+	if err != nil {
+		return res, err
+	}
+	defer sim.stop()
+	res.Start = time.Since(start)
+	fmt.Fprintf(out, "Started %d publishers in %s\n", len(nodes), res.Start.Round(time.Millisecond))
+
+	progress := func(verb string) func(done, total int) {
+		return func(done, total int) { fmt.Fprintf(out, "  %d/%d pools %s\n", done, total, verb) }
+	}
+	publishCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	start = time.Now()
+	err = sim.publish(publishCtx, progress("published"))
+	res.Publish = time.Since(start)
+	if err == nil {
+		fmt.Fprintf(out, "Published %d slices with %d devices for %d nodes in %s\n",
+			len(nodes)*res.SlicesPerNode, len(nodes)*res.DevicesPerNode, len(nodes), res.Publish.Round(time.Millisecond))
+	}
+	var delErr error
+	switch {
+	case !cfg.Keep:
+		// Clean up even when publishing failed or ctx was canceled.
+		deleteCtx, cancelDelete := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout)
+		defer cancelDelete()
+		start = time.Now()
+		delErr = sim.unpublish(deleteCtx, progress("deleted"))
+		res.Delete = time.Since(start)
+		if delErr != nil {
+			delErr = fmt.Errorf("%w (a later run for the same nodes deletes what is left)", delErr)
+		} else {
+			fmt.Fprintf(out, "Deleted the simulated slices in %s\n", res.Delete.Round(time.Millisecond))
+		}
+	case err == nil:
+		fmt.Fprintf(out, "Kept the slices; a later run for the same nodes without keeping them deletes them\n")
+	}
+	// A publisher counts an API call once it returned: stopped, all are.
+	sim.stop()
+	res.Stats = sim.stats()
+	fmt.Fprintf(out, "Publisher API calls: %d creates, %d updates, %d deletes\n", res.Stats.NumCreates, res.Stats.NumUpdates, res.Stats.NumDeletes)
+	return res, errors.Join(err, delErr)
+}
+
+// templateInventory is the hardware of every simulated node: the profile,
+// replicated to cfg.GPUsPerNode GPUs when that is set.
+func templateInventory(cfg Config) (*driver.Inventory, error) {
+	p, err := profile.Load(cfg.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("load node profile: %w", err)
+	}
+	if cfg.GPUsPerNode > 0 {
+		if p, err = ReplicateProfileGPUs(p, cfg.GPUsPerNode); err != nil {
+			return nil, err
+		}
+	}
+	return ProfileInventory(p)
+}
+
+// clients loads the kubeconfig and returns a constructor of
+// clients with their own rate limit of cfg.QPS and cfg.Burst; they share
+// their connections.
+func clients(cfg Config) (func() (kubernetes.Interface, error), error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cfg.Kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %q: %w", cfg.Kubeconfig, err)
+	}
+	rc.QPS, rc.Burst = float32(cfg.QPS), cfg.Burst
+	return func() (kubernetes.Interface, error) {
+		client, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("create Kubernetes client: %w", err)
+		}
+		return client, nil
+	}, nil
+}
+
+// simulatedNode is one simulated node and the pool its driver publishes.
+type simulatedNode struct {
+	name string
+	pool resourceslice.Pool
+}
+
+// buildNodes builds every simulated node's pool as the driver publishes
+// it (driver.NodeResources) over the node's Discoverer, selecting its node
+// by name.
+func buildNodes(ctx context.Context, template *driver.Inventory, cfg Config) ([]simulatedNode, error) {
+	nodes := make([]simulatedNode, cfg.Nodes)
+	for i := range nodes {
+		name := cfg.nodeName(i)
+		res, err := driver.NodeResources(ctx, nodeDiscoverer{template: template, node: name}, cfg.DriverName, name, cfg.PartitionableAlpha)
+		if err != nil {
+			return nil, fmt.Errorf("build pool of simulated node %s: %w", name, err)
+		}
+		pool := res.Pools[name]
+		pool.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{name}}},
+		}}}
+		nodes[i] = simulatedNode{name: name, pool: pool}
+	}
+	return nodes, nil
+}
+
+// nodeDiscoverer is a simulated node's driver.Discoverer: the template's
+// hardware with the UUIDs the emulator gives it on a node of this name,
+// GPU UUIDs derived from the node's name (the emulator's uuidSeed) and the
+// GPU's PCI address (profile.DeriveUUID), MIG device UUIDs from those
+// (profile.DeriveMIGUUID).
+type nodeDiscoverer struct {
+	template *driver.Inventory
+	node     string
+}
+
+func (d nodeDiscoverer) Discover(context.Context) (*driver.Inventory, error) {
+	out := *d.template
+	out.GPUs = make([]driver.GPU, len(d.template.GPUs))
+	for i, g := range d.template.GPUs {
+		var a profile.Address
+		if _, err := fmt.Sscanf(g.PCIBusID, "%x:%x:%x.%x", &a.Domain, &a.Bus, &a.Device, &a.Function); err != nil || a.String() != g.PCIBusID {
+			return nil, fmt.Errorf("GPU %d: PCI bus id %q is not DOMAIN:BB:DD.F", g.Index, g.PCIBusID)
+		}
+		g.UUID = profile.DeriveUUID(d.node, a)
+		if g.MIG != nil {
+			mig := *g.MIG
+			mig.Instances = make([]driver.MIGInstance, len(g.MIG.Instances))
+			for j, inst := range g.MIG.Instances {
+				inst.UUID = profile.DeriveMIGUUID(g.UUID, inst.GI, inst.CI)
+				mig.Instances[j] = inst
+			}
+			g.MIG = &mig
+		}
+		out.GPUs[i] = g
+	}
+	return &out, nil
+}
+
+// poolSize counts a pool's slices and devices.
+func poolSize(p resourceslice.Pool) (slices, devices int) {
+	for _, s := range p.Slices {
+		devices += len(s.Devices)
+	}
+	return len(p.Slices), devices
+}

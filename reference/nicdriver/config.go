@@ -12,13 +12,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // DefaultDriverName is the NIC driver's name (docs/architecture.md).
 const DefaultDriverName = "nic.drakit.dev"
 
 // DefaultCDIDir is the CDI spec directory container runtimes watch by default.
-const DefaultCDIDir = "/var/run/cdi"
+const DefaultCDIDir = pluginharness.DefaultCDIDir
 
 // DefaultVFsPerPF is how many VFs the driver publishes per PF (fewer when
 // the PF supports fewer).
@@ -33,10 +35,6 @@ const DefaultVFTimeout = 20 * time.Second
 
 // maxVFTimeout keeps a prepare inside the kubelet's 45 s call timeout.
 const maxVFTimeout = 40 * time.Second
-
-// maxSocketPath is the longest AF_UNIX socket path Linux accepts (108 bytes
-// including the terminating NUL).
-const maxSocketPath = 107
 
 // ErrInvalidConfig classifies every error returned by Config.Validate.
 var ErrInvalidConfig = errors.New("invalid NIC driver configuration")
@@ -128,14 +126,6 @@ func (c *Config) EffectiveKubeletPluginDir() string {
 	return filepath.Join(kubeletplugin.KubeletPluginsDir, c.DriverName)
 }
 
-func (c *Config) registrarSocket() string {
-	return filepath.Join(c.KubeletRegistrarDir, c.DriverName+"-reg.sock")
-}
-
-func (c *Config) pluginSocket() string {
-	return filepath.Join(c.EffectiveKubeletPluginDir(), "dra.sock")
-}
-
 // Validate reports the first invalid field by name.
 func (c *Config) Validate() error {
 	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
@@ -182,13 +172,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: DeviceIPs[%s]: %w", ErrInvalidConfig, dev, err)
 		}
 	}
-	if s := c.registrarSocket(); len(s) > maxSocketPath {
+	registration, dra := pluginharness.Sockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName)
+	if len(registration) > pluginharness.MaxSocketPath {
 		return fmt.Errorf("%w: KubeletRegistrarDir %q: registration socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.KubeletRegistrarDir, s, maxSocketPath)
+			ErrInvalidConfig, c.KubeletRegistrarDir, registration, pluginharness.MaxSocketPath)
 	}
-	if s := c.pluginSocket(); len(s) > maxSocketPath {
+	if len(dra) > pluginharness.MaxSocketPath {
 		return fmt.Errorf("%w: KubeletPluginDir %q: DRA socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), s, maxSocketPath)
+			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), dra, pluginharness.MaxSocketPath)
 	}
 	return nil
 }

@@ -28,17 +28,18 @@ func Run(ctx context.Context, cfg Config) error {
 
 // run is Run with the client injected. It is pluginharness.Run around the
 // NIC driver's own plugin (which the harness's Run cannot take): the same
-// kubelet plugin options, publishing and serving.
+// checks of the directories, kubelet plugin options, publishing and
+// serving.
 func run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(cfg.KubeletRegistrarDir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("kubelet registrar directory %s does not exist (is the kubelet running with this root directory?)", cfg.KubeletRegistrarDir)
+		return fmt.Errorf("find kubelet registrar directory %s: not a directory (is the kubelet running with this root directory?)", cfg.KubeletRegistrarDir)
 	}
 	pluginDir := cfg.EffectiveKubeletPluginDir()
 	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
-		return fmt.Errorf("create plugin directory: %w", err)
+		return fmt.Errorf("create plugin directory %s: %w", pluginDir, err)
 	}
 	logger := klog.FromContext(ctx)
 	parent := ctx

@@ -106,7 +106,7 @@ func TestRunStartupErrors(t *testing.T) {
 	}{
 		{"invalid config", func(c *Config) { c.NodeName = "" }, "NodeName is required"},
 		{"no registrar dir", func(c *Config) { c.KubeletRegistrarDir = "/nonexistent/plugins_registry" },
-			"kubelet registrar directory /nonexistent/plugins_registry does not exist"},
+			"find kubelet registrar directory /nonexistent/plugins_registry: not a directory"},
 		{"no sysfs", func(c *Config) { c.SysfsRoot = "/nonexistent/sys" }, "discover NICs: list PCI devices: open /nonexistent/sys/bus/pci/devices"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

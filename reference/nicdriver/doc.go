@@ -68,8 +68,11 @@
 // write, as `echo N >` does) and waits, at most Config.VFTimeout, until
 // sriov_numvfs reads it back and exactly virtfn0…virtfn<N-1> exist. A
 // kernel refuses an invalid count at the write; drakit's emulator applies a
-// write shortly after and restores the old value when it is invalid, which
-// shows as a timeout whose error says what sysfs reads. A PF that already
+// write shortly after and puts the old count back when it is invalid, which
+// the driver sees as sriov_numvfs reading another count: it writes the
+// count again (the emulator can also lose a write made while it finishes
+// applying the previous one), three times in all, then fails with the
+// refusal, without waiting for the timeout. A PF that already
 // has VFs is never written to (the kernel allows a new non-zero count only
 // after 0): a VF beyond its count is an error, and its VFs are owned only
 // when another prepared claim's records say the driver created them. Then
@@ -81,7 +84,8 @@
 //
 // Unprepare of a claim writes 0 to sriov_numvfs of each PF whose VFs it
 // owns and that no other checkpointed claim uses, and waits until the VFs
-// are gone; the driver only ever goes 0→N and N→0. A PF that is gone, or
+// are gone (their virtfn links, bus/pci/devices entries and directories);
+// the driver only ever goes 0→N and N→0. A PF that is gone, or
 // already has no VFs, is left as it is. A restarted driver undoes every
 // claim still marked incomplete the same way (its records say which PFs it
 // wrote), so a crash between the write and the end of the prepare leaves no

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
+
+	"drakit.dev/drakit/internal/nichw"
 )
 
 // pollInterval is how often the driver looks whether VFs appeared or went.
@@ -20,9 +23,9 @@ var ErrVFTimeout = errors.New("VFs did not change in time")
 // writeNumVFs writes n to the PF's sriov_numvfs, as `echo n >
 // sriov_numvfs` does. A real kernel applies it before the write returns
 // and refuses an invalid count with the write's error (EBUSY for a
-// non-zero count while VFs exist, ERANGE/EINVAL above sriov_totalvfs);
-// drakit's emulator applies it shortly after and restores the old value
-// when it is invalid, which waitNumVFs reports.
+// non-zero count while VFs exist, ERANGE/EINVAL above sriov_totalvfs,
+// ENOENT without a driver); drakit's emulator applies it shortly after and
+// puts the old count back when it is invalid, which setNumVFs reports.
 func (s sysfs) writeNumVFs(pf string, n int) error {
 	p := s.pciPath(pf, "sriov_numvfs")
 	// O_TRUNC: sysfs ignores it; a plain file (the emulator's) needs it.
@@ -101,18 +104,68 @@ func waitFor(parent context.Context, timeout time.Duration, cond func() (bool, e
 	}
 }
 
+// writeAttempts is how often setNumVFs writes a count that sriov_numvfs
+// does not keep.
+const writeAttempts = 3
+
+// putBackError is a count sriov_numvfs did not keep: it read Read again.
+type putBackError struct{ Read int }
+
+func (e *putBackError) Error() string { return fmt.Sprintf("sriov_numvfs reads %d again", e.Read) }
+
 // setNumVFs changes the PF's VF count from 0 to n or from n to 0 and waits
-// until sysfs shows exactly n VFs (virtfn0…virtfn<n-1>) and sriov_numvfs
-// reads n back.
+// until sysfs shows exactly n VFs (virtfn0…virtfn<n-1>), the VFs that go
+// are gone and sriov_numvfs reads n back. sriov_numvfs reading another
+// count while it waits means the write was refused (the emulator puts the
+// old count back) or lost (the emulator writes sriov_numvfs last, by
+// rename, when it applies a write, which can undo a write made while it
+// finished the previous one): the count is written again, writeAttempts
+// times in all, then the refusal is the error. A kernel keeps a count it
+// takes and fails the write of one it refuses, so neither happens there.
 func (s sysfs) setNumVFs(ctx context.Context, pf string, n int, timeout time.Duration) error {
-	if err := s.writeNumVFs(pf, n); err != nil {
+	// The VFs that go (those at and above n): removing one ends with its
+	// directory, so wait for those too, not only for their virtfn links.
+	before, err := s.vfState(pf)
+	if err != nil {
 		return err
 	}
+	var going []string
+	if pfDir, err := filepath.EvalSymlinks(s.pciPath(pf)); err == nil {
+		for i, bdf := range before.links {
+			if i >= n {
+				going = append(going, filepath.Join(filepath.Dir(pfDir), bdf), filepath.Join(s.root, pciDevicesDir, bdf))
+			}
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	for attempt := 1; ; attempt++ {
+		if err := s.writeNumVFs(pf, n); err != nil {
+			return err
+		}
+		err := s.waitNumVFs(ctx, pf, n, going, time.Until(deadline), timeout)
+		var putBack *putBackError
+		if !errors.As(err, &putBack) {
+			return err
+		}
+		if attempt < writeAttempts {
+			time.Sleep(5 * pollInterval)
+			continue
+		}
+		return fmt.Errorf("PF %s: wrote %d to sriov_numvfs %d times, and each time it read %d again: the count was refused "+
+			"(a kernel allows a new non-zero count only after 0, at most sriov_totalvfs, and only with a driver bound)", pf, n, attempt, putBack.Read)
+	}
+}
+
+// waitNumVFs waits, at most wait, until sysfs shows exactly n VFs, the
+// paths going are gone and sriov_numvfs reads n; a sriov_numvfs that reads
+// another count is a putBackError. timeout is the whole wait's, for
+// errors.
+func (s sysfs) waitNumVFs(ctx context.Context, pf string, n int, going []string, wait, timeout time.Duration) error {
 	var (
 		last    vfState
 		lastErr error
 	)
-	return waitFor(ctx, timeout,
+	return waitFor(ctx, max(wait, 0),
 		func() (bool, error) {
 			// Read again after an error: VFs come and go while sysfs
 			// is read.
@@ -121,14 +174,26 @@ func (s sysfs) setNumVFs(ctx context.Context, pf string, n int, timeout time.Dur
 				return false, nil
 			}
 			last = st
-			return st.complete(n), nil
+			if st.numVFs != n {
+				// The file held n after the write.
+				return false, &putBackError{Read: st.numVFs}
+			}
+			if !st.complete(n) {
+				return false, nil
+			}
+			for _, p := range going {
+				if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+					lastErr = fmt.Errorf("VF %s is still there", p)
+					return false, nil
+				}
+			}
+			return true, nil
 		},
 		func() error {
 			if lastErr != nil {
 				return fmt.Errorf("PF %s: wrote %d to sriov_numvfs; after %s: %w", pf, n, timeout, lastErr)
 			}
-			return fmt.Errorf("PF %s: wrote %d to sriov_numvfs; after %s it reads %d and %d VFs (virtfn links) exist "+
-				"(a count the PF refuses is restored: the kernel allows a new non-zero count only after 0, and at most sriov_totalvfs)",
+			return fmt.Errorf("PF %s: wrote %d to sriov_numvfs; after %s it reads %d and %d VFs (virtfn links) exist",
 				pf, n, timeout, last.numVFs, len(last.links))
 		})
 }
@@ -149,21 +214,20 @@ func (s sysfs) removeVFs(ctx context.Context, pf string, timeout time.Duration) 
 	return s.setNumVFs(ctx, pf, 0, timeout)
 }
 
-// vfBDF computes the PCI address of VF i of the PF at bdf from the SR-IOV
-// capability's offset and stride (the kernel's pci_iov_virtfn_bus/devfn):
-// routing ID = bus<<8 | devfn; VF i's is the PF's + offset + i·stride.
+// vfBDF computes the PCI address of VF i of the PF from the SR-IOV
+// capability's offset and stride (nichw.VFAddress, the kernel's
+// pci_iov_virtfn_bus/devfn).
 func vfBDF(pf PF, i int) (string, bool) {
 	if !pf.HasVFLayout || (pf.VFStride == 0 && i > 0) {
 		return "", false
 	}
-	var domain, bus, dev, fn int
-	if _, err := fmt.Sscanf(pf.BDF, "%04x:%02x:%02x.%1x", &domain, &bus, &dev, &fn); err != nil {
+	addr, err := nichw.ParseAddress(pf.BDF)
+	if err != nil {
 		return "", false
 	}
-	rid := bus<<8 | dev<<3 | fn
-	rid += pf.VFOffset + i*pf.VFStride
-	if rid > 0xffff {
+	vf, ok := nichw.VFAddress(addr, pf.VFOffset, pf.VFStride, i)
+	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%04x:%02x:%02x.%x", domain, rid>>8, (rid>>3)&0x1f, rid&7), true
+	return vf.String(), true
 }

@@ -209,7 +209,6 @@ func (s *fakeSysfs) applyLocked(pf *fakeNIC, count int) {
 		s.write(filepath.Join(vfDir, "vendor"), defaulted(pf.Vendor, "0x15b3")+"\n")
 		s.write(filepath.Join(vfDir, "device"), defaulted(pf.VFDevice, "0x101e")+"\n")
 		s.symlink("../"+pf.BDF, filepath.Join(vfDir, "physfn"))
-		s.symlink("../"+vf, filepath.Join(dir, fmt.Sprintf("virtfn%d", i)))
 		s.symlink("../../../"+vfDir, filepath.Join(pciDevicesDir, vf))
 		if pf.AutoProbe && pf.Driver != "" && pf.Iface != "" && !s.noVFNetdev {
 			s.netdev(vfDir, fmt.Sprintf("%sv%d", pf.Iface, i), fmt.Sprintf("02:00:00:00:01:%02x", i), 1500, "none")
@@ -217,6 +216,9 @@ func (s *fakeSysfs) applyLocked(pf *fakeNIC, count int) {
 				s.rdma(vfDir, fmt.Sprintf("%s_vf%d", pf.RDMA, i), 10+pf.Uverbs*16+i)
 			}
 		}
+		// Last, as the emulator does: a reader that sees virtfn<i> sees
+		// all of VF i.
+		s.symlink("../"+vf, filepath.Join(dir, fmt.Sprintf("virtfn%d", i)))
 	}
 	s.applied[pf.BDF] = count
 }

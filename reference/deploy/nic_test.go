@@ -297,7 +297,7 @@ func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
 	opts := DefaultNICOptions()
 	opts.Timeout = 10 * time.Second
 	simCtx, cancelSim := context.WithCancel(ctx)
-	simulateWorkload(simCtx, t, client, nicWorkload, opts.DriverName, true)
+	simulated := simulateWorkload(simCtx, t, client, nicWorkload, opts.DriverName, true)
 	if err := ApplyNIC(ctx, client, opts); err != nil {
 		t.Fatalf("ApplyNIC: %v", err)
 	}
@@ -323,9 +323,7 @@ func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
 	}
 
 	cancelSim()
-	// The simulator may be in the middle of a round that creates the pod
-	// again: let it finish.
-	time.Sleep(50 * time.Millisecond)
+	<-simulated // it could create the pod again after the delete
 	if err := client.CoreV1().Pods(NICNamespace).Delete(ctx, NICName+"-abcde", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -61,4 +61,22 @@
 // driver's deliberate defects; with duplicate-device-names, which publishes
 // no ResourceSlice by design, ApplyPlain waits for Ready pods only and then
 // deletes the driver's slices that an earlier run left.
+//
+// # The NIC driver
+//
+// NICObjects, ApplyNIC and DeleteNIC do the same for drakit's NIC driver
+// (reference/nicdriver) from manifests/nic, in namespace drakit-nic under
+// the name drakit-nic-driver, from the reference driver's image (command
+// /usr/bin/drakit-nic-driver). Two DeviceClasses: <driver> (type "pf", the
+// PFs' bandwidth shares) and vf.<driver> (type "vf"). Its pod has no
+// capability; it mounts the kubelet plugin directories, the CDI directory
+// and <HostRoot>/sys (the emulator's sysfs, writable: VFs are created
+// through sriov_numvfs). Its cluster role adds, for the claims' device
+// status, patch on resourceclaims/status and associated-node:patch on
+// resourceclaims/driver for its own driver name only (rendered from
+// NICOptions.DriverName); TestIntegrationNICStatusAuthorization checks on
+// a running cluster that the API server lets its pod-bound service account
+// write and remove only its own entries of claims allocated on its node.
+// Its admission policy is the reference driver's for its own service
+// account and driver name.
 package deploy

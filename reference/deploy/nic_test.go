@@ -1,0 +1,383 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// localClusterNICOptions are the paths drakit's local cluster uses.
+func localClusterNICOptions() NICOptions {
+	o := DefaultNICOptions()
+	run := "/home/dev/.local/state/drakit/cluster"
+	o.KubeletRootDir = run + "/kubelet/root"
+	o.CDIDir = run + "/cdi"
+	o.HostRoot = run + "/emulator"
+	o.APIServerPort = 16443
+	return o
+}
+
+func TestNICObjectsGolden(t *testing.T) {
+	t.Parallel()
+	m, err := NICObjects(DefaultNICOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for _, obj := range m.List() {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	got := strings.Join(docs, "---\n")
+	path := filepath.Join("testdata", "nic-default.yaml")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("objects differ from %s (-want +got; run with -update if intended):\n%s", path, diff)
+	}
+}
+
+// TestNICDefaultOptionsAreTheManifests: manifests/nic as written is what
+// the default options render.
+func TestNICDefaultOptionsAreTheManifests(t *testing.T) {
+	t.Parallel()
+	raw, err := decodeNIC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := NICObjects(DefaultNICOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(raw, rendered); diff != "" {
+		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
+	}
+}
+
+// TestNICObjectsLeastPrivilege pins the NIC driver pod's privileges (not
+// privileged, no escalation, RuntimeDefault seccomp, a read-only root
+// filesystem, no capability, exactly the four host directories it writes,
+// each at its own path) and its RBAC: a kubelet plugin's rules plus, for
+// the device status, patch on resourceclaims/status and
+// associated-node:patch on resourceclaims/driver for its own name only.
+func TestNICObjectsLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	opts := localClusterNICOptions()
+	m, err := NICObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := m.DaemonSet.Spec.Template.Spec
+	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
+		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
+			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
+	}
+	c := pod.Containers[0]
+	want := &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsUser:                ptr.To[int64](0),
+		RunAsGroup:               ptr.To[int64](0),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
+		t.Errorf("driver container security context (-want +got):\n%s", diff)
+	}
+	if pod.HostPID || pod.HostIPC || !pod.HostNetwork || pod.RuntimeClassName != nil {
+		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v runtimeClassName=%v, want only hostNetwork",
+			pod.HostPID, pod.HostIPC, pod.HostNetwork, pod.RuntimeClassName)
+	}
+	if pod.ServiceAccountName != m.ServiceAccount.Name || m.ServiceAccount.Namespace != m.DaemonSet.Namespace {
+		t.Errorf("DaemonSet runs as %s/%s, the manifests create service account %s/%s",
+			m.DaemonSet.Namespace, pod.ServiceAccountName, m.ServiceAccount.Namespace, m.ServiceAccount.Name)
+	}
+	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/driver:dev" || !cmp.Equal(c.Command, []string{"/usr/bin/drakit-nic-driver"}) {
+		t.Errorf("image %s pulled %s, command %q; want drakit.dev/driver:dev never pulled, /usr/bin/drakit-nic-driver", c.Image, c.ImagePullPolicy, c.Command)
+	}
+
+	type mount struct {
+		HostPath, MountPath string
+		Type                corev1.HostPathType
+		ReadOnly            bool
+	}
+	plugin := opts.KubeletRootDir + "/plugins/nic.drakit.dev"
+	registrar := opts.KubeletRootDir + "/plugins_registry"
+	sysfs := opts.HostRoot + "/sys"
+	wantMounts := map[string]mount{
+		"plugin-dir":    {plugin, plugin, corev1.HostPathDirectoryOrCreate, false},
+		"registrar-dir": {registrar, registrar, corev1.HostPathDirectory, false},
+		"cdi-dir":       {opts.CDIDir, opts.CDIDir, corev1.HostPathDirectoryOrCreate, false},
+		"sysfs":         {sysfs, sysfs, corev1.HostPathDirectory, false},
+	}
+	volumes := map[string]corev1.HostPathVolumeSource{}
+	for _, v := range pod.Volumes {
+		if v.HostPath == nil || v.HostPath.Type == nil {
+			t.Errorf("volume %s is not a hostPath volume with a type", v.Name)
+			continue
+		}
+		volumes[v.Name] = *v.HostPath
+	}
+	got := map[string]mount{}
+	for _, vm := range c.VolumeMounts {
+		if vm.SubPath != "" || vm.SubPathExpr != "" || vm.MountPropagation != nil || vm.RecursiveReadOnly != nil {
+			t.Errorf("mount of %s has a sub-path, propagation or recursive read-only setting: %+v", vm.Name, vm)
+		}
+		v := volumes[vm.Name]
+		got[vm.Name] = mount{v.Path, vm.MountPath, ptr.Deref(v.Type, ""), vm.ReadOnly}
+	}
+	if diff := cmp.Diff(wantMounts, got); diff != "" {
+		t.Errorf("host mounts (-want +got):\n%s", diff)
+	}
+	if len(volumes) != len(got) {
+		t.Errorf("pod has %d volumes, %d of them mounted", len(volumes), len(got))
+	}
+	wantArgs := []string{
+		"--driver-name=nic.drakit.dev",
+		"--host-root=" + opts.HostRoot,
+		"--vfs-per-pf=4",
+		"--cdi-dir=" + opts.CDIDir,
+		"--kubelet-registrar-dir=" + registrar,
+		"--kubelet-plugin-dir=" + plugin,
+		"--v=4",
+	}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims/status"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims/driver"}, ResourceNames: []string{"nic.drakit.dev"},
+			Verbs: []string{"associated-node:patch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
+	}
+	if diff := cmp.Diff(wantRules, m.ClusterRole.Rules); diff != "" {
+		t.Errorf("cluster role rules (-want +got):\n%s", diff)
+	}
+	if m.ClusterRole.AggregationRule != nil {
+		t.Error("the cluster role aggregates other roles")
+	}
+	b := m.ClusterRoleBinding
+	if b.RoleRef.Name != m.ClusterRole.Name || len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" ||
+		b.Subjects[0].Name != m.ServiceAccount.Name || b.Subjects[0].Namespace != m.ServiceAccount.Namespace {
+		t.Errorf("cluster role binding %+v does not bind exactly the driver's service account to its role", b)
+	}
+}
+
+// TestNICObjectsSubstitute: the driver name reaches the flags, the
+// DeviceClasses, the status rule and the policy; the image, VFs and paths
+// reach the pod.
+func TestNICObjectsSubstitute(t *testing.T) {
+	t.Parallel()
+	opts := localClusterNICOptions()
+	opts.DriverName, opts.Image, opts.VFsPerPF = "net.example.com", "example.com/driver:1", 0
+	m, err := NICObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{
+		"class":       m.DeviceClass.Name + ": " + m.DeviceClass.Spec.Selectors[0].CEL.Expression,
+		"vf class":    m.VFDeviceClass.Name + ": " + m.VFDeviceClass.Spec.Selectors[0].CEL.Expression,
+		"status rule": strings.Join(m.ClusterRole.Rules[3].ResourceNames, ","),
+		"image":       m.DaemonSet.Spec.Template.Spec.Containers[0].Image,
+		"args":        strings.Join(m.DaemonSet.Spec.Template.Spec.Containers[0].Args, " "),
+	}
+	for _, v := range m.Policy.Spec.Variables {
+		if v.Name == "driverName" {
+			got["policy"] = v.Expression
+		}
+	}
+	want := map[string]string{
+		"class":       `net.example.com: device.driver == "net.example.com" && device.attributes["net.example.com"].?type.orValue("") == "pf"`,
+		"vf class":    `vf.net.example.com: device.driver == "net.example.com" && device.attributes["net.example.com"].?type.orValue("") == "vf"`,
+		"status rule": "net.example.com",
+		"image":       "example.com/driver:1",
+		"args": "--driver-name=net.example.com --host-root=" + opts.HostRoot + " --vfs-per-pf=0 --cdi-dir=" + opts.CDIDir +
+			" --kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry --kubelet-plugin-dir=" + opts.KubeletRootDir +
+			"/plugins/net.example.com --v=4",
+		"policy": `"net.example.com"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("substitutions (-want +got):\n%s", diff)
+	}
+}
+
+func TestNICOptionsValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*NICOptions)
+		wantErrs []string
+	}{
+		{"valid-defaults", func(*NICOptions) {}, nil},
+		{"valid-local-cluster", func(o *NICOptions) { *o = localClusterNICOptions() }, nil},
+		{"vfs", func(o *NICOptions) { o.VFsPerPF = 300 }, []string{"VFsPerPF (--vfs-per-pf) 300 is not between 0 and 256"}},
+		{"real-node-root", func(o *NICOptions) { o.HostRoot = "/" }, []string{
+			`HostRoot (--host-root) "/" is a system directory: the driver pod would mount it from the host`,
+		}},
+		{"host-root-in-kubelet-root", func(o *NICOptions) { o.HostRoot = o.KubeletRootDir + "/emulator" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/var/lib/kubelet" and HostRoot (--host-root) "/var/lib/kubelet/emulator" overlap: ` +
+				`each is mounted with its own access, so neither may contain the other`,
+		}},
+		{"everything-at-once", func(o *NICOptions) {
+			o.DriverName, o.Image, o.HostRoot, o.APIServerPort, o.Timeout = strings.Repeat("n", 64), "", "emulator", 0, 0
+		}, []string{
+			`DriverName (--driver-name) "` + strings.Repeat("n", 64) + `" is longer than 63 characters`,
+			"Image (--image) is required",
+			`HostRoot (--host-root) "emulator" must be a clean absolute path`,
+			"APIServerPort (--apiserver-port) 0 is not a port",
+			"Timeout (--timeout) 0s must be positive",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := DefaultNICOptions()
+			tc.mutate(&o)
+			err := o.Validate()
+			switch {
+			case tc.wantErrs == nil && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErrs != nil && err == nil:
+				t.Fatalf("no error, want %q", tc.wantErrs)
+			case err != nil && !errors.Is(err, ErrInvalidOptions):
+				t.Fatalf("error %v is not ErrInvalidOptions", err)
+			case err != nil:
+				got := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidOptions.Error()+": "), "\n")
+				if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+			}
+			if _, objErr := NICObjects(o); (objErr == nil) != (err == nil) {
+				t.Errorf("NICObjects error %v disagrees with Validate error %v", objErr, err)
+			}
+		})
+	}
+}
+
+// TestApplyNICBesideTheReferenceDriver: ApplyNIC creates the NIC driver's
+// deployment and waits for its slice, next to a deployed reference driver,
+// and DeleteNIC removes it and leaves the reference driver alone.
+func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	gpuOpts := DefaultOptions()
+	gpuOpts.Timeout = 10 * time.Second
+	simulateNode(ctx, t, client, gpuOpts.DriverName)
+	if err := Apply(ctx, client, gpuOpts); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	opts := DefaultNICOptions()
+	opts.Timeout = 10 * time.Second
+	simCtx, cancelSim := context.WithCancel(ctx)
+	simulated := simulateWorkload(simCtx, t, client, nicWorkload, opts.DriverName, true)
+	if err := ApplyNIC(ctx, client, opts); err != nil {
+		t.Fatalf("ApplyNIC: %v", err)
+	}
+	want, err := NICObjects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := client.AppsV1().DaemonSets(NICNamespace).Get(ctx, NICName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.DaemonSet.Spec, ds.Spec); diff != "" {
+		t.Errorf("applied DaemonSet spec (-want +got):\n%s", diff)
+	}
+	role, err := client.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})
+	if err != nil || !cmp.Equal(want.ClusterRole.Rules, role.Rules) {
+		t.Errorf("applied cluster role %v (error %v), want the rendered rules", role, err)
+	}
+	for _, class := range []string{opts.DriverName, VFDeviceClassName(opts.DriverName)} {
+		if _, err := client.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
+			t.Errorf("device class %s missing after ApplyNIC: %v", class, err)
+		}
+	}
+
+	cancelSim()
+	<-simulated // it could create the pod again after the delete
+	if err := client.CoreV1().Pods(NICNamespace).Delete(ctx, NICName+"-abcde", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := DeleteNIC(ctx, client, opts); err != nil {
+			t.Fatalf("DeleteNIC #%d: %v", i+1, err)
+		}
+	}
+	for what, err := range map[string]error{
+		"namespace":       get(client.CoreV1().Namespaces().Get(ctx, NICNamespace, metav1.GetOptions{})),
+		"daemon set":      get(client.AppsV1().DaemonSets(NICNamespace).Get(ctx, NICName, metav1.GetOptions{})),
+		"cluster role":    get(client.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})),
+		"policy":          get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, NICName, metav1.GetOptions{})),
+		"device class":    get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
+		"VF device class": get(client.ResourceV1().DeviceClasses().Get(ctx, VFDeviceClassName(opts.DriverName), metav1.GetOptions{})),
+	} {
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s still exists after DeleteNIC (get: %v)", what, err)
+		}
+	}
+	for what, err := range map[string]error{
+		"reference driver daemon set":   get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
+		"reference driver device class": get(client.ResourceV1().DeviceClasses().Get(ctx, gpuOpts.DriverName, metav1.GetOptions{})),
+	} {
+		if err != nil {
+			t.Errorf("%s gone after DeleteNIC: %v", what, err)
+		}
+	}
+}
+
+// TestNICPolicyIsTheReferencePolicy: the NIC driver's admission policy is
+// the reference driver's (policy_test.go checks its logic) for the NIC
+// driver's service account and driver name.
+func TestNICPolicyIsTheReferencePolicy(t *testing.T) {
+	t.Parallel()
+	nic, err := NICObjects(DefaultNICOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Objects(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.Policy.Spec.DeepCopy()
+	for i := range want.MatchConditions {
+		want.MatchConditions[i].Expression = strings.ReplaceAll(want.MatchConditions[i].Expression,
+			"system:serviceaccount:"+Namespace+":"+Name, "system:serviceaccount:"+NICNamespace+":"+NICName)
+	}
+	for i := range want.Variables {
+		if want.Variables[i].Name == "driverName" {
+			want.Variables[i].Expression = `"` + DefaultNICOptions().DriverName + `"`
+		}
+	}
+	if diff := cmp.Diff(*want, nic.Policy.Spec); diff != "" {
+		t.Errorf("NIC policy (-reference policy for the NIC driver +NIC policy):\n%s", diff)
+	}
+}

@@ -1,0 +1,198 @@
+package nicdriver
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/reference/pluginharness"
+)
+
+// DefaultDriverName is the NIC driver's name (docs/architecture.md).
+const DefaultDriverName = "nic.drakit.dev"
+
+// DefaultCDIDir is the CDI spec directory container runtimes watch by default.
+const DefaultCDIDir = pluginharness.DefaultCDIDir
+
+// DefaultVFsPerPF is how many VFs the driver publishes per PF (fewer when
+// the PF supports fewer).
+const DefaultVFsPerPF = 4
+
+// MaxVFsPerPF is the largest Config.VFsPerPF.
+const MaxVFsPerPF = 256
+
+// DefaultVFTimeout bounds the wait for VFs to appear or go after a write of
+// sriov_numvfs.
+const DefaultVFTimeout = 20 * time.Second
+
+// maxVFTimeout keeps a prepare inside the kubelet's 45 s call timeout.
+const maxVFTimeout = 40 * time.Second
+
+// ErrInvalidConfig classifies every error returned by Config.Validate.
+var ErrInvalidConfig = errors.New("invalid NIC driver configuration")
+
+// Config configures the NIC driver. Empty path fields marked "derived"
+// take their value from other fields; use the accessor methods to read the
+// effective value. Every path is a host path that must also be valid
+// inside the driver's container (the DaemonSet mounts each one at the same
+// path).
+type Config struct {
+	// DriverName is the DRA driver name: a DNS subdomain of at most 63
+	// characters. Default nic.drakit.dev.
+	DriverName string
+	// NodeName is the Node this driver runs on; the pool is named after
+	// it. Required.
+	NodeName string
+	// HostRoot is the root the node's sysfs and device nodes are found
+	// below: "/" on a real node, the emulator root otherwise. CDI device
+	// nodes (/dev/infiniband/uverbs<N>) point into <HostRoot>/dev.
+	// Default "/".
+	HostRoot string
+	// SysfsRoot is the sysfs mount the NICs are discovered in and VFs are
+	// created through (sriov_numvfs is written): it must be writable.
+	// Empty: derived as <HostRoot>/sys.
+	SysfsRoot string
+	// VFsPerPF is how many VFs of each PF are published (and created,
+	// all at once, when the first of them is prepared): at most the PF's
+	// sriov_totalvfs, at most MaxVFsPerPF; 0 publishes none. A PF that
+	// already has VFs the driver did not create publishes no more than it
+	// has. Default DefaultVFsPerPF.
+	VFsPerPF int
+	// VFTimeout bounds the wait for VFs to appear after sriov_numvfs is
+	// written (and to go after it is reset to 0); at most 40 s, inside
+	// the kubelet's 45 s call timeout. Default DefaultVFTimeout.
+	VFTimeout time.Duration
+	// DeviceStatus makes prepare write the claim's status.devices entries
+	// of this driver (KEP-4817) and unprepare remove them. Default true.
+	DeviceStatus bool
+	// DeviceIPs are the IP addresses (CIDR notation, e.g. 192.0.2.10/24)
+	// the driver reports in networkData.ips of a device's status entries,
+	// by device name. A device without one reports none: the driver
+	// assigns no addresses itself.
+	DeviceIPs map[string]string
+	// KubeletRegistrarDir is the kubelet's plugin registration directory;
+	// it must exist. Default /var/lib/kubelet/plugins_registry.
+	KubeletRegistrarDir string
+	// KubeletPluginDir is the driver's own data directory: the DRA gRPC
+	// socket and the checkpoints live there. Empty: derived as
+	// /var/lib/kubelet/plugins/<DriverName>. Created when missing.
+	KubeletPluginDir string
+	// CDIDir is where the per-claim CDI specs are written; the container
+	// runtime must watch it. Default /var/run/cdi. Created when missing.
+	CDIDir string
+	// Kubeconfig is the path of a kubeconfig file; empty means the
+	// in-cluster configuration (service account,
+	// KUBERNETES_SERVICE_HOST/PORT).
+	Kubeconfig string
+}
+
+// DefaultConfig returns the defaults for a driver on a standard node.
+// NodeName is left empty: it must come from the environment (the
+// DaemonSet's spec.nodeName).
+func DefaultConfig() Config {
+	return Config{
+		DriverName:          DefaultDriverName,
+		HostRoot:            "/",
+		VFsPerPF:            DefaultVFsPerPF,
+		VFTimeout:           DefaultVFTimeout,
+		DeviceStatus:        true,
+		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir,
+		CDIDir:              DefaultCDIDir,
+	}
+}
+
+// EffectiveSysfsRoot returns SysfsRoot, or <HostRoot>/sys when it is empty.
+func (c *Config) EffectiveSysfsRoot() string {
+	if c.SysfsRoot != "" {
+		return c.SysfsRoot
+	}
+	return filepath.Join(c.HostRoot, "sys")
+}
+
+// EffectiveKubeletPluginDir returns KubeletPluginDir, or
+// /var/lib/kubelet/plugins/<DriverName> when it is empty.
+func (c *Config) EffectiveKubeletPluginDir() string {
+	if c.KubeletPluginDir != "" {
+		return c.KubeletPluginDir
+	}
+	return filepath.Join(kubeletplugin.KubeletPluginsDir, c.DriverName)
+}
+
+// Validate reports the first invalid field by name.
+func (c *Config) Validate() error {
+	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
+		return fmt.Errorf("%w: DriverName %q: %s", ErrInvalidConfig, c.DriverName, strings.Join(msgs, "; "))
+	}
+	if len(c.DriverName) > 63 {
+		return fmt.Errorf("%w: DriverName %q is longer than 63 characters", ErrInvalidConfig, c.DriverName)
+	}
+	if c.NodeName == "" {
+		return fmt.Errorf("%w: NodeName is required", ErrInvalidConfig)
+	}
+	// The pool is named after the node; pool names are DNS subdomains.
+	if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 {
+		return fmt.Errorf("%w: NodeName %q is not usable as a pool name: %s", ErrInvalidConfig, c.NodeName, strings.Join(msgs, "; "))
+	}
+	for _, p := range []struct{ field, value string }{
+		{"HostRoot", c.HostRoot},
+		{"KubeletRegistrarDir", c.KubeletRegistrarDir},
+		{"CDIDir", c.CDIDir},
+	} {
+		if !filepath.IsAbs(p.value) {
+			return fmt.Errorf("%w: %s %q must be an absolute path", ErrInvalidConfig, p.field, p.value)
+		}
+	}
+	for _, p := range []struct{ field, value string }{
+		{"SysfsRoot", c.SysfsRoot},
+		{"KubeletPluginDir", c.KubeletPluginDir},
+	} {
+		if p.value != "" && !filepath.IsAbs(p.value) {
+			return fmt.Errorf("%w: %s %q must be an absolute path or empty", ErrInvalidConfig, p.field, p.value)
+		}
+	}
+	if c.VFsPerPF < 0 || c.VFsPerPF > MaxVFsPerPF {
+		return fmt.Errorf("%w: VFsPerPF %d is not between 0 and %d", ErrInvalidConfig, c.VFsPerPF, MaxVFsPerPF)
+	}
+	if c.VFTimeout <= 0 || c.VFTimeout > maxVFTimeout {
+		return fmt.Errorf("%w: VFTimeout %s is not positive and at most %s (the kubelet gives a prepare 45s)", ErrInvalidConfig, c.VFTimeout, maxVFTimeout)
+	}
+	for _, dev := range slices.Sorted(maps.Keys(c.DeviceIPs)) {
+		if msgs := validation.IsDNS1123Label(dev); len(msgs) > 0 {
+			return fmt.Errorf("%w: DeviceIPs: %q is not a device name: %s", ErrInvalidConfig, dev, strings.Join(msgs, "; "))
+		}
+		if err := checkCIDR(c.DeviceIPs[dev]); err != nil {
+			return fmt.Errorf("%w: DeviceIPs[%s]: %w", ErrInvalidConfig, dev, err)
+		}
+	}
+	registration, dra := pluginharness.Sockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName)
+	if len(registration) > pluginharness.MaxSocketPath {
+		return fmt.Errorf("%w: KubeletRegistrarDir %q: registration socket %s is longer than %d bytes (AF_UNIX limit)",
+			ErrInvalidConfig, c.KubeletRegistrarDir, registration, pluginharness.MaxSocketPath)
+	}
+	if len(dra) > pluginharness.MaxSocketPath {
+		return fmt.Errorf("%w: KubeletPluginDir %q: DRA socket %s is longer than %d bytes (AF_UNIX limit)",
+			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), dra, pluginharness.MaxSocketPath)
+	}
+	return nil
+}
+
+// checkCIDR accepts an address with a prefix length in its canonical form
+// (192.0.2.10/24, 2001:db8::10/64), as networkData.ips wants it.
+func checkCIDR(s string) error {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an IP address in CIDR notation (192.0.2.10/24)", s)
+	}
+	if p.String() != s {
+		return fmt.Errorf("%q is not in canonical form, want %q", s, p.String())
+	}
+	return nil
+}

@@ -219,7 +219,16 @@ func SetNumVFs(root, address string, n int) error {
 			return err
 		}
 	}
-	if err := kfs.WriteFile(filepath.Join(root, pf.Dir, "sriov_numvfs"), fmt.Sprintf("%d\n", n), 0o644); err != nil {
+	// A file that already reads n (the driver's own write, which the
+	// watcher applies) is left alone: replacing it could lose a write the
+	// driver makes meanwhile.
+	file := filepath.Join(root, pf.Dir, "sriov_numvfs")
+	if b, err := os.ReadFile(file); err == nil {
+		if cur, err := ParseNumVFs(string(b)); err == nil && cur == n {
+			return nil
+		}
+	}
+	if err := kfs.WriteFile(file, fmt.Sprintf("%d\n", n), 0o644); err != nil {
 		return fmt.Errorf("PF %s: write sriov_numvfs: %w", address, err)
 	}
 	return nil

@@ -219,16 +219,14 @@ func SetNumVFs(root, address string, n int) error {
 			return err
 		}
 	}
-	// A file that already reads n (the driver's own write, which the
-	// watcher applies) is left alone: replacing it could lose a write the
-	// driver makes meanwhile.
-	file := filepath.Join(root, pf.Dir, "sriov_numvfs")
-	if b, err := os.ReadFile(file); err == nil {
-		if cur, err := ParseNumVFs(string(b)); err == nil && cur == n {
-			return nil
-		}
+	// A file that already reads n as the kernel prints it (a driver's
+	// "echo n >", which the watcher applies) is left alone: replacing it
+	// could lose a write the driver makes meanwhile.
+	file, want := filepath.Join(root, pf.Dir, "sriov_numvfs"), fmt.Sprintf("%d\n", n)
+	if b, err := os.ReadFile(file); err == nil && string(b) == want {
+		return nil
 	}
-	if err := kfs.WriteFile(file, fmt.Sprintf("%d\n", n), 0o644); err != nil {
+	if err := kfs.WriteFile(file, want, 0o644); err != nil {
 		return fmt.Errorf("PF %s: write sriov_numvfs: %w", address, err)
 	}
 	return nil

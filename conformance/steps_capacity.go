@@ -73,12 +73,11 @@ func (w *world) driverPublishesShared(ctx context.Context) (context.Context, err
 		if !d.MultipleAllocations {
 			return ctx, fmt.Errorf("device %s of the shared DeviceClass %s does not set allowMultipleAllocations: no two claims can share it", d.ID(), w.cfg.SharedDeviceClassName)
 		}
-		name := resourceapi.QualifiedName(w.sharedCapacityName())
-		c, ok := lookupCapacity(d.Capacity, w.cfg.DriverName, w.cfg.SharedCapacity)
+		key, c, ok := lookupCapacity(d.Capacity, w.cfg.DriverName, w.cfg.SharedCapacity)
 		if !ok {
-			return ctx, fmt.Errorf("shared device %s publishes no capacity %s (the declared sharedCapacity)", d.ID(), name)
+			return ctx, fmt.Errorf("shared device %s publishes no capacity %s (the declared sharedCapacity)", d.ID(), w.sharedCapacityName())
 		}
-		p, err := newCapacityPolicy(name, c)
+		p, err := newCapacityPolicy(key, c)
 		if err != nil {
 			return ctx, fmt.Errorf("shared device %s: %w", d.ID(), err)
 		}
@@ -95,16 +94,17 @@ func (w *world) sharedCapacityName() string {
 }
 
 // lookupCapacity finds a capacity by a bare name (the driver's domain) or
-// domain/name, as published either way.
-func lookupCapacity(caps map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, driver, name string) (resourceapi.DeviceCapacity, bool) {
+// domain/name, as published either way, and returns its key as published:
+// requests must name it so (the allocator matches keys as written).
+func lookupCapacity(caps map[resourceapi.QualifiedName]resourceapi.DeviceCapacity, driver, name string) (resourceapi.QualifiedName, resourceapi.DeviceCapacity, bool) {
 	domain, id := observe.SplitAttribute(driver, name)
 	for k, c := range caps {
 		d, i := observe.SplitAttribute(driver, string(k))
 		if d == domain && i == id {
-			return c, true
+			return k, c, true
 		}
 	}
-	return resourceapi.DeviceCapacity{}, false
+	return "", resourceapi.DeviceCapacity{}, false
 }
 
 func (w *world) sharedTarget() (*sharedTarget, error) {
@@ -123,7 +123,7 @@ func (w *world) claimShare(ctx context.Context, name string, ask capacityAsk) er
 	spec := claimSpec(w.cfg.SharedDeviceClassName, 1, uuidSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, t.identity))
 	if ask.given {
 		spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-			resourceapi.QualifiedName(w.sharedCapacityName()): quantity(ask.amount),
+			t.policy.name: quantity(ask.amount),
 		}}
 	}
 	w.asks[name] = ask
@@ -237,7 +237,7 @@ func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 	if r.ShareID == nil || *r.ShareID == "" {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation of shared device %s has no shareID", claim, t.device.ID()))
 	}
-	got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity)
+	_, got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity)
 	asked := "no amount"
 	if ask.given {
 		asked = milliString(ask.amount)
@@ -291,7 +291,7 @@ func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
 			if r.Pool != t.device.Pool || r.Device != t.device.Name {
 				continue
 			}
-			if q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity); ok {
+			if _, q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity); ok {
 				total += q.Value.MilliValue()
 			}
 		}

@@ -151,6 +151,9 @@ type contractResult struct {
 	// CDI devices the container must not show.
 	edits  observe.ContainerEdits
 	others int
+	// peerEnv are the variables the CDI devices of other drivers in the
+	// pod's claims set: the pod's, but not the driver's to account for.
+	peerEnv []string
 }
 
 // contract checks the DRA contract on the node for a running pod: for every
@@ -205,6 +208,14 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	if res.edits, err = observe.CDIEditsOf(cache, devicesOf(pods)...); err != nil {
 		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
 		return res, nil
+	}
+	if len(peers) > 0 {
+		peerEdits, err := observe.CDIEditsOf(cache, devicesOf(peers)...)
+		if err != nil {
+			res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
+			return res, nil
+		}
+		res.peerEnv = peerEdits.EnvNames()
 	}
 	others := map[string]observe.ContainerEdits{}
 	for _, id := range cache.ListDevices() {

@@ -101,13 +101,20 @@ func (w *world) claimRequestingMatching(ctx context.Context, name string, n int,
 
 // claimTooMany asks for one device more than the kit's DeviceClass selects
 // on the best-equipped node.
-func (w *world) claimTooMany(ctx context.Context, name string) error {
+// A node with AllocationResultsMaxSize devices or more cannot be asked for
+// more: a claim holds at most that many (the scheduler then fails the pod
+// with an error, not as unschedulable), so the scenario skips.
+func (w *world) claimTooMany(ctx context.Context, name string) (context.Context, error) {
 	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	n := maxDevicesOnOneNode(devices) + 1
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+	if n > resourceapi.AllocationResultsMaxSize {
+		return skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
+			n-1, w.cfg.deviceClass(), resourceapi.AllocationResultsMaxSize))
+	}
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the

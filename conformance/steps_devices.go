@@ -77,7 +77,7 @@ func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 		strings.Join(c.prepared, ", "), len(c.cdiIDs), c.others)}
 	seen := &seenDevices{prepared: c.prepared}
 	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
-		envBad, err := w.envFindings(ctx, name, p)
+		envBad, err := w.envFindings(ctx, name, p, c.peerEnv)
 		if err != nil {
 			return ctx, err
 		}
@@ -95,11 +95,20 @@ func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 }
 
 // envFindings compares the container's per-device variables with the
-// allocated devices and the other devices of their nodes.
-func (w *world) envFindings(ctx context.Context, name string, p *podRecord) ([]string, error) {
+// allocated devices and the other devices of their nodes. Variables that
+// other drivers' CDI devices of the pod's claims set (peerEnv) are theirs,
+// whatever they look like.
+func (w *world) envFindings(ctx context.Context, name string, p *podRecord, peerEnv []string) ([]string, error) {
+	report := *p.report
+	if len(peerEnv) > 0 {
+		report.Env = maps.Clone(report.Env)
+		for _, n := range peerEnv {
+			delete(report.Env, n)
+		}
+	}
 	env := w.cfg.deviceEnv()
 	if env == nil {
-		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, *p.report), nil
+		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, report), nil
 	}
 	all, err := w.currentDevices(ctx)
 	if err != nil {
@@ -117,7 +126,7 @@ func (w *world) envFindings(ctx context.Context, name string, p *podRecord) ([]s
 			node = append(node, observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity})
 		}
 	}
-	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, *p.report), nil
+	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, report), nil
 }
 
 // nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:

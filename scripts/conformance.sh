@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # make conformance: builds what is missing, starts the local cluster, renders the emulated node,
-# deploys the reference driver, runs every feature, writes reports to $ARTIFACTS and tears down.
+# deploys the reference GPU and NIC drivers, runs every feature against each (reports in
+# $ARTIFACTS/gpu and $ARTIFACTS/nic) and tears down.
 # Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
 : "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
-# dgx-a100-mig has whole GPUs (KEP-4381) and GPUs in MIG mode to partition (KEP-4815).
+# dgx-a100-mig has whole GPUs (KEP-4381), GPUs in MIG mode to partition (KEP-4815) and a ConnectX
+# SR-IOV NIC beside each GPU below its PCIe switch (KEP-5075, KEP-4817, GPU/NIC alignment).
 : "${DRAKIT_PROFILE:=dgx-a100-mig}"
 : "${DRAKIT_KEEP_CLUSTER:=}"
 # Scenarios run this many at a time, each on the devices it leases (3 is where this 2-core
@@ -24,6 +26,8 @@ teardown() {
   local rc=$?
   # A background check still running when the run fails is stopped (by its PID) before the cluster goes.
   if [ -n "${explain_pid:-}" ] && kill -0 "$explain_pid" 2>/dev/null; then kill "$explain_pid" 2>/dev/null || true; fi
+  # The emulator's sriov_numvfs watcher is this run's: stopped by its PID.
+  if [ -n "${watch_pid:-}" ] && kill -0 "$watch_pid" 2>/dev/null; then kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; fi
   # down removes the run dir, logs included: keep the components' logs with the reports.
   if [ -n "${DRAKIT_RUN_DIR:-}" ] && [ -d "$DRAKIT_RUN_DIR/logs" ]; then
     mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
@@ -47,15 +51,30 @@ eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, D
 log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"
 $drakit emulator render --profile "$DRAKIT_PROFILE" --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
 
-log "deploying the reference driver"
+# A driver creates VFs by writing sriov_numvfs, as on a real kernel; the watcher applies the writes.
+mkdir -p "$ARTIFACTS/logs"
+$drakit emulator watch --root "$DRAKIT_EMULATOR_ROOT" >"$ARTIFACTS/logs/emulator-watch.log" 2>&1 &
+watch_pid=$!
+
+log "deploying the reference GPU driver"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+log "deploying the reference NIC driver"
+# Two VFs per PF: 16 VFs, within the 32 devices one claim can hold, so that a claim can still ask
+# for more than the node has.
+$drakit nic-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --vfs-per-pf 2
 
 log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
 admission=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationDriverSliceAdmission$' ./reference/deploy) ||
   { printf '%s\n' "$admission"; die "the driver's admission policy check failed"; }
 grep -q -- '--- PASS: TestIntegrationDriverSliceAdmission' <<<"$admission" ||
   { printf '%s\n' "$admission"; die "the driver's admission policy check did not run (skipped)"; }
+log "checking the NIC driver's status authorization: its ServiceAccount may write only its own status entries"
+nicauth=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationNICStatusAuthorization$' ./reference/deploy) ||
+  { printf '%s\n' "$nicauth"; die "the NIC driver's status authorization check failed"; }
+grep -q -- '--- PASS: TestIntegrationNICStatusAuthorization' <<<"$nicauth" ||
+  { printf '%s\n' "$nicauth"; die "the NIC driver's status authorization check did not run (skipped)"; }
 
 # drakit explain's end-to-end test needs only a claim nobody allocates: it runs beside the features.
 log "explaining a claim that cannot be allocated on the live cluster (drakit explain), beside the features"
@@ -63,10 +82,17 @@ explain_out=$(mktemp)
 DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationExplain$' ./cmd/drakit >"$explain_out" 2>&1 &
 explain_pid=$!
 
-log "running the conformance features"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS" --node-cdi-dir "$DRAKIT_CDI_DIR" \
-  --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
-  --driver-config docs/examples/reference-driver.yaml --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario must pass
+  log "running the conformance features against the $1 driver ($2)"
+  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/$1" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+    --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
+    --driver-config "$2" --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+}
+# The GPU driver claims neither consumable capacity nor device status; the NIC driver has no
+# partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
+# that exist).
+kit gpu docs/examples/reference-driver.yaml '~@kep-5075 && ~@kep-4817'
+kit nic docs/examples/reference-nic-driver.yaml '@kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817'
 
 wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end test failed"; }
 grep -q -- '--- PASS: TestIntegrationExplain' "$explain_out" ||

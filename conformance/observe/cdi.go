@@ -47,6 +47,16 @@ func CDIEditsOf(cache *cdi.Cache, ids ...string) (ContainerEdits, error) {
 	return e, nil
 }
 
+// EnvNames are the names of the environment variables the edits set.
+func (e ContainerEdits) EnvNames() []string {
+	out := make([]string, 0, len(e.env))
+	for _, kv := range e.env {
+		name, _, _ := strings.Cut(kv, "=")
+		out = append(out, name)
+	}
+	return out
+}
+
 // Observed is what the probe saw, in the terms of ContainerEdits.
 type Observed struct {
 	env    map[string]string

@@ -20,8 +20,7 @@ Feature: KEP-4817 device status: the driver reports what it set up for each allo
 
   @kep-4817 @extended
   Scenario: The network interfaces the driver reports exist on the node with their hardware addresses
-    Given the kit can read the node's sysfs
-    And a ResourceClaim "wired" requesting 1 device
+    Given a ResourceClaim "wired" requesting 1 device
     When a pod "networked" is created with the claim "wired"
     Then pod "networked" is running
     And the driver reports the status of exactly the devices allocated to the claim "wired"

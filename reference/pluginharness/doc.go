@@ -93,7 +93,8 @@
 // logs "Driver running" and serves until ctx ends (it returns nil) or
 // HandleError meets an error that is not kubeletplugin.ErrRecoverable (Run
 // returns it). With Config.Republish it hands the pool to the
-// ResourceSlice controller again at that interval. What a driver checks
+// ResourceSlice controller again at that interval. Serve does the same for
+// a driver whose plugin wraps the harness's (its newPlugin calls New). What a driver checks
 // before (its configuration, socket paths not longer than MaxSocketPath)
 // and its own directories stay in the driver.
 //

@@ -37,6 +37,24 @@ func Sockets(registrarDir, pluginDir, driverName string) (registration, dra stri
 // canceled (then it returns nil) or a fatal error stops it (then it returns
 // that error).
 func Run[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) error {
+	return Serve(ctx, cfg, func(ctx context.Context, cfg Config) (Served, error) {
+		return New[D, P](ctx, drv, cfg)
+	})
+}
+
+// Served is what Serve runs: a kubelet plugin and the pool it publishes.
+// A *Plugin is one; so is a driver's plugin that wraps one.
+type Served interface {
+	kubeletplugin.DRAPlugin
+	Resources() resourceslice.DriverResources
+}
+
+// Serve is Run for a plugin that newPlugin makes: a driver that wraps the
+// harness's Plugin in its own passes a newPlugin that calls New (with the
+// cfg it is given, which carries Serve's Fatal) and wraps the result.
+// Everything else is Run's: the same directory checks, kubelet plugin
+// options, publishing, "Driver running" line and serving.
+func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, cfg Config) (Served, error)) error {
 	logger := klog.FromContext(ctx)
 	if fi, err := os.Stat(cfg.RegistrarDir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("find kubelet registrar directory %s: not a directory (is the kubelet running with this root directory?)", cfg.RegistrarDir)
@@ -48,7 +66,7 @@ func Run[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) err
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	cfg.Fatal = stop
-	p, err := New[D, P](ctx, drv, cfg)
+	p, err := newPlugin(ctx, cfg)
 	if err != nil {
 		return err
 	}

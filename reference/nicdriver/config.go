@@ -120,43 +120,22 @@ func (c *Config) EffectiveSysfsRoot() string {
 // EffectiveKubeletPluginDir returns KubeletPluginDir, or
 // /var/lib/kubelet/plugins/<DriverName> when it is empty.
 func (c *Config) EffectiveKubeletPluginDir() string {
-	if c.KubeletPluginDir != "" {
-		return c.KubeletPluginDir
-	}
-	return filepath.Join(kubeletplugin.KubeletPluginsDir, c.DriverName)
+	return pluginharness.EffectivePluginDir(c.KubeletPluginDir, c.DriverName)
 }
 
 // Validate reports the first invalid field by name.
 func (c *Config) Validate() error {
-	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 {
-		return fmt.Errorf("%w: DriverName %q: %s", ErrInvalidConfig, c.DriverName, strings.Join(msgs, "; "))
+	if err := pluginharness.CheckNames(c.DriverName, c.NodeName); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	if len(c.DriverName) > 63 {
-		return fmt.Errorf("%w: DriverName %q is longer than 63 characters", ErrInvalidConfig, c.DriverName)
-	}
-	if c.NodeName == "" {
-		return fmt.Errorf("%w: NodeName is required", ErrInvalidConfig)
-	}
-	// The pool is named after the node; pool names are DNS subdomains.
-	if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 {
-		return fmt.Errorf("%w: NodeName %q is not usable as a pool name: %s", ErrInvalidConfig, c.NodeName, strings.Join(msgs, "; "))
-	}
-	for _, p := range []struct{ field, value string }{
-		{"HostRoot", c.HostRoot},
-		{"KubeletRegistrarDir", c.KubeletRegistrarDir},
-		{"CDIDir", c.CDIDir},
-	} {
-		if !filepath.IsAbs(p.value) {
-			return fmt.Errorf("%w: %s %q must be an absolute path", ErrInvalidConfig, p.field, p.value)
-		}
-	}
-	for _, p := range []struct{ field, value string }{
-		{"SysfsRoot", c.SysfsRoot},
-		{"KubeletPluginDir", c.KubeletPluginDir},
-	} {
-		if p.value != "" && !filepath.IsAbs(p.value) {
-			return fmt.Errorf("%w: %s %q must be an absolute path or empty", ErrInvalidConfig, p.field, p.value)
-		}
+	if err := pluginharness.CheckPaths(
+		pluginharness.PathField{Field: "HostRoot", Value: c.HostRoot},
+		pluginharness.PathField{Field: "KubeletRegistrarDir", Value: c.KubeletRegistrarDir},
+		pluginharness.PathField{Field: "CDIDir", Value: c.CDIDir},
+		pluginharness.PathField{Field: "SysfsRoot", Value: c.SysfsRoot, Optional: true},
+		pluginharness.PathField{Field: "KubeletPluginDir", Value: c.KubeletPluginDir, Optional: true},
+	); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if c.VFsPerPF < 0 || c.VFsPerPF > MaxVFsPerPF {
 		return fmt.Errorf("%w: VFsPerPF %d is not between 0 and %d", ErrInvalidConfig, c.VFsPerPF, MaxVFsPerPF)
@@ -172,14 +151,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: DeviceIPs[%s]: %w", ErrInvalidConfig, dev, err)
 		}
 	}
-	registration, dra := pluginharness.Sockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName)
-	if len(registration) > pluginharness.MaxSocketPath {
-		return fmt.Errorf("%w: KubeletRegistrarDir %q: registration socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.KubeletRegistrarDir, registration, pluginharness.MaxSocketPath)
-	}
-	if len(dra) > pluginharness.MaxSocketPath {
-		return fmt.Errorf("%w: KubeletPluginDir %q: DRA socket %s is longer than %d bytes (AF_UNIX limit)",
-			ErrInvalidConfig, c.EffectiveKubeletPluginDir(), dra, pluginharness.MaxSocketPath)
+	if err := pluginharness.CheckSockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

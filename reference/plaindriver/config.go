@@ -133,10 +133,7 @@ func DefaultConfig() Config {
 // EffectiveKubeletPluginDir returns KubeletPluginDir, or
 // /var/lib/kubelet/plugins/<DriverName> when it is empty.
 func (c *Config) EffectiveKubeletPluginDir() string {
-	if c.KubeletPluginDir != "" {
-		return c.KubeletPluginDir
-	}
-	return filepath.Join(kubeletplugin.KubeletPluginsDir, c.DriverName)
+	return pluginharness.EffectivePluginDir(c.KubeletPluginDir, c.DriverName)
 }
 
 // Validate reports every invalid field by name; the error wraps

@@ -2,29 +2,21 @@ package deploy
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/reference/nicdriver"
 )
-
-//go:embed manifests/nic/*.yaml
-var nicManifests embed.FS
 
 // Fixed names of the NIC driver's deployment (manifests/nic), apart from
 // the reference driver's so that both run side by side.
@@ -88,12 +80,11 @@ func DefaultNICOptions() NICOptions {
 	}
 }
 
-func (o *NICOptions) registrarDir() string {
-	return filepath.Join(o.KubeletRootDir, "plugins_registry")
+// common returns the options every driver's deployment has.
+func (o *NICOptions) common() driverOptions {
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout}
 }
-func (o *NICOptions) pluginDir() string {
-	return filepath.Join(o.KubeletRootDir, "plugins", o.DriverName)
-}
+
 func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys") }
 
 // Validate reports every invalid field by name and flag of drakit
@@ -103,87 +94,37 @@ func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys")
 // directory, so a real node's /sys is refused). The error wraps
 // ErrInvalidOptions.
 func (o *NICOptions) Validate() error {
-	errs := checkNameAndImage(o.DriverName, o.Image)
+	var own []error
 	if o.VFsPerPF < 0 || o.VFsPerPF > nicdriver.MaxVFsPerPF {
-		errs = append(errs, fmt.Errorf("VFsPerPF (--vfs-per-pf) %d is not between 0 and %d", o.VFsPerPF, nicdriver.MaxVFsPerPF))
+		own = append(own, fmt.Errorf("VFsPerPF (--vfs-per-pf) %d is not between 0 and %d", o.VFsPerPF, nicdriver.MaxVFsPerPF))
 	}
-	pathErrs, ok := checkHostPaths([]hostPathOption{
-		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir},
-		{"CDIDir", "cdi-dir", o.CDIDir},
-		{"HostRoot", "host-root", o.HostRoot},
-	})
-	errs = append(errs, pathErrs...)
-	if ok[0] {
-		errs = append(errs, checkSockets(o.KubeletRootDir, o.registrarDir(), o.pluginDir(), o.DriverName)...)
-	}
-	errs = append(errs, checkAPIServerAndTimeout(o.APIServerHost, o.APIServerPort, o.Timeout)...)
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
-	}
-	return nil
+	return o.common().validate(own, hostPathOption{"HostRoot", "host-root", o.HostRoot})
 }
 
 // NICManifests are the NIC driver's objects, rendered for one NICOptions.
 type NICManifests struct {
-	Namespace      *corev1.Namespace
-	ServiceAccount *corev1.ServiceAccount
-	// ClusterRole has a kubelet plugin's rules and, for the device status,
-	// patch on resourceclaims/status and associated-node:patch on
-	// resourceclaims/driver for the driver's name only.
-	ClusterRole        *rbacv1.ClusterRole
-	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	// Policy and PolicyBinding limit the service account to the
-	// ResourceSlices of the driver on its own node.
-	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
-	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	DaemonSet     *appsv1.DaemonSet
-	// DeviceClass is <driver name>: the PFs' bandwidth shares (type pf).
-	DeviceClass *resourceapi.DeviceClass
+	// DriverObjects' ClusterRole has a kubelet plugin's rules and, for
+	// the device status, patch on resourceclaims/status and
+	// associated-node:patch on resourceclaims/driver for the driver's name
+	// only; its DeviceClass is <driver name>: the PFs' bandwidth shares
+	// (type pf).
+	DriverObjects
 	// VFDeviceClass is vf.<driver name>: the VFs (type vf).
 	VFDeviceClass *resourceapi.DeviceClass
 }
 
 // List returns the objects in the order they are applied: the policy before
 // the DaemonSet, so that no driver pod runs unconstrained.
-func (m *NICManifests) List() []runtime.Object {
-	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.Policy, m.PolicyBinding,
-		m.DaemonSet, m.DeviceClass, m.VFDeviceClass}
-}
+func (m *NICManifests) List() []runtime.Object { return m.list(m.VFDeviceClass) }
 
-// decodeNIC decodes manifests/nic as written, strictly.
+// decodeNIC decodes manifests/nic as written.
 func decodeNIC() (*NICManifests, error) {
-	m := &NICManifests{
-		Namespace:          &corev1.Namespace{},
-		ServiceAccount:     &corev1.ServiceAccount{},
-		ClusterRole:        &rbacv1.ClusterRole{},
-		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
-		Policy:             &admissionregistrationv1.ValidatingAdmissionPolicy{},
-		PolicyBinding:      &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
-		DaemonSet:          &appsv1.DaemonSet{},
-		DeviceClass:        &resourceapi.DeviceClass{},
-		VFDeviceClass:      &resourceapi.DeviceClass{},
+	vf := &resourceapi.DeviceClass{}
+	m, err := decodeDriver("nic", map[string]any{"vfdeviceclass.yaml": vf})
+	if err != nil {
+		return nil, err
 	}
-	for file, into := range map[string]any{
-		"namespace.yaml":                        m.Namespace,
-		"serviceaccount.yaml":                   m.ServiceAccount,
-		"clusterrole.yaml":                      m.ClusterRole,
-		"clusterrolebinding.yaml":               m.ClusterRoleBinding,
-		"validatingadmissionpolicy.yaml":        m.Policy,
-		"validatingadmissionpolicybinding.yaml": m.PolicyBinding,
-		"daemonset.yaml":                        m.DaemonSet,
-		"deviceclass.yaml":                      m.DeviceClass,
-		"vfdeviceclass.yaml":                    m.VFDeviceClass,
-	} {
-		name := path.Join("manifests", "nic", file)
-		data, err := nicManifests.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", name, err)
-		}
-		if err := yaml.UnmarshalStrict(data, into); err != nil {
-			return nil, fmt.Errorf("decode manifest %s: %w", name, err)
-		}
-	}
-	return m, nil
+	return &NICManifests{m, vf}, nil
 }
 
 // NICObjects validates opts and renders manifests/nic for them: the driver
@@ -198,19 +139,15 @@ func NICObjects(opts NICOptions) (*NICManifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []struct {
-		file, name, typ string
-		class           *resourceapi.DeviceClass
-	}{
-		{"nic/deviceclass.yaml", opts.DriverName, "pf", m.DeviceClass},
-		{"nic/vfdeviceclass.yaml", VFDeviceClassName(opts.DriverName), "vf", m.VFDeviceClass},
-	} {
-		c.class.Name = c.name
-		if len(c.class.Spec.Selectors) != 1 || c.class.Spec.Selectors[0].CEL == nil {
-			return nil, fmt.Errorf("manifest %s: want exactly one CEL selector", c.file)
-		}
-		c.class.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(\"\") == %q",
-			opts.DriverName, opts.DriverName, c.typ)
+	nicClass := func(file, name, typ string, class *resourceapi.DeviceClass) deviceClass {
+		return deviceClass{file, name, fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(\"\") == %q",
+			opts.DriverName, opts.DriverName, typ), class}
+	}
+	if err := renderClasses(
+		nicClass("nic/deviceclass.yaml", opts.DriverName, "pf", m.DeviceClass),
+		nicClass("nic/vfdeviceclass.yaml", VFDeviceClassName(opts.DriverName), "vf", m.VFDeviceClass),
+	); err != nil {
+		return nil, err
 	}
 	if err := renderStatusRule(m.ClusterRole, opts.DriverName); err != nil {
 		return nil, fmt.Errorf("manifest nic/clusterrole.yaml: %w", err)
@@ -239,37 +176,11 @@ func renderStatusRule(role *rbacv1.ClusterRole, driverName string) error {
 // renderNICPod substitutes opts into the driver pod: image, flags,
 // apiserver environment and host paths (each mounted at its own path).
 func renderNICPod(pod *corev1.PodSpec, opts NICOptions) error {
-	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
-		return errors.New("want exactly one container named driver")
-	}
-	c := &pod.Containers[0]
-	c.Image = opts.Image
-	for flag, value := range map[string]string{
-		"driver-name":           opts.DriverName,
-		"host-root":             opts.HostRoot,
-		"vfs-per-pf":            strconv.Itoa(opts.VFsPerPF),
-		"cdi-dir":               opts.CDIDir,
-		"kubelet-registrar-dir": opts.registrarDir(),
-		"kubelet-plugin-dir":    opts.pluginDir(),
-	} {
-		if err := setFlag(c, flag, value); err != nil {
-			return err
-		}
-	}
-	if err := setAPIServerEnv(c, opts.APIServerHost, opts.APIServerPort); err != nil {
-		return err
-	}
-	for volume, hostPath := range map[string]string{
-		"plugin-dir":    opts.pluginDir(),
-		"registrar-dir": opts.registrarDir(),
-		"cdi-dir":       opts.CDIDir,
-		"sysfs":         opts.sysfsDir(),
-	} {
-		if err := setHostPath(pod, volume, hostPath); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := renderDriverPod(pod, opts.common(), map[string]string{
+		"host-root":  opts.HostRoot,
+		"vfs-per-pf": strconv.Itoa(opts.VFsPerPF),
+	}, map[string]string{"sysfs": opts.sysfsDir()})
+	return err
 }
 
 // ApplyNIC creates or updates the NIC driver's deployment and waits until

@@ -9,30 +9,20 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed manifests/*.yaml manifests/plain/*.yaml
+//go:embed manifests/*.yaml manifests/plain/*.yaml manifests/nic/*.yaml
 var manifests embed.FS
 
 // Manifests are the deployment's objects, rendered for one Options.
 type Manifests struct {
-	Namespace          *corev1.Namespace
-	ServiceAccount     *corev1.ServiceAccount
-	ClusterRole        *rbacv1.ClusterRole
-	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	// Policy and PolicyBinding limit the service account to the
-	// ResourceSlices of the driver on its own node.
-	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
-	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	DaemonSet     *appsv1.DaemonSet
-	DeviceClass   *resourceapi.DeviceClass
+	// DriverObjects' DeviceClass is <driver name>: the driver's GPUs.
+	DriverObjects
 	// MIGDeviceClass is mig.<driver name>: the driver's MIG devices.
 	MIGDeviceClass *resourceapi.DeviceClass
 }
@@ -42,10 +32,7 @@ func MIGDeviceClassName(driverName string) string { return "mig." + driverName }
 
 // List returns the objects in the order they are applied: the policy before
 // the DaemonSet, so that no driver pod runs unconstrained.
-func (m *Manifests) List() []runtime.Object {
-	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.Policy, m.PolicyBinding,
-		m.DaemonSet, m.DeviceClass, m.MIGDeviceClass}
-}
+func (m *Manifests) List() []runtime.Object { return m.list(m.MIGDeviceClass) }
 
 // decode reads one embedded manifest strictly (unknown fields are errors).
 func decode(file string, into any) error {
@@ -68,19 +55,15 @@ func Objects(opts Options) (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []struct {
-		file, name, typ, orValue string
-		class                    *resourceapi.DeviceClass
-	}{
-		{"deviceclass.yaml", opts.DriverName, "gpu", "gpu", m.DeviceClass},
-		{"migdeviceclass.yaml", MIGDeviceClassName(opts.DriverName), "mig", "", m.MIGDeviceClass},
-	} {
-		c.class.Name = c.name
-		if len(c.class.Spec.Selectors) != 1 || c.class.Spec.Selectors[0].CEL == nil {
-			return nil, fmt.Errorf("manifest %s: want exactly one CEL selector", c.file)
-		}
-		c.class.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(%q) == %q",
-			opts.DriverName, opts.DriverName, c.orValue, c.typ)
+	gpuClass := func(file, name, typ, orValue string, class *resourceapi.DeviceClass) deviceClass {
+		return deviceClass{file, name, fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(%q) == %q",
+			opts.DriverName, opts.DriverName, orValue, typ), class}
+	}
+	if err := renderClasses(
+		gpuClass("deviceclass.yaml", opts.DriverName, "gpu", "gpu", m.DeviceClass),
+		gpuClass("migdeviceclass.yaml", MIGDeviceClassName(opts.DriverName), "mig", "", m.MIGDeviceClass),
+	); err != nil {
+		return nil, err
 	}
 
 	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
@@ -106,33 +89,12 @@ func renderPolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy, driverNa
 
 // decodeAll decodes the manifests as written.
 func decodeAll() (*Manifests, error) {
-	m := &Manifests{
-		Namespace:          &corev1.Namespace{},
-		ServiceAccount:     &corev1.ServiceAccount{},
-		ClusterRole:        &rbacv1.ClusterRole{},
-		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
-		Policy:             &admissionregistrationv1.ValidatingAdmissionPolicy{},
-		PolicyBinding:      &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
-		DaemonSet:          &appsv1.DaemonSet{},
-		DeviceClass:        &resourceapi.DeviceClass{},
-		MIGDeviceClass:     &resourceapi.DeviceClass{},
+	mig := &resourceapi.DeviceClass{}
+	m, err := decodeDriver("", map[string]any{"migdeviceclass.yaml": mig})
+	if err != nil {
+		return nil, err
 	}
-	for file, into := range map[string]any{
-		"namespace.yaml":                        m.Namespace,
-		"serviceaccount.yaml":                   m.ServiceAccount,
-		"clusterrole.yaml":                      m.ClusterRole,
-		"clusterrolebinding.yaml":               m.ClusterRoleBinding,
-		"validatingadmissionpolicy.yaml":        m.Policy,
-		"validatingadmissionpolicybinding.yaml": m.PolicyBinding,
-		"daemonset.yaml":                        m.DaemonSet,
-		"deviceclass.yaml":                      m.DeviceClass,
-		"migdeviceclass.yaml":                   m.MIGDeviceClass,
-	} {
-		if err := decode(file, into); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return &Manifests{m, mig}, nil
 }
 
 // renderPod substitutes opts into the driver pod: image, flags, apiserver
@@ -140,39 +102,16 @@ func decodeAll() (*Manifests, error) {
 // opts.RuntimeClassName, the pod's RuntimeClass; opts.Privileged, a
 // privileged security context.
 func renderPod(pod *corev1.PodSpec, opts Options) error {
-	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
-		return fmt.Errorf("want exactly one container named driver")
-	}
-	c := &pod.Containers[0]
-	c.Image = opts.Image
-	for flag, value := range map[string]string{
-		"driver-name":           opts.DriverName,
-		"driver-root":           opts.DriverRoot,
-		"cdi-dir":               opts.CDIDir,
-		"kubelet-registrar-dir": opts.registrarDir(),
-		"kubelet-plugin-dir":    opts.pluginDir(),
-		"partitionable-alpha":   strconv.FormatBool(opts.PartitionableAlpha),
-	} {
-		if err := setFlag(c, flag, value); err != nil {
-			return err
-		}
-	}
-	if err := setAPIServerEnv(c, opts.APIServerHost, opts.APIServerPort); err != nil {
-		return err
-	}
-	hostPaths := map[string]string{
-		"plugin-dir":    opts.pluginDir(),
-		"registrar-dir": opts.registrarDir(),
-		"cdi-dir":       opts.CDIDir,
-		"driver-root":   opts.DriverRoot,
-	}
+	hostPaths := map[string]string{"driver-root": opts.DriverRoot}
 	for _, w := range driverRootWritable {
 		hostPaths[w.volume] = filepath.Join(opts.DriverRoot, w.dir)
 	}
-	for volume, hostPath := range hostPaths {
-		if err := setHostPath(pod, volume, hostPath); err != nil {
-			return err
-		}
+	c, err := renderDriverPod(pod, opts.common(), map[string]string{
+		"driver-root":         opts.DriverRoot,
+		"partitionable-alpha": strconv.FormatBool(opts.PartitionableAlpha),
+	}, hostPaths)
+	if err != nil {
+		return err
 	}
 	if opts.RuntimeClassName != "" {
 		pod.RuntimeClassName = ptr.To(opts.RuntimeClassName)

@@ -81,8 +81,10 @@ func DefaultOptions() Options {
 	}
 }
 
-func (o *Options) registrarDir() string { return filepath.Join(o.KubeletRootDir, "plugins_registry") }
-func (o *Options) pluginDir() string    { return filepath.Join(o.KubeletRootDir, "plugins", o.DriverName) }
+// common returns the options every driver's deployment has.
+func (o *Options) common() driverOptions {
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout}
+}
 
 // driverRootWritable are the directories below the driver root that the
 // emulator's NVML writes when dynamic MIG creates or destroys an instance
@@ -216,24 +218,11 @@ func within(p, dir string) bool {
 // systemDirs and systemTrees; the three must not overlap, since each is
 // mounted with its own access). The error wraps ErrInvalidOptions.
 func (o *Options) Validate() error {
-	errs := checkNameAndImage(o.DriverName, o.Image)
+	var own []error
 	if o.RuntimeClassName != "" {
 		if msgs := validation.IsDNS1123Subdomain(o.RuntimeClassName); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
+			own = append(own, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
 		}
 	}
-	pathErrs, ok := checkHostPaths([]hostPathOption{
-		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir},
-		{"CDIDir", "cdi-dir", o.CDIDir},
-		{"DriverRoot", "driver-root", o.DriverRoot},
-	})
-	errs = append(errs, pathErrs...)
-	if ok[0] {
-		errs = append(errs, checkSockets(o.KubeletRootDir, o.registrarDir(), o.pluginDir(), o.DriverName)...)
-	}
-	errs = append(errs, checkAPIServerAndTimeout(o.APIServerHost, o.APIServerPort, o.Timeout)...)
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
-	}
-	return nil
+	return o.common().validate(own, hostPathOption{"DriverRoot", "driver-root", o.DriverRoot})
 }

@@ -2,18 +2,11 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -77,12 +70,9 @@ func DefaultPlainOptions() PlainOptions {
 	}
 }
 
-func (o *PlainOptions) registrarDir() string {
-	return filepath.Join(o.KubeletRootDir, "plugins_registry")
-}
-
-func (o *PlainOptions) pluginDir() string {
-	return filepath.Join(o.KubeletRootDir, "plugins", o.DriverName)
+// common returns the options every driver's deployment has.
+func (o *PlainOptions) common() driverOptions {
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout}
 }
 
 // Validate reports every invalid field by name and flag of drakit
@@ -91,78 +81,34 @@ func (o *PlainOptions) pluginDir() string {
 // not be mounted into the driver pod (as Options.Validate). The error wraps
 // ErrInvalidOptions.
 func (o *PlainOptions) Validate() error {
-	errs := checkNameAndImage(o.DriverName, o.Image)
+	var own []error
 	if err := o.Defect.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Defect (--defect): %w", err))
+		own = append(own, fmt.Errorf("Defect (--defect): %w", err))
 	} else if err := plaindriver.ValidateDevices(o.Devices, o.Defect); err != nil {
-		errs = append(errs, fmt.Errorf("Devices (--devices): %w", err))
+		own = append(own, fmt.Errorf("Devices (--devices): %w", err))
 	}
-	pathErrs, ok := checkHostPaths([]hostPathOption{
-		{"KubeletRootDir", "kubelet-root-dir", o.KubeletRootDir},
-		{"CDIDir", "cdi-dir", o.CDIDir},
-		{"StateDir", "state-dir", o.StateDir},
-	})
-	errs = append(errs, pathErrs...)
-	if ok[0] {
-		errs = append(errs, checkSockets(o.KubeletRootDir, o.registrarDir(), o.pluginDir(), o.DriverName)...)
-	}
-	errs = append(errs, checkAPIServerAndTimeout(o.APIServerHost, o.APIServerPort, o.Timeout)...)
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
-	}
-	return nil
+	return o.common().validate(own, hostPathOption{"StateDir", "state-dir", o.StateDir})
 }
 
 // PlainManifests are the plain driver's objects, rendered for one
 // PlainOptions.
 type PlainManifests struct {
-	Namespace          *corev1.Namespace
-	ServiceAccount     *corev1.ServiceAccount
-	ClusterRole        *rbacv1.ClusterRole
-	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	// Policy and PolicyBinding limit the service account to the
-	// ResourceSlices of the driver on its own node.
-	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
-	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	DaemonSet     *appsv1.DaemonSet
-	// DeviceClass is <driver name>: every device of the driver.
-	DeviceClass *resourceapi.DeviceClass
+	// DriverObjects' DeviceClass is <driver name>: every device of the
+	// driver.
+	DriverObjects
 }
 
 // List returns the objects in the order they are applied: the policy before
 // the DaemonSet, so that no driver pod runs unconstrained.
-func (m *PlainManifests) List() []runtime.Object {
-	return []runtime.Object{m.Namespace, m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.Policy, m.PolicyBinding,
-		m.DaemonSet, m.DeviceClass}
-}
+func (m *PlainManifests) List() []runtime.Object { return m.list() }
 
 // decodePlain decodes manifests/plain as written.
 func decodePlain() (*PlainManifests, error) {
-	m := &PlainManifests{
-		Namespace:          &corev1.Namespace{},
-		ServiceAccount:     &corev1.ServiceAccount{},
-		ClusterRole:        &rbacv1.ClusterRole{},
-		ClusterRoleBinding: &rbacv1.ClusterRoleBinding{},
-		Policy:             &admissionregistrationv1.ValidatingAdmissionPolicy{},
-		PolicyBinding:      &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
-		DaemonSet:          &appsv1.DaemonSet{},
-		DeviceClass:        &resourceapi.DeviceClass{},
+	m, err := decodeDriver("plain", nil)
+	if err != nil {
+		return nil, err
 	}
-	for file, into := range map[string]any{
-		"namespace.yaml":                        m.Namespace,
-		"serviceaccount.yaml":                   m.ServiceAccount,
-		"clusterrole.yaml":                      m.ClusterRole,
-		"clusterrolebinding.yaml":               m.ClusterRoleBinding,
-		"validatingadmissionpolicy.yaml":        m.Policy,
-		"validatingadmissionpolicybinding.yaml": m.PolicyBinding,
-		"daemonset.yaml":                        m.DaemonSet,
-		"deviceclass.yaml":                      m.DeviceClass,
-	} {
-		if err := decode(path.Join("plain", file), into); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return &PlainManifests{m}, nil
 }
 
 // PlainObjects validates opts and renders manifests/plain for them: the
@@ -177,11 +123,9 @@ func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.DeviceClass.Name = opts.DriverName
-	if len(m.DeviceClass.Spec.Selectors) != 1 || m.DeviceClass.Spec.Selectors[0].CEL == nil {
-		return nil, errors.New("manifest plain/deviceclass.yaml: want exactly one CEL selector")
+	if err := renderClasses(deviceClass{"plain/deviceclass.yaml", opts.DriverName, fmt.Sprintf("device.driver == %q", opts.DriverName), m.DeviceClass}); err != nil {
+		return nil, err
 	}
-	m.DeviceClass.Spec.Selectors[0].CEL.Expression = fmt.Sprintf("device.driver == %q", opts.DriverName)
 	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
 		return nil, fmt.Errorf("manifest plain/validatingadmissionpolicy.yaml: %w", err)
 	}
@@ -194,38 +138,12 @@ func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 // renderPlainPod substitutes opts into the driver pod: image, flags,
 // apiserver environment and host paths (each mounted at its own path).
 func renderPlainPod(pod *corev1.PodSpec, opts PlainOptions) error {
-	if len(pod.Containers) != 1 || pod.Containers[0].Name != "driver" {
-		return errors.New("want exactly one container named driver")
-	}
-	c := &pod.Containers[0]
-	c.Image = opts.Image
-	for flag, value := range map[string]string{
-		"driver-name":           opts.DriverName,
-		"devices":               strconv.Itoa(opts.Devices),
-		"defect":                string(opts.Defect),
-		"state-dir":             opts.StateDir,
-		"cdi-dir":               opts.CDIDir,
-		"kubelet-registrar-dir": opts.registrarDir(),
-		"kubelet-plugin-dir":    opts.pluginDir(),
-	} {
-		if err := setFlag(c, flag, value); err != nil {
-			return err
-		}
-	}
-	if err := setAPIServerEnv(c, opts.APIServerHost, opts.APIServerPort); err != nil {
-		return err
-	}
-	for volume, hostPath := range map[string]string{
-		"plugin-dir":    opts.pluginDir(),
-		"registrar-dir": opts.registrarDir(),
-		"cdi-dir":       opts.CDIDir,
-		"state-dir":     opts.StateDir,
-	} {
-		if err := setHostPath(pod, volume, hostPath); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := renderDriverPod(pod, opts.common(), map[string]string{
+		"devices":   strconv.Itoa(opts.Devices),
+		"defect":    string(opts.Defect),
+		"state-dir": opts.StateDir,
+	}, map[string]string{"state-dir": opts.StateDir})
+	return err
 }
 
 // ApplyPlain creates or updates the plain driver's deployment and waits

@@ -79,4 +79,14 @@
 // write and remove only its own entries of claims allocated on its node.
 // Its admission policy is the reference driver's for its own service
 // account and driver name.
+//
+// # One implementation
+//
+// The three deployments differ only where their drivers do: the options
+// every one has (name, image, kubelet root, CDI directory, apiserver,
+// timeout) are checked alike, every one has the DriverObjects (embedded in
+// Manifests, PlainManifests and NICManifests) and is rendered, applied,
+// waited for and deleted by the same code (workload.go, apply.go); each
+// driver's file adds its own options, device classes, flags and host
+// paths.
 package deploy

@@ -7,75 +7,35 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 
-	"github.com/spf13/pflag"
-	logsapi "k8s.io/component-base/logs/api/v1"
-	"k8s.io/klog/v2"
-
+	"drakit.dev/drakit/internal/drivercmd"
 	"drakit.dev/drakit/reference/plaindriver"
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "drakit-plain-driver:", err)
-		klog.Flush()
-		os.Exit(1)
-	}
-}
+func main() { drivercmd.Main("drakit-plain-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
 func parse(args []string) (cfg plaindriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
 	cfg = plaindriver.DefaultConfig()
-	logging = logsapi.NewLoggingConfiguration()
-	fs := pflag.NewFlagSet("drakit-plain-driver", pflag.ContinueOnError)
-	str := func(p *string, name, env, usage string) {
-		if v, ok := os.LookupEnv(env); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+env+")")
-	}
-	str(&cfg.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
-	str(&cfg.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
-	str(&cfg.StateDir, "state-dir", "STATE_DIR", "the driver's directory: checkpoint and devices/<device>/serial, mounted into containers")
-	str(&cfg.KubeletRegistrarDir, "kubelet-registrar-dir", "KUBELET_REGISTRAR_DIR", "kubelet plugin registration directory")
-	str(&cfg.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", "directory of the DRA socket; empty: /var/lib/kubelet/plugins/<driver-name>")
-	str(&cfg.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
-	str(&cfg.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
-	if v, ok := os.LookupEnv("DEVICES"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return cfg, nil, false, fmt.Errorf("parse env DEVICES=%q: %w", v, err)
-		}
-		cfg.Devices = n
-	}
-	fs.IntVar(&cfg.Devices, "devices", cfg.Devices, "number of devices to publish, dev-0 … dev-<n-1> (env DEVICES)")
-	if v, ok := os.LookupEnv("DEFECT"); ok {
-		cfg.Defect = plaindriver.Defect(v)
-	}
+	f := drivercmd.New("drakit-plain-driver")
+	f.Kubelet(drivercmd.Kubelet{
+		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		PluginDirUsage: "directory of the DRA socket",
+	})
+	f.String(&cfg.StateDir, "state-dir", "STATE_DIR", "the driver's directory: checkpoint and devices/<device>/serial, mounted into containers")
+	f.Int(&cfg.Devices, "devices", "DEVICES", "number of devices to publish, dev-0 … dev-<n-1>")
 	known := make([]string, 0, len(plaindriver.Defects()))
 	for _, d := range plaindriver.Defects() {
 		known = append(known, string(d))
 	}
-	fs.StringVar((*string)(&cfg.Defect), "defect", string(cfg.Defect),
-		"a deliberate bug for the conformance kit to catch: "+strings.Join(known, ", ")+"; empty: none (env DEFECT)")
-	logsapi.AddFlags(logging, fs)
-	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
-		return cfg, logging, true, nil
-	} else if err != nil {
-		return cfg, nil, false, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, nil, false, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return cfg, logging, false, nil
+	f.String((*string)(&cfg.Defect), "defect", "DEFECT",
+		"a deliberate bug for the conformance kit to catch: "+strings.Join(known, ", ")+"; empty: none")
+	logging, help, err = f.Parse(args)
+	return cfg, logging, help, err
 }
 
 func run(args []string) error {
@@ -83,13 +43,5 @@ func run(args []string) error {
 	if err != nil || help {
 		return err
 	}
-	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
-		return fmt.Errorf("apply logging flags: %w", err)
-	}
-	defer klog.Flush()
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	ctx = klog.NewContext(ctx, klog.Background().WithName("drakit-plain-driver"))
-	return plaindriver.Run(ctx, cfg)
+	return drivercmd.Run("drakit-plain-driver", logging, func(ctx context.Context) error { return plaindriver.Run(ctx, cfg) })
 }

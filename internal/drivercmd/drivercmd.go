@@ -1,0 +1,141 @@
+package drivercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+)
+
+// Flags is a command's flag set whose flags have environment twins.
+type Flags struct {
+	fs      *pflag.FlagSet
+	logging *logsapi.LoggingConfiguration
+	err     error // the first twin that did not parse
+}
+
+// New returns the flags of the command name, with the logging flags.
+func New(name string) *Flags {
+	f := &Flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), logging: logsapi.NewLoggingConfiguration()}
+	return f
+}
+
+// FlagSet is the flag set, for a flag whose twin is read differently.
+func (f *Flags) FlagSet() *pflag.FlagSet { return f.fs }
+
+// Fail records err as the error of a twin that did not parse (the first
+// one wins).
+func (f *Flags) Fail(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// lookup reads env into *p with parse when the variable is set.
+func lookup[T any](f *Flags, p *T, env string, parse func(string) (T, error)) {
+	v, ok := os.LookupEnv(env)
+	if !ok {
+		return
+	}
+	x, err := parse(v)
+	if err != nil {
+		f.Fail(fmt.Errorf("parse env %s=%q: %w", env, v, err))
+		return
+	}
+	*p = x
+}
+
+// String adds the string flag name with twin env.
+func (f *Flags) String(p *string, name, env, usage string) {
+	lookup(f, p, env, func(v string) (string, error) { return v, nil })
+	f.fs.StringVar(p, name, *p, usage+" (env "+env+")")
+}
+
+// Int adds the int flag name with twin env.
+func (f *Flags) Int(p *int, name, env, usage string) {
+	lookup(f, p, env, strconv.Atoi)
+	f.fs.IntVar(p, name, *p, usage+" (env "+env+")")
+}
+
+// Bool adds the bool flag name with twin env.
+func (f *Flags) Bool(p *bool, name, env, usage string) {
+	lookup(f, p, env, strconv.ParseBool)
+	f.fs.BoolVar(p, name, *p, usage+" (env "+env+")")
+}
+
+// Duration adds the duration flag name with twin env.
+func (f *Flags) Duration(p *time.Duration, name, env, usage string) {
+	lookup(f, p, env, time.ParseDuration)
+	f.fs.DurationVar(p, name, *p, usage+" (env "+env+")")
+}
+
+// Kubelet are the fields of a driver's configuration that every driver on
+// the kubelet plugin harness has.
+type Kubelet struct {
+	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig *string
+	// PluginDirUsage is the usage of --kubelet-plugin-dir (what the
+	// driver keeps there).
+	PluginDirUsage string
+}
+
+// Kubelet adds --driver-name, --node-name, --kubelet-registrar-dir,
+// --kubelet-plugin-dir, --cdi-dir and --kubeconfig.
+func (f *Flags) Kubelet(k Kubelet) {
+	f.String(k.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
+	f.String(k.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
+	f.String(k.KubeletRegistrarDir, "kubelet-registrar-dir", "KUBELET_REGISTRAR_DIR", "kubelet plugin registration directory")
+	f.String(k.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", k.PluginDirUsage+"; empty: /var/lib/kubelet/plugins/<driver-name>")
+	f.String(k.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
+	f.String(k.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+}
+
+// Parse returns the first twin that did not parse, else parses args; help
+// is true when --help was asked for. logging is the logging
+// configuration (nil with an error).
+func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, help bool, err error) {
+	if f.err != nil {
+		return nil, false, f.err
+	}
+	logsapi.AddFlags(f.logging, f.fs)
+	if err := f.fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return f.logging, true, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	if f.fs.NArg() > 0 {
+		return nil, false, fmt.Errorf("unexpected arguments %q", f.fs.Args())
+	}
+	return f.logging, false, nil
+}
+
+// Run applies logging and runs run with a context that ends at SIGTERM or
+// SIGINT and carries a logger named name.
+func Run(name string, logging *logsapi.LoggingConfiguration, run func(ctx context.Context) error) error {
+	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
+		return fmt.Errorf("apply logging flags: %w", err)
+	}
+	defer klog.Flush()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	ctx = klog.NewContext(ctx, klog.Background().WithName(name))
+	return run(ctx)
+}
+
+// Main runs run with the command's arguments; on error it prints it once,
+// prefixed with name, and exits 1.
+func Main(name string, run func(args []string) error) {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		klog.Flush()
+		os.Exit(1)
+	}
+}

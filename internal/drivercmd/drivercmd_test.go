@@ -1,0 +1,45 @@
+package drivercmd
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTwins: a set twin replaces the default, a flag wins over it, and the
+// first twin that does not parse is Parse's error, before the arguments.
+func TestTwins(t *testing.T) {
+	t.Setenv("DRIVERCMD_S", "from-env")
+	t.Setenv("DRIVERCMD_N", "3")
+	t.Setenv("DRIVERCMD_D", "2s")
+	s, n, on, d := "default", 1, false, time.Second
+	f := New("test")
+	f.String(&s, "s", "DRIVERCMD_S", "s")
+	f.Int(&n, "n", "DRIVERCMD_N", "n")
+	f.Bool(&on, "b", "DRIVERCMD_UNSET", "b")
+	f.Duration(&d, "d", "DRIVERCMD_D", "d")
+	logging, help, err := f.Parse([]string{"--n=5"})
+	if err != nil || help || logging == nil {
+		t.Fatalf("Parse: %v (help %v, logging %v)", err, help, logging)
+	}
+	if s != "from-env" || n != 5 || on || d != 2*time.Second {
+		t.Errorf("got s=%q n=%d b=%v d=%s, want from-env 5 false 2s", s, n, on, d)
+	}
+
+	t.Setenv("DRIVERCMD_N", "many")
+	t.Setenv("DRIVERCMD_B", "maybe")
+	f = New("test")
+	f.Int(&n, "n", "DRIVERCMD_N", "n")
+	f.Bool(&on, "b", "DRIVERCMD_B", "b")
+	if _, _, err := f.Parse([]string{"--unknown"}); err == nil || !strings.Contains(err.Error(), `parse env DRIVERCMD_N="many"`) {
+		t.Errorf("error %v, want the first twin's", err)
+	}
+	f = New("test")
+	if _, _, err := f.Parse([]string{"extra"}); err == nil || !strings.Contains(err.Error(), `unexpected arguments ["extra"]`) {
+		t.Errorf("error %v, want the positional argument refused", err)
+	}
+	f = New("test")
+	if _, help, err := f.Parse([]string{"--help"}); err != nil || !help {
+		t.Errorf("--help: help %v, error %v", help, err)
+	}
+}

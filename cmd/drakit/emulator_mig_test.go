@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
@@ -46,15 +47,15 @@ func TestEmulatorMIG(t *testing.T) {
 	}
 	t.Setenv("DRAKIT_EMULATOR_ROOT", "")
 	gpuUUID := p.Spec.GPUs[2].UUID
-	auto, _ := profile.GIID(6, 1) // the highest free 1g placement once a 3g is at 0
+	auto, _ := gpu.GIID(6, 1) // the highest free 1g placement once a 3g is at 0
 	for _, step := range []struct {
 		args    []string
 		want    string
 		wantErr string
 	}{
 		{args: []string{"create", "--gpu", "2", "--profile", "3g.40gb", "--placement", "0"},
-			want: "GPU 2: created GI 2 (3g.40gb at 0:4), CI 0 (3g.40gb), " + profile.DeriveMIGUUID(gpuUUID, 2, 0)},
-		{args: []string{"list"}, want: "2    NVIDIA H100 80GB HBM3  enabled   2   3g.40gb     0:4        0   3g.40gb     " + profile.DeriveMIGUUID(gpuUUID, 2, 0)},
+			want: "GPU 2: created GI 2 (3g.40gb at 0:4), CI 0 (3g.40gb), " + gpu.DeriveMIGUUID(gpuUUID, 2, 0)},
+		{args: []string{"list"}, want: "2    NVIDIA H100 80GB HBM3  enabled   2   3g.40gb     0:4        0   3g.40gb     " + gpu.DeriveMIGUUID(gpuUUID, 2, 0)},
 		{args: []string{"create", "--gpu", "2", "--profile", "4g.40gb", "--placement", "0"}, wantErr: "Insufficient Resources"},
 		{args: []string{"create", "--gpu", "2", "--profile", "1g.10gb"},
 			want: fmt.Sprintf("GPU 2: created GI %d (1g.10gb at 6:1)", auto)},

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
@@ -117,7 +118,7 @@ func TestMIGCreateDestroy(t *testing.T) {
 		t.Fatalf("CreateComputeInstance(3c): %v", ret)
 	}
 	giMinor, ciMinor := nvmlstate.GIAccessMinor(0, 2), nvmlstate.CIAccessMinor(0, 2, 0)
-	uuid := profile.DeriveMIGUUID(s.GPUs[0].UUID, 2, 0)
+	uuid := gpu.DeriveMIGUUID(s.GPUs[0].UUID, 2, 0)
 
 	// The state file, as nvmlstate reads it, holds the new GI and CI.
 	got := readStateFile(t, root)
@@ -301,7 +302,7 @@ func TestMIGCreateWithoutPlacement(t *testing.T) {
 	}
 	var want []gonvml.GpuInstanceInfo
 	for _, start := range []int{6, 5, 4, 3, 2, 1, 0} {
-		id, _ := profile.GIID(start, 1)
+		id, _ := gpu.GIID(start, 1)
 		want = append(want, gonvml.GpuInstanceInfo{Device: gpu1, Id: uint32(id), ProfileId: 19,
 			Placement: gonvml.GpuInstancePlacement{Start: uint32(start), Size: 1}})
 	}
@@ -357,9 +358,9 @@ func TestMIGSharedAcrossProcesses(t *testing.T) {
 	if ret != gonvml.SUCCESS {
 		t.Fatalf("after the child: GetMigDeviceHandleByIndex(0) = %v", ret)
 	}
-	id, _ := profile.GIID(3, 1)
-	if u, _ := mig.GetUUID(); u != profile.DeriveMIGUUID(s.GPUs[0].UUID, id, 0) {
-		t.Errorf("MIG device the child created has UUID %q, want %q", u, profile.DeriveMIGUUID(s.GPUs[0].UUID, id, 0))
+	id, _ := gpu.GIID(3, 1)
+	if u, _ := mig.GetUUID(); u != gpu.DeriveMIGUUID(s.GPUs[0].UUID, id, 0) {
+		t.Errorf("MIG device the child created has UUID %q, want %q", u, gpu.DeriveMIGUUID(s.GPUs[0].UUID, id, 0))
 	}
 	gi, ret := gpu0.GetGpuInstanceById(id)
 	if ret != gonvml.SUCCESS {
@@ -436,7 +437,7 @@ func TestMIGCreateMatchesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	dynamic, _ := profile.Load("mixed-mig")
-	layouts := map[int][]profile.GPUInstance{}
+	layouts := map[int][]gpu.GPUInstance{}
 	for i := range dynamic.Spec.GPUs {
 		g := &dynamic.Spec.GPUs[i]
 		gis, err := static.Spec.GPUs[i].MIGLayout()
@@ -445,7 +446,7 @@ func TestMIGCreateMatchesRender(t *testing.T) {
 		}
 		if len(gis) > 0 {
 			layouts[*g.Minor] = gis
-			g.MIG = &profile.MIGConfig{Mode: profile.MIGEnabled}
+			g.MIG = &gpu.MIGConfig{Mode: gpu.MIGEnabled}
 		}
 	}
 	if len(layouts) == 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
@@ -45,7 +46,7 @@ func TestNvidiaSMIOnRenderedProfiles(t *testing.T) {
 				mig := "[N/A]"
 				if *g.MIGCapable {
 					mig = "Disabled"
-					if g.MIG != nil && g.MIG.Mode == profile.MIGEnabled {
+					if g.MIG != nil && g.MIG.Mode == gpu.MIGEnabled {
 						mig = "Enabled"
 					}
 				}
@@ -67,8 +68,8 @@ func TestNvidiaSMIOnRenderedProfiles(t *testing.T) {
 				t.Errorf("-L shows no MIG device of the static layout: %v", r)
 			}
 			for _, c := range state.ComputeInstances {
-				gpu := state.GPUs[slices.IndexFunc(state.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == c.GPU })]
-				if want := profile.DeriveMIGUUID(gpu.UUID, c.GI, c.ID); c.UUID != want || !strings.Contains(r.stdout, "(UUID: "+want+")") {
+				g := state.GPUs[slices.IndexFunc(state.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == c.GPU })]
+				if want := gpu.DeriveMIGUUID(g.UUID, c.GI, c.ID); c.UUID != want || !strings.Contains(r.stdout, "(UUID: "+want+")") {
 					t.Errorf("MIG device gpu%d/gi%d/ci%d: state %s, -L %q; want %s", c.GPU, c.GI, c.ID, c.UUID, r.stdout, want)
 				}
 			}

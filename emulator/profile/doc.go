@@ -2,6 +2,15 @@
 // NUMA nodes, PCIe root complexes and switches, and the GPUs and SR-IOV NICs
 // placed on them, loaded from a strict, versioned YAML document.
 //
+// The package is the document and composes its parts: the shared tree every
+// device hangs from (NUMA nodes, root complexes, switches, placements and
+// bus numbering) is package emulator/platform; each kind of device is a
+// package of its own with its schema, catalogue, defaults and validation,
+// emulator/gpu (GPUs, MIG) and emulator/nic (SR-IOV NICs). Here are the
+// document (Profile, Spec, Driver), Parse, Load, LoadFile, the built-in
+// profiles, Default and Validate, which call into the parts in a fixed
+// order, and Topology, which resolves the PCIe tree with every kind placed.
+//
 // # Document
 //
 //	apiVersion: emulator.drakit.dev/v1alpha1
@@ -43,7 +52,7 @@
 //	    # driver (mlx5_core|ice) rdma speedMbps totalVFs vfDeviceID vfOffset vfStride
 //
 // Numbers that are conventionally hex (PCI ids, domains, buses) may be written
-// 0x18, "0x18" or 24 and are written back as "0x…" strings (Hex). Sizes are
+// 0x18, "0x18" or 24 and are written back as "0x…" strings (platform.Hex). Sizes are
 // Kubernetes quantities of bytes (85520809984 or 81559Mi).
 //
 // # Parsing, defaulting, validation
@@ -53,7 +62,7 @@
 // of the wrong type are errors, the last two with field paths. Default fills unset fields
 // and documents each default (driver 570.172.08 / CUDA 12.8, SLIT distances
 // 10/20, socket = node id, GPU fields from the catalogue model, UUIDs derived
-// with DeriveUUID). Validate returns a field.ErrorList naming every problem by
+// with gpu.DeriveUUID). Validate returns a field.ErrorList naming every problem by
 // path ("spec.gpus[3].minor: Duplicate value: 2: also spec.gpus[1].minor"):
 // duplicate names, minors, UUIDs and buses, unknown models, references to
 // NUMA nodes, root complexes or switches that do not exist, zero or
@@ -61,24 +70,9 @@
 // parent's bus range, overlapping switch bus ranges and CPUs in two NUMA
 // nodes. Load, LoadFile and Builtin do all three; every content error
 // matches errors.Is(err, ErrInvalid), and field problems come as one
-// *ValidationError listing them all.
-//
-// # NICs
-//
-// A NIC is a single-function PCI device, its SR-IOV physical function
-// (nic.go). Its model (NICModels: ConnectX-6, ConnectX-7, E810-C; real PCI
-// ids from internal/nichw) gives the PCI ids, the kernel driver, RDMA,
-// speed and SR-IOV geometry (sriov_totalvfs, VF device id, offset,
-// stride); per NIC come the interface name (default systemd's path name,
-// en[P<domain>]p<bus>s0np0, bus in decimal), the MAC (default DeriveMAC:
-// 02 then five bytes of SHA-256 of seed and address), MTU (1500) and link
-// state (up). NICs share the bus numbering, root ports and switches with
-// the GPUs, so a GPU and a NIC behind one switch have the same pcieRoot
-// and NUMA node. Validate (nic_validate.go) also rejects unknown models and
-// drivers, RDMA other than mlx5_core's, duplicate or invalid interface
-// names (IFNAMSIZ) and MACs (unicast, lower case), MTUs outside 68..9702,
-// SR-IOV without VF device id, offset or stride, and VFs that would leave
-// the PF's bus.
+// *ValidationError listing them all. The rules of the tree and of each kind
+// of device are documented with their packages (emulator/platform,
+// emulator/gpu with MIG, emulator/nic with SR-IOV).
 //
 // # PCIe tree
 //
@@ -89,21 +83,6 @@
 // its internal bus <bus+1> with device numbers 0, 1, … in order of their
 // devices' buses; every device is function 0 of its bus. GPUs are listed in
 // PCI address order, which is NVML's enumeration order, and so are NICs.
-//
-// # MIG
-//
-// LookupMIGTable gives a model's MIG GPU-instance profiles (real driver
-// profile IDs, NVML indexes, slices, memory, engines, placements) and derives
-// its compute-instance profiles; mig.go names the source of every value and
-// marks what is unverified. A static layout resolves (GPU.MIGLayout) to GPU
-// instances with NVML's ids: the GI id is a function of the placement (GIID:
-// 0 for 0:8, 1 and 2 for 4:4 and 0:4, 3..6 for the quarters, 7..14 for the
-// eighths, upper half first), CI ids count 0, 1, … in listed order. Named
-// layouts place GIs as the driver does without a placement: largest first,
-// each at the highest free start. Validate rejects MIG on GPUs that are not
-// MIG capable or have no MIG table, unknown profiles and layouts, placements
-// a profile does not have, overlaps, more GIs of a profile than its
-// instanceCount, more than 7 compute slices and more than 7 MIG devices.
 //
 // # Built-in profiles and the catalogue
 //
@@ -116,13 +95,13 @@
 // root complexes with two PCIe switches each, and eight ConnectX-7, one
 // beside each GPU behind its switch; mixed-mig has two A100-SXM4-40GB with static
 // MIG layouts, two H100 with MIG enabled and no instances, and two H200 with
-// MIG disabled. Models lists the GPU catalogue (A100-SXM4-40GB,
+// MIG disabled. gpu.Models lists the GPU catalogue (A100-SXM4-40GB,
 // A100-SXM4-80GB, H100-80GB-HBM3, H200-141GB-HBM3e) with the values real
-// boards report (catalogue.go marks the unverified ones).
+// boards report (package emulator/gpu).
 //
 // The model is meant to grow: later profile versions add NVLink/NVSwitch
 // fabrics and other accelerators on the same root complexes and NUMA nodes.
-// Each kind of device keeps its own files (nic.go, nic_catalogue.go,
-// nic_validate.go beside the GPU's types.go, catalogue.go, validate.go);
-// placement.go holds what all endpoints share.
+// A new kind of device is a package beside emulator/gpu and emulator/nic
+// that places its endpoints through a platform.Placer; this package adds
+// its list to Spec, Default, Validate and Topology.
 package profile

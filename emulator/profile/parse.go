@@ -8,12 +8,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"drakit.dev/drakit/emulator/internal/fielderr"
 	"drakit.dev/drakit/internal/strictyaml"
 )
 
 // ErrInvalid classifies every error about a profile's content: YAML syntax,
-// unknown fields, wrong types and failed validation.
-var ErrInvalid = errors.New("invalid node profile")
+// unknown fields, wrong types and failed validation, also those the device
+// kinds report (gpu.GPU.MIGLayout).
+var ErrInvalid = fielderr.ErrInvalid
 
 // ErrNotFound is returned for a built-in profile name that does not exist.
 var ErrNotFound = errors.New("node profile not found")

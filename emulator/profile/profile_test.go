@@ -10,7 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"drakit.dev/drakit/emulator/gpu"
+	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/platform"
 )
+
+func ptr[T any](v T) *T { return &v }
 
 var quantityEqual = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 
@@ -245,11 +251,11 @@ func TestDefault(t *testing.T) {
 		Spec: Spec{
 			UUIDSeed: "minimal",
 			Driver:   Driver{DriverVersion: "570.172.08", CUDADriverVersion: 12080},
-			NUMANodes: []NUMANode{
+			NUMANodes: []platform.NUMANode{
 				{ID: ptr(0), CPUList: "0-7", Distances: []int{10}, Socket: ptr(0)},
 			},
-			RootComplexes: []RootComplex{{Name: "rc0", NUMANode: ptr(0)}},
-			GPUs: []GPU{{
+			RootComplexes: []platform.RootComplex{{Name: "rc0", NUMANode: ptr(0)}},
+			GPUs: []gpu.GPU{{
 				Model:             "H100-80GB-HBM3",
 				Name:              "NVIDIA H100 80GB HBM3",
 				VendorID:          0x10de,
@@ -265,8 +271,8 @@ func TestDefault(t *testing.T) {
 				MIGCapable:        ptr(true),
 				VBIOSVersion:      "96.00.99.00.01",
 				Minor:             ptr(0),
-				UUID:              DeriveUUID("minimal", Address{Bus: 1}),
-				PCIe:              Placement{RootComplex: "rc0", Bus: 1},
+				UUID:              gpu.DeriveUUID("minimal", platform.Address{Bus: 1}),
+				PCIe:              platform.Placement{RootComplex: "rc0", Bus: 1},
 			}},
 		},
 	}
@@ -287,31 +293,28 @@ func TestNICDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []NIC{
+	want := []nic.NIC{
 		{
 			Model: "ConnectX-7", VendorID: 0x15b3, DeviceID: 0x1021, SubsystemVendorID: 0x15b3, SubsystemDeviceID: 0x0021,
 			Driver: "mlx5_core", RDMA: ptr(true), SpeedMbps: 400000, TotalVFs: ptr(16), VFDeviceID: 0x101e,
-			VFOffset: ptr(1), VFStride: ptr(1), Interface: "enp19s0np0", MAC: DeriveMAC("nics", Address{Bus: 0x13}),
-			MTU: 1500, Link: "up", PCIe: Placement{RootComplex: "rc0", Switch: "sw0", Bus: 0x13},
+			VFOffset: ptr(1), VFStride: ptr(1), Interface: "enp19s0np0", MAC: nic.DeriveMAC("nics", platform.Address{Bus: 0x13}),
+			MTU: 1500, Link: "up", PCIe: platform.Placement{RootComplex: "rc0", Switch: "sw0", Bus: 0x13},
 		},
 		{
 			Model: "E810-C", VendorID: 0x8086, DeviceID: 0x1592, SubsystemVendorID: 0x8086, SubsystemDeviceID: 0x0002,
 			Driver: "ice", RDMA: ptr(false), SpeedMbps: 100000, TotalVFs: ptr(128), VFDeviceID: 0x1889,
 			VFOffset: ptr(8), VFStride: ptr(1), Interface: "eth1", MAC: "0c:42:a1:00:00:01",
-			MTU: 9000, Link: "down", PCIe: Placement{RootComplex: "rc0", Bus: 0x20},
+			MTU: 9000, Link: "down", PCIe: platform.Placement{RootComplex: "rc0", Bus: 0x20},
 		},
 		{
 			VendorID: 0x15b3, DeviceID: 0x1021, SubsystemVendorID: 0x15b3, SubsystemDeviceID: 0x0021,
 			Driver: "mlx5_core", RDMA: ptr(false), SpeedMbps: 25000, TotalVFs: ptr(0),
-			Interface: "enP1p5s0np0", MAC: DeriveMAC("nics", Address{Domain: 1, Bus: 5}),
-			MTU: 1500, Link: "up", PCIe: Placement{RootComplex: "rc1", Bus: 0x05},
+			Interface: "enP1p5s0np0", MAC: nic.DeriveMAC("nics", platform.Address{Domain: 1, Bus: 5}),
+			MTU: 1500, Link: "up", PCIe: platform.Placement{RootComplex: "rc1", Bus: 0x05},
 		},
 	}
 	if diff := cmp.Diff(want, p.Spec.NICs); diff != "" {
 		t.Errorf("defaulted NICs (-want +got):\n%s", diff)
-	}
-	if mac := DeriveMAC("x", Address{Bus: 1}); !macPattern.MatchString(mac) || mac[:3] != "02:" || mac == DeriveMAC("y", Address{Bus: 1}) {
-		t.Errorf("DeriveMAC: %s is not a seeded, locally administered unicast address", mac)
 	}
 }
 
@@ -350,12 +353,6 @@ func TestDerivedUUIDs(t *testing.T) {
 			t.Errorf("gpu %d: UUID %s repeated", i, a.Spec.GPUs[i].UUID)
 		}
 		seen[a.Spec.GPUs[i].UUID] = true
-	}
-	if DeriveUUID("x", Address{Bus: 1}) == DeriveUUID("y", Address{Bus: 1}) {
-		t.Error("the seed does not change the UUID")
-	}
-	if got := DeriveUUID("dgx-h100", Address{Bus: 0x18}); !uuidPattern.MatchString(got) {
-		t.Errorf("derived UUID %q has the wrong form", got)
 	}
 }
 
@@ -416,77 +413,6 @@ func TestLoadNameOrPath(t *testing.T) {
 		}
 		if p.Metadata.Name != tc.wantName {
 			t.Errorf("Load(%q) loaded %q, want %q", tc.arg, p.Metadata.Name, tc.wantName)
-		}
-	}
-}
-
-func TestHex(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in      string
-		want    Hex
-		wantErr bool
-	}{
-		{in: `4318`, want: 0x10de},
-		{in: `"0x10de"`, want: 0x10de},
-		{in: `"0X10DE"`, want: 0x10de},
-		{in: `"24"`, want: 24},
-		{in: `"0x"`, wantErr: true},
-		{in: `-1`, wantErr: true},
-		{in: `1.5`, wantErr: true},
-		{in: `"0x100000000"`, wantErr: true},
-		{in: `true`, wantErr: true},
-	}
-	for _, tc := range tests {
-		var h Hex
-		err := h.UnmarshalJSON([]byte(tc.in))
-		if (err != nil) != tc.wantErr || (err == nil && h != tc.want) {
-			t.Errorf("UnmarshalJSON(%s) = %s, %v; want %s, error %v", tc.in, h, err, tc.want, tc.wantErr)
-		}
-	}
-	out, err := Hex(0x18).MarshalJSON()
-	if err != nil || string(out) != `"0x18"` {
-		t.Errorf("MarshalJSON(0x18) = %s, %v", out, err)
-	}
-}
-
-func TestCPUList(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in       string
-		want     []int
-		wantList string
-		wantMask string // over 64 CPUs
-		wantErr  bool
-	}{
-		{in: "", want: nil, wantList: "", wantMask: "00000000,00000000"},
-		{in: "0-3,8", want: []int{0, 1, 2, 3, 8}, wantList: "0-3,8", wantMask: "00000000,0000010f"},
-		{in: "8,0-1,2", want: []int{0, 1, 2, 8}, wantList: "0-2,8", wantMask: "00000000,00000107"},
-		{in: "32-33,63", want: []int{32, 33, 63}, wantList: "32-33,63", wantMask: "80000003,00000000"},
-		{in: "3-1", wantErr: true},
-		{in: "1,1", wantErr: true},
-		{in: "0-8192", wantErr: true},
-		{in: "01", wantErr: true},
-		{in: "a", wantErr: true},
-		{in: "1,", wantErr: true},
-	}
-	for _, tc := range tests {
-		got, err := ParseCPUList(tc.in)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("ParseCPUList(%q) error %v, want error %v", tc.in, err, tc.wantErr)
-			continue
-		}
-		if tc.wantErr {
-			continue
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("ParseCPUList(%q) (-want +got):\n%s", tc.in, diff)
-		}
-		if s := FormatCPUList(got); s != tc.wantList {
-			t.Errorf("FormatCPUList(%v) = %q, want %q", got, s, tc.wantList)
-		}
-		if s := FormatCPUMask(got, 64); s != tc.wantMask {
-			t.Errorf("FormatCPUMask(%v) = %q, want %q", got, s, tc.wantMask)
 		}
 	}
 }

@@ -4,28 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"drakit.dev/drakit/emulator/gpu"
+	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/platform"
 )
-
-// Address is a PCI function address.
-type Address struct {
-	Domain, Bus, Device, Function int
-}
-
-// String is the kernel's form, "0000:18:00.0": the name of the device's sysfs
-// directory and what deviceattribute accepts.
-func (a Address) String() string {
-	return fmt.Sprintf("%04x:%02x:%02x.%x", a.Domain, a.Bus, a.Device, a.Function)
-}
-
-// NVMLBusID is NVML's nvmlPciInfo_t.busId form, "00000000:18:00.0".
-func (a Address) NVMLBusID() string {
-	return fmt.Sprintf("%08X:%02X:%02X.%X", a.Domain, a.Bus, a.Device, a.Function)
-}
-
-func compareAddress(a, b Address) int {
-	return cmp.Or(cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Bus, b.Bus),
-		cmp.Compare(a.Device, b.Device), cmp.Compare(a.Function, b.Function))
-}
 
 // PCIKind says what a PCI function in the tree is.
 type PCIKind int
@@ -43,22 +26,22 @@ const (
 // PCIFunction is one function in the PCIe tree below a host bridge.
 type PCIFunction struct {
 	Kind    PCIKind
-	Address Address
+	Address platform.Address
 	// SecondaryBus and SubordinateBus are the bus range a bridge forwards.
 	SecondaryBus, SubordinateBus int
 	// Switch is the switch a port belongs to (upstream and downstream ports).
-	Switch *Switch
+	Switch *platform.Switch
 	// GPU is set for GPUFunction.
-	GPU *GPU
+	GPU *gpu.GPU
 	// NIC is set for NICFunction.
-	NIC *NIC
+	NIC *nic.NIC
 	// Children are the functions on the bridge's secondary bus.
 	Children []*PCIFunction
 }
 
 // HostBridge is a root complex with its root ports.
 type HostBridge struct {
-	RootComplex *RootComplex
+	RootComplex *platform.RootComplex
 	// NUMANode is the root complex's NUMA node, -1 without affinity.
 	NUMANode  int
 	RootPorts []*PCIFunction
@@ -71,7 +54,7 @@ func (h *HostBridge) Name() string {
 
 // PlacedGPU is a GPU with its resolved place in the tree.
 type PlacedGPU struct {
-	GPU *GPU
+	GPU *gpu.GPU
 	// Index is the GPU's position in spec.gpus.
 	Index      int
 	Function   *PCIFunction
@@ -82,7 +65,7 @@ type PlacedGPU struct {
 
 // PlacedNIC is a NIC with its resolved place in the tree.
 type PlacedNIC struct {
-	NIC *NIC
+	NIC *nic.NIC
 	// Index is the NIC's position in spec.nics.
 	Index      int
 	Function   *PCIFunction
@@ -123,14 +106,14 @@ func (p *Profile) Topology() (*Topology, error) {
 		for si := range rc.Switches {
 			sw := &rc.Switches[si]
 			up := &PCIFunction{Kind: SwitchUpstreamPort, Switch: sw,
-				Address:      Address{Domain: domain, Bus: int(sw.Bus)},
+				Address:      platform.Address{Domain: domain, Bus: int(sw.Bus)},
 				SecondaryBus: int(sw.Bus) + 1, SubordinateBus: int(sw.Bus) + 1}
 			switches[sw.Name] = up
 			upstream = append(upstream, up)
 		}
 		var endpoints []*PCIFunction
-		place := func(pl Placement, fn *PCIFunction) {
-			fn.Address = Address{Domain: domain, Bus: int(pl.Bus)}
+		place := func(pl platform.Placement, fn *PCIFunction) {
+			fn.Address = platform.Address{Domain: domain, Bus: int(pl.Bus)}
 			if up, ok := switches[pl.Switch]; ok {
 				up.Children = append(up.Children, &PCIFunction{Kind: SwitchDownstreamPort, Switch: up.Switch,
 					SecondaryBus: fn.Address.Bus, SubordinateBus: fn.Address.Bus, Children: []*PCIFunction{fn}})
@@ -154,7 +137,7 @@ func (p *Profile) Topology() (*Topology, error) {
 		for _, up := range upstream {
 			slices.SortFunc(up.Children, func(a, b *PCIFunction) int { return cmp.Compare(a.SecondaryBus, b.SecondaryBus) })
 			for dev, down := range up.Children {
-				down.Address = Address{Domain: domain, Bus: up.SecondaryBus, Device: dev}
+				down.Address = platform.Address{Domain: domain, Bus: up.SecondaryBus, Device: dev}
 			}
 			ports = append(ports, &PCIFunction{Kind: RootPort, SecondaryBus: up.Address.Bus,
 				SubordinateBus: up.SubordinateBus, Children: []*PCIFunction{up}})
@@ -165,7 +148,7 @@ func (p *Profile) Topology() (*Topology, error) {
 		}
 		slices.SortFunc(ports, func(a, b *PCIFunction) int { return cmp.Compare(a.SecondaryBus, b.SecondaryBus) })
 		for i, rp := range ports {
-			rp.Address = Address{Domain: domain, Bus: int(rc.Bus), Device: i + 1}
+			rp.Address = platform.Address{Domain: domain, Bus: int(rc.Bus), Device: i + 1}
 		}
 		hb.RootPorts = ports
 		t.HostBridges = append(t.HostBridges, hb)
@@ -178,8 +161,8 @@ func (p *Profile) Topology() (*Topology, error) {
 			t.collect(p, hb, rp, nil)
 		}
 	}
-	slices.SortFunc(t.GPUs, func(a, b PlacedGPU) int { return compareAddress(a.Function.Address, b.Function.Address) })
-	slices.SortFunc(t.NICs, func(a, b PlacedNIC) int { return compareAddress(a.Function.Address, b.Function.Address) })
+	slices.SortFunc(t.GPUs, func(a, b PlacedGPU) int { return platform.CompareAddress(a.Function.Address, b.Function.Address) })
+	slices.SortFunc(t.NICs, func(a, b PlacedNIC) int { return platform.CompareAddress(a.Function.Address, b.Function.Address) })
 	return t, nil
 }
 

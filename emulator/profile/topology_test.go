@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"drakit.dev/drakit/emulator/platform"
 )
 
 func TestTopologyDGXH100(t *testing.T) {
@@ -142,8 +144,8 @@ func TestTopologyNICs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			switchOf := func(bridges []*PCIFunction) *Switch { return bridges[1].Switch }
-			nicSwitches := map[*Switch]int{}
+			switchOf := func(bridges []*PCIFunction) *platform.Switch { return bridges[1].Switch }
+			nicSwitches := map[*platform.Switch]int{}
 			for _, n := range topo.NICs {
 				if n.Index < 0 || &p.Spec.NICs[n.Index] != n.NIC {
 					t.Errorf("PlacedNIC %s: Index %d points at another NIC", n.Function.Address, n.Index)

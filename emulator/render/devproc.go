@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/internal/nichw"
 )
@@ -134,9 +135,9 @@ const firstIRQ = 300
 
 // dmaBits is the DMA address width the driver reports: 52 bits from Hopper
 // on, 47 before.
-func dmaBits(a profile.Architecture) int {
+func dmaBits(a gpu.Architecture) int {
 	v, _ := a.NVML()
-	hopper, _ := profile.Architecture("Hopper").NVML()
+	hopper, _ := gpu.Architecture("Hopper").NVML()
 	if v >= hopper {
 		return 52
 	}

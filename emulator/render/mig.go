@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 )
@@ -60,8 +61,8 @@ func migMinors(topo *profile.Topology) string {
 }
 
 // migLayouts resolves every GPU's static MIG layout, keyed by GPU minor.
-func migLayouts(topo *profile.Topology) (map[int][]profile.GPUInstance, error) {
-	out := map[int][]profile.GPUInstance{}
+func migLayouts(topo *profile.Topology) (map[int][]gpu.GPUInstance, error) {
+	out := map[int][]gpu.GPUInstance{}
 	for _, pg := range topo.GPUs {
 		gis, err := pg.GPU.MIGLayout()
 		if err != nil {
@@ -74,7 +75,7 @@ func migLayouts(topo *profile.Topology) (map[int][]profile.GPUInstance, error) {
 
 // migProcfs renders the capability files: the config and monitor access
 // files, mig-minors, and an access file per created GI and CI.
-func migProcfs(w *writer, topo *profile.Topology, layouts map[int][]profile.GPUInstance) {
+func migProcfs(w *writer, topo *profile.Topology, layouts map[int][]gpu.GPUInstance) {
 	caps := "proc/driver/nvidia/capabilities"
 	w.file(filepath.Join(caps, "mig/config"), 0o444, capFile(nvmlstate.ConfigCapMinor, capConfigMode))
 	w.file(filepath.Join(caps, "mig/monitor"), 0o444, capFile(nvmlstate.MonitorCapMinor, capMode))
@@ -94,7 +95,7 @@ func migProcfs(w *writer, topo *profile.Topology, layouts map[int][]profile.GPUI
 
 // migDevfs renders /dev/nvidia-caps: nvidia-cap1 (config) and nvidia-cap2
 // (monitor), and a node per created GI and CI.
-func migDevfs(w *writer, topo *profile.Topology, layouts map[int][]profile.GPUInstance) {
+func migDevfs(w *writer, topo *profile.Topology, layouts map[int][]gpu.GPUInstance) {
 	node := func(minor int, mode uint32) {
 		w.charDevice(fmt.Sprintf("dev/nvidia-caps/nvidia-cap%d", minor), NvidiaCapsMajor, uint32(minor), os.FileMode(mode))
 	}
@@ -113,16 +114,16 @@ func migDevfs(w *writer, topo *profile.Topology, layouts map[int][]profile.GPUIn
 
 // migState adds a GPU's MIG records to s: for a GPU with a mig section, its
 // geometry and profile tables, and its static GIs and CIs.
-func migState(s *nvmlstate.State, g *profile.GPU, gis []profile.GPUInstance) {
+func migState(s *nvmlstate.State, g *gpu.GPU, gis []gpu.GPUInstance) {
 	if g.MIG == nil {
 		return
 	}
-	t, ok := profile.LookupMIGTable(g.Model)
+	t, ok := gpu.LookupMIGTable(g.Model)
 	if !ok {
 		return // Validate rejects a mig section without a MIG table
 	}
 	minor := *g.Minor
-	s.MIG = append(s.MIG, nvmlstate.MIG{GPU: minor, MaxDevices: profile.MaxMIGDevices, MemorySlices: profile.MIGMemorySlices})
+	s.MIG = append(s.MIG, nvmlstate.MIG{GPU: minor, MaxDevices: gpu.MaxMIGDevices, MemorySlices: gpu.MIGMemorySlices})
 	for _, p := range t.GIProfiles {
 		s.GIProfiles = append(s.GIProfiles, nvmlstate.GIProfile{
 			GPU: minor, ID: p.ID, Index: p.Index, Name: p.Name, Slices: p.Slices, MemorySlices: p.MemorySlices,
@@ -144,7 +145,7 @@ func migState(s *nvmlstate.State, g *profile.GPU, gis []profile.GPUInstance) {
 		for _, ci := range gi.ComputeInstances {
 			s.ComputeInstances = append(s.ComputeInstances, nvmlstate.ComputeInstance{
 				GPU: minor, GI: gi.ID, ID: ci.ID, Profile: ci.Profile.ID, Start: ci.Start, Size: ci.Profile.Slices,
-				UUID: profile.DeriveMIGUUID(g.UUID, gi.ID, ci.ID), CapMinor: nvmlstate.CIAccessMinor(minor, gi.ID, ci.ID),
+				UUID: gpu.DeriveMIGUUID(g.UUID, gi.ID, ci.ID), CapMinor: nvmlstate.CIAccessMinor(minor, gi.ID, ci.ID),
 			})
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
 )
 
 func readState(t *testing.T, root string) *nvmlstate.State {
@@ -74,7 +74,7 @@ func TestMIGSurfaces(t *testing.T) {
 		for _, gi := range gis {
 			for _, ci := range gi.ComputeInstances {
 				want = append(want, fmt.Sprintf("gpu%d/gi%d/ci%d %s %s", *g.Minor, gi.ID, ci.ID, ci.Profile.Name,
-					profile.DeriveMIGUUID(g.UUID, gi.ID, ci.ID)))
+					gpu.DeriveMIGUUID(g.UUID, gi.ID, ci.ID)))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	kfs "drakit.dev/drakit/emulator/internal/sysfs"
+	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/internal/nichw"
 )
@@ -15,7 +16,7 @@ const nicRevision = 0x00
 // interface, which every network namespace has (not rendered).
 const firstIfIndex = 2
 
-func nicIdentity(n *profile.NIC) pciIdentity {
+func nicIdentity(n *nic.NIC) pciIdentity {
 	return pciIdentity{uint32(n.VendorID), uint32(n.DeviceID), uint32(n.SubsystemVendorID),
 		uint32(n.SubsystemDeviceID), nichw.ClassEthernet, nicRevision, n.Driver}
 }
@@ -86,7 +87,7 @@ func (s *tree) nic(dir string, fn *profile.PCIFunction) {
 			VFDevice: uint32(n.VFDeviceID)}))
 	}
 	d, _ := nichw.LookupDriver(n.Driver)
-	up := n.Link == profile.LinkUp
+	up := n.Link == nic.LinkUp
 	s.w.entries(kfs.NetDevice(kfs.NetDev{DeviceDir: dir, Name: n.Interface, MAC: n.MAC, MTU: n.MTU,
 		SpeedMbps: n.SpeedMbps, Up: up, IfIndex: num.ifIndex, PhysPortName: d.PhysPortName}))
 	s.w.entries([]kfs.Entry{kfs.SpeedRecordFile(fn.Address.String(), n.SpeedMbps)})

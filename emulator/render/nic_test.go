@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 
+	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/profile"
 )
 
@@ -167,7 +168,7 @@ func wantNICs(t *testing.T, p *profile.Profile) []sysNIC {
 		if *n.TotalVFs > 0 {
 			w.VFOffset, w.VFStride, w.VFDevice = *n.VFOffset, *n.VFStride, fmt.Sprintf("%x", uint32(n.VFDeviceID))
 		}
-		if n.Link == profile.LinkDown {
+		if n.Link == nic.LinkDown {
 			w.Speed, w.Carrier = "-1", "0"
 		}
 		if *n.RDMA {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/emulator/platform"
 )
 
 // numa renders /sys/devices/system/node and the parts of
@@ -24,14 +24,14 @@ func (s *tree) numa() {
 	}
 	ids, withCPUs = sortedCopy(ids), sortedCopy(withCPUs)
 	base := "sys/devices/system/node"
-	s.w.file(filepath.Join(base, "online"), 0o444, profile.FormatCPUList(ids)+"\n")
-	s.w.file(filepath.Join(base, "possible"), 0o444, profile.FormatCPUList(ids)+"\n")
-	s.w.file(filepath.Join(base, "has_cpu"), 0o444, profile.FormatCPUList(withCPUs)+"\n")
+	s.w.file(filepath.Join(base, "online"), 0o444, platform.FormatCPUList(ids)+"\n")
+	s.w.file(filepath.Join(base, "possible"), 0o444, platform.FormatCPUList(ids)+"\n")
+	s.w.file(filepath.Join(base, "has_cpu"), 0o444, platform.FormatCPUList(withCPUs)+"\n")
 	for _, n := range nodes {
 		dir := filepath.Join(base, fmt.Sprintf("node%d", *n.ID))
 		cpus := s.cpus[*n.ID]
-		s.w.file(filepath.Join(dir, "cpulist"), 0o444, profile.FormatCPUList(cpus)+"\n")
-		s.w.file(filepath.Join(dir, "cpumap"), 0o444, profile.FormatCPUMask(cpus, s.nrCPUs)+"\n")
+		s.w.file(filepath.Join(dir, "cpulist"), 0o444, platform.FormatCPUList(cpus)+"\n")
+		s.w.file(filepath.Join(dir, "cpumap"), 0o444, platform.FormatCPUMask(cpus, s.nrCPUs)+"\n")
 		dist := make([]string, len(n.Distances))
 		for i, d := range n.Distances {
 			dist[i] = fmt.Sprint(d)
@@ -44,7 +44,7 @@ func (s *tree) numa() {
 		}
 	}
 	if len(s.allCPU) > 0 {
-		list := profile.FormatCPUList(s.allCPU) + "\n"
+		list := platform.FormatCPUList(s.allCPU) + "\n"
 		for _, name := range []string{"online", "possible", "present"} {
 			s.w.file(filepath.Join("sys/devices/system/cpu", name), 0o444, list)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 )
@@ -100,7 +101,7 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 
 // nvmlState builds the NVML state file: the GPUs in PCI address order, then
 // the MIG records of the GPUs with a mig section.
-func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]profile.GPUInstance) (string, error) {
+func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]gpu.GPUInstance) (string, error) {
 	d := p.Spec.Driver
 	s := &nvmlstate.State{System: nvmlstate.System{
 		DriverVersion:     d.DriverVersion,
@@ -146,8 +147,8 @@ func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]pro
 	return b.String(), nil
 }
 
-func migMode(g *profile.GPU) int {
-	if g.MIG != nil && g.MIG.Mode == profile.MIGEnabled {
+func migMode(g *gpu.GPU) int {
+	if g.MIG != nil && g.MIG.Mode == gpu.MIGEnabled {
 		return 1
 	}
 	return 0

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/profile"
 )
 
@@ -157,7 +158,7 @@ func TestDeviceAttribute(t *testing.T) {
 			}
 			// Every CPU maps back to its NUMA node.
 			for _, n := range p.Spec.NUMANodes {
-				cpus, _ := profile.ParseCPUList(n.CPUList)
+				cpus, _ := platform.ParseCPUList(n.CPUList)
 				for _, c := range cpus {
 					node, err := deviceattribute.GetNUMANodeForCPU(c, fsys)
 					if err != nil || node != *n.ID {

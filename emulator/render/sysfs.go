@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	kfs "drakit.dev/drakit/emulator/internal/sysfs"
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/profile"
 )
 
@@ -78,7 +79,7 @@ type tree struct {
 func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
 	s := &tree{p: p, topo: topo, cpus: map[int][]int{}, bars: map[*profile.PCIFunction][endpointResources]region{}}
 	for _, n := range p.Spec.NUMANodes {
-		cpus, err := profile.ParseCPUList(n.CPUList)
+		cpus, err := platform.ParseCPUList(n.CPUList)
 		if err != nil {
 			return nil, fmt.Errorf("parse cpulist of NUMA node %d: %w", *n.ID, err)
 		}
@@ -159,7 +160,7 @@ func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFu
 		Dir: dir, Address: fn.Address.String(),
 		Vendor: id.vendor, Device: id.device, SubVendor: id.subVendor, SubDevice: id.subDevice,
 		Class: id.class, Revision: id.revision, Driver: id.driver, NUMANode: hb.NUMANode,
-		LocalCPUList: profile.FormatCPUList(local), LocalCPUs: profile.FormatCPUMask(local, s.nrCPUs),
+		LocalCPUList: platform.FormatCPUList(local), LocalCPUs: platform.FormatCPUMask(local, s.nrCPUs),
 		Resource: s.resource(fn),
 	}
 	if fn.Kind != profile.GPUFunction && fn.Kind != profile.NICFunction {

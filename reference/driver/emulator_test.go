@@ -10,9 +10,9 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
 )
 
 // TestDiscoverEmulatedDGXH100 runs the real discovery path, go-nvml over the
@@ -143,7 +143,7 @@ func TestDiscoverEmulatedMixedMIG(t *testing.T) {
 	if diff := cmp.Diff([]string{"gpu-2 partitioned=true", "gpu-3 partitioned=true", "gpu-4 partitioned=false", "gpu-5 partitioned=false"}, full); diff != "" {
 		t.Errorf("full GPUs (-want +got):\n%s", diff)
 	}
-	table, _ := profile.LookupMIGTable("H100-80GB-HBM3")
+	table, _ := gpu.LookupMIGTable("H100-80GB-HBM3")
 	want := map[string]bool{}
 	for _, n := range table.GIProfileNames() {
 		want[n] = true

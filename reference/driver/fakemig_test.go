@@ -12,13 +12,13 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
 )
 
 // fakeMIG is a small stateful NVML with real MIG semantics for the calls the
 // driver makes: H100 profile table with real profile IDs (emulator/profile),
-// GI ids by placement (profile.GIID), overlapping placements refused with
+// GI ids by placement (gpu.GIID), overlapping placements refused with
 // INSUFFICIENT_RESOURCES, a busy GI refused with IN_USE, handles of
 // destroyed instances answering NOT_FOUND, capability nodes created below
 // root/dev/nvidia-caps and the mig-minors table at MIGMinorsPath(root).
@@ -36,7 +36,7 @@ type fakeMIG struct {
 type fakeMIGGPU struct {
 	mockGPU
 	migMode int
-	table   *profile.MIGTable
+	table   *gpu.MIGTable
 	gis     map[int]*fakeGI
 }
 
@@ -47,7 +47,7 @@ type fakeGI struct {
 
 func newFakeMIG(t *testing.T, root string, gpus ...*fakeMIGGPU) *fakeMIG {
 	t.Helper()
-	table, ok := profile.LookupMIGTable("H100-80GB-HBM3")
+	table, ok := gpu.LookupMIGTable("H100-80GB-HBM3")
 	if !ok {
 		t.Fatal("no H100 MIG table")
 	}
@@ -94,15 +94,15 @@ func fakeMIGH100(minor int, busID string, migMode int) *fakeMIGGPU {
 	return &fakeMIGGPU{mockGPU: h100(minor, busID), migMode: migMode}
 }
 
-func (f *fakeMIG) profile(g *fakeMIGGPU, id int) (profile.GIProfile, bool) {
-	i := slices.IndexFunc(g.table.GIProfiles, func(p profile.GIProfile) bool { return p.ID == id })
+func (f *fakeMIG) profile(g *fakeMIGGPU, id int) (gpu.GIProfile, bool) {
+	i := slices.IndexFunc(g.table.GIProfiles, func(p gpu.GIProfile) bool { return p.ID == id })
 	if i < 0 {
-		return profile.GIProfile{}, false
+		return gpu.GIProfile{}, false
 	}
 	return g.table.GIProfiles[i], true
 }
 
-func profileInfo(p profile.GIProfile) nvml.GpuInstanceProfileInfo {
+func profileInfo(p gpu.GIProfile) nvml.GpuInstanceProfileInfo {
 	return nvml.GpuInstanceProfileInfo{
 		Id: uint32(p.ID), SliceCount: uint32(p.Slices), InstanceCount: uint32(p.Instances),
 		MultiprocessorCount: uint32(p.SMs), CopyEngineCount: uint32(p.CopyEngines), DecoderCount: uint32(p.Decoders),
@@ -126,7 +126,7 @@ func (f *fakeMIG) createGI(g *fakeMIGGPU, profileID, start int) (*fakeGI, nvml.R
 			return nil, nvml.ERROR_INSUFFICIENT_RESOURCES
 		}
 	}
-	id, ok := profile.GIID(start, p.MemorySlices)
+	id, ok := gpu.GIID(start, p.MemorySlices)
 	if !ok {
 		return nil, nvml.ERROR_INVALID_ARGUMENT
 	}
@@ -141,7 +141,7 @@ func (f *fakeMIG) createCI(g *fakeMIGGPU, gi *fakeGI) (int, nvml.Return) {
 	if len(gi.cis) > 0 {
 		return 0, nvml.ERROR_INSUFFICIENT_RESOURCES // the one full-GI CI exists
 	}
-	gi.cis[0] = profile.DeriveMIGUUID(g.uuid, gi.id, 0)
+	gi.cis[0] = gpu.DeriveMIGUUID(g.uuid, gi.id, 0)
 	f.ciCreates++
 	_ = os.WriteFile(f.capNode(nvmlstate.CIAccessMinor(g.minor, gi.id, 0)), nil, 0o644)
 	return 0, nvml.SUCCESS

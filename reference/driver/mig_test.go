@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
@@ -97,7 +97,7 @@ func TestDiscoverMIG(t *testing.T) {
 	}
 	env.discover(t)
 	wantInst := []MIGInstance{{GI: 1, CI: 0, ProfileID: 9, Start: 4, Size: 4, Name: "3g.40gb",
-		UUID: profile.DeriveMIGUUID(g0.UUID, 1, 0), MemoryBytes: 40448 << 20,
+		UUID: gpu.DeriveMIGUUID(g0.UUID, 1, 0), MemoryBytes: 40448 << 20,
 		GICapMinor: nvmlstate.GIAccessMinor(0, 1), CICapMinor: nvmlstate.CIAccessMinor(0, 1, 0)}}
 	if diff := cmp.Diff(wantInst, env.inventory.GPUs[0].MIG.Instances); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
@@ -162,7 +162,7 @@ func TestPrepareDynamicMIG(t *testing.T) {
 	if diff := cmp.Diff([]string{"gpu0/gi14 profile 19 at 3:1 cis 1"}, env.gis(t)); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
 	}
-	uuid := profile.DeriveMIGUUID(env.inventory.GPUs[0].UUID, 14, 0)
+	uuid := gpu.DeriveMIGUUID(env.inventory.GPUs[0].UUID, 14, 0)
 	spec := readSpec(t, env.specPath(uidA))
 	want := cdispec.ContainerEdits{
 		Env: []string{"DRAKIT_DEVICE_GPU_0_MIG_1G10GB_3=" + uuid},
@@ -299,7 +299,7 @@ func TestMIGForeignInstancesMakeGPUStatic(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	spec := readSpec(t, env.specPath(uidA))
-	uuid := profile.DeriveMIGUUID(g.uuid, 2, 0)
+	uuid := gpu.DeriveMIGUUID(g.uuid, 2, 0)
 	if got := spec.Devices[0].ContainerEdits.Env; !slices.Equal(got, []string{"DRAKIT_DEVICE_GPU_0_MIG_GI2_CI0=" + uuid}) {
 		t.Errorf("env %v", got)
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvmlstate"
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/reference/driver"
 )
@@ -92,11 +94,11 @@ func computeCapability(s string) (major, minor int, err error) {
 
 // profileMIG is the MIG information of a GPU whose MIG mode is enabled, nil
 // for any other GPU.
-func profileMIG(pgpu *profile.GPU, g *driver.GPU) (*driver.MIGInfo, error) {
-	if pgpu.MIG == nil || pgpu.MIG.Mode != profile.MIGEnabled {
+func profileMIG(pgpu *gpu.GPU, g *driver.GPU) (*driver.MIGInfo, error) {
+	if pgpu.MIG == nil || pgpu.MIG.Mode != gpu.MIGEnabled {
 		return nil, nil
 	}
-	table, ok := profile.LookupMIGTable(pgpu.Model)
+	table, ok := gpu.LookupMIGTable(pgpu.Model)
 	if !ok {
 		return nil, fmt.Errorf("model %q has no MIG table", pgpu.Model)
 	}
@@ -127,7 +129,7 @@ func profileMIG(pgpu *profile.GPU, g *driver.GPU) (*driver.MIGInfo, error) {
 			}
 			m.Instances = append(m.Instances, driver.MIGInstance{
 				GI: gi.ID, CI: ci.ID, ProfileID: gi.Profile.ID, Start: gi.Start, Size: gi.Profile.MemorySlices,
-				Name: name, UUID: profile.DeriveMIGUUID(g.UUID, gi.ID, ci.ID), MemoryBytes: gi.Profile.MemoryMB << 20,
+				Name: name, UUID: gpu.DeriveMIGUUID(g.UUID, gi.ID, ci.ID), MemoryBytes: gi.Profile.MemoryMB << 20,
 				GICapMinor: nvmlstate.GIAccessMinor(g.Minor, gi.ID), CICapMinor: nvmlstate.CIAccessMinor(g.Minor, gi.ID, ci.ID),
 			})
 		}
@@ -153,7 +155,7 @@ func ReplicateProfileGPUs(p *profile.Profile, gpus int) (*profile.Profile, error
 	if err != nil {
 		return nil, fmt.Errorf("replicate profile %s: %w", p.Metadata.Name, err)
 	}
-	domains, minors := profile.Hex(0), 0
+	domains, minors := platform.Hex(0), 0
 	for _, rc := range p.Spec.RootComplexes {
 		domains = max(domains, rc.Domain+1)
 	}
@@ -174,7 +176,7 @@ func ReplicateProfileGPUs(p *profile.Profile, gpus int) (*profile.Profile, error
 					return nil, fmt.Errorf("replicate profile %s: %w", p.Metadata.Name, err)
 				}
 				c.Name += suffix
-				c.Domain += profile.Hex(k) * domains
+				c.Domain += platform.Hex(k) * domains
 				out.Spec.RootComplexes = append(out.Spec.RootComplexes, *c)
 			}
 		}

@@ -148,7 +148,7 @@ func TestProfileInventoryMIG(t *testing.T) {
 	}
 	// mixed-mig.yaml: A100 0 all-balanced, placed largest first at the
 	// highest free start (3g at 4, 2g at 2, 1g at 1 and 0); A100 1 explicit
-	// GIs, the 2g.10gb one with two 1-slice CIs; GI ids by profile.GIID; the
+	// GIs, the 2g.10gb one with two 1-slice CIs; GI ids by gpu.GIID; the
 	// H100s in MIG mode without instances; the H200s without MIG.
 	want := []string{
 		"NVIDIA A100-SXM4-40GB minor 0: 7 profiles 3g.20gb@4(gi1,ci0) 2g.10gb@2(gi6,ci0) 1g.5gb@0(gi11,ci0) 1g.5gb@1(gi12,ci0)",

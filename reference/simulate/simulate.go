@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 
+	"drakit.dev/drakit/emulator/gpu"
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/reference/driver"
 )
@@ -176,8 +178,8 @@ func buildNodes(ctx context.Context, template *driver.Inventory, cfg Config) ([]
 // nodeDiscoverer is a simulated node's driver.Discoverer: the template's
 // hardware with the UUIDs the emulator gives it on a node of this name,
 // GPU UUIDs derived from the node's name (the emulator's uuidSeed) and the
-// GPU's PCI address (profile.DeriveUUID), MIG device UUIDs from those
-// (profile.DeriveMIGUUID).
+// GPU's PCI address (gpu.DeriveUUID), MIG device UUIDs from those
+// (gpu.DeriveMIGUUID).
 type nodeDiscoverer struct {
 	template *driver.Inventory
 	node     string
@@ -187,16 +189,16 @@ func (d nodeDiscoverer) Discover(context.Context) (*driver.Inventory, error) {
 	out := *d.template
 	out.GPUs = make([]driver.GPU, len(d.template.GPUs))
 	for i, g := range d.template.GPUs {
-		var a profile.Address
+		var a platform.Address
 		if _, err := fmt.Sscanf(g.PCIBusID, "%x:%x:%x.%x", &a.Domain, &a.Bus, &a.Device, &a.Function); err != nil || a.String() != g.PCIBusID {
 			return nil, fmt.Errorf("GPU %d: PCI bus id %q is not DOMAIN:BB:DD.F", g.Index, g.PCIBusID)
 		}
-		g.UUID = profile.DeriveUUID(d.node, a)
+		g.UUID = gpu.DeriveUUID(d.node, a)
 		if g.MIG != nil {
 			mig := *g.MIG
 			mig.Instances = make([]driver.MIGInstance, len(g.MIG.Instances))
 			for j, inst := range g.MIG.Instances {
-				inst.UUID = profile.DeriveMIGUUID(g.UUID, inst.GI, inst.CI)
+				inst.UUID = gpu.DeriveMIGUUID(g.UUID, inst.GI, inst.CI)
 				mig.Instances[j] = inst
 			}
 			g.MIG = &mig

@@ -22,7 +22,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"drakit.dev/drakit/emulator/profile"
+	"drakit.dev/drakit/emulator/gpu"
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/reference/driver"
 )
 
@@ -169,10 +170,10 @@ func TestBuildSimulatedNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := profile.DeriveUUID("sim-03", profile.Address{Bus: 0x47}); inv.GPUs[2].UUID != want {
+	if want := gpu.DeriveUUID("sim-03", platform.Address{Bus: 0x47}); inv.GPUs[2].UUID != want {
 		t.Errorf("GPU 2 of sim-03 has UUID %s, want %s", inv.GPUs[2].UUID, want)
 	}
-	if got, want := inv.GPUs[0].MIG.Instances[0].UUID, profile.DeriveMIGUUID(inv.GPUs[0].UUID, 1, 0); got != want {
+	if got, want := inv.GPUs[0].MIG.Instances[0].UUID, gpu.DeriveMIGUUID(inv.GPUs[0].UUID, 1, 0); got != want {
 		t.Errorf("first MIG device of sim-03 has UUID %s, want %s", got, want)
 	}
 	if template.GPUs[2].UUID == inv.GPUs[2].UUID || template.GPUs[0].MIG.Instances[0].UUID == inv.GPUs[0].MIG.Instances[0].UUID {

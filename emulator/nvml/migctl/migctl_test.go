@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml/migctl"
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
-	"drakit.dev/drakit/emulator/profile"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -105,7 +105,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := migctl.GPUInstance{ID: 2, Profile: "3g.40gb", Start: 0, Size: 4, ComputeInstances: []migctl.ComputeInstance{
-		{ID: 0, Profile: "3g.40gb", Start: 0, Size: 3, UUID: profile.DeriveMIGUUID(s.GPUs[0].UUID, 2, 0)}}}
+		{ID: 0, Profile: "3g.40gb", Start: 0, Size: 3, UUID: gpu.DeriveMIGUUID(s.GPUs[0].UUID, 2, 0)}}}
 	if diff := cmp.Diff(want, gi); diff != "" {
 		t.Errorf("Create (-want +got):\n%s", diff)
 	}

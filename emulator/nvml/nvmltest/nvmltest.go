@@ -23,9 +23,9 @@ import (
 	"sync"
 	"testing"
 
+	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nvml"
 	"drakit.dev/drakit/emulator/nvmlstate"
-	"drakit.dev/drakit/emulator/profile"
 )
 
 // RootEnv is the environment variable naming the shim's emulator root.
@@ -167,7 +167,7 @@ func DeviceNode(root string, minor int) string {
 // the emulator renders them) and turns its MIG mode on. It panics on an
 // unknown model or minor: callers pass constants.
 func AddMIG(s *nvmlstate.State, minor int, model string) {
-	t, ok := profile.LookupMIGTable(model)
+	t, ok := gpu.LookupMIGTable(model)
 	if !ok {
 		panic("nvmltest: no MIG table for model " + model)
 	}
@@ -176,7 +176,7 @@ func AddMIG(s *nvmlstate.State, minor int, model string) {
 		panic(fmt.Sprintf("nvmltest: no GPU with minor %d", minor))
 	}
 	s.GPUs[i].MIGCapable, s.GPUs[i].MIGMode = true, 1
-	s.MIG = append(s.MIG, nvmlstate.MIG{GPU: minor, MaxDevices: profile.MaxMIGDevices, MemorySlices: profile.MIGMemorySlices})
+	s.MIG = append(s.MIG, nvmlstate.MIG{GPU: minor, MaxDevices: gpu.MaxMIGDevices, MemorySlices: gpu.MIGMemorySlices})
 	for _, p := range t.GIProfiles {
 		s.GIProfiles = append(s.GIProfiles, nvmlstate.GIProfile{
 			GPU: minor, ID: p.ID, Index: p.Index, Name: p.Name, Slices: p.Slices, MemorySlices: p.MemorySlices,
@@ -214,7 +214,7 @@ func AddInstance(s *nvmlstate.State, minor, gi, giProfile, start int, cis ...[2]
 		}
 		s.ComputeInstances = append(s.ComputeInstances, nvmlstate.ComputeInstance{
 			GPU: minor, GI: gi, ID: id, Profile: c[0], Start: c[1], Size: s.CIProfiles[k].Slices,
-			UUID: profile.DeriveMIGUUID(s.GPUs[g].UUID, gi, id), CapMinor: nvmlstate.CIAccessMinor(minor, gi, id),
+			UUID: gpu.DeriveMIGUUID(s.GPUs[g].UUID, gi, id), CapMinor: nvmlstate.CIAccessMinor(minor, gi, id),
 		})
 	}
 }

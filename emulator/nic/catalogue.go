@@ -1,37 +1,38 @@
-package profile
+package nic
 
 import (
 	"slices"
 
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/internal/nichw"
 )
 
-// NICModel is a NIC catalogue entry: the fields a NIC takes from its model.
-type NICModel struct {
+// Model is a NIC catalogue entry: the fields a NIC takes from its model.
+type Model struct {
 	// Product is the adapter's name, for people (lspci's names come from
 	// pci.ids by id).
 	Product           string
-	VendorID          Hex
-	DeviceID          Hex
-	SubsystemVendorID Hex
-	SubsystemDeviceID Hex
+	VendorID          platform.Hex
+	DeviceID          platform.Hex
+	SubsystemVendorID platform.Hex
+	SubsystemDeviceID platform.Hex
 	Driver            string
 	RDMA              bool
 	SpeedMbps         int
 	TotalVFs          int
-	VFDeviceID        Hex
+	VFDeviceID        platform.Hex
 	VFOffset          int
 	VFStride          int
 }
 
-// nicCatalogue holds the NIC models. PCI ids, drivers and speeds are the
+// catalogue holds the NIC models. PCI ids, drivers and speeds are the
 // real parts' (internal/nichw). sriov_totalvfs of a ConnectX is what its
 // firmware is configured with (mlxconfig NUM_OF_VFS); 16 is a common
 // setting, not a hardware limit. A single-port ConnectX puts its VFs right
 // after the PF (offset 1, stride 1: 00.1 … 00.7, 01.0 …). Subsystem ids of
 // the ConnectX entries and the E810's offset, stride and totalvfs are
 // UNVERIFIED stand-ins.
-var nicCatalogue = map[string]NICModel{
+var catalogue = map[string]Model{
 	// ConnectX-7: a single-port 400 Gb/s adapter, what DGX H100 pairs
 	// with each GPU, run here in Ethernet mode (RoCE).
 	"ConnectX-7": {
@@ -82,18 +83,18 @@ var nicCatalogue = map[string]NICModel{
 	},
 }
 
-// NICModels lists the NIC catalogue's model names, sorted.
-func NICModels() []string {
-	names := make([]string, 0, len(nicCatalogue))
-	for n := range nicCatalogue {
+// Models lists the NIC catalogue's model names, sorted.
+func Models() []string {
+	names := make([]string, 0, len(catalogue))
+	for n := range catalogue {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// LookupNICModel returns the NIC catalogue entry called name.
-func LookupNICModel(name string) (NICModel, bool) {
-	m, ok := nicCatalogue[name]
+// LookupModel returns the NIC catalogue entry called name.
+func LookupModel(name string) (Model, bool) {
+	m, ok := catalogue[name]
 	return m, ok
 }

@@ -1,18 +1,18 @@
-package profile
+package gpu
 
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	"drakit.dev/drakit/emulator/platform"
 )
 
 // Model is a catalogue entry: the fields a GPU takes from its model.
 type Model struct {
 	Name              string
-	VendorID          Hex
-	DeviceID          Hex
-	SubsystemVendorID Hex
-	SubsystemDeviceID Hex
+	VendorID          platform.Hex
+	DeviceID          platform.Hex
+	SubsystemVendorID platform.Hex
+	SubsystemDeviceID platform.Hex
 	Memory            int64 // bytes, as nvmlDeviceGetMemoryInfo reports them
 	MemoryReserved    int64 // bytes
 	BAR1Size          int64 // bytes
@@ -111,8 +111,4 @@ func Models() []string {
 func LookupModel(name string) (Model, bool) {
 	m, ok := catalogue[name]
 	return m, ok
-}
-
-func bytesQuantity(n int64) *resource.Quantity {
-	return resource.NewQuantity(n, resource.BinarySI)
 }

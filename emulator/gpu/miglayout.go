@@ -1,4 +1,4 @@
-package profile
+package gpu
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"drakit.dev/drakit/emulator/internal/fielderr"
 )
 
 // Layout names from NVIDIA mig-parted's vocabulary that every MIG model
@@ -110,11 +112,11 @@ func (g *GPU) MIGLayout() ([]GPUInstance, error) {
 	}
 	t, ok := LookupMIGTable(g.Model)
 	if !ok {
-		return nil, fmt.Errorf("%w: model %q has no MIG tables", ErrInvalid, g.Model)
+		return nil, fmt.Errorf("%w: model %q has no MIG tables", fielderr.ErrInvalid, g.Model)
 	}
 	gis, errs := resolveMIG(field.NewPath("mig"), t, g.MIG)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, errs.ToAggregate())
+		return nil, fmt.Errorf("%w: %v", fielderr.ErrInvalid, errs.ToAggregate())
 	}
 	return gis, nil
 }
@@ -242,7 +244,7 @@ func resolveMIG(path *field.Path, t *MIGTable, m *MIGConfig) ([]GPUInstance, fie
 			fmt.Sprintf("the GPU instances need %d compute slices; the GPU has %d", computeSlices, MIGComputeSlices)))
 	}
 	if devices > MaxMIGDevices {
-		errs = append(errs, withDetail(field.TooMany(ip, devices, MaxMIGDevices),
+		errs = append(errs, fielderr.WithDetail(field.TooMany(ip, devices, MaxMIGDevices),
 			"compute instances (MIG devices) on one GPU"))
 	}
 	slices.SortFunc(out, func(a, b GPUInstance) int { return cmp.Compare(a.ID, b.ID) })

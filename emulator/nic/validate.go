@@ -1,4 +1,4 @@
-package profile
+package nic
 
 import (
 	"fmt"
@@ -8,30 +8,32 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"drakit.dev/drakit/emulator/internal/fielderr"
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/internal/nichw"
 )
 
 var macPattern = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 
-// validateNICs checks spec.nics: model fields, SR-IOV geometry, interface
-// names and MACs (unique), MTU, link state and placement (shared with the
-// GPUs through buses and wellPlaced).
-func (p *Profile) validateNICs(path *field.Path, buses map[[2]Hex]busOwner, wellPlaced map[*Placement]bool) field.ErrorList {
+// Validate checks defaulted NICs (spec.nics, at path) and returns every
+// problem with its field path: model fields, SR-IOV geometry, interface
+// names and MACs (unique), MTU, link state and each NIC's placement through
+// placer, which the caller shares with the other kinds of device. seed is
+// spec.uuidSeed, to tell two NICs on one address (derived MACs alike) from
+// a real duplicate.
+func Validate(path *field.Path, nics []NIC, seed string, placer *platform.Placer) field.ErrorList {
 	var errs field.ErrorList
-	if len(p.Spec.NICs) > MaxNICs {
-		errs = append(errs, field.TooMany(path, len(p.Spec.NICs), MaxNICs))
+	if len(nics) > MaxNICs {
+		errs = append(errs, field.TooMany(path, len(nics), MaxNICs))
 	}
 	names := map[string]int{}
 	macs := map[string]int{}
-	for i := range p.Spec.NICs {
-		n := &p.Spec.NICs[i]
+	for i := range nics {
+		n := &nics[i]
 		np := path.Index(i)
-		errs = append(errs, validateNICModelFields(np, n)...)
-		placed, perrs := p.validatePlacement(np.Child("pcie"), n.PCIe, "NIC", buses)
+		errs = append(errs, validateModelFields(np, n)...)
+		placed, perrs := placer.Place(np.Child("pcie"), &n.PCIe, "NIC")
 		errs = append(errs, perrs...)
-		if placed && len(perrs) == 0 {
-			wellPlaced[&n.PCIe] = true
-		}
 		ip := np.Child("interface")
 		switch {
 		case n.Interface == "" && placed && n.Driver != "":
@@ -41,7 +43,7 @@ func (p *Profile) validateNICs(path *field.Path, buses map[[2]Hex]busOwner, well
 			errs = append(errs, field.Invalid(ip, n.Interface, nichw.ValidInterfaceName(n.Interface)))
 		default:
 			if j, dup := names[n.Interface]; dup {
-				errs = append(errs, duplicate(ip, n.Interface, path.Index(j).Child("interface")))
+				errs = append(errs, fielderr.Duplicate(ip, n.Interface, path.Index(j).Child("interface")))
 			} else {
 				names[n.Interface] = i
 			}
@@ -58,8 +60,8 @@ func (p *Profile) validateNICs(path *field.Path, buses map[[2]Hex]busOwner, well
 		default:
 			// Two NICs on one address derive the same MAC; the bus error
 			// already says so.
-			if j, dup := macs[n.MAC]; dup && !p.sameDerivedMAC(n, &p.Spec.NICs[j]) {
-				errs = append(errs, duplicate(mp, n.MAC, path.Index(j).Child("mac")))
+			if j, dup := macs[n.MAC]; dup && !sameDerivedMAC(placer, seed, n, &nics[j]) {
+				errs = append(errs, fielderr.Duplicate(mp, n.MAC, path.Index(j).Child("mac")))
 			} else if !dup {
 				macs[n.MAC] = i
 			}
@@ -72,7 +74,7 @@ func (p *Profile) validateNICs(path *field.Path, buses map[[2]Hex]busOwner, well
 		}
 		if placed && len(perrs) == 0 && n.TotalVFs != nil && *n.TotalVFs > 0 && *n.TotalVFs <= 255 && n.VFOffset != nil && n.VFStride != nil &&
 			*n.VFOffset > 0 && *n.VFStride > 0 {
-			addr, _ := p.placementAddress(n.PCIe)
+			addr, _ := placer.Address(n.PCIe)
 			last, ok := nichw.VFAddress(nichw.Address(addr), *n.VFOffset, *n.VFStride, *n.TotalVFs-1)
 			if !ok || last.Bus != addr.Bus {
 				errs = append(errs, field.Invalid(np.Child("totalVFs"), *n.TotalVFs, fmt.Sprintf(
@@ -89,16 +91,16 @@ func macFirstByte(mac string) uint64 {
 	return b
 }
 
-func (p *Profile) sameDerivedMAC(a, b *NIC) bool {
-	addrA, okA := p.placementAddress(a.PCIe)
-	addrB, okB := p.placementAddress(b.PCIe)
-	return okA && okB && addrA == addrB && a.MAC == DeriveMAC(p.Spec.UUIDSeed, addrA)
+func sameDerivedMAC(placer *platform.Placer, seed string, a, b *NIC) bool {
+	addrA, okA := placer.Address(a.PCIe)
+	addrB, okB := placer.Address(b.PCIe)
+	return okA && okB && addrA == addrB && a.MAC == DeriveMAC(seed, addrA)
 }
 
-func validateNICModelFields(path *field.Path, n *NIC) field.ErrorList {
+func validateModelFields(path *field.Path, n *NIC) field.ErrorList {
 	if n.Model != "" {
-		if _, ok := LookupNICModel(n.Model); !ok {
-			return field.ErrorList{field.NotSupported(path.Child("model"), n.Model, NICModels())}
+		if _, ok := LookupModel(n.Model); !ok {
+			return field.ErrorList{field.NotSupported(path.Child("model"), n.Model, Models())}
 		}
 	}
 	var errs field.ErrorList
@@ -149,7 +151,7 @@ func validateNICModelFields(path *field.Path, n *NIC) field.ErrorList {
 
 type pciID struct {
 	name string
-	v    Hex
+	v    platform.Hex
 }
 
 func validatePCIIDs(path *field.Path, ids []pciID) field.ErrorList {

@@ -1,37 +1,28 @@
-package profile
+package platform
 
 import (
 	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"drakit.dev/drakit/emulator/internal/fielderr"
 )
 
-// endpoint is a PCI endpoint of the profile, a GPU or a NIC, for the checks
-// that treat them alike: placement, buses, bus ranges.
-type endpoint struct {
-	path *field.Path // spec.gpus[i] or spec.nics[i]
-	pcie *Placement
-	kind string // "GPU" or "NIC"
+// Endpoint is a PCI endpoint of the profile, a GPU or a NIC, for the checks
+// that treat every kind alike: placement, buses, bus ranges.
+type Endpoint struct {
+	// Path is the device's field path, spec.gpus[i] or spec.nics[i].
+	Path *field.Path
+	// PCIe is the device's placement; Placer.Place records it by pointer.
+	PCIe *Placement
 }
 
-// endpoints lists the GPUs, then the NICs.
-func (p *Profile) endpoints() []endpoint {
-	var out []endpoint
-	for i := range p.Spec.GPUs {
-		out = append(out, endpoint{field.NewPath("spec", "gpus").Index(i), &p.Spec.GPUs[i].PCIe, "GPU"})
-	}
-	for i := range p.Spec.NICs {
-		out = append(out, endpoint{field.NewPath("spec", "nics").Index(i), &p.Spec.NICs[i].PCIe, "NIC"})
-	}
-	return out
-}
-
-// placementAddress returns the address of an endpoint placed at pl when
+// PlacementAddress returns the address of an endpoint placed at pl when
 // its placement names an existing root complex and a bus.
-func (p *Profile) placementAddress(pl Placement) (Address, bool) {
-	for i := range p.Spec.RootComplexes {
-		rc := &p.Spec.RootComplexes[i]
+func PlacementAddress(rcs []RootComplex, pl Placement) (Address, bool) {
+	for i := range rcs {
+		rc := &rcs[i]
 		if rc.Name == pl.RootComplex && pl.Bus != 0 && pl.Bus <= 0xff && rc.Domain <= 0xffff {
 			return Address{Domain: int(rc.Domain), Bus: int(pl.Bus)}, true
 		}
@@ -41,10 +32,10 @@ func (p *Profile) placementAddress(pl Placement) (Address, bool) {
 
 // busRange returns the buses available below root complex i: from its root
 // bus + 1 up to the bus before the next root complex of the same domain.
-func (p *Profile) busRange(i int) (Hex, Hex) {
-	rc := p.Spec.RootComplexes[i]
+func busRange(rcs []RootComplex, i int) (Hex, Hex) {
+	rc := rcs[i]
 	hi := Hex(0xff)
-	for j, other := range p.Spec.RootComplexes {
+	for j, other := range rcs {
 		if j != i && other.Domain == rc.Domain && other.Bus > rc.Bus && other.Bus-1 < hi {
 			hi = other.Bus - 1
 		}
@@ -57,44 +48,65 @@ type busOwner struct {
 	label string
 }
 
-// rootBuses returns the buses the root complexes and switches own: every bus
-// of a domain has one owner, a root bus, a switch's upstream and internal
-// bus, or a device.
-func (p *Profile) rootBuses() map[[2]Hex]busOwner {
+// Placer checks the placements of one profile's endpoints, every kind of
+// device in turn, against its root complexes: it remembers which bus of a
+// domain each root bus, switch and endpoint owns, and which endpoints are
+// well placed for ValidateBusRanges. Use one Placer for one validation.
+type Placer struct {
+	rcs        []RootComplex
+	buses      map[[2]Hex]busOwner
+	wellPlaced map[*Placement]bool
+}
+
+// NewPlacer returns a Placer over the root complexes rcs (spec.rootComplexes)
+// whose root buses and switch buses are taken.
+func NewPlacer(rcs []RootComplex) *Placer {
 	buses := map[[2]Hex]busOwner{}
-	rcs := field.NewPath("spec", "rootComplexes")
-	for i, rc := range p.Spec.RootComplexes {
+	path := field.NewPath("spec", "rootComplexes")
+	for i, rc := range rcs {
 		for j, sw := range rc.Switches {
-			sp := rcs.Index(i).Child("switches").Index(j).Child("bus")
+			sp := path.Index(i).Child("switches").Index(j).Child("bus")
 			buses[[2]Hex{rc.Domain, sw.Bus}] = busOwner{sp, "upstream port of switch " + rc.Name + "/" + sw.Name}
 			buses[[2]Hex{rc.Domain, sw.Bus + 1}] = busOwner{sp, "internal bus of switch " + rc.Name + "/" + sw.Name}
 		}
-		buses[[2]Hex{rc.Domain, rc.Bus}] = busOwner{rcs.Index(i).Child("bus"), "root bus of " + rc.Name}
+		buses[[2]Hex{rc.Domain, rc.Bus}] = busOwner{path.Index(i).Child("bus"), "root bus of " + rc.Name}
 	}
-	return buses
+	return &Placer{rcs: rcs, buses: buses, wellPlaced: map[*Placement]bool{}}
 }
 
-// validatePlacement checks that the placement of an endpoint of the given
-// kind names existing parents and a free bus in range; it reports whether
-// the endpoint has a usable address.
-func (p *Profile) validatePlacement(path *field.Path, pl Placement, kind string, buses map[[2]Hex]busOwner) (bool, field.ErrorList) {
+// Address returns the address of an endpoint placed at pl (PlacementAddress).
+func (p *Placer) Address(pl Placement) (Address, bool) { return PlacementAddress(p.rcs, pl) }
+
+// Place checks that the placement of an endpoint of the given kind ("GPU",
+// "NIC") names existing parents and a free bus in range, and takes the bus;
+// it reports whether the endpoint has a usable address. An endpoint placed
+// without errors counts for ValidateBusRanges.
+func (p *Placer) Place(path *field.Path, pcie *Placement, kind string) (bool, field.ErrorList) {
+	placed, errs := p.place(path, *pcie, kind)
+	if placed && len(errs) == 0 {
+		p.wellPlaced[pcie] = true
+	}
+	return placed, errs
+}
+
+func (p *Placer) place(path *field.Path, pl Placement, kind string) (bool, field.ErrorList) {
 	var errs field.ErrorList
-	rci := slices.IndexFunc(p.Spec.RootComplexes, func(rc RootComplex) bool { return rc.Name == pl.RootComplex })
+	rci := slices.IndexFunc(p.rcs, func(rc RootComplex) bool { return rc.Name == pl.RootComplex })
 	switch {
 	case pl.RootComplex == "":
 		errs = append(errs, field.Required(path.Child("rootComplex"), ""))
 	case rci < 0:
-		errs = append(errs, withDetail(field.NotFound(path.Child("rootComplex"), pl.RootComplex),
+		errs = append(errs, fielderr.WithDetail(field.NotFound(path.Child("rootComplex"), pl.RootComplex),
 			"no such name in spec.rootComplexes"))
 	}
 	var rc *RootComplex
 	var sw *Switch
 	if rci >= 0 {
-		rc = &p.Spec.RootComplexes[rci]
+		rc = &p.rcs[rci]
 		if pl.Switch != "" {
 			swi := slices.IndexFunc(rc.Switches, func(s Switch) bool { return s.Name == pl.Switch })
 			if swi < 0 {
-				errs = append(errs, withDetail(field.NotFound(path.Child("switch"), pl.Switch),
+				errs = append(errs, fielderr.WithDetail(field.NotFound(path.Child("switch"), pl.Switch),
 					"no such switch in root complex "+rc.Name))
 			} else {
 				sw = &rc.Switches[swi]
@@ -112,13 +124,13 @@ func (p *Profile) validatePlacement(path *field.Path, pl Placement, kind string,
 	case rc == nil:
 		return false, errs
 	}
-	if owner, taken := buses[[2]Hex{rc.Domain, pl.Bus}]; taken {
-		errs = append(errs, withDetail(field.Duplicate(bp, pl.Bus),
+	if owner, taken := p.buses[[2]Hex{rc.Domain, pl.Bus}]; taken {
+		errs = append(errs, fielderr.WithDetail(field.Duplicate(bp, pl.Bus),
 			fmt.Sprintf("already the %s (%s)", owner.label, owner.path)))
 		return true, errs
 	}
-	buses[[2]Hex{rc.Domain, pl.Bus}] = busOwner{bp, "bus of another " + kind}
-	lo, hi := p.busRange(rci)
+	p.buses[[2]Hex{rc.Domain, pl.Bus}] = busOwner{bp, "bus of another " + kind}
+	lo, hi := busRange(p.rcs, rci)
 	if sw != nil {
 		lo = sw.Bus + 2
 	}
@@ -132,23 +144,22 @@ func (p *Profile) validatePlacement(path *field.Path, pl Placement, kind string,
 	return true, errs
 }
 
-// validateBusRanges checks that the bus ranges of the devices on different
+// ValidateBusRanges checks that the bus ranges of the devices on different
 // root ports do not overlap, and that the ports fit the PCI device numbers.
-// It only looks at the endpoints in wellPlaced, whose placement is
-// otherwise valid, GPUs and NICs alike.
-func (p *Profile) validateBusRanges(wellPlaced map[*Placement]bool) field.ErrorList {
+// eps are every endpoint of the profile, GPUs then NICs; it only looks at
+// those Place found well placed.
+func (p *Placer) ValidateBusRanges(eps []Endpoint) field.ErrorList {
 	var errs field.ErrorList
-	eps := p.endpoints()
-	for ri, rc := range p.Spec.RootComplexes {
+	for ri, rc := range p.rcs {
 		ranges := make(map[string][2]Hex, len(rc.Switches))
 		downstream := map[string]int{}
 		for _, sw := range rc.Switches {
 			ranges[sw.Name] = [2]Hex{sw.Bus, sw.Bus + 1}
 		}
-		var direct []endpoint
+		var direct []Endpoint
 		for _, ep := range eps {
-			pl := ep.pcie
-			if !wellPlaced[pl] || pl.RootComplex != rc.Name {
+			pl := ep.PCIe
+			if !p.wellPlaced[pl] || pl.RootComplex != rc.Name {
 				continue
 			}
 			if pl.Switch == "" {
@@ -156,9 +167,9 @@ func (p *Profile) validateBusRanges(wellPlaced map[*Placement]bool) field.ErrorL
 				continue
 			}
 			r := ranges[pl.Switch]
-			bp := ep.path.Child("pcie", "bus")
+			bp := ep.Path.Child("pcie", "bus")
 			if downstream[pl.Switch]++; downstream[pl.Switch] > 32 {
-				errs = append(errs, field.Invalid(ep.path.Child("pcie", "switch"), pl.Switch,
+				errs = append(errs, field.Invalid(ep.Path.Child("pcie", "switch"), pl.Switch,
 					"the switch has 32 downstream ports (device numbers 0..31), all in use"))
 			}
 			for _, other := range rc.Switches {
@@ -173,17 +184,17 @@ func (p *Profile) validateBusRanges(wellPlaced map[*Placement]bool) field.ErrorL
 			}
 		}
 		for _, ep := range direct {
-			b := ep.pcie.Bus
+			b := ep.PCIe.Bus
 			for _, sw := range rc.Switches {
 				if r := ranges[sw.Name]; b >= r[0] && b <= r[1] {
-					errs = append(errs, field.Invalid(ep.path.Child("pcie", "bus"), b, fmt.Sprintf(
+					errs = append(errs, field.Invalid(ep.Path.Child("pcie", "bus"), b, fmt.Sprintf(
 						"lies in the bus range %s..%s of switch %s/%s; place the device behind the switch or outside its range",
 						r[0], r[1], rc.Name, sw.Name)))
 				}
 			}
 		}
 		if ports := len(rc.Switches) + len(direct); ports > 31 {
-			errs = append(errs, withDetail(field.TooMany(field.NewPath("spec", "rootComplexes").Index(ri), ports, 31),
+			errs = append(errs, fielderr.WithDetail(field.TooMany(field.NewPath("spec", "rootComplexes").Index(ri), ports, 31),
 				"switches plus directly attached devices need one root port each (device numbers 1..31)"))
 		}
 	}

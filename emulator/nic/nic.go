@@ -1,14 +1,15 @@
-package profile
+package nic
 
 import (
 	"crypto/sha256"
 	"fmt"
 
+	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/internal/nichw"
 )
 
 // NIC is one network adapter, a single-function PCI device (its physical
-// function, PF) with SR-IOV. Model names a catalogue entry (see NICModels);
+// function, PF) with SR-IOV. Model names a catalogue entry (see Models);
 // every model field left unset takes the model's value, and every field set
 // explicitly overrides it. Without a model all model fields are required.
 // The emulator renders the PF's netdev in Ethernet mode (link type 1; a
@@ -20,10 +21,10 @@ type NIC struct {
 	// VendorID, DeviceID, SubsystemVendorID and SubsystemDeviceID are the
 	// PF's PCI identifiers (0x0001..0xfffe); the class is always Ethernet
 	// controller (0x020000).
-	VendorID          Hex `json:"vendorID,omitempty"`
-	DeviceID          Hex `json:"deviceID,omitempty"`
-	SubsystemVendorID Hex `json:"subsystemVendorID,omitempty"`
-	SubsystemDeviceID Hex `json:"subsystemDeviceID,omitempty"`
+	VendorID          platform.Hex `json:"vendorID,omitempty"`
+	DeviceID          platform.Hex `json:"deviceID,omitempty"`
+	SubsystemVendorID platform.Hex `json:"subsystemVendorID,omitempty"`
+	SubsystemDeviceID platform.Hex `json:"subsystemDeviceID,omitempty"`
 	// Driver is the PF's kernel driver: mlx5_core or ice (see
 	// nichw.Drivers); it also decides the VFs' driver (mlx5_core, iavf).
 	Driver string `json:"driver,omitempty"`
@@ -40,7 +41,7 @@ type NIC struct {
 	TotalVFs *int `json:"totalVFs,omitempty"`
 	// VFDeviceID is sriov_vf_device, the VFs' PCI device id; required with
 	// totalVFs.
-	VFDeviceID Hex `json:"vfDeviceID,omitempty"`
+	VFDeviceID platform.Hex `json:"vfDeviceID,omitempty"`
 	// VFOffset and VFStride are sriov_offset and sriov_stride: VF i sits at
 	// routing id PF + offset + i·stride (nichw.VFAddress). Every VF must
 	// stay on the PF's bus. Required with totalVFs.
@@ -62,7 +63,7 @@ type NIC struct {
 	// carrier). Default "up".
 	Link string `json:"link,omitempty"`
 	// PCIe places the PF in the PCIe tree, like a GPU.
-	PCIe Placement `json:"pcie"`
+	PCIe platform.Placement `json:"pcie"`
 }
 
 // Link states of a NIC.
@@ -84,7 +85,7 @@ const (
 // address: five bytes of SHA-256("<seed>/nic/<address>") after 0x02, a
 // locally administered unicast address, so that the same profile always
 // renders the same addresses and none is a vendor's.
-func DeriveMAC(seed string, addr Address) string {
+func DeriveMAC(seed string, addr platform.Address) string {
 	h := sha256.Sum256([]byte(seed + "/nic/" + addr.String()))
 	return fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3], h[4])
 }
@@ -92,13 +93,18 @@ func DeriveMAC(seed string, addr Address) string {
 // DefaultInterface is the interface name a NIC gets without one: the
 // systemd path name of its PF (nichw.PathName) with the driver's
 // phys_port_name.
-func DefaultInterface(addr Address, driver string) string {
+func DefaultInterface(addr platform.Address, driver string) string {
 	d, _ := nichw.LookupDriver(driver)
 	return nichw.PathName(nichw.Address(addr), d.PhysPortName)
 }
 
-func defaultNIC(p *Profile, n *NIC) {
-	if m, ok := LookupNICModel(n.Model); ok {
+// Default fills a NIC's unset fields, in place: every unset model field
+// from the NIC catalogue model (rdma false and totalVFs 0 without a model);
+// mtu DefaultMTU; link "up"; once the PF's PCI address below rcs
+// (spec.rootComplexes) is known, mac DeriveMAC of seed and (with a driver)
+// interface DefaultInterface.
+func Default(n *NIC, seed string, rcs []platform.RootComplex) {
+	if m, ok := LookupModel(n.Model); ok {
 		setHex(&n.VendorID, m.VendorID)
 		setHex(&n.DeviceID, m.DeviceID)
 		setHex(&n.SubsystemVendorID, m.SubsystemVendorID)
@@ -132,10 +138,24 @@ func defaultNIC(p *Profile, n *NIC) {
 		n.MTU = DefaultMTU
 	}
 	setString(&n.Link, LinkUp)
-	if addr, ok := p.placementAddress(n.PCIe); ok {
-		setString(&n.MAC, DeriveMAC(p.Spec.UUIDSeed, addr))
+	if addr, ok := platform.PlacementAddress(rcs, n.PCIe); ok {
+		setString(&n.MAC, DeriveMAC(seed, addr))
 		if n.Driver != "" {
 			setString(&n.Interface, DefaultInterface(addr, n.Driver))
 		}
 	}
 }
+
+func setString(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+func setHex(dst *platform.Hex, v platform.Hex) {
+	if *dst == 0 {
+		*dst = v
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

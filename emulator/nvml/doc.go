@@ -59,9 +59,9 @@
 //     nvmlstate's concurrency rule (flock <state>.lock, reread, apply, write
 //     a temporary file, fsync, rename) and keeps gi and ci records in
 //     nvmlstate.Write's form and (GPU, id) order, followed by the end record.
-//     A new GI gets profile.GIID of its placement (without a placement: the
-//     highest free start, as profile.autoPlace), a CI the lowest free id
-//     (without a placement: the lowest free start) and profile.DeriveMIGUUID.
+//     A new GI gets gpu.GIID of its placement (without a placement: the
+//     highest free start, as gpu.autoPlace), a CI the lowest free id
+//     (without a placement: the lowest free start) and gpu.DeriveMIGUUID.
 //     Creating writes the capability access file and the nvidia-caps node
 //     (major from <root>/proc/devices) exactly as emulator/render does for a
 //     static layout; destroying removes them and the emptied capability

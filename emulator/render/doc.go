@@ -38,7 +38,7 @@
 //	    "DeviceFileMinor: <m>\nDeviceFileMode: <decimal mode>\nDeviceFileModify: 1\n"
 //	R/run/drakit-emulator/nvml.state (package emulator/nvmlstate; GPUs in PCI order;
 //	    for each GPU with a mig section its migMode, MIG profile tables and the
-//	    static layout's GIs and CIs, with MIG UUIDs from profile.DeriveMIGUUID;
+//	    static layout's GIs and CIs, with MIG UUIDs from gpu.DeriveMIGUUID;
 //	    then the end record; written to a temporary file, fsynced and renamed)
 //	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
 //	R/usr/bin/nvidia-smi (the emulator's, a static executable answering from

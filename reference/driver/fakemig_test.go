@@ -17,7 +17,7 @@ import (
 )
 
 // fakeMIG is a small stateful NVML with real MIG semantics for the calls the
-// driver makes: H100 profile table with real profile IDs (emulator/profile),
+// driver makes: H100 profile table with real profile IDs (emulator/gpu),
 // GI ids by placement (gpu.GIID), overlapping placements refused with
 // INSUFFICIENT_RESOURCES, a busy GI refused with IN_USE, handles of
 // destroyed instances answering NOT_FOUND, capability nodes created below

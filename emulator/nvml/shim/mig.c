@@ -23,7 +23,7 @@
  * what was destroyed, unlock. They need the config capability
  * (/dev/nvidia-caps/nvidia-cap1), as real MIG management does, and root for
  * mknod: NVML_ERROR_NO_PERMISSION otherwise. Ids and UUIDs follow the
- * emulator's renderer (emulator/profile): GI id from the placement (GIID),
+ * emulator's renderer (emulator/gpu): GI id from the placement (GIID),
  * CI id the lowest free one, MIG-<uuid> from SHA-256 of
  * "<GPU uuid>/gi<G>/ci<C>" (DeriveMIGUUID).
  */

@@ -1,5 +1,5 @@
 /*
- * What MIG mutations write: MIG UUIDs (profile.DeriveMIGUUID), new GI and
+ * What MIG mutations write: MIG UUIDs (gpu.DeriveMIGUUID), new GI and
  * CI ids, the state file (rendered, written to a temporary file, fsynced
  * and renamed) and the capability access files and /dev/nvidia-caps nodes;
  * see mig.c.
@@ -25,7 +25,7 @@
 
 #define CAPS_DIR "proc/driver/nvidia/capabilities"
 
-/* SHA-256 (FIPS 180-4), for MIG UUIDs as profile.DeriveMIGUUID derives them. */
+/* SHA-256 (FIPS 180-4), for MIG UUIDs as gpu.DeriveMIGUUID derives them. */
 static const uint32_t sha_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -91,7 +91,7 @@ static void sha256(const unsigned char *msg, size_t n, unsigned char out[32]) {
     }
 }
 
-/* mig_uuid writes profile.DeriveMIGUUID(gpu UUID, gi, ci) and a NUL into out. */
+/* mig_uuid writes gpu.DeriveMIGUUID(gpu UUID, gi, ci) and a NUL into out. */
 void drakit_new_mig_uuid(const struct nvmlDevice_st *d, int64_t gi, int64_t ci,
                      char out[DRAKIT_UUID_LEN + 1]) {
     char in[DRAKIT_UUID_LEN + 32];
@@ -116,7 +116,7 @@ void drakit_new_mig_uuid(const struct nvmlDevice_st *d, int64_t gi, int64_t ci,
 /* gi_access_minor is nvmlstate.GIAccessMinor; a CI's is it + 1 + CI id. */
 int64_t drakit_gi_access_minor(int64_t gpu, int64_t gi) { return 3 + gpu * 135 + gi * 9; }
 
-/* giid is profile.GIID: the GI id of placement start:size on a GPU with
+/* giid is gpu.GIID: the GI id of placement start:size on a GPU with
  * eight memory slices, or -1 for another geometry. */
 static int64_t giid(int64_t start, int64_t size, int64_t memory_slices) {
     if (memory_slices != 8 || (size != 1 && size != 2 && size != 4 && size != 8) ||

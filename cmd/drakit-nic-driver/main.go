@@ -11,9 +11,10 @@ import (
 	"os"
 	"strings"
 
+	logsapi "k8s.io/component-base/logs/api/v1"
+
 	"drakit.dev/drakit/internal/drivercmd"
 	"drakit.dev/drakit/reference/nicdriver"
-	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 func main() { drivercmd.Main("drakit-nic-driver", run) }

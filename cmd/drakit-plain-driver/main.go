@@ -9,9 +9,10 @@ import (
 	"context"
 	"strings"
 
+	logsapi "k8s.io/component-base/logs/api/v1"
+
 	"drakit.dev/drakit/internal/drivercmd"
 	"drakit.dev/drakit/reference/plaindriver"
-	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 func main() { drivercmd.Main("drakit-plain-driver", run) }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// What drakit driver, plain-driver and nic-driver share: the deploy
+// options every driver has as flags, and the command with its deploy,
+// delete and manifests subcommands.
+
+// commonDeployFlags point at the fields every deploy options struct has.
+type commonDeployFlags struct {
+	driverName, image, kubeletRootDir, cdiDir, apiServerHost *string
+	apiServerPort                                            *int
+	timeout                                                  *time.Duration
+	// driverNameUsage and imageUsage are the usage of --driver-name and
+	// --image (which classes the name names, which image it is).
+	driverNameUsage, imageUsage string
+}
+
+// bind maps the fields onto flags; the kubelet root and the CDI directory
+// default to $DRAKIT_KUBELET_ROOT_DIR and $DRAKIT_CDI_DIR (as drakit
+// cluster status -o env prints them) when set.
+func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
+	*c.kubeletRootDir = envOr("DRAKIT_KUBELET_ROOT_DIR", *c.kubeletRootDir)
+	*c.cdiDir = envOr("DRAKIT_CDI_DIR", *c.cdiDir)
+	fs.StringVar(c.driverName, "driver-name", *c.driverName, c.driverNameUsage)
+	fs.StringVar(c.image, "image", *c.image, c.imageUsage)
+	fs.StringVar(c.kubeletRootDir, "kubelet-root-dir", *c.kubeletRootDir, "the kubelet's --root-dir on the node ($DRAKIT_KUBELET_ROOT_DIR)")
+	fs.StringVar(c.cdiDir, "cdi-dir", *c.cdiDir, "the container runtime's CDI spec directory on the node ($DRAKIT_CDI_DIR)")
+	fs.StringVar(c.apiServerHost, "apiserver-host", *c.apiServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
+	fs.IntVar(c.apiServerPort, "apiserver-port", *c.apiServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
+	fs.DurationVar(c.timeout, "timeout", *c.timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
+}
+
+// driverDeployCommand describes one driver's command.
+type driverDeployCommand struct {
+	// use, short and long are the command's.
+	use, short, long string
+	// noun names the driver in the subcommands' help ("the plain
+	// driver"); deployShort is deploy's short help, example its example.
+	noun, deployShort, example string
+	// bind binds the options' flags.
+	bind func(fs *pflag.FlagSet)
+	// validate, apply, remove and objects are the options' Validate and
+	// the deploy package's Apply, Delete and Objects for them.
+	validate func() error
+	apply    func(ctx context.Context, client kubernetes.Interface) error
+	remove   func(ctx context.Context, client kubernetes.Interface) error
+	objects  func() ([]runtime.Object, error)
+	// more are further subcommands.
+	more []*cobra.Command
+}
+
+// command builds the command: the options' flags and --kubeconfig,
+// persistent, and the subcommands deploy, delete and manifests.
+func (d driverDeployCommand) command() *cobra.Command {
+	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	cmd := &cobra.Command{Use: d.use, Short: d.short, Long: d.long}
+	d.bind(cmd.PersistentFlags())
+	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", kubeconfig,
+		"kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+
+	// connected runs f with a client of the cluster, once the options are
+	// validated: bad flags are reported before the kubeconfig is read.
+	connected := func(f func(ctx context.Context, client kubernetes.Interface) error) func(*cobra.Command, []string) error {
+		return func(c *cobra.Command, _ []string) error {
+			cs, err := validatedClient(d.validate, kubeconfig)
+			if err != nil {
+				return err
+			}
+			return f(c.Context(), cs)
+		}
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "deploy",
+		Short:   d.deployShort,
+		Example: d.example,
+		Args:    cobra.NoArgs,
+		RunE:    connected(d.apply),
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "delete",
+		Short: "Delete " + d.noun + " and its ResourceSlices (succeeds when nothing is deployed)",
+		Args:  cobra.NoArgs,
+		RunE:  connected(d.remove),
+	})
+	cmd.AddCommand(d.more...)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "manifests",
+		Short: "Print the manifests deploy would apply, as YAML",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			objs, err := d.objects()
+			if err != nil {
+				return err
+			}
+			return printObjects(c.OutOrStdout(), objs)
+		},
+	})
+	return cmd
+}
+
+// printObjects writes objs as YAML documents separated by "---".
+func printObjects(w io.Writer, objs []runtime.Object) error {
+	for i, obj := range objs {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("encode manifests: %w", err)
+		}
+		sep := "---\n"
+		if i == 0 {
+			sep = ""
+		}
+		if _, err := fmt.Fprintf(w, "%s%s", sep, data); err != nil {
+			return fmt.Errorf("write manifests: %w", err)
+		}
+	}
+	return nil
+}
+
+// validatedClient runs validate, so that bad flags are reported before the
+// kubeconfig is read, and returns a client of the kubeconfig's cluster
+// (empty: $KUBECONFIG or ~/.kube/config).
+func validatedClient(validate func() error, kubeconfig string) (kubernetes.Interface, error) {
+	if err := validate(); err != nil {
+		return nil, err
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return kubernetes.NewForConfig(rc)
+}

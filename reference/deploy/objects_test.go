@@ -1,9 +1,7 @@
 package deploy
 
 import (
-	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -52,28 +49,7 @@ func TestObjectsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var docs []string
-			for _, obj := range m.List() {
-				data, err := yaml.Marshal(obj)
-				if err != nil {
-					t.Fatal(err)
-				}
-				docs = append(docs, string(data))
-			}
-			got := strings.Join(docs, "---\n")
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read golden file (run with -update to create it): %v", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("objects differ from %s (-want +got; run with -update if intended):\n%s", path, diff)
-			}
+			checkGolden(t, m.List(), tc.golden)
 		})
 	}
 }
@@ -213,45 +189,18 @@ func TestObjectsLeastPrivilege(t *testing.T) {
 			pod.HostPID, pod.HostIPC, pod.HostNetwork)
 	}
 
-	type mount struct {
-		HostPath string
-		Type     corev1.HostPathType
-		ReadOnly bool
-	}
 	r := opts.DriverRoot
-	wantMounts := map[string]mount{
-		"plugin-dir":               {opts.KubeletRootDir + "/plugins/gpu.drakit.dev", corev1.HostPathDirectoryOrCreate, false},
-		"registrar-dir":            {opts.KubeletRootDir + "/plugins_registry", corev1.HostPathDirectory, false},
-		"cdi-dir":                  {opts.CDIDir, corev1.HostPathDirectoryOrCreate, false},
-		"driver-root":              {r, corev1.HostPathDirectory, true},
-		"driver-root-state":        {r + "/run/drakit-emulator", corev1.HostPathDirectory, false},
-		"driver-root-caps":         {r + "/dev/nvidia-caps", corev1.HostPathDirectory, false},
-		"driver-root-capabilities": {r + "/proc/driver/nvidia/capabilities", corev1.HostPathDirectory, false},
+	wantMounts := map[string]hostMount{
+		"plugin-dir":               sameHostPath(opts.KubeletRootDir+"/plugins/gpu.drakit.dev", corev1.HostPathDirectoryOrCreate, false),
+		"registrar-dir":            sameHostPath(opts.KubeletRootDir+"/plugins_registry", corev1.HostPathDirectory, false),
+		"cdi-dir":                  sameHostPath(opts.CDIDir, corev1.HostPathDirectoryOrCreate, false),
+		"driver-root":              sameHostPath(r, corev1.HostPathDirectory, true),
+		"driver-root-state":        sameHostPath(r+"/run/drakit-emulator", corev1.HostPathDirectory, false),
+		"driver-root-caps":         sameHostPath(r+"/dev/nvidia-caps", corev1.HostPathDirectory, false),
+		"driver-root-capabilities": sameHostPath(r+"/proc/driver/nvidia/capabilities", corev1.HostPathDirectory, false),
 	}
-	volumes := map[string]corev1.HostPathVolumeSource{}
-	for _, v := range pod.Volumes {
-		if v.HostPath == nil || v.HostPath.Type == nil {
-			t.Errorf("volume %s is not a hostPath volume with a type", v.Name)
-			continue
-		}
-		volumes[v.Name] = *v.HostPath
-	}
-	got := map[string]mount{}
-	for _, vm := range c.VolumeMounts {
-		if _, dup := got[vm.Name]; dup {
-			t.Errorf("volume %s is mounted twice", vm.Name)
-		}
-		if vm.SubPath != "" || vm.SubPathExpr != "" || vm.MountPropagation != nil || vm.RecursiveReadOnly != nil {
-			t.Errorf("mount of %s has a sub-path, propagation or recursive read-only setting: %+v", vm.Name, vm)
-		}
-		v := volumes[vm.Name]
-		got[vm.Name] = mount{v.Path, ptr.Deref(v.Type, ""), vm.ReadOnly}
-	}
-	if diff := cmp.Diff(wantMounts, got); diff != "" {
+	if diff := cmp.Diff(wantMounts, hostMounts(t, pod, c)); diff != "" {
 		t.Errorf("host mounts (-want +got):\n%s", diff)
-	}
-	if len(volumes) != len(got) {
-		t.Errorf("pod has %d volumes, %d of them mounted", len(volumes), len(got))
 	}
 
 	// The writable directories below the driver root are what the
@@ -395,23 +344,8 @@ func TestOptionsValidate(t *testing.T) {
 			t.Parallel()
 			o := DefaultOptions()
 			tc.mutate(&o)
-			err := o.Validate()
-			switch {
-			case tc.wantErrs == nil && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tc.wantErrs != nil && err == nil:
-				t.Fatalf("no error, want %q", tc.wantErrs)
-			case err != nil && !errors.Is(err, ErrInvalidOptions):
-				t.Fatalf("error %v is not ErrInvalidOptions", err)
-			case err != nil:
-				got := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidOptions.Error()+": "), "\n")
-				if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
-					t.Errorf("errors (-want +got):\n%s", diff)
-				}
-			}
-			if _, objErr := Objects(o); (objErr == nil) != (err == nil) {
-				t.Errorf("Objects error %v disagrees with Validate error %v", objErr, err)
-			}
+			_, objErr := Objects(o)
+			checkValidateErrors(t, o.Validate(), tc.wantErrs, objErr)
 		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/reference/plaindriver"
 )
@@ -56,28 +53,7 @@ func TestPlainObjectsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var docs []string
-			for _, obj := range m.List() {
-				data, err := yaml.Marshal(obj)
-				if err != nil {
-					t.Fatal(err)
-				}
-				docs = append(docs, string(data))
-			}
-			got := strings.Join(docs, "---\n")
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read golden file (run with -update to create it): %v", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("objects differ from %s (-want +got; run with -update if intended):\n%s", path, diff)
-			}
+			checkGolden(t, m.List(), tc.golden)
 		})
 	}
 }
@@ -144,43 +120,16 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 		t.Errorf("image %s pulled %s, want drakit.dev/plain-driver:dev never pulled", c.Image, c.ImagePullPolicy)
 	}
 
-	type mount struct {
-		HostPath, MountPath string
-		Type                corev1.HostPathType
-		ReadOnly            bool
-	}
 	plugin := opts.KubeletRootDir + "/plugins/plain.drakit.dev"
 	registrar := opts.KubeletRootDir + "/plugins_registry"
-	wantMounts := map[string]mount{
-		"plugin-dir":    {plugin, plugin, corev1.HostPathDirectoryOrCreate, false},
-		"registrar-dir": {registrar, registrar, corev1.HostPathDirectory, false},
-		"cdi-dir":       {opts.CDIDir, opts.CDIDir, corev1.HostPathDirectoryOrCreate, false},
-		"state-dir":     {opts.StateDir, opts.StateDir, corev1.HostPathDirectoryOrCreate, false},
+	wantMounts := map[string]hostMount{
+		"plugin-dir":    sameHostPath(plugin, corev1.HostPathDirectoryOrCreate, false),
+		"registrar-dir": sameHostPath(registrar, corev1.HostPathDirectory, false),
+		"cdi-dir":       sameHostPath(opts.CDIDir, corev1.HostPathDirectoryOrCreate, false),
+		"state-dir":     sameHostPath(opts.StateDir, corev1.HostPathDirectoryOrCreate, false),
 	}
-	volumes := map[string]corev1.HostPathVolumeSource{}
-	for _, v := range pod.Volumes {
-		if v.HostPath == nil || v.HostPath.Type == nil {
-			t.Errorf("volume %s is not a hostPath volume with a type", v.Name)
-			continue
-		}
-		volumes[v.Name] = *v.HostPath
-	}
-	got := map[string]mount{}
-	for _, vm := range c.VolumeMounts {
-		if _, dup := got[vm.Name]; dup {
-			t.Errorf("volume %s is mounted twice", vm.Name)
-		}
-		if vm.SubPath != "" || vm.SubPathExpr != "" || vm.MountPropagation != nil || vm.RecursiveReadOnly != nil {
-			t.Errorf("mount of %s has a sub-path, propagation or recursive read-only setting: %+v", vm.Name, vm)
-		}
-		v := volumes[vm.Name]
-		got[vm.Name] = mount{v.Path, vm.MountPath, ptr.Deref(v.Type, ""), vm.ReadOnly}
-	}
-	if diff := cmp.Diff(wantMounts, got); diff != "" {
+	if diff := cmp.Diff(wantMounts, hostMounts(t, pod, c)); diff != "" {
 		t.Errorf("host mounts (-want +got):\n%s", diff)
-	}
-	if len(volumes) != len(got) {
-		t.Errorf("pod has %d volumes, %d of them mounted", len(volumes), len(got))
 	}
 
 	wantArgs := []string{
@@ -363,23 +312,8 @@ func TestPlainOptionsValidate(t *testing.T) {
 			t.Parallel()
 			o := DefaultPlainOptions()
 			tc.mutate(&o)
-			err := o.Validate()
-			switch {
-			case tc.wantErrs == nil && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tc.wantErrs != nil && err == nil:
-				t.Fatalf("no error, want %q", tc.wantErrs)
-			case err != nil && !errors.Is(err, ErrInvalidOptions):
-				t.Fatalf("error %v is not ErrInvalidOptions", err)
-			case err != nil:
-				got := strings.Split(strings.TrimPrefix(err.Error(), ErrInvalidOptions.Error()+": "), "\n")
-				if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
-					t.Errorf("errors (-want +got):\n%s", diff)
-				}
-			}
-			if _, objErr := PlainObjects(o); (objErr == nil) != (err == nil) {
-				t.Errorf("PlainObjects error %v disagrees with Validate error %v", objErr, err)
-			}
+			_, objErr := PlainObjects(o)
+			checkValidateErrors(t, o.Validate(), tc.wantErrs, objErr)
 		})
 	}
 }

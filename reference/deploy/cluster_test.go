@@ -31,20 +31,8 @@ import (
 // Every write is a dry run except one slice of a node that does not exist,
 // created and removed by the admin.
 func TestIntegrationDriverSliceAdmission(t *testing.T) {
-	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a cluster with the driver deployed " +
-			"(make cluster-up, drakit emulator render, drakit driver deploy, then eval \"$(drakit cluster status -o env)\")")
-	}
+	adminConfig, admin := clusterAdmin(t, "the driver", "make cluster-up, drakit emulator render, drakit driver deploy")
 	ctx := t.Context()
-	adminConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatalf("load kubeconfig %s: %v", kubeconfig, err)
-	}
-	admin, err := kubernetes.NewForConfig(adminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	policy, err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})
 	if err != nil {
@@ -62,43 +50,9 @@ func TestIntegrationDriverSliceAdmission(t *testing.T) {
 			}
 		}
 	}
-	pods, err := driverPods(ctx, admin, gpuWorkload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" })
-	if i < 0 {
-		t.Fatalf("no running driver pod of %s in %s", driver, Namespace)
-	}
-	pod := pods[i]
+	sa, pod := podBoundClient(t, admin, adminConfig, gpuWorkload, "the policy refuses the driver everything")
 	node := pod.Spec.NodeName
 	const otherNode = "drakit-admission-test-no-such-node"
-
-	// The driver's service account with a token bound to its pod, as the
-	// kubelet projects it into the pod.
-	tr, err := admin.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptr.To[int64](600),
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("request a token of service account %s/%s bound to pod %s: %v", Namespace, pod.Spec.ServiceAccountName, pod.Name, err)
-	}
-	saConfig := rest.AnonymousClientConfig(adminConfig)
-	saConfig.BearerToken = tr.Status.Token
-	sa, err := kubernetes.NewForConfig(saConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	review, err := sa.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("review the service account's identity: %v", err)
-	}
-	if got := review.Status.UserInfo.Extra[serviceaccount.NodeNameKey]; len(got) != 1 || got[0] != node {
-		t.Fatalf("the pod-bound token of %s carries node name %q, want [%s]: without it the policy refuses the driver everything",
-			review.Status.UserInfo.Username, got, node)
-	}
 
 	newSlice := func(driver, node string) *resourceapi.ResourceSlice {
 		s := &resourceapi.ResourceSlice{
@@ -168,4 +122,68 @@ func TestIntegrationDriverSliceAdmission(t *testing.T) {
 	denied("the driver updating a slice of another node", "may not modify ResourceSlices of node "+otherNode, err)
 	denied("the driver deleting a slice of another node", "may not modify ResourceSlices of node "+otherNode,
 		sa.ResourceV1().ResourceSlices().Delete(ctx, other.Name, dryDelete))
+}
+
+// clusterAdmin returns the configuration and a client of the admin
+// kubeconfig of the cluster an integration test runs against,
+// $DRAKIT_KUBECONFIG, or skips the test without one: it needs the cluster
+// with what deployed, by the commands howTo.
+func clusterAdmin(t *testing.T, what, howTo string) (*rest.Config, kubernetes.Interface) {
+	t.Helper()
+	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a cluster with " + what + " deployed " +
+			"(" + howTo + ", then eval \"$(drakit cluster status -o env)\")")
+	}
+	adminConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatalf("load kubeconfig %s: %v", kubeconfig, err)
+	}
+	admin, err := kubernetes.NewForConfig(adminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adminConfig, admin
+}
+
+// podBoundClient returns a client of w's service account with a token
+// bound to a running driver pod of w, as the kubelet projects it into the
+// pod, and that pod. It fails the test unless the token carries the pod's
+// node name, without which needsNode (what it is for) does not hold.
+func podBoundClient(t *testing.T, admin kubernetes.Interface, adminConfig *rest.Config, w workload, needsNode string) (kubernetes.Interface, corev1.Pod) {
+	t.Helper()
+	ctx := t.Context()
+	pods, err := driverPods(ctx, admin, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" })
+	if i < 0 {
+		t.Fatalf("no running driver pod of %s in %s", w.name, w.namespace)
+	}
+	pod := pods[i]
+	tr, err := admin.CoreV1().ServiceAccounts(w.namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: ptr.To[int64](600),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("request a token of service account %s/%s bound to pod %s: %v", w.namespace, pod.Spec.ServiceAccountName, pod.Name, err)
+	}
+	saConfig := rest.AnonymousClientConfig(adminConfig)
+	saConfig.BearerToken = tr.Status.Token
+	sa, err := kubernetes.NewForConfig(saConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := sa.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("review the service account's identity: %v", err)
+	}
+	if got := review.Status.UserInfo.Extra[serviceaccount.NodeNameKey]; len(got) != 1 || got[0] != pod.Spec.NodeName {
+		t.Fatalf("the pod-bound token of %s carries node name %q, want [%s]: without it %s",
+			review.Status.UserInfo.Username, got, pod.Spec.NodeName, needsNode)
+	}
+	return sa, pod
 }

@@ -2,23 +2,17 @@ package deploy
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	resourceapply "k8s.io/client-go/applyconfigurations/resource/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 )
 
 // TestIntegrationNICStatusAuthorization checks the NIC driver's RBAC on a
@@ -34,20 +28,8 @@ import (
 // deploy; `eval "$(drakit cluster status -o env)"` sets it for the local
 // cluster); the driver needs no NICs for it.
 func TestIntegrationNICStatusAuthorization(t *testing.T) {
-	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a cluster with the NIC driver deployed " +
-			"(make cluster-up, drakit nic-driver deploy, then eval \"$(drakit cluster status -o env)\")")
-	}
+	adminConfig, admin := clusterAdmin(t, "the NIC driver", "make cluster-up, drakit nic-driver deploy")
 	ctx := t.Context()
-	adminConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatalf("load kubeconfig %s: %v", kubeconfig, err)
-	}
-	admin, err := kubernetes.NewForConfig(adminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	role, err := admin.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get the NIC driver's cluster role (is it deployed? drakit nic-driver deploy): %v", err)
@@ -61,43 +43,9 @@ func TestIntegrationNICStatusAuthorization(t *testing.T) {
 	if driver == "" {
 		t.Fatalf("cluster role %s has no rule on resourceclaims/driver for one driver: %+v", NICName, role.Rules)
 	}
-	pods, err := driverPods(ctx, admin, nicWorkload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" })
-	if i < 0 {
-		t.Fatalf("no running NIC driver pod in %s", NICNamespace)
-	}
-	pod := pods[i]
+	sa, pod := podBoundClient(t, admin, adminConfig, nicWorkload, "associated-node never holds")
 	node := pod.Spec.NodeName
 	const otherNode = "drakit-nic-status-test-no-such-node"
-
-	// The driver's service account with a token bound to its pod, as the
-	// kubelet projects it into the pod.
-	tr, err := admin.CoreV1().ServiceAccounts(NICNamespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptr.To[int64](600),
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("request a token of service account %s/%s bound to pod %s: %v", NICNamespace, pod.Spec.ServiceAccountName, pod.Name, err)
-	}
-	saConfig := rest.AnonymousClientConfig(adminConfig)
-	saConfig.BearerToken = tr.Status.Token
-	sa, err := kubernetes.NewForConfig(saConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	review, err := sa.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("review the service account's identity: %v", err)
-	}
-	if got := review.Status.UserInfo.Extra[serviceaccount.NodeNameKey]; len(got) != 1 || got[0] != node {
-		t.Fatalf("the pod-bound token of %s carries node name %q, want [%s]: without it associated-node never holds",
-			review.Status.UserInfo.Username, got, node)
-	}
 
 	ns, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drakit-nic-status-test-"}},
 		metav1.CreateOptions{})

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
 
@@ -24,14 +22,8 @@ func TestPlainDriverManifestsCommand(t *testing.T) {
 	t.Setenv("DRAKIT_RUN_DIR", "/run/k")
 	t.Setenv("DRAKIT_CDI_DIR", "/run/k/cdi")
 	t.Setenv("DRAKIT_KUBELET_ROOT_DIR", "/run/k/kubelet")
-	cmd := newPlainDriverCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"manifests", "--defect", "leave-cdi-spec", "--devices", "3"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	out := manifestsOutput(t, newPlainDriverCommand, "--defect", "leave-cdi-spec", "--devices", "3")
+	checkManifestsOutput(t, out, 8, "an admission policy and its binding, one DeviceClass",
 		"path: /run/k/plain-driver\n",
 		"path: /run/k/kubelet/plugins_registry\n",
 		"path: /run/k/kubelet/plugins/plain.drakit.dev\n",
@@ -40,16 +32,9 @@ func TestPlainDriverManifestsCommand(t *testing.T) {
 		"- --devices=3\n",
 		"kind: DeviceClass",
 		"namespace: drakit-plain\n",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("manifests output lacks %q", want)
-		}
-	}
-	if n := strings.Count(out.String(), "\n---\n"); n != 7 {
-		t.Errorf("manifests output has %d separators, want 7 (8 objects: an admission policy and its binding, one DeviceClass)", n)
-	}
-	if strings.Contains(out.String(), "MKNOD") || strings.Contains(out.String(), "privileged: true") {
-		t.Errorf("plain driver manifests grant privileges:\n%s", out.String())
+	)
+	if strings.Contains(out, "MKNOD") || strings.Contains(out, "privileged: true") {
+		t.Errorf("plain driver manifests grant privileges:\n%s", out)
 	}
 }
 
@@ -61,15 +46,6 @@ func TestPlainDriverValidatesBeforeConnecting(t *testing.T) {
 		{"devices", "0", "Devices (--devices): 0 devices: must be between 1 and 128"},
 		{"state-dir", "/etc", `StateDir (--state-dir) "/etc" is a system directory`},
 	} {
-		for _, sub := range []string{"manifests", "deploy", "delete"} {
-			cmd := newPlainDriverCommand()
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			cmd.SetArgs([]string{sub, "--" + tc.flag, tc.value, "--kubeconfig", "/nonexistent/kubeconfig"})
-			err := cmd.Execute()
-			if !errors.Is(err, deploy.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%s --%s %s: got %v, want ErrInvalidOptions with %q", sub, tc.flag, tc.value, err, tc.want)
-			}
-		}
+		checkValidatesBeforeConnecting(t, newPlainDriverCommand, tc.flag, tc.value, tc.want)
 	}
 }

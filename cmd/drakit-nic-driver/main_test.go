@@ -1,14 +1,13 @@
 package main
 
 import (
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"drakit.dev/drakit/internal/drivercmd/drivercmdtest"
 	"drakit.dev/drakit/reference/nicdriver"
 )
 
@@ -19,12 +18,7 @@ var envTwins = []string{"DRIVER_NAME", "NODE_NAME", "HOST_ROOT", "SYSFS_ROOT", "
 // clearEnv unsets every environment twin for the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, name := range envTwins {
-		t.Setenv(name, "") // restored when the test ends
-		if err := os.Unsetenv(name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	drivercmdtest.ClearEnv(t, envTwins...)
 }
 
 // TestParseMapsEveryFlag: each flag sets its Config field, every field has
@@ -50,12 +44,7 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
-	v := reflect.ValueOf(cfg)
-	for i := range v.NumField() {
-		if v.Field(i).IsZero() {
-			t.Errorf("Config.%s is not set by any flag", v.Type().Field(i).Name)
-		}
-	}
+	drivercmdtest.CheckEveryFieldSet(t, cfg)
 
 	t.Setenv("DEVICE_STATUS", "false")
 	t.Setenv("VF_TIMEOUT", "9s")

@@ -1,26 +1,20 @@
 package main
 
 import (
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"drakit.dev/drakit/internal/drivercmd/drivercmdtest"
 	"drakit.dev/drakit/reference/plaindriver"
 )
 
 // clearEnv unsets every environment twin for the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{"DRIVER_NAME", "NODE_NAME", "STATE_DIR", "KUBELET_REGISTRAR_DIR", "KUBELET_PLUGIN_DIR",
-		"CDI_DIR", "KUBECONFIG", "DEVICES", "DEFECT"} {
-		t.Setenv(name, "") // restored when the test ends
-		if err := os.Unsetenv(name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	drivercmdtest.ClearEnv(t, "DRIVER_NAME", "NODE_NAME", "STATE_DIR", "KUBELET_REGISTRAR_DIR", "KUBELET_PLUGIN_DIR",
+		"CDI_DIR", "KUBECONFIG", "DEVICES", "DEFECT")
 }
 
 // TestParseMapsEveryFlag: each flag sets its Config field, every field has a
@@ -44,12 +38,7 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
-	v := reflect.ValueOf(cfg)
-	for i := range v.NumField() {
-		if v.Field(i).IsZero() {
-			t.Errorf("Config.%s is not set by any flag", v.Type().Field(i).Name)
-		}
-	}
+	drivercmdtest.CheckEveryFieldSet(t, cfg)
 
 	t.Setenv("DEFECT", "")
 	cfg, _, _, err = parse(nil)

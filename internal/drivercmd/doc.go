@@ -11,4 +11,5 @@
 // positional arguments. Run applies the logging flags, names the logger
 // after the command and runs the driver until SIGTERM or SIGINT; Main
 // prints Run's error once, prefixed with the command's name, and exits 1.
+// drivercmdtest holds what the commands' tests share.
 package drivercmd

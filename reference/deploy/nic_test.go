@@ -9,9 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -221,73 +219,21 @@ func TestNICOptionsValidate(t *testing.T) {
 // and DeleteNIC removes it and leaves the reference driver alone.
 func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
 	t.Parallel()
-	client := fake.NewClientset()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	gpuOpts := DefaultOptions()
-	gpuOpts.Timeout = 10 * time.Second
-	simulateNode(ctx, t, client, gpuOpts.DriverName)
-	if err := Apply(ctx, client, gpuOpts); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
 	opts := DefaultNICOptions()
 	opts.Timeout = 10 * time.Second
-	simCtx, cancelSim := context.WithCancel(ctx)
-	simulated := simulateWorkload(simCtx, t, client, nicWorkload, opts.DriverName, true)
-	if err := ApplyNIC(ctx, client, opts); err != nil {
-		t.Fatalf("ApplyNIC: %v", err)
-	}
-	want, err := NICObjects(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := client.AppsV1().DaemonSets(NICNamespace).Get(ctx, NICName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.DaemonSet.Spec, ds.Spec); diff != "" {
-		t.Errorf("applied DaemonSet spec (-want +got):\n%s", diff)
-	}
-	role, err := client.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})
-	if err != nil || !cmp.Equal(want.ClusterRole.Rules, role.Rules) {
-		t.Errorf("applied cluster role %v (error %v), want the rendered rules", role, err)
-	}
-	for _, class := range []string{opts.DriverName, VFDeviceClassName(opts.DriverName)} {
-		if _, err := client.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
-			t.Errorf("device class %s missing after ApplyNIC: %v", class, err)
-		}
-	}
-
-	cancelSim()
-	<-simulated // it could create the pod again after the delete
-	if err := client.CoreV1().Pods(NICNamespace).Delete(ctx, NICName+"-abcde", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if err := DeleteNIC(ctx, client, opts); err != nil {
-			t.Fatalf("DeleteNIC #%d: %v", i+1, err)
-		}
-	}
-	for what, err := range map[string]error{
-		"namespace":       get(client.CoreV1().Namespaces().Get(ctx, NICNamespace, metav1.GetOptions{})),
-		"daemon set":      get(client.AppsV1().DaemonSets(NICNamespace).Get(ctx, NICName, metav1.GetOptions{})),
-		"cluster role":    get(client.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})),
-		"policy":          get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, NICName, metav1.GetOptions{})),
-		"device class":    get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
-		"VF device class": get(client.ResourceV1().DeviceClasses().Get(ctx, VFDeviceClassName(opts.DriverName), metav1.GetOptions{})),
-	} {
-		if !apierrors.IsNotFound(err) {
-			t.Errorf("%s still exists after DeleteNIC (get: %v)", what, err)
-		}
-	}
-	for what, err := range map[string]error{
-		"reference driver daemon set":   get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
-		"reference driver device class": get(client.ResourceV1().DeviceClasses().Get(ctx, gpuOpts.DriverName, metav1.GetOptions{})),
-	} {
-		if err != nil {
-			t.Errorf("%s gone after DeleteNIC: %v", what, err)
-		}
-	}
+	checkBesideTheReferenceDriver(t, besideTheReferenceDriver{
+		w: nicWorkload, driverName: opts.DriverName, classes: []string{opts.DriverName, VFDeviceClassName(opts.DriverName)},
+		apply:     func(ctx context.Context, client kubernetes.Interface) error { return ApplyNIC(ctx, client, opts) },
+		remove:    func(ctx context.Context, client kubernetes.Interface) error { return DeleteNIC(ctx, client, opts) },
+		applyName: "ApplyNIC", removeName: "DeleteNIC",
+		objects: func() (*DriverObjects, error) {
+			m, err := NICObjects(opts)
+			if err != nil {
+				return nil, err
+			}
+			return &m.DriverObjects, nil
+		},
+	})
 }
 
 // TestNICPolicyIsTheReferencePolicy: the NIC driver's admission policy is

@@ -12,10 +12,10 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
@@ -323,87 +323,21 @@ func TestPlainOptionsValidate(t *testing.T) {
 // and DeletePlain removes it and leaves the reference driver alone.
 func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 	t.Parallel()
-	client := fake.NewClientset()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	gpuOpts := DefaultOptions()
-	gpuOpts.Timeout = 10 * time.Second
-	simulateNode(ctx, t, client, gpuOpts.DriverName)
-	if err := Apply(ctx, client, gpuOpts); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
 	opts := DefaultPlainOptions()
 	opts.Timeout = 10 * time.Second
-	simCtx, cancelSim := context.WithCancel(ctx)
-	simulated := simulateWorkload(simCtx, t, client, plainWorkload, opts.DriverName, true)
-	if err := ApplyPlain(ctx, client, opts); err != nil {
-		t.Fatalf("ApplyPlain: %v", err)
-	}
-	want, err := PlainObjects(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := client.AppsV1().DaemonSets(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.DaemonSet.Spec, ds.Spec); diff != "" {
-		t.Errorf("applied DaemonSet spec (-want +got):\n%s", diff)
-	}
-	for what, err := range map[string]error{
-		"service account": get(client.CoreV1().ServiceAccounts(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})),
-		"policy":          get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, PlainName, metav1.GetOptions{})),
-		"policy binding":  get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, PlainName, metav1.GetOptions{})),
-		"device class":    get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
-	} {
-		if err != nil {
-			t.Errorf("%s missing after ApplyPlain: %v", what, err)
-		}
-	}
-
-	cancelSim()
-	<-simulated
-	if err := client.CoreV1().Pods(PlainNamespace).Delete(ctx, PlainName+"-abcde", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if err := DeletePlain(ctx, client, opts); err != nil {
-			t.Fatalf("DeletePlain #%d: %v", i+1, err)
-		}
-	}
-	for what, err := range map[string]error{
-		"namespace":      get(client.CoreV1().Namespaces().Get(ctx, PlainNamespace, metav1.GetOptions{})),
-		"daemon set":     get(client.AppsV1().DaemonSets(PlainNamespace).Get(ctx, PlainName, metav1.GetOptions{})),
-		"cluster role":   get(client.RbacV1().ClusterRoles().Get(ctx, PlainName, metav1.GetOptions{})),
-		"policy":         get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, PlainName, metav1.GetOptions{})),
-		"policy binding": get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, PlainName, metav1.GetOptions{})),
-		"device class":   get(client.ResourceV1().DeviceClasses().Get(ctx, opts.DriverName, metav1.GetOptions{})),
-	} {
-		if !apierrors.IsNotFound(err) {
-			t.Errorf("%s still exists after DeletePlain (get: %v)", what, err)
-		}
-	}
-	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var drivers []string
-	for _, s := range slices.Items {
-		drivers = append(drivers, s.Spec.Driver)
-	}
-	if diff := cmp.Diff([]string{gpuOpts.DriverName}, drivers); diff != "" {
-		t.Errorf("slices after DeletePlain (-want +got):\n%s", diff)
-	}
-	for what, err := range map[string]error{
-		"reference driver namespace":    get(client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})),
-		"reference driver daemon set":   get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
-		"reference driver policy":       get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})),
-		"reference driver device class": get(client.ResourceV1().DeviceClasses().Get(ctx, gpuOpts.DriverName, metav1.GetOptions{})),
-	} {
-		if err != nil {
-			t.Errorf("%s gone after DeletePlain: %v", what, err)
-		}
-	}
+	checkBesideTheReferenceDriver(t, besideTheReferenceDriver{
+		w: plainWorkload, driverName: opts.DriverName, classes: []string{opts.DriverName},
+		apply:     func(ctx context.Context, client kubernetes.Interface) error { return ApplyPlain(ctx, client, opts) },
+		remove:    func(ctx context.Context, client kubernetes.Interface) error { return DeletePlain(ctx, client, opts) },
+		applyName: "ApplyPlain", removeName: "DeletePlain",
+		objects: func() (*DriverObjects, error) {
+			m, err := PlainObjects(opts)
+			if err != nil {
+				return nil, err
+			}
+			return &m.DriverObjects, nil
+		},
+	})
 }
 
 // TestApplyPlainWithoutSlices: a driver that publishes no slice is not

@@ -1,15 +1,21 @@
 package deploy
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
@@ -107,5 +113,117 @@ func checkValidateErrors(t *testing.T, err error, wantErrs []string, objectsErr 
 	}
 	if (objectsErr == nil) != (err == nil) {
 		t.Errorf("rendering error %v disagrees with Validate error %v", objectsErr, err)
+	}
+}
+
+// besideTheReferenceDriver is a driver deployment that
+// checkBesideTheReferenceDriver applies and deletes next to the reference
+// driver's.
+type besideTheReferenceDriver struct {
+	// w and driverName are the deployment's, classes its DeviceClasses.
+	w          workload
+	driverName string
+	classes    []string
+	// apply and remove are its Apply and Delete, applyName and
+	// removeName their names; objects its Objects.
+	apply, remove         func(ctx context.Context, client kubernetes.Interface) error
+	applyName, removeName string
+	objects               func() (*DriverObjects, error)
+}
+
+// checkBesideTheReferenceDriver applies d next to a deployed reference
+// driver and checks what it created, deletes it twice (the second time
+// there is nothing to delete) and checks that it is gone, slices
+// included, and that the reference driver is not.
+func checkBesideTheReferenceDriver(t *testing.T, d besideTheReferenceDriver) {
+	t.Helper()
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	gpuOpts := DefaultOptions()
+	gpuOpts.Timeout = 10 * time.Second
+	simulateNode(ctx, t, client, gpuOpts.DriverName)
+	if err := Apply(ctx, client, gpuOpts); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	simCtx, cancelSim := context.WithCancel(ctx)
+	simulated := simulateWorkload(simCtx, t, client, d.w, d.driverName, true)
+	if err := d.apply(ctx, client); err != nil {
+		t.Fatalf("%s: %v", d.applyName, err)
+	}
+	want, err := d.objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := client.AppsV1().DaemonSets(d.w.namespace).Get(ctx, d.w.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.DaemonSet.Spec, ds.Spec); diff != "" {
+		t.Errorf("applied DaemonSet spec (-want +got):\n%s", diff)
+	}
+	role, err := client.RbacV1().ClusterRoles().Get(ctx, d.w.name, metav1.GetOptions{})
+	if err != nil || !cmp.Equal(want.ClusterRole.Rules, role.Rules) {
+		t.Errorf("applied cluster role %v (error %v), want the rendered rules", role, err)
+	}
+	created := map[string]error{
+		"service account": get(client.CoreV1().ServiceAccounts(d.w.namespace).Get(ctx, d.w.name, metav1.GetOptions{})),
+		"policy":          get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, d.w.name, metav1.GetOptions{})),
+		"policy binding":  get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, d.w.name, metav1.GetOptions{})),
+	}
+	for _, class := range d.classes {
+		created["device class "+class] = get(client.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}))
+	}
+	for what, err := range created {
+		if err != nil {
+			t.Errorf("%s missing after %s: %v", what, d.applyName, err)
+		}
+	}
+
+	cancelSim()
+	<-simulated // it could create the pod again after the delete
+	if err := client.CoreV1().Pods(d.w.namespace).Delete(ctx, d.w.name+"-abcde", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := d.remove(ctx, client); err != nil {
+			t.Fatalf("%s #%d: %v", d.removeName, i+1, err)
+		}
+	}
+	gone := map[string]error{
+		"namespace":      get(client.CoreV1().Namespaces().Get(ctx, d.w.namespace, metav1.GetOptions{})),
+		"daemon set":     get(client.AppsV1().DaemonSets(d.w.namespace).Get(ctx, d.w.name, metav1.GetOptions{})),
+		"cluster role":   get(client.RbacV1().ClusterRoles().Get(ctx, d.w.name, metav1.GetOptions{})),
+		"policy":         get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, d.w.name, metav1.GetOptions{})),
+		"policy binding": get(client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, d.w.name, metav1.GetOptions{})),
+	}
+	for _, class := range d.classes {
+		gone["device class "+class] = get(client.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}))
+	}
+	for what, err := range gone {
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s still exists after %s (get: %v)", what, d.removeName, err)
+		}
+	}
+	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drivers []string
+	for _, s := range slices.Items {
+		drivers = append(drivers, s.Spec.Driver)
+	}
+	if diff := cmp.Diff([]string{gpuOpts.DriverName}, drivers); diff != "" {
+		t.Errorf("slices after %s (-want +got):\n%s", d.removeName, diff)
+	}
+	for what, err := range map[string]error{
+		"reference driver namespace":    get(client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})),
+		"reference driver daemon set":   get(client.AppsV1().DaemonSets(Namespace).Get(ctx, Name, metav1.GetOptions{})),
+		"reference driver policy":       get(client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, Name, metav1.GetOptions{})),
+		"reference driver device class": get(client.ResourceV1().DeviceClasses().Get(ctx, gpuOpts.DriverName, metav1.GetOptions{})),
+	} {
+		if err != nil {
+			t.Errorf("%s gone after %s: %v", what, d.removeName, err)
+		}
 	}
 }

@@ -127,11 +127,6 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	}
 }
 
-// TestObjectsLeastPrivilege pins the driver pod's privileges: not
-// privileged, no escalation, RuntimeDefault seccomp, a read-only root
-// filesystem, all capabilities dropped but MKNOD, exactly the host mounts
-// the driver uses, each read-only where it only reads, and no host
-// namespace but the network.
 // TestObjectsRuntimeClass checks that the RuntimeClass option is the pod's,
 // and that none means the node's default runtime.
 func TestObjectsRuntimeClass(t *testing.T) {
@@ -156,6 +151,11 @@ func TestObjectsRuntimeClass(t *testing.T) {
 	}
 }
 
+// TestObjectsLeastPrivilege pins the driver pod's privileges: not
+// privileged, no escalation, RuntimeDefault seccomp, a read-only root
+// filesystem, all capabilities dropped but MKNOD, exactly the host mounts
+// the driver uses, each read-only where it only reads, and no host
+// namespace but the network.
 func TestObjectsLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	opts := localClusterOptions()
@@ -163,31 +163,7 @@ func TestObjectsLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := m.DaemonSet.Spec.Template.Spec
-	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
-		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
-			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
-	}
-	c := pod.Containers[0]
-	want := &corev1.SecurityContext{
-		Privileged:               ptr.To(false),
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		RunAsUser:                ptr.To[int64](0),
-		RunAsGroup:               ptr.To[int64](0),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"MKNOD"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
-		t.Errorf("driver container security context (-want +got):\n%s", diff)
-	}
-	if pod.SecurityContext != nil && !cmp.Equal(*pod.SecurityContext, corev1.PodSecurityContext{}) {
-		t.Errorf("driver pod security context %+v: want none (the container's says it all)", *pod.SecurityContext)
-	}
-	if pod.HostPID || pod.HostIPC || !pod.HostNetwork {
-		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v, want only hostNetwork (the apiserver is on 127.0.0.1)",
-			pod.HostPID, pod.HostIPC, pod.HostNetwork)
-	}
+	pod, c := leastPrivilegePod(t, &m.DriverObjects, "MKNOD")
 
 	r := opts.DriverRoot
 	wantMounts := map[string]hostMount{

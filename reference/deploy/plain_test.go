@@ -17,7 +17,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/reference/plaindriver"
 )
@@ -87,35 +86,7 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := m.DaemonSet.Spec.Template.Spec
-	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
-		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
-			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
-	}
-	c := pod.Containers[0]
-	want := &corev1.SecurityContext{
-		Privileged:               ptr.To(false),
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		RunAsUser:                ptr.To[int64](0),
-		RunAsGroup:               ptr.To[int64](0),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
-		t.Errorf("driver container security context (-want +got):\n%s", diff)
-	}
-	if pod.SecurityContext != nil && !cmp.Equal(*pod.SecurityContext, corev1.PodSecurityContext{}) {
-		t.Errorf("driver pod security context %+v: want none", *pod.SecurityContext)
-	}
-	if pod.HostPID || pod.HostIPC || !pod.HostNetwork || pod.RuntimeClassName != nil {
-		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v runtimeClassName=%v, want only hostNetwork",
-			pod.HostPID, pod.HostIPC, pod.HostNetwork, pod.RuntimeClassName)
-	}
-	if pod.ServiceAccountName != m.ServiceAccount.Name || m.ServiceAccount.Namespace != m.DaemonSet.Namespace {
-		t.Errorf("DaemonSet runs as %s/%s, the manifests create service account %s/%s",
-			m.DaemonSet.Namespace, pod.ServiceAccountName, m.ServiceAccount.Namespace, m.ServiceAccount.Name)
-	}
+	pod, c := leastPrivilegePod(t, &m.DriverObjects)
 	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/plain-driver:dev" {
 		t.Errorf("image %s pulled %s, want drakit.dev/plain-driver:dev never pulled", c.Image, c.ImagePullPolicy)
 	}

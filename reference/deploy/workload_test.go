@@ -227,3 +227,44 @@ func checkBesideTheReferenceDriver(t *testing.T, d besideTheReferenceDriver) {
 		}
 	}
 }
+
+// leastPrivilegePod checks what every driver's pod has: exactly one
+// container, not privileged, no escalation, RuntimeDefault seccomp, a
+// read-only root filesystem, uid and gid 0, every capability dropped but
+// add; no pod security context (the container's says it all), no host
+// namespace but the network (the apiserver is on 127.0.0.1), the node's
+// default runtime, and the manifests' service account. It returns the pod
+// and its container.
+func leastPrivilegePod(t *testing.T, m *DriverObjects, add ...corev1.Capability) (corev1.PodSpec, corev1.Container) {
+	t.Helper()
+	pod := m.DaemonSet.Spec.Template.Spec
+	if len(pod.Containers) != 1 || len(pod.InitContainers) != 0 || len(pod.EphemeralContainers) != 0 {
+		t.Fatalf("driver pod has %d containers, %d init containers, %d ephemeral ones; want exactly one container",
+			len(pod.Containers), len(pod.InitContainers), len(pod.EphemeralContainers))
+	}
+	c := pod.Containers[0]
+	want := &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsUser:                ptr.To[int64](0),
+		RunAsGroup:               ptr.To[int64](0),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: add},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if diff := cmp.Diff(want, c.SecurityContext); diff != "" {
+		t.Errorf("driver container security context (-want +got):\n%s", diff)
+	}
+	if pod.SecurityContext != nil && !cmp.Equal(*pod.SecurityContext, corev1.PodSecurityContext{}) {
+		t.Errorf("driver pod security context %+v: want none (the container's says it all)", *pod.SecurityContext)
+	}
+	if pod.HostPID || pod.HostIPC || !pod.HostNetwork || pod.RuntimeClassName != nil {
+		t.Errorf("driver pod hostPID=%v hostIPC=%v hostNetwork=%v runtimeClassName=%v, want only hostNetwork (the apiserver is on 127.0.0.1)",
+			pod.HostPID, pod.HostIPC, pod.HostNetwork, pod.RuntimeClassName)
+	}
+	if pod.ServiceAccountName != m.ServiceAccount.Name || m.ServiceAccount.Namespace != m.DaemonSet.Namespace {
+		t.Errorf("DaemonSet runs as %s/%s, the manifests create service account %s/%s",
+			m.DaemonSet.Namespace, pod.ServiceAccountName, m.ServiceAccount.Namespace, m.ServiceAccount.Name)
+	}
+	return pod, c
+}

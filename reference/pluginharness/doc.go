@@ -96,7 +96,13 @@
 // ResourceSlice controller again at that interval. Serve does the same for
 // a driver whose plugin wraps the harness's (its newPlugin calls New). What a driver checks
 // before (its configuration, socket paths not longer than MaxSocketPath)
-// and its own directories stay in the driver.
+// and its own directories stay in the driver; the checks every driver makes
+// alike are here: CheckNames (the driver name a DNS subdomain of at most 63
+// characters, the node name required and usable as a pool name),
+// CheckPaths (absolute paths, or empty where derived), CheckSockets and
+// EffectivePluginDir (/var/lib/kubelet/plugins/<driver> unless given).
+// Their errors name the field and are not classified: each driver wraps
+// them in its own ErrInvalidConfig.
 //
 // # Testing
 //

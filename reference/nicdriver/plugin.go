@@ -47,16 +47,8 @@ var _ kubeletplugin.DRAPlugin = (*plugin)(nil)
 // NICs. fatal stops the driver (HandleError).
 func newPlugin(ctx context.Context, cfg Config, client kubernetes.Interface, fatal context.CancelCauseFunc) (*plugin, error) {
 	pluginDir := cfg.EffectiveKubeletPluginDir()
-	hcfg := pluginharness.Config{
-		DriverName:        cfg.DriverName,
-		NodeName:          cfg.NodeName,
-		CDIDir:            cfg.CDIDir,
-		CheckpointDir:     pluginDir,
-		CheckpointVersion: checkpointVersion,
-		Checksum:          true,
-		UndoneLog:         "Undid an unfinished prepare (VFs it created removed)",
-		Fatal:             fatal,
-	}
+	hcfg := harnessConfig(cfg)
+	hcfg.Fatal = fatal
 	// Which claims use a PF's VFs decides whether unprepare removes them,
 	// also for the unfinished prepares New undoes before Discover: the
 	// driver reads the harness's checkpoint first (it never writes it).
@@ -86,6 +78,21 @@ func newPlugin(ctx context.Context, cfg Config, client kubernetes.Interface, fat
 		p.status = &statusWriter{client: client, driver: cfg.DriverName}
 	}
 	return p, nil
+}
+
+// harnessConfig is the harness's configuration of the plugin: the
+// checkpoint in the plugin directory, with a checksum, and the VF wording
+// of the start-up cleanup.
+func harnessConfig(cfg Config) pluginharness.Config {
+	return pluginharness.Config{
+		DriverName:        cfg.DriverName,
+		NodeName:          cfg.NodeName,
+		CDIDir:            cfg.CDIDir,
+		CheckpointDir:     cfg.EffectiveKubeletPluginDir(),
+		CheckpointVersion: checkpointVersion,
+		Checksum:          true,
+		UndoneLog:         "Undid an unfinished prepare (VFs it created removed)",
+	}
 }
 
 // Resources is what the plugin publishes.

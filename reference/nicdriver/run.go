@@ -30,25 +30,22 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
 	}
 	pluginDir := cfg.EffectiveKubeletPluginDir()
 	var p *plugin
-	hcfg := pluginharness.Config{
-		DriverName:   cfg.DriverName,
-		NodeName:     cfg.NodeName,
-		Client:       client,
-		RegistrarDir: cfg.KubeletRegistrarDir,
-		PluginDir:    pluginDir,
-		RunningLog: func() []any {
-			pfs, vfs := 0, 0
-			for _, d := range p.hw.list {
-				if d.Kind == kindPF {
-					pfs++
-				} else {
-					vfs++
-				}
+	hcfg := harnessConfig(cfg)
+	hcfg.Client = client
+	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
+	hcfg.PluginDir = pluginDir
+	hcfg.RunningLog = func() []any {
+		pfs, vfs := 0, 0
+		for _, d := range p.hw.list {
+			if d.Kind == kindPF {
+				pfs++
+			} else {
+				vfs++
 			}
-			return []any{"pfs", len(p.hw.pfs), "pfShareDevices", pfs, "vfDevices", vfs,
-				"sysfsRoot", cfg.EffectiveSysfsRoot(), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir, "cdiDir", cfg.CDIDir,
-				"deviceStatus", cfg.DeviceStatus}
-		},
+		}
+		return []any{"pfs", len(p.hw.pfs), "pfShareDevices", pfs, "vfDevices", vfs,
+			"sysfsRoot", cfg.EffectiveSysfsRoot(), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir, "cdiDir", cfg.CDIDir,
+			"deviceStatus", cfg.DeviceStatus}
 	}
 	return pluginharness.Serve(ctx, hcfg, func(ctx context.Context, hcfg pluginharness.Config) (pluginharness.Served, error) {
 		var err error

@@ -25,6 +25,7 @@ func (w *world) alignmentSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, w.claimWithPeer, nil},
 		{`^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, w.claimUnalignable, nil},
 		{`^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, w.claimBelowOneRoot, nil},
+		{`^the devices the driver allocated to the claim "([^"]+)" are PCI functions of the node$`, w.claimDevicesInSysfs, nil},
 	}
 }
 
@@ -189,4 +190,43 @@ func pcieRootOf(sysfs, busID string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s links to %s, which is below no root complex", link, target)
+}
+
+// claimDevicesInSysfs: every device the driver allocated to the claim that
+// publishes a PCI address is a PCI function in the node's sysfs now, with
+// the vendor the driver declares (a VF the driver had to create exists once
+// its claim is prepared). A device without a PCI address is a finding: the
+// step is for drivers of PCI devices.
+func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
+	if w.cfg.NodeSysfsRoot == "" {
+		return skip(ctx, sysfsSkipReason)
+	}
+	c, results, err := w.allocatedClaim(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list ResourceSlices: %w", err)
+	}
+	var bad, seen []string
+	for _, r := range results {
+		attrs, ok := sliceDevice(slices.Items, r)
+		busID := stringAttr(attrs, pciBusIDAttribute)
+		if !ok || busID == "" {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, pciBusIDAttribute))
+			continue
+		}
+		dir := filepath.Join(w.cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)
+		vendor, err := os.ReadFile(filepath.Join(dir, "vendor"))
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s, which the node's sysfs does not have (%v)", c.Name, r.Pool, r.Device, busID, err))
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("%s/%s: %s vendor %s", r.Pool, r.Device, busID, strings.TrimSpace(string(vendor))))
+		if w.cfg.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.cfg.PCIVendor {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.cfg.PCIVendor))
+		}
+	}
+	return attachText(ctx, "pci functions", strings.Join(seen, "\n")), findings(bad)
 }

@@ -24,6 +24,7 @@ Feature: KEP-4817 device status: the driver reports what it set up for each allo
     When a pod "networked" is created with the claim "wired"
     Then pod "networked" is running
     And the driver reports the status of exactly the devices allocated to the claim "wired"
+    And the devices the driver allocated to the claim "wired" are PCI functions of the node
     And the network data the driver reports for the claim "wired" names interfaces of the node
 
   @kep-4817 @core

@@ -106,17 +106,8 @@ func validateModelFields(path *field.Path, g *GPU) field.ErrorList {
 	case !utf8.ValidString(g.Name) || strings.ContainsFunc(g.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		errs = append(errs, field.Invalid(path.Child("name"), g.Name, "must be UTF-8 without control characters"))
 	}
-	for _, id := range []struct {
-		name string
-		v    platform.Hex
-	}{{"vendorID", g.VendorID}, {"deviceID", g.DeviceID}, {"subsystemVendorID", g.SubsystemVendorID}, {"subsystemDeviceID", g.SubsystemDeviceID}} {
-		switch {
-		case id.v == 0:
-			errs = append(errs, field.Required(path.Child(id.name), ""))
-		case id.v >= 0xffff:
-			errs = append(errs, field.Invalid(path.Child(id.name), id.v, "must be 0x1..0xfffe"))
-		}
-	}
+	errs = append(errs, platform.ValidatePCIIDs(path, []platform.PCIID{{Field: "vendorID", Value: g.VendorID}, {Field: "deviceID", Value: g.DeviceID},
+		{Field: "subsystemVendorID", Value: g.SubsystemVendorID}, {Field: "subsystemDeviceID", Value: g.SubsystemDeviceID}})...)
 	memory, merrs := positiveBytes(path.Child("memory"), g.Memory)
 	errs = append(errs, merrs...)
 	switch {

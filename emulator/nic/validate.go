@@ -104,8 +104,8 @@ func validateModelFields(path *field.Path, n *NIC) field.ErrorList {
 		}
 	}
 	var errs field.ErrorList
-	errs = append(errs, validatePCIIDs(path, []pciID{{"vendorID", n.VendorID}, {"deviceID", n.DeviceID},
-		{"subsystemVendorID", n.SubsystemVendorID}, {"subsystemDeviceID", n.SubsystemDeviceID}})...)
+	errs = append(errs, platform.ValidatePCIIDs(path, []platform.PCIID{{Field: "vendorID", Value: n.VendorID}, {Field: "deviceID", Value: n.DeviceID},
+		{Field: "subsystemVendorID", Value: n.SubsystemVendorID}, {Field: "subsystemDeviceID", Value: n.SubsystemDeviceID}})...)
 	drivers := make([]string, 0, len(nichw.Drivers))
 	for name := range nichw.Drivers {
 		drivers = append(drivers, name)
@@ -133,7 +133,7 @@ func validateModelFields(path *field.Path, n *NIC) field.ErrorList {
 	case *n.TotalVFs < 0 || *n.TotalVFs > 255:
 		errs = append(errs, field.Invalid(path.Child("totalVFs"), *n.TotalVFs, "must be 0..255 (the VFs sit on the PF's bus)"))
 	case *n.TotalVFs > 0:
-		errs = append(errs, validatePCIIDs(path, []pciID{{"vfDeviceID", n.VFDeviceID}})...)
+		errs = append(errs, platform.ValidatePCIIDs(path, []platform.PCIID{{Field: "vfDeviceID", Value: n.VFDeviceID}})...)
 		for _, f := range []struct {
 			name string
 			v    *int
@@ -144,24 +144,6 @@ func validateModelFields(path *field.Path, n *NIC) field.ErrorList {
 			case *f.v < 1 || *f.v > 255:
 				errs = append(errs, field.Invalid(path.Child(f.name), *f.v, "must be 1..255"))
 			}
-		}
-	}
-	return errs
-}
-
-type pciID struct {
-	name string
-	v    platform.Hex
-}
-
-func validatePCIIDs(path *field.Path, ids []pciID) field.ErrorList {
-	var errs field.ErrorList
-	for _, id := range ids {
-		switch {
-		case id.v == 0:
-			errs = append(errs, field.Required(path.Child(id.name), ""))
-		case id.v >= 0xffff:
-			errs = append(errs, field.Invalid(path.Child(id.name), id.v, "must be 0x1..0xfffe"))
 		}
 	}
 	return errs

@@ -156,3 +156,25 @@ func hasNUMANode(nodes []NUMANode, id int) bool {
 	}
 	return false
 }
+
+// PCIID is one PCI id field of a device (vendorID, deviceID, …) for
+// ValidatePCIIDs.
+type PCIID struct {
+	Field string
+	Value Hex
+}
+
+// ValidatePCIIDs requires each id below path and keeps it in 0x1..0xfffe
+// (0 is no device, 0xffff what a read of an absent function returns).
+func ValidatePCIIDs(path *field.Path, ids []PCIID) field.ErrorList {
+	var errs field.ErrorList
+	for _, id := range ids {
+		switch {
+		case id.Value == 0:
+			errs = append(errs, field.Required(path.Child(id.Field), ""))
+		case id.Value >= 0xffff:
+			errs = append(errs, field.Invalid(path.Child(id.Field), id.Value, "must be 0x1..0xfffe"))
+		}
+	}
+	return errs
+}

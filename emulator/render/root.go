@@ -1,6 +1,7 @@
 package render
 
 import (
+	kfs "drakit.dev/drakit/emulator/internal/sysfs"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -334,26 +335,7 @@ func removeTree(path string, dev uint64) error {
 // same directory, fsyncs it, renames it over path and fsyncs the directory,
 // so path is the old file or the new one, never a part of either.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp) // the error that matters is err
+	if err := kfs.WriteFile(path, string(data), mode); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))

@@ -6,7 +6,8 @@
 // the emulator and the kit cannot drift apart and neither imports the
 // other's internals.
 //
-// Today it holds the numbering of MIG capabilities, the minors of
+// Today it holds the catalogue of Xid errors (Xids: code, name, whom it
+// blames, what to do) and the numbering of MIG capabilities, the minors of
 // /dev/nvidia-caps/nvidia-cap<minor> listed in
 // /proc/driver/nvidia-caps/mig-minors (GIAccessMinor, CIAccessMinor).
 package nvidiahw

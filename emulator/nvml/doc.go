@@ -44,13 +44,17 @@
 //     instance is visible only when its capability device nodes
 //     <root>/dev/nvidia-caps/nvidia-cap<minor> exist. At every call the shim
 //     rereads the state file if another process replaced it; handles stay
-//     valid while what they name exists.
+//     valid while what they name exists. It notices a replaced file through
+//     the generation file (nvmlstate, "Generation file"): one atomic load of
+//     a shared read-only mapping per call, no system call; without one, a
+//     stat of the state file per call (shim/generation.c).
 //   - MIG mutations (shim/mig_create.c, shim/mig_save.c):
 //     nvmlDeviceSetMigMode (takes effect at once, activation status SUCCESS;
 //     IN_USE while the GPU has GPU instances),
 //     nvmlDeviceCreateGpuInstance[WithPlacement],
 //     nvmlGpuInstanceCreateComputeInstance[WithPlacement] and the Destroy
-//     calls. Errors as NVML documents them: MIG off or not MIG capable
+//     calls, each bumping the generation after its rename. Errors as NVML
+//     documents them: MIG off or not MIG capable
 //     NOT_SUPPORTED, unknown profile or a placement the profile does not have
 //     INVALID_ARGUMENT, overlap, no free placement or the profile's instance
 //     count or the GPU's MIG device count reached INSUFFICIENT_RESOURCES,

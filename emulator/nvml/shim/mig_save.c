@@ -307,6 +307,9 @@ nvmlReturn_t drakit_save_state(const struct drakit_state *s, const char *mode_va
         unlink(tmp);
         return drakit_errno_rc(err);
     }
+    /* Tell the other clients, still under the lock. The change is made
+     * either way; a failed bump is explained with $DRAKIT_NVML_DEBUG. */
+    drakit_gen_bump(s->root);
     return NVML_SUCCESS;
 }
 

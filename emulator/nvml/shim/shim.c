@@ -41,6 +41,7 @@ void drakit_reload(void) {
     }
     char root[sizeof g_state.root];
     strcpy(root, g_state.root);
+    drakit_gen_attach(root); /* a root rendered again has a new generation file */
     if (drakit_state_load_root(next, root) == NVML_SUCCESS) {
         drakit_state_free(&g_state);
         g_state = *next;
@@ -163,6 +164,7 @@ NVML_EXPORT nvmlReturn_t nvmlShutdown(void) {
     nvmlReturn_t rc = enter();
     if (rc == NVML_SUCCESS && --g_refs == 0) {
         drakit_state_free(&g_state);
+        drakit_gen_detach();
     }
     return leave(rc);
 }
@@ -261,6 +263,7 @@ static nvmlReturn_t enter_system(int *transient) {
 static nvmlReturn_t leave_system(nvmlReturn_t rc, int transient) {
     if (transient) {
         drakit_state_free(&g_state);
+        drakit_gen_detach();
     }
     return leave(rc);
 }

@@ -224,6 +224,10 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
         return NVML_ERROR_UNKNOWN;
     }
     struct stat st;
+    /* Before the file: a change made while it is read moves the counter
+     * again, and the next call rereads. */
+    uint64_t generation = 0;
+    int have_generation = drakit_gen_load(&generation);
     nvmlReturn_t rc = read_file(path, &buf, &len, &st, &e);
     if (rc != NVML_SUCCESS) {
         drakit_debug("nvmlInit: %.400s", e.msg);
@@ -234,6 +238,8 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
         return NVML_ERROR_UNKNOWN;
     }
     strcpy(s->root, root);
+    s->generation = generation;
+    s->have_generation = have_generation;
     s->st_dev = (unsigned long long)st.st_dev;
     s->st_ino = (unsigned long long)st.st_ino;
     s->st_size = (unsigned long long)st.st_size;
@@ -275,12 +281,17 @@ nvmlReturn_t drakit_state_load(struct drakit_state *s) {
         drakit_debug("nvmlInit: %.400s", e.msg);
         return NVML_ERROR_UNKNOWN;
     }
+    drakit_gen_attach(root);
     return drakit_state_load_root(s, root);
 }
 
 int drakit_state_changed(const struct drakit_state *s) {
     char path[PATH_MAX];
     struct stat st;
+    uint64_t generation;
+    if (drakit_gen_load(&generation)) {
+        return !s->have_generation || generation != s->generation;
+    }
     if (s->root[0] == '\0' || join(path, sizeof path, s->root, STATE_RELATIVE_PATH) != 0 ||
         syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0) {
         return 0; /* nothing better to read */

@@ -115,13 +115,37 @@ struct drakit_state {
     struct drakit_ci *cis;
     size_t ncis;
     char root[4096];     /* the emulator root the state was read from */
-    /* Identity of the file read, to notice when another process replaced it. */
+    /* Identity of the file read, to notice when another process replaced it
+     * (where the root has no generation file). */
     unsigned long long st_dev, st_ino, st_size;
     long long mtime_sec, mtime_nsec;
+    /* The generation counter read before the file (have_generation: the
+     * generation file was mapped then). */
+    uint64_t generation;
+    int have_generation;
 };
 
-/* drakit_state_changed reports whether s's state file is no longer the one s was read from. */
+/*
+ * drakit_state_changed reports whether s's state file is no longer the one s
+ * was read from: with the generation file mapped, whether its counter moved
+ * (an atomic load, no system call); without it, whether a stat of the state
+ * file differs.
+ */
 int drakit_state_changed(const struct drakit_state *s);
+
+/*
+ * The generation file (generation.c). drakit_gen_attach maps root's
+ * read-only, unless the mapping is of that file already; without a valid one
+ * (missing, short, no magic: explained with $DRAKIT_NVML_DEBUG) it leaves
+ * none. drakit_gen_detach unmaps it. drakit_gen_load stores the counter in
+ * *v and returns 1, or returns 0 when none is mapped. drakit_gen_bump adds
+ * one to root's counter (creating the file if missing), as every writer does
+ * after renaming a new state file into place; 0, or -1.
+ */
+void drakit_gen_attach(const char *root);
+void drakit_gen_detach(void);
+int drakit_gen_load(uint64_t *v);
+int drakit_gen_bump(const char *root);
 
 /* Lookups among the MIG records of s (NULL when absent). */
 const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor);
@@ -139,6 +163,7 @@ int drakit_join(char *out, size_t n, const char *root, const char *rel);
  * drakit_state_load fills s (which must be empty) from the emulator root:
  * $DRAKIT_EMULATOR_ROOT when set and non-empty; otherwise the directory the
  * shim was loaded from, minus /usr/lib/<multiarch>/<file>; otherwise "/".
+ * It attaches the root's generation file first (drakit_gen_attach).
  * It returns NVML_SUCCESS, or NVML_ERROR_DRIVER_NOT_LOADED when there is no
  * state file, NVML_ERROR_NO_PERMISSION when it cannot be read for lack of
  * permission, NVML_ERROR_MEMORY when memory runs out, and NVML_ERROR_UNKNOWN

@@ -48,7 +48,8 @@
 //     the generation file (nvmlstate, "Generation file"): one atomic load of
 //     a shared read-only mapping per call, no system call; without one, a
 //     stat of the state file per call (shim/generation.c).
-//   - MIG mutations (shim/mig_create.c, shim/mig_save.c):
+//   - MIG mutations (shim/mig_create.c over shim/mig_ids.c, shim/caps.c and
+//     shim/state_write.c):
 //     nvmlDeviceSetMigMode (takes effect at once, activation status SUCCESS;
 //     IN_USE while the GPU has GPU instances),
 //     nvmlDeviceCreateGpuInstance[WithPlacement],
@@ -70,6 +71,11 @@
 //     (major from <root>/proc/devices) exactly as emulator/render does for a
 //     static layout; destroying removes them and the emptied capability
 //     directories.
+//   - The sources are rooms in a one-way order (shim/shim.c lists them):
+//     common helpers; the state core (reader, parser, generation); state
+//     writing; handles and locking (shim/handles.c, shim.h); queries; MIG
+//     entry points, queries and mutations; capability nodes; events. No two
+//     files call each other and none is over ~500 lines (house_test.go).
 //   - Init and shutdown are reference-counted; the state is read on the first
 //     nvmlInit after a full shutdown, so a process can switch roots.
 //   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,

@@ -1,10 +1,24 @@
 /*
- * The NVML functions the emulator implements, over the state core (state.h):
- * here locking, initialisation, error strings, system versions, enumeration
- * and lookups; device queries in device.c, event sets in events.c, the MIG
- * API in mig*.c. Every other function nvml.h declares is a weak stub in
- * nvml_stubs_gen.c that returns NVML_ERROR_NOT_SUPPORTED; the definitions
- * override those.
+ * The NVML functions the emulator implements, over handles and locking
+ * (shim.h, handles.c) and the state core (state.h): here initialisation,
+ * error strings, system versions, enumeration and lookups; device queries
+ * in device.c, event sets in events.c, the MIG API in mig*.c. Every other
+ * function nvml.h declares is a weak stub in nvml_stubs_gen.c that returns
+ * NVML_ERROR_NOT_SUPPORTED; the definitions override those.
+ *
+ * The rooms, bottom up; a file calls only into the rooms below it (a test,
+ * house_test.go, checks that no two files call each other):
+ *   common.c                 debug messages, paths, string copy, errno
+ *   state*.c, generation.c   the state core: reading, parsing, validating
+ *                            the state file; the generation counter
+ *   state_write.c            writing the state file (MIG mutations)
+ *   handles.c                the lock, g_state, GPU and MIG handles
+ *   shim.c, device.c         init, system, enumeration, device queries
+ *   mig_enter.c              MIG entry points: a GPU, GI or profile resolved
+ *   mig.c, mig_profiles.c    MIG queries: instances, MIG devices, profiles
+ *   caps.c, mig_ids.c        capability files and nodes; new ids and UUIDs
+ *   mig_create.c             MIG mutations
+ *   events.c                 event sets
  *
  * Semantics follow nvml.h's documentation: NVML_ERROR_UNINITIALIZED before
  * nvmlInit, NVML_ERROR_INVALID_ARGUMENT for NULL pointers, unknown handles
@@ -16,158 +30,29 @@
  */
 #define _GNU_SOURCE
 
-#include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-#include <stdlib.h>
-
-#include "nvml_abi.h"
 #include "shim.h"
-#include "state.h"
-
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int g_refs; /* nvmlInit calls not yet matched by nvmlShutdown */
-struct drakit_state g_state;
-
-/* ---- locking and handle checks ---- */
-
-void drakit_reload(void) {
-    struct drakit_state *next = malloc(sizeof *next);
-    if (next == NULL) {
-        return;
-    }
-    char root[sizeof g_state.root];
-    strcpy(root, g_state.root);
-    drakit_gen_attach(root); /* a root rendered again has a new generation file */
-    if (drakit_state_load_root(next, root) == NVML_SUCCESS) {
-        drakit_state_free(&g_state);
-        g_state = *next;
-    } else {
-        drakit_debug("reread state under %s failed; keeping the state read before", root);
-    }
-    free(next);
-}
-
-/*
- * enter locks and, when initialised, rereads the state file if another
- * process (the driver, the CLI, a pod) replaced it. GPU handles are
- * positions in g_state.gpus and MIG handles name (GPU, GI, CI), so handles
- * stay valid across rereads as long as what they name still exists.
- */
-static nvmlReturn_t enter(void) {
-    pthread_mutex_lock(&g_mu);
-    if (g_refs == 0) {
-        return NVML_ERROR_UNINITIALIZED;
-    }
-    if (drakit_state_changed(&g_state)) {
-        drakit_reload();
-    }
-    return NVML_SUCCESS;
-}
-
-static nvmlReturn_t leave(nvmlReturn_t rc) {
-    pthread_mutex_unlock(&g_mu);
-    return rc;
-}
-
-nvmlReturn_t drakit_enter(void) { return enter(); }
-
-nvmlReturn_t drakit_leave(nvmlReturn_t rc) { return leave(rc); }
-
-const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);
-
-/* lookup returns the visible GPU behind handle h, or NULL. */
-static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
-    uintptr_t p = (uintptr_t)h, base = (uintptr_t)&g_state.gpus[0];
-    if (p < base || (p - base) % sizeof(struct nvmlDevice_st) != 0) {
-        return NULL;
-    }
-    uintptr_t i = (p - base) / sizeof(struct nvmlDevice_st);
-    return i < g_state.count ? &g_state.gpus[i] : NULL;
-}
-
-const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) { return lookup(h); }
-
-nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
-    nvmlReturn_t rc = enter();
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    *out = lookup(device.handle);
-    if (*out == NULL && drakit_lookup_mig(device.handle) != NULL) {
-        return NVML_ERROR_NOT_SUPPORTED;
-    }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
-nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
-                             const struct drakit_ci **mig) {
-    nvmlReturn_t rc = enter();
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    *out = lookup(device.handle);
-    *mig = NULL;
-    if (*out == NULL && (*mig = drakit_lookup_mig(device.handle)) != NULL) {
-        *out = drakit_gpu_by_minor(&g_state, (*mig)->gpu);
-    }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
 
 static void set_handle(nvmlDevice_t *out, const struct nvmlDevice_st *d) {
     out->handle = (struct nvmlDevice_st *)d;
 }
 
-nvmlReturn_t drakit_copy_string(char *dst, unsigned int length, const char *src, size_t n) {
-    if (dst == NULL) {
-        return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    if ((size_t)length < n + 1) {
-        return NVML_ERROR_INSUFFICIENT_SIZE;
-    }
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-    return NVML_SUCCESS;
-}
-
 /* ---- initialisation ---- */
 
-static nvmlReturn_t init(void) {
-    nvmlReturn_t rc = NVML_SUCCESS;
-    pthread_mutex_lock(&g_mu);
-    if (g_refs == UINT_MAX) {
-        rc = NVML_ERROR_UNKNOWN;
-    } else if (g_refs == 0) {
-        rc = drakit_state_load(&g_state);
-    }
-    if (rc == NVML_SUCCESS) {
-        g_refs++;
-    }
-    return leave(rc);
-}
+NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return drakit_init(); }
 
-NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return init(); }
-
-NVML_EXPORT nvmlReturn_t nvmlInit(void) { return init(); }
+NVML_EXPORT nvmlReturn_t nvmlInit(void) { return drakit_init(); }
 
 /* The flags change nothing: the emulator has no GPU attach step, and
  * initialisation never fails for want of GPUs. */
 NVML_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
     (void)flags;
-    return init();
+    return drakit_init();
 }
 
-NVML_EXPORT nvmlReturn_t nvmlShutdown(void) {
-    nvmlReturn_t rc = enter();
-    if (rc == NVML_SUCCESS && --g_refs == 0) {
-        drakit_state_free(&g_state);
-        drakit_gen_detach();
-    }
-    return leave(rc);
-}
+NVML_EXPORT nvmlReturn_t nvmlShutdown(void) { return drakit_shutdown(); }
 
 NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
     switch ((int)result) {
@@ -242,44 +127,25 @@ NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
 /* ---- system ---- */
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         rc = drakit_copy_string(version, length, g_state.driver_version, g_state.driver_version_len);
     }
-    return leave(rc);
-}
-
-/*
- * enter_system locks and makes the system record available even before
- * nvmlInit, as NVML answers its library and CUDA versions without
- * initialisation: it then loads the state for this one call. The caller must
- * call leave_system.
- */
-static nvmlReturn_t enter_system(int *transient) {
-    *transient = enter() != NVML_SUCCESS;
-    return *transient ? drakit_state_load(&g_state) : NVML_SUCCESS;
-}
-
-static nvmlReturn_t leave_system(nvmlReturn_t rc, int transient) {
-    if (transient) {
-        drakit_state_free(&g_state);
-        drakit_gen_detach();
-    }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
     int transient;
-    nvmlReturn_t rc = enter_system(&transient);
+    nvmlReturn_t rc = drakit_enter_system(&transient);
     if (rc == NVML_SUCCESS) {
         rc = drakit_copy_string(version, length, g_state.nvml_version, g_state.nvml_version_len);
     }
-    return leave_system(rc, transient);
+    return drakit_leave_system(rc, transient);
 }
 
 static nvmlReturn_t cuda_driver_version(int *v) {
     int transient;
-    nvmlReturn_t rc = enter_system(&transient);
+    nvmlReturn_t rc = drakit_enter_system(&transient);
     if (rc == NVML_SUCCESS) {
         if (v == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -287,7 +153,7 @@ static nvmlReturn_t cuda_driver_version(int *v) {
             *v = (int)g_state.cuda_driver_version;
         }
     }
-    return leave_system(rc, transient);
+    return drakit_leave_system(rc, transient);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion) {
@@ -301,7 +167,7 @@ NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersio
 /* ---- enumeration ---- */
 
 static nvmlReturn_t device_count(unsigned int *count) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         if (count == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -309,7 +175,7 @@ static nvmlReturn_t device_count(unsigned int *count) {
             *count = g_state.count;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount) {
@@ -321,7 +187,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount) {
 }
 
 static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *device) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         if (device == NULL || index >= g_state.count) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -329,7 +195,7 @@ static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *device) {
             set_handle(device, &g_state.gpus[index]);
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
@@ -361,14 +227,14 @@ static int is_gpu_uuid(const char *s, size_t n) {
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc != NVML_SUCCESS) {
-        return leave(rc);
+        return drakit_leave(rc);
     }
     /* NVML_DEVICE_UUID_V2_BUFFER_SIZE (96) bounds every UUID, NUL included. */
     size_t n = uuid != NULL ? strnlen(uuid, 96) : 0;
     if (device == NULL || uuid == NULL || n == 96) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     if (strncmp(uuid, "MIG-", 4) == 0) {
         /* A visible MIG device by its UUID (either case); anything else
@@ -385,10 +251,10 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
                 rc = NVML_SUCCESS;
             }
         }
-        return leave(rc);
+        return drakit_leave(rc);
     }
     if (!is_gpu_uuid(uuid, n)) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     rc = NVML_ERROR_NOT_FOUND;
     for (unsigned int i = 0; i < g_state.count && rc != NVML_SUCCESS; i++) {
@@ -401,7 +267,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
             rc = NVML_SUCCESS;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 /* hex_field reads 1..max hex digits at *p (up to end) and advances *p. */
@@ -461,12 +327,12 @@ static int parse_bus_id(const char *s, unsigned int id[4]) {
 
 static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device) {
     unsigned int id[4];
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc != NVML_SUCCESS) {
-        return leave(rc);
+        return drakit_leave(rc);
     }
     if (device == NULL || pciBusId == NULL || parse_bus_id(pciBusId, id) != 0) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     rc = NVML_ERROR_NOT_FOUND;
     for (unsigned int i = 0; i < g_state.count && rc != NVML_SUCCESS; i++) {
@@ -476,7 +342,7 @@ static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device)
             rc = NVML_SUCCESS;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,

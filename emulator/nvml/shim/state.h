@@ -5,7 +5,7 @@
  * reader mirrors: it accepts exactly the files Parse accepts), and keeps the
  * GPUs whose device node <root>/dev/nvidia<minor> exists.
  *
- * Not thread-safe by itself: shim.c serialises every call with one mutex.
+ * Not thread-safe by itself: handles.c serialises every call with one mutex.
  */
 #ifndef DRAKIT_NVML_STATE_H
 #define DRAKIT_NVML_STATE_H
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "nvml_abi.h"
 
 /* Minors are unique and 0..254, so a valid file holds at most 255 GPUs. */
@@ -156,8 +157,6 @@ const struct drakit_giprofile *drakit_giprofile_of(const struct drakit_state *s,
 const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s, int64_t gpu,
                                                    int64_t gi_profile, int64_t id);
 int drakit_list_contains(const struct drakit_list *l, int64_t v);
-/* drakit_join writes root/rel into out; 0, or -1 when it does not fit. */
-int drakit_join(char *out, size_t n, const char *root, const char *rel);
 
 /*
  * drakit_state_load fills s (which must be empty) from the emulator root:
@@ -190,8 +189,5 @@ int drakit_state_parse(struct drakit_state *s, char *buf, size_t len);
 
 /* drakit_state_free releases what drakit_state_load acquired and empties s. */
 void drakit_state_free(struct drakit_state *s);
-
-/* drakit_debug explains something on stderr when $DRAKIT_NVML_DEBUG is set. */
-void drakit_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* DRAKIT_NVML_STATE_H */

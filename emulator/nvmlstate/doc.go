@@ -134,8 +134,7 @@
 // rendered by an older drakit; shorter than 16 bytes; without the magic)
 // the shim stats the state file at every call instead, as before, and says
 // why on stderr with $DRAKIT_NVML_DEBUG; at each reread it tries the file
-// again, so a file a writer created or repaired takes over. ReadGeneration
-// reads the counter.
+// again, so a file a writer created or repaired takes over.
 //
 // # Visibility
 //

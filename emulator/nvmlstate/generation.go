@@ -25,10 +25,6 @@ const GenerationFileSize = 4096
 // generationOffset is where the counter lies, after the magic.
 const generationOffset = len(GenerationMagic)
 
-// ErrGenerationFile classifies ReadGeneration's errors about a generation
-// file that is not one (short, or without GenerationMagic).
-var ErrGenerationFile = errors.New("not an NVML generation file")
-
 // BumpGeneration tells every NVML client of the emulator root that the state
 // file changed: it adds one to the counter in root's generation file, with
 // an atomic add on a shared mapping of the file, so concurrent writers never
@@ -68,32 +64,6 @@ func BumpGeneration(root string) error {
 	}
 	atomic.AddUint64(counter(m), 1)
 	return nil
-}
-
-// ReadGeneration returns the counter of root's generation file.
-func ReadGeneration(root string) (uint64, error) {
-	path := filepath.Join(root, GenerationRelativePath)
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("read NVML generation %s: %w", path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("read NVML generation %s: %w", path, err)
-	}
-	if fi.Size() < int64(generationOffset+8) {
-		return 0, fmt.Errorf("read NVML generation %s: %w: %d bytes", path, ErrGenerationFile, fi.Size())
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, generationOffset+8, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return 0, fmt.Errorf("read NVML generation %s: map: %w", path, err)
-	}
-	defer unix.Munmap(m) //nolint:errcheck // unmapping a mapping just made cannot fail
-	if string(m[:generationOffset]) != GenerationMagic {
-		return 0, fmt.Errorf("read NVML generation %s: %w: magic %q", path, ErrGenerationFile, m[:generationOffset])
-	}
-	return atomic.LoadUint64(counter(m)), nil
 }
 
 // counter is the counter in a mapping of the generation file (page-aligned,

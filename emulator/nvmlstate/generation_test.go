@@ -2,14 +2,49 @@ package nvmlstate
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
+
+// errGenerationFile classifies readGeneration's errors about a generation
+// file that is not one (short, or without GenerationMagic).
+var errGenerationFile = errors.New("not an NVML generation file")
+
+// readGeneration returns the counter of root's generation file, as the shim
+// reads it.
+func readGeneration(root string) (uint64, error) {
+	path := filepath.Join(root, GenerationRelativePath)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read NVML generation %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read NVML generation %s: %w", path, err)
+	}
+	if fi.Size() < int64(generationOffset+8) {
+		return 0, fmt.Errorf("read NVML generation %s: %w: %d bytes", path, errGenerationFile, fi.Size())
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, generationOffset+8, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, fmt.Errorf("read NVML generation %s: map: %w", path, err)
+	}
+	defer unix.Munmap(m) //nolint:errcheck // unmapping a mapping just made cannot fail
+	if string(m[:generationOffset]) != GenerationMagic {
+		return 0, fmt.Errorf("read NVML generation %s: %w: magic %q", path, errGenerationFile, m[:generationOffset])
+	}
+	return atomic.LoadUint64(counter(m)), nil
+}
 
 func generationRoot(t *testing.T) (root, path string) {
 	t.Helper()
@@ -23,8 +58,8 @@ func generationRoot(t *testing.T) (root, path string) {
 
 func TestBumpGenerationCreatesAndCounts(t *testing.T) {
 	root, path := generationRoot(t)
-	if _, err := ReadGeneration(root); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("ReadGeneration of a root without the file = %v, want ErrNotExist", err)
+	if _, err := readGeneration(root); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("readGeneration of a root without the file = %v, want ErrNotExist", err)
 	}
 	old := syscall.Umask(0o077)
 	err := BumpGeneration(root)
@@ -60,8 +95,8 @@ func TestBumpGenerationCreatesAndCounts(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if g, err := ReadGeneration(root); err != nil || g != 201 {
-		t.Errorf("after 201 bumps: ReadGeneration = %d, %v; want 201", g, err)
+	if g, err := readGeneration(root); err != nil || g != 201 {
+		t.Errorf("after 201 bumps: readGeneration = %d, %v; want 201", g, err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Sys().(*syscall.Stat_t).Ino != ino {
 		t.Errorf("the generation file was replaced (%v): readers would keep the old inode", err)
@@ -81,15 +116,15 @@ func TestGenerationFileRepairedInPlace(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ReadGeneration(root); !errors.Is(err, ErrGenerationFile) {
-				t.Errorf("ReadGeneration of a %s file = %v, want ErrGenerationFile", tc.name, err)
+			if _, err := readGeneration(root); !errors.Is(err, errGenerationFile) {
+				t.Errorf("readGeneration of a %s file = %v, want errGenerationFile", tc.name, err)
 			}
 			before, _ := os.Stat(path)
 			if err := BumpGeneration(root); err != nil {
 				t.Fatal(err)
 			}
-			if g, err := ReadGeneration(root); err != nil || g != 1 {
-				t.Errorf("after one bump: ReadGeneration = %d, %v; want 1", g, err)
+			if g, err := readGeneration(root); err != nil || g != 1 {
+				t.Errorf("after one bump: readGeneration = %d, %v; want 1", g, err)
 			}
 			after, _ := os.Stat(path)
 			if after.Sys().(*syscall.Stat_t).Ino != before.Sys().(*syscall.Stat_t).Ino || after.Size() != GenerationFileSize {

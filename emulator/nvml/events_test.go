@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,5 +231,34 @@ func TestEventFromAnotherProcess(t *testing.T) {
 	}
 	if lag := woke.Sub(time.UnixMicro(micros)); lag > 500*time.Millisecond {
 		t.Errorf("the waiter woke %v after the other process injected the Xid", lag)
+	}
+}
+
+// TestMIGRewriteKeepsFaults: the shim's MIG mutations keep the fault and
+// event records, and what it writes is what nvmlstate.Write writes.
+func TestMIGRewriteKeepsFaults(t *testing.T) {
+	requireMknod(t)
+	root := nvmltest.NewMIGRoot(t, dynamicMIGState())
+	if _, err := fault.InjectXid(root, "0", fault.XidRequest{Code: 48}); err != nil {
+		t.Fatal(err)
+	}
+	before := readStateFile(t, root)
+	lib := newLib(t)
+	initLib(t, lib, root)
+	gpu1, _ := lib.DeviceGetHandleByIndex(1)
+	info := giProfileInfo(t, gpu1, gonvml.GPU_INSTANCE_PROFILE_1_SLICE)
+	if _, ret := gpu1.CreateGpuInstance(&info); ret != gonvml.SUCCESS {
+		t.Fatalf("CreateGpuInstance: %v", ret)
+	}
+	after := readStateFile(t, root)
+	if diff := cmp.Diff(before.Faults, after.Faults); diff != "" || len(after.Events) != 2 || !cmp.Equal(before.Events, after.Events) {
+		t.Errorf("the MIG rewrite changed the fault records (-before +after):\n%s\nevents %+v", diff, after.Events)
+	}
+	var want strings.Builder
+	if err := nvmlstate.Write(&want, after); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, nvmlstate.RelativePath)); string(got) != want.String() {
+		t.Errorf("the shim's rewrite is not nvmlstate.Write's form:\n%s\nwant:\n%s", got, want.String())
 	}
 }

@@ -49,6 +49,8 @@ func (c *faultConfig) Validate(op string) error {
 		return errors.New("--code: required: the Xid, e.g. 48 (double-bit ECC) or 79 (fallen off the bus)")
 	case op == "ecc" && c.Single == 0 && c.Double == 0:
 		return errors.New("--single or --double: at least one error count must be positive")
+	case op == "throttle" && c.Reasons == "":
+		return errors.New("--reasons: required: the clocks event reasons, or none to clear them")
 	case op == "throttle" && (c.Temperature < -1 || c.Temperature > nvmlstate.MaxTemperature):
 		return fmt.Errorf("--temperature %d: must be 0..%d °C", c.Temperature, nvmlstate.MaxTemperature)
 	case op == "lose-mig" && !strings.HasPrefix(c.UUID, "MIG-"):

@@ -271,9 +271,7 @@ static nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t *data, un
         if (rc == NVML_SUCCESS && reread) {
             drakit_reload(); /* whatever the per-call change check says */
         }
-        if (rc == NVML_SUCCESS && next_event(s, data)) {
-            rc = NVML_SUCCESS;
-        } else if (rc == NVML_SUCCESS) {
+        if (rc == NVML_SUCCESS && !next_event(s, data)) {
             rc = NVML_ERROR_TIMEOUT;
         }
         int first_watch = rc == NVML_ERROR_TIMEOUT && !watching;
@@ -283,6 +281,7 @@ static nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t *data, un
         }
         drakit_leave(rc);
         long long left = (long long)timeoutms - elapsed_ms(&start);
+        left = left < 0 ? 0 : left;
         if (rc != NVML_ERROR_TIMEOUT || (!first_watch && left <= 0)) {
             if (fd >= 0) {
                 close(fd);

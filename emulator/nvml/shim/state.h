@@ -3,7 +3,8 @@
  * <root>/run/drakit-emulator/nvml.state (format: Go package
  * drakit.dev/drakit/emulator/nvmlstate, whose Parse is the reference this
  * reader mirrors: it accepts exactly the files Parse accepts), and keeps the
- * GPUs whose device node <root>/dev/nvidia<minor> exists.
+ * GPUs whose device node <root>/dev/nvidia<minor> exists and whose fault
+ * record (if any) does not say lost.
  *
  * Not thread-safe by itself: shim.c serialises every call with one mutex.
  */

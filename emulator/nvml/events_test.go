@@ -262,3 +262,39 @@ func TestMIGRewriteKeepsFaults(t *testing.T) {
 		t.Errorf("the shim's rewrite is not nvmlstate.Write's form:\n%s\nwant:\n%s", got, want.String())
 	}
 }
+
+// TestLostGPUsMIGDevices: the MIG devices of a lost GPU answer
+// GPU_IS_LOST too, and lose-mig makes one MIG device vanish after its Xid.
+func TestLostGPUsMIGDevices(t *testing.T) {
+	s := nvmltest.MIGSampleState()
+	root := nvmltest.NewMIGRoot(t, s)
+	lib := newLib(t)
+	initLib(t, lib, root)
+	gpu1, _ := lib.DeviceGetHandleByIndex(1)
+	gone, _ := lib.DeviceGetHandleByUUID(s.ComputeInstances[2].UUID) // GI 13, CI 0
+	set := eventSet(t, lib, uint64(gonvml.EventTypeXidCriticalError), gpu1)
+	if err := fault.LoseMIG(root, s.ComputeInstances[2].UUID, 95); err != nil {
+		t.Fatal(err)
+	}
+	wantEvent(t, set, gonvml.EventData{Device: gpu1, EventType: uint64(gonvml.EventTypeXidCriticalError), EventData: 95,
+		GpuInstanceId: 13, ComputeInstanceId: 0})
+	if _, ret := gone.GetUUID(); ret != gonvml.ERROR_INVALID_ARGUMENT {
+		t.Errorf("GetUUID of the vanished MIG device = %v, want INVALID_ARGUMENT (as after a destroy)", ret)
+	}
+	if n, _ := gpu1.GetMaxMigDeviceCount(); n == 0 {
+		t.Error("GPU 1 lost its MIG geometry")
+	}
+	mig, ret := lib.DeviceGetHandleByUUID(s.ComputeInstances[0].UUID)
+	if ret != gonvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	if err := fault.Lose(root, s.GPUs[1].UUID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ret := mig.GetUUID(); ret != gonvml.ERROR_GPU_IS_LOST {
+		t.Errorf("GetUUID of a lost GPU's MIG device = %v, want GPU_IS_LOST", ret)
+	}
+	if _, _, ret := gpu1.GetMigMode(); ret != gonvml.ERROR_GPU_IS_LOST {
+		t.Errorf("GetMigMode of the lost GPU = %v, want GPU_IS_LOST", ret)
+	}
+}

@@ -2,12 +2,13 @@
  * Handles and locking, below every NVML function of the shim: the library's
  * mutex and reference count, the state every call reads (g_state, reread
  * when another process changed the state file), and the handles: a GPU
- * handle is the address of its GPU in g_state.gpus; a GPU instance handle
- * names (GPU minor, GI id), a compute instance and a MIG device handle name
- * (GPU minor, GI id, CI id), each the address of its slot in a static table.
- * So handles are stable for the life of the process (a GPU's for as long as
- * the state lists it at that position), compare equal when they name the
- * same thing, and are checked on every call against the current state.
+ * handle names a GPU minor, a GPU instance handle names (GPU minor, GI id),
+ * a compute instance and a MIG device handle name (GPU minor, GI id, CI id),
+ * each the address of its slot in a static table. So handles are stable for
+ * the life of the process, survive other GPUs appearing or vanishing,
+ * compare equal when they name the same thing, and are checked on every
+ * call against the current state. A handle of a GPU whose fault record says
+ * lost, or of one of its MIG devices, answers NVML_ERROR_GPU_IS_LOST.
  *
  * Visibility. As on a host or in a container, an instance exists for a
  * process only through its capability device nodes: a GI when
@@ -117,13 +118,59 @@ nvmlReturn_t drakit_leave_system(nvmlReturn_t rc, int transient) {
 
 /* ---- GPU handles ---- */
 
-const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) {
-    uintptr_t p = (uintptr_t)h, base = (uintptr_t)&g_state.gpus[0];
-    if (p < base || (p - base) % sizeof(struct nvmlDevice_st) != 0) {
-        return NULL;
+/*
+ * A GPU handle names a GPU by its minor: the address of the minor's slot in
+ * a static table, given out in the order handles are first asked for (the
+ * lock held), so the handles of a process's GPUs are adjacent. A handle
+ * stays valid, and names the same GPU, across rereads whatever other GPUs
+ * appear or vanish; one of a GPU that fell off the bus (fault record
+ * lost=1) answers NVML_ERROR_GPU_IS_LOST.
+ */
+struct gpu_slot {
+    int64_t minor;
+};
+static struct gpu_slot g_gpu_slots[NUM_GPUS];
+static size_t g_nslots;
+
+nvmlDevice_t drakit_gpu_handle(int64_t minor) {
+    size_t i = 0;
+    while (i < g_nslots && g_gpu_slots[i].minor != minor) {
+        i++;
     }
-    uintptr_t i = (p - base) / sizeof(struct nvmlDevice_st);
-    return i < g_state.count ? &g_state.gpus[i] : NULL;
+    if (i == g_nslots) {
+        g_gpu_slots[g_nslots++].minor = minor;
+    }
+    nvmlDevice_t d = {(struct nvmlDevice_st *)(void *)&g_gpu_slots[i]};
+    return d;
+}
+
+/* handle_minor is the minor a GPU handle names, or -1. */
+static int64_t handle_minor(const struct nvmlDevice_st *h) {
+    uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_gpu_slots;
+    if (p < base || (p - base) % sizeof g_gpu_slots[0] != 0 ||
+        (p - base) / sizeof g_gpu_slots[0] >= g_nslots) {
+        return -1;
+    }
+    return g_gpu_slots[(p - base) / sizeof g_gpu_slots[0]].minor;
+}
+
+const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) {
+    int64_t minor = handle_minor(h);
+    return minor < 0 ? NULL : drakit_gpu_by_minor(&g_state, minor);
+}
+
+int drakit_handle_lost(const struct nvmlDevice_st *h) {
+    int64_t minor = handle_minor(h), ids[3];
+    if (minor < 0 && drakit_mig_handle_ids(h, ids) == 0) {
+        minor = ids[0];
+    }
+    const struct drakit_fault *f = minor < 0 ? NULL : drakit_fault_of(&g_state, minor);
+    return f != NULL && f->lost;
+}
+
+/* unresolved is the error for a handle that names no visible GPU. */
+static nvmlReturn_t unresolved(const struct nvmlDevice_st *h) {
+    return drakit_handle_lost(h) ? NVML_ERROR_GPU_IS_LOST : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
@@ -135,7 +182,7 @@ nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st
     if (*out == NULL && drakit_lookup_mig(device.handle) != NULL) {
         return NVML_ERROR_NOT_SUPPORTED;
     }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
 }
 
 nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
@@ -149,7 +196,7 @@ nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **
     if (*out == NULL && (*mig = drakit_lookup_mig(device.handle)) != NULL) {
         *out = drakit_gpu_by_minor(&g_state, (*mig)->gpu);
     }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
 }
 
 /* ---- MIG handles and what they name ---- */
@@ -175,18 +222,29 @@ const struct drakit_ci *drakit_visible_ci(int64_t gpu, int64_t gi, int64_t id) {
     return NULL;
 }
 
-const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h) {
+int drakit_mig_handle_ids(const struct nvmlDevice_st *h, int64_t ids[3]) {
     uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_mig_handles;
     if (p < base || p - base >= sizeof g_mig_handles) {
-        return NULL;
+        return -1;
     }
     size_t i = p - base;
-    return drakit_visible_ci((int64_t)(i / (NUM_GIS * NUM_CIS)), (int64_t)(i / NUM_CIS % NUM_GIS),
-                             (int64_t)(i % NUM_CIS));
+    ids[0] = (int64_t)(i / (NUM_GIS * NUM_CIS));
+    ids[1] = (int64_t)(i / NUM_CIS % NUM_GIS);
+    ids[2] = (int64_t)(i % NUM_CIS);
+    return 0;
+}
+
+const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h) {
+    int64_t ids[3];
+    return drakit_mig_handle_ids(h, ids) != 0 ? NULL : drakit_visible_ci(ids[0], ids[1], ids[2]);
+}
+
+struct nvmlDevice_st *drakit_mig_handle_at(int64_t gpu, int64_t gi, int64_t ci) {
+    return (struct nvmlDevice_st *)(void *)&g_mig_handles[ci_slot(gpu, gi, ci)];
 }
 
 struct nvmlDevice_st *drakit_mig_handle(const struct drakit_ci *c) {
-    return (struct nvmlDevice_st *)(void *)&g_mig_handles[ci_slot(c->gpu, c->gi, c->id)];
+    return drakit_mig_handle_at(c->gpu, c->gi, c->id);
 }
 
 const struct drakit_gi *drakit_lookup_gi(nvmlGpuInstance_t h) {
@@ -216,11 +274,6 @@ nvmlGpuInstance_t drakit_gi_handle(int64_t gpu, int64_t id) {
 nvmlComputeInstance_t drakit_ci_handle(int64_t gpu, int64_t gi, int64_t id) {
     nvmlComputeInstance_t h = {&g_ci_handles[ci_slot(gpu, gi, id)]};
     return h;
-}
-
-nvmlDevice_t drakit_gpu_handle(int64_t minor) {
-    nvmlDevice_t d = {(struct nvmlDevice_st *)drakit_gpu_by_minor(&g_state, minor)};
-    return d;
 }
 
 const struct drakit_giprofile *drakit_gi_profile_of(const struct drakit_gi *g) {

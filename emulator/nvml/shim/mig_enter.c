@@ -14,7 +14,8 @@
 /*
  * enter_gpu locks and resolves a GPU handle for a MIG call; *mig is the
  * GPU's mig record, NULL when it has none. A MIG device handle or a GPU that
- * is not MIG capable gets NVML_ERROR_NOT_SUPPORTED. The caller must leave.
+ * is not MIG capable gets NVML_ERROR_NOT_SUPPORTED, a lost GPU's handle
+ * NVML_ERROR_GPU_IS_LOST. The caller must leave.
  */
 nvmlReturn_t drakit_enter_gpu(nvmlDevice_t device, const struct nvmlDevice_st **d,
                               const struct drakit_mig **mig) {
@@ -25,6 +26,7 @@ nvmlReturn_t drakit_enter_gpu(nvmlDevice_t device, const struct nvmlDevice_st **
     *d = drakit_lookup_gpu(device.handle);
     if (*d == NULL) {
         return drakit_lookup_mig(device.handle) != NULL ? NVML_ERROR_NOT_SUPPORTED
+               : drakit_handle_lost(device.handle)      ? NVML_ERROR_GPU_IS_LOST
                                                          : NVML_ERROR_INVALID_ARGUMENT;
     }
     *mig = drakit_mig_of(&g_state, (*d)->minor);

@@ -1,32 +1,39 @@
 /*
  * The NVML functions the emulator implements, over handles and locking
  * (shim.h, handles.c) and the state core (state.h): here initialisation,
- * error strings, system versions, enumeration and lookups; device queries
- * in device.c, event sets in events.c, the MIG API in mig*.c. Every other
- * function nvml.h declares is a weak stub in nvml_stubs_gen.c that returns
+ * system versions, enumeration and lookups; error strings in
+ * error_string.c, device queries in device.c, health queries in health.c,
+ * event sets in events.c, the MIG API in mig*.c. Every other function
+ * nvml.h declares is a weak stub in nvml_stubs_gen.c that returns
  * NVML_ERROR_NOT_SUPPORTED; the definitions override those.
  *
  * The rooms, bottom up; a file calls only into the rooms below it (a test,
  * house_test.go, checks that no two files call each other):
- *   common.c                 debug messages, paths, string copy, errno
+ *   common.c, error_string.c debug messages, paths, string copy, errno;
+ *                            nvmlErrorString (calls nothing)
  *   state*.c, generation.c   the state core: reading, parsing, validating
- *                            the state file; the generation counter
+ *                            the state file (fault and event records too);
+ *                            the generation counter
  *   state_write.c            writing the state file (MIG mutations)
- *   handles.c                the lock, g_state, GPU and MIG handles
- *   shim.c, device.c         init, system, enumeration, device queries
+ *   handles.c                the lock, g_state, GPU and MIG handles, lost
+ *                            GPUs (NVML_ERROR_GPU_IS_LOST)
+ *   shim.c, device.c,        init, system, enumeration, device queries,
+ *   health.c                 health queries (ECC, pages, rows, clocks)
  *   mig_enter.c              MIG entry points: a GPU, GI or profile resolved
  *   mig.c, mig_profiles.c    MIG queries: instances, MIG devices, profiles
  *   caps.c, mig_ids.c        capability files and nodes; new ids and UUIDs
  *   mig_create.c             MIG mutations
- *   events.c                 event sets
+ *   events.c                 event sets and event delivery
  *
  * Semantics follow nvml.h's documentation: NVML_ERROR_UNINITIALIZED before
  * nvmlInit, NVML_ERROR_INVALID_ARGUMENT for NULL pointers, unknown handles
  * and bad indices, NVML_ERROR_INSUFFICIENT_SIZE (nothing written) for short
  * buffers. One mutex serialises all calls, so the library is thread-safe as
- * NVML is. A handle is the address of its GPU in a static table: stable,
- * never NULL, and checked on every call; handles from before a full shutdown
- * are invalid until the next nvmlInit, which re-reads the state file.
+ * NVML is. A handle is the address of its GPU's slot (by minor) in a static
+ * table: stable, never NULL, and checked on every call; handles from before
+ * a full shutdown are invalid until the next nvmlInit, which re-reads the
+ * state file. A query on the handle of a GPU that fell off the bus answers
+ * NVML_ERROR_GPU_IS_LOST.
  */
 #define _GNU_SOURCE
 
@@ -36,7 +43,7 @@
 #include "shim.h"
 
 static void set_handle(nvmlDevice_t *out, const struct nvmlDevice_st *d) {
-    out->handle = (struct nvmlDevice_st *)d;
+    *out = drakit_gpu_handle(d->minor);
 }
 
 /* ---- initialisation ---- */
@@ -53,76 +60,6 @@ NVML_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
 }
 
 NVML_EXPORT nvmlReturn_t nvmlShutdown(void) { return drakit_shutdown(); }
-
-NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
-    switch ((int)result) {
-    case NVML_SUCCESS:
-        return "Success";
-    case NVML_ERROR_UNINITIALIZED:
-        return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT:
-        return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED:
-        return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION:
-        return "Insufficient Permissions";
-    case NVML_ERROR_ALREADY_INITIALIZED:
-        return "Already Initialized";
-    case NVML_ERROR_NOT_FOUND:
-        return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE:
-        return "Insufficient Size";
-    case NVML_ERROR_INSUFFICIENT_POWER:
-        return "Insufficient External Power";
-    case NVML_ERROR_DRIVER_NOT_LOADED:
-        return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT:
-        return "Timeout";
-    case NVML_ERROR_IRQ_ISSUE:
-        return "Interrupt Request Issue";
-    case NVML_ERROR_LIBRARY_NOT_FOUND:
-        return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-        return "Function Not Found";
-    case NVML_ERROR_CORRUPTED_INFOROM:
-        return "Corrupted infoROM";
-    case NVML_ERROR_GPU_IS_LOST:
-        return "GPU is lost";
-    case NVML_ERROR_RESET_REQUIRED:
-        return "GPU requires restart";
-    case NVML_ERROR_OPERATING_SYSTEM:
-        return "The operating system has blocked the request.";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-        return "RM has detected an NVML/RM version mismatch.";
-    case NVML_ERROR_IN_USE:
-        return "In use by another client";
-    case NVML_ERROR_MEMORY:
-        return "Insufficient Memory";
-    case NVML_ERROR_NO_DATA:
-        return "No data";
-    case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
-        return "The requested vgpu operation is not available on target device, because ECC is "
-               "enabled";
-    case NVML_ERROR_INSUFFICIENT_RESOURCES:
-        return "Insufficient Resources";
-    case NVML_ERROR_FREQ_NOT_SUPPORTED:
-        return "Frequency not supported";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
-        return "Argument version mismatch";
-    case NVML_ERROR_DEPRECATED:
-        return "Deprecated";
-    case NVML_ERROR_NOT_READY:
-        return "System is not in ready state";
-    case NVML_ERROR_GPU_NOT_FOUND:
-        return "GPU not found";
-    case NVML_ERROR_INVALID_STATE:
-        return "Invalid state";
-    case NVML_ERROR_RESET_TYPE_NOT_SUPPORTED:
-        return "Reset type not supported";
-    default:
-        return "Unknown Error";
-    }
-}
 
 /* ---- system ---- */
 

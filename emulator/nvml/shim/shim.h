@@ -52,6 +52,8 @@ nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st
  * drakit_enter_any locks and resolves a GPU or MIG device handle: *out is
  * the GPU (a MIG device's parent) and *mig the compute instance behind a MIG
  * handle, NULL for a GPU handle. The caller must call drakit_leave.
+ *
+ * Both answer NVML_ERROR_GPU_IS_LOST for a handle drakit_handle_lost names.
  */
 nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
                               const struct drakit_ci **mig);
@@ -84,11 +86,19 @@ static inline nvmlReturn_t drakit_enter_any_gpu(nvmlDevice_t device, const struc
     return drakit_enter_any(device, d, &mig);
 }
 
+/* drakit_handle_lost reports whether h is the handle of a GPU, or of a MIG
+ * device of a GPU, that fell off the bus (its fault record says lost). */
+int drakit_handle_lost(const struct nvmlDevice_st *h);
+
+/* drakit_mig_handle_ids decodes a MIG device handle into (GPU minor, GI id,
+ * CI id) whether or not the instance exists: 0, or -1 for another pointer. */
+int drakit_mig_handle_ids(const struct nvmlDevice_st *h, int64_t ids[3]);
+
 /* drakit_lookup_gpu returns the visible GPU behind a GPU handle, or NULL. */
 const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);
 
-/* drakit_gpu_handle is the handle of the visible GPU with minor (NULL inside
- * when none). */
+/* drakit_gpu_handle is the handle of the GPU with minor minor (0..254),
+ * whether or not it is visible now. */
 nvmlDevice_t drakit_gpu_handle(int64_t minor);
 
 /* MIG handles: each looks up what it names among the visible instances of
@@ -97,6 +107,7 @@ const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h);
 const struct drakit_gi *drakit_lookup_gi(nvmlGpuInstance_t h);
 const struct drakit_ci *drakit_lookup_ci(nvmlComputeInstance_t h);
 struct nvmlDevice_st *drakit_mig_handle(const struct drakit_ci *c);
+struct nvmlDevice_st *drakit_mig_handle_at(int64_t gpu, int64_t gi, int64_t ci);
 nvmlGpuInstance_t drakit_gi_handle(int64_t gpu, int64_t id);
 nvmlComputeInstance_t drakit_ci_handle(int64_t gpu, int64_t gi, int64_t id);
 const struct drakit_gi *drakit_visible_gi(int64_t gpu, int64_t id);

@@ -272,12 +272,16 @@ nvmlReturn_t drakit_state_load(struct drakit_state *s) {
 }
 
 int drakit_state_changed(const struct drakit_state *s) {
-    char path[PATH_MAX];
-    struct stat st;
     uint64_t generation;
     if (drakit_gen_load(&generation)) {
         return !s->have_generation || generation != s->generation;
     }
+    return drakit_state_file_changed(s);
+}
+
+int drakit_state_file_changed(const struct drakit_state *s) {
+    char path[PATH_MAX];
+    struct stat st;
     if (s->root[0] == '\0' || drakit_join(path, sizeof path, s->root, STATE_RELATIVE_PATH) != 0 ||
         syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0) {
         return 0; /* nothing better to read */

@@ -159,9 +159,15 @@ struct drakit_state {
  * drakit_state_changed reports whether s's state file is no longer the one s
  * was read from: with the generation file mapped, whether its counter moved
  * (an atomic load, no system call); without it, whether a stat of the state
- * file differs.
+ * file differs (drakit_state_file_changed).
  */
 int drakit_state_changed(const struct drakit_state *s);
+
+/* drakit_state_file_changed reports whether a stat of s's state file differs
+ * from the file s was read from (device, inode, size, mtime); 0 when it
+ * cannot be stat'ed. It ignores the generation counter, which a writer bumps
+ * only after its rename. */
+int drakit_state_file_changed(const struct drakit_state *s);
 
 /*
  * The generation file (generation.c). drakit_gen_attach maps root's

@@ -124,23 +124,23 @@ nvmlReturn_t drakit_leave_system(nvmlReturn_t rc, int transient) {
  * lock held), so the handles of a process's GPUs are adjacent. A handle
  * stays valid, and names the same GPU, across rereads whatever other GPUs
  * appear or vanish; one of a GPU that fell off the bus (fault record
- * lost=1) answers NVML_ERROR_GPU_IS_LOST.
+ * lost=1) answers NVML_ERROR_GPU_IS_LOST. Both directions are one indexing:
+ * g_slot_of maps a minor to 1 + its slot (0: none yet), a slot holds its
+ * minor, and the state's minor table (drakit_gpu_by_minor) finds the GPU.
  */
 struct gpu_slot {
     int64_t minor;
 };
 static struct gpu_slot g_gpu_slots[NUM_GPUS];
+static unsigned char g_slot_of[NUM_GPUS];
 static size_t g_nslots;
 
 nvmlDevice_t drakit_gpu_handle(int64_t minor) {
-    size_t i = 0;
-    while (i < g_nslots && g_gpu_slots[i].minor != minor) {
-        i++;
+    if (g_slot_of[minor] == 0) {
+        g_gpu_slots[g_nslots].minor = minor;
+        g_slot_of[minor] = (unsigned char)++g_nslots;
     }
-    if (i == g_nslots) {
-        g_gpu_slots[g_nslots++].minor = minor;
-    }
-    nvmlDevice_t d = {(struct nvmlDevice_st *)(void *)&g_gpu_slots[i]};
+    nvmlDevice_t d = {(struct nvmlDevice_st *)(void *)&g_gpu_slots[g_slot_of[minor] - 1]};
     return d;
 }
 

@@ -240,6 +240,7 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
                 s->gpus[visible] = s->gpus[i];
             }
             s->gpus[visible].index = visible;
+            s->gpu_at[s->gpus[visible].minor] = (unsigned char)(visible + 1);
             visible++;
         }
     }

@@ -144,6 +144,9 @@ struct drakit_state {
     size_t nfaults;
     struct drakit_event *events; /* in file order: ascending seq */
     size_t nevents;
+    /* By minor: 1 + the index in gpus of the visible GPU, 0 for none
+     * (drakit_state_load_root builds it; drakit_gpu_by_minor reads it). */
+    unsigned char gpu_at[DRAKIT_MAX_GPUS];
     char root[4096];     /* the emulator root the state was read from */
     /* Identity of the file read, to notice when another process replaced it
      * (where the root has no generation file). */
@@ -183,7 +186,9 @@ void drakit_gen_detach(void);
 int drakit_gen_load(uint64_t *v);
 int drakit_gen_bump(const char *root);
 
-/* Lookups among the MIG records of s (NULL when absent). */
+/* Lookups among the records of s (NULL when absent); drakit_gpu_by_minor
+ * finds the visible GPUs of a state drakit_state_load_root read, in one
+ * indexing. */
 const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor);
 const struct drakit_mig *drakit_mig_of(const struct drakit_state *s, int64_t gpu);
 const struct drakit_gi *drakit_gi_of(const struct drakit_state *s, int64_t gpu, int64_t id);

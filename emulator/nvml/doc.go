@@ -41,7 +41,8 @@
 //     on a MIG device handle that device's and the GPU-wide ones. A wait that
 //     finds none blocks without the library's lock on inotify on the state
 //     file's directory (IN_MOVED_TO, IN_CLOSE_WRITE), rereads the state when
-//     the file was replaced and looks again, until its timeout:
+//     the file was replaced (by its identity: a writer bumps the generation
+//     only after its rename) and looks again, until its timeout:
 //     NVML_ERROR_TIMEOUT (without inotify: it sleeps out the timeout in
 //     100 ms steps). At most 64 sets live at once (NVML_ERROR_MEMORY
 //     beyond).
@@ -55,7 +56,8 @@
 //     NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; any other field
 //     NVML_ERROR_NOT_SUPPORTED in its nvmlReturn) answer from the GPU's
 //     fault record; a MIG device answers with its GPU's.
-//   - A GPU handle names the GPU's minor, so it stays valid across rereads
+//   - A GPU handle names the GPU's minor (a slot; slot → minor → the state's
+//     minor table: two indexings a query), so it stays valid across rereads
 //     whatever other GPUs appear or vanish. A GPU whose fault record says
 //     lost is not enumerated (even where its device node remains) and every
 //     query on a handle of it or of its MIG devices answers

@@ -11,7 +11,7 @@ import (
 // the flag and the host path follow RegistrarDir, nothing else changes.
 func TestObjectsRegistrarDir(t *testing.T) {
 	opts := localClusterOptions()
-	opts.RegistrarDir = opts.KubeletRootDir + "/plugins/gpu.drakit.dev-interposed"
+	opts.RegistrarDir = opts.KubeletRootDir + "/plugins/interposed"
 	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)

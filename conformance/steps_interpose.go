@@ -246,7 +246,7 @@ func (w *world) preparedAgain(ctx context.Context, claim string) error {
 		return err
 	}
 	si, _ := w.interposer(ctx)
-	again, err := si.client.Prepare(ctx, ref)
+	again, err := w.direct(ctx, func() (interpose.Record, error) { return si.client.Prepare(ctx, ref) })
 	if err != nil {
 		return err
 	}
@@ -259,6 +259,22 @@ func (w *world) preparedAgain(ctx context.Context, claim string) error {
 		return fmt.Errorf("a repeated NodePrepareResources of prepared claim %s returned CDI devices %v, the kubelet was given %v", claim, got, want)
 	}
 	return nil
+}
+
+// direct makes a direct call of the driver, repeating it while the driver
+// is not listening (status Unavailable): a restarted driver's pod is ready
+// before it serves its socket again, which the kubelet, behind the
+// interposer, never notices.
+func (w *world) direct(ctx context.Context, call func() (interpose.Record, error)) (interpose.Record, error) {
+	var rec interpose.Record
+	err := poll(ctx, w.cfg.Timeouts.PodStart, "the driver to serve its DRA socket", func(context.Context) (bool, string, error) {
+		var err error
+		if rec, err = call(); err != nil {
+			return false, "", err
+		}
+		return rec.Code != "Unavailable", rec.Message, nil
+	})
+	return rec, err
 }
 
 // cdiSpec is what the kit reads of a CDI spec: its kind and device names.
@@ -331,7 +347,7 @@ func (w *world) unprepareOK(ctx context.Context, what string, ref interpose.Clai
 	if err != nil {
 		return err
 	}
-	rec, err := si.client.Unprepare(ctx, ref)
+	rec, err := w.direct(ctx, func() (interpose.Record, error) { return si.client.Unprepare(ctx, ref) })
 	if err != nil {
 		return err
 	}
@@ -376,7 +392,7 @@ func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.C
 	}
 	si, _ := w.interposer(ctx)
 	missing := interpose.ClaimRef{Namespace: w.ns, Name: "drakit-no-such-claim", UID: string(uuid.NewUUID())}
-	rec, err := si.client.Prepare(ctx, ref, missing)
+	rec, err := w.direct(ctx, func() (interpose.Record, error) { return si.client.Prepare(ctx, ref, missing) })
 	if err != nil {
 		return ctx, err
 	}
@@ -394,7 +410,7 @@ func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.C
 		}
 	} else {
 		form = fmt.Sprintf("the whole call failed: %s %s", rec.Code, rec.Message)
-		again, err := si.client.Prepare(ctx, ref)
+		again, err := w.direct(ctx, func() (interpose.Record, error) { return si.client.Prepare(ctx, ref) })
 		if err != nil {
 			return ctx, err
 		}

@@ -70,9 +70,10 @@ func (ip *Interposer) intercept(ctx context.Context, rec *Record, claims []*drap
 		if driverErr != nil {
 			replace = nil // no answer to replace a claim's in
 		}
-		err = errors.Join(driverErr, ip.fire(ctx, rec, PointAfter, claims, replace))
-		if driverErr != nil && err != nil && status.Code(err) == codes.Unknown {
-			err = driverErr // keep the driver's status when no fault changed it
+		// A fault after the call answers instead of the driver; else the
+		// caller gets the driver's answer, its error included.
+		if err = ip.fire(ctx, rec, PointAfter, claims, replace); err == nil {
+			err = driverErr
 		}
 	}
 	rec.Duration = time.Since(rec.Start)

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	dhv1 "k8s.io/kubelet/pkg/apis/dra-health/v1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	drav1beta1 "k8s.io/kubelet/pkg/apis/dra/v1beta1"
@@ -20,7 +22,8 @@ import (
 // fakeDriver is a DRA driver on temp unix sockets: registration and DRA
 // (v1 or v1beta1, health v1) services. It prepares every claim as one
 // device "dev-<uid>" with CDI ID "fake.drakit.dev/dev=<uid>", except a
-// claim whose UID is "bad", which gets a per-claim error.
+// claim whose UID is "bad", which gets a per-claim error; a call with a
+// claim "grpc-error" fails as a whole (v1).
 type fakeDriver struct {
 	dir, regSocket, endpoint string
 	pluginType               string
@@ -99,6 +102,9 @@ type fakeV1 struct {
 }
 
 func (s fakeV1) NodePrepareResources(_ context.Context, req *drapb.NodePrepareResourcesRequest) (*drapb.NodePrepareResourcesResponse, error) {
+	if claimIndex(req.GetClaims(), "grpc-error") >= 0 {
+		return nil, status.Error(codes.FailedPrecondition, "claim grpc-error not allocated")
+	}
 	return s.f.prepare(req), nil
 }
 

@@ -112,6 +112,18 @@ func TestForwardsAndRecords(t *testing.T) {
 	}
 }
 
+func TestForwardsTheDriversError(t *testing.T) {
+	f := startFakeDriver(t, registerapi.DRAPlugin, drapb.DRAPluginService)
+	ip, registrar := startInterposer(t, f, "", nil)
+	_, err := newKubelet(t, registrar).prepare(context.Background(), "u1", "grpc-error")
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "claim grpc-error not allocated") {
+		t.Errorf("prepare: %v, want the driver's FailedPrecondition", err)
+	}
+	if recs := ip.Records(Filter{}); len(recs) != 1 || recs[0].Code != "FailedPrecondition" || recs[0].DriverCode != "FailedPrecondition" || recs[0].Claims[0].Answered {
+		t.Errorf("records %+v, want the driver's status and no answer", recs)
+	}
+}
+
 func TestForwardsV1beta1(t *testing.T) {
 	f := startFakeDriver(t, registerapi.DRAPlugin, drav1beta1.DRAPluginService)
 	_, registrar := startInterposer(t, f, "", nil)

@@ -74,11 +74,14 @@ func TestConfigValidate(t *testing.T) {
 			mutate: func(c *Config) { c.Timeouts.PodStart, c.Timeouts.Cleanup = 0, -time.Second },
 			want:   []string{"Timeouts.PodStart: 0s must be positive", "Timeouts.Cleanup: -1s must be positive"},
 		},
-		"no concurrency":   {mutate: func(c *Config) { c.Concurrency = 0 }, want: []string{"Concurrency: 0"}},
-		"negative seed":    {mutate: func(c *Config) { c.Randomize = -2 }, want: []string{"Randomize: -2"}},
-		"unknown format":   {mutate: func(c *Config) { c.Format = "junit" }, want: []string{`Format: "junit"`}},
-		"no output":        {mutate: func(c *Config) { c.Output = nil }, want: []string{"Output: required"}},
-		"several problems": {mutate: func(c *Config) { c.Kubeconfig, c.Concurrency = "", 0 }, want: []string{"Kubeconfig: required", "Concurrency: 0"}},
+		"interposer on a unix socket": {mutate: func(c *Config) { c.Interpose = "/run/drakit/interpose.sock" }},
+		"interposer on loopback":      {mutate: func(c *Config) { c.Interpose = "127.0.0.1:7070" }},
+		"interposer off loopback":     {mutate: func(c *Config) { c.Interpose = "0.0.0.0:7070" }, want: []string{"Interpose", "loopback only"}},
+		"no concurrency":              {mutate: func(c *Config) { c.Concurrency = 0 }, want: []string{"Concurrency: 0"}},
+		"negative seed":               {mutate: func(c *Config) { c.Randomize = -2 }, want: []string{"Randomize: -2"}},
+		"unknown format":              {mutate: func(c *Config) { c.Format = "junit" }, want: []string{`Format: "junit"`}},
+		"no output":                   {mutate: func(c *Config) { c.Output = nil }, want: []string{"Output: required"}},
+		"several problems":            {mutate: func(c *Config) { c.Kubeconfig, c.Concurrency = "", 0 }, want: []string{"Kubeconfig: required", "Concurrency: 0"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

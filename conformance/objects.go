@@ -97,13 +97,6 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	"a toleration with effect PreferNoSchedule": func(class string) resourceapi.ResourceClaimSpec {
 		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
 	},
-	"17 tolerations": func(class string) resourceapi.ResourceClaimSpec {
-		var ts []resourceapi.DeviceToleration
-		for i := range resourceapi.DeviceTolerationsMaxLength + 1 {
-			ts = append(ts, resourceapi.DeviceToleration{Key: "drakit.dev/taint-" + strconv.Itoa(i), Operator: resourceapi.DeviceTolerationOpExists})
-		}
-		return withTolerations(claimSpec(class, 1), ts...)
-	},
 	"a toleration without an operator": func(class string) resourceapi.ResourceClaimSpec {
 		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
 	},

@@ -26,7 +26,7 @@ func (w *world) taintSteps() []stepDef {
 		{`^the scenario holds devices? ((?:"[^"]+"(?:, | and )?)+) of the driver$`, w.holdDevices, needsNamedDevices},
 		{`^a ResourceClaim "([^"]+)" requesting device "([^"]+)"( with admin access)?(?: tolerating "([^"]+)" with operator (\w+)(?: and effect (\w+))?(?: for (-?\d+) seconds)?)?$`, w.claimForDevice, nil},
 		{`^the scenario's namespace allows admin access$`, w.namespaceAllowsAdminAccess, nil},
-		{`^the claim "([^"]+)" is allocated device "([^"]+)"( for admin access)?$`, w.claimAllocatedDevice, nil},
+		{`^the claim "([^"]+)" is (still )?allocated device "([^"]+)"( for admin access)?$`, w.claimAllocatedDevice, nil},
 		{`^the claim "([^"]+)" is allocated a device other than "([^"]+)"$`, w.claimAllocatedOtherDevice, nil},
 		{`^the allocation of the claim "([^"]+)" holds the tolerations of its request$`, w.allocationHoldsTolerations, nil},
 		{`^the claim "([^"]+)" stores its toleration with operator (\w+)$`, w.claimStoresOperator, nil},
@@ -139,11 +139,16 @@ func (w *world) namespaceAllowsAdminAccess(ctx context.Context) error {
 	return nil
 }
 
-// allocatedClaim waits until the claim is allocated one device of the
+// allocatedOneDevice waits until the claim is allocated one device of the
 // driver (judged by the oracle, claimAllocated) and returns it as stored.
-func (w *world) allocatedOneDevice(ctx context.Context, claim string) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
-	if err := w.claimAllocated(ctx, claim, "", 1); err != nil {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, err
+// With judged false it reads the allocation as stored without the oracle:
+// for an allocation made before a taint, which the reference checker would
+// judge against today's taints.
+func (w *world) allocatedOneDevice(ctx context.Context, claim string, judged bool) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
+	if judged {
+		if err := w.claimAllocated(ctx, claim, "", 1); err != nil {
+			return nil, resourceapi.DeviceRequestAllocationResult{}, err
+		}
 	}
 	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
@@ -156,12 +161,12 @@ func (w *world) allocatedOneDevice(ctx context.Context, claim string) (*resource
 	return c, results[0], nil
 }
 
-func (w *world) claimAllocatedDevice(ctx context.Context, claim, device, admin string) error {
+func (w *world) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
 	}
-	_, r, err := w.allocatedOneDevice(ctx, claim)
+	_, r, err := w.allocatedOneDevice(ctx, claim, still == "")
 	if err != nil {
 		return err
 	}
@@ -180,7 +185,7 @@ func (w *world) claimAllocatedOtherDevice(ctx context.Context, claim, device str
 	if err != nil {
 		return err
 	}
-	_, r, err := w.allocatedOneDevice(ctx, claim)
+	_, r, err := w.allocatedOneDevice(ctx, claim, true)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
 # that exist).
 kit gpu docs/examples/reference-driver.yaml '~@kep-5075 && ~@kep-4817'
-kit nic docs/examples/reference-nic-driver.yaml '@kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817'
+kit nic docs/examples/reference-nic-driver.yaml '@kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055'
 
 wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end test failed"; }
 grep -q -- '--- PASS: TestIntegrationExplain' "$explain_out" ||

@@ -33,7 +33,7 @@ Feature: KEP-5055 device taints: a tainted device is allocated only to claims th
     When a DeviceTaintRule "maintenance" taints device "busy" with "drakit.dev/maintenance" and effect NoSchedule
     Then the DeviceTaintRule "maintenance" reports False with reason OtherEffect
     And pod "user" keeps running for 5 seconds
-    And the claim "used" is allocated device "busy"
+    And the claim "used" is still allocated device "busy"
 
   @kep-5055 @core
   Scenario Outline: A claim that tolerates the NoSchedule taint (<toleration>) is allocated the device and its allocation holds the toleration

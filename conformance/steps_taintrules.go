@@ -2,13 +2,16 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
 
@@ -271,4 +274,28 @@ func (w *world) submitSliceWithTaints(ctx context.Context, name string, n int) e
 	s.Spec.Devices = []resourceapi.Device{d}
 	w.submitSlice(ctx, s)
 	return nil
+}
+
+// removeLeftoverRules deletes the DeviceTaintRules of earlier runs of the
+// kit (labelled as its own) before the scenarios start: a run killed in the
+// middle of a scenario leaves its rules behind, and a NoExecute one would
+// evict the pods of every later scenario on its device. Two runs of the kit
+// on one cluster at once would fight over the devices anyway, so every rule
+// of the kit found now is a leftover.
+func (s *suite) removeLeftoverRules(ctx context.Context) error {
+	list, err := s.kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: labelManagedBy + "=" + managedByKit})
+	if apierrors.IsNotFound(err) {
+		return nil // the API server serves no DeviceTaintRules: there can be none
+	}
+	if err != nil {
+		return fmt.Errorf("list the kit's DeviceTaintRules left by earlier runs: %w", err)
+	}
+	var errs []error
+	for _, r := range list.Items {
+		klog.FromContext(ctx).Info("Deleting a DeviceTaintRule an earlier run of the kit left behind", "rule", r.Name, "effect", r.Spec.Taint.Effect)
+		if err := s.kube.ResourceV1().DeviceTaintRules().Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete DeviceTaintRule %s left by an earlier run: %w", r.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -1,12 +1,15 @@
 package conformance
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
 
@@ -113,5 +116,25 @@ func TestParseTaint(t *testing.T) {
 	}
 	if got := parseTaint("drakit.dev/notice", "None"); got.Value != "" || got.Effect != resourceapi.DeviceTaintEffectNone {
 		t.Errorf("key alone: %+v", got)
+	}
+}
+
+func TestRemoveLeftoverRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rule := func(name string, labels map[string]string) *resourceapi.DeviceTaintRule {
+		return &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: resourceapi.DeviceTaintRuleSpec{Taint: resourceapi.DeviceTaint{Key: "drakit.dev/broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}}
+	}
+	kube := fake.NewClientset(rule("drakit-abcde-broken", kitMeta("x").Labels), rule("admins-own", nil))
+	if err := (&suite{kube: kube}).removeLeftoverRules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != "admins-own" {
+		t.Errorf("left %v, want only the rule the kit did not create", list.Items)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -183,24 +184,28 @@ func (w *world) podEvicted(ctx context.Context, name string) error {
 // the taint's timeAdded plus those seconds, not before and not much later.
 // Both times are the control plane's: the rule's timeAdded (set by the API
 // server) and the pod condition's lastTransitionTime (set by the controller).
-func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) error {
+func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) (context.Context, error) {
 	r, err := w.rule(ctx, alias)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	if r.Spec.Taint.TimeAdded == nil {
-		return fmt.Errorf("DeviceTaintRule %s: the API server stored its taint without timeAdded", r.Name)
+		return ctx, fmt.Errorf("DeviceTaintRule %s: the API server stored its taint without timeAdded", r.Name)
 	}
 	tolerated := time.Duration(seconds) * time.Second
 	ev, err := w.watchEviction(ctx, name, tolerated+w.cfg.Timeouts.PodDelete+w.cfg.Timeouts.PodStart)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	bad := checkEviction(name, ev)
-	if ev.condition != nil {
-		bad = append(bad, checkEvictionTime(name, r.Spec.Taint.TimeAdded.Time, tolerated, ev.condition.LastTransitionTime.Time)...)
+	if c := ev.condition; c != nil {
+		added := r.Spec.Taint.TimeAdded.Time
+		bad = append(bad, checkEvictionTime(name, added, tolerated, c.LastTransitionTime.Time)...)
+		ctx = godog.Attach(ctx, godog.Attachment{FileName: "eviction", MediaType: "text/plain", Body: []byte(fmt.Sprintf(
+			"pod %s: DisruptionTarget at %s, %v after the taint's timeAdded %s (tolerated %v)",
+			name, c.LastTransitionTime.UTC().Format(timeFormat), c.LastTransitionTime.Sub(added), added.UTC().Format(timeFormat), tolerated))})
 	}
-	return findings(bad)
+	return ctx, findings(bad)
 }
 
 // checkEvictionTime compares when a pod was marked for eviction with when

@@ -11,7 +11,9 @@
 // SysfsRoot through k8s.io/dynamic-resource-allocation/deviceattribute.
 // Discovery runs once at start; the devices are static for the process
 // lifetime, except that health (below) withdraws the devices of a lost GPU
-// and taints faulty ones. A GPU whose sysfs entry is missing is still published, without
+// and taints faulty ones. A GPU already lost at start (NVML answers
+// ERROR_GPU_IS_LOST) is logged and left out until a driver restart after
+// it is back. A GPU whose sysfs entry is missing is still published, without
 // the standard attributes the missing entry would have provided.
 //
 // # Published resources

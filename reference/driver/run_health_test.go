@@ -36,6 +36,16 @@ func publishedTaints(t *testing.T, ctx context.Context, client *fake.Clientset) 
 	return out
 }
 
+// poolGeneration is the generation of the pool's slices.
+func poolGeneration(t *testing.T, ctx context.Context, client *fake.Clientset) int64 {
+	t.Helper()
+	list, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("list ResourceSlices: %d, %v; want one", len(list.Items), err)
+	}
+	return list.Items[0].Spec.Pool.Generation
+}
+
 func taintString(taints []resourceapi.DeviceTaint) string {
 	var parts []string
 	for _, tn := range taints {
@@ -82,6 +92,7 @@ func TestRunPublishesFaults(t *testing.T) {
 	ctx := t.Context()
 	harnesstest.WaitForSlices(t, ctx, client, errc, 20*time.Millisecond)
 	waitPublished(t, ctx, client, []string{"gpu-0", "gpu-1 gpu.drakit.dev/slowdown=hw-thermal-slowdown:None", "gpu-3"})
+	generation := poolGeneration(t, ctx, client)
 
 	// The health stream, as the kubelet reads it.
 	conn := harnesstest.Dial(t, filepath.Join(cfg.EffectiveKubeletPluginDir(), "dra.sock"))
@@ -134,6 +145,12 @@ func TestRunPublishesFaults(t *testing.T) {
 	faults.events <- faultEvent{UUID: gpu1, Type: nvml.EventTypeXidCriticalError, Data: 79, GI: noInstance, CI: noInstance}
 	waitPublished(t, ctx, client, []string{"gpu-0",
 		"gpu-3 gpu.drakit.dev/xid=48:NoExecute,gpu.drakit.dev/recovery-action=gpu-reset:NoExecute,gpu.drakit.dev/memory=double-bit-ecc:NoSchedule"})
+	// The ResourceSlice controller updates the pool's one slice in place
+	// and keeps its generation (it bumps it only when an update takes more
+	// than one API call).
+	if g := poolGeneration(t, ctx, client); g != generation {
+		t.Errorf("pool generation %d after the updates, want %d as before", g, generation)
+	}
 	dra := drapbv1.NewDRAPluginClient(conn)
 	pbClaim := &drapbv1.Claim{Namespace: "test", Name: "one", Uid: uidA}
 	prep, err := dra.NodePrepareResources(ctx, &drapbv1.NodePrepareResourcesRequest{Claims: []*drapbv1.Claim{pbClaim}})

@@ -75,8 +75,7 @@ func openNVMLFaults(lib nvml.Interface, uuids []string) (*nvmlFaults, error) {
 	return f, nil
 }
 
-// handle returns the GPU's handle, looked up again after a failure (a lost
-// GPU that came back).
+// handle returns the GPU's handle, looked up by UUID once it is found.
 func (f *nvmlFaults) handle(uuid string) (nvml.Device, nvml.Return) {
 	if h, ok := f.handles[uuid]; ok {
 		return h, nvml.SUCCESS
@@ -178,10 +177,8 @@ func (f *nvmlFaults) Faults(uuid string) (gpuFaults, error) {
 		out.Clocks = r
 	}
 	if out.Lost {
-		// The handle of a GPU that comes back may differ; its events are
-		// registered again then.
-		delete(f.handles, uuid)
-		delete(f.registered, uuid)
+		// The handle stays: it answers again once the GPU is back (a lost
+		// GPU's UUID lookup is NOT_FOUND).
 		return gpuFaults{Lost: true}, nil
 	}
 	f.register(uuid)

@@ -108,11 +108,13 @@ func TestNVMLFaults(t *testing.T) {
 	if got, err := f.Faults("GPU-a"); err != nil || !cmp.Equal(got, gpuFaults{Lost: true}) {
 		t.Errorf("lost GPU: %+v, %v; want Lost only", got, err)
 	}
-	g.lost, g.registered = false, 0
-	if got, _ := f.Faults("GPU-a"); got.Lost || g.registered == 0 {
-		t.Errorf("GPU back: %+v, events registered %#x; want it not lost and its events registered again", got, g.registered)
+	g.lost = false
+	lookups := 0
+	lib.DeviceGetHandleByUUIDFunc = func(string) (nvml.Device, nvml.Return) { lookups++; return nil, nvml.ERROR_NOT_FOUND }
+	if got, err := f.Faults("GPU-a"); got.Lost || err != nil || lookups != 0 {
+		t.Errorf("GPU back: %+v, %v, %d UUID lookups; want it not lost, read through the handle it had", got, err, lookups)
 	}
-	if _, err := f.Faults("GPU-b"); err == nil {
+	if _, err := f.Faults("GPU-b"); err == nil || lookups != 1 {
 		t.Error("an unknown GPU read without error")
 	}
 

@@ -114,6 +114,17 @@ func (m *monitor) read(ctx context.Context, uuid string) gpuFaults {
 	return f
 }
 
+// gpuName is the device name of the GPU with this UUID (gpu-<minor>), the
+// UUID itself for a GPU discovery did not find.
+func (m *monitor) gpuName(uuid string) string {
+	for i := range m.gpus {
+		if m.gpus[i].UUID == uuid {
+			return m.gpus[i].DeviceName()
+		}
+	}
+	return uuid
+}
+
 // clearXids forgets the Xid faults of the GPU and its MIG devices.
 func (m *monitor) clearXids(uuid string) {
 	delete(m.xids, uuid)
@@ -132,7 +143,7 @@ func (m *monitor) event(ctx context.Context, ev faultEvent) {
 	logger := klog.FromContext(ctx)
 	f := m.read(ctx, ev.UUID)
 	if ev.Type&nvml.EventTypeXidCriticalError != 0 {
-		target, device := ev.UUID, ev.UUID
+		target, device := ev.UUID, m.gpuName(ev.UUID)
 		if ev.GI != noInstance {
 			name, ok := m.migDevice(ev.UUID, int(ev.GI), int(ev.CI))
 			if !ok {

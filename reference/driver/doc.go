@@ -10,7 +10,10 @@
 // libnvidia-ml behave the same. PCIe root and NUMA node come from sysfs below
 // SysfsRoot through k8s.io/dynamic-resource-allocation/deviceattribute.
 // Discovery runs once at start; the devices are static for the process
-// lifetime. A GPU whose sysfs entry is missing is still published, without
+// lifetime, except that health (below) withdraws the devices of a lost GPU
+// and taints faulty ones. A GPU already lost at start (NVML answers
+// ERROR_GPU_IS_LOST) is logged and left out until a driver restart after
+// it is back. A GPU whose sysfs entry is missing is still published, without
 // the standard attributes the missing entry would have provided.
 //
 // # Published resources
@@ -124,6 +127,64 @@
 // restarted between prepare and unprepare keeps its state. A checkpoint with
 // a bad checksum or an unknown version stops the driver with
 // ErrCorruptCheckpoint naming the file; it is never silently discarded.
+//
+// # Health and taints (KEP-4680, KEP-5055)
+//
+// Run starts a watcher goroutine (stopped with ctx) that holds one NVML
+// session: it registers Xid, double-bit and single-bit ECC events on every
+// GPU that supports them, waits for them 5 s at a time (EventSetWait) and
+// reads each GPU's fault state after every event of it and at least every
+// 5 s: the recovery action (field FI_DEV_GET_GPU_RECOVERY_ACTION), volatile
+// uncorrected ECC errors, retired pages pending, remapped rows (pending,
+// failure), clocks event reasons, and ERROR_GPU_IS_LOST from any of them.
+// What NVML does not support (ERROR_NOT_SUPPORTED) is no information, never
+// a fault. The state is read once before the pool is first published, so a
+// restarted driver publishes the same state-derived taints at once. Per
+// device (a GPU's state applies to the GPU and all its MIG devices):
+//
+//	fault                              health     taint <driver>/<key>=<value>        effect
+//	lost (ERROR_GPU_IS_LOST)           Unhealthy  withdrawn from the pool
+//	recovery action NONE               Healthy    none
+//	recovery action drain-p2p,         Unhealthy  recovery-action=<action>            NoSchedule
+//	  drain-and-reset (others unknown
+//	  here: action-<n>)
+//	recovery action gpu-reset,         Unhealthy  recovery-action=<action>            NoExecute
+//	  node-reboot, bus-reset,
+//	  system-reboot
+//	device Xid event                   Unhealthy  xid=<code>                          by the recovery action
+//	                                                                                  read right after it; NVML
+//	                                                                                  gives none: NoExecute for
+//	                                                                                  48, 64, 79, 95, 119, 120,
+//	                                                                                  NoSchedule otherwise
+//	application Xid (13, 31, 43, 45,   Healthy    none (logged)
+//	  68, 109)
+//	row remapping failure              Unhealthy  memory=row-remap-failure            NoSchedule
+//	volatile double-bit ECC > 0        Unhealthy  memory=double-bit-ecc               NoSchedule
+//	retired pages / rows pending       Healthy    memory=remap-pending                NoSchedule
+//	HW slowdown, HW/SW thermal         Healthy    slowdown=hw-slowdown,               None
+//	  slowdown, HW power brake                      hw-thermal-slowdown, …
+//
+// A device Xid whose recovery action reads NONE taints nothing. An Xid event
+// with GPU and compute instance ids (a MIG device's) hits that MIG device
+// only (a static one, or a dynamic partition a prepared claim created); one
+// with 0xFFFFFFFF hits the GPU and all its MIG devices. The Xid taint with
+// the strongest effect is published (one per device); the message names
+// every Xid (nvidiahw.DescribeXid and NVIDIA's action). Xid faults end when
+// the GPU's state goes from one a reset clears (lost, or a recovery action
+// other than NONE) back to healthy, i.e. after a GPU reset; an Xid for which
+// NVML gave no recovery action lasts until the driver restarts. Messages
+// join the faults with "; ", e.g. "Xid 48 (Double Bit ECC Error): reset the
+// GPU; NVML recovery action: gpu-reset". timeAdded is left to the API
+// server. A slice with a tainted device holds at most 64 devices.
+//
+// Every change of taints or withdrawn devices republishes the pool
+// (pluginharness.Plugin.Update); prepare refuses a withdrawn device with
+// pluginharness.ErrDeviceWithdrawn. The kubelet plugin's health service is
+// on: WatchHealthStatus reports every discovered device (withdrawn ones
+// Unhealthy) with its message at start, on every change and every 10 s,
+// with a health check timeout of 30 s. The watcher logs "Device fault"
+// (gpu, device, xid, description, effect), "Device health" on every change
+// and "GPU recovered".
 //
 // # Simulated nodes
 //

@@ -156,6 +156,12 @@ func (d *NVMLDiscoverer) Discover(ctx context.Context) (inv *Inventory, err erro
 	}
 	for i := range count {
 		g, err := d.gpu(ctx, i)
+		if errors.Is(err, nvml.ERROR_GPU_IS_LOST) {
+			// Fell off the bus before the driver started: not published
+			// until a driver restart after the GPU is back.
+			logger.Info("Leaving out a lost GPU", "index", i, "err", err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -186,10 +186,13 @@ func TestNVMLDiscover(t *testing.T) {
 	sys := filepath.Join(t.TempDir(), "sys")
 	writeSysfs(t, sys, "pci0000:00", "0000:00:01.0", "0000:1b:00.0", "0")
 	writeSysfs(t, sys, "pci0000:80", "0000:80:01.0", "0000:9a:00.0", "-1")
-	// The third GPU has no sysfs entry at all.
+	// The third GPU has no sysfs entry at all; the fourth is lost
+	// (left out).
 	noMemory := h100(2, "00000000:C1:00.0")
 	noMemory.memRet = nvml.ERROR_NOT_SUPPORTED
-	lib := newMockNVML(h100(0, "00000000:1B:00.0"), h100(1, "00000000:9A:00.0"), noMemory)
+	lost := h100(3, "00000000:C2:00.0")
+	lost.memRet = nvml.ERROR_GPU_IS_LOST
+	lib := newMockNVML(h100(0, "00000000:1B:00.0"), h100(1, "00000000:9A:00.0"), noMemory, lost)
 
 	got, err := (&NVMLDiscoverer{NVML: lib, SysfsRoot: sys}).Discover(t.Context())
 	if err != nil {
@@ -237,7 +240,7 @@ func TestNVMLDiscoverErrors(t *testing.T) {
 		{"bad bus id", func() *mockNVML { return newMockNVML(h100(0, "garbage")) }, `PCI bus id "garbage"`},
 		{"memory error", func() *mockNVML {
 			g := h100(0, "00000000:1B:00.0")
-			g.memRet = nvml.ERROR_GPU_IS_LOST
+			g.memRet = nvml.ERROR_UNKNOWN
 			return newMockNVML(g)
 		}, "get memory of GPU 0"},
 		{"duplicate minor", func() *mockNVML { return newMockNVML(h100(0, "00000000:1B:00.0"), h100(0, "00000000:1C:00.0")) }, "two GPUs have minor 0"},

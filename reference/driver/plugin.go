@@ -139,3 +139,43 @@ func (h *hardware) Unprepare(ctx context.Context, _ string, claim preparedClaim)
 	}
 	return errors.Join(errs...)
 }
+
+// newMonitor makes the health watcher of the discovered devices: it
+// publishes through p.Update and finds dynamic MIG devices in p's prepared
+// claims.
+func (h *hardware) newMonitor(src faultSource, p *pluginharness.Plugin[preparedDevice, *preparedDevice]) (*monitor, error) {
+	devs, err := h.inventory.devices(h.publish.Owned)
+	if err != nil {
+		return nil, err
+	}
+	m := newMonitor(h.driverName, h.poolName, src, h.inventory.GPUs, devs)
+	m.build = func(status map[string]deviceStatus) (resourceslice.DriverResources, error) {
+		opts := h.publish
+		opts.Status = status
+		return buildResources(h.poolName, h.inventory, opts)
+	}
+	m.update = p.Update
+	m.migDevice = func(uuid string, gi, ci int) (string, bool) {
+		return h.migDevice(p.Prepared(), uuid, gi, ci)
+	}
+	return m, nil
+}
+
+// migDevice names the published device of MIG device gi/ci of the GPU
+// uuid: a static MIG device, or a dynamic partition a prepared claim
+// created.
+func (h *hardware) migDevice(prepared map[string]preparedClaim, uuid string, gi, ci int) (string, bool) {
+	for _, d := range h.devices {
+		if d.Kind == kindMIGStatic && d.GPU.UUID == uuid && d.Instance.GI == gi && d.Instance.CI == ci {
+			return d.Name, true
+		}
+	}
+	for _, c := range prepared {
+		for _, d := range c.Devices {
+			if r := d.MIG; r != nil && r.ParentUUID == uuid && r.GI != nil && *r.GI == gi && r.CI != nil && *r.CI == ci {
+				return d.Device, true
+			}
+		}
+	}
+	return "", false
+}

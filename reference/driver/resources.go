@@ -23,7 +23,7 @@ const (
 )
 
 // Counter sets per slice and devices per slice when a device consumes
-// counters (dra-1.37-spec.md §0.3).
+// counters or has taints (dra-1.37-spec.md §0.3, §5).
 const (
 	maxCounterSetsPerSlice      = 8
 	maxConsumingDevicesPerSlice = 64
@@ -66,6 +66,9 @@ type publishOptions struct {
 	// Owned are the GPU instances the driver created (checkpoint); they
 	// do not make a GPU static.
 	Owned map[ownedPlacement]bool
+	// Status is the health of the devices by name (nil: all healthy):
+	// their taints are published, withdrawn devices are not.
+	Status map[string]deviceStatus
 }
 
 // NodeResources returns the pool a driver named driverName publishes on
@@ -87,7 +90,9 @@ func NodeResources(ctx context.Context, disc Discoverer, driverName, nodeName st
 
 // buildResources turns the inventory into one pool named poolName: counter
 // sets in slices of their own (at most 8 per slice), devices in slices of at
-// most 128, or 64 when a device of the slice consumes counters.
+// most 128, or 64 when a device of the slice consumes counters or has
+// taints. Devices opts.Status withdraws are left out, and so is the counter
+// set of a GPU none of whose devices is left.
 func buildResources(poolName string, inv *Inventory, opts publishOptions) (resourceslice.DriverResources, error) {
 	driverVersion, err := semver(inv.DriverVersion)
 	if err != nil {
@@ -107,20 +112,25 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 	var counterSets []resourceapi.CounterSet
 	counted := map[int]bool{} // GPU minors whose counter set exists
 	var slice resourceslice.Slice
-	consuming := false
+	consuming, tainted := false, false
 	flush := func() {
 		if consuming && opts.PartitionAlpha {
 			slice.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(opts.DriverName + "/" + partitionTypeAttributeName))
 		}
 		pool.Slices = append(pool.Slices, slice)
-		slice, consuming = resourceslice.Slice{}, false
+		slice, consuming, tainted = resourceslice.Slice{}, false, false
 	}
 	for i := range devs {
 		d := &devs[i]
+		status := opts.Status[d.Name]
+		if status.Withdrawn {
+			continue
+		}
 		dev, err := apiDevice(d, driverVersion, cudaVersion)
 		if err != nil {
 			return resourceslice.DriverResources{}, err
 		}
+		dev.Taints = status.Taints
 		if d.Partitioned {
 			if !counted[d.GPU.Minor] {
 				counted[d.GPU.Minor] = true
@@ -136,13 +146,14 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 			}
 		}
 		limit := maxDevicesPerSlice
-		if consuming || d.Partitioned {
+		if consuming || d.Partitioned || tainted || len(dev.Taints) > 0 {
 			limit = maxConsumingDevicesPerSlice
 		}
 		if len(slice.Devices)+1 > limit {
 			flush()
 		}
 		consuming = consuming || d.Partitioned
+		tainted = tainted || len(dev.Taints) > 0
 		slice.Devices = append(slice.Devices, dev)
 	}
 	// At least one device slice per pool, even an empty one: "no devices"

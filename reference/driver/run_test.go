@@ -42,7 +42,7 @@ func TestRunServesKubelet(t *testing.T) {
 	claim := harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-3"))
 	client := harnesstest.NewFakeClient(node, claim)
 	stop, errc := harnesstest.StartRun(t, t.Context(), func(ctx context.Context) error {
-		return run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib, nil)
+		return run(ctx, cfg, client, staticDiscoverer{testInventory()}, root.lib, nil, newFakeFaults().opener())
 	})
 	ctx := t.Context()
 
@@ -77,7 +77,7 @@ func TestRunServesKubelet(t *testing.T) {
 		t.Fatalf("GetInfo: %v", err)
 	}
 	gotInfo := []string{info.Type, info.Name, info.Endpoint, strings.Join(info.SupportedVersions, ",")}
-	wantInfo := []string{"DRAPlugin", testDriver, filepath.Join(cfg.KubeletPluginDir, "dra.sock"), "v1.DRAPlugin,v1beta1.DRAPlugin"}
+	wantInfo := []string{"DRAPlugin", testDriver, filepath.Join(cfg.KubeletPluginDir, "dra.sock"), "v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth,v1alpha1.DRAResourceHealth"}
 	if diff := cmp.Diff(wantInfo, gotInfo); diff != "" {
 		t.Errorf("registration info (-want +got):\n%s", diff)
 	}
@@ -145,7 +145,7 @@ func TestRunStartupErrors(t *testing.T) {
 			root := newTestRoot(t)
 			cfg := runConfig(t, root)
 			tc.mutate(&cfg)
-			err := run(t.Context(), cfg, harnesstest.NewFakeClient(), tc.disc, root.lib, nil)
+			err := run(t.Context(), cfg, harnesstest.NewFakeClient(), tc.disc, root.lib, nil, newFakeFaults().opener())
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}

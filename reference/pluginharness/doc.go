@@ -45,7 +45,8 @@
 // checkpointed, when it is not allocated, when its UID is not made of
 // letters, digits and '-' (the UID names its spec file), or when a result
 // names a device of another pool, a device the driver does not publish, a
-// device Admit refuses, or a device already prepared for another claim
+// device the driver withdrew at run time (ErrDeviceWithdrawn), a device
+// Admit refuses, or a device already prepared for another claim
 // (unless either claim uses admin access).
 //
 // Prepare is idempotent: preparing a prepared claim with the same
@@ -89,11 +90,25 @@
 // Run checks that the kubelet's registrar directory exists, creates the
 // plugin directory, creates the plugin (New), starts the kubelet plugin
 // helper (registration socket <RegistrarDir>/<driver>-reg.sock, DRA socket
-// <PluginDir>/dra.sock: Sockets; health service off), publishes the pool,
-// logs "Driver running" and serves until ctx ends (it returns nil) or
-// HandleError meets an error that is not kubeletplugin.ErrRecoverable (Run
-// returns it). With Config.Republish it hands the pool to the
-// ResourceSlice controller again at that interval. Serve does the same for
+// <PluginDir>/dra.sock: Sockets; health service off unless Config.Health),
+// publishes the pool, logs "Driver running" and serves until ctx ends (it
+// returns nil) or HandleError meets an error that is not
+// kubeletplugin.ErrRecoverable (Run returns it). With Config.Republish it
+// hands the pool to the ResourceSlice controller again at that interval.
+//
+// # Pools that change
+//
+// A driver whose devices change at run time (a device's taints, hardware
+// that vanished and came back) calls Plugin.Update with the whole new pool:
+// Serve hands it to the kubelet plugin helper's PublishResources at once
+// (the ResourceSlice controller updates the slices and bumps the pool
+// generation when more than one slice changes), and prepare refuses the
+// devices it withdrew with ErrDeviceWithdrawn until an Update puts them
+// back. Drivers that never call Update publish once, as before. Health
+// reporting is the served plugin's: with Config.Health the kubelet calls its
+// WatchHealthStatus; the harness's own Plugin does not support it
+// (kubeletplugin.ErrHealthNotSupported), so a driver that reports health
+// wraps the Plugin and implements it. Serve does the same for
 // a driver whose plugin wraps the harness's (its newPlugin calls New). What a driver checks
 // before (its configuration, socket paths not longer than MaxSocketPath)
 // and its own directories stay in the driver; the checks every driver makes

@@ -69,6 +69,10 @@ type Config struct {
 	// carries after the driver and the node; nil for none. It is called
 	// once the pool is published.
 	RunningLog func() []any
+	// Health turns the kubelet plugin's health service (DRAResourceHealth)
+	// on; the served plugin's WatchHealthStatus then streams reports.
+	// Off, the kubelet never calls it.
+	Health bool
 }
 
 // Plugin implements kubeletplugin.DRAPlugin over a Driver; see the package
@@ -78,11 +82,13 @@ type Plugin[D any, P Record[D]] struct {
 	cfg        Config
 	specs      *specs
 	checkpoint *Checkpoint[D]
-	resources  resourceslice.DriverResources
-	published  map[string]bool // the pool's device names
+	updated    chan struct{} // Update signals Serve (capacity 1)
 
-	mu       sync.Mutex
-	prepared map[string]Claim[D] // by claim UID; mirrors the checkpoint
+	mu        sync.Mutex
+	prepared  map[string]Claim[D] // by claim UID; mirrors the checkpoint
+	resources resourceslice.DriverResources
+	published map[string]bool // the pool's device names
+	withdrawn map[string]bool // devices an Update removed and none put back
 }
 
 var _ kubeletplugin.DRAPlugin = (*Plugin[PreparedDevice, *PreparedDevice])(nil)
@@ -101,7 +107,7 @@ func New[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) (*P
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin[D, P]{drv: drv, cfg: cfg, specs: specs, checkpoint: cp, prepared: prepared}
+	p := &Plugin[D, P]{drv: drv, cfg: cfg, specs: specs, checkpoint: cp, prepared: prepared, updated: make(chan struct{}, 1)}
 	undone := cfg.UndoneLog
 	if undone == "" {
 		undone = DefaultUndoneLog
@@ -117,20 +123,13 @@ func New[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) (*P
 		}
 		logger.Info(undone, "claim", klog.KRef(c.Namespace, c.Name), "uid", uid)
 	}
-	if p.resources, err = drv.Discover(ctx, prepared); err != nil {
+	resources, err := drv.Discover(ctx, prepared)
+	if err != nil {
 		return nil, err
 	}
-	p.published = map[string]bool{}
-	for _, s := range p.resources.Pools[cfg.NodeName].Slices {
-		for _, d := range s.Devices {
-			p.published[d.Name] = true
-		}
-	}
+	p.resources, p.published, p.withdrawn = resources, deviceNames(resources, cfg.NodeName), map[string]bool{}
 	return p, nil
 }
-
-// Resources is what the plugin publishes, as Driver.Discover returned it.
-func (p *Plugin[D, P]) Resources() resourceslice.DriverResources { return p.resources }
 
 // Prepared returns a copy of the prepared claims, by claim UID: what the
 // checkpoint holds.
@@ -177,6 +176,9 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		}
 		if r.Pool != pool {
 			return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
+		}
+		if p.withdrawn[r.Device] {
+			return nil, fmt.Errorf("prepare %s: device %s: %w", id, r.Device, ErrDeviceWithdrawn)
 		}
 		if !p.published[r.Device] {
 			return nil, fmt.Errorf("prepare %s: device %s is not on this node", id, r.Device)

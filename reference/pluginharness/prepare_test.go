@@ -11,10 +11,12 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"drakit.dev/drakit/reference/pluginharness"
 	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
@@ -366,5 +368,37 @@ func TestHandleError(t *testing.T) {
 	}
 	if err := p.WatchHealthStatus(t.Context(), nil); !errors.Is(err, kubeletplugin.ErrHealthNotSupported) {
 		t.Errorf("WatchHealthStatus: %v, want ErrHealthNotSupported", err)
+	}
+}
+
+// TestUpdateWithdrawsDevices: after an Update without a device, prepare
+// refuses it with ErrDeviceWithdrawn; a later Update that has it again lets
+// it be prepared; Resources is the updated pool.
+func TestUpdateWithdrawsDevices(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.plugin(t)
+	full := p.Resources()
+	pool := full.Pools[testNode]
+	without := resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{testNode: {Slices: []resourceslice.Slice{{Devices: pool.Slices[0].Devices[1:]}}}}}
+	p.Update(without)
+	if got := p.Resources().Pools[testNode].Slices[0].Devices; len(got) != 3 || got[0].Name != "dev-1" {
+		t.Fatalf("Resources after Update: %v, want dev-1..dev-3", got)
+	}
+	claim := harnesstest.AllocatedClaim("w", uidA, harnesstest.AllocResult(testDriver, testNode, "r", "dev-0"))
+	err := harnesstest.Prepare(t, p, claim)[uidA].Err
+	if !errors.Is(err, pluginharness.ErrDeviceWithdrawn) {
+		t.Fatalf("prepare of a withdrawn device: %v, want ErrDeviceWithdrawn", err)
+	}
+	if want := "prepare claim test/w (" + uidA + "): device dev-0: " + pluginharness.ErrDeviceWithdrawn.Error(); err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	other := harnesstest.AllocatedClaim("o", uidB, harnesstest.AllocResult(testDriver, testNode, "r", "dev-1"))
+	if err := harnesstest.Prepare(t, p, other)[uidB].Err; err != nil {
+		t.Errorf("prepare of a device still published: %v", err)
+	}
+	p.Update(full)
+	if err := harnesstest.Prepare(t, p, claim)[uidA].Err; err != nil {
+		t.Errorf("prepare after the device is back: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,7 +42,9 @@ func Run[D any, P Record[D]](ctx context.Context, drv Driver[D], cfg Config) err
 }
 
 // Served is what Serve runs: a kubelet plugin and the pool it publishes.
-// A *Plugin is one; so is a driver's plugin that wraps one.
+// A *Plugin is one; so is a driver's plugin that wraps one. When it also
+// has Plugin's Updated method (a *Plugin, or a type embedding one), Serve
+// publishes Resources again each time Updated signals.
 type Served interface {
 	kubeletplugin.DRAPlugin
 	Resources() resourceslice.DriverResources
@@ -76,14 +77,13 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 		kubeletplugin.KubeClient(cfg.Client),
 		kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir),
 		kubeletplugin.PluginDataDirectoryPath(cfg.PluginDir),
-		kubeletplugin.HealthService(false),
+		kubeletplugin.HealthService(cfg.Health),
 	)
 	if err != nil {
 		return fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	defer helper.Stop()
-	resources := p.Resources()
-	if err := helper.PublishResources(ctx, resources); err != nil {
+	if err := helper.PublishResources(ctx, p.Resources()); err != nil {
 		return fmt.Errorf("publish ResourceSlices: %w", err)
 	}
 	running := []any{"driver", cfg.DriverName, "node", cfg.NodeName}
@@ -92,39 +92,12 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 	}
 	logger.Info("Driver running", running...)
 
-	if cfg.Republish > 0 {
-		republishUntilDone(ctx, helper, resources, cfg.Republish)
-	} else {
-		<-ctx.Done()
-	}
+	publishUntilDone(ctx, helper, p, cfg.Republish)
 	if parent.Err() == nil {
 		return context.Cause(ctx) // a fatal error from HandleError
 	}
 	logger.Info("Driver stopping")
 	return nil
-}
-
-// publisher is what republishUntilDone needs of the kubelet plugin helper.
-type publisher interface {
-	PublishResources(ctx context.Context, resources resourceslice.DriverResources) error
-}
-
-// republishUntilDone hands resources to pub every interval until ctx ends.
-// An unchanged pool costs the ResourceSlice controller a comparison with
-// its informer's slices, no API call.
-func republishUntilDone(ctx context.Context, pub publisher, resources resourceslice.DriverResources, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := pub.PublishResources(ctx, resources); err != nil {
-				klog.FromContext(ctx).Error(err, "Publishing ResourceSlices again failed")
-			}
-		}
-	}
 }
 
 // NewClient returns a client from the kubeconfig file at kubeconfig, or

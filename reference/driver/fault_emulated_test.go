@@ -1,8 +1,3 @@
-//go:build drakit_faults
-
-// This test needs emulator/fault, which the faults branch adds: the
-// integrator deletes the build constraint above when both are merged.
-
 package driver
 
 import (

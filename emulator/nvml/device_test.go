@@ -35,8 +35,9 @@ func TestDeviceQueriesOfMIGDevices(t *testing.T) {
 	if _, ret := mig.GetComputeMode(); ret != gonvml.ERROR_NOT_SUPPORTED {
 		t.Errorf("MIG device GetComputeMode: %v, want NOT_SUPPORTED (a GPU setting)", ret)
 	}
-	if _, ret := mig.GetSupportedEventTypes(); ret != gonvml.ERROR_NOT_SUPPORTED {
-		t.Errorf("MIG device GetSupportedEventTypes: %v, want NOT_SUPPORTED (events are registered on the GPU)", ret)
+	migEvents := uint64(gonvml.EventTypeXidCriticalError | gonvml.EventTypeSingleBitEccError | gonvml.EventTypeDoubleBitEccError)
+	if types, ret := mig.GetSupportedEventTypes(); ret != gonvml.SUCCESS || types != migEvents {
+		t.Errorf("MIG device GetSupportedEventTypes = %#x, %v; want %#x (Xid and ECC errors)", types, ret, migEvents)
 	}
 	l4, _ := lib.DeviceGetHandleByIndex(2) // not MIG capable: no MIG configuration events
 	if types, ret := l4.GetSupportedEventTypes(); ret != gonvml.SUCCESS || types != wantEvents(false) {

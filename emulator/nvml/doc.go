@@ -29,12 +29,37 @@
 //     empty compute, graphics and MPS process lists. A MIG device handle
 //     answers with its GPU's value, except for GPU settings (minor, index,
 //     MIG mode, compute mode, persistence, events: NOT_SUPPORTED).
-//   - Events (shim/events.c): event sets for health monitors. A GPU supports
-//     ECC, P-state, clock and XID events (and MIG configuration changes when
-//     MIG capable); registering others is NOT_SUPPORTED. No event ever
-//     arrives: nvmlEventSetWait sleeps its timeout without holding the
-//     library's lock and returns NVML_ERROR_TIMEOUT. At most 64 sets live
-//     at once (NVML_ERROR_MEMORY beyond).
+//   - Events (shim/events.c): event sets for health monitors, over the state
+//     file's event records (nvmlstate's fault.go). A GPU supports ECC,
+//     P-state, clock and XID events (and MIG configuration changes when MIG
+//     capable), a MIG device XID and ECC events; registering others is
+//     NOT_SUPPORTED. A set sees the events with a sequence number above the
+//     newest one when it was created, one per nvmlEventSetWait[_v2], of the
+//     types registered for their device, with nvmlEventData_t's device
+//     handle, eventType, eventData and GI/CI ids (0xFFFFFFFF for a GPU-wide
+//     event): on a GPU handle the GPU's events, its MIG devices' included;
+//     on a MIG device handle that device's and the GPU-wide ones. A wait that
+//     finds none blocks without the library's lock on inotify on the state
+//     file's directory (IN_MOVED_TO, IN_CLOSE_WRITE), rereads the state when
+//     the file was replaced and looks again, until its timeout:
+//     NVML_ERROR_TIMEOUT (without inotify: it sleeps out the timeout in
+//     100 ms steps). At most 64 sets live at once (NVML_ERROR_MEMORY
+//     beyond).
+//   - Health (shim/health.c): nvmlDeviceGetTotalEccErrors,
+//     GetMemoryErrorCounter (all errors in device memory), GetEccMode (on),
+//     GetRetiredPages[_v2] (page i of a cause at 0x100000000·(cause+1) +
+//     0x1000·i, timestamps 0), GetRetiredPagesPendingStatus,
+//     GetRemappedRows, GetCurrentClocksEventReasons and
+//     GetCurrentClocksThrottleReasons, GetTemperature (the GPU sensor) and
+//     GetFieldValues (ECC mode and counts, retired pages, remapped rows,
+//     NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; any other field
+//     NVML_ERROR_NOT_SUPPORTED in its nvmlReturn) answer from the GPU's
+//     fault record; a MIG device answers with its GPU's.
+//   - A GPU handle names the GPU's minor, so it stays valid across rereads
+//     whatever other GPUs appear or vanish. A GPU whose fault record says
+//     lost is not enumerated (even where its device node remains) and every
+//     query on a handle of it or of its MIG devices answers
+//     NVML_ERROR_GPU_IS_LOST; lookups by UUID or bus id answer NOT_FOUND.
 //   - MIG (shim/mig.c, shim/mig_profiles.c): the read side of NVML's MIG API
 //     over the state file's MIG records: GI/CI profile info (by NVML index;
 //     info.id is the driver's profile ID), possible placements (two-call

@@ -18,9 +18,11 @@ type Function struct {
 // sourceTopics says what each shim source implements, in the order the
 // grouped list shows them; other sources follow in name order.
 var sourceTopics = []struct{ file, topic string }{
-	{"shim.c", "initialisation, error strings, system versions, enumeration and lookups"},
+	{"shim.c", "initialisation, system versions, enumeration and lookups"},
+	{"error_string.c", "error strings"},
 	{"device.c", "device queries"},
 	{"events.c", "event sets for health monitors"},
+	{"health.c", "health queries: ECC, retired pages, remapped rows, throttle reasons, temperature, field values"},
 	{"mig_profiles.c", "MIG profiles, placements and capacity"},
 	{"mig.c", "MIG GPU and compute instances and MIG device handles"},
 	{"mig_create.c", "MIG mode, instance creation and destruction"},

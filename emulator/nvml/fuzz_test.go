@@ -71,6 +71,33 @@ func FuzzStateFile(f *testing.F) {
 	})
 }
 
+// faultSampleState is MIGSampleState with a fault record on GPUs 3 and 1
+// and three events (one of a MIG device).
+func faultSampleState() *nvmlstate.State {
+	s := nvmltest.MIGSampleState()
+	s.Faults = []nvmlstate.Fault{
+		{GPU: 1, SBEVolatile: 3, DBEVolatile: 1, SBEAggregate: 7, DBEAggregate: 2, RetiredDBE: 2, RetiredPending: true,
+			RemappedCorrectable: 4, RemapPending: true, RecoveryAction: nvmlstate.RecoveryGPUReset, Temperature: 35},
+		{GPU: 3, SBEVolatile: 9, SBEAggregate: 9, RetiredSBE: 1, RecoveryAction: nvmlstate.RecoveryDrainAndReset,
+			ClocksEventReasons: 0x48, Temperature: 91},
+	}
+	s.Events = []nvmlstate.Event{
+		{Seq: 1, Type: nvmlstate.EventXid, GPU: 0, GI: nvmlstate.NoInstance, CI: nvmlstate.NoInstance, Data: 48, Time: 1764000000000000},
+		{Seq: 2, Type: nvmlstate.EventDBE, GPU: 0, GI: nvmlstate.NoInstance, CI: nvmlstate.NoInstance, Data: 1, Time: 1764000000000001},
+		{Seq: 7, Type: nvmlstate.EventXid, GPU: 1, GI: 1, CI: 1, Data: 94, Time: 1764000000000002},
+	}
+	return s
+}
+
+// manyEvents is SampleState with n Xid events on GPU 0.
+func manyEvents(n int) *nvmlstate.State {
+	s := nvmltest.SampleState()
+	for i := 0; i < n; i++ {
+		s.AppendEvent(nvmlstate.Event{Type: nvmlstate.EventXid, GI: nvmlstate.NoInstance, CI: nvmlstate.NoInstance, Data: 13})
+	}
+	return s
+}
+
 func fuzzSeeds(f *testing.F) [][]byte {
 	write := func(s *nvmlstate.State) string {
 		var b bytes.Buffer
@@ -101,6 +128,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		many.GPUs = append(many.GPUs, g)
 	}
 	mig := write(nvmltest.MIGSampleState())
+	faulty := write(faultSampleState())
 	migLines := strings.Split(strings.TrimSuffix(mig, "\n"), "\n")
 	end := migLines[len(migLines)-1] + "\n"
 	lastCI := migLines[len(migLines)-2]
@@ -150,6 +178,36 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(strings.TrimSuffix(mig, end), nvmlstate.Header, "drakit-nvml-state v1", 1),
 		write(edge),
 		write(many),
+		// Fault and event records.
+		faulty,
+		strings.Replace(faulty, "lost=0", "lost=1", 1),
+		strings.Replace(faulty, "lost=0", "lost=2", 1),
+		strings.Replace(faulty, "\tgpu=3\tsbeVolatile", "\tgpu=2\tsbeVolatile", 1),
+		strings.Replace(faulty, "\tgpu=3\tsbeVolatile", "\tgpu=1\tsbeVolatile", 1),
+		strings.Replace(faulty, "sbeAggregate=9", "sbeAggregate=1", 1),
+		strings.Replace(faulty, "retiredSbe=1", "retiredSbe=-1", 1),
+		strings.Replace(faulty, "recoveryAction=4", "recoveryAction=8", 1),
+		strings.Replace(faulty, "recoveryAction=4", "recoveryAction=7", 1),
+		strings.Replace(faulty, "clocksEventReasons=0x48", "clocksEventReasons=0x200", 1),
+		strings.Replace(faulty, "clocksEventReasons=0x48", "clocksEventReasons=0x1FF", 1),
+		strings.Replace(faulty, "temperature=91", "temperature=201", 1),
+		strings.Replace(faulty, "temperature=91", "temperature=200", 1),
+		strings.Replace(faulty, "\ttemperature=91", "", 1),
+		strings.Replace(faulty, "seq=2", "seq=1", 1),
+		strings.Replace(faulty, "seq=1", "seq=0", 1),
+		strings.Replace(faulty, "seq=2", "seq=18446744073709551615", 1),
+		strings.Replace(faulty, "type=dbe", "type=pstate", 1),
+		strings.Replace(faulty, "type=dbe", "type=sbe", 1),
+		strings.Replace(faulty, "gi=0xFFFFFFFF\tci=0xFFFFFFFF", "gi=0xFFFFFFFF\tci=0x0", 1),
+		strings.Replace(faulty, "gi=0x1\tci=0x1", "gi=0xF\tci=0x1", 1),
+		strings.Replace(faulty, "gi=0x1\tci=0x1", "gi=0xE\tci=0x8", 1),
+		strings.Replace(faulty, "gi=0x1\tci=0x1", "gi=0x1\tci=0xFFFFFFFF", 1),
+		strings.Replace(faulty, "gi=0x1\tci=0x1", "gi=0x100000000\tci=0x1", 1),
+		strings.Replace(faulty, "\tgpu=1\tgi=0x1", "\tgpu=2\tgi=0x1", 1),
+		strings.Replace(faulty, "data=94", "data=-94", 1),
+		beforeEnd(good, strings.Repeat("event\tseq=1\ttype=xid\tgpu=0\tgi=0xFFFFFFFF\tci=0xFFFFFFFF\tdata=13\ttime=0\n", 1)),
+		write(manyEvents(nvmlstate.MaxEvents)),
+		beforeEnd(write(manyEvents(nvmlstate.MaxEvents)), "event\tseq=999\ttype=xid\tgpu=0\tgi=0xFFFFFFFF\tci=0xFFFFFFFF\tdata=13\ttime=0\n"),
 		strings.ReplaceAll(good, "\n", "\r\n"),
 		strings.TrimSuffix(good, "\n"),
 		strings.Replace(good, "minor=1", "minor=0x1", 1),

@@ -330,9 +330,9 @@ func TestUnimplementedFunctionsReturnNotSupported(t *testing.T) {
 		t.Fatal(ret)
 	}
 	calls := map[string]func() gonvml.Return{
-		"GetTemperature": func() gonvml.Return { _, r := d.GetTemperature(gonvml.TEMPERATURE_GPU); return r },
-		"GetPowerUsage":  func() gonvml.Return { _, r := d.GetPowerUsage(); return r },
-		"GetClockInfo":   func() gonvml.Return { _, r := d.GetClockInfo(gonvml.CLOCK_SM); return r },
+		"GetFanSpeed":   func() gonvml.Return { _, r := d.GetFanSpeed(); return r },
+		"GetPowerUsage": func() gonvml.Return { _, r := d.GetPowerUsage(); return r },
+		"GetClockInfo":  func() gonvml.Return { _, r := d.GetClockInfo(gonvml.CLOCK_SM); return r },
 		"GetUtilizationRates": func() gonvml.Return {
 			_, r := d.GetUtilizationRates()
 			return r
@@ -349,7 +349,7 @@ func TestUnimplementedFunctionsReturnNotSupported(t *testing.T) {
 		"GetSerial":             func() gonvml.Return { _, r := d.GetSerial(); return r },
 		"GetBoardPartNumber":    func() gonvml.Return { _, r := d.GetBoardPartNumber(); return r },
 		"SetPersistenceMode":    func() gonvml.Return { return d.SetPersistenceMode(gonvml.FEATURE_ENABLED) },
-		"GetEccMode":            func() gonvml.Return { _, _, r := d.GetEccMode(); return r },
+		"GetDefaultEccMode":     func() gonvml.Return { _, r := d.GetDefaultEccMode(); return r },
 		"SystemGetDriverBranch": func() gonvml.Return { _, r := lib.SystemGetDriverBranch(); return r },
 		"UnitGetCount":          func() gonvml.Return { _, r := lib.UnitGetCount(); return r },
 		"GetMigDeviceHandleByIndex": func() gonvml.Return {

@@ -81,6 +81,7 @@ type gpuView struct {
 	// Processes counts the compute, graphics and MPS processes listed.
 	Processes       int
 	SupportedEvents uint64
+	Health          healthView
 	// Index of the GPU each lookup returns.
 	ByUUID, ByUpperUUID, ByBusID, ByLegacyBusID, ByGoNVLibBusID int
 }
@@ -101,8 +102,8 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 	}
 	var gpus []gpuView
 	for _, g := range s.GPUs {
-		if !visible(g.Minor) {
-			continue
+		if !visible(g.Minor) || s.FaultOf(g.Minor).Lost {
+			continue // a GPU that fell off the bus is not enumerated
 		}
 		i := len(gpus)
 		var domain, bus, device, function uint32
@@ -127,6 +128,7 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 			Persistence: gonvml.FEATURE_DISABLED, Virtualization: gonvml.GPU_VIRTUALIZATION_MODE_NONE,
 			AddressingModeRet: gonvml.ERROR_NOT_SUPPORTED, BusType: gonvml.BUS_TYPE_PCIE,
 			ComputeMode: gonvml.COMPUTEMODE_DEFAULT, SupportedEvents: wantEvents(g.MIGCapable),
+			Health: wantHealth(s.FaultOf(g.Minor)),
 			ByUUID: i, ByUpperUUID: i, ByBusID: i, ByLegacyBusID: i, ByGoNVLibBusID: i,
 		}
 		if legacy == "" {
@@ -269,6 +271,7 @@ func observeView(t testing.TB, lib gonvml.Interface) (systemView, []gpuView) {
 		}
 		v.SupportedEvents, ret = d.GetSupportedEventTypes()
 		check("GetSupportedEventTypes", ret)
+		v.Health = observeHealth(t, d)
 
 		byUUID, ret := lib.DeviceGetHandleByUUID(v.UUID)
 		v.ByUUID = indexOf("DeviceGetHandleByUUID", byUUID, ret)

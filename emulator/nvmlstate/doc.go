@@ -89,6 +89,50 @@
 // before it learned MIG; a shim that reads them must accept exactly what
 // Parse accepts.
 //
+// # Fault and event records
+//
+// The health of the GPUs as the kernel driver reports it through NVML
+// (written by package emulator/fault, "drakit emulator fault"). They may
+// appear anywhere between the header and the end record; Write puts them
+// after the gpu records, faults then events, before the MIG records (so the
+// shim's MIG rewrite, which keeps every line but gi, ci and end in place,
+// writes the same order).
+//
+//		fault  gpu=0  sbeVolatile=0  dbeVolatile=1  sbeAggregate=0  dbeAggregate=1  retiredSbe=0
+//		       retiredDbe=0  retiredPending=1  remappedCor=0  remappedUnc=0  remapPending=0
+//		       remapFailure=0  recoveryAction=1  clocksEventReasons=0x0  temperature=35  lost=0
+//		event  seq=7  type=xid  gpu=0  gi=0xFFFFFFFF  ci=0xFFFFFFFF  data=48  time=1764680000000000
+//
+//	  - fault (Fault): at most one per GPU; a GPU without one is healthy (Healthy:
+//	    zero counts, recovery action none, no clocks event reason,
+//	    DefaultTemperature). ECC counts (nvmlDeviceGetTotalEccErrors; single-bit
+//	    = corrected) are unsigned 64-bit, the aggregate at least the volatile;
+//	    retiredSbe/retiredDbe are the pages retired for multiple single-bit and
+//	    for double-bit errors (nvmlDeviceGetRetiredPages), retiredPending
+//	    nvmlDeviceGetRetiredPagesPendingStatus; remappedCor, remappedUnc,
+//	    remapPending and remapFailure nvmlDeviceGetRemappedRows; counts are
+//	    non-negative 32-bit. recoveryAction is nvmlGpuRecoveryAction_t 0..7
+//	    (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: none, gpu-reset, node-reboot,
+//	    drain-p2p, drain-and-reset, recover-imex-domain, bus-reset,
+//	    system-reboot); clocksEventReasons a mask of nvmlClocksEventReason bits
+//	    0x1..0x100 (AllClocksEventReasons); temperature °C 0..200. lost=1: the
+//	    GPU fell off the bus: NVML no longer enumerates it, even where its
+//	    device node remains, and answers NVML_ERROR_GPU_IS_LOST on every handle
+//	    of it and of its MIG devices.
+//	  - event (Event): one NVML event, in ascending seq (unsigned 64-bit, from
+//	    1, never reused; a file keeps at most MaxEvents = 256, the newest:
+//	    AppendEvent numbers and trims). type is xid
+//	    (nvmlEventTypeXidCriticalError; data is the Xid), sbe or dbe
+//	    (nvmlEventTypeSingleBitEccError, DoubleBitEccError; data is the count
+//	    added). gpu names a gpu record; gi and ci (32-bit) are the MIG
+//	    instance's ids (gi 0..14, ci 0..7), or 0xFFFFFFFF (NoInstance) for a
+//	    GPU-wide event; a ci id needs a gi id. The instance need not exist any
+//	    more (an event of a MIG device that vanished). time is microseconds
+//	    since the Unix epoch.
+//
+// The shim's event sets see the events with a seq above the newest one when
+// the set was created (emulator/nvml, events.c).
+//
 // # Concurrent updates
 //
 // Once MIG instances are created and destroyed at run time (driver, CLI and
@@ -101,7 +145,9 @@
 // held on the state file itself would not exclude a writer that opened the
 // new one. Readers need no lock: rename is atomic, so a reader sees the old
 // or the new file, never a mix; a reader that decides on what it read and
-// then writes (check-then-create) must hold the lock across both. The
+// then writes (check-then-create) must hold the lock across both. Go
+// writers go through Update, which does exactly this (the fault injection of
+// package emulator/fault, and whatever else changes the state from Go). The
 // renderer, which owns the root while it renders, writes the file the same
 // way (temporary file, fsync, rename) without the lock. Every writer writes
 // the whole file, ending with the end record, so a partial file that is left

@@ -75,6 +75,11 @@ type State struct {
 	CIProfiles       []CIProfile
 	GPUInstances     []GPUInstance
 	ComputeInstances []ComputeInstance
+
+	// Faults and Events hold the fault and event records (see fault.go);
+	// nil when the file has none.
+	Faults []Fault
+	Events []Event
 }
 
 var (
@@ -129,7 +134,10 @@ func (s *State) Validate() error {
 		uuids[g.UUID] = true
 		busIDs[g.BusID] = true
 	}
-	return s.validateMIG()
+	if err := s.validateMIG(); err != nil {
+		return err
+	}
+	return s.validateFaults()
 }
 
 // Write validates s and writes it in the version-2 format, ending with the
@@ -150,6 +158,7 @@ func Write(w io.Writer, s *State) error {
 			g.MemoryTotal, g.MemoryReserved, g.Architecture, g.Brand, g.CCMajor, g.CCMinor,
 			g.NUMANode, boolInt(g.MIGCapable), g.MIGMode)
 	}
+	writeFaults(b, s)
 	writeMIG(b, s)
 	fmt.Fprintln(b, EndRecord)
 	_, err := io.WriteString(w, b.String())
@@ -248,7 +257,9 @@ func Parse(r io.Reader) (*State, error) {
 				MIGMode:        int(fp.int("migMode")),
 			})
 		default:
-			parseMIGRecord(s, parts[0], &fp)
+			if !parseFaultRecord(s, parts[0], &fp) {
+				parseMIGRecord(s, parts[0], &fp)
+			}
 		}
 		if fp.err != nil {
 			return nil, fp.err

@@ -213,6 +213,14 @@ func FuzzParse(f *testing.F) {
 	f.Add(Header + "\nsystem\n")
 	f.Add(strings.TrimSuffix(buf.String(), "end\n"))
 	f.Add(buf.String() + "end\n")
+	buf.Reset()
+	if err := Write(&buf, faultSample()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
+	f.Add(strings.Replace(buf.String(), "type=dbe", "type=xid", 1))
+	f.Add(strings.Replace(buf.String(), "seq=5", "seq=4", 1))
+	f.Add(strings.Replace(buf.String(), "lost=0", "lost=1", 1))
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse(strings.NewReader(text))
 		if err != nil {

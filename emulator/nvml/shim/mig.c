@@ -78,18 +78,29 @@ static const struct drakit_ci *visible_ci(int64_t gpu, int64_t gi, int64_t id) {
     return NULL;
 }
 
-const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h) {
+int drakit_mig_handle_ids(const struct nvmlDevice_st *h, int64_t ids[3]) {
     uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_mig_handles;
     if (p < base || p - base >= sizeof g_mig_handles) {
-        return NULL;
+        return -1;
     }
     size_t i = p - base;
-    return visible_ci((int64_t)(i / (NUM_GIS * NUM_CIS)), (int64_t)(i / NUM_CIS % NUM_GIS),
-                      (int64_t)(i % NUM_CIS));
+    ids[0] = (int64_t)(i / (NUM_GIS * NUM_CIS));
+    ids[1] = (int64_t)(i / NUM_CIS % NUM_GIS);
+    ids[2] = (int64_t)(i % NUM_CIS);
+    return 0;
+}
+
+const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h) {
+    int64_t ids[3];
+    return drakit_mig_handle_ids(h, ids) != 0 ? NULL : visible_ci(ids[0], ids[1], ids[2]);
+}
+
+struct nvmlDevice_st *drakit_mig_handle_at(int64_t gpu, int64_t gi, int64_t ci) {
+    return (struct nvmlDevice_st *)(void *)&g_mig_handles[ci_slot(gpu, gi, ci)];
 }
 
 struct nvmlDevice_st *drakit_mig_handle(const struct drakit_ci *c) {
-    return (struct nvmlDevice_st *)(void *)&g_mig_handles[ci_slot(c->gpu, c->gi, c->id)];
+    return drakit_mig_handle_at(c->gpu, c->gi, c->id);
 }
 
 static const struct drakit_gi *lookup_gi(nvmlGpuInstance_t h) {
@@ -122,7 +133,7 @@ nvmlComputeInstance_t drakit_ci_handle(int64_t gpu, int64_t gi, int64_t id) {
 }
 
 static nvmlDevice_t gpu_handle(int64_t minor) {
-    nvmlDevice_t d = {(struct nvmlDevice_st *)drakit_gpu_by_minor(&g_state, minor)};
+    nvmlDevice_t d = {drakit_gpu_handle(minor)};
     return d;
 }
 
@@ -171,6 +182,7 @@ nvmlReturn_t drakit_enter_gpu(nvmlDevice_t device, const struct nvmlDevice_st **
     *d = drakit_lookup_gpu(device.handle);
     if (*d == NULL) {
         return drakit_lookup_mig(device.handle) != NULL ? NVML_ERROR_NOT_SUPPORTED
+               : drakit_handle_lost(device.handle)      ? NVML_ERROR_GPU_IS_LOST
                                                          : NVML_ERROR_INVALID_ARGUMENT;
     }
     *mig = drakit_mig_of(&g_state, (*d)->minor);

@@ -299,6 +299,78 @@ typedef struct nvmlEventData_st {
 #define nvmlEventTypeClock 0x0000000000000010LL
 #define nvmlEventMigConfigChange 0x0000000000000100LL
 
+/* Health queries (health.c). */
+typedef enum nvmlMemoryErrorType_enum {
+    NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+    NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+    NVML_MEMORY_ERROR_TYPE_COUNT
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+    NVML_VOLATILE_ECC = 0,
+    NVML_AGGREGATE_ECC = 1,
+    NVML_ECC_COUNTER_TYPE_COUNT
+} nvmlEccCounterType_t;
+
+typedef enum nvmlMemoryLocation_enum {
+    NVML_MEMORY_LOCATION_DEVICE_MEMORY = 2,
+    NVML_MEMORY_LOCATION_COUNT = 8
+} nvmlMemoryLocation_t;
+
+typedef enum nvmlPageRetirementCause_enum {
+    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+    NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+    NVML_PAGE_RETIREMENT_CAUSE_COUNT
+} nvmlPageRetirementCause_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+    NVML_TEMPERATURE_GPU = 0
+} nvmlTemperatureSensors_t;
+
+typedef enum nvmlValueType_enum {
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    nvmlValueType_t valueType;
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+
+#define NVML_FI_DEV_ECC_CURRENT 1
+#define NVML_FI_DEV_ECC_PENDING 2
+#define NVML_FI_DEV_ECC_SBE_VOL_TOTAL 3
+#define NVML_FI_DEV_ECC_DBE_VOL_TOTAL 4
+#define NVML_FI_DEV_ECC_SBE_AGG_TOTAL 5
+#define NVML_FI_DEV_ECC_DBE_AGG_TOTAL 6
+#define NVML_FI_DEV_ECC_SBE_VOL_DEV 11
+#define NVML_FI_DEV_ECC_DBE_VOL_DEV 12
+#define NVML_FI_DEV_ECC_SBE_AGG_DEV 22
+#define NVML_FI_DEV_ECC_DBE_AGG_DEV 23
+#define NVML_FI_DEV_RETIRED_SBE 29
+#define NVML_FI_DEV_RETIRED_DBE 30
+#define NVML_FI_DEV_RETIRED_PENDING 31
+#define NVML_FI_DEV_REMAPPED_COR 142
+#define NVML_FI_DEV_REMAPPED_UNC 143
+#define NVML_FI_DEV_REMAPPED_PENDING 144
+#define NVML_FI_DEV_REMAPPED_FAILURE 145
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
 #endif /* DRAKIT_NVML_HEADER */
 
 /* Both variants must agree with these facts of NVML's ABI. */
@@ -339,6 +411,10 @@ _Static_assert(NVML_DEVICE_ADDRESSING_MODE_HMM == 1 && NVML_DEVICE_ARCH_TURING =
                    NVML_BUS_TYPE_PCIE == 2 && NVML_COMPUTEMODE_DEFAULT == 0,
                "addressing mode, architecture, bus type and compute mode values");
 _Static_assert(sizeof(nvmlEventSet_t) == sizeof(void *), "nvmlEventSet_t is one pointer");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, value) == 32 &&
+                   NVML_FI_DEV_GET_GPU_RECOVERY_ACTION == 230 && NVML_FI_DEV_REMAPPED_FAILURE == 145 &&
+                   NVML_MEMORY_LOCATION_DEVICE_MEMORY == 2 && NVML_VALUE_TYPE_UNSIGNED_LONG_LONG == 3,
+               "nvmlFieldValue_t layout and field ids");
 _Static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, gpuInstanceId) == 24,
                "nvmlEventData_t layout");
 _Static_assert(nvmlEventTypeXidCriticalError == 0x8 && nvmlEventMigConfigChange == 0x100,

@@ -1,8 +1,8 @@
 /*
  * The NVML functions the emulator implements, over the state core (state.h):
- * here locking, initialisation, error strings, system versions, enumeration
- * and lookups; device queries in device.c, event sets in events.c, the MIG
- * API in mig*.c. Every other function nvml.h declares is a weak stub in
+ * here locking, initialisation, system versions, enumeration and lookups;
+ * error strings in error_string.c, device queries in device.c, health
+ * queries in health.c, event sets in events.c, the MIG API in mig*.c. Every other function nvml.h declares is a weak stub in
  * nvml_stubs_gen.c that returns NVML_ERROR_NOT_SUPPORTED; the definitions
  * override those.
  *
@@ -10,9 +10,11 @@
  * nvmlInit, NVML_ERROR_INVALID_ARGUMENT for NULL pointers, unknown handles
  * and bad indices, NVML_ERROR_INSUFFICIENT_SIZE (nothing written) for short
  * buffers. One mutex serialises all calls, so the library is thread-safe as
- * NVML is. A handle is the address of its GPU in a static table: stable,
- * never NULL, and checked on every call; handles from before a full shutdown
- * are invalid until the next nvmlInit, which re-reads the state file.
+ * NVML is. A handle is the address of its GPU's slot (by minor) in a static
+ * table: stable, never NULL, and checked on every call; handles from before
+ * a full shutdown are invalid until the next nvmlInit, which re-reads the
+ * state file. A query on the handle of a GPU that fell off the bus answers
+ * NVML_ERROR_GPU_IS_LOST.
  */
 #define _GNU_SOURCE
 
@@ -76,19 +78,61 @@ nvmlReturn_t drakit_enter(void) { return enter(); }
 
 nvmlReturn_t drakit_leave(nvmlReturn_t rc) { return leave(rc); }
 
-const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);
+/*
+ * A GPU handle names a GPU by its minor: the address of the minor's slot
+ * in a static table, given out in the order handles are first asked for
+ * (the lock held). So a handle stays valid, and names the same GPU, across
+ * rereads whatever other GPUs appear or vanish; one of a GPU that fell off
+ * the bus (fault record lost=1) answers NVML_ERROR_GPU_IS_LOST.
+ */
+struct gpu_slot {
+    int64_t minor;
+};
+static struct gpu_slot g_gpu_slots[DRAKIT_MAX_GPUS];
+static size_t g_nslots;
+
+struct nvmlDevice_st *drakit_gpu_handle(int64_t minor) {
+    size_t i = 0;
+    while (i < g_nslots && g_gpu_slots[i].minor != minor) {
+        i++;
+    }
+    if (i == g_nslots) {
+        g_gpu_slots[g_nslots++].minor = minor;
+    }
+    return (struct nvmlDevice_st *)(void *)&g_gpu_slots[i];
+}
+
+/* handle_minor is the minor a GPU handle names, or -1. */
+static int64_t handle_minor(const struct nvmlDevice_st *h) {
+    uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_gpu_slots;
+    if (p < base || (p - base) % sizeof g_gpu_slots[0] != 0 ||
+        (p - base) / sizeof g_gpu_slots[0] >= g_nslots) {
+        return -1;
+    }
+    return g_gpu_slots[(p - base) / sizeof g_gpu_slots[0]].minor;
+}
 
 /* lookup returns the visible GPU behind handle h, or NULL. */
 static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
-    uintptr_t p = (uintptr_t)h, base = (uintptr_t)&g_state.gpus[0];
-    if (p < base || (p - base) % sizeof(struct nvmlDevice_st) != 0) {
-        return NULL;
-    }
-    uintptr_t i = (p - base) / sizeof(struct nvmlDevice_st);
-    return i < g_state.count ? &g_state.gpus[i] : NULL;
+    int64_t minor = handle_minor(h);
+    return minor < 0 ? NULL : drakit_gpu_by_minor(&g_state, minor);
 }
 
 const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) { return lookup(h); }
+
+int drakit_handle_lost(const struct nvmlDevice_st *h) {
+    int64_t minor = handle_minor(h), ids[3];
+    if (minor < 0 && drakit_mig_handle_ids(h, ids) == 0) {
+        minor = ids[0];
+    }
+    const struct drakit_fault *f = minor < 0 ? NULL : drakit_fault_of(&g_state, minor);
+    return f != NULL && f->lost;
+}
+
+/* unresolved is the error for a handle that names no visible GPU. */
+static nvmlReturn_t unresolved(const struct nvmlDevice_st *h) {
+    return drakit_handle_lost(h) ? NVML_ERROR_GPU_IS_LOST : NVML_ERROR_INVALID_ARGUMENT;
+}
 
 nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
     nvmlReturn_t rc = enter();
@@ -99,7 +143,7 @@ nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st
     if (*out == NULL && drakit_lookup_mig(device.handle) != NULL) {
         return NVML_ERROR_NOT_SUPPORTED;
     }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
 }
 
 nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
@@ -113,11 +157,11 @@ nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **
     if (*out == NULL && (*mig = drakit_lookup_mig(device.handle)) != NULL) {
         *out = drakit_gpu_by_minor(&g_state, (*mig)->gpu);
     }
-    return *out != NULL ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
 }
 
 static void set_handle(nvmlDevice_t *out, const struct nvmlDevice_st *d) {
-    out->handle = (struct nvmlDevice_st *)d;
+    out->handle = drakit_gpu_handle(d->minor);
 }
 
 nvmlReturn_t drakit_copy_string(char *dst, unsigned int length, const char *src, size_t n) {
@@ -165,76 +209,6 @@ NVML_EXPORT nvmlReturn_t nvmlShutdown(void) {
         drakit_state_free(&g_state);
     }
     return leave(rc);
-}
-
-NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result) {
-    switch ((int)result) {
-    case NVML_SUCCESS:
-        return "Success";
-    case NVML_ERROR_UNINITIALIZED:
-        return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT:
-        return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED:
-        return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION:
-        return "Insufficient Permissions";
-    case NVML_ERROR_ALREADY_INITIALIZED:
-        return "Already Initialized";
-    case NVML_ERROR_NOT_FOUND:
-        return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE:
-        return "Insufficient Size";
-    case NVML_ERROR_INSUFFICIENT_POWER:
-        return "Insufficient External Power";
-    case NVML_ERROR_DRIVER_NOT_LOADED:
-        return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT:
-        return "Timeout";
-    case NVML_ERROR_IRQ_ISSUE:
-        return "Interrupt Request Issue";
-    case NVML_ERROR_LIBRARY_NOT_FOUND:
-        return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-        return "Function Not Found";
-    case NVML_ERROR_CORRUPTED_INFOROM:
-        return "Corrupted infoROM";
-    case NVML_ERROR_GPU_IS_LOST:
-        return "GPU is lost";
-    case NVML_ERROR_RESET_REQUIRED:
-        return "GPU requires restart";
-    case NVML_ERROR_OPERATING_SYSTEM:
-        return "The operating system has blocked the request.";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-        return "RM has detected an NVML/RM version mismatch.";
-    case NVML_ERROR_IN_USE:
-        return "In use by another client";
-    case NVML_ERROR_MEMORY:
-        return "Insufficient Memory";
-    case NVML_ERROR_NO_DATA:
-        return "No data";
-    case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
-        return "The requested vgpu operation is not available on target device, because ECC is "
-               "enabled";
-    case NVML_ERROR_INSUFFICIENT_RESOURCES:
-        return "Insufficient Resources";
-    case NVML_ERROR_FREQ_NOT_SUPPORTED:
-        return "Frequency not supported";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
-        return "Argument version mismatch";
-    case NVML_ERROR_DEPRECATED:
-        return "Deprecated";
-    case NVML_ERROR_NOT_READY:
-        return "System is not in ready state";
-    case NVML_ERROR_GPU_NOT_FOUND:
-        return "GPU not found";
-    case NVML_ERROR_INVALID_STATE:
-        return "Invalid state";
-    case NVML_ERROR_RESET_TYPE_NOT_SUPPORTED:
-        return "Reset type not supported";
-    default:
-        return "Unknown Error";
-    }
 }
 
 /* ---- system ---- */

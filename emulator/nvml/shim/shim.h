@@ -27,6 +27,7 @@ void drakit_reload(void);
  * is one of the whole GPU.
  */
 nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out);
+/* Both answer NVML_ERROR_GPU_IS_LOST for a handle drakit_handle_lost names. */
 
 /*
  * drakit_enter_any locks and resolves a GPU or MIG device handle: *out is
@@ -40,6 +41,20 @@ nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **
  * allows: NVML_ERROR_INSUFFICIENT_SIZE (nothing written) otherwise,
  * NVML_ERROR_INVALID_ARGUMENT for a NULL dst. */
 nvmlReturn_t drakit_copy_string(char *dst, unsigned int length, const char *src, size_t n);
+
+/* drakit_gpu_handle is the handle of the GPU with minor minor (0..254). */
+struct nvmlDevice_st *drakit_gpu_handle(int64_t minor);
+
+/* drakit_handle_lost reports whether h is the handle of a GPU, or of a MIG
+ * device of a GPU, that fell off the bus (its fault record says lost). */
+int drakit_handle_lost(const struct nvmlDevice_st *h);
+
+/* drakit_mig_handle_ids decodes a MIG device handle into (GPU minor, GI id,
+ * CI id) whether or not the instance exists: 0, or -1 for another pointer. */
+int drakit_mig_handle_ids(const struct nvmlDevice_st *h, int64_t ids[3]);
+
+/* drakit_mig_handle_at is the MIG device handle of (gpu, gi, ci). */
+struct nvmlDevice_st *drakit_mig_handle_at(int64_t gpu, int64_t gi, int64_t ci);
 
 /* drakit_lookup_gpu returns the visible GPU behind a GPU handle, or NULL. */
 const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h);

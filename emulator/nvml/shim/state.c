@@ -170,6 +170,8 @@ static void free_records(struct drakit_state *s) {
     free(s->ciprofiles);
     free(s->gis);
     free(s->cis);
+    free(s->faults);
+    free(s->events);
 }
 
 static int parse_owned(struct drakit_state *s, char *buf, size_t len, errbuf *e) {
@@ -243,7 +245,10 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
     for (unsigned int i = 0; i < s->count; i++) {
         char rel[32];
         snprintf(rel, sizeof rel, "dev/nvidia%u", (unsigned int)s->gpus[i].minor);
-        if (exists(root, rel)) {
+        /* A GPU that fell off the bus is gone even where its node stays
+         * (a container's bind-mounted /dev). */
+        const struct drakit_fault *f = drakit_fault_of(s, s->gpus[i].minor);
+        if (exists(root, rel) && (f == NULL || !f->lost)) {
             if (visible != i) {
                 s->gpus[visible] = s->gpus[i];
             }

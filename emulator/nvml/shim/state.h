@@ -3,7 +3,8 @@
  * <root>/run/drakit-emulator/nvml.state (format: Go package
  * drakit.dev/drakit/emulator/nvmlstate, whose Parse is the reference this
  * reader mirrors: it accepts exactly the files Parse accepts), and keeps the
- * GPUs whose device node <root>/dev/nvidia<minor> exists.
+ * GPUs whose device node <root>/dev/nvidia<minor> exists and whose fault
+ * record (if any) does not say lost.
  *
  * Not thread-safe by itself: shim.c serialises every call with one mutex.
  */
@@ -94,6 +95,30 @@ struct drakit_ci {
     int visible; /* its GI's and its own cap nodes exist */
 };
 
+/* A fault record (nvmlstate's fault.go): one GPU's health. */
+struct drakit_fault {
+    int64_t gpu;
+    uint64_t sbe_volatile, dbe_volatile, sbe_aggregate, dbe_aggregate;
+    int64_t retired_sbe, retired_dbe, remapped_cor, remapped_unc, recovery_action, temperature;
+    int retired_pending, remap_pending, remap_failure, lost;
+    uint64_t clocks_event_reasons;
+};
+
+/* The temperature of a GPU without a fault record (nvmlstate.DefaultTemperature). */
+#define DRAKIT_DEFAULT_TEMPERATURE 35
+/* The GI or CI id of an event that is not a MIG instance's. */
+#define DRAKIT_NO_INSTANCE 0xFFFFFFFFull
+/* nvmlstate.MaxEvents. */
+#define DRAKIT_MAX_EVENTS 256
+
+/* An event record; type is its nvmlEventType bit (0 for an unknown type
+ * word, which validation refuses). */
+struct drakit_event {
+    uint64_t seq, gi, ci, data, time;
+    unsigned long long type;
+    int64_t gpu;
+};
+
 struct drakit_state {
     char *buf; /* the state file's bytes; every string points into it */
     const char *driver_version;
@@ -114,6 +139,10 @@ struct drakit_state {
     size_t ngis;
     struct drakit_ci *cis;
     size_t ncis;
+    struct drakit_fault *faults;
+    size_t nfaults;
+    struct drakit_event *events; /* in file order: ascending seq */
+    size_t nevents;
     char root[4096];     /* the emulator root the state was read from */
     /* Identity of the file read, to notice when another process replaced it. */
     unsigned long long st_dev, st_ino, st_size;
@@ -132,6 +161,8 @@ const struct drakit_giprofile *drakit_giprofile_of(const struct drakit_state *s,
 const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s, int64_t gpu,
                                                    int64_t gi_profile, int64_t id);
 int drakit_list_contains(const struct drakit_list *l, int64_t v);
+/* drakit_fault_of returns the fault record of GPU minor gpu, or NULL (healthy). */
+const struct drakit_fault *drakit_fault_of(const struct drakit_state *s, int64_t gpu);
 /* drakit_join writes root/rel into out; 0, or -1 when it does not fit. */
 int drakit_join(char *out, size_t n, const char *root, const char *rel);
 

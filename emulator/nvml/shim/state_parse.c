@@ -1,6 +1,6 @@
 /*
- * The state file's records (nvmlstate.Parse): system, gpu and the MIG
- * records, read line by line up to the end record, then validated.
+ * The state file's records (nvmlstate.Parse): system, gpu, the MIG
+ * records and the fault and event records, read line by line up to the end record, then validated.
  */
 #define _GNU_SOURCE
 
@@ -30,6 +30,12 @@ static const char *const ciprofile_keys[] = {"gpu",       "giProfile", "id",  "n
 static const char *const gi_keys[] = {"gpu", "id", "profile", "start", "size", "capMinor"};
 static const char *const ci_keys[] = {"gpu",  "gi",   "id",      "profile",
                                       "start", "size", "uuid", "capMinor"};
+static const char *const fault_keys[] = {
+    "gpu",          "sbeVolatile",  "dbeVolatile",    "sbeAggregate", "dbeAggregate", "retiredSbe",
+    "retiredDbe",   "retiredPending", "remappedCor",  "remappedUnc",  "remapPending", "remapFailure",
+    "recoveryAction", "clocksEventReasons", "temperature", "lost"};
+static const char *const event_keys[] = {"seq", "type", "gpu", "gi", "ci", "data", "time"};
+_Static_assert(NKEYS(fault_keys) <= FIELDS_MAX, "FIELDS_MAX");
 _Static_assert(NKEYS(giprofile_keys) <= FIELDS_MAX && G_COUNT <= FIELDS_MAX, "FIELDS_MAX");
 
 static int parse_system(struct drakit_state *s, fields *f, errbuf *e) {
@@ -163,6 +169,45 @@ static int parse_mig(struct drakit_state *s, const char *const *keys, fields *f,
     return 0;
 }
 
+/* parse_fault reads a fault or an event record (nvmlstate's fault.go). */
+static int parse_fault(struct drakit_state *s, const char *const *keys, fields *f, errbuf *e) {
+    if (keys == fault_keys) {
+        struct drakit_fault *x = drakit_grow((void **)&s->faults, &s->nfaults, sizeof *x, e, f->line);
+        return x == NULL || drakit_field_int(f, e, 0, &x->gpu) != 0 ||
+                       drakit_field_uint(f, e, 1, 64, &x->sbe_volatile) != 0 ||
+                       drakit_field_uint(f, e, 2, 64, &x->dbe_volatile) != 0 ||
+                       drakit_field_uint(f, e, 3, 64, &x->sbe_aggregate) != 0 ||
+                       drakit_field_uint(f, e, 4, 64, &x->dbe_aggregate) != 0 ||
+                       drakit_field_int(f, e, 5, &x->retired_sbe) != 0 ||
+                       drakit_field_int(f, e, 6, &x->retired_dbe) != 0 ||
+                       drakit_field_flag(f, e, 7, &x->retired_pending) != 0 ||
+                       drakit_field_int(f, e, 8, &x->remapped_cor) != 0 ||
+                       drakit_field_int(f, e, 9, &x->remapped_unc) != 0 ||
+                       drakit_field_flag(f, e, 10, &x->remap_pending) != 0 ||
+                       drakit_field_flag(f, e, 11, &x->remap_failure) != 0 ||
+                       drakit_field_int(f, e, 12, &x->recovery_action) != 0 ||
+                       drakit_field_uint(f, e, 13, 64, &x->clocks_event_reasons) != 0 ||
+                       drakit_field_int(f, e, 14, &x->temperature) != 0 ||
+                       drakit_field_flag(f, e, 15, &x->lost) != 0
+                   ? -1
+                   : 0;
+    }
+    struct drakit_event *x = drakit_grow((void **)&s->events, &s->nevents, sizeof *x, e, f->line);
+    span type = {NULL, 0};
+    if (x == NULL || drakit_field_uint(f, e, 0, 64, &x->seq) != 0 ||
+        drakit_field_str(f, e, 1, &type) != 0 || drakit_field_int(f, e, 2, &x->gpu) != 0 ||
+        drakit_field_uint(f, e, 3, 32, &x->gi) != 0 || drakit_field_uint(f, e, 4, 32, &x->ci) != 0 ||
+        drakit_field_uint(f, e, 5, 64, &x->data) != 0 ||
+        drakit_field_uint(f, e, 6, 64, &x->time) != 0) {
+        return -1;
+    }
+    x->type = span_is(type, "xid") ? nvmlEventTypeXidCriticalError
+              : span_is(type, "sbe") ? nvmlEventTypeSingleBitEccError
+              : span_is(type, "dbe") ? nvmlEventTypeDoubleBitEccError
+                                     : 0;
+    return 0;
+}
+
 /* ---- the file ---- */
 
 int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbuf *e) {
@@ -229,6 +274,12 @@ int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbu
         } else if (span_is(type, "ci")) {
             f.keys = ci_keys;
             f.nkeys = NKEYS(ci_keys);
+        } else if (span_is(type, "fault")) {
+            f.keys = fault_keys;
+            f.nkeys = NKEYS(fault_keys);
+        } else if (span_is(type, "event")) {
+            f.keys = event_keys;
+            f.nkeys = NKEYS(event_keys);
         }
         if (drakit_split_fields(text, tab, &f, e) != 0) {
             return -1;
@@ -245,6 +296,10 @@ int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbu
             }
         } else if (f.keys == gpu_keys) {
             if (parse_gpu(s, &f, e) != 0) {
+                return -1;
+            }
+        } else if (f.keys == fault_keys || f.keys == event_keys) {
+            if (parse_fault(s, f.keys, &f, e) != 0) {
                 return -1;
             }
         } else if (f.keys != NULL && parse_mig(s, f.keys, &f, e) != 0) {

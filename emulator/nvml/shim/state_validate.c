@@ -76,6 +76,7 @@ static unsigned int hex_value(const char *p, size_t n) {
 }
 
 static int validate_mig(const struct drakit_state *s, errbuf *e);
+static int validate_faults(const struct drakit_state *s, errbuf *e);
 
 int drakit_validate(struct drakit_state *s, errbuf *e) {
     unsigned char minors[DRAKIT_MAX_GPUS] = {0};
@@ -136,7 +137,7 @@ int drakit_validate(struct drakit_state *s, errbuf *e) {
         g->device = hex_value(g->bus_id + 12, 2);
         g->function = hex_value(g->bus_id + 15, 1);
     }
-    return validate_mig(s, e);
+    return validate_mig(s, e) != 0 ? -1 : validate_faults(s, e);
 }
 
 
@@ -337,6 +338,59 @@ static int validate_mig(const struct drakit_state *s, errbuf *e) {
         }
     }
     return 0;
+}
+
+/* ---- fault and event validation (nvmlstate's validateFaults) ---- */
+
+#define MAX_RECOVERY_ACTION 7
+#define ALL_CLOCKS_EVENT_REASONS 0x1FFull
+#define MAX_TEMPERATURE 200
+
+static int validate_faults(const struct drakit_state *s, errbuf *e) {
+    for (size_t i = 0; i < s->nfaults; i++) {
+        const struct drakit_fault *f = &s->faults[i];
+        int dup = 0;
+        for (size_t j = 0; j < i; j++) {
+            dup |= s->faults[j].gpu == f->gpu;
+        }
+        if (gpu_by_minor(s, f->gpu) == NULL || dup) {
+            return fail(e, "fault[%zu].gpu %lld: no gpu record, or a second fault record", i,
+                        (long long)f->gpu);
+        }
+        if (f->sbe_aggregate < f->sbe_volatile || f->dbe_aggregate < f->dbe_volatile ||
+            f->retired_sbe < 0 || f->retired_dbe < 0 || f->remapped_cor < 0 || f->remapped_unc < 0) {
+            return fail(e, "fault[%zu]: aggregate below volatile, or a negative count", i);
+        }
+        if (f->recovery_action < 0 || f->recovery_action > MAX_RECOVERY_ACTION ||
+            (f->clocks_event_reasons & ~ALL_CLOCKS_EVENT_REASONS) != 0 || f->temperature < 0 ||
+            f->temperature > MAX_TEMPERATURE) {
+            return fail(e, "fault[%zu]: bad recoveryAction, clocksEventReasons or temperature", i);
+        }
+    }
+    if (s->nevents > DRAKIT_MAX_EVENTS) {
+        return fail(e, "%zu event records, more than %d", s->nevents, DRAKIT_MAX_EVENTS);
+    }
+    for (size_t i = 0; i < s->nevents; i++) {
+        const struct drakit_event *v = &s->events[i];
+        if (v->seq == 0 || (i > 0 && v->seq <= s->events[i - 1].seq) || v->type == 0 ||
+            gpu_by_minor(s, v->gpu) == NULL) {
+            return fail(e, "event[%zu]: bad seq, type or gpu", i);
+        }
+        if ((v->gi != DRAKIT_NO_INSTANCE && v->gi > MIG_MAX_GI_ID) ||
+            (v->ci != DRAKIT_NO_INSTANCE && (v->ci > MIG_MAX_CI_ID || v->gi == DRAKIT_NO_INSTANCE))) {
+            return fail(e, "event[%zu]: bad gi or ci", i);
+        }
+    }
+    return 0;
+}
+
+const struct drakit_fault *drakit_fault_of(const struct drakit_state *s, int64_t gpu) {
+    for (size_t i = 0; i < s->nfaults; i++) {
+        if (s->faults[i].gpu == gpu) {
+            return &s->faults[i];
+        }
+    }
+    return NULL;
 }
 
 const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor) {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
 )
@@ -85,8 +86,9 @@ func (w *world) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 		var seen []string
 		ok := len(health) > 0
 		for key, r := range health {
-			seen = append(seen, fmt.Sprintf("%s: %s %q", key, r.Health, r.Message))
-			if string(r.Health) != want || (want == string(corev1.ResourceHealthStatusUnhealthy) && messages && r.Message == "") {
+			msg := ptr.Deref(r.Message, "")
+			seen = append(seen, fmt.Sprintf("%s: %s %q", key, r.Health, msg))
+			if string(r.Health) != want || (want == string(corev1.ResourceHealthStatusUnhealthy) && messages && msg == "") {
 				ok = false
 			}
 		}

@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean
+.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -32,6 +32,9 @@ cluster-up: build components deps ## Start the local cluster (left running) with
 
 cluster-down: ## Stop the local cluster and remove its state
 	_output/bin/drakit cluster down
+
+bench-nvml: ## Time the NVML shim against a mock NVML (go-nvml's dgxa100 behind cgo exports) with one C client; needs root for the emulator root's device nodes
+	scripts/bench-nvml.sh
 
 verify: ## gofmt, go vet, shellcheck when installed
 	scripts/verify.sh

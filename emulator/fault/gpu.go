@@ -135,7 +135,16 @@ func inventory(s *nvmlstate.State) string {
 
 // update resolves target in root's state and calls fn under
 // nvmlstate.Update; faults on a lost GPU are ErrLost unless allowLost.
+//
+// fn may change device nodes NVML clients look at (lose moves
+// /dev/nvidia<minor> away, reset brings it back, lose-mig removes a
+// capability node) before the state is rewritten; Update's generation bump,
+// after its rename, tells clients of both. When the update fails after fn
+// was called (fn's own error included: it may have moved a node first),
+// nothing was renamed and update bumps the generation itself, so a
+// long-lived client still notices the changed nodes at its next call.
 func update(root, target, op string, allowLost bool, fn func(s *nvmlstate.State, d device) error) error {
+	ran := false
 	err := nvmlstate.Update(root, func(s *nvmlstate.State) error {
 		d, err := resolve(s, target)
 		if err != nil {
@@ -144,8 +153,14 @@ func update(root, target, op string, allowLost bool, fn func(s *nvmlstate.State,
 		if !allowLost && s.FaultOf(d.gpu.Minor).Lost {
 			return fmt.Errorf("%s: %w: it fell off the bus (reset it first)", d, ErrLost)
 		}
+		ran = true
 		return fn(s, d)
 	})
+	if err != nil && ran {
+		if berr := nvmlstate.BumpGeneration(root); berr != nil {
+			err = errors.Join(err, berr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", op, target, err)
 	}

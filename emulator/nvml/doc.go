@@ -41,7 +41,8 @@
 //     on a MIG device handle that device's and the GPU-wide ones. A wait that
 //     finds none blocks without the library's lock on inotify on the state
 //     file's directory (IN_MOVED_TO, IN_CLOSE_WRITE), rereads the state when
-//     the file was replaced and looks again, until its timeout:
+//     the file was replaced (by its identity: a writer bumps the generation
+//     only after its rename) and looks again, until its timeout:
 //     NVML_ERROR_TIMEOUT (without inotify: it sleeps out the timeout in
 //     100 ms steps). At most 64 sets live at once (NVML_ERROR_MEMORY
 //     beyond).
@@ -55,7 +56,8 @@
 //     NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; any other field
 //     NVML_ERROR_NOT_SUPPORTED in its nvmlReturn) answer from the GPU's
 //     fault record; a MIG device answers with its GPU's.
-//   - A GPU handle names the GPU's minor, so it stays valid across rereads
+//   - A GPU handle names the GPU's minor (a slot; slot → minor → the state's
+//     minor table: two indexings a query), so it stays valid across rereads
 //     whatever other GPUs appear or vanish. A GPU whose fault record says
 //     lost is not enumerated (even where its device node remains) and every
 //     query on a handle of it or of its MIG devices answers
@@ -69,13 +71,18 @@
 //     instance is visible only when its capability device nodes
 //     <root>/dev/nvidia-caps/nvidia-cap<minor> exist. At every call the shim
 //     rereads the state file if another process replaced it; handles stay
-//     valid while what they name exists.
-//   - MIG mutations (shim/mig_create.c, shim/mig_save.c):
+//     valid while what they name exists. It notices a replaced file through
+//     the generation file (nvmlstate, "Generation file"): one atomic load of
+//     a shared read-only mapping per call, no system call; without one, a
+//     stat of the state file per call (shim/generation.c).
+//   - MIG mutations (shim/mig_create.c over shim/mig_ids.c, shim/caps.c and
+//     shim/state_write.c):
 //     nvmlDeviceSetMigMode (takes effect at once, activation status SUCCESS;
 //     IN_USE while the GPU has GPU instances),
 //     nvmlDeviceCreateGpuInstance[WithPlacement],
 //     nvmlGpuInstanceCreateComputeInstance[WithPlacement] and the Destroy
-//     calls. Errors as NVML documents them: MIG off or not MIG capable
+//     calls, each bumping the generation after its rename. Errors as NVML
+//     documents them: MIG off or not MIG capable
 //     NOT_SUPPORTED, unknown profile or a placement the profile does not have
 //     INVALID_ARGUMENT, overlap, no free placement or the profile's instance
 //     count or the GPU's MIG device count reached INSUFFICIENT_RESOURCES,
@@ -91,6 +98,13 @@
 //     (major from <root>/proc/devices) exactly as emulator/render does for a
 //     static layout; destroying removes them and the emptied capability
 //     directories.
+//   - The sources are rooms in a one-way order (shim/shim.c lists them):
+//     common helpers and nvmlErrorString (shim/error_string.c); the state
+//     core (reader, parser with the fault and event records, generation);
+//     state writing; handles and locking, lost GPUs included
+//     (shim/handles.c, shim.h); queries (device, health); MIG entry points,
+//     queries and mutations; capability nodes; events. No two files call
+//     each other and none is over ~500 lines (house_test.go).
 //   - Init and shutdown are reference-counted; the state is read on the first
 //     nvmlInit after a full shutdown, so a process can switch roots.
 //   - A missing state file makes nvmlInit return NVML_ERROR_DRIVER_NOT_LOADED,

@@ -298,3 +298,50 @@ func TestLostGPUsMIGDevices(t *testing.T) {
 		t.Errorf("GetMigMode of the lost GPU = %v, want GPU_IS_LOST", ret)
 	}
 }
+
+// TestWaiterWokenBeforeTheBump: a writer renames the new state file in
+// before it bumps the generation. A waiter woken by the rename in between
+// must read the new file anyway (it is another file), deliver its event
+// once, and, after the late bump, read again without delivering it twice.
+func TestWaiterWokenBeforeTheBump(t *testing.T) {
+	s := nvmltest.SampleState()
+	root := nvmltest.NewRoot(t, s)
+	lib := newLib(t)
+	initLib(t, lib, root)
+	gpu0, _ := lib.DeviceGetHandleByIndex(0)
+	set := eventSet(t, lib, uint64(gonvml.EventTypeXidCriticalError), gpu0)
+	path := filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath))
+	renamed := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the waiter is blocked on inotify by now
+		next, err := nvmlstate.ReadFile(path)
+		if err != nil {
+			renamed <- err
+			return
+		}
+		next.AppendEvent(nvmlstate.Event{Type: nvmlstate.EventXid, GPU: s.GPUs[0].Minor, GI: nvmlstate.NoInstance,
+			CI: nvmlstate.NoInstance, Data: 31, Time: 1})
+		var buf strings.Builder
+		if err := nvmlstate.Write(&buf, next); err != nil {
+			renamed <- err
+			return
+		}
+		if err := os.WriteFile(path+".next", []byte(buf.String()), 0o644); err != nil {
+			renamed <- err
+			return
+		}
+		renamed <- os.Rename(path+".next", path) // no bump yet
+	}()
+	wantEvent(t, set, gonvml.EventData{Device: gpu0, EventType: uint64(gonvml.EventTypeXidCriticalError), EventData: 31,
+		GpuInstanceId: noInstance, ComputeInstanceId: noInstance})
+	if err := <-renamed; err != nil {
+		t.Fatal(err)
+	}
+	if err := nvmlstate.BumpGeneration(root); err != nil {
+		t.Fatal(err)
+	}
+	if n, ret := lib.DeviceGetCount(); ret != gonvml.SUCCESS || n != len(s.GPUs) {
+		t.Errorf("DeviceGetCount after the late bump = %d, %v", n, ret)
+	}
+	wantTimeout(t, set, 200*time.Millisecond)
+}

@@ -251,6 +251,9 @@ func TestMIGVisibilityAndReread(t *testing.T) {
 	if err := os.Rename(statePath+".tmp", statePath); err != nil {
 		t.Fatal(err)
 	}
+	if err := nvmlstate.BumpGeneration(root); err != nil {
+		t.Fatal(err)
+	}
 	uuids = nil
 	for _, d := range observeMIG(t, lib, gpu1) {
 		uuids = append(uuids, d.UUID)

@@ -146,13 +146,43 @@
 // new one. Readers need no lock: rename is atomic, so a reader sees the old
 // or the new file, never a mix; a reader that decides on what it read and
 // then writes (check-then-create) must hold the lock across both. Go
-// writers go through Update, which does exactly this (the fault injection of
-// package emulator/fault, and whatever else changes the state from Go). The
+// writers go through Update, which does exactly this and bumps the
+// generation (below) after its rename, before it releases the lock (the
+// fault injection of package emulator/fault, and whatever else changes the
+// state from Go). The
 // renderer, which owns the root while it renders, writes the file the same
 // way (temporary file, fsync, rename) without the lock. Every writer writes
 // the whole file, ending with the end record, so a partial file that is left
 // by other means (a full disk, a plain write that was interrupted) is
 // refused by both readers.
+//
+// # Generation file
+//
+// Beside the state file lies the generation file
+// <root>/run/drakit-emulator/nvml.generation (GenerationRelativePath): one
+// page (GenerationFileSize, 4096 bytes), starting with the 8 ASCII bytes
+// "drkgen01" (GenerationMagic), then a uint64 counter in the host's byte
+// order at offset 8; the rest is zero. Every writer of the state file calls
+// BumpGeneration (the shim's MIG mutations its C twin) after it renamed the
+// new state file into place, while it still holds the lock where it takes
+// one; the renderer bumps the new root's file and, after the swap, the
+// replaced root's. BumpGeneration adds one with an atomic add on a shared
+// mapping, so concurrent writers lose no increment; it creates a missing
+// file, extends a short one with zeros and rewrites a wrong magic, and
+// never truncates, replaces or removes it, because readers map its inode.
+// Only the renderer replaces it, with the whole run/drakit-emulator
+// directory, and it bumps the old one for that.
+//
+// The shim maps the file read-only (MAP_SHARED) on nvmlInit and reads the
+// counter with an atomic load at every call: a value other than the one it
+// read before its state means reread, with no system call per call. A
+// shared mapping is of the inode, so this holds across mount namespaces and
+// in containers, where the reference driver's CDI spec bind-mounts the
+// run/drakit-emulator directory. Without a valid file (none: a root
+// rendered by an older drakit; shorter than 16 bytes; without the magic)
+// the shim stats the state file at every call instead, as before, and says
+// why on stderr with $DRAKIT_NVML_DEBUG; at each reread it tries the file
+// again, so a file a writer created or repaired takes over.
 //
 // # Visibility
 //

@@ -121,8 +121,9 @@ func TestFaultHelpers(t *testing.T) {
 
 // TestUpdateSerialisesWriters: concurrent Updates each see the others'
 // changes (flock, reread, rename), so no event is lost and sequence numbers
-// stay unique; an Update whose function fails writes nothing; a root
-// without a state file is ErrNoState.
+// stay unique, and each bumps the generation once; an Update whose function
+// fails writes and bumps nothing; a root without a state file is
+// ErrNoState.
 func TestUpdateSerialisesWriters(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, RelativePath)
@@ -165,6 +166,9 @@ func TestUpdateSerialisesWriters(t *testing.T) {
 	if len(s.Events) != writers*each || s.LastSeq() != writers*each {
 		t.Errorf("%d events, last seq %d; want %d", len(s.Events), s.LastSeq(), writers*each)
 	}
+	if gen, err := readGeneration(root); err != nil || gen != writers*each {
+		t.Errorf("generation after %d Updates = %d, %v; want one bump each", writers*each, gen, err)
+	}
 	boom := fmt.Errorf("boom")
 	if err := Update(root, func(s *State) error { s.Events = nil; return boom }); !errors.Is(err, boom) {
 		t.Errorf("Update with a failing function = %v", err)
@@ -174,6 +178,9 @@ func TestUpdateSerialisesWriters(t *testing.T) {
 	}
 	if err := Update(root, func(s *State) error { s.Faults = []Fault{{GPU: 9}}; return nil }); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Update to an invalid state = %v, want ErrInvalid", err)
+	}
+	if gen, _ := readGeneration(root); gen != writers*each {
+		t.Errorf("generation after failed Updates = %d, want %d (no bump without a rename)", gen, writers*each)
 	}
 	if err := Update(t.TempDir(), func(*State) error { return nil }); !errors.Is(err, ErrNoState) {
 		t.Errorf("Update of a root without state = %v, want ErrNoState", err)

@@ -21,8 +21,9 @@ const LockSuffix = ".lock"
 // (see "Concurrent updates"): it takes the exclusive flock on
 // <state>.lock, reads and parses the state, calls fn, and when fn returns
 // nil writes the changed state (validated) to a temporary file in the same
-// directory, fsyncs it and renames it over the state file before releasing
-// the lock. When fn fails nothing is written and its error is returned.
+// directory, fsyncs it, renames it over the state file and bumps the
+// generation counter (BumpGeneration) before releasing the lock. When fn
+// fails nothing is written and its error is returned.
 // Every Go writer of the state file goes through Update.
 func Update(root string, fn func(*State) error) error {
 	path := filepath.Join(root, filepath.FromSlash(RelativePath))
@@ -58,6 +59,11 @@ func Update(root string, fn func(*State) error) error {
 	}
 	if err := replaceFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("update NVML state %s: %w", path, err)
+	}
+	// After the rename, under the lock: a client that sees the counter move
+	// reads the new file.
+	if err := BumpGeneration(root); err != nil {
+		return fmt.Errorf("update NVML state %s: %w", root, err)
 	}
 	return nil
 }

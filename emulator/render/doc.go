@@ -40,6 +40,9 @@
 //	    for each GPU with a mig section its migMode, MIG profile tables and the
 //	    static layout's GIs and CIs, with MIG UUIDs from gpu.DeriveMIGUUID;
 //	    then the end record; written to a temporary file, fsynced and renamed)
+//	R/run/drakit-emulator/nvml.generation (nvmlstate.BumpGeneration: a new
+//	    file at 1; after the swap the replaced root's file is bumped, so NVML
+//	    clients that mapped it reread and find the new root)
 //	R/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.<driverVersion> and libnvidia-ml.so.1 -> it
 //	R/usr/bin/nvidia-smi (the emulator's, a static executable answering from
 //	    R's NVML state; NVIDIA's GPU kubelet plugin requires one in its driver root)

@@ -3,7 +3,10 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -77,6 +80,11 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	procfs(w, p, topo)
 	migProcfs(w, topo, layouts)
 	w.atomicFile(nvmlstate.RelativePath, 0o644, state)
+	if w.err == nil {
+		if err := nvmlstate.BumpGeneration(w.root); err != nil {
+			w.err = err
+		}
+	}
 	if opts.ShimLibrary != "" {
 		lib := "libnvidia-ml.so." + p.Spec.Driver.DriverVersion
 		w.copyFile(filepath.Join(LibraryDir, lib), 0o755, opts.ShimLibrary)
@@ -90,6 +98,9 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	}
 	if w.err != nil {
 		return t.abort(fmt.Errorf("render profile %s into %s: %w", p.Metadata.Name, root, w.err))
+	}
+	if err := retireGeneration(filepath.Join(root, previousDir)); err != nil {
+		return fmt.Errorf("render profile %s into %s: the new tree is in place, but: %w", p.Metadata.Name, root, err)
 	}
 	if err := t.removePrevious(); err != nil {
 		return fmt.Errorf("render profile %s into %s: the new tree is in place, but: %w", p.Metadata.Name, root, err)
@@ -158,4 +169,15 @@ func sortedCopy(s []int) []int {
 	c := slices.Clone(s)
 	slices.Sort(c)
 	return c
+}
+
+// retireGeneration bumps the generation file of the tree the render replaced
+// (under prev), if it had one: NVML clients map that file, so the bump makes
+// them reread, and rereading they find the new root's state and generation
+// file.
+func retireGeneration(prev string) error {
+	if _, err := os.Stat(filepath.Join(prev, nvmlstate.GenerationRelativePath)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return nvmlstate.BumpGeneration(prev)
 }

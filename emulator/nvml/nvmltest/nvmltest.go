@@ -134,7 +134,9 @@ func NewRoot(t testing.TB, s *nvmlstate.State) string {
 	return root
 }
 
-// WriteStateFile writes data, well-formed or not, as root's state file.
+// WriteStateFile writes data, well-formed or not, as root's state file, and
+// bumps root's generation (nvmlstate.BumpGeneration), as every writer does,
+// so clients holding the library see it.
 func WriteStateFile(t testing.TB, root string, data []byte) {
 	t.Helper()
 	path := filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath))
@@ -142,6 +144,9 @@ func WriteStateFile(t testing.TB, root string, data []byte) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := nvmlstate.BumpGeneration(root); err != nil {
 		t.Fatal(err)
 	}
 }

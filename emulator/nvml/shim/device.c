@@ -40,29 +40,11 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsi
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = drakit_enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (minorNumber == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *minorNumber = (unsigned int)d->minor;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_GPU_ANSWER(device, minorNumber, (unsigned int)d->minor);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = drakit_enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (index == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *index = d->index;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_GPU_ANSWER(device, index, d->index);
 }
 
 /* v1: used counts the driver's reservation, so total = free + used. A MIG
@@ -179,31 +161,11 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInf
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
                                                    nvmlDeviceArchitecture_t *arch) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (arch == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *arch = (nvmlDeviceArchitecture_t)d->architecture;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_ANY_ANSWER(device, arch, (nvmlDeviceArchitecture_t)d->architecture);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (type == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *type = (nvmlBrandType_t)(int)d->brand;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_ANY_ANSWER(device, type, (nvmlBrandType_t)(int)d->brand);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
@@ -258,32 +220,13 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned i
 
 /* Persistence mode is off, NVML's default; the state file does not model it. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = drakit_enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (mode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *mode = NVML_FEATURE_DISABLED;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_GPU_ANSWER(device, mode, NVML_FEATURE_DISABLED);
 }
 
 /* Emulated GPUs are bare metal. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device,
                                                          nvmlGpuVirtualizationMode_t *pVirtualMode) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (pVirtualMode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *pVirtualMode = NVML_GPU_VIRTUALIZATION_MODE_NONE;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_ANY_ANSWER(device, pVirtualMode, NVML_GPU_VIRTUALIZATION_MODE_NONE);
 }
 
 /*
@@ -316,32 +259,13 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device,
 /* Every emulated GPU sits on PCI Express (its procfs information file says
  * "Bus Type: PCIe"). */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t *type) {
-    const struct nvmlDevice_st *d;
-    const struct drakit_ci *mig; /* a MIG device answers with its GPU's value */
-    nvmlReturn_t rc = drakit_enter_any(device, &d, &mig);
-    if (rc == NVML_SUCCESS) {
-        if (type == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *type = NVML_BUS_TYPE_PCIE;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_ANY_ANSWER(device, type, NVML_BUS_TYPE_PCIE);
 }
 
 /* The compute mode is DEFAULT, the driver's default; the state file does not
  * model nvidia-smi -c. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode) {
-    const struct nvmlDevice_st *d;
-    nvmlReturn_t rc = drakit_enter_device(device, &d);
-    if (rc == NVML_SUCCESS) {
-        if (mode == NULL) {
-            rc = NVML_ERROR_INVALID_ARGUMENT;
-        } else {
-            *mode = NVML_COMPUTEMODE_DEFAULT;
-        }
-    }
-    return drakit_leave(rc);
+    DRAKIT_GPU_ANSWER(device, mode, NVML_COMPUTEMODE_DEFAULT);
 }
 
 /*

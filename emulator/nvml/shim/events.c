@@ -175,7 +175,7 @@ static int deliver(const struct nvmlEventSet_st *s, const struct drakit_event *e
                    nvmlEventData_t *data) {
     struct nvmlDevice_st *device = NULL;
     if ((s->gpu_types[e->gpu] & e->type) != 0) {
-        device = drakit_gpu_handle(e->gpu);
+        device = drakit_gpu_handle(e->gpu).handle;
     }
     for (size_t i = 0; i < s->nmigs && device == NULL; i++) {
         const struct mig_registration *r = &s->migs[i];
@@ -257,6 +257,17 @@ static long long elapsed_ms(const struct timespec *start) {
  * first look that can block, and the state is looked at once more after
  * it, so a file replaced in between is not missed. Without inotify it
  * sleeps out the timeout in steps of 100 ms, looking after each.
+ *
+ * Rereading: every look enters through drakit_enter, which rereads when the
+ * generation counter moved. A writer bumps it only after its rename, so a
+ * waiter woken by the rename may look before the bump: then it rereads
+ * because the state file is another one (drakit_state_file_changed), not
+ * whatever the counter says, and only then, so a wake after drakit_enter
+ * already reread (the bump came first) reads the file once. The state keeps
+ * the counter read before the file, never a newer one: a bump that lands
+ * after such a reread makes the next call read once more (no change is
+ * lost, and it converges: the counter then matches). The bump's own write
+ * of nvml.generation wakes a waiter too, which then rereads in drakit_enter.
  */
 static nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms) {
     struct timespec start;
@@ -268,8 +279,8 @@ static nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t *data, un
         if (rc == NVML_SUCCESS && (data == NULL || s == NULL)) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
         }
-        if (rc == NVML_SUCCESS && reread) {
-            drakit_reload(); /* whatever the per-call change check says */
+        if (rc == NVML_SUCCESS && reread && drakit_state_file_changed(&g_state)) {
+            drakit_reload(); /* renamed in, its generation not bumped yet */
         }
         if (rc == NVML_SUCCESS && !next_event(s, data)) {
             rc = NVML_ERROR_TIMEOUT;

@@ -1,20 +1,10 @@
 /*
  * The MIG API of the shim, over the state file's MIG records (package
- * nvmlstate, mig.go): here handles, lookups, GPU and compute instances and
- * MIG devices; profiles in mig_profiles.c, mutations in mig_save.c and
- * mig_create.c (internals shared through mig_internal.h).
- *
- * Handles. A GPU instance handle names (GPU minor, GI id), a compute
- * instance handle and a MIG device handle name (GPU minor, GI id, CI id):
- * each is the address of its slot in a static table, so handles are stable
- * for the life of the process, compare equal when they name the same thing,
- * and are checked on every call against the current state (a destroyed
- * instance's handle gets NVML_ERROR_INVALID_ARGUMENT).
- *
- * Visibility. As on a host or in a container, an instance exists for a
- * process only through its capability device nodes: a GI when
- * <root>/dev/nvidia-caps/nvidia-cap<gi cap minor> exists (and its GPU is
- * visible), a CI (a MIG device) when its GI's and its own node exist.
+ * nvmlstate, mig.go): here GPU and compute instances and MIG devices;
+ * handles and visibility in handles.c (shim.h), entry points in
+ * mig_enter.c, profiles in mig_profiles.c, mutations in mig_create.c (with
+ * mig_ids.c, caps.c and state_write.c). A destroyed instance's handle gets
+ * NVML_ERROR_INVALID_ARGUMENT.
  *
  * Mutations (set MIG mode, create and destroy GIs and CIs) follow the state
  * file's concurrency rule: flock <state>.lock, reread the state, check and
@@ -44,179 +34,7 @@
 
 #include "mig_internal.h"
 
-struct nvmlGpuInstance_st {
-    unsigned char slot;
-};
-struct nvmlComputeInstance_st {
-    unsigned char slot;
-};
-
-static struct nvmlGpuInstance_st g_gi_handles[NUM_GPUS * NUM_GIS];
-static struct nvmlComputeInstance_st g_ci_handles[NUM_GPUS * NUM_GIS * NUM_CIS];
-static unsigned char g_mig_handles[NUM_GPUS * NUM_GIS * NUM_CIS];
-
-static size_t gi_slot(int64_t gpu, int64_t gi) { return (size_t)(gpu * NUM_GIS + gi); }
-
-static size_t ci_slot(int64_t gpu, int64_t gi, int64_t ci) {
-    return gi_slot(gpu, gi) * NUM_CIS + (size_t)ci;
-}
-
 /* ---- lookups ---- */
-
-static const struct drakit_gi *visible_gi(int64_t gpu, int64_t id) {
-    const struct drakit_gi *g = drakit_gi_of(&g_state, gpu, id);
-    return g != NULL && g->visible ? g : NULL;
-}
-
-static const struct drakit_ci *visible_ci(int64_t gpu, int64_t gi, int64_t id) {
-    for (size_t i = 0; i < g_state.ncis; i++) {
-        const struct drakit_ci *c = &g_state.cis[i];
-        if (c->gpu == gpu && c->gi == gi && c->id == id) {
-            return c->visible ? c : NULL;
-        }
-    }
-    return NULL;
-}
-
-int drakit_mig_handle_ids(const struct nvmlDevice_st *h, int64_t ids[3]) {
-    uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_mig_handles;
-    if (p < base || p - base >= sizeof g_mig_handles) {
-        return -1;
-    }
-    size_t i = p - base;
-    ids[0] = (int64_t)(i / (NUM_GIS * NUM_CIS));
-    ids[1] = (int64_t)(i / NUM_CIS % NUM_GIS);
-    ids[2] = (int64_t)(i % NUM_CIS);
-    return 0;
-}
-
-const struct drakit_ci *drakit_lookup_mig(const struct nvmlDevice_st *h) {
-    int64_t ids[3];
-    return drakit_mig_handle_ids(h, ids) != 0 ? NULL : visible_ci(ids[0], ids[1], ids[2]);
-}
-
-struct nvmlDevice_st *drakit_mig_handle_at(int64_t gpu, int64_t gi, int64_t ci) {
-    return (struct nvmlDevice_st *)(void *)&g_mig_handles[ci_slot(gpu, gi, ci)];
-}
-
-struct nvmlDevice_st *drakit_mig_handle(const struct drakit_ci *c) {
-    return drakit_mig_handle_at(c->gpu, c->gi, c->id);
-}
-
-static const struct drakit_gi *lookup_gi(nvmlGpuInstance_t h) {
-    uintptr_t p = (uintptr_t)h.handle, base = (uintptr_t)g_gi_handles;
-    if (p < base || p - base >= sizeof g_gi_handles) {
-        return NULL;
-    }
-    size_t i = p - base;
-    return visible_gi((int64_t)(i / NUM_GIS), (int64_t)(i % NUM_GIS));
-}
-
-const struct drakit_ci *drakit_lookup_ci(nvmlComputeInstance_t h) {
-    uintptr_t p = (uintptr_t)h.handle, base = (uintptr_t)g_ci_handles;
-    if (p < base || p - base >= sizeof g_ci_handles) {
-        return NULL;
-    }
-    size_t i = p - base;
-    return visible_ci((int64_t)(i / (NUM_GIS * NUM_CIS)), (int64_t)(i / NUM_CIS % NUM_GIS),
-                      (int64_t)(i % NUM_CIS));
-}
-
-nvmlGpuInstance_t drakit_gi_handle(int64_t gpu, int64_t id) {
-    nvmlGpuInstance_t h = {&g_gi_handles[gi_slot(gpu, id)]};
-    return h;
-}
-
-nvmlComputeInstance_t drakit_ci_handle(int64_t gpu, int64_t gi, int64_t id) {
-    nvmlComputeInstance_t h = {&g_ci_handles[ci_slot(gpu, gi, id)]};
-    return h;
-}
-
-static nvmlDevice_t gpu_handle(int64_t minor) {
-    nvmlDevice_t d = {drakit_gpu_handle(minor)};
-    return d;
-}
-
-const struct drakit_giprofile *drakit_gi_profile_of(const struct drakit_gi *g) {
-    return drakit_giprofile_of(&g_state, g->gpu, g->profile);
-}
-
-static const struct drakit_ciprofile *ci_profile_of(const struct drakit_ci *c) {
-    const struct drakit_gi *g = drakit_gi_of(&g_state, c->gpu, c->gi);
-    return drakit_ciprofile_of(&g_state, c->gpu, g->profile, c->profile);
-}
-
-nvmlReturn_t drakit_mig_name(const struct drakit_ci *c, char *name, unsigned int length) {
-    const struct nvmlDevice_st *d = drakit_gpu_by_minor(&g_state, c->gpu);
-    const struct drakit_ciprofile *p = ci_profile_of(c);
-    size_t n = d->name_len + 5 + p->name_len;
-    if (name == NULL) {
-        return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    if ((size_t)length < n + 1) {
-        return NVML_ERROR_INSUFFICIENT_SIZE;
-    }
-    memcpy(name, d->name, d->name_len);
-    memcpy(name + d->name_len, " MIG ", 5);
-    memcpy(name + d->name_len + 5, p->name, p->name_len);
-    name[n] = '\0';
-    return NVML_SUCCESS;
-}
-
-unsigned long long drakit_mig_memory_bytes(const struct drakit_ci *c) {
-    const struct drakit_gi *g = drakit_gi_of(&g_state, c->gpu, c->gi);
-    return (unsigned long long)drakit_gi_profile_of(g)->memory_mb << 20;
-}
-
-/*
- * enter_gpu locks and resolves a GPU handle for a MIG call; *mig is the
- * GPU's mig record, NULL when it has none. A MIG device handle or a GPU that
- * is not MIG capable gets NVML_ERROR_NOT_SUPPORTED. The caller must leave.
- */
-nvmlReturn_t drakit_enter_gpu(nvmlDevice_t device, const struct nvmlDevice_st **d,
-                              const struct drakit_mig **mig) {
-    nvmlReturn_t rc = drakit_enter();
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    *d = drakit_lookup_gpu(device.handle);
-    if (*d == NULL) {
-        return drakit_lookup_mig(device.handle) != NULL ? NVML_ERROR_NOT_SUPPORTED
-               : drakit_handle_lost(device.handle)      ? NVML_ERROR_GPU_IS_LOST
-                                                         : NVML_ERROR_INVALID_ARGUMENT;
-    }
-    *mig = drakit_mig_of(&g_state, (*d)->minor);
-    return (*d)->mig_capable ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
-}
-
-/* enter_profiles is enter_gpu for calls about the GPU's profiles: a GPU
- * without a mig record has none (NOT_SUPPORTED). */
-nvmlReturn_t drakit_enter_profiles(nvmlDevice_t device, const struct nvmlDevice_st **d,
-                                   const struct drakit_mig **mig) {
-    nvmlReturn_t rc = drakit_enter_gpu(device, d, mig);
-    return rc == NVML_SUCCESS && *mig == NULL ? NVML_ERROR_NOT_SUPPORTED : rc;
-}
-
-/* enter_enabled is enter_profiles for calls that need MIG mode on. */
-nvmlReturn_t drakit_enter_enabled(nvmlDevice_t device, const struct nvmlDevice_st **d,
-                                  const struct drakit_mig **mig) {
-    nvmlReturn_t rc = drakit_enter_profiles(device, d, mig);
-    return rc == NVML_SUCCESS && (*d)->mig_mode != 1 ? NVML_ERROR_NOT_SUPPORTED : rc;
-}
-
-const struct drakit_giprofile *drakit_giprofile_by_index(int64_t gpu, unsigned int index) {
-    for (size_t i = 0; i < g_state.ngiprofiles; i++) {
-        if (g_state.giprofiles[i].gpu == gpu && g_state.giprofiles[i].index == (int64_t)index) {
-            return &g_state.giprofiles[i];
-        }
-    }
-    return NULL;
-}
-
-void drakit_copy_name(char dst[NVML_DEVICE_NAME_V2_BUFFER_SIZE], const char *src, size_t n) {
-    memset(dst, 0, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-    memcpy(dst, src, n); /* names are at most 95 bytes */
-}
 
 /* ---- GPU instances ---- */
 
@@ -236,7 +54,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned
     }
     unsigned int n = 0;
     for (int64_t id = 0; id < NUM_GIS; id++) {
-        const struct drakit_gi *g = visible_gi(d->minor, id);
+        const struct drakit_gi *g = drakit_visible_gi(d->minor, id);
         if (g != NULL && g->profile == p->id) {
             if (n < *count) {
                 gpuInstances[n] = drakit_gi_handle(d->minor, id);
@@ -257,22 +75,13 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsig
     if (rc == NVML_SUCCESS && (gpuInstance == NULL || id >= NUM_GIS)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
-    if (rc == NVML_SUCCESS && visible_gi(d->minor, id) == NULL) {
+    if (rc == NVML_SUCCESS && drakit_visible_gi(d->minor, id) == NULL) {
         rc = NVML_ERROR_NOT_FOUND;
     }
     if (rc == NVML_SUCCESS) {
         *gpuInstance = drakit_gi_handle(d->minor, id);
     }
     return drakit_leave(rc);
-}
-
-/* enter_gi locks and resolves a GI handle; the caller must leave. */
-nvmlReturn_t drakit_enter_gi(nvmlGpuInstance_t gpuInstance, const struct drakit_gi **g) {
-    nvmlReturn_t rc = drakit_enter();
-    if (rc == NVML_SUCCESS && (*g = lookup_gi(gpuInstance)) == NULL) {
-        rc = NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return rc;
 }
 
 NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance,
@@ -283,7 +92,7 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance,
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
-        info->device = gpu_handle(g->gpu);
+        info->device = drakit_gpu_handle(g->gpu);
         info->id = (unsigned int)g->id;
         info->profileId = (unsigned int)g->profile;
         info->placement.start = (unsigned int)g->start;
@@ -308,7 +117,7 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstances(
     }
     unsigned int n = 0;
     for (int64_t id = 0; id < NUM_CIS; id++) {
-        const struct drakit_ci *c = visible_ci(g->gpu, g->id, id);
+        const struct drakit_ci *c = drakit_visible_ci(g->gpu, g->id, id);
         if (c != NULL && c->profile == p->id) {
             if (n < *count) {
                 computeInstances[n] = drakit_ci_handle(g->gpu, g->id, id);
@@ -328,7 +137,7 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(
     if (rc == NVML_SUCCESS && (computeInstance == NULL || id >= NUM_CIS)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
-    if (rc == NVML_SUCCESS && visible_ci(g->gpu, g->id, id) == NULL) {
+    if (rc == NVML_SUCCESS && drakit_visible_ci(g->gpu, g->id, id) == NULL) {
         rc = NVML_ERROR_NOT_FOUND;
     }
     if (rc == NVML_SUCCESS) {
@@ -400,7 +209,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device
     unsigned int n = 0;
     for (int64_t gi = 0; gi < NUM_GIS; gi++) {
         for (int64_t ci = 0; ci < NUM_CIS; ci++) {
-            const struct drakit_ci *c = visible_ci(d->minor, gi, ci);
+            const struct drakit_ci *c = drakit_visible_ci(d->minor, gi, ci);
             if (c != NULL && n++ == index) {
                 migDevice->handle = drakit_mig_handle(c);
                 return drakit_leave(NVML_SUCCESS);
@@ -441,7 +250,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
-        *device = gpu_handle(c->gpu);
+        *device = drakit_gpu_handle(c->gpu);
     }
     return drakit_leave(rc);
 }
@@ -484,7 +293,7 @@ static nvmlReturn_t attributes(nvmlDevice_t device, nvmlDeviceAttributes_t *attr
     if (rc == NVML_SUCCESS) {
         const struct drakit_gi *g = drakit_gi_of(&g_state, c->gpu, c->gi);
         const struct drakit_giprofile *gp = drakit_gi_profile_of(g);
-        const struct drakit_ciprofile *p = ci_profile_of(c);
+        const struct drakit_ciprofile *p = drakit_ci_profile_of_ci(c);
         attr->multiprocessorCount = (unsigned int)p->sms;
         attr->sharedCopyEngineCount = (unsigned int)gp->copy_engines;
         attr->sharedDecoderCount = (unsigned int)gp->decoders;

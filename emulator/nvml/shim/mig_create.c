@@ -18,7 +18,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "caps.h"
+#include "mig_ids.h"
 #include "mig_internal.h"
+#include "state_write.h"
 
 /*
  * struct txn is one mutation: the lock on <state>.lock and the state read

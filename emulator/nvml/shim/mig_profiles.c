@@ -69,40 +69,36 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device
 /* fill_gi_profile_v fills a v2 or v3 structure (by its version word). */
 static nvmlReturn_t fill_gi_profile_v(nvmlGpuInstanceProfileInfo_v2_t *info,
                                       const struct drakit_giprofile *p) {
+/* The fields v1, v2 and v3 share (v2 and v3 lay them out differently). */
+#define COPY_GI_PROFILE(dst, v1, p)                                                                \
+    do {                                                                                           \
+        (dst)->id = (v1).id;                                                                       \
+        (dst)->sliceCount = (v1).sliceCount;                                                       \
+        (dst)->instanceCount = (v1).instanceCount;                                                 \
+        (dst)->multiprocessorCount = (v1).multiprocessorCount;                                     \
+        (dst)->copyEngineCount = (v1).copyEngineCount;                                             \
+        (dst)->decoderCount = (v1).decoderCount;                                                   \
+        (dst)->encoderCount = (v1).encoderCount;                                                   \
+        (dst)->jpegCount = (v1).jpegCount;                                                         \
+        (dst)->ofaCount = (v1).ofaCount;                                                           \
+        (dst)->memorySizeMB = (v1).memorySizeMB;                                                   \
+        drakit_copy_name((dst)->name, (p)->name, (p)->name_len);                                   \
+    } while (0)
     nvmlGpuInstanceProfileInfo_t v1;
     fill_gi_profile(&v1, p);
     if (info->version == nvmlGpuInstanceProfileInfo_v2) {
-        info->id = v1.id;
+        COPY_GI_PROFILE(info, v1, p);
         info->isP2pSupported = v1.isP2pSupported;
-        info->sliceCount = v1.sliceCount;
-        info->instanceCount = v1.instanceCount;
-        info->multiprocessorCount = v1.multiprocessorCount;
-        info->copyEngineCount = v1.copyEngineCount;
-        info->decoderCount = v1.decoderCount;
-        info->encoderCount = v1.encoderCount;
-        info->jpegCount = v1.jpegCount;
-        info->ofaCount = v1.ofaCount;
-        info->memorySizeMB = v1.memorySizeMB;
-        drakit_copy_name(info->name, p->name, p->name_len);
         return NVML_SUCCESS;
     }
     if (info->version == nvmlGpuInstanceProfileInfo_v3) {
         nvmlGpuInstanceProfileInfo_v3_t *v3 = (nvmlGpuInstanceProfileInfo_v3_t *)(void *)info;
-        v3->id = v1.id;
-        v3->sliceCount = v1.sliceCount;
-        v3->instanceCount = v1.instanceCount;
-        v3->multiprocessorCount = v1.multiprocessorCount;
-        v3->copyEngineCount = v1.copyEngineCount;
-        v3->decoderCount = v1.decoderCount;
-        v3->encoderCount = v1.encoderCount;
-        v3->jpegCount = v1.jpegCount;
-        v3->ofaCount = v1.ofaCount;
-        v3->memorySizeMB = v1.memorySizeMB;
-        drakit_copy_name(v3->name, p->name, p->name_len);
+        COPY_GI_PROFILE(v3, v1, p);
         v3->capabilities = p->p2p ? NVML_GPU_INSTANCE_PROFILE_CAPS_P2P : 0;
         return NVML_SUCCESS;
     }
     return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+#undef COPY_GI_PROFILE
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(
@@ -132,17 +128,28 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(
     return drakit_leave(rc);
 }
 
-/* gi_profile_by_id resolves a GI profile ID of a MIG-capable GPU with MIG
- * tables; an unknown ID is INVALID_ARGUMENT. The caller must leave. */
-nvmlReturn_t drakit_gi_profile_by_id(nvmlDevice_t device, unsigned int profileId, int need_enabled,
-                                     const struct nvmlDevice_st **d,
-                                     const struct drakit_giprofile **p) {
-    const struct drakit_mig *mig;
-    nvmlReturn_t rc = need_enabled ? drakit_enter_enabled(device, d, &mig)
-                                   : drakit_enter_profiles(device, d, &mig);
-    if (rc == NVML_SUCCESS && (*p = drakit_giprofile_of(&g_state, (*d)->minor, profileId)) == NULL) {
-        rc = NVML_ERROR_INVALID_ARGUMENT;
+/*
+ * placements_of answers the two-call protocol of the possible placements:
+ * NULL out asks for the count; a *count too small for the placements is
+ * INSUFFICIENT_SIZE with the count needed. out is an array of GI or CI
+ * placements, both {start, size} pairs of unsigned int.
+ */
+_Static_assert(sizeof(nvmlGpuInstancePlacement_t) == 2 * sizeof(unsigned int) &&
+                   sizeof(nvmlComputeInstancePlacement_t) == 2 * sizeof(unsigned int),
+               "placements are {start, size} pairs");
+static nvmlReturn_t placements_of(const struct drakit_list *starts, int64_t size, unsigned int *out,
+                                  unsigned int *count) {
+    unsigned int n = (unsigned int)starts->count;
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (out != NULL && *count < n) {
+        rc = NVML_ERROR_INSUFFICIENT_SIZE;
+    } else if (out != NULL) {
+        for (unsigned int i = 0; i < n; i++) {
+            out[2 * i] = (unsigned int)drakit_list_get(starts, i);
+            out[2 * i + 1] = (unsigned int)size;
+        }
     }
+    *count = n;
     return rc;
 }
 
@@ -157,19 +164,9 @@ static nvmlReturn_t gi_placements(nvmlDevice_t device, unsigned int profileId,
     if (rc == NVML_SUCCESS && count == NULL) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
-    if (rc != NVML_SUCCESS) {
-        return drakit_leave(rc);
+    if (rc == NVML_SUCCESS) {
+        rc = placements_of(&p->placements, p->memory_slices, (unsigned int *)(void *)placements, count);
     }
-    unsigned int n = (unsigned int)p->placements.count;
-    if (placements != NULL && *count < n) {
-        rc = NVML_ERROR_INSUFFICIENT_SIZE;
-    } else if (placements != NULL) {
-        for (unsigned int i = 0; i < n; i++) {
-            placements[i].start = (unsigned int)drakit_list_get(&p->placements, i);
-            placements[i].size = (unsigned int)p->memory_slices;
-        }
-    }
-    *count = n;
     return drakit_leave(rc);
 }
 
@@ -314,19 +311,6 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(
     return drakit_leave(NVML_SUCCESS);
 }
 
-/* ci_profile_by_id resolves a CI profile ID of a GI (INVALID_ARGUMENT when
- * unknown). The caller must leave. */
-nvmlReturn_t drakit_ci_profile_by_id(nvmlGpuInstance_t gpuInstance, unsigned int profileId,
-                                     const struct drakit_gi **g,
-                                     const struct drakit_ciprofile **p) {
-    nvmlReturn_t rc = drakit_enter_gi(gpuInstance, g);
-    if (rc == NVML_SUCCESS &&
-        (*p = drakit_ciprofile_of(&g_state, (*g)->gpu, (*g)->profile, profileId)) == NULL) {
-        rc = NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return rc;
-}
-
 NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(
     nvmlGpuInstance_t gpuInstance, unsigned int profileId,
     nvmlComputeInstancePlacement_t *placements, unsigned int *count) {
@@ -336,19 +320,9 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(
     if (rc == NVML_SUCCESS && count == NULL) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
-    if (rc != NVML_SUCCESS) {
-        return drakit_leave(rc);
+    if (rc == NVML_SUCCESS) {
+        rc = placements_of(&p->placements, p->slices, (unsigned int *)(void *)placements, count);
     }
-    unsigned int n = (unsigned int)p->placements.count;
-    if (placements != NULL && *count < n) {
-        rc = NVML_ERROR_INSUFFICIENT_SIZE;
-    } else if (placements != NULL) {
-        for (unsigned int i = 0; i < n; i++) {
-            placements[i].start = (unsigned int)drakit_list_get(&p->placements, i);
-            placements[i].size = (unsigned int)p->slices;
-        }
-    }
-    *count = n;
     return drakit_leave(rc);
 }
 

@@ -1,10 +1,29 @@
 /*
- * The NVML functions the emulator implements, over the state core (state.h):
- * here locking, initialisation, system versions, enumeration and lookups;
- * error strings in error_string.c, device queries in device.c, health
- * queries in health.c, event sets in events.c, the MIG API in mig*.c. Every other function nvml.h declares is a weak stub in
- * nvml_stubs_gen.c that returns NVML_ERROR_NOT_SUPPORTED; the definitions
- * override those.
+ * The NVML functions the emulator implements, over handles and locking
+ * (shim.h, handles.c) and the state core (state.h): here initialisation,
+ * system versions, enumeration and lookups; error strings in
+ * error_string.c, device queries in device.c, health queries in health.c,
+ * event sets in events.c, the MIG API in mig*.c. Every other function
+ * nvml.h declares is a weak stub in nvml_stubs_gen.c that returns
+ * NVML_ERROR_NOT_SUPPORTED; the definitions override those.
+ *
+ * The rooms, bottom up; a file calls only into the rooms below it (a test,
+ * house_test.go, checks that no two files call each other):
+ *   common.c, error_string.c debug messages, paths, string copy, errno;
+ *                            nvmlErrorString (calls nothing)
+ *   state*.c, generation.c   the state core: reading, parsing, validating
+ *                            the state file (fault and event records too);
+ *                            the generation counter
+ *   state_write.c            writing the state file (MIG mutations)
+ *   handles.c                the lock, g_state, GPU and MIG handles, lost
+ *                            GPUs (NVML_ERROR_GPU_IS_LOST)
+ *   shim.c, device.c,        init, system, enumeration, device queries,
+ *   health.c                 health queries (ECC, pages, rows, clocks)
+ *   mig_enter.c              MIG entry points: a GPU, GI or profile resolved
+ *   mig.c, mig_profiles.c    MIG queries: instances, MIG devices, profiles
+ *   caps.c, mig_ids.c        capability files and nodes; new ids and UUIDs
+ *   mig_create.c             MIG mutations
+ *   events.c                 event sets and event delivery
  *
  * Semantics follow nvml.h's documentation: NVML_ERROR_UNINITIALIZED before
  * nvmlInit, NVML_ERROR_INVALID_ARGUMENT for NULL pointers, unknown handles
@@ -18,239 +37,52 @@
  */
 #define _GNU_SOURCE
 
-#include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-#include <stdlib.h>
-
-#include "nvml_abi.h"
 #include "shim.h"
-#include "state.h"
-
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int g_refs; /* nvmlInit calls not yet matched by nvmlShutdown */
-struct drakit_state g_state;
-
-/* ---- locking and handle checks ---- */
-
-void drakit_reload(void) {
-    struct drakit_state *next = malloc(sizeof *next);
-    if (next == NULL) {
-        return;
-    }
-    char root[sizeof g_state.root];
-    strcpy(root, g_state.root);
-    if (drakit_state_load_root(next, root) == NVML_SUCCESS) {
-        drakit_state_free(&g_state);
-        g_state = *next;
-    } else {
-        drakit_debug("reread state under %s failed; keeping the state read before", root);
-    }
-    free(next);
-}
-
-/*
- * enter locks and, when initialised, rereads the state file if another
- * process (the driver, the CLI, a pod) replaced it. GPU handles are
- * positions in g_state.gpus and MIG handles name (GPU, GI, CI), so handles
- * stay valid across rereads as long as what they name still exists.
- */
-static nvmlReturn_t enter(void) {
-    pthread_mutex_lock(&g_mu);
-    if (g_refs == 0) {
-        return NVML_ERROR_UNINITIALIZED;
-    }
-    if (drakit_state_changed(&g_state)) {
-        drakit_reload();
-    }
-    return NVML_SUCCESS;
-}
-
-static nvmlReturn_t leave(nvmlReturn_t rc) {
-    pthread_mutex_unlock(&g_mu);
-    return rc;
-}
-
-nvmlReturn_t drakit_enter(void) { return enter(); }
-
-nvmlReturn_t drakit_leave(nvmlReturn_t rc) { return leave(rc); }
-
-/*
- * A GPU handle names a GPU by its minor: the address of the minor's slot
- * in a static table, given out in the order handles are first asked for
- * (the lock held). So a handle stays valid, and names the same GPU, across
- * rereads whatever other GPUs appear or vanish; one of a GPU that fell off
- * the bus (fault record lost=1) answers NVML_ERROR_GPU_IS_LOST.
- */
-struct gpu_slot {
-    int64_t minor;
-};
-static struct gpu_slot g_gpu_slots[DRAKIT_MAX_GPUS];
-static size_t g_nslots;
-
-struct nvmlDevice_st *drakit_gpu_handle(int64_t minor) {
-    size_t i = 0;
-    while (i < g_nslots && g_gpu_slots[i].minor != minor) {
-        i++;
-    }
-    if (i == g_nslots) {
-        g_gpu_slots[g_nslots++].minor = minor;
-    }
-    return (struct nvmlDevice_st *)(void *)&g_gpu_slots[i];
-}
-
-/* handle_minor is the minor a GPU handle names, or -1. */
-static int64_t handle_minor(const struct nvmlDevice_st *h) {
-    uintptr_t p = (uintptr_t)h, base = (uintptr_t)g_gpu_slots;
-    if (p < base || (p - base) % sizeof g_gpu_slots[0] != 0 ||
-        (p - base) / sizeof g_gpu_slots[0] >= g_nslots) {
-        return -1;
-    }
-    return g_gpu_slots[(p - base) / sizeof g_gpu_slots[0]].minor;
-}
-
-/* lookup returns the visible GPU behind handle h, or NULL. */
-static const struct nvmlDevice_st *lookup(const struct nvmlDevice_st *h) {
-    int64_t minor = handle_minor(h);
-    return minor < 0 ? NULL : drakit_gpu_by_minor(&g_state, minor);
-}
-
-const struct nvmlDevice_st *drakit_lookup_gpu(const struct nvmlDevice_st *h) { return lookup(h); }
-
-int drakit_handle_lost(const struct nvmlDevice_st *h) {
-    int64_t minor = handle_minor(h), ids[3];
-    if (minor < 0 && drakit_mig_handle_ids(h, ids) == 0) {
-        minor = ids[0];
-    }
-    const struct drakit_fault *f = minor < 0 ? NULL : drakit_fault_of(&g_state, minor);
-    return f != NULL && f->lost;
-}
-
-/* unresolved is the error for a handle that names no visible GPU. */
-static nvmlReturn_t unresolved(const struct nvmlDevice_st *h) {
-    return drakit_handle_lost(h) ? NVML_ERROR_GPU_IS_LOST : NVML_ERROR_INVALID_ARGUMENT;
-}
-
-nvmlReturn_t drakit_enter_device(nvmlDevice_t device, const struct nvmlDevice_st **out) {
-    nvmlReturn_t rc = enter();
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    *out = lookup(device.handle);
-    if (*out == NULL && drakit_lookup_mig(device.handle) != NULL) {
-        return NVML_ERROR_NOT_SUPPORTED;
-    }
-    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
-}
-
-nvmlReturn_t drakit_enter_any(nvmlDevice_t device, const struct nvmlDevice_st **out,
-                             const struct drakit_ci **mig) {
-    nvmlReturn_t rc = enter();
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    *out = lookup(device.handle);
-    *mig = NULL;
-    if (*out == NULL && (*mig = drakit_lookup_mig(device.handle)) != NULL) {
-        *out = drakit_gpu_by_minor(&g_state, (*mig)->gpu);
-    }
-    return *out != NULL ? NVML_SUCCESS : unresolved(device.handle);
-}
 
 static void set_handle(nvmlDevice_t *out, const struct nvmlDevice_st *d) {
-    out->handle = drakit_gpu_handle(d->minor);
-}
-
-nvmlReturn_t drakit_copy_string(char *dst, unsigned int length, const char *src, size_t n) {
-    if (dst == NULL) {
-        return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    if ((size_t)length < n + 1) {
-        return NVML_ERROR_INSUFFICIENT_SIZE;
-    }
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-    return NVML_SUCCESS;
+    *out = drakit_gpu_handle(d->minor);
 }
 
 /* ---- initialisation ---- */
 
-static nvmlReturn_t init(void) {
-    nvmlReturn_t rc = NVML_SUCCESS;
-    pthread_mutex_lock(&g_mu);
-    if (g_refs == UINT_MAX) {
-        rc = NVML_ERROR_UNKNOWN;
-    } else if (g_refs == 0) {
-        rc = drakit_state_load(&g_state);
-    }
-    if (rc == NVML_SUCCESS) {
-        g_refs++;
-    }
-    return leave(rc);
-}
+NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return drakit_init(); }
 
-NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return init(); }
-
-NVML_EXPORT nvmlReturn_t nvmlInit(void) { return init(); }
+NVML_EXPORT nvmlReturn_t nvmlInit(void) { return drakit_init(); }
 
 /* The flags change nothing: the emulator has no GPU attach step, and
  * initialisation never fails for want of GPUs. */
 NVML_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
     (void)flags;
-    return init();
+    return drakit_init();
 }
 
-NVML_EXPORT nvmlReturn_t nvmlShutdown(void) {
-    nvmlReturn_t rc = enter();
-    if (rc == NVML_SUCCESS && --g_refs == 0) {
-        drakit_state_free(&g_state);
-    }
-    return leave(rc);
-}
+NVML_EXPORT nvmlReturn_t nvmlShutdown(void) { return drakit_shutdown(); }
 
 /* ---- system ---- */
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         rc = drakit_copy_string(version, length, g_state.driver_version, g_state.driver_version_len);
     }
-    return leave(rc);
-}
-
-/*
- * enter_system locks and makes the system record available even before
- * nvmlInit, as NVML answers its library and CUDA versions without
- * initialisation: it then loads the state for this one call. The caller must
- * call leave_system.
- */
-static nvmlReturn_t enter_system(int *transient) {
-    *transient = enter() != NVML_SUCCESS;
-    return *transient ? drakit_state_load(&g_state) : NVML_SUCCESS;
-}
-
-static nvmlReturn_t leave_system(nvmlReturn_t rc, int transient) {
-    if (transient) {
-        drakit_state_free(&g_state);
-    }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
     int transient;
-    nvmlReturn_t rc = enter_system(&transient);
+    nvmlReturn_t rc = drakit_enter_system(&transient);
     if (rc == NVML_SUCCESS) {
         rc = drakit_copy_string(version, length, g_state.nvml_version, g_state.nvml_version_len);
     }
-    return leave_system(rc, transient);
+    return drakit_leave_system(rc, transient);
 }
 
 static nvmlReturn_t cuda_driver_version(int *v) {
     int transient;
-    nvmlReturn_t rc = enter_system(&transient);
+    nvmlReturn_t rc = drakit_enter_system(&transient);
     if (rc == NVML_SUCCESS) {
         if (v == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -258,7 +90,7 @@ static nvmlReturn_t cuda_driver_version(int *v) {
             *v = (int)g_state.cuda_driver_version;
         }
     }
-    return leave_system(rc, transient);
+    return drakit_leave_system(rc, transient);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion) {
@@ -272,7 +104,7 @@ NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersio
 /* ---- enumeration ---- */
 
 static nvmlReturn_t device_count(unsigned int *count) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         if (count == NULL) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -280,7 +112,7 @@ static nvmlReturn_t device_count(unsigned int *count) {
             *count = g_state.count;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount) {
@@ -292,7 +124,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount) {
 }
 
 static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *device) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc == NVML_SUCCESS) {
         if (device == NULL || index >= g_state.count) {
             rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -300,7 +132,7 @@ static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *device) {
             set_handle(device, &g_state.gpus[index]);
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
@@ -332,14 +164,14 @@ static int is_gpu_uuid(const char *s, size_t n) {
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc != NVML_SUCCESS) {
-        return leave(rc);
+        return drakit_leave(rc);
     }
     /* NVML_DEVICE_UUID_V2_BUFFER_SIZE (96) bounds every UUID, NUL included. */
     size_t n = uuid != NULL ? strnlen(uuid, 96) : 0;
     if (device == NULL || uuid == NULL || n == 96) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     if (strncmp(uuid, "MIG-", 4) == 0) {
         /* A visible MIG device by its UUID (either case); anything else
@@ -356,10 +188,10 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
                 rc = NVML_SUCCESS;
             }
         }
-        return leave(rc);
+        return drakit_leave(rc);
     }
     if (!is_gpu_uuid(uuid, n)) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     rc = NVML_ERROR_NOT_FOUND;
     for (unsigned int i = 0; i < g_state.count && rc != NVML_SUCCESS; i++) {
@@ -372,7 +204,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_
             rc = NVML_SUCCESS;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 /* hex_field reads 1..max hex digits at *p (up to end) and advances *p. */
@@ -432,12 +264,12 @@ static int parse_bus_id(const char *s, unsigned int id[4]) {
 
 static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device) {
     unsigned int id[4];
-    nvmlReturn_t rc = enter();
+    nvmlReturn_t rc = drakit_enter();
     if (rc != NVML_SUCCESS) {
-        return leave(rc);
+        return drakit_leave(rc);
     }
     if (device == NULL || pciBusId == NULL || parse_bus_id(pciBusId, id) != 0) {
-        return leave(NVML_ERROR_INVALID_ARGUMENT);
+        return drakit_leave(NVML_ERROR_INVALID_ARGUMENT);
     }
     rc = NVML_ERROR_NOT_FOUND;
     for (unsigned int i = 0; i < g_state.count && rc != NVML_SUCCESS; i++) {
@@ -447,7 +279,7 @@ static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device)
             rc = NVML_SUCCESS;
         }
     }
-    return leave(rc);
+    return drakit_leave(rc);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,

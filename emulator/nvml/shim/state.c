@@ -93,13 +93,6 @@ static nvmlReturn_t read_file(const char *path, char **out, size_t *outlen, stru
 
 /* ---- the root ---- */
 
-static int join(char *out, size_t n, const char *root, const char *rel) {
-    size_t rl = strlen(root);
-    const char *sep = rl > 0 && root[rl - 1] == '/' ? "" : "/";
-    int w = snprintf(out, n, "%s%s%s", root, sep, rel);
-    return w < 0 || (size_t)w >= n ? -1 : 0;
-}
-
 struct self_query {
     uintptr_t addr;
     int found;
@@ -152,18 +145,6 @@ static int resolve_root(char *root, size_t n, errbuf *e) {
 
 /* ---- load ---- */
 
-void drakit_debug(const char *fmt, ...) {
-    const char *v = getenv("DRAKIT_NVML_DEBUG");
-    if (v != NULL && *v != '\0') {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("drakit NVML shim: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
-
 static void free_records(struct drakit_state *s) {
     free(s->migs);
     free(s->giprofiles);
@@ -205,7 +186,7 @@ int drakit_state_parse(struct drakit_state *s, char *buf, size_t len) {
 /* exists reports whether root/rel exists. */
 static int exists(const char *root, const char *rel) {
     char path[PATH_MAX];
-    return join(path, sizeof path, root, rel) == 0 && access(path, F_OK) == 0;
+    return drakit_join(path, sizeof path, root, rel) == 0 && access(path, F_OK) == 0;
 }
 
 static int cap_node_exists(const char *root, int64_t minor) {
@@ -221,11 +202,15 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
     size_t len = 0;
     memset(&e, 0, sizeof e);
     memset(s, 0, sizeof *s);
-    if (strlen(root) >= sizeof s->root || join(path, sizeof path, root, STATE_RELATIVE_PATH) != 0) {
+    if (strlen(root) >= sizeof s->root || drakit_join(path, sizeof path, root, STATE_RELATIVE_PATH) != 0) {
         drakit_debug("nvmlInit: emulator root %.128s...: path too long", root);
         return NVML_ERROR_UNKNOWN;
     }
     struct stat st;
+    /* Before the file: a change made while it is read moves the counter
+     * again, and the next call rereads. */
+    uint64_t generation = 0;
+    int have_generation = drakit_gen_load(&generation);
     nvmlReturn_t rc = read_file(path, &buf, &len, &st, &e);
     if (rc != NVML_SUCCESS) {
         drakit_debug("nvmlInit: %.400s", e.msg);
@@ -236,6 +221,8 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
         return NVML_ERROR_UNKNOWN;
     }
     strcpy(s->root, root);
+    s->generation = generation;
+    s->have_generation = have_generation;
     s->st_dev = (unsigned long long)st.st_dev;
     s->st_ino = (unsigned long long)st.st_ino;
     s->st_size = (unsigned long long)st.st_size;
@@ -253,6 +240,7 @@ nvmlReturn_t drakit_state_load_root(struct drakit_state *s, const char *root) {
                 s->gpus[visible] = s->gpus[i];
             }
             s->gpus[visible].index = visible;
+            s->gpu_at[s->gpus[visible].minor] = (unsigned char)(visible + 1);
             visible++;
         }
     }
@@ -280,13 +268,22 @@ nvmlReturn_t drakit_state_load(struct drakit_state *s) {
         drakit_debug("nvmlInit: %.400s", e.msg);
         return NVML_ERROR_UNKNOWN;
     }
+    drakit_gen_attach(root);
     return drakit_state_load_root(s, root);
 }
 
 int drakit_state_changed(const struct drakit_state *s) {
+    uint64_t generation;
+    if (drakit_gen_load(&generation)) {
+        return !s->have_generation || generation != s->generation;
+    }
+    return drakit_state_file_changed(s);
+}
+
+int drakit_state_file_changed(const struct drakit_state *s) {
     char path[PATH_MAX];
     struct stat st;
-    if (s->root[0] == '\0' || join(path, sizeof path, s->root, STATE_RELATIVE_PATH) != 0 ||
+    if (s->root[0] == '\0' || drakit_join(path, sizeof path, s->root, STATE_RELATIVE_PATH) != 0 ||
         syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0) {
         return 0; /* nothing better to read */
     }
@@ -295,10 +292,6 @@ int drakit_state_changed(const struct drakit_state *s) {
            (unsigned long long)st.st_size != s->st_size ||
            (long long)st.st_mtim.tv_sec != s->mtime_sec ||
            (long long)st.st_mtim.tv_nsec != s->mtime_nsec;
-}
-
-int drakit_join(char *out, size_t n, const char *root, const char *rel) {
-    return join(out, n, root, rel);
 }
 
 void drakit_state_free(struct drakit_state *s) {

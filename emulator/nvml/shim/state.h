@@ -6,7 +6,7 @@
  * GPUs whose device node <root>/dev/nvidia<minor> exists and whose fault
  * record (if any) does not say lost.
  *
- * Not thread-safe by itself: shim.c serialises every call with one mutex.
+ * Not thread-safe by itself: handles.c serialises every call with one mutex.
  */
 #ifndef DRAKIT_NVML_STATE_H
 #define DRAKIT_NVML_STATE_H
@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "nvml_abi.h"
 
 /* Minors are unique and 0..254, so a valid file holds at most 255 GPUs. */
@@ -143,16 +144,51 @@ struct drakit_state {
     size_t nfaults;
     struct drakit_event *events; /* in file order: ascending seq */
     size_t nevents;
+    /* By minor: 1 + the index in gpus of the visible GPU, 0 for none
+     * (drakit_state_load_root builds it; drakit_gpu_by_minor reads it). */
+    unsigned char gpu_at[DRAKIT_MAX_GPUS];
     char root[4096];     /* the emulator root the state was read from */
-    /* Identity of the file read, to notice when another process replaced it. */
+    /* Identity of the file read, to notice when another process replaced it
+     * (where the root has no generation file). */
     unsigned long long st_dev, st_ino, st_size;
     long long mtime_sec, mtime_nsec;
+    /* The generation counter read before the file (have_generation: the
+     * generation file was mapped then). */
+    uint64_t generation;
+    int have_generation;
 };
 
-/* drakit_state_changed reports whether s's state file is no longer the one s was read from. */
+/*
+ * drakit_state_changed reports whether s's state file is no longer the one s
+ * was read from: with the generation file mapped, whether its counter moved
+ * (an atomic load, no system call); without it, whether a stat of the state
+ * file differs (drakit_state_file_changed).
+ */
 int drakit_state_changed(const struct drakit_state *s);
 
-/* Lookups among the MIG records of s (NULL when absent). */
+/* drakit_state_file_changed reports whether a stat of s's state file differs
+ * from the file s was read from (device, inode, size, mtime); 0 when it
+ * cannot be stat'ed. It ignores the generation counter, which a writer bumps
+ * only after its rename. */
+int drakit_state_file_changed(const struct drakit_state *s);
+
+/*
+ * The generation file (generation.c). drakit_gen_attach maps root's
+ * read-only, unless the mapping is of that file already; without a valid one
+ * (missing, short, no magic: explained with $DRAKIT_NVML_DEBUG) it leaves
+ * none. drakit_gen_detach unmaps it. drakit_gen_load stores the counter in
+ * *v and returns 1, or returns 0 when none is mapped. drakit_gen_bump adds
+ * one to root's counter (creating the file if missing), as every writer does
+ * after renaming a new state file into place; 0, or -1.
+ */
+void drakit_gen_attach(const char *root);
+void drakit_gen_detach(void);
+int drakit_gen_load(uint64_t *v);
+int drakit_gen_bump(const char *root);
+
+/* Lookups among the records of s (NULL when absent); drakit_gpu_by_minor
+ * finds the visible GPUs of a state drakit_state_load_root read, in one
+ * indexing. */
 const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor);
 const struct drakit_mig *drakit_mig_of(const struct drakit_state *s, int64_t gpu);
 const struct drakit_gi *drakit_gi_of(const struct drakit_state *s, int64_t gpu, int64_t id);
@@ -163,13 +199,12 @@ const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s,
 int drakit_list_contains(const struct drakit_list *l, int64_t v);
 /* drakit_fault_of returns the fault record of GPU minor gpu, or NULL (healthy). */
 const struct drakit_fault *drakit_fault_of(const struct drakit_state *s, int64_t gpu);
-/* drakit_join writes root/rel into out; 0, or -1 when it does not fit. */
-int drakit_join(char *out, size_t n, const char *root, const char *rel);
 
 /*
  * drakit_state_load fills s (which must be empty) from the emulator root:
  * $DRAKIT_EMULATOR_ROOT when set and non-empty; otherwise the directory the
  * shim was loaded from, minus /usr/lib/<multiarch>/<file>; otherwise "/".
+ * It attaches the root's generation file first (drakit_gen_attach).
  * It returns NVML_SUCCESS, or NVML_ERROR_DRIVER_NOT_LOADED when there is no
  * state file, NVML_ERROR_NO_PERMISSION when it cannot be read for lack of
  * permission, NVML_ERROR_MEMORY when memory runs out, and NVML_ERROR_UNKNOWN
@@ -196,8 +231,5 @@ int drakit_state_parse(struct drakit_state *s, char *buf, size_t len);
 
 /* drakit_state_free releases what drakit_state_load acquired and empties s. */
 void drakit_state_free(struct drakit_state *s);
-
-/* drakit_debug explains something on stderr when $DRAKIT_NVML_DEBUG is set. */
-void drakit_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* DRAKIT_NVML_STATE_H */

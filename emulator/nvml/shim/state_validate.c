@@ -394,7 +394,10 @@ const struct drakit_fault *drakit_fault_of(const struct drakit_state *s, int64_t
 }
 
 const struct nvmlDevice_st *drakit_gpu_by_minor(const struct drakit_state *s, int64_t minor) {
-    return gpu_by_minor(s, minor);
+    if (minor < 0 || minor >= DRAKIT_MAX_GPUS || s->gpu_at[minor] == 0) {
+        return NULL;
+    }
+    return &s->gpus[s->gpu_at[minor] - 1];
 }
 
 const struct drakit_mig *drakit_mig_of(const struct drakit_state *s, int64_t gpu) {

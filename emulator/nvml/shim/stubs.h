@@ -1,7 +1,7 @@
 /*
  * NVML_STUB(name) defines an exported weak function that returns
  * NVML_ERROR_NOT_SUPPORTED (3). nvml_stubs_gen.c applies it to every function
- * nvml.h declares; the strong definitions in shim.c override the weak ones at
+ * nvml.h declares; the shim's strong definitions override the weak ones at
  * link time.
  *
  * A stub is declared without parameters and with an int return: on the

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/interpose"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -120,6 +121,12 @@ type Config struct {
 	// NodeName is the node whose CDI dir, kubelet root dir and sysfs the
 	// kit reads; empty means the cluster's only node.
 	NodeName string
+	// Interpose is the control address (a unix socket path or
+	// 127.0.0.1:PORT) of drakit interpose sitting between the node's
+	// kubelet and the driver: the @interpose scenarios arm its faults,
+	// read its records and call the driver through it. Empty means there
+	// is none: those scenarios are skipped, with that reason.
+	Interpose string
 	// PCIVendor and PCIClass say which of the node's PCI functions are the
 	// driver's devices (declaration deviceKinds[].pci): a vendor ID of four
 	// hex digits, a class code prefix of two, four or six.
@@ -168,7 +175,7 @@ type Config struct {
 	// scenario.
 	Tags string
 	// Profile restricts the run to the scenarios of one conformance profile
-	// (report.ProfileNames: core, partitionable, consumable-capacity, device-status, alpha) that Tags selects;
+	// (report.ProfileNames: core, partitionable, consumable-capacity, device-status, device-taints, alpha) that Tags selects;
 	// empty runs every profile.
 	Profile string
 	// FailOnSkip makes a skipped scenario fail the run, for drivers that
@@ -376,6 +383,11 @@ func (c Config) Validate() error {
 	if c.NodeName != "" {
 		if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 && net.ParseIP(c.NodeName) == nil {
 			bad("NodeName", "%q is not a node name: %s", c.NodeName, strings.Join(msgs, "; "))
+		}
+	}
+	if c.Interpose != "" {
+		if _, err := interpose.NewClient(c.Interpose); err != nil {
+			bad("Interpose", "%v", err)
 		}
 	}
 	if c.NodeKubeletRootDir != "" && !filepath.IsAbs(c.NodeKubeletRootDir) {

@@ -67,18 +67,21 @@ func TestConfigValidate(t *testing.T) {
 		"empty alternative":      {mutate: func(c *Config) { c.Tags = "@a,,@b" }, want: []string{"Tags", "empty term"}},
 		"tag with space":         {mutate: func(c *Config) { c.Tags = "@kep 4381" }, want: []string{"Tags", "is not a tag"}},
 		"a profile":              {mutate: func(c *Config) { c.Profile = "partitionable" }},
-		"unknown profile":        {mutate: func(c *Config) { c.Profile = "gold" }, want: []string{`Profile: unknown profile "gold" (known: core, partitionable, consumable-capacity, device-status, alpha)`}},
+		"unknown profile":        {mutate: func(c *Config) { c.Profile = "gold" }, want: []string{`Profile: unknown profile "gold" (known: core, partitionable, consumable-capacity, device-status, device-taints, alpha)`}},
 		"comma in artifacts dir": {mutate: func(c *Config) { c.ArtifactsDir = "a,b" }, want: []string{"ArtifactsDir", "comma"}},
 		"no artifacts dir":       {mutate: func(c *Config) { c.ArtifactsDir = "" }, want: []string{"ArtifactsDir: required"}},
 		"zero timeouts": {
 			mutate: func(c *Config) { c.Timeouts.PodStart, c.Timeouts.Cleanup = 0, -time.Second },
 			want:   []string{"Timeouts.PodStart: 0s must be positive", "Timeouts.Cleanup: -1s must be positive"},
 		},
-		"no concurrency":   {mutate: func(c *Config) { c.Concurrency = 0 }, want: []string{"Concurrency: 0"}},
-		"negative seed":    {mutate: func(c *Config) { c.Randomize = -2 }, want: []string{"Randomize: -2"}},
-		"unknown format":   {mutate: func(c *Config) { c.Format = "junit" }, want: []string{`Format: "junit"`}},
-		"no output":        {mutate: func(c *Config) { c.Output = nil }, want: []string{"Output: required"}},
-		"several problems": {mutate: func(c *Config) { c.Kubeconfig, c.Concurrency = "", 0 }, want: []string{"Kubeconfig: required", "Concurrency: 0"}},
+		"interposer on a unix socket": {mutate: func(c *Config) { c.Interpose = "/run/drakit/interpose.sock" }},
+		"interposer on loopback":      {mutate: func(c *Config) { c.Interpose = "127.0.0.1:7070" }},
+		"interposer off loopback":     {mutate: func(c *Config) { c.Interpose = "0.0.0.0:7070" }, want: []string{"Interpose", "loopback only"}},
+		"no concurrency":              {mutate: func(c *Config) { c.Concurrency = 0 }, want: []string{"Concurrency: 0"}},
+		"negative seed":               {mutate: func(c *Config) { c.Randomize = -2 }, want: []string{"Randomize: -2"}},
+		"unknown format":              {mutate: func(c *Config) { c.Format = "junit" }, want: []string{`Format: "junit"`}},
+		"no output":                   {mutate: func(c *Config) { c.Output = nil }, want: []string{"Output: required"}},
+		"several problems":            {mutate: func(c *Config) { c.Kubeconfig, c.Concurrency = "", 0 }, want: []string{"Kubeconfig: required", "Concurrency: 0"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

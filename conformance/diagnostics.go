@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,6 +116,16 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		writeEvents(&b, list.Items)
+	}
+	if len(w.taint.rules) > 0 {
+		section("DeviceTaintRules of the scenario")
+		for _, name := range sortedCopy(slices.Collect(maps.Values(w.taint.rules))) {
+			if r, err := w.kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{}); err != nil {
+				fmt.Fprintf(&b, "get %s: %v\n", name, err)
+			} else {
+				writeYAML(&b, r)
+			}
+		}
 	}
 	section("ResourceSlices of driver " + w.cfg.DriverName)
 	if slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName); err != nil {

@@ -33,8 +33,11 @@
 // (drakit.dev/drakit/conformance/inventory; its claims are kept on them)
 // and a cleanup ledger: everything it creates is deleted afterwards, even
 // when it failed, and the kit waits for its pods and claims to be gone
-// before it gives the devices back. When a scenario fails, its claims,
-// templates, pods, events, probe reports, the driver's ResourceSlices and
+// before it gives the devices back. The DeviceTaintRules a scenario
+// creates (KEP-5055) are cluster-scoped: cleanup waits until they are gone
+// before the devices go back, and a run starts by deleting every rule
+// labelled as the kit's, left by a run that was killed. When a scenario
+// fails, its claims, templates, pods, events, probe reports, the driver's ResourceSlices and
 // the driver pods' log tails are written to
 // ArtifactsDir/diagnostics/<scenario>.txt and attached to the report.
 //

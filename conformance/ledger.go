@@ -25,9 +25,13 @@ const (
 	// scenario's namespace.
 	kindResourceSlice = "ResourceSlice"
 	kindDeviceClass   = "DeviceClass"
+	// DeviceTaintRules the scenario created (KEP-5055), cluster-scoped and
+	// named after its namespace: cleanup waits until they are gone, so that
+	// no taint of the scenario outlives its device lease.
+	kindDeviceTaintRule = "DeviceTaintRule"
 )
 
-var cleanupOrder = map[string]int{kindPod: 0, kindClaim: 1, kindClaimTemplate: 2, kindResourceSlice: 3, kindDeviceClass: 4}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindClaim: 2, kindClaimTemplate: 3, kindResourceSlice: 4, kindDeviceClass: 5}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -81,7 +85,7 @@ func (w *world) cleanup(ctx context.Context) error {
 
 func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string, l *ledger, timeouts Timeouts) error {
 	var errs []error
-	var pods []string
+	var pods, rules []string
 	for _, e := range l.ordered() {
 		var err error
 		switch e.kind {
@@ -96,11 +100,28 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.name, metav1.DeleteOptions{})
 		case kindDeviceClass:
 			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.name, metav1.DeleteOptions{})
+		case kindDeviceTaintRule:
+			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.name, metav1.DeleteOptions{})
+			rules = append(rules, e.name)
 		default:
 			err = fmt.Errorf("unknown kind %s", e.kind)
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", e.kind, ns, e.name, err))
+		}
+	}
+	if len(rules) > 0 {
+		err := poll(ctx, timeouts.Cleanup, fmt.Sprintf("DeviceTaintRules %s to be gone", strings.Join(rules, ", ")), func(ctx context.Context) (bool, string, error) {
+			var left []string
+			for _, n := range rules {
+				if _, err := kube.ResourceV1().DeviceTaintRules().Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					left = append(left, n)
+				}
+			}
+			return len(left) == 0, "still there: " + strings.Join(left, ", "), nil
+		})
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(pods) > 0 {

@@ -103,6 +103,9 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	if err := s.startSliceInformer(ctx, stop); err != nil {
 		return Result{}, err
 	}
+	if err := s.removeLeftoverRules(ctx); err != nil {
+		return Result{}, err
+	}
 	selected, err := report.Selected(s.features, tags)
 	if err != nil {
 		return Result{}, err

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 )
@@ -27,8 +25,6 @@ func (w *world) hardwareSteps() []stepDef {
 		{`^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, w.deviceTaintedAsDeclared, nil},
 		{`^within (\d+) seconds the device of the claim "([^"]+)" has no taint$`, w.deviceUntainted, nil},
 		{`^the device of the claim "([^"]+)" stays without a taint for (\d+) seconds$`, w.deviceStaysUntainted, nil},
-		{`^within (\d+) seconds pod "([^"]+)" is evicted by the device taint manager$`, w.podEvictedForTaint, nil},
-		{`^pod "([^"]+)" keeps running for (\d+) seconds$`, w.podKeepsRunning, nil},
 		{`^a ResourceClaim "([^"]+)" pinned to the device of the claim "([^"]+)"$`, w.claimPinnedLike, nil},
 	}
 }
@@ -261,64 +257,6 @@ func (w *world) deviceStaysUntainted(ctx context.Context, claim string, seconds 
 		}
 		if len(d.Taints) > 0 {
 			return ctx, fmt.Errorf("device %s/%s of claim %s: expected no taint, got %s", r.Pool, r.Device, claim, describeTaints(d.Taints))
-		}
-		if time.Now().After(deadline) {
-			return ctx, nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx, ctx.Err()
-		case <-time.After(pollInterval):
-		}
-	}
-}
-
-// podEvictedForTaint waits until the device taint manager has deleted the
-// pod: gone, or terminating with the DisruptionTarget condition of reason
-// DeletionByDeviceTaintManager.
-func (w *world) podEvictedForTaint(ctx context.Context, seconds int, podName string) (context.Context, error) {
-	if _, err := w.pod(podName); err != nil {
-		return ctx, err
-	}
-	var sawCondition bool
-	err := poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to be evicted by the device taint manager", podName), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, "", nil
-		}
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-				if c.Reason != "DeletionByDeviceTaintManager" {
-					return false, "", fmt.Errorf("pod %s: expected DisruptionTarget reason DeletionByDeviceTaintManager, got %s (%s)", podName, c.Reason, c.Message)
-				}
-				sawCondition = true
-			}
-		}
-		return sawCondition && pod.DeletionTimestamp != nil, describePod(pod), nil
-	})
-	if err == nil {
-		ctx = w.attachSinceFault(ctx, "eviction")
-	}
-	return ctx, err
-}
-
-// podKeepsRunning watches the pod for the duration: it must stay running
-// and not be marked for deletion.
-func (w *world) podKeepsRunning(ctx context.Context, podName string, seconds int) (context.Context, error) {
-	if _, err := w.pod(podName); err != nil {
-		return ctx, err
-	}
-	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
-	for {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
-		if err != nil {
-			return ctx, fmt.Errorf("pod %s: expected it to keep running: %w", podName, err)
-		}
-		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-			return ctx, fmt.Errorf("pod %s: expected it to keep running, got %s", podName, describePod(pod))
 		}
 		if time.Now().After(deadline) {
 			return ctx, nil

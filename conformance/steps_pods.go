@@ -20,6 +20,7 @@ func (w *world) podSteps() []stepDef {
 	return []stepDef{
 		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim, nil},
 		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim, nil},
+		{`^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, w.podWithClaims, nil},
 		{`^pod "([^"]+)" is running$`, w.podIsRunning, nil},
 		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable, nil},
 		{`^pod "([^"]+)" is deleted$`, w.deletePod, nil},
@@ -46,6 +47,10 @@ func (w *world) podWithTemplateClaim(ctx context.Context, pod, claim, template s
 
 func (w *world) podWithClaim(ctx context.Context, pod, claim string) error {
 	return w.createPod(ctx, pod, []podClaim{{name: claim, claim: claim}})
+}
+
+func (w *world) podWithClaims(ctx context.Context, pod, first, second string) error {
+	return w.createPod(ctx, pod, []podClaim{{name: first, claim: first}, {name: second, claim: second}})
 }
 
 // podIsRunning waits for the pod to run, reads its probe report and

@@ -104,6 +104,8 @@ type world struct {
 	// once picked; asks are what its claims asked of it, by claim name.
 	shared *sharedTarget
 	asks   map[string]capacityAsk
+	// taint is what the KEP-5055 steps remember: named devices, rules.
+	taint taintState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -154,7 +156,8 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{}}
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {

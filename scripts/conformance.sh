@@ -28,6 +28,8 @@ teardown() {
   if [ -n "${explain_pid:-}" ] && kill -0 "$explain_pid" 2>/dev/null; then kill "$explain_pid" 2>/dev/null || true; fi
   # The emulator's sriov_numvfs watcher is this run's: stopped by its PID.
   if [ -n "${watch_pid:-}" ] && kill -0 "$watch_pid" 2>/dev/null; then kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; fi
+  # So is drakit interpose (it removes its sockets when stopped).
+  if [ -n "${interpose_pid:-}" ] && kill -0 "$interpose_pid" 2>/dev/null; then kill "$interpose_pid" 2>/dev/null || true; wait "$interpose_pid" 2>/dev/null || true; fi
   # down removes the run dir, logs included: keep the components' logs with the reports.
   if [ -n "${DRAKIT_RUN_DIR:-}" ] && [ -d "$DRAKIT_RUN_DIR/logs" ]; then
     mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
@@ -91,8 +93,36 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # The GPU driver claims neither consumable capacity nor device status; the NIC driver has no
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
 # that exist).
-kit gpu docs/examples/reference-driver.yaml '~@kep-5075 && ~@kep-4817'
-kit nic docs/examples/reference-nic-driver.yaml '@kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817'
+kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817'
+kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055'
+
+# --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
+# The GPU driver is redeployed to register in a directory of its own; drakit interpose, a process on
+# the host, registers in its place with the kubelet, forwards and records every call (records in
+# $ARTIFACTS/interpose) and injects the faults the scenarios arm through its control socket. The
+# interposer starts first: it waits for the driver's registration socket.
+interpose_dir="$DRAKIT_KUBELET_ROOT_DIR/plugins/interposed"
+interpose_control="$DRAKIT_RUN_DIR/interpose.sock"
+mkdir -p "$interpose_dir" "$ARTIFACTS/interpose"
+log "deploying the reference GPU driver behind drakit interpose"
+$drakit interpose --driver-registration-socket "$interpose_dir/gpu.drakit.dev-reg.sock" \
+  --kubelet-registrar-dir "$DRAKIT_KUBELET_ROOT_DIR/plugins_registry" --control "$interpose_control" \
+  --records "$ARTIFACTS/interpose/records.jsonl" >"$ARTIFACTS/logs/interpose.log" 2>&1 &
+interpose_pid=$!
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager \
+  --registrar-dir "$interpose_dir"
+log "running the kubelet-contract features against the GPU driver through drakit interpose"
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/interpose" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+  --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
+  --driver-config docs/examples/reference-driver.yaml --tags '@interpose' --interpose "$interpose_control" \
+  --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+# The driver registers with the kubelet itself again for whatever follows.
+kill "$interpose_pid" && wait "$interpose_pid" || die "drakit interpose did not stop cleanly (see $ARTIFACTS/logs/interpose.log)"
+interpose_pid=
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+# --- end of drakit interpose ---------------------------------------------------------------------
 
 wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end test failed"; }
 grep -q -- '--- PASS: TestIntegrationExplain' "$explain_out" ||

@@ -139,6 +139,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
 	f.StringVar(&cfg.NodeEmulatorRoot, "node-emulator-root", cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT; empty: scenarios that catch the driver mid-prepare are skipped)")
 	f.StringVar(&cfg.NodeSysfsRoot, "node-sysfs", cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys; empty: the inventory lint rule is skipped)")
+	f.StringVar(&cfg.Interpose, "interpose", cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (a unix socket or 127.0.0.1:PORT; empty: @interpose scenarios are skipped)")
 	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
 	f.StringVar(&cfg.PCIVendor, "pci-vendor", cfg.PCIVendor, "PCI vendor ID of the driver's devices, for the inventory lint rule (10de)")
 	f.StringVar(&cfg.PCIClass, "pci-class", cfg.PCIClass, "PCI class code prefix of the driver's devices (0302)")

@@ -74,6 +74,11 @@ var profiles = []profile{
 		keps:        []int{4817},
 	},
 	{
+		name:        "device-taints",
+		description: "device taints and tolerations (KEP-5055, GA): DeviceTaintRules the kit creates keep claims off a driver's devices and evict the pods using them; every DRA driver",
+		keps:        []int{5055},
+	},
+	{
 		name:        "alpha",
 		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
 		keps:        []int{5677, 5963},

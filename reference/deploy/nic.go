@@ -82,7 +82,7 @@ func DefaultNICOptions() NICOptions {
 
 // common returns the options every driver's deployment has.
 func (o *NICOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, ""}
 }
 
 func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys") }

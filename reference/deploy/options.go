@@ -65,6 +65,11 @@ type Options struct {
 	Privileged bool
 	// Timeout bounds Apply's and Delete's wait.
 	Timeout time.Duration
+	// RegistrarDir is where the driver registers its plugin; empty: the
+	// kubelet's (<KubeletRootDir>/plugins_registry). Another directory
+	// (below KubeletRootDir, created on the node) hides the driver from
+	// the kubelet, for drakit interpose to register in its place.
+	RegistrarDir string
 }
 
 // DefaultOptions returns the options the manifests are written with.
@@ -83,7 +88,7 @@ func DefaultOptions() Options {
 
 // common returns the options every driver's deployment has.
 func (o *Options) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir}
 }
 
 // driverRootWritable are the directories below the driver root that the
@@ -223,6 +228,9 @@ func (o *Options) Validate() error {
 		if msgs := validation.IsDNS1123Subdomain(o.RuntimeClassName); len(msgs) > 0 {
 			own = append(own, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
 		}
+	}
+	if o.RegistrarDir != "" && (!filepath.IsAbs(o.RegistrarDir) || !within(filepath.Clean(o.RegistrarDir), filepath.Clean(o.KubeletRootDir))) {
+		own = append(own, fmt.Errorf("RegistrarDir (--registrar-dir) %q: want an absolute directory below KubeletRootDir %q", o.RegistrarDir, o.KubeletRootDir))
 	}
 	return o.common().validate(own, hostPathOption{"DriverRoot", "driver-root", o.DriverRoot})
 }

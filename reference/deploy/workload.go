@@ -27,10 +27,18 @@ type driverOptions struct {
 	apiServerHost                             string
 	apiServerPort                             int
 	timeout                                   time.Duration
+	// registrar is where the driver registers; empty: the kubelet's
+	// plugin registration directory.
+	registrar string
 }
 
-// registrarDir is the kubelet's plugin registration directory.
+// registrarDir is where the driver registers: the kubelet's plugin
+// registration directory unless registrar names another (a driver
+// behind drakit interpose).
 func (o driverOptions) registrarDir() string {
+	if o.registrar != "" {
+		return o.registrar
+	}
 	return filepath.Join(o.kubeletRootDir, "plugins_registry")
 }
 

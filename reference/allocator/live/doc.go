@@ -7,8 +7,11 @@
 // DeviceClass, the claims already allocated (the devices in use) and the
 // claims to allocate, with the allocator features that the cluster's
 // feature gates enable (FeaturesFromGates; the API server reports its gates
-// on /metrics, EnabledGates). The result is a plain Scenario: `drakit
-// allocate -f` replays it, and the kit writes it next to a finding.
+// on /metrics, EnabledGates). The slices are the scheduler's view of them:
+// each DeviceTaintRule's taint is added to the devices it selects
+// (KEP-5055), by upstream's ResourceSlice tracker. The result is a plain
+// Scenario: `drakit allocate -f` replays it, and the kit writes it next to
+// a finding.
 //
 // On a Scenario:
 //   - Allocate runs the reference allocator, which is complete where

@@ -115,3 +115,39 @@ func TestPodClaims(t *testing.T) {
 		t.Errorf("a claim not generated yet: %v", err)
 	}
 }
+
+// A DeviceTaintRule's taint counts as the scheduler counts it: on the
+// devices it selects, not on the others.
+func TestExplainClaimsAppliesDeviceTaintRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	features := FeaturesFromGates([]string{"DRADeviceTaints"})
+	kube := cluster(t, claim("fits", "", 1, nil))
+	rule := func(name, device string) *resourceapi.DeviceTaintRule {
+		return &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To("gpu.example.com"), Pool: ptr.To("n1"), Device: ptr.To(device)},
+			Taint:          resourceapi.DeviceTaint{Key: "example.com/maintenance", Effect: resourceapi.DeviceTaintEffectNoSchedule}}}
+	}
+	refs := []types.NamespacedName{{Namespace: "ns", Name: "fits"}}
+	// gpu-0 is in use anyway: its taint changes nothing.
+	if _, err := kube.ResourceV1().DeviceTaintRules().Create(ctx, rule("busy-device", "gpu-0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ExplainClaims(ctx, kube, features, "", refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.String(); !strings.Contains(got, "node n1: fits") {
+		t.Errorf("a taint on the device in use keeps the claim from gpu-1:\n%s", got)
+	}
+	if _, err := kube.ResourceV1().DeviceTaintRules().Create(ctx, rule("free-device", "gpu-1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ex, err = ExplainClaims(ctx, kube, features, "", refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ex.String(), "it has taint example.com/maintenance=:NoSchedule, which the request does not tolerate"; !strings.Contains(got, want) {
+		t.Errorf("explanation lacks %q:\n%s", want, got)
+	}
+}

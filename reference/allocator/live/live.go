@@ -105,9 +105,9 @@ func Capture(ctx context.Context, kube kubernetes.Interface, features scenario.F
 	if err != nil {
 		return nil, fmt.Errorf("capture the allocation state: get node %s: %w", node, err)
 	}
-	sl, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	sl, err := schedulerSlices(ctx, kube)
 	if err != nil {
-		return nil, fmt.Errorf("capture the allocation state: list ResourceSlices: %w", err)
+		return nil, fmt.Errorf("capture the allocation state: %w", err)
 	}
 	classes, err := kube.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -127,8 +127,8 @@ func Capture(ctx context.Context, kube kubernetes.Interface, features scenario.F
 	s := &scenario.Scenario{APIVersion: scenario.APIVersion, Kind: scenario.Kind, Features: features, Node: n,
 		Name:   fmt.Sprintf("live state of node %s for %s", node, strings.Join(names, ", ")),
 		Claims: make([]*resourceapi.ResourceClaim, len(judged))}
-	for i := range sl.Items {
-		x := sl.Items[i].DeepCopy()
+	for _, x := range sl {
+		x = x.DeepCopy()
 		stripMeta(&x.ObjectMeta)
 		s.ResourceSlices = append(s.ResourceSlices, x)
 	}

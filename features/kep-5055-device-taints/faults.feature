@@ -10,7 +10,7 @@ Feature: KEP-5055 taints from hardware faults: the driver taints a broken device
     Given the driver claims the capability "deviceTaints"
     And the driver publishes at least 1 device
 
-  @kep-5055 @core @emulator
+  @kep-5055 @extended @emulator @hardware-faults
   Scenario: A fault the driver answers with NoExecute evicts the pod, frees its claim, and the reset clears the taint
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "doomed" requesting 1 device
@@ -26,7 +26,7 @@ Feature: KEP-5055 taints from hardware faults: the driver taints a broken device
     When a pod "successor" is created with the claim "heir"
     Then pod "successor" is running
 
-  @kep-5055 @core @emulator
+  @kep-5055 @extended @emulator @hardware-faults
   Scenario: A fault the driver answers with NoSchedule leaves the running pod alone and keeps new claims off the device
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "drained" requesting 1 device
@@ -44,7 +44,7 @@ Feature: KEP-5055 taints from hardware faults: the driver taints a broken device
     Then within 10 seconds the device of the claim "drained" has no taint
     And pod "latecomer" is running
 
-  @kep-5055 @extended @emulator
+  @kep-5055 @extended @emulator @hardware-faults
   Scenario: The driver restarted during a fault publishes the same taint again
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "scarred" requesting 1 device

@@ -156,6 +156,11 @@ type Config struct {
 	// (declaration deviceKinds[].pcieRootPeers). Empty: the alignment
 	// scenarios skip.
 	PCIeRootPeerClasses []string
+	// FaultResponses are the emulated hardware faults the kit may inject
+	// under the driver's whole devices and the driver's answer to each,
+	// "<xid>=<health>[/<taint effect>]" (declaration deviceKinds[].faults,
+	// e.g. 48=Unhealthy/NoExecute). Empty: the fault scenarios skip.
+	FaultResponses []string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.
@@ -319,6 +324,9 @@ func (c Config) Validate() error {
 		if msgs := validation.IsDNS1123Subdomain(peer); len(msgs) > 0 {
 			bad("PCIeRootPeerClasses", "%q is not a DNS subdomain: %s", peer, strings.Join(msgs, "; "))
 		}
+	}
+	if _, err := parseFaultResponses(c.FaultResponses); err != nil {
+		bad("FaultResponses", "%v", err)
 	}
 	if err := validateCapabilities(c.Capabilities); err != nil {
 		bad("Capabilities", "%v", err)

@@ -28,6 +28,7 @@ const (
 	fieldSharedIdentity      = "SharedIdentityAttribute"
 	fieldSharedCapacity      = "SharedCapacity"
 	fieldPCIeRootPeerClasses = "PCIeRootPeerClasses"
+	fieldFaultResponses      = "FaultResponses"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
@@ -35,7 +36,7 @@ func DeclaredFields() []string {
 	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
 		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass,
-		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses}
+		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses, fieldFaultResponses}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -71,6 +72,9 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldSharedCapacity, &c.SharedCapacity, s.SharedCapacity)
 	if !explicit(fieldPCIeRootPeerClasses) {
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
+	}
+	if !explicit(fieldFaultResponses) {
+		c.FaultResponses = s.FaultResponses
 	}
 	if !explicit(fieldHardware) {
 		c.Hardware = s.Hardware

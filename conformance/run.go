@@ -72,6 +72,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
 		impersonate: impersonator(restCfg)}
+	if cfg.NodeEmulatorRoot != "" && !cfg.Hardware {
+		s.faults = emulatorFaults{root: cfg.NodeEmulatorRoot}
+	}
 	return s.run(ctx)
 }
 

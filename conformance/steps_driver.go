@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,7 +20,108 @@ func (w *world) driverSteps() []stepDef {
 		// Restarting the driver disturbs every scenario's devices.
 		{`^the driver's pods are restarted$`, w.restartDriverPods, needsExclusive},
 		{`^the driver claims the capability "([^"]+)"$`, w.claimsCapability, nil},
+		// Stopping the driver disturbs every scenario's devices.
+		{`^the driver stops on the node$`, w.stopDriver, needsExclusive},
+		{`^the driver runs again on the node$`, w.startDriver, nil},
 	}
+}
+
+// stoppedNodeSelector is the node selector label the kit adds to the
+// driver's DaemonSet to stop it: no node has it.
+const stoppedNodeSelector = "drakit.dev/conformance-driver-stopped"
+
+// driverDaemonSet is the DaemonSet that owns the driver's pods.
+func (w *world) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
+	list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+	}
+	for _, p := range list.Items {
+		for _, o := range p.OwnerReferences {
+			if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
+				return w.kube.AppsV1().DaemonSets(p.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+			}
+		}
+	}
+	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.cfg.DriverPodSelector, namespaceOrAll(w.cfg.DriverNamespace))
+}
+
+// patchDriverNodeSelector sets (value "true") or removes (value nil) the
+// stop label in the DaemonSet's node selector.
+func (w *world) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSet, value *string) error {
+	v := "null"
+	if value != nil {
+		v = fmt.Sprintf("%q", *value)
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"nodeSelector":{%q:%s}}}}}`, stoppedNodeSelector, v)
+	_, err := w.kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("patch the node selector of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+	}
+	return nil
+}
+
+// stopDriver makes the driver's DaemonSet select no node and waits until
+// its pods are gone. The scenario's cleanup runs it again, whatever the
+// outcome.
+func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
+	if w.cfg.DriverPodSelector == "" {
+		return skip(ctx, restartSkipReason)
+	}
+	ds, err := w.driverDaemonSet(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	yes := "true"
+	if err := w.patchDriverNodeSelector(ctx, ds, &yes); err != nil {
+		return ctx, err
+	}
+	w.releases = append(w.releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
+	return ctx, poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var left []string
+		for i := range list.Items {
+			left = append(left, fmt.Sprintf("%s (%s)", list.Items[i].Name, describePod(&list.Items[i])))
+		}
+		return len(left) == 0, strings.Join(left, "; "), nil
+	})
+}
+
+func (w *world) startDriver(ctx context.Context) (context.Context, error) {
+	ds, err := w.kube.AppsV1().DaemonSets(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.cfg.DriverNamespace), err)
+	}
+	for i := range ds.Items {
+		if _, stopped := ds.Items[i].Spec.Template.Spec.NodeSelector[stoppedNodeSelector]; stopped {
+			return ctx, w.runDriver(ctx, &ds.Items[i])
+		}
+	}
+	return ctx, errors.New("the driver was not stopped: a step \"the driver stops on the node\" must come first")
+}
+
+// runDriver removes the stop label and waits until a driver pod is ready.
+func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
+	if err := w.patchDriverNodeSelector(ctx, ds, nil); err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var seen []string
+		for i := range list.Items {
+			if podReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
+				return true, "", nil
+			}
+			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, describePod(&list.Items[i])))
+		}
+		return false, strings.Join(seen, "; "), nil
+	})
 }
 
 // restartSkipReason explains why restart scenarios do not apply.

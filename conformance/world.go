@@ -64,6 +64,10 @@ type suite struct {
 	gates     []string
 	gatesErr  error
 
+	// faults injects hardware faults into the node's emulated hardware;
+	// nil when the kit has no emulator root (NodeEmulatorRoot).
+	faults faultInjector
+
 	// stepNeeds are the step patterns with needs, for scenarioDemand.
 	needsOnce sync.Once
 	stepNeeds []stepNeeds
@@ -107,6 +111,8 @@ type world struct {
 	releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
 	heldLock *os.File
+	// fault is the hardware fault the scenario injected, once it did.
+	fault *injectedFault
 	// outcome is the worst status of the scenario's steps so far.
 	outcome godog.StepResultStatus
 	// lease holds the devices the scenario's steps need (acquireDevices),

@@ -94,7 +94,7 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
 # that exist).
 kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817'
-kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055'
+kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults'
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
 # The GPU driver is redeployed to register in a directory of its own; drakit interpose, a process on

@@ -34,7 +34,7 @@ func TestInvalidDeclarations(t *testing.T) {
 		"duplicate-key":   {want: []string{`line 6: key "name" already set`}, sentinel: strictyaml.ErrSyntax},
 		"second-document": {want: []string{"line 12: a second YAML document"}, sentinel: strictyaml.ErrMultipleDocuments},
 		"not-mapping":     {want: []string{"the document must be a mapping"}, sentinel: strictyaml.ErrNotMapping},
-		"unknown-field":   {want: []string{"line 8: deviceKinds[0].deviceClas: Forbidden: unknown field; known fields: deviceClass, identity"}},
+		"unknown-field":   {want: []string{"line 8: deviceKinds[0].deviceClas: Forbidden: unknown field; known fields: deviceClass, faults, identity"}},
 		"case-field":      {want: []string{"line 8: deviceKinds[0].DeviceClass: Forbidden: unknown field"}},
 		"wrong-type": {want: []string{
 			"line 11: deviceKinds[0].observers: Invalid value: \"cdi\": must be a list",
@@ -47,6 +47,12 @@ func TestInvalidDeclarations(t *testing.T) {
 		"pods": {want: []string{
 			`line 7: driver.pods.namespace: Invalid value: "Example_System": a lowercase RFC 1123 label`,
 			"line 6: driver.pods.selector: Required value",
+		}},
+		"faults": {want: []string{
+			"line 12: deviceKinds[0].faults[0].xid: Required value",
+			`line 13: deviceKinds[0].faults[1].health: Unsupported value: "Sick"`,
+			`line 14: deviceKinds[0].faults[2].xid: Duplicate value: 48: also deviceKinds[0].faults[1].xid`,
+			`line 14: deviceKinds[0].faults[2].taint: Unsupported value: "PreferNoSchedule"`,
 		}},
 		"pods-selector":            {want: []string{`line 7: driver.pods.selector: Invalid value: "app in (driver": unable to parse requirement`}},
 		"pods-selector-everything": {want: []string{`line 7: driver.pods.selector: Invalid value: " ": selects every pod`}},

@@ -29,7 +29,7 @@ func TestExamplesLoad(t *testing.T) {
 
 // The reference driver's declaration is the driver as it is: its classes,
 // its partitions, the alpha partition capabilities make conformance turns
-// on, and the environment variables reference/driver's CDI code sets.
+// on, device health and taints, and the environment variables reference/driver's CDI code sets.
 func TestReferenceDriverExample(t *testing.T) {
 	t.Parallel()
 	d, err := Load(filepath.Join(examplesDir, "reference-driver.yaml"))
@@ -42,8 +42,8 @@ func TestReferenceDriverExample(t *testing.T) {
 			claimed = append(claimed, c.Name)
 		}
 	}
-	wantClaimed := []CapabilityName{CapabilityPartitionableDevices, CapabilityPartitionableDevicesType,
-		CapabilityDeviceCompatibilityGroups, CapabilityNUMANodeAttribute}
+	wantClaimed := []CapabilityName{CapabilityDeviceHealth, CapabilityDeviceHealthMessages, CapabilityPartitionableDevices,
+		CapabilityDeviceTaints, CapabilityPartitionableDevicesType, CapabilityDeviceCompatibilityGroups, CapabilityNUMANodeAttribute}
 	if !slices.Equal(claimed, wantClaimed) {
 		t.Errorf("claimed %v, want %v", claimed, wantClaimed)
 	}

@@ -1,6 +1,9 @@
 package declaration
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Settings are the values the conformance kit's flags carry today (the
 // fields of conformance.Config they are named after), as a declaration
@@ -48,6 +51,20 @@ type Settings struct {
 	SharedDeviceClassName, SharedIdentityAttribute, SharedCapacity string
 	// PCIeRootPeerClasses are the whole-device kind's pcieRootPeers.
 	PCIeRootPeerClasses []string
+	// FaultResponses are the whole-device kind's faults, each as
+	// "<xid>=<health>" or "<xid>=<health>/<taint effect>"
+	// (FormatFaultResponse).
+	FaultResponses []string
+}
+
+// FormatFaultResponse writes a fault response as the kit's
+// --fault-responses flag takes it: "48=Unhealthy/NoExecute", "13=Healthy".
+func FormatFaultResponse(f FaultResponse) string {
+	s := fmt.Sprintf("%d=%s", f.Xid, f.Health)
+	if f.Taint != "" {
+		s += "/" + f.Taint
+	}
+	return s
 }
 
 // KitSettings returns the kit's flag values for a valid declaration.
@@ -93,6 +110,9 @@ func (d *Declaration) KitSettings() Settings {
 			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}
 		s.PCIeRootPeerClasses = slices.Clone(whole.PCIeRootPeers)
+		for _, f := range whole.Faults {
+			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
+		}
 	}
 	if parts != nil {
 		s.PartitionClassName = parts.DeviceClass

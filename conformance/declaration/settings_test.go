@@ -11,8 +11,9 @@ func TestKitSettings(t *testing.T) {
 	tests := map[string]Settings{
 		// The reference driver, as make conformance certifies it.
 		"../../docs/examples/reference-driver.yaml": {
-			DriverName:          "gpu.drakit.dev",
-			Capabilities:        []string{"partitionableDevices", "partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
+			DriverName: "gpu.drakit.dev",
+			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "deviceTaints",
+				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:     "gpu.drakit.dev",
 			UUIDAttribute:       "uuid",
 			PartitionClassName:  "mig.gpu.drakit.dev",
@@ -26,6 +27,7 @@ func TestKitSettings(t *testing.T) {
 			PCIVendor:           "10de",
 			PCIClass:            "0302",
 			PCIeRootPeerClasses: []string{"vf.nic.drakit.dev"},
+			FaultResponses:      []string{"13=Healthy", "48=Unhealthy/NoExecute", "94=Unhealthy/NoSchedule"},
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.
@@ -58,6 +60,7 @@ func TestKitSettings(t *testing.T) {
 			DriverPodSelector:   "app.kubernetes.io/name=example-driver,app.kubernetes.io/component in (kubelet-plugin)",
 			Hardware:            true,
 			Observers:           []string{"cdi", "env", "deviceNodes", "mounts", "nvml"},
+			FaultResponses:      []string{"48=Unhealthy/NoExecute", "94=Unhealthy/NoSchedule", "13=Healthy"},
 			DeviceEnvName:       "EXAMPLE_GPU_{device}",
 			DeviceEnvValue:      "uuid={identity};index={attribute:index}",
 		},

@@ -100,7 +100,38 @@ type DeviceKind struct {
 	// NIC). The kit's alignment scenarios claim a device of this kind and
 	// one of the first peer class with the same pcieRoot. Optional.
 	PCIeRootPeers []string `json:"pcieRootPeers,omitempty"`
+	// Faults are the emulated hardware faults the kit may inject under this
+	// kind's devices (Xid errors of the GPU whose UUID is the device's
+	// identity, on drakit's emulated node) and how the driver answers each.
+	// Optional; the kit's fault scenarios of KEP-4680 and KEP-5055 need it.
+	// Only on the first whole-device kind.
+	Faults []FaultResponse `json:"faults,omitempty"`
 }
+
+// FaultResponse is what a driver does when a hardware fault hits one of its
+// devices: the health it reports for the device (KEP-4680) and the taint
+// it puts on the device in its ResourceSlice (KEP-5055).
+type FaultResponse struct {
+	// Xid is the Xid error (internal/nvidiahw's catalogue, or any code) the
+	// emulated GPU reports. Required, above 0.
+	Xid uint64 `json:"xid"`
+	// Health is what the driver reports for the device while the fault
+	// lasts: Healthy or Unhealthy. Required.
+	Health string `json:"health"`
+	// Taint is the effect of the taint the driver puts on the device while
+	// the fault lasts: NoSchedule, NoExecute or None; empty when it puts
+	// none.
+	Taint string `json:"taint,omitempty"`
+}
+
+// Fault health values and taint effects a FaultResponse may name.
+const (
+	FaultHealthy   = "Healthy"
+	FaultUnhealthy = "Unhealthy"
+)
+
+// FaultTaintEffects are the effects a FaultResponse's taint may have.
+var FaultTaintEffects = []string{"NoSchedule", "NoExecute", "None"}
 
 // Identity is how the kit identifies a device in the API and in a container.
 type Identity struct {

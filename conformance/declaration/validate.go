@@ -150,6 +150,7 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(pp, peer, "is the DeviceClass of one of this driver's kinds: peers are other drivers' classes"))
 			}
 		}
+		errs = append(errs, validateFaults(kp.Child("faults"), k.Faults)...)
 		switch {
 		case k.Partitions != nil:
 			errs = append(errs, d.validatePartitions(kp.Child("partitions"), i)...)
@@ -337,4 +338,30 @@ func validateQualifiedName(name string) error {
 		}
 	}
 	return nil
+}
+
+// validateFaults checks a kind's fault responses: each Xid once, a known
+// health, a known taint effect.
+func validateFaults(path *field.Path, faults []FaultResponse) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[uint64]*field.Path{}
+	for i, f := range faults {
+		fp := path.Index(i)
+		if f.Xid == 0 {
+			errs = append(errs, field.Required(fp.Child("xid"), "the Xid error the emulated GPU reports, e.g. 48"))
+		} else {
+			errs = append(errs, unique(fp.Child("xid"), f.Xid, seen)...)
+		}
+		switch f.Health {
+		case FaultHealthy, FaultUnhealthy:
+		case "":
+			errs = append(errs, field.Required(fp.Child("health"), "the health the driver reports during the fault: Healthy or Unhealthy"))
+		default:
+			errs = append(errs, field.NotSupported(fp.Child("health"), f.Health, []string{FaultHealthy, FaultUnhealthy}))
+		}
+		if f.Taint != "" && !slices.Contains(FaultTaintEffects, f.Taint) {
+			errs = append(errs, field.NotSupported(fp.Child("taint"), f.Taint, FaultTaintEffects))
+		}
+	}
+	return errs
 }

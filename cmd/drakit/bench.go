@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"drakit.dev/drakit/bench/faultlatency"
+)
+
+func init() { register(newBenchCommand) }
+
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmarks that need a running cluster with drakit's emulated node",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newBenchFaultLatencyCommand())
+	return cmd
+}
+
+func newBenchFaultLatencyCommand() *cobra.Command {
+	cfg := faultlatency.DefaultConfig()
+	cfg.EmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
+	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	cmd := &cobra.Command{
+		Use:   "fault-latency [--runs 20] [--xid 48]",
+		Short: "Time from an emulated GPU fault to Unhealthy in the pod's status, the driver's taint and the pod's eviction",
+		Long: `fault-latency runs a pod with one GPU of the driver under test, writes an
+Xid error into the emulated GPU under it (as 'drakit emulator fault xid'),
+and times, from that write, (a) the pod's status showing the device
+Unhealthy (KEP-4680), (b) the driver's ResourceSlice carrying a taint on the
+device (KEP-5055) and (c) the device taint manager evicting the pod; then it
+resets the GPU and deletes the pod and claim. It prints each run and p50/max
+per stage. The Xid must be one the driver answers with a NoExecute taint.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+				&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+			if err != nil {
+				return fmt.Errorf("load kubeconfig %q: %w", kubeconfig, err)
+			}
+			kube, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return fmt.Errorf("create Kubernetes client: %w", err)
+			}
+			res, err := faultlatency.Run(c.Context(), kube, cfg, c.ErrOrStderr())
+			res.Summary(c.OutOrStdout())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&cfg.EmulatorRoot, "emulator-root", cfg.EmulatorRoot, "the node's emulator root ($DRAKIT_EMULATOR_ROOT)")
+	f.StringVar(&cfg.Driver, "driver", cfg.Driver, "the GPU driver under test")
+	f.StringVar(&cfg.DeviceClass, "device-class", cfg.DeviceClass, "DeviceClass of its whole GPUs")
+	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "attribute holding a GPU's UUID")
+	f.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "namespace of the benchmark's claims and pods (created when missing)")
+	f.StringVar(&cfg.Image, "image", cfg.Image, "image of the benchmark's pods (must already be on the node)")
+	f.Uint64Var(&cfg.Xid, "xid", cfg.Xid, "the injected Xid error (one the driver answers with a NoExecute taint)")
+	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "number of injections")
+	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound of each stage of each run")
+	return cmd
+}

@@ -1,0 +1,281 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// hardwareSteps break the emulated hardware under a claim's device (an Xid
+// error of its GPU) and check what the driver and Kubernetes make of it:
+// the taint the driver declared (KEP-5055), the eviction of the pods that
+// use a NoExecute-tainted device, and the taint's end after the GPU's reset.
+func (w *world) hardwareSteps() []stepDef {
+	return []stepDef{
+		// A fault reaches every claim on the GPU (its MIG devices too).
+		{`^the kit can inject hardware faults under the driver's devices$`, w.canInjectFaults, needsExclusive},
+		{`^the GPU under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, w.injectDeclaredFault, nil},
+		{`^the GPU under the device of the claim "([^"]+)" is reset$`, w.resetFaultedGPU, nil},
+		{`^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, w.deviceTaintedAsDeclared, nil},
+		{`^within (\d+) seconds the device of the claim "([^"]+)" has no taint$`, w.deviceUntainted, nil},
+		{`^the device of the claim "([^"]+)" stays without a taint for (\d+) seconds$`, w.deviceStaysUntainted, nil},
+		{`^a ResourceClaim "([^"]+)" pinned to the device of the claim "([^"]+)"$`, w.claimPinnedLike, nil},
+	}
+}
+
+// faultInjector changes the emulated hardware of the node under test.
+// Implementations are safe for concurrent use; Reset of a healthy GPU is a
+// no-op.
+type faultInjector interface {
+	// InjectXid makes the GPU whose UUID is gpu report the Xid error,
+	// with the state change the error implies.
+	InjectXid(ctx context.Context, gpu string, xid uint64) error
+	// Reset resets the GPU, as nvidia-smi -r: its faults are gone.
+	Reset(ctx context.Context, gpu string) error
+}
+
+// injectedFault is the fault a scenario injected.
+type injectedFault struct {
+	claim, gpu string
+	// result is the claim's device when the fault was injected: the
+	// claim may be deallocated afterwards (its pod evicted).
+	result   resourceapi.DeviceRequestAllocationResult
+	response faultResponse
+	at       time.Time
+}
+
+const noFaultResponsesReason = "the driver declares no answers to hardware faults (deviceKinds[].faults, --fault-responses)"
+
+func (w *world) canInjectFaults(ctx context.Context) (context.Context, error) {
+	if w.cfg.Hardware {
+		return skip(ctx, hardwareSkipReason)
+	}
+	if w.cfg.NodeEmulatorRoot == "" || w.faults == nil {
+		return skip(ctx, noEmulatorRootReason)
+	}
+	if len(w.cfg.FaultResponses) == 0 {
+		return skip(ctx, noFaultResponsesReason)
+	}
+	return ctx, nil
+}
+
+// pickResponse is the first declared response with the answer.
+func (w *world) pickResponse(answer string) (faultResponse, bool) {
+	responses, _ := parseFaultResponses(w.cfg.FaultResponses) // Validate checked them
+	for _, r := range responses {
+		switch {
+		case answer == "no taint" && r.taint == "" && r.health == "Healthy",
+			answer == "a "+r.taint+" taint":
+			return r, true
+		}
+	}
+	return faultResponse{}, false
+}
+
+// claimGPU is the identity (the GPU UUID) of the one driver device
+// allocated to the claim, and its allocation result.
+func (w *world) claimGPU(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+	_, results, err := w.allocatedClaim(ctx, claim)
+	if err != nil {
+		return "", resourceapi.DeviceRequestAllocationResult{}, err
+	}
+	if len(results) != 1 {
+		return "", resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: %d devices of driver %s allocated, the fault steps need exactly 1", claim, len(results), w.cfg.DriverName)
+	}
+	dev, err := w.sliceDeviceOf(ctx, results[0])
+	if err != nil {
+		return "", results[0], err
+	}
+	id := stringAttr(dev.Attributes, w.cfg.UUIDAttribute)
+	if id == "" {
+		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which GPU to break", results[0].Pool, results[0].Device, claim, w.cfg.UUIDAttribute)
+	}
+	return id, results[0], nil
+}
+
+// deviceOfClaim is claimGPU, or for the claim the scenario broke the
+// device of, that device even after the claim lost it.
+func (w *world) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+	if w.fault != nil && w.fault.claim == claim {
+		return w.fault.gpu, w.fault.result, nil
+	}
+	return w.claimGPU(ctx, claim)
+}
+
+// sliceDeviceOf is the allocated device as the driver's slices publish it
+// now.
+func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
+	list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
+	if err != nil {
+		return nil, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
+	}
+	for i := range list.Items {
+		s := &list.Items[i]
+		if s.Spec.Pool.Name != r.Pool {
+			continue
+		}
+		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
+			return &s.Spec.Devices[j], nil
+		}
+	}
+	return nil, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
+}
+
+func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
+	resp, ok := w.pickResponse(answer)
+	if !ok {
+		return skip(ctx, fmt.Sprintf("the driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", answer))
+	}
+	gpu, result, err := w.claimGPU(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	// Whatever happens next, the GPU is reset when the scenario ends, so
+	// that the next scenario finds it healthy and untainted.
+	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), gpu) })
+	w.fault = &injectedFault{claim: claim, gpu: gpu, result: result, response: resp, at: time.Now()}
+	if err := w.faults.InjectXid(ctx, gpu, resp.xid); err != nil {
+		return ctx, fmt.Errorf("inject Xid %d into GPU %s (claim %s): %w", resp.xid, gpu, claim, err)
+	}
+	klog.FromContext(ctx).Info("Injected a hardware fault", "gpu", gpu, "xid", resp.xid, "claim", claim)
+	return attachText(ctx, "fault", fmt.Sprintf("Xid %d into GPU %s; the driver declares health %s, taint %q", resp.xid, gpu, resp.health, resp.taint)), nil
+}
+
+// resetAndSettle resets the GPU and waits until the driver's slices show
+// none of its devices tainted.
+func (w *world) resetAndSettle(ctx context.Context, gpu string) error {
+	if err := w.faults.Reset(ctx, gpu); err != nil {
+		return fmt.Errorf("reset GPU %s: %w", gpu, err)
+	}
+	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of GPU %s to lose their taints after its reset", gpu), func(ctx context.Context) (bool, string, error) {
+		list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.cfg.DriverName})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var tainted []string
+		for _, s := range list.Items {
+			for _, d := range s.Spec.Devices {
+				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.cfg.UUIDAttribute) == gpu || stringAttr(d.Attributes, w.cfg.ParentUUIDAttribute) == gpu) {
+					tainted = append(tainted, d.Name)
+				}
+			}
+		}
+		return len(tainted) == 0, "still tainted: " + strings.Join(tainted, ", "), nil
+	})
+}
+
+func (w *world) resetFaultedGPU(ctx context.Context, claim string) (context.Context, error) {
+	if w.fault == nil || w.fault.claim != claim {
+		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
+	}
+	if err := w.faults.Reset(ctx, w.fault.gpu); err != nil {
+		return ctx, fmt.Errorf("reset GPU %s: %w", w.fault.gpu, err)
+	}
+	w.fault.at = time.Now() // what follows is timed from the reset
+	return ctx, nil
+}
+
+// attachSinceFault attaches the time since the scenario's fault (or reset)
+// when there is one: the latency of what a step just saw.
+func (w *world) attachSinceFault(ctx context.Context, what string) context.Context {
+	if w.fault == nil {
+		return ctx
+	}
+	return attachText(ctx, "latency", fmt.Sprintf("%s %.3fs after Xid %d into %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.xid, w.fault.gpu))
+}
+
+func describeTaints(ts []resourceapi.DeviceTaint) string {
+	if len(ts) == 0 {
+		return "no taint"
+	}
+	var out []string
+	for _, t := range ts {
+		out = append(out, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
+	}
+	return strings.Join(out, ", ")
+}
+
+// deviceTaintedAsDeclared waits until the claim's device carries a taint
+// with the effect the driver declares for the injected fault.
+func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim string) (context.Context, error) {
+	if w.fault == nil || w.fault.claim != claim {
+		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
+	}
+	want := resourceapi.DeviceTaintEffect(w.fault.response.taint)
+	_, r, err := w.deviceOfClaim(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	var last string
+	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after Xid %d", r.Pool, r.Device, claim, want, w.fault.response.xid), func(ctx context.Context) (bool, string, error) {
+		d, err := w.sliceDeviceOf(ctx, r)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		last = describeTaints(d.Taints)
+		return slices.ContainsFunc(d.Taints, func(t resourceapi.DeviceTaint) bool { return t.Effect == want }), last, nil
+	})
+	ctx = attachText(ctx, "taints", last)
+	if err == nil {
+		ctx = w.attachSinceFault(ctx, "taint "+string(want))
+	}
+	return ctx, err
+}
+
+func (w *world) deviceUntainted(ctx context.Context, seconds int, claim string) (context.Context, error) {
+	_, r, err := w.deviceOfClaim(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	return ctx, poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to have no taint", r.Pool, r.Device, claim), func(ctx context.Context) (bool, string, error) {
+		d, err := w.sliceDeviceOf(ctx, r)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return len(d.Taints) == 0, describeTaints(d.Taints), nil
+	})
+}
+
+// deviceStaysUntainted watches the claim's device for the duration: a taint
+// at any time is a finding.
+func (w *world) deviceStaysUntainted(ctx context.Context, claim string, seconds int) (context.Context, error) {
+	_, r, err := w.deviceOfClaim(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	for {
+		d, err := w.sliceDeviceOf(ctx, r)
+		if err != nil {
+			return ctx, err
+		}
+		if len(d.Taints) > 0 {
+			return ctx, fmt.Errorf("device %s/%s of claim %s: expected no taint, got %s", r.Pool, r.Device, claim, describeTaints(d.Taints))
+		}
+		if time.Now().After(deadline) {
+			return ctx, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx, ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// claimPinnedLike creates a claim whose selector admits only the device
+// allocated to the other claim (by its identity attribute).
+func (w *world) claimPinnedLike(ctx context.Context, name, other string) error {
+	id, _, err := w.deviceOfClaim(ctx, other)
+	if err != nil {
+		return err
+	}
+	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, id)
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+}

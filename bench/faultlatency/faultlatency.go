@@ -8,6 +8,12 @@
 // fault, watches the pod and the slices, resets the GPU, waits for the
 // taint to go and deletes what it created.
 //
+// The pod's health is timed with a fault the driver answers with a
+// NoSchedule taint (the pod keeps running: Config.HealthXid), the taint and
+// the eviction with one it answers with NoExecute (Config.EvictXid): after
+// a NoExecute taint the pod may be gone before the kubelet reports its
+// device's health.
+//
 // It is a benchmark, not a test: it reports what it measured (p50 and max
 // per stage) and fails only when a stage does not happen at all within
 // Config.Timeout.
@@ -48,22 +54,23 @@ type Config struct {
 	Namespace string
 	// Image is the pods' image (it must run until deleted).
 	Image string
-	// Xid is the injected error: one the driver answers with a NoExecute
-	// taint and Unhealthy.
-	Xid uint64
+	// HealthXid is an Xid the driver answers with Unhealthy and a
+	// NoSchedule taint; EvictXid one it answers with a NoExecute taint.
+	HealthXid, EvictXid uint64
 	// Runs is the number of injections.
 	Runs int
 	// Timeout bounds each stage of each run.
 	Timeout time.Duration
 }
 
-// DefaultConfig measures drakit's reference GPU driver with Xid 48
-// (double-bit ECC error: GPU reset, NoExecute) 20 times.
+// DefaultConfig measures drakit's reference GPU driver 20 times, with Xid
+// 94 (contained ECC error: drain and reset, NoSchedule) and Xid 48
+// (double-bit ECC error: GPU reset, NoExecute).
 func DefaultConfig() Config {
 	return Config{
 		Driver: "gpu.drakit.dev", DeviceClass: "gpu.drakit.dev", UUIDAttribute: "uuid",
 		Namespace: "drakit-fault-latency", Image: "drakit.dev/pause:dev",
-		Xid: 48, Runs: 20, Timeout: 60 * time.Second,
+		HealthXid: 94, EvictXid: 48, Runs: 20, Timeout: 60 * time.Second,
 	}
 }
 
@@ -81,8 +88,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: required", f.name))
 		}
 	}
-	if c.Xid == 0 {
-		errs = append(errs, errors.New("Xid: must be above 0"))
+	if c.HealthXid == 0 || c.EvictXid == 0 {
+		errs = append(errs, fmt.Errorf("HealthXid %d, EvictXid %d: both must be above 0", c.HealthXid, c.EvictXid))
 	}
 	if c.Runs < 1 {
 		errs = append(errs, fmt.Errorf("Runs: %d, must be at least 1", c.Runs))
@@ -97,7 +104,7 @@ func (c Config) Validate() error {
 }
 
 // Stages are what each run times, in Result order.
-var Stages = []string{"health Unhealthy in pod status", "taint in ResourceSlice", "pod evicted"}
+var Stages = []string{"health Unhealthy in pod status", "NoSchedule taint in slice", "NoExecute taint in slice", "pod evicted"}
 
 // Result holds, per stage, the latency of every run.
 type Result struct {
@@ -135,8 +142,9 @@ func Run(ctx context.Context, kube kubernetes.Interface, cfg Config, progress io
 		for s := range Stages {
 			res.Latencies[s] = append(res.Latencies[s], lat[s])
 		}
-		fmt.Fprintf(progress, "run %d/%d: health %s, taint %s, eviction %s\n", i+1, cfg.Runs,
-			lat[0].Round(time.Millisecond), lat[1].Round(time.Millisecond), lat[2].Round(time.Millisecond))
+		fmt.Fprintf(progress, "run %d/%d: Xid %d: health %s, taint %s; Xid %d: taint %s, eviction %s\n", i+1, cfg.Runs,
+			cfg.HealthXid, lat[0].Round(time.Millisecond), lat[1].Round(time.Millisecond),
+			cfg.EvictXid, lat[2].Round(time.Millisecond), lat[3].Round(time.Millisecond))
 	}
 	return res, nil
 }
@@ -196,76 +204,135 @@ func runOnce(ctx context.Context, kube kubernetes.Interface, cfg Config, name st
 	if err != nil {
 		return nil, err
 	}
-	podWatch, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: running.ResourceVersion})
-	if err != nil {
-		return nil, fmt.Errorf("watch pod %s: %w", name, err)
-	}
-	defer podWatch.Stop()
-	sliceList, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + cfg.Driver})
-	if err != nil {
-		return nil, fmt.Errorf("list ResourceSlices: %w", err)
-	}
-	sliceWatch, err := kube.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + cfg.Driver, ResourceVersion: sliceList.ResourceVersion})
-	if err != nil {
-		return nil, fmt.Errorf("watch ResourceSlices: %w", err)
-	}
-	defer sliceWatch.Stop()
-
-	start := time.Now()
-	if _, err := fault.InjectXid(cfg.EmulatorRoot, gpu, fault.XidRequest{Code: cfg.Xid}); err != nil {
-		return nil, fmt.Errorf("inject Xid %d into %s: %w", cfg.Xid, gpu, err)
-	}
 	defer func() {
 		if err := fault.Reset(cfg.EmulatorRoot, gpu); err != nil {
 			logger.Error(err, "Resetting the GPU failed", "gpu", gpu)
 		}
 	}()
 	lat := make([]time.Duration, len(Stages))
+	// The pod keeps running through a NoSchedule fault: its health and the
+	// taint.
+	err = watchFault(ctx, kube, cfg, running, device, gpu, cfg.HealthXid, func(p *corev1.Pod, deleted bool, taints []resourceapi.DeviceTaint, start time.Time) bool {
+		if p != nil && slices.ContainsFunc(healthOf(p), func(h corev1.ResourceHealth) bool { return h.Health == corev1.ResourceHealthStatusUnhealthy }) {
+			setOnce(&lat[0], start)
+		}
+		if slices.ContainsFunc(taints, func(t resourceapi.DeviceTaint) bool { return t.Effect == resourceapi.DeviceTaintEffectNoSchedule }) {
+			setOnce(&lat[1], start)
+		}
+		return lat[0] > 0 && lat[1] > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := fault.Reset(cfg.EmulatorRoot, gpu); err != nil {
+		return nil, fmt.Errorf("reset %s: %w", gpu, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, cfg.Timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		running = p
+		for _, h := range healthOf(p) {
+			if h.Health != corev1.ResourceHealthStatusHealthy {
+				return false, nil
+			}
+		}
+		d, err := sliceDevice(ctx, kube, device)
+		return err == nil && len(d.Taints) == 0, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s healthy and its device untainted again after the reset of %s: %w", name, gpu, err)
+	}
+	// A NoExecute fault: the taint and the eviction.
+	err = watchFault(ctx, kube, cfg, running, device, gpu, cfg.EvictXid, func(p *corev1.Pod, deleted bool, taints []resourceapi.DeviceTaint, start time.Time) bool {
+		if slices.ContainsFunc(taints, func(t resourceapi.DeviceTaint) bool { return t.Effect == resourceapi.DeviceTaintEffectNoExecute }) {
+			setOnce(&lat[2], start)
+		}
+		if deleted || p != nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+			return c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "DeletionByDeviceTaintManager"
+		}) {
+			setOnce(&lat[3], start)
+		}
+		return lat[2] > 0 && lat[3] > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lat, nil
+}
+
+// watchFault watches the pod and the driver's slices, injects the Xid into
+// the GPU and hands every change to seen, with the injection's time, until
+// seen says done.
+func watchFault(ctx context.Context, kube kubernetes.Interface, cfg Config, pod *corev1.Pod, device resourceapi.DeviceRequestAllocationResult, gpu string, xid uint64,
+	seen func(p *corev1.Pod, deleted bool, taints []resourceapi.DeviceTaint, start time.Time) bool) error {
+	podWatch, err := kube.CoreV1().Pods(pod.Namespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod.Name, ResourceVersion: pod.ResourceVersion})
+	if err != nil {
+		return fmt.Errorf("watch pod %s: %w", pod.Name, err)
+	}
+	defer podWatch.Stop()
+	selector := resourceapi.ResourceSliceSelectorDriver + "=" + device.Driver
+	sliceList, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return fmt.Errorf("list ResourceSlices: %w", err)
+	}
+	sliceWatch, err := kube.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{FieldSelector: selector, ResourceVersion: sliceList.ResourceVersion})
+	if err != nil {
+		return fmt.Errorf("watch ResourceSlices: %w", err)
+	}
+	defer sliceWatch.Stop()
+	start := time.Now()
+	if _, err := fault.InjectXid(cfg.EmulatorRoot, gpu, fault.XidRequest{Code: xid}); err != nil {
+		return fmt.Errorf("inject Xid %d into %s: %w", xid, gpu, err)
+	}
 	deadline := time.After(cfg.Timeout)
-	for lat[0] == 0 || lat[1] == 0 || lat[2] == 0 {
+	for {
+		var done bool
 		select {
 		case ev, ok := <-podWatch.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("the watch of pod %s ended", name)
+				return fmt.Errorf("the watch of pod %s ended", pod.Name)
 			}
-			if ev.Type == watch.Deleted {
-				setOnce(&lat[2], start)
-				continue
-			}
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			for _, h := range healthOf(p) {
-				if h.Health == corev1.ResourceHealthStatusUnhealthy {
-					setOnce(&lat[0], start)
-				}
-			}
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "DeletionByDeviceTaintManager" {
-					setOnce(&lat[2], start)
-				}
-			}
+			p, _ := ev.Object.(*corev1.Pod)
+			done = seen(p, ev.Type == watch.Deleted, nil, start)
 		case ev, ok := <-sliceWatch.ResultChan():
 			if !ok {
-				return nil, errors.New("the watch of the driver's ResourceSlices ended")
+				return errors.New("the watch of the driver's ResourceSlices ended")
 			}
 			s, ok := ev.Object.(*resourceapi.ResourceSlice)
 			if !ok || s.Spec.Pool.Name != device.Pool {
 				continue
 			}
-			for _, d := range s.Spec.Devices {
-				if d.Name == device.Device && len(d.Taints) > 0 {
-					setOnce(&lat[1], start)
-				}
+			if i := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == device.Device }); i >= 0 {
+				done = seen(nil, false, s.Spec.Devices[i].Taints, start)
 			}
 		case <-deadline:
-			return nil, fmt.Errorf("within %s of Xid %d into %s: health %s, taint %s, eviction %s (0 = not seen)", cfg.Timeout, cfg.Xid, gpu, lat[0], lat[1], lat[2])
+			return fmt.Errorf("Xid %d into %s: not everything seen within %s", xid, gpu, cfg.Timeout)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
+		}
+		if done {
+			return nil
 		}
 	}
-	return lat, nil
+}
+
+// sliceDevice is the allocated device as the driver's slices publish it.
+func sliceDevice(ctx context.Context, kube kubernetes.Interface, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
+	list, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.Pool.Name != r.Pool {
+			continue
+		}
+		if j := slices.IndexFunc(list.Items[i].Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
+			return &list.Items[i].Spec.Devices[j], nil
+		}
+	}
+	return nil, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
 }
 
 func setOnce(d *time.Duration, start time.Time) {

@@ -28,15 +28,16 @@ func newBenchFaultLatencyCommand() *cobra.Command {
 	cfg.EmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	cmd := &cobra.Command{
-		Use:   "fault-latency [--runs 20] [--xid 48]",
+		Use:   "fault-latency [--runs 20] [--health-xid 94] [--evict-xid 48]",
 		Short: "Time from an emulated GPU fault to Unhealthy in the pod's status, the driver's taint and the pod's eviction",
 		Long: `fault-latency runs a pod with one GPU of the driver under test, writes an
 Xid error into the emulated GPU under it (as 'drakit emulator fault xid'),
 and times, from that write, (a) the pod's status showing the device
-Unhealthy (KEP-4680), (b) the driver's ResourceSlice carrying a taint on the
-device (KEP-5055) and (c) the device taint manager evicting the pod; then it
-resets the GPU and deletes the pod and claim. It prints each run and p50/max
-per stage. The Xid must be one the driver answers with a NoExecute taint.`,
+Unhealthy (KEP-4680) and (b) the driver's ResourceSlice carrying a
+NoSchedule taint on the device, resets the GPU, writes a second Xid and
+times (c) the NoExecute taint (KEP-5055) and (d) the device taint manager
+evicting the pod; then it deletes the pod and claim. It prints each run and
+p50/max per stage.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
@@ -64,7 +65,8 @@ per stage. The Xid must be one the driver answers with a NoExecute taint.`,
 	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "attribute holding a GPU's UUID")
 	f.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "namespace of the benchmark's claims and pods (created when missing)")
 	f.StringVar(&cfg.Image, "image", cfg.Image, "image of the benchmark's pods (must already be on the node)")
-	f.Uint64Var(&cfg.Xid, "xid", cfg.Xid, "the injected Xid error (one the driver answers with a NoExecute taint)")
+	f.Uint64Var(&cfg.HealthXid, "health-xid", cfg.HealthXid, "Xid the driver answers with Unhealthy and a NoSchedule taint (times the pod's health and that taint)")
+	f.Uint64Var(&cfg.EvictXid, "evict-xid", cfg.EvictXid, "Xid the driver answers with a NoExecute taint (times that taint and the eviction)")
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "number of injections")
 	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound of each stage of each run")
 	return cmd

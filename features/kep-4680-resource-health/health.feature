@@ -17,7 +17,7 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
     When a pod "patient" is created with the claim "ailing"
     Then pod "patient" is running
     And within 30 seconds pod "patient" shows the devices of the claim "ailing" as Healthy
-    When the GPU under the device of the claim "ailing" reports the fault the driver answers with a NoExecute taint
+    When the GPU under the device of the claim "ailing" reports the fault the driver answers with a NoSchedule taint
     Then within 10 seconds pod "patient" shows the devices of the claim "ailing" as Unhealthy
     When the GPU under the device of the claim "ailing" is reset
     Then within 10 seconds pod "patient" shows the devices of the claim "ailing" as Healthy

@@ -79,6 +79,11 @@ var profiles = []profile{
 		keps:        []int{5055},
 	},
 	{
+		name:        "device-health",
+		description: "device health in pod status (KEP-4680, beta): drivers that stream their devices' health to the kubelet; the kit breaks the emulated GPU under a claim and reads the pod's status",
+		keps:        []int{4680},
+	},
+	{
 		name:        "alpha",
 		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
 		keps:        []int{5677, 5963},

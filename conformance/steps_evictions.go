@@ -111,12 +111,12 @@ func (w *world) watchEviction(ctx context.Context, name string, timeout time.Dur
 		return ev, err
 	}
 	if w.taint.podsRV == "" {
-		return ev, fmt.Errorf("pod %s: no DeviceTaintRule was created (a step \"a DeviceTaintRule ... taints device ...\" must come first)", name)
+		return ev, fmt.Errorf("pod %s: nothing tainted its device (a step \"a DeviceTaintRule ... taints device ...\" or one that breaks the GPU under it must come first)", name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rv := w.taint.podsRV
-	last := "no change since the DeviceTaintRule was created"
+	last := "no change since its device was tainted"
 	for {
 		wi, err := w.kube.CoreV1().Pods(w.ns).Watch(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})

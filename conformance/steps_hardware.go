@@ -139,6 +139,12 @@ func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (
 	// Whatever happens next, the GPU is reset when the scenario ends, so
 	// that the next scenario finds it healthy and untainted.
 	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), gpu) })
+	// Eviction steps watch the scenario's pods from before the fault.
+	pods, err := w.kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list the scenario's pods: %w", err)
+	}
+	w.taint.podsRV = pods.ResourceVersion
 	w.fault = &injectedFault{claim: claim, gpu: gpu, result: result, response: resp, at: time.Now()}
 	if err := w.faults.InjectXid(ctx, gpu, resp.xid); err != nil {
 		return ctx, fmt.Errorf("inject Xid %d into GPU %s (claim %s): %w", resp.xid, gpu, claim, err)

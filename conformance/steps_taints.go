@@ -40,8 +40,9 @@ type taintState struct {
 	// rules are the DeviceTaintRules it created: object name by alias.
 	rules map[string]string
 	// podsRV is the resource version of the scenario's pods when it last
-	// created a rule: eviction steps watch the pods from there, so that an
-	// eviction right after the rule is not missed.
+	// created a rule or broke a device's hardware: eviction steps watch the
+	// pods from there, so that an eviction right after the taint is not
+	// missed.
 	podsRV string
 }
 

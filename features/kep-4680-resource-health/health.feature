@@ -31,6 +31,8 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
     And a pod "lucky" is created with the claim "sound"
     Then pod "unlucky" is running
     And pod "lucky" is running
+    And pod "unlucky" sees exactly the devices allocated to its claims
+    And pod "lucky" sees exactly the devices allocated to its claims
     And pods "unlucky" and "lucky" see different devices
     When the GPU under the device of the claim "broken" reports the fault the driver answers with a NoSchedule taint
     Then within 10 seconds pod "unlucky" shows the devices of the claim "broken" as Unhealthy

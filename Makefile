@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml
+.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -35,6 +35,12 @@ cluster-down: ## Stop the local cluster and remove its state
 
 bench-nvml: ## Time the NVML shim against a mock NVML (go-nvml's dgxa100 behind cgo exports) with one C client; needs root for the emulator root's device nodes
 	scripts/bench-nvml.sh
+
+bench-faults: ## Time an emulated GPU fault to Unhealthy in the pod's status, the driver's taint and the eviction (local cluster, 20 runs)
+	scripts/bench-faults.sh
+
+bench-interpose: ## Time NodePrepareResources of the reference GPU driver for 1 and 8 GPUs through drakit interpose (local cluster)
+	scripts/bench-interpose.sh
 
 verify: ## gofmt, go vet, shellcheck when installed
 	scripts/verify.sh

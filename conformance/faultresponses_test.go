@@ -46,3 +46,26 @@ func TestParseFaultResponsesErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFaultResponses: any flag value is parsed or refused with an
+// error, never a panic; what is accepted formats back to what was given.
+func FuzzParseFaultResponses(f *testing.F) {
+	for _, s := range []string{"48=Unhealthy/NoExecute", "13=Healthy", "94=Unhealthy/NoSchedule", "0=Healthy", "x", "48=Sick", "1=Healthy/None"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		got, err := parseFaultResponses([]string{entry})
+		if err != nil {
+			return
+		}
+		if len(got) != 1 {
+			t.Fatalf("%q: %d responses without an error", entry, len(got))
+		}
+		r := got[0]
+		back := declaration.FormatFaultResponse(declaration.FaultResponse{Xid: r.xid, Health: r.health, Taint: r.taint})
+		again, err := parseFaultResponses([]string{back})
+		if err != nil || len(again) != 1 || again[0] != r {
+			t.Fatalf("%q parsed as %+v, formatted %q, parsed again %+v, %v", entry, r, back, again, err)
+		}
+	})
+}

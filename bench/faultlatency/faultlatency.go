@@ -177,6 +177,8 @@ func runOnce(ctx context.Context, kube kubernetes.Interface, cfg Config, name st
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
+			// The local cluster has no pod network: pods share the node's.
+			HostNetwork:    true,
 			RestartPolicy:  corev1.RestartPolicyNever,
 			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To(name)}},
 			Containers: []corev1.Container{{

@@ -89,6 +89,8 @@ type Plugin[D any, P Record[D]] struct {
 	resources resourceslice.DriverResources
 	published map[string]bool // the pool's device names
 	withdrawn map[string]bool // devices an Update removed and none put back
+	// generation is the pool generation the last Update asked for.
+	generation int64
 }
 
 var _ kubeletplugin.DRAPlugin = (*Plugin[PreparedDevice, *PreparedDevice])(nil)

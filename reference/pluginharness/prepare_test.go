@@ -397,8 +397,16 @@ func TestUpdateWithdrawsDevices(t *testing.T) {
 	if err := harnesstest.Prepare(t, p, other)[uidB].Err; err != nil {
 		t.Errorf("prepare of a device still published: %v", err)
 	}
+	first := p.Resources().Pools[testNode].Generation
 	p.Update(full)
 	if err := harnesstest.Prepare(t, p, claim)[uidA].Err; err != nil {
 		t.Errorf("prepare after the device is back: %v", err)
+	}
+	// Every Update asks for a bumped generation, above any published before.
+	if second := p.Resources().Pools[testNode].Generation; first <= pool.Generation || second <= first {
+		t.Errorf("pool generations: %d at start, %d after one Update, %d after two; want them increasing", pool.Generation, first, second)
+	}
+	if full.Pools[testNode].Generation != pool.Generation {
+		t.Errorf("Update changed the caller's pool: generation %d", full.Pools[testNode].Generation)
 	}
 }

@@ -24,7 +24,12 @@ func (p *Plugin[D, P]) Resources() resourceslice.DriverResources {
 
 // Update replaces what the plugin publishes (taints added or removed,
 // devices withdrawn or back) and has Serve hand it to the kubelet plugin
-// helper at once. Prepare refuses a device of the pool Discover returned
+// helper at once, with a bumped pool generation: the ResourceSlice
+// controller would keep the generation for a change that one update of
+// one slice makes, so Update asks for a generation above any it had,
+// the time of the update in milliseconds since the epoch (or one more than
+// the last, whichever is larger), which also stays above what a driver
+// restarted since published. Prepare refuses a device of the pool Discover returned
 // that resources no longer has with ErrDeviceWithdrawn. Drivers whose pool
 // never changes do not call it. It waits for a prepare or unprepare in
 // progress to finish.
@@ -39,6 +44,13 @@ func (p *Plugin[D, P]) Update(resources resourceslice.DriverResources) {
 	for name := range names {
 		delete(p.withdrawn, name)
 	}
+	p.generation = max(p.generation+1, time.Now().UnixMilli())
+	pools := make(map[string]resourceslice.Pool, len(resources.Pools))
+	for name, pool := range resources.Pools {
+		pool.Generation = p.generation
+		pools[name] = pool
+	}
+	resources.Pools = pools
 	p.resources, p.published = resources, names
 	p.mu.Unlock()
 	select {

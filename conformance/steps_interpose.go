@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cucumber/godog"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -27,6 +28,9 @@ func (w *world) interposeSteps() []stepDef {
 		{`^the driver is behind the kit's interposer$`, w.behindInterposer, needsExclusive},
 		{`^the interposer fails the kubelet's next NodePrepareResources with (\w+) after the driver answered$`, w.armPrepareError, nil},
 		{`^the interposer drops the kubelet's connection in its next NodePrepareResources after the driver answered$`, w.armPrepareDrop, nil},
+		{`^the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered$`, w.armPrepareTimeout, nil},
+		{`^the interposer fails the kubelet's next NodeUnprepareResources with (\w+) after the driver answered$`, w.armUnprepareError, nil},
+		{`^the kubelet's NodeUnprepareResources of the claim "([^"]+)" failed once after the driver unprepared it, and the retry succeeded$`, w.unprepareRetried, nil},
 		{`^the interposer answers the kubelet's next NodePrepareResources with an error for the claim "([^"]+)"$`, w.armClaimError, nil},
 		{`^the kubelet's NodePrepareResources of the claim "([^"]+)" failed once after the driver prepared it, and the retry got the same CDI devices$`, w.prepareRetried, nil},
 		{`^the kubelet got the error for the claim "([^"]+)" alone, and its retry prepared it$`, w.claimErrorRetried, nil},
@@ -104,13 +108,67 @@ func (w *world) interposer(ctx context.Context) (*scenarioInterposer, error) {
 }
 
 func (w *world) arm(ctx context.Context, r interpose.Rule) error {
+	r.Method = interpose.MethodPrepare
+	return w.armFor(ctx, r)
+}
+
+// armFor arms r, for r.Method, for the next call.
+func (w *world) armFor(ctx context.Context, r interpose.Rule) error {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return err
 	}
-	r.Method, r.Times = interpose.MethodPrepare, 1
+	r.Times = 1
 	_, err = si.client.AddRule(ctx, r)
 	return err
+}
+
+// kubeletCallTimeout is how long the kubelet waits for a DRA call (its
+// default, DRA spec §17.2); the interposer holds a call longer than that to
+// have the kubelet abandon it.
+const kubeletCallTimeout = 45 * time.Second
+
+func (w *world) armPrepareTimeout(ctx context.Context) error {
+	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Delay: (kubeletCallTimeout + 15*time.Second).String()})
+}
+
+func (w *world) armUnprepareError(ctx context.Context, code string) error {
+	return w.armFor(ctx, interpose.Rule{Method: interpose.MethodUnprepare, Point: interpose.PointAfter,
+		Error: &interpose.StatusError{Code: code, Message: "injected by the conformance kit"}})
+}
+
+// unprepareRetried checks that the kubelet's first NodeUnprepareResources
+// of the claim failed by the armed fault after the driver unprepared it,
+// and that a retry reached the driver and succeeded.
+func (w *world) unprepareRetried(ctx context.Context, claim string) (context.Context, error) {
+	var recs []interpose.Record
+	var ref interpose.ClaimRef
+	err := poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet to retry NodeUnprepareResources of claim %s", claim), func(ctx context.Context) (bool, string, error) {
+		var err error
+		recs, ref, err = w.kubeletCalls(ctx, interpose.MethodUnprepare, claim)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return len(recs) >= 2 && recs[len(recs)-1].OK(), describeCalls(recs), nil
+	})
+	ctx = godog.Attach(ctx, godog.Attachment{FileName: "interposer-calls.txt", MediaType: "text/plain", Body: []byte(describeCalls(recs))})
+	if err != nil {
+		return ctx, err
+	}
+	var list []string
+	first := recs[0]
+	c, _ := first.Claim(ref.UID)
+	switch {
+	case first.OK() || len(first.Faults) == 0:
+		list = append(list, fmt.Sprintf("the kubelet's first NodeUnprepareResources of claim %s did not fail by the armed fault (%s)", claim, describeCalls(recs[:1])))
+	case first.DriverCode != "OK" || !c.Answered || c.Error != "":
+		list = append(list, fmt.Sprintf("the driver did not unprepare claim %s in the first call (driver status %s %s, claim error %q)", claim, first.DriverCode, first.DriverMessage, c.Error))
+	}
+	last := recs[len(recs)-1]
+	if lc, _ := last.Claim(ref.UID); !lc.Answered || lc.Error != "" {
+		list = append(list, fmt.Sprintf("the kubelet's retry of NodeUnprepareResources of claim %s: error %q", claim, lc.Error))
+	}
+	return ctx, findings(list)
 }
 
 func (w *world) armPrepareError(ctx context.Context, code string) error {

@@ -55,6 +55,28 @@ Feature: KEP-4381 structured parameters: the kubelet's contract with the driver
     And each CDI device of the claim "gpu" is defined once on the node
 
   @kep-4381 @extended @kubelet-contract @interpose
+  Scenario: A prepare the kubelet abandons on its timeout leaves the claim prepared once after the retry
+    Given the kit can read the node's CDI directory
+    And a ResourceClaim "gpu" requesting 1 device
+    And the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered
+    When a pod "patient" is created with the claim "gpu"
+    Then pod "patient" is running
+    And the kubelet's NodePrepareResources of the claim "gpu" failed once after the driver prepared it, and the retry got the same CDI devices
+    And pod "patient" sees exactly the devices allocated to its claims
+    And each CDI device of the claim "gpu" is defined once on the node
+
+  @kep-4381 @extended @kubelet-contract @interpose
+  Scenario: An unprepare the kubelet sees fail after the driver unprepared is retried and succeeds
+    Given the kit can read the node's CDI directory
+    And a ResourceClaim "gpu" requesting 1 device
+    When a pod "user" is created with the claim "gpu"
+    Then pod "user" is running
+    Given the interposer fails the kubelet's next NodeUnprepareResources with Unavailable after the driver answered
+    When pod "user" is deleted
+    Then the kubelet's NodeUnprepareResources of the claim "gpu" failed once after the driver unprepared it, and the retry succeeded
+    And the node's CDI directory has no spec for the claim "gpu" of pod "user"
+
+  @kep-4381 @extended @kubelet-contract @interpose
   Scenario: A driver restart between prepare and unprepare loses nothing
     Given the kit can read the node's CDI directory
     And a ResourceClaim "gpu" requesting 1 device

@@ -25,7 +25,7 @@ func newEmulatorCommand() *cobra.Command {
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
 		newEmulatorMIGCommand(), newEmulatorExecCommand(), newEmulatorSRIOVCommand(), newEmulatorWatchCommand(),
-		newEmulatorLinkCommand(), newEmulatorFaultCommand())
+		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand())
 	return cmd
 }
 

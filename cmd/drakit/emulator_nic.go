@@ -185,3 +185,39 @@ up restores the link at the NIC's nominal speed. Interfaces are named as in
 	cmd.Flags().StringVar(&state, "state", "", "up or down")
 	return cmd
 }
+
+// newEmulatorVFRemoveCommand is "drakit emulator vf-remove": sriov.RemoveVF.
+func newEmulatorVFRemoveCommand() *cobra.Command {
+	var root, vf string
+	cmd := &cobra.Command{
+		Use:   "vf-remove --root DIR --vf ADDRESS",
+		Short: "Make one emulated VF vanish, as 'echo 1 > /sys/bus/pci/devices/<vf>/remove' does",
+		Long: `vf-remove injects a VF gone: the VF's PCI function, netdev, RDMA and verbs
+devices disappear; its PF's virtfn link stays (dangling) and so does the PF's
+VF count, as the kernel keeps them until SR-IOV is disabled. Writing 0 to the
+PF's sriov_numvfs (or 'drakit emulator sriov --numvfs 0') clears the PF and
+the next count brings the VF back.`,
+		Example: `  drakit emulator vf-remove --root /tmp/node --vf 0000:0c:00.2`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := checkRoot(root); err != nil {
+				return err
+			}
+			if vf == "" {
+				return errors.New("--vf: required: the VF's PCI address, e.g. 0000:0c:00.2 (a PF's virtfn<i> link names it)")
+			}
+			err := sriov.RemoveVF(root, vf)
+			if errors.Is(err, sriov.ErrNoVF) {
+				return fmt.Errorf("--vf: %w", err)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: removed\n", vf)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "", "emulator root directory, rendered by 'drakit emulator render'")
+	cmd.Flags().StringVar(&vf, "vf", "", "the VF's PCI address")
+	return cmd
+}

@@ -55,11 +55,21 @@ func TestEmulatorSRIOVAndLink(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(root, "sys/class/net/enp12s0f1/operstate")); err != nil || string(b) != "down\n" {
 		t.Errorf("VF operstate after link down: %q, %v", b, err)
 	}
+	if out, err := runEmulator(t, "vf-remove", "--root", root, "--vf", "0000:0c:00.2"); err != nil || out != "0000:0c:00.2: removed\n" {
+		t.Errorf("vf-remove: %q, %v", out, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "sys/bus/pci/devices/0000:0c:00.2")); err == nil {
+		t.Error("the removed VF is still on the bus")
+	}
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"sriov"}, "--root: required"},
+		{[]string{"vf-remove", "--root", root}, "--vf: required"},
+		{[]string{"vf-remove", "--root", root, "--vf", "0000:0c:00.2"}, "--vf: PCI function 0000:0c:00.2: no such VF"},
+		{[]string{"vf-remove", "--root", root, "--vf", "0000:0c:00.0"}, "--vf: PCI function 0000:0c:00.0: no such VF"},
+		{[]string{"vf-remove", "--root", root, "--vf", "zz"}, "PCI address"},
 		{[]string{"sriov", "--root", t.TempDir()}, "not a rendered emulator root"},
 		{[]string{"sriov", "--root", root, "--numvfs", "2"}, "--pf: required with --numvfs"},
 		{[]string{"sriov", "--root", root, "--pf", "0000:0c:00.0"}, "--numvfs: required with --pf"},

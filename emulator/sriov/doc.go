@@ -30,6 +30,13 @@
 // (or the count again). One writer per PF at a time: the emulator takes no
 // lock, as a driver owns its PF.
 //
+// RemoveVF is a VF gone, a write of 1 to /sys/bus/pci/devices/<vf>/remove:
+// the VF's function and everything pointing at it go, its PF's virtfn<i>
+// link stays, dangling, and so does the count, as the kernel keeps them
+// until SR-IOV is disabled. A dangling virtfn link is nothing but that (a
+// VF's link is made last and removed first), so SetNumVFs leaves such a VF
+// gone when the same count is written again and clears it with 0.
+//
 // Watch (Watcher) applies what drivers write into sriov_numvfs, as the
 // kernel would: it watches every PF's directory with fsnotify (inotify),
 // and on a write reads the value (an empty file, a write still under way,

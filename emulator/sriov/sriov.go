@@ -264,6 +264,9 @@ func createVF(root string, pf *PF, drv nichw.Driver, i int) error {
 	if err != nil {
 		return err
 	}
+	if hotRemoved(root, pf, i) {
+		return nil // RemoveVF took it; the kernel brings it back only with 0 → n
+	}
 	resource := make([]string, 13)
 	for j := range resource {
 		resource[j] = fmt.Sprintf("0x%016x 0x%016x 0x%016x", 0, 0, 0)
@@ -390,6 +393,12 @@ func rdmaNumbers(root, dir, prefix string) (string, int, error) {
 // removeVF removes VF i of pf and everything that points at it, virtfn link
 // first; what is gone already is skipped.
 func removeVF(root string, pf *PF, i int) error {
+	return removeVFFunction(root, pf, i, true)
+}
+
+// removeVFFunction removes VF i of pf: its directory and what points at
+// it, and with virtfn its PF's virtfn<i> link first.
+func removeVFFunction(root string, pf *PF, i int, virtfn bool) error {
 	va, dir, err := vfOf(pf, i)
 	if err != nil {
 		return err
@@ -397,7 +406,10 @@ func removeVF(root string, pf *PF, i int) error {
 	if err := checkVFDir(root, pf, dir); err != nil {
 		return err
 	}
-	paths := []string{filepath.Join(pf.Dir, fmt.Sprintf("virtfn%d", i))}
+	var paths []string
+	if virtfn {
+		paths = append(paths, filepath.Join(pf.Dir, fmt.Sprintf("virtfn%d", i)))
+	}
 	nets, _ := os.ReadDir(filepath.Join(root, dir, "net"))
 	for _, n := range nets {
 		paths = append(paths, filepath.Join("sys/class/net", n.Name()))
@@ -418,6 +430,57 @@ func removeVF(root string, pf *PF, i int) error {
 		return fmt.Errorf("PF %s: remove VF %d (%s): %w", pf.Address, i, va, err)
 	}
 	return nil
+}
+
+// hotRemoved says whether VF i of pf was removed by RemoveVF: its virtfn
+// link is there, its target is not. Nothing else leaves that: a VF's
+// virtfn link is made last and removed first.
+func hotRemoved(root string, pf *PF, i int) bool {
+	link := filepath.Join(root, pf.Dir, fmt.Sprintf("virtfn%d", i))
+	if _, err := os.Lstat(link); err != nil {
+		return false
+	}
+	_, err := os.Stat(link)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// ErrNoVF is wrapped by RemoveVF's error for an address that is not a VF
+// present in the root.
+var ErrNoVF = errors.New("no such VF")
+
+// RemoveVF hot-removes one VF, as a write of 1 to the kernel's
+// /sys/bus/pci/devices/<vf>/remove does (a function that failed, or an
+// operator's removal): the VF's directory goes with everything that points
+// at it (its bus and driver entries, its netdev, RDMA and verbs devices,
+// /dev/infiniband/uverbs<N>), but not its PF's virtfn<i> link, which the
+// kernel removes only when SR-IOV is disabled: it dangles, and the PF's
+// VF count (sriov_numvfs, the virtfn links) stays. Writing the same count
+// again changes nothing; writing 0 clears the PF, and the VF is back with
+// the next 0 → n. The error wraps ErrNoVF for an address that is not a VF
+// present in the root (removed already included).
+func RemoveVF(root, address string) error {
+	va, err := nichw.ParseAddress(address)
+	if err != nil {
+		return err
+	}
+	physfn, err := os.Readlink(filepath.Join(root, "sys/bus/pci/devices", va.String(), "physfn"))
+	if err != nil {
+		return fmt.Errorf("PCI function %s: %w (no physfn link: not a VF, or removed)", va, ErrNoVF)
+	}
+	pf, err := ReadPF(root, filepath.Base(physfn))
+	if err != nil {
+		return err
+	}
+	for i := range pf.TotalVFs {
+		a, _, err := vfOf(pf, i)
+		if err != nil {
+			return err
+		}
+		if a == va {
+			return removeVFFunction(root, pf, i, false)
+		}
+	}
+	return fmt.Errorf("PCI function %s: %w of PF %s (sriov_offset %d, sriov_stride %d)", va, ErrNoVF, pf.Address, pf.Offset, pf.Stride)
 }
 
 // checkVFDir refuses to remove dir unless it is missing or is a VF of pf:

@@ -341,3 +341,53 @@ func TestParseNumVFs(t *testing.T) {
 		}
 	}
 }
+
+// A hot-removed VF is gone from the bus, the netdevs and RDMA, its virtfn
+// link dangles and the count stays, as the kernel shows it; the same count
+// written again leaves it gone, 0 → n brings it back.
+func TestRemoveVF(t *testing.T) {
+	t.Parallel()
+	root := renderNode(t)
+	if err := sriov.SetNumVFs(root, cx7, 2); err != nil {
+		t.Fatal(err)
+	}
+	before := readVFs(t, root, cx7)
+	gone := before[1]
+	if err := sriov.RemoveVF(root, gone.Address); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"sys/bus/pci/devices/" + gone.Address, "sys/class/net/" + gone.Interface,
+		"sys/class/infiniband/" + gone.RDMA, "dev/infiniband/" + strings.Fields(gone.Uverbs)[0]} {
+		if _, err := os.Lstat(filepath.Join(root, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after the VF's removal: %v, want it gone", p, err)
+		}
+	}
+	link := filepath.Join(root, "sys/bus/pci/devices", cx7, "virtfn1")
+	if _, err := os.Lstat(link); err != nil {
+		t.Errorf("virtfn1: %v, want the link kept (dangling)", err)
+	}
+	if n, err := sriov.NumVFs(root, cx7); err != nil || n != 2 {
+		t.Errorf("NumVFs after the removal: %d, %v; want 2", n, err)
+	}
+	if err := sriov.RemoveVF(root, gone.Address); !errors.Is(err, sriov.ErrNoVF) {
+		t.Errorf("removing it again: %v, want ErrNoVF", err)
+	}
+	if err := sriov.RemoveVF(root, cx7); !errors.Is(err, sriov.ErrNoVF) {
+		t.Errorf("removing a PF: %v, want ErrNoVF", err)
+	}
+	if err := sriov.SetNumVFs(root, cx7, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "sys/bus/pci/devices", gone.Address)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the same count written again brought the removed VF back: %v", err)
+	}
+	if err := sriov.SetNumVFs(root, cx7, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := sriov.SetNumVFs(root, cx7, 2); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, readVFs(t, root, cx7)); diff != "" {
+		t.Errorf("after 0 → 2 the VFs differ (-before +after):\n%s", diff)
+	}
+}

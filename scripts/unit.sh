@@ -29,11 +29,28 @@ mapfile -t targets < <(fuzz_targets)
 log "go test -fuzz: ${#targets[@]} targets, ${DRAKIT_FUZZTIME} each"
 failed=()
 fuzz_start=$SECONDS
+# fuzz_once DIR NAME: one fuzzing run of the target; its output in $out.
+fuzz_once() {
+  out=$(go test -run '^$' -fuzz "^${2}\$" -fuzztime "$DRAKIT_FUZZTIME" -fuzzminimizetime 10x -v "$1" \
+    -args -test.fuzzcachedir="$fuzz_cache/${1#./}" 2>&1)
+}
+# Go's fuzzing engine sometimes ends a run that found nothing with a bare "context deadline
+# exceeded" when -fuzztime runs out while a worker still minimises a new interesting input: no
+# failing input is written, and the target failed nothing. Such a run is run once more; a real
+# failure writes its input to testdata/fuzz ("Failing input written to") and is never retried.
+engine_deadline() {
+  grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written to' <<<"$out"
+}
 for target in "${targets[@]}"; do
   read -r dir name <<<"$target"
   start=$SECONDS
-  if out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "$DRAKIT_FUZZTIME" -fuzzminimizetime 10x -v "$dir" \
-    -args -test.fuzzcachedir="$fuzz_cache/${dir#./}" 2>&1); then
+  ok=0
+  fuzz_once "$dir" "$name" && ok=1
+  if [ "$ok" = 0 ] && engine_deadline; then
+    log "  ${dir#./} ${name}: the fuzzing engine stopped at its deadline without a failing input; running it again"
+    fuzz_once "$dir" "$name" && ok=1
+  fi
+  if [ "$ok" = 1 ]; then
     if skip=$(grep -B1 -- "--- SKIP: ${name} " <<<"$out"); then
       log "  ${dir#./} ${name}: skipped ($(head -n1 <<<"$skip" | sed -E 's/^ +[^ ]+: //'))"
     else

@@ -156,15 +156,25 @@ func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 
 // sliceDevice finds an allocated device's attributes in the slices.
 func sliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, bool) {
-	for _, s := range items {
+	if d := findSliceDevice(items, r); d != nil {
+		return d.Attributes, true
+	}
+	return nil, false
+}
+
+// findSliceDevice is the allocated device as the slices publish it, nil
+// when none does.
+func findSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
+	for i := range items {
+		s := &items[i]
 		if s.Spec.Driver != r.Driver || s.Spec.Pool.Name != r.Pool {
 			continue
 		}
-		if i := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); i >= 0 {
-			return s.Spec.Devices[i].Attributes, true
+		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
+			return &s.Spec.Devices[j]
 		}
 	}
-	return nil, false
+	return nil
 }
 
 func stringAttr(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, name string) string {

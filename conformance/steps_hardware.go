@@ -115,14 +115,8 @@ func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAl
 	if err != nil {
 		return nil, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
 	}
-	for i := range list.Items {
-		s := &list.Items[i]
-		if s.Spec.Pool.Name != r.Pool {
-			continue
-		}
-		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
-			return &s.Spec.Devices[j], nil
-		}
+	if d := findSliceDevice(list.Items, r); d != nil {
+		return d, nil
 	}
 	return nil, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
 }

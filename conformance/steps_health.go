@@ -75,7 +75,7 @@ func (w *world) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 	if err != nil {
 		return ctx, err
 	}
-	messages := w.claimed(declaration.CapabilityDeviceHealthMessages)
+	messages := w.cfg.claims(declaration.CapabilityDeviceHealthMessages)
 	var last string
 	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
@@ -117,14 +117,4 @@ func countResourceIDs(health map[string]corev1.ResourceHealth) int {
 		ids[r.ResourceID] = true
 	}
 	return len(ids)
-}
-
-// claimed says whether the driver claims the capability.
-func (w *world) claimed(c declaration.CapabilityName) bool {
-	for _, have := range w.cfg.Capabilities {
-		if have == string(c) {
-			return true
-		}
-	}
-	return false
 }

@@ -3,7 +3,9 @@ package profile
 import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
+	"drakit.dev/drakit/emulator/tpu"
 )
 
 // APIVersion and Kind identify a node profile document.
@@ -44,6 +46,12 @@ type Spec struct {
 	// NICs are the network adapters (SR-IOV physical functions), placed
 	// like GPUs, on the same buses' numbering (package emulator/nic).
 	NICs []nic.NIC `json:"nics,omitempty"`
+	// NVLink is the GPUs' NVLink fabric (package emulator/nvlink); nil
+	// for GPUs without NVLink.
+	NVLink *nvlink.Fabric `json:"nvlink,omitempty"`
+	// TPU is the node's TPU host (package emulator/tpu); nil for a node
+	// without TPU chips.
+	TPU *tpu.Host `json:"tpu,omitempty"`
 }
 
 // Driver is the node-level NVIDIA driver.

@@ -3,6 +3,7 @@ package profile
 import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
 )
 
@@ -29,7 +30,9 @@ const (
 //   - spec.nics[*]: every unset model field from the NIC catalogue model
 //     (rdma false and totalVFs 0 without a model); mtu nic.DefaultMTU; link
 //     "up"; once the PF's PCI address is known, mac nic.DeriveMAC and (with
-//     a driver) interface nic.DefaultInterface (nic.Default).
+//     a driver) interface nic.DefaultInterface (nic.Default);
+//   - spec.nvlink: version from the first GPU's architecture, linksPerGPU,
+//     domain.state "completed" (nvlink.Default).
 //
 // Default is idempotent and never fails; Validate reports what it could not
 // fill.
@@ -57,4 +60,9 @@ func (p *Profile) Default() {
 	for i := range s.NICs {
 		nic.Default(&s.NICs[i], s.UUIDSeed, s.RootComplexes)
 	}
+	arch := ""
+	if len(s.GPUs) > 0 {
+		arch = string(s.GPUs[0].Architecture)
+	}
+	nvlink.Default(s.NVLink, arch)
 }

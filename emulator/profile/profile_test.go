@@ -159,6 +159,19 @@ func TestInvalidProfiles(t *testing.T) {
 			"spec.nics[2].pcie.switch: FieldValueNotFound",
 			"spec.nics[4].pcie.bus: FieldValueInvalid",
 		}},
+		"nvlink-fields": {want: []string{
+			"spec.nvlink.version: FieldValueInvalid",
+			"spec.nvlink.linksPerGPU: FieldValueInvalid",
+			"spec.nvlink.nvswitches: FieldValueInvalid",
+			"spec.nvlink.imexChannels: FieldValueInvalid",
+			"spec.nvlink.domain.clusterUUID: FieldValueInvalid",
+			"spec.nvlink.domain.state: FieldValueNotSupported",
+		}},
+		"nvlink-no-gpus": {want: []string{
+			"spec.nvlink: FieldValueForbidden",
+			"spec.nvlink.domain.clusterUUID: FieldValueRequired",
+		}},
+		"nvlink-direct": {want: []string{"spec.nvlink.linksPerGPU: FieldValueInvalid"}},
 		"root-complexes": {want: []string{
 			"spec.rootComplexes[0].switches[0].bus: FieldValueInvalid",
 			"spec.rootComplexes[0].switches[1].bus: FieldValueRequired",
@@ -358,7 +371,7 @@ func TestDerivedUUIDs(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
-	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig"}, BuiltinNames()); diff != "" {
+	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "gb200-nvl-node", "hgx-h100", "mixed-mig"}, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
 	}
 	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {

@@ -21,6 +21,8 @@ const (
 	GPUFunction
 	// NICFunction is a NIC's physical function.
 	NICFunction
+	// NVSwitchFunction is an NVSwitch chip (spec.nvlink.nvswitches).
+	NVSwitchFunction
 )
 
 // PCIFunction is one function in the PCIe tree below a host bridge.
@@ -82,6 +84,8 @@ type Topology struct {
 	GPUs []PlacedGPU
 	// NICs in PCI address order, the order the kernel probes them.
 	NICs []PlacedNIC
+	// NVSwitches in PCI address order (see placeNVSwitches).
+	NVSwitches []*PCIFunction
 }
 
 // Topology validates p and resolves its PCIe tree: root ports get device
@@ -156,6 +160,11 @@ func (p *Profile) Topology() (*Topology, error) {
 	slices.SortFunc(t.HostBridges, func(a, b *HostBridge) int {
 		return cmp.Or(cmp.Compare(a.RootComplex.Domain, b.RootComplex.Domain), cmp.Compare(a.RootComplex.Bus, b.RootComplex.Bus))
 	})
+	if p.Spec.NVLink != nil {
+		if err := t.placeNVSwitches(p.Spec.NVLink.NVSwitches); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Metadata.Name, err)
+		}
+	}
 	for _, hb := range t.HostBridges {
 		for _, rp := range hb.RootPorts {
 			t.collect(p, hb, rp, nil)

@@ -43,3 +43,10 @@ func IMEXChannelPath(n int) string {
 func Clique(clusterUUID string, cliqueID uint32) string {
 	return fmt.Sprintf("%s.%d", clusterUUID, cliqueID)
 }
+
+// FormatClusterUUID is the RFC 4122 text form of NVML's 16-byte
+// clusterUuid (nvmlGpuFabricInfo*.clusterUuid), as uuid.FromBytes(...).String()
+// gives it.
+func FormatClusterUUID(b [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

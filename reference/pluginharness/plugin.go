@@ -176,8 +176,17 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if r.Driver != p.cfg.DriverName {
 			continue
 		}
+		admin := r.AdminAccess != nil && *r.AdminAccess
 		if r.Pool != pool {
-			return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
+			pa, ok := any(p.drv).(PoolAdmitter)
+			if !ok {
+				return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
+			}
+			if err := pa.AdmitPool(r.Pool, r.Device); err != nil {
+				return nil, fmt.Errorf("prepare %s: %w", id, err)
+			}
+			entry.Devices = append(entry.Devices, p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin))
+			continue
 		}
 		if p.withdrawn[r.Device] {
 			return nil, fmt.Errorf("prepare %s: device %s: %w", id, r.Device, ErrDeviceWithdrawn)
@@ -185,7 +194,6 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if !p.published[r.Device] {
 			return nil, fmt.Errorf("prepare %s: device %s is not on this node", id, r.Device)
 		}
-		admin := r.AdminAccess != nil && *r.AdminAccess
 		if err := p.drv.Admit(r.Device, admin); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", id, err)
 		}
@@ -193,15 +201,7 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 			return nil, fmt.Errorf("prepare %s: device %s is already prepared for claim %s/%s (%s)",
 				id, r.Device, p.prepared[other].Namespace, p.prepared[other].Name, other)
 		}
-		var d D
-		*P(&d).prepared() = PreparedDevice{
-			Request:      r.Request,
-			Pool:         r.Pool,
-			Device:       r.Device,
-			AdminAccess:  admin,
-			CDIDeviceIDs: []string{p.specs.deviceID(uid, r.Device)},
-		}
-		entry.Devices = append(entry.Devices, d)
+		entry.Devices = append(entry.Devices, p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin))
 	}
 
 	old, had := p.prepared[uid]
@@ -237,6 +237,19 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		}
 	}
 	return kubeletDevices[D, P](entry), nil
+}
+
+// preparedDevice is the record of one allocation result of claim uid.
+func (p *Plugin[D, P]) preparedDevice(uid, request, pool, device string, admin bool) D {
+	var d D
+	*P(&d).prepared() = PreparedDevice{
+		Request:      request,
+		Pool:         pool,
+		Device:       device,
+		AdminAccess:  admin,
+		CDIDeviceIDs: []string{p.specs.deviceID(uid, device)},
+	}
+	return d
 }
 
 // checkClaimUID refuses a claim UID that is not made of letters, digits

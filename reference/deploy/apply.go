@@ -106,6 +106,8 @@ func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runti
 			err = createOrUpdate(ctx, client.AppsV1().DaemonSets(o.Namespace), o, "daemon set")
 		case *resourceapi.DeviceClass:
 			err = createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), o, "device class")
+		case *appsv1.Deployment:
+			err = createOrUpdate(ctx, client.AppsV1().Deployments(o.Namespace), o, "deployment")
 		default:
 			err = fmt.Errorf("apply %T: not a kind of the manifests", obj)
 		}
@@ -309,14 +311,29 @@ func podEvents(all []corev1.Event, p *corev1.Pod) []corev1.Event {
 	return out
 }
 
-// Delete removes the deployment, waits for the driver pods to go, then
+// Delete removes the deployment (the IMEX controller's too), waits for the
+// driver pods to go, then
 // deletes the admission policy and its binding and the driver's
 // ResourceSlices, and waits for the namespace to go.
 func Delete(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, gpuWorkload, opts.DriverName, []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}, opts.Timeout)
+	// The IMEX controller, whether deployed or not: its Deployment goes
+	// with the namespace, its slices with its class and the driver's.
+	for what, del := range map[string]func() error{
+		"cluster role binding " + IMEXName: func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
+		"cluster role " + IMEXName:         func() error { return client.RbacV1().ClusterRoles().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
+		"deployment " + IMEXName: func() error {
+			return client.AppsV1().Deployments(Namespace).Delete(ctx, IMEXName, metav1.DeleteOptions{})
+		},
+	} {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s: %w", what, err)
+		}
+	}
+	return deleteDriver(ctx, client, gpuWorkload, opts.DriverName,
+		[]string{opts.DriverName, MIGDeviceClassName(opts.DriverName), IMEXDeviceClassName(opts.DriverName)}, opts.Timeout)
 }
 
 // deleteDriver deletes the device classes, then the objects of w, waits

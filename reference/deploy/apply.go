@@ -322,8 +322,10 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 	// The IMEX controller, whether deployed or not: its Deployment goes
 	// with the namespace, its slices with its class and the driver's.
 	for what, del := range map[string]func() error{
-		"cluster role binding " + IMEXName: func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
-		"cluster role " + IMEXName:         func() error { return client.RbacV1().ClusterRoles().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
+		"cluster role binding " + IMEXName: func() error {
+			return client.RbacV1().ClusterRoleBindings().Delete(ctx, IMEXName, metav1.DeleteOptions{})
+		},
+		"cluster role " + IMEXName: func() error { return client.RbacV1().ClusterRoles().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
 		"deployment " + IMEXName: func() error {
 			return client.AppsV1().Deployments(Namespace).Delete(ctx, IMEXName, metav1.DeleteOptions{})
 		},

@@ -55,6 +55,9 @@ type Settings struct {
 	// "<xid>=<health>" or "<xid>=<health>/<taint effect>"
 	// (FormatFaultResponse).
 	FaultResponses []string
+	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
+	// without one.
+	CliqueAttribute, IMEXChannelClassName string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -77,6 +80,9 @@ func (d *Declaration) KitSettings() Settings {
 	}
 	if p := d.Driver.Pods; p != nil {
 		s.DriverNamespace, s.DriverPodSelector = p.Namespace, p.Selector
+	}
+	if f := d.Fabric; f != nil {
+		s.CliqueAttribute, s.IMEXChannelClassName = f.CliqueAttribute, f.ChannelClass
 	}
 	var whole, parts, shared *DeviceKind
 	for i := range d.DeviceKinds {

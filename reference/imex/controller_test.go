@@ -89,7 +89,7 @@ func imexPools(t *testing.T, c *fake.Clientset) map[string]string {
 		}
 		nodes := "none"
 		if s.Spec.NodeSelector != nil {
-			nodes = strings.Join(s.Spec.NodeSelector.NodeSelectorTerms[0].MatchFields[0].Values, ",")
+			nodes = strings.Join(s.Spec.NodeSelector.NodeSelectorTerms[0].MatchExpressions[0].Values, ",")
 		}
 		out[s.Spec.Pool.Name] = nodes + " " + owner + " " + strings.Repeat("d", len(s.Spec.Devices))
 	}

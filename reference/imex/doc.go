@@ -10,7 +10,8 @@
 // has one). For each clique it publishes one pool, named
 // driver.IMEXPoolName (imex-<cliqueID>-<first 8 characters of the cluster
 // UUID>), whose pool-wide nodeSelector matches exactly the clique's nodes
-// (metadata.name In [...]), with devices channel-0 .. channel-<N-1>
+// (one term, kubernetes.io/hostname In [...]: the API takes a single term,
+// and a metadata.name field selector with one value only), with devices channel-0 .. channel-<N-1>
 // (Config.Channels) carrying the attributes type "imex-channel", channel
 // (int) and nvlinkClique. A clique that loses its last node loses its pool;
 // nodes joining or leaving change the pool's nodeSelector (a new pool

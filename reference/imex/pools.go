@@ -66,7 +66,8 @@ func parseClique(c string) (driver.Fabric, bool) {
 
 // Resources is what the controller publishes for cliques: per clique a
 // pool driver.IMEXPoolName with channels devices and a nodeSelector of its
-// nodes. A clique whose name does not parse is left out.
+// nodes (kubernetes.io/hostname In [nodes]: the local cluster's and
+// kubeadm's nodes are labelled with their name). A clique whose name does not parse is left out.
 func Resources(cliques map[string][]string, channels int) *resourceslice.DriverResources {
 	res := &resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{}}
 	for clique, nodes := range cliques {
@@ -74,8 +75,10 @@ func Resources(cliques map[string][]string, channels int) *resourceslice.DriverR
 		if !ok {
 			continue
 		}
+		// One term (a ResourceSlice allows no more), on the hostname label:
+		// a field selector on metadata.name takes one value only.
 		pool := resourceslice.Pool{NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: nodes}},
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: nodes}},
 		}}}}
 		var devs []resourceapi.Device
 		for n := range channels {

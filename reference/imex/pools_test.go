@@ -54,8 +54,13 @@ func TestCliquesAndResources(t *testing.T) {
 	if !ok {
 		t.Fatalf("no pool imex-1-5f0c6a7e: %v", res.Pools)
 	}
-	sel := pool.NodeSelector.NodeSelectorTerms[0].MatchFields[0]
-	if sel.Key != "metadata.name" || !cmp.Equal(sel.Values, []string{"127.0.0.1", "127.0.0.2"}) {
+	// The API allows one term, and a metadata.name field selector with one
+	// value only: the hostname label, In the clique's nodes.
+	if terms := pool.NodeSelector.NodeSelectorTerms; len(terms) != 1 || len(terms[0].MatchFields) != 0 || len(terms[0].MatchExpressions) != 1 {
+		t.Fatalf("node selector terms %+v: want one term with one expression", terms)
+	}
+	sel := pool.NodeSelector.NodeSelectorTerms[0].MatchExpressions[0]
+	if sel.Key != "kubernetes.io/hostname" || sel.Operator != "In" || !cmp.Equal(sel.Values, []string{"127.0.0.1", "127.0.0.2"}) {
 		t.Errorf("node selector %+v", sel)
 	}
 	devs := pool.Slices[0].Devices

@@ -28,6 +28,15 @@ func BuiltinNames() []string {
 // Builtin returns the built-in profile called name, defaulted and validated.
 // The result is a fresh copy the caller may change.
 func Builtin(name string) (*Profile, error) {
+	data, err := builtinData(name)
+	if err != nil {
+		return nil, err
+	}
+	return load("built-in profile "+name, data)
+}
+
+// builtinData is the YAML of the built-in profile called name.
+func builtinData(name string) ([]byte, error) {
 	if !slices.Contains(BuiltinNames(), name) {
 		return nil, fmt.Errorf("%w: no built-in profile %q (built-in: %s; write ./%s for a file)",
 			ErrNotFound, name, strings.Join(BuiltinNames(), ", "), name)
@@ -36,5 +45,5 @@ func Builtin(name string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read built-in profile %s: %w", name, err)
 	}
-	return load("built-in profile "+name, data)
+	return data, nil
 }

@@ -62,11 +62,47 @@ func Parse(data []byte) (*Profile, error) {
 // nameOrPath, or the file at nameOrPath when it contains a path separator or
 // ends in .yaml or .yml (write ./name for a file in the current directory).
 func Load(nameOrPath string) (*Profile, error) {
-	if strings.ContainsRune(nameOrPath, os.PathSeparator) ||
-		strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+	if isFile(nameOrPath) {
 		return LoadFile(nameOrPath)
 	}
 	return Builtin(nameOrPath)
+}
+
+// Read parses the built-in profile called nameOrPath, or the file at
+// nameOrPath (told apart as Load does), without defaulting or validating
+// it, for a caller that changes it first (a cluster profile sets each
+// node's uuidSeed and fabric membership); source names it for errors
+// ("file x.yaml", "built-in profile dgx-h100").
+func Read(nameOrPath string) (p *Profile, source string, err error) {
+	var data []byte
+	if isFile(nameOrPath) {
+		source = "file " + nameOrPath
+		if data, err = os.ReadFile(nameOrPath); err != nil {
+			return nil, source, fmt.Errorf("read node profile %s: %w", nameOrPath, err)
+		}
+	} else {
+		source = "built-in profile " + nameOrPath
+		if data, err = builtinData(nameOrPath); err != nil {
+			return nil, source, err
+		}
+	}
+	p, err = Parse(data)
+	if err != nil {
+		var verr *ValidationError
+		if errors.As(err, &verr) {
+			verr.Source = source
+			return nil, source, verr
+		}
+		return nil, source, fmt.Errorf("%s: %w", source, err)
+	}
+	return p, source, nil
+}
+
+// isFile tells a profile file from a built-in name: a path separator or a
+// .yaml or .yml suffix.
+func isFile(nameOrPath string) bool {
+	return strings.ContainsRune(nameOrPath, os.PathSeparator) ||
+		strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml")
 }
 
 // LoadFile reads, parses, defaults and validates the profile file at path.

@@ -358,7 +358,7 @@ func TestDerivedUUIDs(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
-	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig"}, BuiltinNames()); diff != "" {
+	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "gb200-nvl-node", "gb200-tpu-v5p-node", "hgx-h100", "mixed-mig", "tpu-v5p-host"}, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
 	}
 	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {

@@ -25,43 +25,43 @@ func newEmulatorCommand() *cobra.Command {
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
 		newEmulatorMIGCommand(), newEmulatorExecCommand(), newEmulatorSRIOVCommand(), newEmulatorWatchCommand(),
-		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand())
+		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand(),
+		newEmulatorClusterProfileCommand())
 	return cmd
 }
 
 func newEmulatorRenderCommand() *cobra.Command {
-	opts := render.DefaultOptions()
-	var profileName string
+	var cfg renderConfig
+	cfg.Options = render.DefaultOptions()
 	cmd := &cobra.Command{
-		Use:   "render --profile NAME|FILE --root DIR [--shim PATH [--nvidia-smi PATH]]",
+		Use:   "render (--profile NAME|FILE | --cluster-profile NAME|FILE (--node NODE | --all --out DIR)) --root DIR [--shim PATH [--nvidia-smi PATH]]",
 		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
 		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
 the root directory, and installs the NVML shim when --shim is given, with the
 emulator's nvidia-smi (from beside the shim, where build-shim writes it, or
 --nvidia-smi) as ROOT/usr/bin/nvidia-smi. The root must be new, empty, or
-rendered before; rendering again replaces it.`,
+rendered before; rendering again replaces it.
+
+With --cluster-profile the node's hardware is node --node of a cluster
+profile (see 'drakit emulator cluster-profile show'): its node profile with
+the node's GPU UUIDs, NVLink clique and TPU slice. --all renders every node
+of the cluster profile under DIR/<node>/ and prints the time and disk use.`,
+		Example: `  drakit emulator render --profile dgx-h100 --root /tmp/emu
+  drakit emulator render --cluster-profile conformance-fabric --node 127.0.0.2 --root /tmp/emu-2
+  drakit emulator render --cluster-profile scale-1000 --all --out /tmp/scale`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			p, err := profile.Load(profileName)
-			if err != nil {
-				return err
-			}
-			if err := render.Render(c.Context(), p, opts); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "rendered %s (%s) into %s\n", p.Metadata.Name, summary(p), opts.Root)
-			return nil
+			return runRender(c.Context(), cfg, c.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&profileName, "profile", "", profileFlagUsage)
-	cmd.Flags().StringVar(&opts.Root, "root", opts.Root, "emulator root directory to render into")
-	cmd.Flags().StringVar(&opts.ShimLibrary, "shim", opts.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
-	cmd.Flags().StringVar(&opts.NvidiaSMI, "nvidia-smi", opts.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
-	for _, f := range []string{"profile", "root"} {
-		if err := cmd.MarkFlagRequired(f); err != nil {
-			panic(err) // the flags are defined just above
-		}
-	}
+	cmd.Flags().StringVar(&cfg.Profile, "profile", "", profileFlagUsage)
+	cmd.Flags().StringVar(&cfg.ClusterProfile, "cluster-profile", "", clusterProfileFlagUsage)
+	cmd.Flags().StringVar(&cfg.Node, "node", "", "with --cluster-profile: the node to render")
+	cmd.Flags().BoolVar(&cfg.All, "all", false, "with --cluster-profile: render every node under --out/<node>/")
+	cmd.Flags().StringVar(&cfg.Out, "out", "", "with --all: directory of the nodes' emulator roots")
+	cmd.Flags().StringVar(&cfg.Options.Root, "root", cfg.Options.Root, "emulator root directory to render into")
+	cmd.Flags().StringVar(&cfg.Options.ShimLibrary, "shim", cfg.Options.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
+	cmd.Flags().StringVar(&cfg.Options.NvidiaSMI, "nvidia-smi", cfg.Options.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
 	return cmd
 }
 

@@ -24,6 +24,10 @@ var ErrInvalid = errors.New("invalid cluster profile")
 // not exist.
 var ErrNotFound = errors.New("cluster profile not found")
 
+// ErrUnknownNode is returned for a node name the cluster profile does not
+// have.
+var ErrUnknownNode = errors.New("no such node in the cluster profile")
+
 // ValidationError lists a cluster profile's problems with their field
 // paths.
 type ValidationError struct {

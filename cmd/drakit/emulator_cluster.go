@@ -15,7 +15,6 @@ import (
 	"drakit.dev/drakit/emulator/render"
 )
 
-
 const clusterProfileFlagUsage = "cluster profile: a built-in name (see 'drakit emulator cluster-profile list') or a YAML file (a path containing / or ending in .yaml)"
 
 // errRenderFlags is returned for a render command line that names no node,

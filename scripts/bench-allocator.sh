@@ -6,13 +6,17 @@
 # (hard families H1–H5: <= 10 ms; easy paths: <= 1.2x upstream).
 #
 # Usage: scripts/bench-allocator.sh [BENCH_REGEX] [extra go test flags...]
-#   BENCH_REGEX defaults to . (every family and size); e.g. 'Allocator/H3'.
+#   BENCH_REGEX defaults to Allocator (every family and size); e.g.
+#   'Allocator/H3'. 'Fabric' runs the fabric cases on the 1,000-node
+#   scale-1000 cluster profile (make bench-fabric): per case "node" (one
+#   Allocate on the case's node) and "filter" (Allocate on each of the
+#   1,000 nodes with one allocator, as the scheduler's Filter for one pod).
 #   Environment: BENCHTIME (default 300ms), UPSTREAM_TIMEOUT (default 3s).
 #   The raw `go test -bench` output is kept in $OUT (default
 #   /tmp/bench-allocator.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-regex=${1:-.}
+regex=${1:-Allocator}
 shift || true
 out=${OUT:-/tmp/bench-allocator.txt}
 go test ./reference/allocator/bench/ -run '^$' -bench "$regex" -cpu 1 \
@@ -23,8 +27,8 @@ function fmt(ns) {
 	if (ns >= 1e6) return sprintf("%.2f ms", ns/1e6)
 	return sprintf("%.1f µs", ns/1e3)
 }
-/^BenchmarkAllocator\// {
-	name = $1; sub(/^BenchmarkAllocator\//, "", name); sub(/-[0-9]+$/, "", name)
+/^Benchmark(Allocator|Fabric)\// {
+	name = $1; sub(/^Benchmark(Allocator|Fabric)\//, "", name); sub(/-[0-9]+$/, "", name)
 	impl = name; sub(/.*\//, "", impl); inst = name; sub(/\/[^\/]*$/, "", inst)
 	ns = ""; to = 0
 	for (i = 2; i <= NF; i++) {

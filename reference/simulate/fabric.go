@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
 
@@ -123,9 +124,18 @@ func addFabricAttributes(pool *resourceslice.Pool, d *nvlink.Domain) {
 	}
 }
 
+// nodeNameSelector selects the named nodes in one term, as a ResourceSlice
+// and a device require: one node by metadata.name (matchFields takes one
+// value only), several by their kubernetes.io/hostname label, which the
+// kubelet sets to the node's name.
 func nodeNameSelector(names ...string) *corev1.NodeSelector {
+	if len(names) == 1 {
+		return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: names}},
+		}}}
+	}
 	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-		MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: names}},
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: names}},
 	}}}
 }
 
@@ -293,8 +303,9 @@ func divisors(n int) []int {
 	return out
 }
 
-// loadCluster loads and resolves a cluster profile.
-func loadCluster(nameOrPath string) (*clusterprofile.Cluster, error) {
+// LoadCluster loads and resolves a cluster profile (a built-in name or a
+// file).
+func LoadCluster(nameOrPath string) (*clusterprofile.Cluster, error) {
 	src, err := clusterprofile.Load(nameOrPath)
 	if err != nil {
 		return nil, fmt.Errorf("load cluster profile: %w", err)
@@ -304,4 +315,42 @@ func loadCluster(nameOrPath string) (*clusterprofile.Cluster, error) {
 		return nil, fmt.Errorf("resolve cluster profile: %w", err)
 	}
 	return c, nil
+}
+
+// ClusterSlices returns the ResourceSlices the reference drivers' pools for
+// the nodes of c become in the API server, as a scheduler sees them: a
+// node's own pools name the node in spec.nodeName, as the kubelet plugins
+// publish them on real nodes (Run selects simulated nodes by name instead,
+// since they have no Node objects), cluster-level pools keep their node
+// selection. Slices are named <driver>-<pool>-<index>, so they sort in
+// publishing order within a pool; every pool has generation 1.
+func ClusterSlices(ctx context.Context, c *clusterprofile.Cluster, gpuDriver string) ([]*resourceapi.ResourceSlice, error) {
+	pools, err := clusterPools(ctx, c, gpuDriver, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []*resourceapi.ResourceSlice
+	for _, p := range pools {
+		for i, s := range p.pool.Slices {
+			spec := resourceapi.ResourceSliceSpec{
+				Driver:                 p.driver,
+				Pool:                   resourceapi.ResourcePool{Name: p.name, Generation: 1, ResourceSliceCount: int64(len(p.pool.Slices))},
+				PerDeviceNodeSelection: s.PerDeviceNodeSelection,
+				Devices:                s.Devices,
+				SharedCounters:         s.SharedCounters,
+			}
+			switch {
+			case s.PerDeviceNodeSelection != nil && *s.PerDeviceNodeSelection:
+			case !p.clusterLevel:
+				spec.NodeName = ptr.To(p.name)
+			default:
+				spec.NodeSelector = p.pool.NodeSelector
+			}
+			out = append(out, &resourceapi.ResourceSlice{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", p.driver, p.name, i)},
+				Spec:       spec,
+			})
+		}
+	}
+	return out, nil
 }

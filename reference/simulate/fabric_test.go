@@ -13,7 +13,7 @@ const conformanceUUID = "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c"
 
 func conformancePools(t *testing.T) map[poolKey]simulatedNode {
 	t.Helper()
-	c, err := loadCluster("conformance-fabric")
+	c, err := LoadCluster("conformance-fabric")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestClusterPools(t *testing.T) {
 		if !ok {
 			t.Fatalf("no IMEX pool for clique %s", id)
 		}
-		if got := imex.pool.NodeSelector.NodeSelectorTerms[0].MatchFields[0].Values; !slices.Equal(got, nodes) {
+		if got := imex.pool.NodeSelector.NodeSelectorTerms[0].MatchExpressions[0].Values; !slices.Equal(got, nodes) {
 			t.Errorf("IMEX pool of clique %s selects %v, want %v", id, got, nodes)
 		}
 		devs := devices(imex)
@@ -114,7 +114,12 @@ func TestClusterPools(t *testing.T) {
 	hosts := map[string][]string{}
 	for _, d := range devices(sub) {
 		names = append(names, d.Name)
-		hosts[d.Name] = d.NodeSelector.NodeSelectorTerms[0].MatchFields[0].Values
+		term := d.NodeSelector.NodeSelectorTerms[0]
+		if len(term.MatchFields) > 0 {
+			hosts[d.Name] = term.MatchFields[0].Values
+		} else {
+			hosts[d.Name] = term.MatchExpressions[0].Values
+		}
 		if str(d, "type") != DeviceTypeSubslice || str(d, "slice") != "torus-a" || num(d, "chips") != int64(4*len(hosts[d.Name])) {
 			t.Errorf("%s: attributes %v", d.Name, d.Attributes)
 		}

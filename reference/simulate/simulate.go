@@ -58,7 +58,7 @@ func run(ctx context.Context, cfg Config, newClient func() (kubernetes.Interface
 	start := time.Now()
 	var nodes []simulatedNode
 	if cfg.ClusterProfile != "" {
-		c, err := loadCluster(cfg.ClusterProfile)
+		c, err := LoadCluster(cfg.ClusterProfile)
 		if err != nil {
 			return res, err
 		}

@@ -13,12 +13,13 @@ import (
 
 	"drakit.dev/drakit/reference/allocator"
 	"drakit.dev/drakit/reference/allocator/check"
+	"drakit.dev/drakit/reference/allocator/fabric"
 	"drakit.dev/drakit/reference/allocator/scenario"
 )
 
-func fabricCases(tb testing.TB) []FabricCase {
+func fabricCases(tb testing.TB) []fabric.Case {
 	tb.Helper()
-	cases, err := FabricCases(context.Background())
+	cases, err := fabric.Cases(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package fabric
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"drakit.dev/drakit/reference/simulate"
 )
 
-// FabricProfile is the cluster profile the fabric cases run on.
-const FabricProfile = "scale-1000"
+// Profile is the cluster profile the cases run on.
+const Profile = "scale-1000"
 
 // Device classes of the fabric cases: the contract's, with the GPU class
 // limited to GPUs (the GPU driver also publishes IMEX channels).
@@ -29,10 +29,10 @@ const (
 	SubsliceClass = "subslice.tpu.drakit.dev"
 )
 
-// FabricCase is one allocation problem on the fabric inventory: its claim
+// Case is one allocation problem on the fabric inventory: its claim
 // on one node (Scenario), and the nodes a scheduler's Filter pass tries it
 // on (AllNodes: every node of the cluster, in order).
-type FabricCase struct {
+type Case struct {
 	// Name says what is claimed ("gb200-clique", …).
 	Name string
 	// Description says what the claim is, for the report.
@@ -45,7 +45,7 @@ type FabricCase struct {
 	Feasible int
 }
 
-// FabricCases builds the fabric cases on the scale-1000 cluster profile's
+// Cases builds the fabric cases on the scale-1000 cluster profile's
 // published inventory (simulate.ClusterSlices: 1,000 nodes' GPU and TPU
 // pools, 53 IMEX channel pools, 2 sub-slice pools):
 //
@@ -61,14 +61,14 @@ type FabricCase struct {
 //     the host's 4 chips, matchAttribute tpu.drakit.dev/slice over both.
 //     Fits only on torus-b's 16 hosts; on torus-a's the counters rule the
 //     4x4x4 out.
-func FabricCases(ctx context.Context) ([]FabricCase, error) {
-	c, err := simulate.LoadCluster(FabricProfile)
+func Cases(ctx context.Context) ([]Case, error) {
+	c, err := simulate.LoadCluster(Profile)
 	if err != nil {
 		return nil, err
 	}
 	slices, err := simulate.ClusterSlices(ctx, c, gpuDriver)
 	if err != nil {
-		return nil, fmt.Errorf("build the slices of %s: %w", FabricProfile, err)
+		return nil, fmt.Errorf("build the slices of %s: %w", Profile, err)
 	}
 	nodes := make([]*v1.Node, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -111,7 +111,7 @@ func FabricCases(ctx context.Context) ([]FabricCase, error) {
 	held.Spec.Devices.Requests = []resourceapi.DeviceRequest{request("sub", SubsliceClass, 1)}
 	frag.AllocatedClaims = []*resourceapi.ResourceClaim{held}
 
-	return []FabricCase{
+	return []Case{
 		{Name: clique.Name, Scenario: clique, Nodes: nodes, Feasible: 954,
 			Description: "1 IMEX channel + the node's 4 GB200 GPUs, matchAttribute gpu.drakit.dev/nvlinkClique"},
 		{Name: torus.Name, Scenario: torus, Nodes: nodes, Feasible: 32,

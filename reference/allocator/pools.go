@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 )
@@ -62,10 +61,9 @@ func (a *Allocator) nodeMatches(node *v1.Node, nodeName string, allNodes bool, s
 	return false, nil
 }
 
-// parsedSelector is a node selector as nodeaffinity parsed it, or why it
-// could not.
+// parsedSelector is a parsed node selector, or why it could not be parsed.
 type parsedSelector struct {
-	sel *nodeaffinity.NodeSelector
+	sel nodeMatcher
 	err error
 }
 
@@ -75,11 +73,11 @@ type parsedSelector struct {
 // which for slices that select many nodes (a clique's IMEX channels, a TPU
 // slice's sub-slices) cost more than the rest of Allocate when done per
 // call on a 1,000-node cluster.
-func (a *Allocator) nodeSelector(sel *v1.NodeSelector) (*nodeaffinity.NodeSelector, error) {
+func (a *Allocator) nodeSelector(sel *v1.NodeSelector) (nodeMatcher, error) {
 	if p, ok := a.selectors.Load(sel); ok {
 		return p.(parsedSelector).sel, p.(parsedSelector).err
 	}
-	s, err := nodeaffinity.NewNodeSelector(sel)
+	s, err := parseNodeSelector(sel)
 	if err != nil {
 		err = fmt.Errorf("failed to parse node selector %s: %w", sel.String(), err)
 	}

@@ -416,3 +416,26 @@ func TestLoadNameOrPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRead: Read parses without defaulting, built-in or file, and names
+// its source.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	p, source, err := Read("tpu-v5p-host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if source != "built-in profile tpu-v5p-host" || p.Spec.UUIDSeed != "" || p.Spec.Driver.DriverVersion != "" {
+		t.Errorf("Read(tpu-v5p-host): source %q, uuidSeed %q, driver %q: want it undefaulted", source, p.Spec.UUIDSeed, p.Spec.Driver.DriverVersion)
+	}
+	if p, source, err = Read("testdata/valid-minimal.yaml"); err != nil || source != "file testdata/valid-minimal.yaml" || p.Spec.GPUs[0].UUID != "" {
+		t.Errorf("Read(file): %v, source %q", err, source)
+	}
+	if _, _, err := Read("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read(nope): %v, want ErrNotFound", err)
+	}
+	var verr *ValidationError
+	if _, _, err := Read("testdata/invalid-unknown-field.yaml"); !errors.As(err, &verr) || verr.Source != "file testdata/invalid-unknown-field.yaml" {
+		t.Errorf("Read(invalid file): %v, want a ValidationError naming the file", err)
+	}
+}

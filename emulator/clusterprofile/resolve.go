@@ -98,7 +98,10 @@ func Resolve(src *Source) (*Cluster, error) {
 		}
 		// Validate the template once, so that its own problems are
 		// reported once, against the group, not for every node.
-		check := clone(p)
+		check, err := clone(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: node group %s: %w", src.Name, g.Name, err)
+		}
 		check.Default()
 		if verrs := check.Validate(); len(verrs) > 0 {
 			errs = append(errs, field.Invalid(spec.Child("nodeGroups").Index(i).Child("nodeProfile"), g.NodeProfile,
@@ -178,7 +181,10 @@ func Resolve(src *Source) (*Cluster, error) {
 	var nodeErrs []error
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		p := clone(templates[groupOf(n.Name)])
+		p, err := clone(templates[groupOf(n.Name)])
+		if err != nil {
+			return nil, fmt.Errorf("%s: node %s: %w", src.Name, n.Name, err)
+		}
 		p.Spec.UUIDSeed = n.Name
 		if domains[i] != nil {
 			p.Spec.NVLink.Domain = domains[i]
@@ -219,16 +225,15 @@ func dedupe(errs field.ErrorList) field.ErrorList {
 	return out
 }
 
-// clone deep-copies a profile through its JSON form; profiles are plain
-// data, so this cannot fail.
-func clone(p *profile.Profile) *profile.Profile {
+// clone deep-copies a profile through its JSON form.
+func clone(p *profile.Profile) (*profile.Profile, error) {
 	data, err := json.Marshal(p)
 	if err != nil {
-		panic(fmt.Sprintf("marshal node profile: %v", err))
+		return nil, fmt.Errorf("copy node profile %s: %w", p.Metadata.Name, err)
 	}
 	out := &profile.Profile{}
 	if err := json.Unmarshal(data, out); err != nil {
-		panic(fmt.Sprintf("unmarshal node profile: %v", err))
+		return nil, fmt.Errorf("copy node profile %s: %w", p.Metadata.Name, err)
 	}
-	return out
+	return out, nil
 }

@@ -99,7 +99,7 @@ func newSliceInfo(s *resourceapi.ResourceSlice) *sliceInfo {
 // on first use.
 func (a *Allocator) poolSlices(key poolKey) []*sliceInfo {
 	a.poolIndexOnce.Do(func() {
-		a.slicesByPool = map[poolKey][]*sliceInfo{}
+		a.slicesByPool = make(map[poolKey][]*sliceInfo, len(a.allSlices))
 		for _, s := range a.allSlices {
 			si := newSliceInfo(s)
 			a.slicesByPool[si.key] = append(a.slicesByPool[si.key], si)

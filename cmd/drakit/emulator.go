@@ -34,18 +34,22 @@ func newEmulatorRenderCommand() *cobra.Command {
 	var cfg renderConfig
 	cfg.Options = render.DefaultOptions()
 	cmd := &cobra.Command{
-		Use:   "render (--profile NAME|FILE | --cluster-profile NAME|FILE (--node NODE | --all --out DIR)) --root DIR [--shim PATH [--nvidia-smi PATH]]",
+		Use:   "render (--profile NAME|FILE [--uuid-seed SEED] | --cluster-profile NAME|FILE (--node NODE | --all --out DIR)) --root DIR [--shim PATH [--nvidia-smi PATH]]",
 		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
 		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
 the root directory, and installs the NVML shim when --shim is given, with the
 emulator's nvidia-smi (from beside the shim, where build-shim writes it, or
 --nvidia-smi) as ROOT/usr/bin/nvidia-smi. The root must be new, empty, or
-rendered before; rendering again replaces it.
+rendered before; rendering again replaces it. --uuid-seed replaces the
+profile's spec.uuidSeed, from which the GPU UUIDs and NIC MACs it does not
+spell out are derived: give each node of a multi-node cluster its own (its
+node name) so that no two nodes have the same GPU UUID.
 
 With --cluster-profile the node's hardware is node --node of a cluster
 profile (see 'drakit emulator cluster-profile show'): its node profile with
-the node's GPU UUIDs, NVLink clique and TPU slice. --all renders every node
-of the cluster profile under DIR/<node>/ and prints the time and disk use.`,
+the node's name as UUID seed, its NVLink clique and TPU slice. --all renders
+every node of the cluster profile under DIR/<node>/ and prints the time and
+disk use.`,
 		Example: `  drakit emulator render --profile dgx-h100 --root /tmp/emu
   drakit emulator render --cluster-profile conformance-fabric --node 127.0.0.2 --root /tmp/emu-2
   drakit emulator render --cluster-profile scale-1000 --all --out /tmp/scale`,
@@ -55,6 +59,7 @@ of the cluster profile under DIR/<node>/ and prints the time and disk use.`,
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Profile, "profile", "", profileFlagUsage)
+	cmd.Flags().StringVar(&cfg.UUIDSeed, "uuid-seed", "", "with --profile: seed of the derived GPU UUIDs and NIC MACs instead of the profile's spec.uuidSeed (one per node: the node name)")
 	cmd.Flags().StringVar(&cfg.ClusterProfile, "cluster-profile", "", clusterProfileFlagUsage)
 	cmd.Flags().StringVar(&cfg.Node, "node", "", "with --cluster-profile: the node to render")
 	cmd.Flags().BoolVar(&cfg.All, "all", false, "with --cluster-profile: render every node under --out/<node>/")

@@ -25,6 +25,7 @@ var errRenderFlags = errors.New("invalid render flags")
 // node of a cluster profile, or every node of one.
 type renderConfig struct {
 	Profile        string
+	UUIDSeed       string
 	ClusterProfile string
 	Node           string
 	All            bool
@@ -38,6 +39,8 @@ func (c renderConfig) validate() error {
 		return fmt.Errorf("%w: give exactly one of --profile and --cluster-profile", errRenderFlags)
 	case c.Profile != "" && (c.Node != "" || c.All || c.Out != ""):
 		return fmt.Errorf("%w: --node, --all and --out go with --cluster-profile", errRenderFlags)
+	case c.ClusterProfile != "" && c.UUIDSeed != "":
+		return fmt.Errorf("%w: --uuid-seed goes with --profile (a cluster profile seeds each node with its name)", errRenderFlags)
 	case c.ClusterProfile != "" && c.All == (c.Node != ""):
 		return fmt.Errorf("%w: --cluster-profile needs exactly one of --node and --all", errRenderFlags)
 	case c.All && (c.Out == "" || c.Options.Root != ""):
@@ -53,7 +56,7 @@ func runRender(ctx context.Context, cfg renderConfig, out io.Writer) error {
 		return err
 	}
 	if cfg.Profile != "" {
-		p, err := profile.Load(cfg.Profile)
+		p, err := profile.LoadSeeded(cfg.Profile, cfg.UUIDSeed)
 		if err != nil {
 			return err
 		}

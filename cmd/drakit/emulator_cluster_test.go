@@ -43,6 +43,7 @@ func TestEmulatorRenderFlags(t *testing.T) {
 		{"--cluster-profile", "nvl72", "--node", "a", "--all", "--out", "/tmp/x"},
 		{"--cluster-profile", "nvl72", "--all", "--root", "/tmp/x"},
 		{"--cluster-profile", "nvl72", "--node", "nvl72-node-00"},
+		{"--cluster-profile", "nvl72", "--node", "nvl72-node-00", "--uuid-seed", "x", "--root", "/tmp/x"},
 	} {
 		if _, err := runEmulator(t, append([]string{"render"}, args...)...); !errors.Is(err, errRenderFlags) {
 			t.Errorf("render %v: %v, want errRenderFlags", args, err)

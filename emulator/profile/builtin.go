@@ -27,12 +27,15 @@ func BuiltinNames() []string {
 
 // Builtin returns the built-in profile called name, defaulted and validated.
 // The result is a fresh copy the caller may change.
-func Builtin(name string) (*Profile, error) {
+func Builtin(name string) (*Profile, error) { return builtin(name, "") }
+
+// builtin loads a built-in profile with an optional UUID seed (LoadSeeded).
+func builtin(name, uuidSeed string) (*Profile, error) {
 	data, err := builtinData(name)
 	if err != nil {
 		return nil, err
 	}
-	return load("built-in profile "+name, data)
+	return load("built-in profile "+name, data, uuidSeed)
 }
 
 // builtinData is the YAML of the built-in profile called name.

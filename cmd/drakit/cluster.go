@@ -98,15 +98,15 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 	status.Flags().StringVarP(&output, "output", "o", "text", "text, json, or env (shell assignments DRAKIT_*=...)")
 	cmd.AddCommand(status)
 
-	var tail int
+	var tail, node int
 	logs := &cobra.Command{
 		Use:       "logs [component]",
-		Short:     "Print the end of a component's log (all components without an argument)",
+		Short:     "Print the end of a component's log (all components without an argument; --node i: node i's containerd and kubelet)",
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: cluster.Components(),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				s, err := cluster.Logs(cfg, args[0], tail)
+				s, err := cluster.NodeLogs(cfg, node, args[0], tail)
 				if err != nil {
 					return err
 				}
@@ -114,7 +114,7 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 				return err
 			}
 			for _, name := range cluster.Components() {
-				s, err := cluster.Logs(cfg, name, tail)
+				s, err := cluster.NodeLogs(cfg, node, name, tail)
 				if err != nil {
 					s = err.Error() + "\n"
 				}
@@ -126,6 +126,7 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 		},
 	}
 	logs.Flags().IntVar(&tail, "tail", 50, "number of lines from the end (0: all)")
+	logs.Flags().IntVar(&node, "node", 1, "the node (index from 1) whose containerd and kubelet logs to print")
 	cmd.AddCommand(logs)
 	return cmd
 }

@@ -26,7 +26,7 @@ func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.StringVar(&cfg.ContainerdVersion, "containerd-version", cfg.ContainerdVersion, "containerd version")
 	fs.StringVar(&cfg.CrictlVersion, "crictl-version", cfg.CrictlVersion, "crictl version")
 	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "node 1's name: an IPv4 literal in 127.0.0.0/8; node i is named this address plus i-1")
-	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only: down and status act on the nodes up started", cluster.MaxNodes))
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only (without it, up keeps a running cluster's): down, status and logs act on the nodes up started", cluster.MaxNodes))
 	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "service cluster IP range (required by the apiserver; never routed)")
 	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "node 1's kubelet top-level cgroup (node i: <cgroup-root>-<i>), created by up and removed by down")
 	fs.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "kube-apiserver secure port")
@@ -73,7 +73,20 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 		Use:   "up",
 		Short: "Start the cluster (--nodes N), or confirm it is up; writes <run-dir>/kubeconfig",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Up(c.Context(), cfg) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			// Without --nodes, up confirms (or restarts) the cluster with
+			// the nodes it has.
+			if f := c.Flag("nodes"); f != nil && !f.Changed {
+				n, ok, err := cluster.RecordedNodes(cfg)
+				if err != nil {
+					return err
+				}
+				if ok {
+					cfg.Nodes = n
+				}
+			}
+			return cluster.Up(c.Context(), cfg)
+		},
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "down",

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
@@ -17,6 +18,11 @@ import (
 )
 
 func renderBuiltin(t *testing.T, name string) string {
+	return renderWith(t, name, func(*profile.Profile) {})
+}
+
+// renderWith renders the built-in profile name changed by edit.
+func renderWith(t *testing.T, name string, edit func(*profile.Profile)) string {
 	t.Helper()
 	if err := unix.Mknod(filepath.Join(t.TempDir(), "probe"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))); err != nil {
 		t.Skipf("rendering needs mknod: %v", err)
@@ -25,6 +31,8 @@ func renderBuiltin(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	edit(p)
+	p.Default()
 	root := filepath.Join(t.TempDir(), "root")
 	if err := render.Render(context.Background(), p, render.Options{Root: root}); err != nil {
 		t.Fatal(err)
@@ -33,7 +41,10 @@ func renderBuiltin(t *testing.T, name string) string {
 }
 
 func TestSetNVLink(t *testing.T) {
-	root := renderBuiltin(t, "gb200-nvl-node")
+	// In a clique, as a cluster profile puts it.
+	root := renderWith(t, "gb200-nvl-node", func(p *profile.Profile) {
+		p.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c", CliqueID: 1}
+	})
 	state := func() *nvmlstate.State {
 		s, err := nvmlstate.ReadFile(filepath.Join(root, nvmlstate.RelativePath))
 		if err != nil {
@@ -58,6 +69,9 @@ func TestSetNVLink(t *testing.T) {
 		t.Error("generation not bumped")
 	}
 	s = state()
+	if len(s.Fabrics) != 4 {
+		t.Fatalf("%d fabric records, want 4", len(s.Fabrics))
+	}
 	for _, l := range s.NVLinks {
 		if want := !(l.GPU == s.GPUs[1].Minor && l.Link == 5); l.Active != want {
 			t.Errorf("GPU %d link %d: active %v, want %v", l.GPU, l.Link, l.Active, want)

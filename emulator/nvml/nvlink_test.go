@@ -118,12 +118,26 @@ func TestHGXAllToAllThroughNVSwitches(t *testing.T) {
 	}
 }
 
-func TestNVLinkArgumentChecks(t *testing.T) {
-	requireMknod(t)
+// gb200Node is the gb200-nvl-node profile in clique cliqueID of domain, as
+// a cluster profile makes it.
+func gb200Node(t *testing.T, name, domain string, cliqueID uint32) *profile.Profile {
+	t.Helper()
 	p, err := profile.Builtin("gb200-nvl-node")
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Metadata.Name, p.Spec.UUIDSeed = name, name
+	for i := range p.Spec.GPUs {
+		p.Spec.GPUs[i].UUID = "" // derived from the node's seed again
+	}
+	p.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: domain, CliqueID: cliqueID}
+	p.Default()
+	return p
+}
+
+func TestNVLinkArgumentChecks(t *testing.T) {
+	requireMknod(t)
+	p := gb200Node(t, "gb200", "5f0c6a7e-2d41-4b8e-9a3c-71e2d4b6f801", 1)
 	lib := newLib(t)
 	initLib(t, lib, renderProfile(t, p))
 	gpus := devices(t, lib)
@@ -175,19 +189,7 @@ func nodeFabric(t *testing.T, lib gonvml.Interface, root string) []string {
 func TestCliqueConsistentAcrossNodes(t *testing.T) {
 	requireMknod(t)
 	const domain = "5f0c6a7e-2d41-4b8e-9a3c-71e2d4b6f801"
-	node := func(name string, clique uint32) string {
-		p, err := profile.Builtin("gb200-nvl-node")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Metadata.Name, p.Spec.UUIDSeed = name, name
-		for i := range p.Spec.GPUs {
-			p.Spec.GPUs[i].UUID = "" // derived from the node's seed again
-		}
-		p.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: domain, CliqueID: clique, State: nvlink.StateCompleted}
-		p.Default()
-		return renderProfile(t, p)
-	}
+	node := func(name string, clique uint32) string { return renderProfile(t, gb200Node(t, name, domain, clique)) }
 	a, b, c := node("node-a", 1), node("node-b", 1), node("node-c", 2)
 	lib := newLib(t)
 	fa, fb, fc := nodeFabric(t, lib, a), nodeFabric(t, lib, b), nodeFabric(t, lib, c)

@@ -43,9 +43,15 @@ func TestNVLinkBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node profile leaves the domain to a cluster profile
+	// (emulator/clusterprofile), which sets it per node.
 	f := gb.Spec.NVLink
-	if len(gb.Spec.GPUs) != 4 || f.Version != 5 || f.LinksPerGPU != 18 || f.NVSwitches != 0 || f.IMEXChannels != 8 ||
-		f.Domain == nil || f.Domain.CliqueID != 1 || f.Domain.State != nvlink.StateCompleted {
+	if len(gb.Spec.GPUs) != 4 || f.Version != 5 || f.LinksPerGPU != 18 || f.NVSwitches != 0 || f.IMEXChannels != 8 || f.Domain != nil {
 		t.Errorf("gb200-nvl-node: %d GPUs, fabric %+v", len(gb.Spec.GPUs), f)
+	}
+	gb.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c", CliqueID: 2}
+	gb.Default()
+	if errs := gb.Validate(); len(errs) > 0 || gb.Spec.NVLink.Domain.State != nvlink.StateCompleted {
+		t.Errorf("gb200-nvl-node with a domain: %v, state %q", errs, gb.Spec.NVLink.Domain.State)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/internal/nvidiahw"
 )
@@ -68,7 +69,10 @@ func TestNVSwitchesAndLinks(t *testing.T) {
 
 func TestFabricAndIMEX(t *testing.T) {
 	requireMknod(t)
+	// A cluster profile sets the node's domain; here it is set by hand.
 	p := loadProfile(t, "gb200-nvl-node")
+	p.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c", CliqueID: 1}
+	p.Default()
 	root := render(t, p, Options{})
 	s := readState(t, root)
 	if len(s.Fabrics) != 4 {

@@ -9,6 +9,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 
+	"drakit.dev/drakit/emulator/nvlink"
+
 	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
@@ -22,6 +24,8 @@ func noFabric(nvml.Device) (*Fabric, error) { return nil, nil }
 // through CDI while one of another clique is refused.
 func TestFabricDiscoveryAndIMEXChannels(t *testing.T) {
 	p := builtinProfile(t, "gb200-nvl-node")
+	p.Spec.NVLink.Domain = &nvlink.Domain{ClusterUUID: "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c", CliqueID: 1} // as a cluster profile sets it
+	p.Default()
 	root, inv := renderAndDiscover(t, p)
 	d := p.Spec.NVLink.Domain
 	want := Fabric{ClusterUUID: d.ClusterUUID, CliqueID: d.CliqueID}

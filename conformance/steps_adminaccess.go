@@ -7,6 +7,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // adminAccessSteps are KEP-5018's: the namespace label that permits
@@ -17,6 +18,7 @@ func (w *world) adminAccessSteps() []stepDef {
 	return []stepDef{
 		{`^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, w.namespaceAdminAccessLabel, nil},
 		{`^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, w.storedAdminAccess, nil},
+		{`^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, w.submitAdminAllocation, nil},
 	}
 }
 
@@ -55,4 +57,32 @@ func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error 
 		}
 	}
 	return findings(bad)
+}
+
+// submitAdminAllocation writes, as a scheduler would, an allocation of the
+// named device with adminAccess: true into the status of the claim (one
+// request, not yet allocated), and remembers the API server's answer. The
+// API server must refuse it where the namespace does not allow admin
+// access; where it accepts it, the claim holds the device until cleanup
+// deletes it.
+func (w *world) submitAdminAllocation(ctx context.Context, claim, device string) error {
+	d, err := w.taintedDevice(device)
+	if err != nil {
+		return err
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	if c.Status.Allocation != nil || len(c.Spec.Devices.Requests) != 1 {
+		return fmt.Errorf("claim %s: the step needs a claim with one request that is not allocated", claim)
+	}
+	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+		Results: []resourceapi.DeviceRequestAllocationResult{{
+			Request: c.Spec.Devices.Requests[0].Name, Driver: w.cfg.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
+		}},
+	}}
+	_, err = w.kube.ResourceV1().ResourceClaims(w.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	w.submitted = &submission{kind: kindClaim, name: claim + " (status)", err: err}
+	return nil
 }

@@ -4,7 +4,8 @@ Feature: KEP-5018 admin access: only namespaces labelled for it may ask for admi
   only in a namespace labelled resource.kubernetes.io/admin-access: "true" (the value exactly
   "true"); elsewhere it rejects it as Forbidden. kube-apiserver v1.37.2 names the field
   spec.devices.requests[<i>].adminAccess, also for a template (not spec.spec.…, and not
-  ….exactly.adminAccess, where the field is).
+  ….exactly.adminAccess, where the field is). A status update that allocates a device for admin
+  access (what a scheduler writes) is rejected the same way, at status.allocation.devices.results[<i>].adminAccess.
 
   @kep-5018 @core
   Scenario Outline: A <kind> with an adminAccess request is rejected in a namespace <labelled>
@@ -34,3 +35,10 @@ Feature: KEP-5018 admin access: only namespaces labelled for it may ask for admi
       | kind                  |
       | ResourceClaim         |
       | ResourceClaimTemplate |
+
+  @kep-5018 @core
+  Scenario: A claim status that allocates a device for admin access is rejected in a namespace without the label
+    Given the scenario holds device "target" of the driver
+    And a ResourceClaim "plain" requesting device "target"
+    When a status update of the claim "plain" that allocates it device "target" for admin access is submitted
+    Then the API server rejects it as Invalid with cause Forbidden at "status.allocation.devices.results[0].adminAccess" saying "admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace"

@@ -27,6 +27,7 @@ func (w *world) prioritizedSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting first more devices than the scenario may use as "([^"]+)", else (\d+) devices? as "([^"]+)"(, with opaque config for each subrequest and for the request)?$`, w.claimFirstTooMany, needsWhole(false, 2)},
 		{`^a ResourceClaim "([^"]+)" with request "([^"]+)" for 1 device and request "([^"]+)" for 1 device, first as "([^"]+)" with the identity of the device of "([^"]+)", else as "([^"]+)"$`, w.claimConstrainedSubrequest, func(n *scenarioNeeds, _ []string) { n.wholeClaims += 2 }},
 		{`^the claim "([^"]+)" is allocated for exactly the requests ((?:"[^"]+"(?:, | and )?)+)$`, w.claimAllocatedForRequests, nil},
+		{`^the kubelet recorded the devices the driver prepared for the claim "([^"]+)" under request "([^"]+)" alone$`, w.preparedUnderRequest, nil},
 		{`^the allocation of the claim "([^"]+)" passes the driver the claim's config for exactly ((?:"[^"]+"(?:, | and )?)+)$`, w.allocationPassesConfig, nil},
 		{`^a ResourceClaim "([^"]+)" with (a subrequest that has its own firstAvailable|a subrequest with adminAccess) is posted with strict field validation$`, w.submitClaimStrict, nil},
 		{`^the API server rejects it as a bad request naming the unknown field "([^"]+)"$`, w.rejectedUnknownField, nil},
@@ -208,6 +209,41 @@ func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) 
 		bad = append(bad, fmt.Sprintf("claim %s: status.allocation.devices.config passes the driver the claim's config for %s, expected exactly %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
 	return findings(bad)
+}
+
+// preparedUnderRequest checks the request names the driver returned from
+// NodePrepareResources for the claim's devices, as the kubelet recorded
+// them: the kubelet maps a container's claims[].request to devices by the
+// request's name, so a device allocated for request/subrequest must be
+// returned for the request alone (the kubeletplugin library strips the
+// subrequest).
+func (w *world) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
+	if w.cfg.NodeKubeletRootDir == "" {
+		return skip(ctx, kubeletStateSkipReason)
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	if err != nil {
+		return ctx, err
+	}
+	prepared, ok := state[string(c.UID)]
+	if !ok {
+		return ctx, fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, c.UID)
+	}
+	devices := prepared.DriverState[w.cfg.DriverName].Devices
+	if len(devices) == 0 {
+		return ctx, fmt.Errorf("claim %s: the kubelet records no device that driver %s prepared for it", claim, w.cfg.DriverName)
+	}
+	var bad []string
+	for _, d := range devices {
+		if !slices.Equal(d.RequestNames, []string{request}) {
+			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.cfg.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
+		}
+	}
+	return ctx, findings(bad)
 }
 
 // strictDefects add a field that the v1 DeviceSubRequest does not have to

@@ -1,12 +1,14 @@
 Feature: KEP-4816 prioritized list: the scheduler takes the first alternative it can satisfy
   A request with firstAvailable subrequests is allocated by the first subrequest, in list order,
-  that can be satisfied; the allocation result names it as <request>/<subrequest>. Constraints
-  and config may name a subrequest: a constraint on a subrequest applies only when it is chosen
-  and can make the scheduler pass it over, and of the config only the entries for the whole
-  request and for the chosen subrequest reach the driver (status.allocation.devices.config, from
-  which the driver prepares the claim; kube-scheduler v1.37.2 clears an entry's requests there when
-  the entry covers every request of the claim, so that it applies to all). Every scenario uses the
-  driver's DeviceClass.
+  that can be satisfied; the allocation result names it as <request>/<subrequest>, and the driver
+  returns its devices to the kubelet under the request's name (the kubelet maps a container's
+  claims[].request by it; its checkpoint records what the driver returned). Constraints and config
+  may name a subrequest: a constraint on a subrequest applies only when it is chosen and can make
+  the scheduler pass it over, and of the config only the entries for the whole request and for the
+  chosen subrequest reach the driver (status.allocation.devices.config, from which the driver
+  prepares the claim; kube-scheduler v1.37.2 clears an entry's requests there when the entry covers
+  every request of the claim, so that it applies to all). Every scenario uses the driver's
+  DeviceClass.
 
   Background:
     Given the driver's DeviceClass exists
@@ -27,6 +29,7 @@ Feature: KEP-4816 prioritized list: the scheduler takes the first alternative it
     Then pod "takes-one" is running
     And the claim "falls-back" is allocated 1 device
     And the claim "falls-back" is allocated for exactly the requests "gpu/one"
+    And the kubelet recorded the devices the driver prepared for the claim "falls-back" under request "gpu" alone
     And pod "takes-one" sees exactly the devices allocated to its claims
 
   @kep-4816 @core

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -85,6 +86,40 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 		for i := range resourceapi.DeviceRequestsMaxSize + 1 {
 			spec.Devices.Requests = append(spec.Devices.Requests, exactRequest("gpu-"+strconv.Itoa(i), class, 1))
 		}
+		return spec
+	},
+	// KEP-4816 prioritized lists (dra-1.37-spec.md §2, behaviour 1).
+	"9 subrequests": func(class string) resourceapi.ResourceClaimSpec {
+		var subs []resourceapi.DeviceSubRequest
+		for i := range resourceapi.FirstAvailableDeviceRequestMaxSize + 1 {
+			subs = append(subs, subRequest("sub-"+strconv.Itoa(i), class, 1))
+		}
+		return firstAvailableSpec(subs...)
+	},
+	"two subrequests of the same name": func(class string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("twin", class, 1), subRequest("twin", class, 2))
+	},
+	"a subrequest without a deviceClassName": func(string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("classless", "", 1))
+	},
+	"a subrequest whose name is not a DNS label": func(class string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("Not_A_Label", class, 1))
+	},
+	"a request with both exactly and firstAvailable": func(class string) resourceapi.ResourceClaimSpec {
+		spec := claimSpec(class, 1)
+		spec.Devices.Requests[0].FirstAvailable = []resourceapi.DeviceSubRequest{subRequest("alternative", class, 1)}
+		return spec
+	},
+	"config for a subrequest that does not exist": func(class string) resourceapi.ResourceClaimSpec {
+		spec := firstAvailableSpec(subRequest("present", class, 1))
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{requestName + "/absent"},
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: "drakit.dev", Parameters: runtime.RawExtension{Raw: []byte(`{}`)}}}}}
+		return spec
+	},
+	// KEP-5018 admin access (dra-1.37-spec.md §3, behaviour 1).
+	"an adminAccess request": func(class string) resourceapi.ResourceClaimSpec {
+		spec := claimSpec(class, 1)
+		spec.Devices.Requests[0].Exactly.AdminAccess = ptr.To(true)
 		return spec
 	},
 	// KEP-5055 tolerations (dra-1.37-spec.md §5, behaviour 3).

@@ -24,6 +24,7 @@ func (w *world) claimSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching, needsWhole(false, 1)},
 		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany, nil},
 		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim, nil},
+		{`^a ResourceClaimTemplate "([^"]+)" is submitted with (.+)$`, w.submitClaimTemplate, nil},
 		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid, nil},
 		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, w.rejectedAsInvalidSaying, nil},
 		{`^the API server accepts it$`, w.submissionAccepted, nil},
@@ -130,6 +131,21 @@ func (w *world) submitClaim(ctx context.Context, name, defect string) error {
 		w.ledger.add(kindClaim, name)
 	}
 	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	return nil
+}
+
+// submitClaimTemplate tries to create a template for a claim a validation
+// scenario names, and remembers the outcome as submitClaim does.
+func (w *world) submitClaimTemplate(ctx context.Context, name, defect string) error {
+	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
+	if err != nil {
+		return err
+	}
+	_, err = w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, newClaimTemplate(name, claim.Spec), metav1.CreateOptions{})
+	if err == nil {
+		w.ledger.add(kindClaimTemplate, name)
+	}
+	w.submitted = &submission{kind: kindClaimTemplate, name: name, err: err}
 	return nil
 }
 

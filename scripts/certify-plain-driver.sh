@@ -3,7 +3,8 @@
 # driver (reference/plaindriver: devices that reach a container only through CDI environment
 # variables and a read-only mount each) must pass the @core scenarios of the core profile, a run
 # of every scenario must find nothing failed (the profiles it does not claim reported unclaimed;
-# device-taints and workload-claims, which every driver must pass, success),
+# device-taints, workload-claims and prioritized-list, which every driver must pass, and
+# admin-access, whose namespace label every cluster must honour, success),
 # and each of its deliberately broken variants (--defect) must fail with the finding that names the
 # defect. Starts the local cluster, deploys the variants one after the other, tears down.
 # Reports: $ARTIFACTS/plain-driver/<variant>/. Exits non-zero when a verdict is not the expected one.
@@ -75,6 +76,9 @@ kit correct --tags '~@interpose && ~@multi-node'
 # did not run, so the profile is partial, not success.
 expect_profile correct core partial
 expect_profile correct device-taints success
+# Prioritized lists of its class pass; those of partitions, and admin access to its devices, it does not claim.
+expect_profile correct prioritized-list success
+expect_profile correct admin-access success
 expect_profile correct workload-claims success
 expect_profile correct partitionable unclaimed
 expect_profile correct device-health unclaimed

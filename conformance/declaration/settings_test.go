@@ -12,7 +12,7 @@ func TestKitSettings(t *testing.T) {
 		// The reference driver, as make conformance certifies it.
 		"../../docs/examples/reference-driver.yaml": {
 			DriverName: "gpu.drakit.dev",
-			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "deviceTaints",
+			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "adminAccess", "deviceTaints",
 				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:      "gpu.drakit.dev",
 			UUIDAttribute:        "uuid",

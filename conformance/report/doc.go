@@ -24,7 +24,9 @@
 // features; a scenario is a profile's when one of its @kep-<number> tags is
 // one of the profile's KEPs, whatever its level:
 //
-//	core           KEP-4381 structured parameters (GA): every DRA driver
+//	core              KEP-4381 structured parameters (GA): every DRA driver
+//	prioritized-list  KEP-4816 prioritized lists (GA): every DRA driver
+//	admin-access      KEP-5018 admin access (GA): drivers that claim adminAccess
 //	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
 //	alpha          KEP-5677 partition types, KEP-5963 compatibility groups (alpha gates)
 //

@@ -59,6 +59,16 @@ var profiles = []profile{
 		keps:        []int{4381},
 	},
 	{
+		name:        "prioritized-list",
+		description: "prioritized lists of alternatives (KEP-4816, GA): the scheduler takes a request's first satisfiable firstAvailable subrequest, config and constraints follow it, quota charges the worst case; every DRA driver",
+		keps:        []int{4816},
+	},
+	{
+		name:        "admin-access",
+		description: "admin access (KEP-5018, GA): only labelled namespaces may ask for it; drivers that claim adminAccess prepare devices other claims hold without taking them",
+		keps:        []int{5018},
+	},
+	{
 		name:        "partitionable",
 		description: "partitionable devices (KEP-4815, beta): drivers whose devices consume shared counters, such as GPUs and their MIG partitions",
 		keps:        []int{4815},

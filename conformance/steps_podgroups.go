@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -447,12 +448,23 @@ func (w *world) submitWorkloadClaims(ctx context.Context, name string, n int, te
 // updatePodGroupClaims tries to add a claim entry to an existing PodGroup
 // and remembers the API server's answer.
 func (w *world) updatePodGroupClaims(ctx context.Context, group, claim, template string) error {
-	pg, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Get(ctx, group, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("get PodGroup %s: %w", group, err)
+	// The scheduler and the resourceclaim controller write the PodGroup's
+	// status meanwhile: a Conflict is a stale read, not the answer to the
+	// change, so the change is made again on a fresh read.
+	var getErr error
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pg, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Get(ctx, group, metav1.GetOptions{})
+		if err != nil {
+			getErr = err
+			return nil
+		}
+		pg.Spec.ResourceClaims = append(pg.Spec.ResourceClaims, templateGroupClaim(claim, template))
+		_, err = w.kube.SchedulingV1beta1().PodGroups(w.ns).Update(ctx, pg, metav1.UpdateOptions{})
+		return err
+	})
+	if getErr != nil {
+		return fmt.Errorf("get PodGroup %s: %w", group, getErr)
 	}
-	pg.Spec.ResourceClaims = append(pg.Spec.ResourceClaims, templateGroupClaim(claim, template))
-	_, err = w.kube.SchedulingV1beta1().PodGroups(w.ns).Update(ctx, pg, metav1.UpdateOptions{})
 	w.submitted = &submission{kind: kindPodGroupUpdate, name: group, err: err}
 	return nil
 }

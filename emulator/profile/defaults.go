@@ -4,6 +4,7 @@ import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/platform"
+	"drakit.dev/drakit/emulator/tpu"
 )
 
 // Defaults applied by Default.
@@ -29,7 +30,9 @@ const (
 //   - spec.nics[*]: every unset model field from the NIC catalogue model
 //     (rdma false and totalVFs 0 without a model); mtu nic.DefaultMTU; link
 //     "up"; once the PF's PCI address is known, mac nic.DeriveMAC and (with
-//     a driver) interface nic.DefaultInterface (nic.Default).
+//     a driver) interface nic.DefaultInterface (nic.Default);
+//   - spec.tpu.chips: placed on the root complexes after the buses the
+//     GPUs, NICs and switches use (tpu.Default).
 //
 // Default is idempotent and never fails; Validate reports what it could not
 // fill.
@@ -57,4 +60,24 @@ func (p *Profile) Default() {
 	for i := range s.NICs {
 		nic.Default(&s.NICs[i], s.UUIDSeed, s.RootComplexes)
 	}
+	tpu.Default(s.TPU, s.RootComplexes, s.lastBuses())
+}
+
+// lastBuses maps each root complex to the highest bus its switches (their
+// internal bus), GPUs and NICs take, or its own bus.
+func (s *Spec) lastBuses() map[string]int {
+	out := map[string]int{}
+	for _, rc := range s.RootComplexes {
+		out[rc.Name] = int(rc.Bus)
+		for _, sw := range rc.Switches {
+			out[rc.Name] = max(out[rc.Name], int(sw.Bus)+1)
+		}
+	}
+	for _, g := range s.GPUs {
+		out[g.PCIe.RootComplex] = max(out[g.PCIe.RootComplex], int(g.PCIe.Bus))
+	}
+	for _, n := range s.NICs {
+		out[n.PCIe.RootComplex] = max(out[n.PCIe.RootComplex], int(n.PCIe.Bus))
+	}
+	return out
 }

@@ -159,6 +159,19 @@ func TestInvalidProfiles(t *testing.T) {
 			"spec.nics[2].pcie.switch: FieldValueNotFound",
 			"spec.nics[4].pcie.bus: FieldValueInvalid",
 		}},
+		"tpu-fields": {want: []string{
+			"spec.tpu.generation: FieldValueNotSupported",
+			"spec.tpu.chipBounds: FieldValueInvalid",
+			"spec.tpu.slice.name: FieldValueRequired",
+		}},
+		"tpu-slice": {want: []string{
+			"spec.tpu.chips: FieldValueInvalid",
+			"spec.tpu.chips[1].pcie.rootComplex: FieldValueNotFound",
+			"spec.tpu.slice.workerID: FieldValueInvalid",
+		}},
+		"tpu-topology": {want: []string{
+			"spec.tpu.slice.topology: FieldValueInvalid",
+		}},
 		"root-complexes": {want: []string{
 			"spec.rootComplexes[0].switches[0].bus: FieldValueInvalid",
 			"spec.rootComplexes[0].switches[1].bus: FieldValueRequired",
@@ -358,7 +371,7 @@ func TestDerivedUUIDs(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
-	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig"}, BuiltinNames()); diff != "" {
+	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig", "tpu-v5p-host"}, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
 	}
 	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {

@@ -272,3 +272,28 @@ func TestHostFileRoundTrip(t *testing.T) {
 		t.Errorf("ReadHostFile(unknown field) = %v", err)
 	}
 }
+
+func TestTPUEnvRoundTrip(t *testing.T) {
+	s, _ := NewSlice(Bounds{2, 2, 4}, Bounds{2, 2, 1})
+	e := TPUEnv{Generation: "v5p", SliceName: "torus-a", Slice: s, WorkerID: 3}
+	text := FormatTPUEnv(e)
+	for _, want := range []string{"ACCELERATOR_TYPE: 'v5p-16'\n", "CHIPS_PER_HOST_BOUNDS: '2,2,1'\n", "HOST_BOUNDS: '1,1,4'\n", "TOPOLOGY: '2x2x4'\n", "WORKER_ID: '3'\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("tpu-env lacks %q:\n%s", want, text)
+		}
+	}
+	got, err := ParseTPUEnv(text)
+	if err != nil || got != e {
+		t.Errorf("ParseTPUEnv = %+v, %v; want %+v", got, err, e)
+	}
+	for _, bad := range []string{
+		strings.Replace(text, "'3'", "'4'", 1),
+		strings.Replace(text, "v5p-16", "tpu-16", 1),
+		strings.Replace(text, "'2,2,1'", "'3,2,1'", 1),
+		"TOPOLOGY 2x2x4\n",
+	} {
+		if _, err := ParseTPUEnv(bad); !errors.Is(err, ErrTPUEnv) {
+			t.Errorf("ParseTPUEnv(%q) = %v, want ErrTPUEnv", bad, err)
+		}
+	}
+}

@@ -18,8 +18,8 @@ import (
 // entry, the device nodes and the pcieRoot and NUMA node drivers derive.
 type sysTPU struct {
 	Group, Address, Vendor, Device, SubDevice, Driver string
-	Accel, PCIeRoot                                  string
-	NUMANode                                         int64
+	Accel, PCIeRoot                                   string
+	NUMANode                                          int64
 }
 
 func readTPUs(t *testing.T, root string) []sysTPU {

@@ -47,6 +47,13 @@ type Config struct {
 	// the claim's spec (at the host path spec) stays where it is: a hook
 	// for drivers with deliberate defects, which logs why it says yes.
 	KeepSpecOnUnprepare func(ctx context.Context, claim kubeletplugin.NamespacedObject, spec string) bool
+	// OtherPool, when set, is asked about an allocation result in a pool
+	// other than the node's: nil admits the device (a multi-node device a
+	// cluster-level controller of the driver publishes, of which this node
+	// holds a part), an error refuses the claim. Unset, such a result is
+	// refused. Conflicts are checked by device name as for the node's
+	// devices.
+	OtherPool func(pool, device string) error
 	// Fatal stops the driver; HandleError calls it with errors that are
 	// not kubeletplugin.ErrRecoverable. Run sets its own.
 	Fatal context.CancelCauseFunc
@@ -176,13 +183,16 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if r.Driver != p.cfg.DriverName {
 			continue
 		}
-		if r.Pool != pool {
+		switch {
+		case r.Pool != pool && p.cfg.OtherPool == nil:
 			return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
-		}
-		if p.withdrawn[r.Device] {
+		case r.Pool != pool:
+			if err := p.cfg.OtherPool(r.Pool, r.Device); err != nil {
+				return nil, fmt.Errorf("prepare %s: device %s of pool %s: %w", id, r.Device, r.Pool, err)
+			}
+		case p.withdrawn[r.Device]:
 			return nil, fmt.Errorf("prepare %s: device %s: %w", id, r.Device, ErrDeviceWithdrawn)
-		}
-		if !p.published[r.Device] {
+		case !p.published[r.Device]:
 			return nil, fmt.Errorf("prepare %s: device %s is not on this node", id, r.Device)
 		}
 		admin := r.AdminAccess != nil && *r.AdminAccess

@@ -129,7 +129,9 @@ func TestDiscoverEmulatedHost(t *testing.T) {
 		t.Fatalf("%d devices, want 4", len(devs))
 	}
 	for i, d := range devs {
-		a := func(n string) resourceapi.DeviceAttribute { return d.Attributes[resourceapi.QualifiedName(DefaultDriverName+"/"+n)] }
+		a := func(n string) resourceapi.DeviceAttribute {
+			return d.Attributes[resourceapi.QualifiedName(DefaultDriverName+"/"+n)]
+		}
 		if d.Name != ChipDevice(i) || *a(AttrGeneration).StringValue != "v5p" || *a(AttrSlice).StringValue != "torus-a" ||
 			*a(AttrTopology).StringValue != "2x2x4" || *a(AttrX).IntValue != int64(i%2) || *a(AttrY).IntValue != int64(i/2) ||
 			*a(AttrZ).IntValue != 3 || *a(AttrWorkerID).IntValue != 3 || *a(AttrType).StringValue != TypeChip {

@@ -104,6 +104,8 @@ func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runti
 				"validating admission policy binding")
 		case *appsv1.DaemonSet:
 			err = createOrUpdate(ctx, client.AppsV1().DaemonSets(o.Namespace), o, "daemon set")
+		case *appsv1.Deployment:
+			err = createOrUpdate(ctx, client.AppsV1().Deployments(o.Namespace), o, "deployment")
 		case *resourceapi.DeviceClass:
 			err = createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), o, "device class")
 		default:

@@ -19,9 +19,9 @@
 // # What it publishes (the fabric contract)
 //
 // The node's pool (named after the node) has chip-<index> per chip with the
-// attributes type "chip", generation, slice, topology, chipBounds, x, y, z,
-// workerID and index in the driver's domain, and
-// resource.kubernetes.io/pcieRoot. DeviceClass tpu.drakit.dev selects them.
+// attributes type "chip", uuid (TPU-<node>-<index>), generation, slice,
+// topology, chipBounds, x, y, z, workerID and index in the driver's
+// domain, and resource.kubernetes.io/pcieRoot. DeviceClass tpu.drakit.dev selects them.
 //
 // The controller (RunController, one replica per cluster) reads the node
 // pools, assembles each multi-host slice from its hosts' chips, and

@@ -12,6 +12,7 @@ import (
 // on): attributes in the driver's domain, device and pool names.
 const (
 	AttrType       = "type"
+	AttrUUID       = "uuid"
 	AttrGeneration = "generation"
 	AttrSlice      = "slice"
 	AttrTopology   = "topology"
@@ -33,6 +34,9 @@ const (
 	// slice-<slice name>.
 	SubslicePoolPrefix = "slice-"
 )
+
+// ChipUUID is a chip's identity, unique in the cluster: TPU-<node>-<index>.
+func ChipUUID(node string, index int) string { return fmt.Sprintf("TPU-%s-%d", node, index) }
 
 // ChipDevice names chip index on its node's pool, chip-<index>.
 func ChipDevice(index int) string { return fmt.Sprintf("chip-%d", index) }

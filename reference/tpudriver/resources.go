@@ -8,7 +8,7 @@ import (
 )
 
 // nodeResources is the node's pool: chip-<index> per chip, with the
-// fabric contract's attributes (type chip, generation, slice, topology,
+// fabric contract's attributes (type chip, uuid (ChipUUID), generation, slice, topology,
 // chipBounds, x, y, z, workerID, index) and resource.kubernetes.io/pcieRoot.
 // A single-host slice has slice "" and the host's bounds as topology.
 func nodeResources(driver, node string, h *host) resourceslice.DriverResources {
@@ -17,6 +17,7 @@ func nodeResources(driver, node string, h *host) resourceslice.DriverResources {
 	for _, c := range h.chips {
 		attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 			q(AttrType):       {StringValue: ptr.To(TypeChip)},
+			q(AttrUUID):       {StringValue: ptr.To(ChipUUID(node, c.Index))},
 			q(AttrGeneration): {StringValue: ptr.To(c.Generation.Name)},
 			q(AttrSlice):      {StringValue: ptr.To(h.env.SliceName)},
 			q(AttrTopology):   {StringValue: ptr.To(h.env.Slice.Topology.String())},

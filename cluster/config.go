@@ -39,8 +39,8 @@ const DefaultFeatureGates = "DRAConsumableCapacity=true,DRADerivedAttributes=tru
 const DefaultRuntimeConfig = "scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true," +
 	"resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true"
 
-// Config describes one local cluster. Every field maps to one flag of
-// `drakit cluster`.
+// Config describes one local cluster. Every exported field maps to one flag
+// of `drakit cluster`.
 type Config struct {
 	// RunDir holds all of the cluster's state: PKI, etcd data, containerd
 	// root and sockets, kubelet root, logs, PID files, the CDI dir and the
@@ -65,8 +65,13 @@ type Config struct {
 	// exist, but no traffic may ever go to it.
 	ServiceCIDR string
 	// CgroupRoot is the kubelet's cgroupRoot: a single top-level cgroup
-	// that Up creates in every hierarchy and Down removes.
+	// that Up creates in every hierarchy and Down removes. Node i > 1 gets
+	// CgroupRoot-<i>.
 	CgroupRoot string
+	// Nodes is how many nodes (each a kubelet with its own containerd) the
+	// cluster runs, 1..MaxNodes. Node i is named NodeName plus i-1; see
+	// NodePaths for its paths.
+	Nodes int
 
 	APIServerPort         int
 	EtcdClientPort        int
@@ -94,6 +99,10 @@ type Config struct {
 	// PodDeleteTimeout bounds how long Down waits for pods to terminate
 	// before it deletes the rest with grace period 0.
 	PodDeleteTimeout time.Duration
+
+	// nodeIndex narrows the config to one node (Config.node); 0 is the
+	// whole cluster, whose node paths are node 1's.
+	nodeIndex int
 }
 
 // DefaultConfig returns the configuration of docs/architecture.md: state in
@@ -120,6 +129,7 @@ func DefaultConfig() Config {
 		NodeName:              "127.0.0.1",
 		ServiceCIDR:           "10.0.0.0/24",
 		CgroupRoot:            "/drakit-kubelet",
+		Nodes:                 1,
 		APIServerPort:         6443,
 		EtcdClientPort:        23790,
 		EtcdPeerPort:          23800,
@@ -158,9 +168,14 @@ func (c Config) Validate() error {
 			return bad(p.field, "%q contains a control character", p.value)
 		}
 	}
-	if longest := len(KubeletRootDir(c)) + len("/plugins_registry/") + reservedPluginSocketName; longest > maxSocketPath {
+	if c.Nodes < 1 || c.Nodes > MaxNodes {
+		return bad("Nodes", "%d is outside 1..%d", c.Nodes, MaxNodes)
+	}
+	// The last node's paths are the longest.
+	last := c.node(c.Nodes)
+	if longest := len(KubeletRootDir(last)) + len("/plugins_registry/") + reservedPluginSocketName; longest > maxSocketPath {
 		return bad("RunDir", "%q is %d bytes too long: driver sockets under %s/plugins_registry/ must stay within the %d-byte unix socket limit",
-			c.RunDir, longest-maxSocketPath, KubeletRootDir(c), maxSocketPath)
+			c.RunDir, longest-maxSocketPath, KubeletRootDir(last), maxSocketPath)
 	}
 	if strings.HasPrefix(c.ComponentsDir+"/", c.RunDir+"/") || strings.HasPrefix(c.ImagesDir+"/", c.RunDir+"/") {
 		return bad("RunDir", "%q must not contain ComponentsDir or ImagesDir: Down removes RunDir", c.RunDir)
@@ -176,6 +191,9 @@ func (c Config) Validate() error {
 	ip, err := netip.ParseAddr(c.NodeName)
 	if err != nil || !ip.Is4() || !netip.MustParsePrefix("127.0.0.0/8").Contains(ip) {
 		return bad("NodeName", "%q must be an IPv4 literal in 127.0.0.0/8", c.NodeName)
+	}
+	if lastIP, err := netip.ParseAddr(nodeName(last)); err != nil || !netip.MustParsePrefix("127.0.0.0/8").Contains(lastIP) {
+		return bad("NodeName", "%q: node %d would be %s, outside 127.0.0.0/8", c.NodeName, c.Nodes, nodeName(last))
 	}
 	if _, err := firstServiceIP(c.ServiceCIDR); err != nil {
 		return bad("ServiceCIDR", "%v", err)

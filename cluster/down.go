@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +41,9 @@ func Down(ctx context.Context, cfg Config) error {
 		logger.Info("Cluster not present, nothing to stop", "runDir", cfg.RunDir)
 		return nil
 	}
+	if cfg, err = withRecordedNodes(cfg); err != nil {
+		return err
+	}
 	hostPaths, err := readLedger(ledgerPath(cfg))
 	if err != nil {
 		return err
@@ -50,11 +55,19 @@ func Down(ctx context.Context, cfg Config) error {
 		logger.Info("Could not delete every pod through the API; leftovers are killed", "err", err)
 	}
 	// Stop order (§18.6, with the controller-manager and scheduler possibly
-	// stopped already by deleteAllPods): the node first, the store last.
-	for _, name := range []string{Kubelet, Containerd, Scheduler, ControllerManager, APIServer, Etcd} {
-		if name == Containerd {
-			removeSandboxes(ctx, cfg)
-		}
+	// stopped already by deleteAllPods): the nodes first (all kubelets, then
+	// every node's sandboxes and containerd, the nodes in parallel), the
+	// store last.
+	if err := onEveryNode(cfg, func(n Config) error { return stopComponent(ctx, n, Kubelet) }); err != nil {
+		errs = append(errs, err)
+	}
+	if err := onEveryNode(cfg, func(n Config) error {
+		removeSandboxes(ctx, n)
+		return stopComponent(ctx, n, Containerd)
+	}); err != nil {
+		errs = append(errs, err)
+	}
+	for _, name := range []string{Scheduler, ControllerManager, APIServer, Etcd} {
 		if err := stopComponent(ctx, cfg, name); err != nil {
 			errs = append(errs, err)
 		}
@@ -98,7 +111,26 @@ func Down(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// stopComponent stops one component by its PID file.
+// onEveryNode runs f for every node's config at once and joins the errors.
+func onEveryNode(cfg Config, f func(node Config) error) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, n := range cfg.nodes() {
+		wg.Go(func() {
+			if err := f(n); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("node %s: %w", nodeName(n), err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopComponent stops one component (of the node cfg is narrowed to) by its
+// PID file.
 func stopComponent(ctx context.Context, cfg Config, name string) error {
 	p, err := runningProcess(cfg, name)
 	if err != nil {
@@ -111,7 +143,7 @@ func stopComponent(ctx context.Context, cfg Config, name string) error {
 	if err := stopProcess(ctx, p.ref, cfg.StopTimeout); err != nil {
 		return fmt.Errorf("stop %s: %w", name, err)
 	}
-	klog.FromContext(ctx).Info("Stopped", "component", name, "pid", p.ref.PID, "after", since(t0))
+	klog.FromContext(ctx).Info("Stopped", "component", name, "node", nodeName(cfg), "pid", p.ref.PID, "after", since(t0))
 	return nil
 }
 
@@ -127,13 +159,15 @@ func deleteAllPods(ctx context.Context, cfg Config, hostPaths ledger) error {
 	if err := checks[APIServer](ctx); err != nil {
 		return fmt.Errorf("apiserver is not ready: %w", err)
 	}
-	// Without a kubelet nothing would stop the containers: waiting for the
-	// pods to terminate would only run into the timeout.
-	if p, err := runningProcess(cfg, Kubelet); err != nil || p == nil {
-		return fmt.Errorf("kubelet is not running")
-	}
-	if err := checks[Kubelet](ctx); err != nil {
-		return fmt.Errorf("kubelet is not healthy: %w", err)
+	// Without a kubelet nothing would stop a node's containers: waiting for
+	// the pods to terminate would only run into the timeout.
+	for _, n := range cfg.nodes() {
+		if p, err := runningProcess(n, Kubelet); err != nil || p == nil {
+			return fmt.Errorf("kubelet of node %s is not running", nodeName(n))
+		}
+		if err := probes(n)[Kubelet](ctx); err != nil {
+			return fmt.Errorf("kubelet of node %s is not healthy: %w", nodeName(n), err)
+		}
 	}
 	client, err := Client(cfg)
 	if err != nil {
@@ -271,20 +305,30 @@ func removeSandboxes(ctx context.Context, cfg Config) {
 }
 
 // owned reports whether a leftover process is provably the cluster's: a
-// process in one of the cluster's own cgroup roots (a container the kubelet
+// process in one of the cluster's own cgroup roots (a container a kubelet
 // started), or a containerd shim run from the cluster's shim binary whose
-// -address is exactly the cluster's containerd socket (containerd started it).
+// -address is exactly one of the nodes' containerd sockets (that containerd
+// started it).
 func owned(cfg Config, cgroupRoots []string, p procInfo) bool {
-	if len(cgroupRoots) > 0 && p.inCgroup(cfg.CgroupRoot) {
-		return true
+	for _, dir := range cgroupRoots {
+		for _, n := range cfg.nodes() {
+			if filepath.Base(dir) == strings.TrimPrefix(cgroupRoot(n), "/") && p.inCgroup(cgroupRoot(n)) {
+				return true
+			}
+		}
 	}
 	shim, err := BinaryPath(cfg, "containerd-shim-runc-v2")
 	if err != nil || strings.TrimSuffix(p.Exe, " (deleted)") != shim {
 		return false
 	}
 	for i := 0; i+1 < len(p.Cmdline); i++ {
-		if (p.Cmdline[i] == "-address" || p.Cmdline[i] == "--address") && p.Cmdline[i+1] == ContainerdSocket(cfg) {
-			return true
+		if p.Cmdline[i] != "-address" && p.Cmdline[i] != "--address" {
+			continue
+		}
+		for _, n := range cfg.nodes() {
+			if p.Cmdline[i+1] == ContainerdSocket(n) {
+				return true
+			}
 		}
 	}
 	return false

@@ -45,7 +45,7 @@ func ensureCgroupRoot(cfg Config, mounts []mountEntry) error {
 		dirs = []string{v2}
 	}
 	for _, h := range dirs {
-		dir := filepath.Join(h, cfg.CgroupRoot)
+		dir := filepath.Join(h, cgroupRoot(cfg))
 		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("create cgroup %s: %w", dir, err)
 		}
@@ -66,21 +66,28 @@ func ensureCgroupRoot(cfg Config, mounts []mountEntry) error {
 	return nil
 }
 
-// cgroupRootDirs returns the cluster's cgroupRoot in every hierarchy (v1
-// and v2), whether or not it exists.
+// cgroupRootDirs returns every node's cgroupRoot in every hierarchy (v1
+// and v2), whether or not it exists; of a config narrowed to a node, only
+// that node's.
 func cgroupRootDirs(cfg Config, mounts []mountEntry) []string {
 	v1, v2 := cgroupHierarchies(mounts)
 	if v2 != "" {
 		v1 = append(v1, v2)
 	}
-	dirs := make([]string, 0, len(v1))
-	for _, h := range v1 {
-		dirs = append(dirs, filepath.Join(h, cfg.CgroupRoot))
+	nodes := cfg.nodes()
+	if cfg.nodeIndex != 0 {
+		nodes = []Config{cfg}
+	}
+	var dirs []string
+	for _, n := range nodes {
+		for _, h := range v1 {
+			dirs = append(dirs, filepath.Join(h, cgroupRoot(n)))
+		}
 	}
 	return dirs
 }
 
-// ownCgroupRoots returns the cluster's cgroupRoot dirs that exist and that
+// ownCgroupRoots returns the nodes' cgroupRoot dirs that exist and that
 // the host path ledger records as created by the cluster: only processes in
 // these are the cluster's containers, and only these are removed.
 func ownCgroupRoots(cfg Config, l ledger, mounts []mountEntry) []string {
@@ -215,7 +222,7 @@ type hostPathEntry struct {
 
 // hostPathCandidates lists the paths outside RunDir that the kubelet, the
 // runc shim or containerd create at fixed places (§17, §18.6), containerd's
-// k8s.io cgroup and the kubelet's cgroupRoot in every hierarchy.
+// k8s.io cgroup and every kubelet's cgroupRoot in every hierarchy.
 func hostPathCandidates(cfg Config, mounts []mountEntry) []hostPathEntry {
 	entries := []hostPathEntry{
 		{"/var/lib/kubelet", removeEmpty},

@@ -213,10 +213,16 @@ type mountLedger struct {
 
 func mountLedgerPath(cfg Config) string { return filepath.Join(cfg.RunDir, "mounts.json") }
 
-// mountAreas are the directories below RunDir where the cluster's kubelet
-// (volumes of its pods) and containerd (container root filesystems, sandbox
-// shm) mount; Down unmounts what is below them.
-func mountAreas(cfg Config) []string { return []string{KubeletRootDir(cfg), containerdDir(cfg)} }
+// mountAreas are the directories below RunDir where the nodes' kubelets
+// (volumes of their pods) and containerds (container root filesystems,
+// sandbox shm) mount; Down unmounts what is below them.
+func mountAreas(cfg Config) []string {
+	var areas []string
+	for _, n := range cfg.nodes() {
+		areas = append(areas, KubeletRootDir(n), containerdDir(n))
+	}
+	return areas
+}
 
 // recordMount adds a mount point Up made to the mount ledger, before the
 // mount is made (a crash after the mount still leaves it recorded).

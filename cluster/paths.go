@@ -24,31 +24,34 @@ func Components() []string {
 // KubeconfigPath is the admin kubeconfig (O=system:masters) Up writes.
 func KubeconfigPath(cfg Config) string { return filepath.Join(cfg.RunDir, "kubeconfig") }
 
-// CDIDir is the directory containerd reads CDI specs from (cdi_spec_dirs);
-// a DRA driver writes its specs there.
-func CDIDir(cfg Config) string { return filepath.Join(cfg.RunDir, "cdi") }
+// CDIDir is the directory node 1's containerd reads CDI specs from
+// (cdi_spec_dirs); a DRA driver writes its specs there. NodePaths has every
+// node's.
+func CDIDir(cfg Config) string { return filepath.Join(nodeDir(cfg), "cdi") }
 
-// KubeletRootDir is the kubelet's --root-dir. DRA kubelet plugins put their
-// sockets under <root>/plugins/<driver>/ and register in
-// <root>/plugins_registry/.
-func KubeletRootDir(cfg Config) string { return filepath.Join(cfg.RunDir, "kubelet", "root") }
+// KubeletRootDir is node 1's kubelet --root-dir. DRA kubelet plugins put
+// their sockets under <root>/plugins/<driver>/ and register in
+// <root>/plugins_registry/. NodePaths has every node's.
+func KubeletRootDir(cfg Config) string { return filepath.Join(nodeDir(cfg), "kubelet", "root") }
 
-// EmulatorRoot is where `drakit emulator render` writes the node's emulated
+// EmulatorRoot is where `drakit emulator render` writes node 1's emulated
 // hardware; the cluster only provides the path (and removes it on Down).
-func EmulatorRoot(cfg Config) string { return filepath.Join(cfg.RunDir, "emulator") }
+// NodePaths has every node's.
+func EmulatorRoot(cfg Config) string { return filepath.Join(nodeDir(cfg), "emulator") }
 
-// ContainerdSocket is containerd's gRPC socket (also the kubelet's CRI
-// endpoint).
+// ContainerdSocket is node 1's containerd gRPC socket (also its kubelet's
+// CRI endpoint). NodePaths has every node's.
 func ContainerdSocket(cfg Config) string {
-	return filepath.Join(cfg.RunDir, "containerd", "containerd.sock")
+	return filepath.Join(nodeDir(cfg), "containerd", "containerd.sock")
 }
 
 // APIServerURL is the apiserver's address, always on 127.0.0.1.
 func APIServerURL(cfg Config) string { return "https://127.0.0.1:" + strconv.Itoa(cfg.APIServerPort) }
 
-// LogPath is the log file of a component.
+// LogPath is the log file of a component; containerd's and the kubelet's
+// are node 1's (a node's are in <Node.Dir>/logs).
 func LogPath(cfg Config, component string) string {
-	return filepath.Join(cfg.RunDir, "logs", component+".log")
+	return filepath.Join(logDir(cfg), component+".log")
 }
 
 // BinaryPath returns the path of a built binary by name: kube-apiserver,
@@ -73,15 +76,17 @@ func BinaryPath(cfg Config, binary string) (string, error) {
 	return filepath.Join(cfg.ComponentsDir, dir, "bin", binary), nil
 }
 
-// Paths below RunDir that only this package uses.
+// Paths below RunDir that only this package uses: the cluster's, and those
+// of a node (below nodeDir; the control plane's logs and PID files are in
+// node 1's, RunDir).
 func pkiDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "pki") }
-func pidDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "pids") }
-func logDir(cfg Config) string            { return filepath.Join(cfg.RunDir, "logs") }
 func etcdDataDir(cfg Config) string       { return filepath.Join(cfg.RunDir, "etcd") }
-func containerdDir(cfg Config) string     { return filepath.Join(cfg.RunDir, "containerd") }
-func kubeletDir(cfg Config) string        { return filepath.Join(cfg.RunDir, "kubelet") }
-func sysctlDir(cfg Config) string         { return filepath.Join(cfg.RunDir, "kubelet", "sysctl") }
-func cniConfDir(cfg Config) string        { return filepath.Join(cfg.RunDir, "cni", "net.d") }
-func cniBinDir(cfg Config) string         { return filepath.Join(cfg.RunDir, "cni", "bin") }
 func ledgerPath(cfg Config) string        { return filepath.Join(cfg.RunDir, "host-paths.json") }
+func pidDir(cfg Config) string            { return filepath.Join(nodeDir(cfg), "pids") }
+func logDir(cfg Config) string            { return filepath.Join(nodeDir(cfg), "logs") }
+func containerdDir(cfg Config) string     { return filepath.Join(nodeDir(cfg), "containerd") }
+func kubeletDir(cfg Config) string        { return filepath.Join(nodeDir(cfg), "kubelet") }
+func sysctlDir(cfg Config) string         { return filepath.Join(nodeDir(cfg), "kubelet", "sysctl") }
+func cniConfDir(cfg Config) string        { return filepath.Join(nodeDir(cfg), "cni", "net.d") }
+func cniBinDir(cfg Config) string         { return filepath.Join(nodeDir(cfg), "cni", "bin") }
 func pidPath(cfg Config, c string) string { return filepath.Join(pidDir(cfg), c+".pid") }

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -68,14 +70,34 @@ type clientIdentity struct {
 	orgs       []string
 }
 
+// clientIdentities are the control plane's and every node's kubelet's.
 func clientIdentities(cfg Config) []clientIdentity {
-	return []clientIdentity{
+	ids := []clientIdentity{
 		{adminKubeconfig, "kubernetes-admin", []string{"system:masters"}},
 		{kcmKubeconfig, "system:kube-controller-manager", nil},
 		{schedulerKubeconfig, "system:kube-scheduler", nil},
-		{kubeletKubeconfig, "system:node:" + cfg.NodeName, []string{"system:nodes"}},
 	}
+	for _, n := range cfg.nodes() {
+		ids = append(ids, clientIdentity{kubeletKubeconfigFile(n), "system:node:" + nodeName(n), []string{"system:nodes"}})
+	}
+	return ids
 }
+
+// nodeFile names a node's PKI file: base for node 1, base with -<i> before
+// its extension for node i.
+func nodeFile(cfg Config, base string) string {
+	if cfg.index() == 1 {
+		return base
+	}
+	ext := filepath.Ext(base)
+	return strings.TrimSuffix(base, ext) + "-" + strconv.Itoa(cfg.index()) + ext
+}
+
+// A node's kubelet kubeconfig (its identity system:node:<name>) and serving
+// certificate and key.
+func kubeletKubeconfigFile(cfg Config) string  { return nodeFile(cfg, kubeletKubeconfig) }
+func kubeletServingCertFile(cfg Config) string { return nodeFile(cfg, kubeletServingCert) }
+func kubeletServingKeyFile(cfg Config) string  { return nodeFile(cfg, kubeletServingKey) }
 
 // ensurePKI generates the cluster's CA, certificates, service-account key
 // pair and kubeconfigs unless a complete set exists, and writes the admin
@@ -166,8 +188,6 @@ func generatePKI(cfg Config, dir string, now time.Time) error {
 		// The apiserver's identity towards the kubelet (RBAC:
 		// system:kubelet-api-admin, bound by Up).
 		{kubeletClientCert, kubeletClientKey, ca, caSigner, apiServerKubeletClientUser, clientAuth},
-		// The kubelet's serving certificate, which the apiserver verifies.
-		{kubeletServingCert, kubeletServingKey, ca, caSigner, "system:node:" + cfg.NodeName, serverAuth},
 		// etcd has a CA of its own: no certificate of the cluster CA (a
 		// kubelet's, an admin's) opens etcd.
 		{etcdServerCert, etcdServerKey, etcdCA, etcdCASigner, "drakit-etcd-server", serverAndClientAuth},
@@ -188,6 +208,21 @@ func generatePKI(cfg Config, dir string, now time.Time) error {
 			return err
 		}
 		if err := writeCertAndKey(dir, l.cert, l.key, der, signer); err != nil {
+			return err
+		}
+	}
+	// Every kubelet's serving certificate, which the apiserver verifies,
+	// for the node's address.
+	for _, n := range cfg.nodes() {
+		ips := []net.IP{net.ParseIP(nodeName(n))}
+		if nodeName(n) != "127.0.0.1" {
+			ips = append(ips, net.ParseIP("127.0.0.1"))
+		}
+		der, signer, err := issue(ca, caSigner, pkix.Name{CommonName: "system:node:" + nodeName(n)}, now, serverAuth, []string{"localhost"}, ips)
+		if err != nil {
+			return err
+		}
+		if err := writeCertAndKey(dir, kubeletServingCertFile(n), kubeletServingKeyFile(n), der, signer); err != nil {
 			return err
 		}
 	}

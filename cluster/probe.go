@@ -26,7 +26,8 @@ func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
 // probe checks one component's readiness endpoint once.
 type probe func(ctx context.Context) error
 
-// probes returns the readiness check of every component.
+// probes returns the readiness check of every component; containerd's and
+// the kubelet's are those of the node cfg is narrowed to (node 1's).
 func probes(cfg Config) map[string]probe {
 	local := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	plain := &http.Client{Transport: &http.Transport{Proxy: noProxy, DisableKeepAlives: true}}
@@ -61,7 +62,7 @@ func probes(cfg Config) map[string]probe {
 			return conn.Close()
 		},
 		Kubelet: func(ctx context.Context) error {
-			return getOK(ctx, plain, "http://"+local(cfg.KubeletHealthzPort)+"/healthz", "ok")
+			return getOK(ctx, plain, "http://"+net.JoinHostPort(nodeName(cfg), strconv.Itoa(cfg.KubeletHealthzPort))+"/healthz", "ok")
 		},
 	}
 }

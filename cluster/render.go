@@ -106,9 +106,9 @@ func componentArgs(cfg Config) map[string][]string {
 		},
 		Containerd: {"--config=" + containerdConfigPath(cfg)},
 		Kubelet: {
-			"--config=" + kubeletConfigPath(cfg), "--kubeconfig=" + pki(cfg, kubeletKubeconfig),
+			"--config=" + kubeletConfigPath(cfg), "--kubeconfig=" + pki(cfg, kubeletKubeconfigFile(cfg)),
 			"--root-dir=" + KubeletRootDir(cfg), "--cert-dir=" + filepath.Join(kubeletDir(cfg), "pki"),
-			"--hostname-override=" + cfg.NodeName, cfg.v(),
+			"--hostname-override=" + nodeName(cfg), cfg.v(),
 		},
 	}
 }
@@ -194,16 +194,16 @@ func kubeletConfig(cfg Config) ([]byte, error) {
 		"failCgroupV1":             false,
 		"failSwapOn":               false,
 		"cgroupDriver":             "cgroupfs",
-		"cgroupRoot":               cfg.CgroupRoot,
+		"cgroupRoot":               cgroupRoot(cfg),
 		"containerRuntimeEndpoint": endpoint,
 		"imageServiceEndpoint":     endpoint,
 		"podLogsDir":               filepath.Join(kubeletDir(cfg), "pod-logs"),
 		"volumePluginDir":          filepath.Join(kubeletDir(cfg), "volume-plugins"),
 		"resolvConf":               "",
-		"address":                  "127.0.0.1",
+		"address":                  nodeName(cfg),
 		"port":                     cfg.KubeletPort,
 		"readOnlyPort":             0,
-		"healthzBindAddress":       "127.0.0.1",
+		"healthzBindAddress":       nodeName(cfg),
 		"healthzPort":              cfg.KubeletHealthzPort,
 		// As in a kubeadm node: client certificates of the cluster CA or
 		// bearer tokens checked by the apiserver (TokenReview), every
@@ -215,8 +215,8 @@ func kubeletConfig(cfg Config) ([]byte, error) {
 			"x509":      map[string]any{"clientCAFile": pki(cfg, caCert)},
 		},
 		"authorization":               map[string]any{"mode": "Webhook"},
-		"tlsCertFile":                 pki(cfg, kubeletServingCert),
-		"tlsPrivateKeyFile":           pki(cfg, kubeletServingKey),
+		"tlsCertFile":                 pki(cfg, kubeletServingCertFile(cfg)),
+		"tlsPrivateKeyFile":           pki(cfg, kubeletServingKeyFile(cfg)),
 		"featureGates":                gates,
 		"syncFrequency":               "5s",
 		"imageGCHighThresholdPercent": 100,

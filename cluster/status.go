@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // ErrUnknownComponent is returned for a component name not in Components().
 var ErrUnknownComponent = errors.New("unknown component")
 
-// State is the state of a cluster and the paths other tools need.
+// State is the state of a cluster and the paths other tools need. Its node
+// fields are node 1's (as in a single-node cluster); Nodes has every node.
 type State struct {
-	// Up is true when every component runs and is healthy and the Node is
-	// Ready without the not-ready taint.
+	// Up is true when every component of every node runs and is healthy
+	// and every Node is Ready without the not-ready taint.
 	Up        bool   `json:"up"`
 	NodeName  string `json:"nodeName"`
 	NodeState string `json:"nodeState"`
@@ -32,6 +35,17 @@ type State struct {
 	ContainerdSocket string   `json:"containerdSocket"`
 	Kubectl          string   `json:"kubectl"`
 
+	// Components are the control plane's and node 1's.
+	Components []ComponentState `json:"components"`
+	// Nodes are all nodes, node 1 first.
+	Nodes []NodeState `json:"nodes"`
+}
+
+// NodeState is the state of one node: its paths, Node state and its own
+// containerd and kubelet.
+type NodeState struct {
+	Node
+	State      string           `json:"state"`
 	Components []ComponentState `json:"components"`
 }
 
@@ -48,14 +62,19 @@ type ComponentState struct {
 }
 
 // Status reports each component (by PID file and readiness endpoint) and
-// the Node. It starts and changes nothing, and needs no root.
+// every Node; the nodes are those Up recorded in RunDir, else cfg.Nodes. It
+// starts and changes nothing, and needs no root.
 func Status(ctx context.Context, cfg Config) (State, error) {
 	if err := cfg.Validate(); err != nil {
 		return State{}, err
 	}
+	cfg, err := withRecordedNodes(cfg)
+	if err != nil {
+		return State{}, err
+	}
 	kubectl, _ := BinaryPath(cfg, "kubectl")
 	st := State{
-		NodeName: cfg.NodeName, NodeState: string(nodeAbsent),
+		NodeName: nodeName(cfg), NodeState: string(nodeAbsent),
 		RunDir: cfg.RunDir, Kubeconfig: KubeconfigPath(cfg), APIServer: APIServerURL(cfg),
 		CDIDir: CDIDir(cfg), KubeletRootDir: KubeletRootDir(cfg), EmulatorRoot: EmulatorRoot(cfg),
 		ImagesDir: cfg.ImagesDir, ContainerdSocket: ContainerdSocket(cfg), Kubectl: kubectl,
@@ -63,37 +82,59 @@ func Status(ctx context.Context, cfg Config) (State, error) {
 	if rec, ok := readImportedImages(cfg); ok {
 		st.ImagesDir, st.Images = rec.Dir, rec.Archives
 	}
-	checks := probes(cfg)
 	allHealthy, apiHealthy := true, false
-	for _, name := range Components() {
-		cs := ComponentState{Name: name, Log: LogPath(cfg, name)}
-		p, err := runningProcess(cfg, name)
-		switch {
-		case err != nil:
-			cs.Detail = err.Error()
-		case p != nil:
-			cs.PID, cs.Running = p.ref.PID, true
-			cs.RSSBytes, _ = rssBytes(p.ref.PID)
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			if err := checks[name](pctx); err != nil {
-				cs.Detail = err.Error()
-			} else {
-				cs.Healthy = true
-			}
-			cancel()
-		}
+	for _, name := range []string{Etcd, APIServer, ControllerManager, Scheduler} {
+		cs := componentState(ctx, cfg, name)
 		allHealthy = allHealthy && cs.Healthy
 		apiHealthy = apiHealthy || (name == APIServer && cs.Healthy)
 		st.Components = append(st.Components, cs)
 	}
+	var client kubernetes.Interface
 	if apiHealthy {
-		if client, err := Client(cfg); err == nil {
-			state, _ := nodeState(ctx, client, cfg.NodeName)
-			st.NodeState = string(state)
-		}
+		client, _ = Client(cfg)
 	}
-	st.Up = allHealthy && st.NodeState == string(nodeSchedulable)
+	allSchedulable := true
+	for i, n := range cfg.nodes() {
+		ns := NodeState{State: string(nodeAbsent)}
+		ns.Node, _ = NodePaths(cfg, i+1)
+		for _, name := range []string{Containerd, Kubelet} {
+			cs := componentState(ctx, n, name)
+			allHealthy = allHealthy && cs.Healthy
+			ns.Components = append(ns.Components, cs)
+		}
+		if client != nil {
+			state, _ := nodeState(ctx, client, nodeName(n))
+			ns.State = string(state)
+		}
+		allSchedulable = allSchedulable && ns.State == string(nodeSchedulable)
+		st.Nodes = append(st.Nodes, ns)
+	}
+	st.Components = append(st.Components, st.Nodes[0].Components...)
+	st.NodeState = st.Nodes[0].State
+	st.Up = allHealthy && allSchedulable
 	return st, nil
+}
+
+// componentState reports one component by its PID file and readiness
+// endpoint.
+func componentState(ctx context.Context, cfg Config, name string) ComponentState {
+	cs := ComponentState{Name: name, Log: LogPath(cfg, name)}
+	p, err := runningProcess(cfg, name)
+	switch {
+	case err != nil:
+		cs.Detail = err.Error()
+	case p != nil:
+		cs.PID, cs.Running = p.ref.PID, true
+		cs.RSSBytes, _ = rssBytes(p.ref.PID)
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if err := probes(cfg)[name](pctx); err != nil {
+			cs.Detail = err.Error()
+		} else {
+			cs.Healthy = true
+		}
+		cancel()
+	}
+	return cs
 }
 
 // Logs returns the last tail lines of a component's log (tail <= 0: all).

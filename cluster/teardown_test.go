@@ -384,7 +384,7 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 		t.Errorf("Down removed the images cache: %v", err)
 	}
 	for _, p := range cfg.ports() {
-		if err := portFree(p.port, portFreeWait); err != nil {
+		if err := portFree("127.0.0.1", p.port, portFreeWait); err != nil {
 			t.Errorf("%s %d still in use %v after Down: %v", p.field, p.port, portFreeWait, err)
 		}
 	}

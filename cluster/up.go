@@ -84,60 +84,63 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	// Find what runs already, and check the ports of everything else before
 	// starting anything.
-	running := map[string]*process{}
-	for _, name := range Components() {
-		p, err := runningProcess(cfg, name)
-		if err != nil {
-			return err
-		}
-		if p != nil {
-			running[name] = p
-			continue
-		}
-		if err := portsFree(cfg, name); err != nil {
-			return err
+	stages := startStages(cfg)
+	running := map[unit]*process{}
+	for _, stage := range stages {
+		for _, u := range stage {
+			p, err := runningProcess(u.cfg, u.name)
+			if err != nil {
+				return err
+			}
+			if p != nil {
+				running[u] = p
+				continue
+			}
+			if err := portsFree(u.cfg, u.name); err != nil {
+				return err
+			}
 		}
 	}
 	started := 0
-	checks := probes(cfg)
-	// The images are imported once containerd is ready, beside the later
-	// stages: nothing but pods needs them, and up waits for them before it
-	// reports the cluster up.
-	imported := make(chan error, 1)
-	importing := false
-	for _, stage := range startStages() {
+	// Each node's images are imported once its containerd is ready, beside
+	// the later stages: nothing but pods needs them, and up waits for them
+	// before it reports the cluster up.
+	imported := make(chan error, cfg.Nodes)
+	importing := 0
+	for _, stage := range stages {
 		t0 := time.Now()
-		var procs []*process
-		for _, name := range stage {
-			p := running[name]
+		var procs []unitProcess
+		for _, u := range stage {
+			p := running[u]
 			if p != nil {
-				logger.V(1).Info("Component already running", "component", name, "pid", p.ref.PID)
+				logger.V(1).Info("Component already running", "component", u.name, "node", u.node(), "pid", p.ref.PID)
 			} else {
-				if err := beforeStart(ctx, cfg, name); err != nil {
+				if err := beforeStart(ctx, u.cfg, u.name); err != nil {
 					return err
 				}
-				argv, err := componentArgv(cfg, name)
+				argv, err := componentArgv(u.cfg, u.name)
 				if err != nil {
 					return err
 				}
-				if p, err = startProcess(cfg, name, argv); err != nil {
+				if p, err = startProcess(u.cfg, u.name, argv); err != nil {
 					return err
 				}
 				started++
-				logger.Info("Started", "component", name, "pid", p.ref.PID)
+				logger.Info("Started", "component", u.name, "node", u.node(), "pid", p.ref.PID)
 			}
-			procs = append(procs, p)
+			procs = append(procs, unitProcess{u, p})
 		}
 		// The stage's components start together; each is waited for in
 		// turn, and what needs it ready runs right after it.
-		for _, p := range procs {
-			if err := waitReady(ctx, cfg, p, checks[p.name]); err != nil {
+		for _, up := range procs {
+			u, p := up.unit, up.p
+			if err := waitReady(ctx, u.cfg, p, probes(u.cfg)[u.name]); err != nil {
 				return err
 			}
 			if p.done != nil {
-				logger.Info("Ready", "component", p.name, "after", since(t0))
+				logger.Info("Ready", "component", u.name, "node", u.node(), "after", since(t0))
 			}
-			switch p.name {
+			switch u.name {
 			case APIServer:
 				if err := ensureKubeletAPIAccess(ctx, cfg); err != nil {
 					return err
@@ -146,35 +149,65 @@ func Up(ctx context.Context, cfg Config) error {
 					return err
 				}
 			case Containerd:
-				importing = true
-				go func() { imported <- importImages(ctx, cfg) }()
+				importing++
+				go func() { imported <- importImages(ctx, u.cfg) }()
 			}
 		}
 	}
-	nodeErr := waitNode(ctx, cfg)
-	if importing {
-		if err := <-imported; err != nil {
+	nodeErrs := make(chan error, cfg.Nodes)
+	for _, n := range cfg.nodes() {
+		go func() { nodeErrs <- waitNode(ctx, n) }()
+	}
+	var errs []error
+	for range cfg.Nodes {
+		errs = append(errs, <-nodeErrs)
+	}
+	for range importing {
+		errs = append(errs, <-imported)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if importing > 0 {
+		if err := recordImportedImages(cfg, imageArchives(cfg)); err != nil {
 			return err
 		}
 	}
-	if nodeErr != nil {
-		return nodeErr
-	}
 	if started == 0 {
-		logger.Info("Cluster already up", "kubeconfig", KubeconfigPath(cfg))
+		logger.Info("Cluster already up", "nodes", cfg.Nodes, "kubeconfig", KubeconfigPath(cfg))
 		return nil
 	}
-	logger.Info("Cluster up", "took", since(began), "kubeconfig", KubeconfigPath(cfg))
+	logger.Info("Cluster up", "nodes", cfg.Nodes, "took", since(began), "kubeconfig", KubeconfigPath(cfg))
 	return nil
 }
 
+// unit is one component to run: a control plane component (cfg is the
+// cluster's) or a node's containerd or kubelet (cfg narrowed to the node).
+type unit struct {
+	name string
+	cfg  Config
+}
+
+// node names the node of a unit, for logs.
+func (u unit) node() string { return nodeName(u.cfg) }
+
+type unitProcess struct {
+	unit
+	p *process
+}
+
 // startStages groups the components in start order: each stage starts
-// together once the stage before it is ready. etcd and containerd depend on
-// nothing; the kubelet needs containerd (images imported) and starts beside
-// the apiserver, whose absence it retries until it registers the Node; the
-// controller-manager and scheduler need the apiserver ready.
-func startStages() [][]string {
-	return [][]string{{Etcd, Containerd}, {APIServer, Kubelet}, {ControllerManager, Scheduler}}
+// together once the stage before it is ready. etcd and every node's
+// containerd depend on nothing; a kubelet needs its containerd and starts
+// beside the apiserver, whose absence it retries until it registers its
+// Node; the controller-manager and scheduler need the apiserver ready.
+func startStages(cfg Config) [][]unit {
+	stages := [][]unit{{{Etcd, cfg}}, {{APIServer, cfg}}, {{ControllerManager, cfg}, {Scheduler, cfg}}}
+	for _, n := range cfg.nodes() {
+		stages[0] = append(stages[0], unit{Containerd, n})
+		stages[1] = append(stages[1], unit{Kubelet, n})
+	}
+	return stages
 }
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
@@ -186,8 +219,10 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 	if _, err := claimRunDir(cfg); err != nil {
 		return err
 	}
-	for _, d := range []string{logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
-		CDIDir(cfg), cniConfDir(cfg), cniBinDir(cfg), etcdDataDir(cfg), cfg.ImagesDir} {
+	if err := ensureNodesRecord(cfg); err != nil {
+		return err
+	}
+	for _, d := range []string{logDir(cfg), pidDir(cfg), etcdDataDir(cfg), cfg.ImagesDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("prepare run dir: %w", err)
 		}
@@ -198,6 +233,37 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 	}
 	if err := ensurePKI(cfg, time.Now()); err != nil {
 		return err
+	}
+	for _, n := range cfg.nodes() {
+		if err := prepareNodeDir(ctx, n); err != nil {
+			return fmt.Errorf("prepare node %s: %w", nodeName(n), err)
+		}
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		return err
+	}
+	if err := ensureLedger(ledgerPath(cfg), hostPathCandidates(cfg, mounts), cgroupRootDirs(cfg, mounts)); err != nil {
+		return err
+	}
+	pause := filepath.Join(cfg.ImagesDir, PauseArchive)
+	if _, err := os.Stat(pause); isNotExist(err) {
+		klog.FromContext(ctx).Info("Building pause image", "path", pause)
+		if err := images.BuildPause(ctx, pause); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareNodeDir creates a node's dirs and writes its containerd, CNI,
+// kubelet, crictl and sysctl files and its MIG manager base spec.
+func prepareNodeDir(ctx context.Context, cfg Config) error {
+	for _, d := range []string{logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
+		CDIDir(cfg), cniConfDir(cfg), cniBinDir(cfg)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	kubeletYAML, err := kubeletConfig(cfg)
 	if err != nil {
@@ -220,27 +286,10 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 	if err := writeMIGManagerSpec(ctx, cfg); err != nil {
 		return err
 	}
-	if err := writeSysctlFiles(cfg); err != nil {
-		return err
-	}
-	mounts, err := readMountInfo(mountInfoPath)
-	if err != nil {
-		return err
-	}
-	if err := ensureLedger(ledgerPath(cfg), hostPathCandidates(cfg, mounts), cgroupRootDirs(cfg, mounts)); err != nil {
-		return err
-	}
-	pause := filepath.Join(cfg.ImagesDir, PauseArchive)
-	if _, err := os.Stat(pause); isNotExist(err) {
-		klog.FromContext(ctx).Info("Building pause image", "path", pause)
-		if err := images.BuildPause(ctx, pause); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeSysctlFiles(cfg)
 }
 
-func crictlConfigPath(cfg Config) string { return filepath.Join(cfg.RunDir, "crictl.yaml") }
+func crictlConfigPath(cfg Config) string { return filepath.Join(nodeDir(cfg), "crictl.yaml") }
 
 // crictlConfig points crictl at the cluster's containerd.
 func crictlConfig(cfg Config) string {
@@ -290,21 +339,26 @@ func componentPorts(cfg Config, name string) []int {
 // while a client keeps its end open).
 const portFreeWait = 10 * time.Second
 
-// portsFree checks that nothing holds a component's ports.
+// portsFree checks that nothing holds a component's ports: the control
+// plane's on 127.0.0.1, a kubelet's on its node's address.
 func portsFree(cfg Config, name string) error {
+	host := "127.0.0.1"
+	if name == Kubelet {
+		host = nodeName(cfg)
+	}
 	for _, port := range componentPorts(cfg, name) {
-		if err := portFree(port, portFreeWait); err != nil {
-			return fmt.Errorf("start %s: %w: 127.0.0.1:%d (is another cluster up?): %v", name, ErrPortInUse, port, err)
+		if err := portFree(host, port, portFreeWait); err != nil {
+			return fmt.Errorf("start %s: %w: %s:%d (is another cluster up?): %v", name, ErrPortInUse, host, port, err)
 		}
 	}
 	return nil
 }
 
-// portFree tries to listen on 127.0.0.1:port until it can or wait passes.
-func portFree(port int, wait time.Duration) error {
+// portFree tries to listen on host:port until it can or wait passes.
+func portFree(host string, port int, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err == nil {
 			return l.Close()
 		}
@@ -378,7 +432,8 @@ func waitReady(ctx context.Context, cfg Config, p *process, check probe) error {
 	}
 }
 
-// importImages imports every docker-archive in ImagesDir, all at once.
+// importImages imports every docker-archive in ImagesDir into a node's
+// containerd, all at once.
 func importImages(ctx context.Context, cfg Config) error {
 	archives, err := filepath.Glob(filepath.Join(cfg.ImagesDir, "*.tar"))
 	if err != nil {
@@ -393,8 +448,15 @@ func importImages(ctx context.Context, cfg Config) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Imported images", "count", len(archives), "dir", cfg.ImagesDir, "took", since(t0))
-	return recordImportedImages(cfg, archives)
+	klog.FromContext(ctx).Info("Imported images", "node", nodeName(cfg), "count", len(archives), "dir", cfg.ImagesDir, "took", since(t0))
+	return nil
+}
+
+// imageArchives lists the docker-archives of ImagesDir, sorted.
+func imageArchives(cfg Config) []string {
+	archives, _ := filepath.Glob(filepath.Join(cfg.ImagesDir, "*.tar"))
+	sort.Strings(archives)
+	return archives
 }
 
 // ImportImage imports a docker-archive tarball into containerd's k8s.io
@@ -418,7 +480,7 @@ func ImportImage(ctx context.Context, cfg Config, tarPath string) error {
 	return nil
 }
 
-// waitNode waits until the Node is Ready, its not-ready taint is gone and
+// waitNode waits until a node's Node is Ready, its not-ready taint is gone and
 // the default ServiceAccount exists, so pods can be created and scheduled
 // at once.
 func waitNode(ctx context.Context, cfg Config) error {
@@ -433,11 +495,11 @@ func waitNode(ctx context.Context, cfg Config) error {
 	report := func(step string) {
 		if !reported[step] {
 			reported[step] = true
-			logger.Info(step, "node", cfg.NodeName, "after", since(t0))
+			logger.Info(step, "node", nodeName(cfg), "after", since(t0))
 		}
 	}
 	for {
-		state, err := nodeState(ctx, client, cfg.NodeName)
+		state, err := nodeState(ctx, client, nodeName(cfg))
 		switch {
 		case err != nil:
 		case state == nodeSchedulable:
@@ -459,10 +521,10 @@ func waitNode(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("kubelet: %w: %v%s", ErrComponentExited, status, logTail(cfg, Kubelet))
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("wait for node %s: %w", cfg.NodeName, ctx.Err())
+			return fmt.Errorf("wait for node %s: %w", nodeName(cfg), ctx.Err())
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s: %w after %v (state %s, last error %v)%s", cfg.NodeName, ErrNotReady, cfg.StartTimeout, state, err, logTail(cfg, Kubelet))
+			return fmt.Errorf("node %s: %w after %v (state %s, last error %v)%s", nodeName(cfg), ErrNotReady, cfg.StartTimeout, state, err, logTail(cfg, Kubelet))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

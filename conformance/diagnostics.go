@@ -62,7 +62,8 @@ func diagnosticsFileName(name, id string) string {
 }
 
 // diagnostics renders everything that helps to understand a failure: the
-// namespace's claims, templates, pods and events, the probe reports, the
+// namespace's claims, templates, pods, PodGroups and Workloads (when the
+// scenario made any) and events, the probe reports, the
 // driver's ResourceSlices and the tails of the driver pods' logs.
 func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 	var b bytes.Buffer
@@ -91,6 +92,26 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 	} else {
 		for i := range list.Items {
 			writeYAML(&b, &list.Items[i])
+		}
+	}
+	if w.ledger.has(kindPodGroup) {
+		section("PodGroups")
+		if list, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+			fmt.Fprintf(&b, "list: %v\n", err)
+		} else {
+			for i := range list.Items {
+				writeYAML(&b, &list.Items[i])
+			}
+		}
+	}
+	if w.ledger.has(kindWorkload) {
+		section("Workloads")
+		if list, err := w.kube.SchedulingV1beta1().Workloads(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+			fmt.Fprintf(&b, "list: %v\n", err)
+		} else {
+			for i := range list.Items {
+				writeYAML(&b, &list.Items[i])
+			}
 		}
 	}
 	section("Probe reports")

@@ -31,8 +31,8 @@
 // Config.Concurrency at a time. Each scenario gets its own namespace
 // (generateName "drakit-"), a lease on the driver's devices its steps need
 // (drakit.dev/drakit/conformance/inventory; its claims are kept on them)
-// and a cleanup ledger: everything it creates is deleted afterwards, even
-// when it failed, and the kit waits for its pods and claims to be gone
+// and a cleanup ledger: everything it creates (PodGroups and Workloads of
+// KEP-5729 after their pods) is deleted afterwards, even when it failed, and the kit waits for its pods and claims to be gone
 // before it gives the devices back. The DeviceTaintRules a scenario
 // creates (KEP-5055) are cluster-scoped: cleanup waits until they are gone
 // before the devices go back, and a run starts by deleting every rule

@@ -409,7 +409,8 @@ func envOnlyConfig(t *testing.T) Config {
 // publish: no partitions, no NVML, no driver pods, real hardware. The
 // partition scenarios must be skipped as an unclaimed capability (the
 // @emulator one too: its Background says so first), the restart and
-// pre-created ones with their reasons, and none may fail; the partitionable
+// pre-created ones with their reasons (the multi-node one as its own
+// capability, perDeviceNodeSelection, unclaimed), and none may fail; the partitionable
 // profile is reported as unclaimed. The validation scenarios need a real API server
 // and are not judged; the pool scenarios of the kit's own test driver need
 // a scheduler that counts counters.
@@ -434,7 +435,7 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 				reasons[r]++
 			}
 		}
-		if strings.Contains(sr.URI, "kep-4815") && sr.Message != unclaimed {
+		if strings.Contains(sr.URI, "kep-4815") && !report.UnclaimedSkip(sr.Message) {
 			t.Errorf("%s:%d %q: %s (%s), want skipped as unclaimed", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 		}
 	}

@@ -29,9 +29,15 @@ const (
 	// named after its namespace: cleanup waits until they are gone, so that
 	// no taint of the scenario outlives its device lease.
 	kindDeviceTaintRule = "DeviceTaintRule"
+	// PodGroups and Workloads (scheduling.k8s.io/v1beta1, KEP-5729) go
+	// after their pods and before the claims: a PodGroup's generated
+	// claims go with it (the garbage collector deletes them once the
+	// resourceclaim controller has dropped the group's reservation).
+	kindPodGroup = "PodGroup"
+	kindWorkload = "Workload"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindClaim: 2, kindClaimTemplate: 3, kindResourceSlice: 4, kindDeviceClass: 5}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindPodGroup: 2, kindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -54,6 +60,18 @@ func (l *ledger) add(kind, name string) {
 		}
 	}
 	l.entries = append(l.entries, ledgerEntry{kind, name})
+}
+
+// has says whether an object of the kind is recorded.
+func (l *ledger) has(kind string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.entries {
+		if e.kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // ordered returns the entries in deletion order: by kind, the newest first
@@ -92,6 +110,10 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 		case kindPod:
 			err = kube.CoreV1().Pods(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
 			pods = append(pods, e.name)
+		case kindPodGroup:
+			err = kube.SchedulingV1beta1().PodGroups(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
+		case kindWorkload:
+			err = kube.SchedulingV1beta1().Workloads(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
 		case kindClaim:
 			err = kube.ResourceV1().ResourceClaims(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
 		case kindClaimTemplate:

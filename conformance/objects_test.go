@@ -94,21 +94,23 @@ func TestCheckInvalid(t *testing.T) {
 		field.Invalid(field.NewPath("spec", "devices", "requests").Index(0).Child("exactly", "count"), -1, "must be greater than zero"),
 	})
 	tests := map[string]struct {
-		err          error
-		cause, field string
-		want         string // empty: accepted
+		err                error
+		cause, field, text string
+		want               string // empty: accepted
 	}{
 		"TooMany at the path":      {err: invalid, cause: "TooMany", field: "spec.devices.requests"},
 		"full cause type":          {err: invalid, cause: "FieldValueInvalid", field: "spec.devices.requests[0].exactly.count"},
 		"right type, wrong path":   {err: invalid, cause: "Invalid", field: "spec.devices.requests[0].count", want: "no cause is FieldValueInvalid at spec.devices.requests[0].count; causes: FieldValueTooMany at spec.devices.requests"},
 		"wrong type at the path":   {err: invalid, cause: "Required", field: "spec.devices.requests", want: "no cause is FieldValueRequired at spec.devices.requests"},
+		"with its message":         {err: invalid, cause: "Invalid", field: "spec.devices.requests[0].exactly.count", text: "greater than zero"},
+		"another message":          {err: invalid, cause: "TooMany", field: "spec.devices.requests", text: "immutable", want: `no cause is FieldValueTooMany at spec.devices.requests saying "immutable"; causes: FieldValueTooMany at spec.devices.requests (Too many: 33: must have at most 32 items)`},
 		"accepted":                 {err: nil, cause: "Invalid", field: "x", want: "the API server accepted ResourceClaim bad; expected 422 Invalid with a FieldValueInvalid cause at x"},
 		"rejected for other cause": {err: apierrors.NewForbidden(schema.GroupResource{Resource: "resourceclaims"}, "bad", nil), cause: "Invalid", field: "x", want: "was rejected, but not as Invalid (reason Forbidden)"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := checkInvalid("ResourceClaim bad", tc.err, tc.cause, tc.field)
+			err := checkInvalid("ResourceClaim bad", tc.err, tc.cause, tc.field, tc.text)
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("checkInvalid: %v", err)

@@ -25,6 +25,7 @@ func (w *world) claimSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany, nil},
 		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim, nil},
 		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid, nil},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, w.rejectedAsInvalidSaying, nil},
 		{`^the API server accepts it$`, w.submissionAccepted, nil},
 		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest, nil},
 		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated, nil},
@@ -144,7 +145,17 @@ func (w *world) rejectedAsInvalid(cause, field string) error {
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.label(), s.err, cause, field)
+	return checkInvalid(s.label(), s.err, cause, field, "")
+}
+
+// rejectedAsInvalidSaying is rejectedAsInvalid whose cause's message must
+// contain text as well.
+func (w *world) rejectedAsInvalidSaying(cause, field, text string) error {
+	s, err := w.lastSubmission()
+	if err != nil {
+		return err
+	}
+	return checkInvalid(s.label(), s.err, cause, field, text)
 }
 
 // causeType accepts a cause type with or without its FieldValue prefix.
@@ -157,8 +168,9 @@ func causeType(cause string) metav1.CauseType {
 
 // checkInvalid checks that err, the answer to creating the object called
 // what ("ResourceClaim bad"), is a 422 Invalid whose details list a cause of
-// the given type at exactly field.
-func checkInvalid(what string, err error, cause, field string) error {
+// the given type at exactly field, with a message that contains text
+// (anything for "").
+func checkInvalid(what string, err error, cause, field, text string) error {
 	want := causeType(cause)
 	if err == nil {
 		return fmt.Errorf("the API server accepted %s; expected 422 Invalid with a %s cause at %s", what, want, field)
@@ -173,10 +185,13 @@ func checkInvalid(what string, err error, cause, field string) error {
 	causes := status.Status().Details.Causes
 	var seen []string
 	for _, c := range causes {
-		if c.Type == want && c.Field == field {
+		if c.Type == want && c.Field == field && strings.Contains(c.Message, text) {
 			return nil
 		}
 		seen = append(seen, fmt.Sprintf("%s at %s (%s)", c.Type, c.Field, c.Message))
+	}
+	if text != "" {
+		return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s saying %q; causes: %s", what, want, field, text, strings.Join(seen, "; "))
 	}
 	return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s; causes: %s", what, want, field, strings.Join(seen, "; "))
 }
@@ -277,8 +292,15 @@ func (w *world) claimAllocated(ctx context.Context, claim, pod string, n int) er
 	if err != nil {
 		return err
 	}
+	return w.checkClaimAllocated(ctx, ref, label, n)
+}
+
+// checkClaimAllocated waits until the claim is allocated and checks that it
+// got n devices of the driver, that they are published, and the allocation
+// (checkAllocation).
+func (w *world) checkClaimAllocated(ctx context.Context, ref claimRecord, label string, n int) error {
 	var c *resourceapi.ResourceClaim
-	err = poll(ctx, w.cfg.Timeouts.PodStart, label+" to be allocated", func(ctx context.Context) (bool, string, error) {
+	err := poll(ctx, w.cfg.Timeouts.PodStart, label+" to be allocated", func(ctx context.Context) (bool, string, error) {
 		got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil

@@ -31,14 +31,14 @@ func (w *world) createPod(ctx context.Context, name string, claims []podClaim) e
 	return w.createProbePod(ctx, probePod(w.suite, name, claims))
 }
 
-// createProbePod creates a probe pod (probePod, possibly changed) and
-// records it in the ledger and the scenario's pods.
-func (w *world) createProbePod(ctx context.Context, obj *corev1.Pod) error {
-	name := obj.Name
+// createProbePod creates a probe pod (probePod, possibly changed by the
+// caller) and records it.
+func (w *world) createProbePod(ctx context.Context, pod *corev1.Pod) error {
+	name := pod.Name
 	if _, exists := w.pods[name]; exists {
 		return fmt.Errorf("pod %s: the scenario already created a pod with this name", name)
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, obj, metav1.CreateOptions{})
+	pod, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod %s: %w", name, err)
 	}

@@ -95,6 +95,12 @@ type world struct {
 	// pods are the pods the scenario created, by name; kept after deletion
 	// so later steps can compare with what they saw.
 	pods map[string]*podRecord
+	// groups are the PodGroups the scenario created (KEP-5729), by name;
+	// kept after deletion, like pods.
+	groups map[string]*podGroupRecord
+	// multiNode is the driver's device available on several nodes that
+	// the multi-host steps use, once found.
+	multiNode *multiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
 	submitted *submission
 	// named are the devices the scenario named ("a partitionable device
@@ -158,7 +164,7 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, groups: map[string]*podGroupRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
 		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)

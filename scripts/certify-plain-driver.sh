@@ -3,7 +3,7 @@
 # driver (reference/plaindriver: devices that reach a container only through CDI environment
 # variables and a read-only mount each) must pass the @core scenarios of the core profile, a run
 # of every scenario must find nothing failed (the profiles it does not claim reported unclaimed;
-# device-taints, which every driver must pass, success),
+# device-taints and workload-claims, which every driver must pass, success),
 # and each of its deliberately broken variants (--defect) must fail with the finding that names the
 # defect. Starts the local cluster, deploys the variants one after the other, tears down.
 # Reports: $ARTIFACTS/plain-driver/<variant>/. Exits non-zero when a verdict is not the expected one.
@@ -69,17 +69,18 @@ expect_profile() { # expect_profile VARIANT PROFILE RESULT
 log "the plain driver must pass the @core scenarios of the core profile"
 deploy correct
 kit correct-core --profile core --tags @core --fail-on-skip
-log "every scenario against the plain driver but the @interpose ones (they need drakit interpose in front of it): none may fail; the profiles it does not claim are unclaimed"
-kit correct --tags '~@interpose'
+log "every scenario against the plain driver but the @interpose ones (they need drakit interpose in front of it) and the @multi-node one (one node): none may fail; the profiles it does not claim are unclaimed"
+kit correct --tags '~@interpose && ~@multi-node'
 # The core profile's Core scenarios pass (correct-core above); its Extended @interpose scenarios
 # did not run, so the profile is partial, not success.
 expect_profile correct core partial
 expect_profile correct device-taints success
+expect_profile correct workload-claims success
 expect_profile correct partitionable unclaimed
 expect_profile correct device-health unclaimed
 expect_profile correct alpha unclaimed
 
 expect_failure extra-device "which is not allocated to the pod's claims" --tags @kep-4381
-expect_failure duplicate-device-names "to publish at least 1 devices in ResourceSlices" --tags '@core && ~@kep-5055' --publish-timeout 10s
+expect_failure duplicate-device-names "to publish at least 1 devices in ResourceSlices" --tags '@core && ~@kep-5055 && ~@kep-5729' --publish-timeout 10s
 # Last: the specs it leaves behind stay in the node's CDI directory.
 expect_failure leave-cdi-spec "to be removed from $DRAKIT_CDI_DIR" --tags @kep-4381 --cleanup-timeout 20s

@@ -25,9 +25,10 @@ func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.StringVar(&cfg.EtcdVersion, "etcd-version", cfg.EtcdVersion, "etcd version")
 	fs.StringVar(&cfg.ContainerdVersion, "containerd-version", cfg.ContainerdVersion, "containerd version")
 	fs.StringVar(&cfg.CrictlVersion, "crictl-version", cfg.CrictlVersion, "crictl version")
-	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "node name: an IPv4 literal in 127.0.0.0/8")
+	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "node 1's name: an IPv4 literal in 127.0.0.0/8; node i is named this address plus i-1")
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only: down and status act on the nodes up started", cluster.MaxNodes))
 	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "service cluster IP range (required by the apiserver; never routed)")
-	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "the kubelet's top-level cgroup, created by up and removed by down")
+	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "node 1's kubelet top-level cgroup (node i: <cgroup-root>-<i>), created by up and removed by down")
 	fs.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "kube-apiserver secure port")
 	fs.IntVar(&cfg.EtcdClientPort, "etcd-client-port", cfg.EtcdClientPort, "etcd client port")
 	fs.IntVar(&cfg.EtcdPeerPort, "etcd-peer-port", cfg.EtcdPeerPort, "etcd peer port")
@@ -48,19 +49,35 @@ func newClusterCommand() *cobra.Command {
 	cfg := cluster.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Run the local single-node Kubernetes cluster (processes on 127.0.0.1, needs root)",
+		Short: "Run the local Kubernetes cluster (processes on 127.0.0.0/8, needs root)",
+		Long: `The local cluster runs etcd, kube-apiserver, kube-controller-manager and
+kube-scheduler on 127.0.0.1, and --nodes nodes (default 1), each a kubelet with
+its own containerd. Node i is named --node-name plus i-1 (127.0.0.1, 127.0.0.2,
+...), its kubelet serves on that address (ports --kubelet-port and
+--kubelet-healthz-port on every node) in cgroup root --cgroup-root (node i > 1:
+<cgroup-root>-<i>). Node 1 keeps its state directly in the run dir; node i > 1
+in <run-dir>/nodes/<i>, with the same layout: kubelet/root (kubelet root dir),
+cdi (CDI dir), emulator (emulator root), containerd/containerd.sock, logs.
+Every node's containerd imports the images dir.
+
+'status -o env' prints node 1's paths as DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR,
+DRAKIT_EMULATOR_ROOT, DRAKIT_CONTAINERD_SOCKET and DRAKIT_NODE_NAME, the node
+names as DRAKIT_NODES="127.0.0.1 127.0.0.2 ...", and every node i's as
+DRAKIT_NODE_<i>_NAME, DRAKIT_NODE_<i>_KUBELET_ROOT_DIR, DRAKIT_NODE_<i>_CDI_DIR,
+DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
+('status -o json' has them under "nodes").`,
 	}
 	bindClusterFlags(cmd.PersistentFlags(), &cfg)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "up",
-		Short: "Start the cluster, or confirm it is up; writes <run-dir>/kubeconfig",
+		Short: "Start the cluster (--nodes N), or confirm it is up; writes <run-dir>/kubeconfig",
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Up(c.Context(), cfg) },
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "down",
-		Short: "Delete all pods, stop every component, unmount, remove cgroups and the run dir",
+		Short: "Delete all pods, stop every component of every node, unmount, remove cgroups and the run dir",
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Down(c.Context(), cfg) },
 	})
@@ -68,7 +85,7 @@ func newClusterCommand() *cobra.Command {
 	var output string
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show components and the paths other tools need (-o json|env for scripts)",
+		Short: "Show components, every node and the paths other tools need (-o json|env for scripts)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			st, err := cluster.Status(c.Context(), cfg)
@@ -137,24 +154,53 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 				return err
 			}
 		}
-		return nil
+		return printNodesEnv(w, st.Nodes)
 	case "text":
 		state := "down"
 		if st.Up {
 			state = "up"
 		}
-		fmt.Fprintf(w, "cluster %s, node %s %s\n\n", state, st.NodeName, st.NodeState)
+		if len(st.Nodes) > 1 {
+			fmt.Fprintf(w, "cluster %s, %d nodes\n\n", state, len(st.Nodes))
+		} else {
+			fmt.Fprintf(w, "cluster %s, node %s %s\n\n", state, st.NodeName, st.NodeState)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "COMPONENT\tPID\tRUNNING\tHEALTHY\tRSS\tDETAIL")
-		for _, c := range st.Components {
+		row := func(name string, c cluster.ComponentState) {
 			pid, rss := "-", "-"
 			if c.Running {
 				pid, rss = strconv.Itoa(c.PID), fmt.Sprintf("%d MiB", c.RSSBytes>>20)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\n", c.Name, pid, c.Running, c.Healthy, rss, c.Detail)
+			fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\n", name, pid, c.Running, c.Healthy, rss, c.Detail)
+		}
+		if len(st.Nodes) > 1 {
+			for _, c := range st.Components[:len(st.Components)-len(st.Nodes[0].Components)] {
+				row(c.Name, c)
+			}
+			for _, n := range st.Nodes {
+				for _, c := range n.Components {
+					row(c.Name+"@"+n.Name, c)
+				}
+			}
+		} else {
+			for _, c := range st.Components {
+				row(c.Name, c)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if len(st.Nodes) > 1 {
+			fmt.Fprintln(w)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tSTATE\tKUBELET ROOT DIR\tCDI DIR\tEMULATOR ROOT")
+			for _, n := range st.Nodes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.State, n.KubeletRootDir, n.CDIDir, n.EmulatorRoot)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 		}
 		images := "none imported"
 		if len(st.Images) > 0 {
@@ -165,6 +211,30 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 		return err
 	}
 	return fmt.Errorf("--output %q: want text, json or env", output)
+}
+
+// printNodesEnv prints DRAKIT_NODES and every node's DRAKIT_NODE_<i>_*
+// variables.
+func printNodesEnv(w io.Writer, nodes []cluster.NodeState) error {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	if _, err := fmt.Fprintf(w, "DRAKIT_NODES=%s\n", shellQuote(strings.Join(names, " "))); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		prefix := "DRAKIT_NODE_" + strconv.Itoa(n.Index) + "_"
+		for _, kv := range []struct{ k, v string }{
+			{"NAME", n.Name}, {"KUBELET_ROOT_DIR", n.KubeletRootDir}, {"CDI_DIR", n.CDIDir},
+			{"EMULATOR_ROOT", n.EmulatorRoot}, {"CONTAINERD_SOCKET", n.ContainerdSocket},
+		} {
+			if _, err := fmt.Fprintf(w, "%s%s=%s\n", prefix, kv.k, shellQuote(kv.v)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // shellQuote quotes s for POSIX sh.

@@ -21,9 +21,9 @@ import (
 
 // commonDeployFlags point at the fields every deploy options struct has.
 type commonDeployFlags struct {
-	driverName, image, kubeletRootDir, cdiDir, apiServerHost *string
-	apiServerPort                                            *int
-	timeout                                                  *time.Duration
+	driverName, image, kubeletRootDir, cdiDir, apiServerHost, node *string
+	apiServerPort                                                  *int
+	timeout                                                        *time.Duration
 	// driverNameUsage and imageUsage are the usage of --driver-name and
 	// --image (which classes the name names, which image it is).
 	driverNameUsage, imageUsage string
@@ -42,6 +42,9 @@ func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(c.apiServerHost, "apiserver-host", *c.apiServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(c.apiServerPort, "apiserver-port", *c.apiServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
 	fs.DurationVar(c.timeout, "timeout", *c.timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
+	fs.StringVar(c.node, "node", *c.node, "pin to one node: DaemonSet <name>-<node, dots as dashes> with nodeSelector kubernetes.io/hostname=<node>; "+
+		"on a multi-node local cluster deploy once per node with its paths (drakit cluster status -o env: DRAKIT_NODE_<i>_*); "+
+		"delete --node removes only that node's DaemonSet (empty: every node, one DaemonSet)")
 }
 
 // driverDeployCommand describes one driver's command.

@@ -31,18 +31,21 @@ func newEmulatorCommand() *cobra.Command {
 
 func newEmulatorRenderCommand() *cobra.Command {
 	opts := render.DefaultOptions()
-	var profileName string
+	var profileName, uuidSeed string
 	cmd := &cobra.Command{
-		Use:   "render --profile NAME|FILE --root DIR [--shim PATH [--nvidia-smi PATH]]",
+		Use:   "render --profile NAME|FILE --root DIR [--shim PATH [--nvidia-smi PATH]] [--uuid-seed SEED]",
 		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
 		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
 the root directory, and installs the NVML shim when --shim is given, with the
 emulator's nvidia-smi (from beside the shim, where build-shim writes it, or
 --nvidia-smi) as ROOT/usr/bin/nvidia-smi. The root must be new, empty, or
-rendered before; rendering again replaces it.`,
+rendered before; rendering again replaces it. --uuid-seed replaces the
+profile's spec.uuidSeed, from which the GPU UUIDs and NIC MACs it does not
+spell out are derived: give each node of a multi-node cluster its own (its
+node name) so that no two nodes have the same GPU UUID.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			p, err := profile.Load(profileName)
+			p, err := profile.LoadSeeded(profileName, uuidSeed)
 			if err != nil {
 				return err
 			}
@@ -57,6 +60,7 @@ rendered before; rendering again replaces it.`,
 	cmd.Flags().StringVar(&opts.Root, "root", opts.Root, "emulator root directory to render into")
 	cmd.Flags().StringVar(&opts.ShimLibrary, "shim", opts.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
 	cmd.Flags().StringVar(&opts.NvidiaSMI, "nvidia-smi", opts.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
+	cmd.Flags().StringVar(&uuidSeed, "uuid-seed", "", "seed of the derived GPU UUIDs and NIC MACs instead of the profile's spec.uuidSeed (one per node: the node name)")
 	for _, f := range []string{"profile", "root"} {
 		if err := cmd.MarkFlagRequired(f); err != nil {
 			panic(err) // the flags are defined just above

@@ -9,7 +9,8 @@ import (
 
 // checkFlagsMapOneToOne checks the CLI habit "flags map 1:1 onto a Config":
 // setting any flag of fs changes exactly one field of *cfg, no two flags set
-// the same field, and every field has a flag. fs must be bound to cfg.
+// the same field, and every exported field has a flag (unexported fields are
+// the package's own state, never configuration). fs must be bound to cfg.
 func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
 	t.Helper()
 	covered := map[string]string{}
@@ -25,6 +26,9 @@ func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
 		var changed []string
 		b, a := reflect.ValueOf(before), reflect.ValueOf(*cfg)
 		for i := range b.NumField() {
+			if !b.Type().Field(i).IsExported() {
+				continue
+			}
 			if !reflect.DeepEqual(b.Field(i).Interface(), a.Field(i).Interface()) {
 				changed = append(changed, b.Type().Field(i).Name)
 			}
@@ -40,6 +44,9 @@ func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
 	})
 	typ := reflect.TypeFor[T]()
 	for i := range typ.NumField() {
+		if !typ.Field(i).IsExported() {
+			continue
+		}
 		if _, ok := covered[typ.Field(i).Name]; !ok {
 			t.Errorf("%s.%s has no flag", typ.Name(), typ.Field(i).Name)
 		}

@@ -84,6 +84,11 @@ var profiles = []profile{
 		keps:        []int{4680},
 	},
 	{
+		name:        "workload-claims",
+		description: "ResourceClaims of PodGroups (KEP-5729, beta, off by default: scheduling.k8s.io/v1beta1 and the gates GenericWorkload and DRAWorkloadResourceClaims): one claim that every pod of a group uses; every DRA driver",
+		keps:        []int{5729},
+	},
+	{
 		name:        "alpha",
 		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
 		keps:        []int{5677, 5963},

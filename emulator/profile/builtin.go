@@ -27,7 +27,10 @@ func BuiltinNames() []string {
 
 // Builtin returns the built-in profile called name, defaulted and validated.
 // The result is a fresh copy the caller may change.
-func Builtin(name string) (*Profile, error) {
+func Builtin(name string) (*Profile, error) { return builtin(name, "") }
+
+// builtin loads a built-in profile with an optional UUID seed (LoadSeeded).
+func builtin(name, uuidSeed string) (*Profile, error) {
 	if !slices.Contains(BuiltinNames(), name) {
 		return nil, fmt.Errorf("%w: no built-in profile %q (built-in: %s; write ./%s for a file)",
 			ErrNotFound, name, strings.Join(BuiltinNames(), ", "), name)
@@ -36,5 +39,5 @@ func Builtin(name string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read built-in profile %s: %w", name, err)
 	}
-	return load("built-in profile "+name, data)
+	return load("built-in profile "+name, data, uuidSeed)
 }

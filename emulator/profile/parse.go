@@ -61,12 +61,22 @@ func Parse(data []byte) (*Profile, error) {
 // Load returns a defaulted, validated profile: the built-in profile called
 // nameOrPath, or the file at nameOrPath when it contains a path separator or
 // ends in .yaml or .yml (write ./name for a file in the current directory).
-func Load(nameOrPath string) (*Profile, error) {
+func Load(nameOrPath string) (*Profile, error) { return LoadSeeded(nameOrPath, "") }
+
+// LoadSeeded is Load with spec.uuidSeed set to uuidSeed (when not empty)
+// before the defaults are filled in: the derived GPU UUIDs and NIC MACs of
+// the same profile then differ per seed (one per node of a multi-node
+// cluster); UUIDs and MACs the profile spells out stay as they are.
+func LoadSeeded(nameOrPath, uuidSeed string) (*Profile, error) {
 	if strings.ContainsRune(nameOrPath, os.PathSeparator) ||
 		strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
-		return LoadFile(nameOrPath)
+		data, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			return nil, fmt.Errorf("read node profile %s: %w", nameOrPath, err)
+		}
+		return load("file "+nameOrPath, data, uuidSeed)
 	}
-	return Builtin(nameOrPath)
+	return builtin(nameOrPath, uuidSeed)
 }
 
 // LoadFile reads, parses, defaults and validates the profile file at path.
@@ -75,10 +85,11 @@ func LoadFile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read node profile %s: %w", path, err)
 	}
-	return load("file "+path, data)
+	return load("file "+path, data, "")
 }
 
-func load(source string, data []byte) (*Profile, error) {
+// load parses, seeds (uuidSeed, when not empty), defaults and validates.
+func load(source string, data []byte, uuidSeed string) (*Profile, error) {
 	p, err := Parse(data)
 	if err != nil {
 		var verr *ValidationError
@@ -87,6 +98,9 @@ func load(source string, data []byte) (*Profile, error) {
 			return nil, verr
 		}
 		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if uuidSeed != "" {
+		p.Spec.UUIDSeed = uuidSeed
 	}
 	p.Default()
 	if errs := p.Validate(); len(errs) > 0 {

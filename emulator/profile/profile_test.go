@@ -369,6 +369,57 @@ func TestDerivedUUIDs(t *testing.T) {
 	}
 }
 
+// TestLoadSeeded checks that a UUID seed (one per node) gives the same
+// profile other GPU UUIDs and NIC MACs, reproducibly, and keeps UUIDs a
+// profile spells out.
+func TestLoadSeeded(t *testing.T) {
+	t.Parallel()
+	plain, err := Load("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := LoadSeeded("dgx-h100", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(plain, same) {
+		t.Error("LoadSeeded with an empty seed differs from Load")
+	}
+	node2, err := LoadSeeded("dgx-h100", "127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := LoadSeeded("dgx-h100", "127.0.0.2")
+	node3, _ := LoadSeeded("dgx-h100", "127.0.0.3")
+	if node2.Spec.UUIDSeed != "127.0.0.2" {
+		t.Errorf("uuidSeed %q, want 127.0.0.2", node2.Spec.UUIDSeed)
+	}
+	for i := range plain.Spec.GPUs {
+		u1, u2, u3 := plain.Spec.GPUs[i].UUID, node2.Spec.GPUs[i].UUID, node3.Spec.GPUs[i].UUID
+		if u1 == u2 || u2 == u3 || u1 == u3 {
+			t.Errorf("gpu %d: UUIDs %s %s %s, want three different", i, u1, u2, u3)
+		}
+		if again.Spec.GPUs[i].UUID != u2 {
+			t.Errorf("gpu %d: seeded UUID not reproducible: %s vs %s", i, u2, again.Spec.GPUs[i].UUID)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "explicit.yaml")
+	data, err := yaml.Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	explicit, err := LoadSeeded(file, "127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if explicit.Spec.GPUs[0].UUID != plain.Spec.GPUs[0].UUID {
+		t.Errorf("a spelled-out UUID changed with the seed: %s, want %s", explicit.Spec.GPUs[0].UUID, plain.Spec.GPUs[0].UUID)
+	}
+}
+
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig", "tpu-v5p-host"}, BuiltinNames()); diff != "" {

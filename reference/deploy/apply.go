@@ -73,16 +73,35 @@ func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error
 	if err := applyObjects(ctx, client, m.List()); err != nil {
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	return waitReady(ctx, client, gpuWorkload, opts.DriverName, opts.Timeout, true)
+	return waitReady(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, opts.Timeout, true)
 }
 
 // workload names a driver's DaemonSet, its namespace and the objects named
 // like it (service account, cluster role and binding, admission policy and
-// binding); its pods carry AppLabel=name.
-type workload struct{ namespace, name string }
+// binding); its pods carry AppLabel=name. With node, it is the DaemonSet
+// pinned to that node (pinToNode) and its pods.
+type workload struct{ namespace, name, node string }
+
+// on returns the workload pinned to node ("" for every node).
+func (w workload) on(node string) workload {
+	w.node = node
+	return w
+}
+
+// daemonSet is the name of the workload's DaemonSet.
+func (w workload) daemonSet() string { return pinnedName(w.name, w.node) }
+
+// podLabels select the workload's pods.
+func (w workload) podLabels() labels.Set {
+	set := labels.Set{AppLabel: w.name}
+	if w.node != "" {
+		set[NodeLabel] = w.node
+	}
+	return set
+}
 
 // gpuWorkload is the reference driver's.
-var gpuWorkload = workload{Namespace, Name}
+var gpuWorkload = workload{Namespace, Name, ""}
 
 // applyObjects creates or updates objs in order.
 func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runtime.Object) error {
@@ -147,9 +166,9 @@ func waitReady(ctx context.Context, client kubernetes.Interface, w workload, dri
 // Ready and, with wantSlices, each of their nodes has a ResourceSlice of
 // the driver; status says what is missing (or what is there).
 func readiness(ctx context.Context, client kubernetes.Interface, w workload, driverName string, wantSlices bool) (bool, string, error) {
-	ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{})
+	ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.daemonSet(), metav1.GetOptions{})
 	if err != nil {
-		return false, "", fmt.Errorf("get daemon set %s/%s: %w", w.namespace, w.name, err)
+		return false, "", fmt.Errorf("get daemon set %s/%s: %w", w.namespace, w.daemonSet(), err)
 	}
 	st := ds.Status
 	switch {
@@ -202,7 +221,7 @@ func readiness(ctx context.Context, client kubernetes.Interface, w workload, dri
 
 func driverPods(ctx context.Context, client kubernetes.Interface, w workload) ([]corev1.Pod, error) {
 	pods, err := client.CoreV1().Pods(w.namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{AppLabel: w.name}).String(),
+		LabelSelector: labels.SelectorFromSet(w.podLabels()).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list driver pods: %w", err)
@@ -229,7 +248,7 @@ func diagnostics(ctx context.Context, client kubernetes.Interface, w workload) s
 		return err.Error()
 	}
 	if len(pods) == 0 {
-		return fmt.Sprintf("no pods labelled %s=%s in namespace %s", AppLabel, w.name, w.namespace)
+		return fmt.Sprintf("no pods labelled %s in namespace %s", w.podLabels(), w.namespace)
 	}
 	b := &strings.Builder{}
 	events, evErr := client.CoreV1().Events(w.namespace).List(ctx, metav1.ListOptions{})
@@ -318,12 +337,14 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, gpuWorkload, opts.DriverName, []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}, opts.Timeout)
+	return deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}, opts.Timeout)
 }
 
 // deleteDriver deletes the device classes, then the objects of w, waits
 // for its pods to go, deletes its admission policy and binding and the
-// driver's ResourceSlices, and waits for its namespace to go.
+// driver's ResourceSlices, and waits for its namespace to go. A workload
+// pinned to a node loses only its DaemonSet and pods: the shared objects
+// stay for the other nodes' (deleting without a node removes them all).
 func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, driverName string, classes []string, timeout time.Duration) error {
 	ignoreNotFound := func(err error) error {
 		if apierrors.IsNotFound(err) {
@@ -332,6 +353,20 @@ func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, 
 		return err
 	}
 	del := metav1.DeleteOptions{}
+	if w.node != "" {
+		if err := ignoreNotFound(client.AppsV1().DaemonSets(w.namespace).Delete(ctx, w.daemonSet(), del)); err != nil {
+			return fmt.Errorf("delete daemon set %s/%s: %w", w.namespace, w.daemonSet(), err)
+		}
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+			pods, err := driverPods(ctx, client, w)
+			return err == nil && len(pods) == 0, err
+		})
+		if err != nil {
+			return fmt.Errorf("wait for the driver pods on node %s to go: %w", w.node, err)
+		}
+		klog.FromContext(ctx).Info("Driver deleted from node", "driver", driverName, "node", w.node)
+		return nil
+	}
 	type deletion struct {
 		what string
 		del  func() error

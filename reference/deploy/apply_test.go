@@ -45,13 +45,17 @@ func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Inter
 		defer close(done)
 		for ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
-			ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.name, metav1.GetOptions{})
+			ds, err := client.AppsV1().DaemonSets(w.namespace).Get(ctx, w.daemonSet(), metav1.GetOptions{})
 			if err != nil {
 				continue
 			}
+			node := testNode
+			if w.node != "" {
+				node = w.node
+			}
 			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: w.name + "-abcde", Namespace: w.namespace, Labels: map[string]string{AppLabel: w.name}},
-				Spec:       corev1.PodSpec{NodeName: testNode},
+				ObjectMeta: metav1.ObjectMeta{Name: w.daemonSet() + "-abcde", Namespace: w.namespace, Labels: w.podLabels()},
+				Spec:       corev1.PodSpec{NodeName: node},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 					{Type: corev1.PodReady, Status: corev1.ConditionTrue},
 				}},
@@ -59,9 +63,9 @@ func simulateWorkload(ctx context.Context, t *testing.T, client kubernetes.Inter
 			_, _ = client.CoreV1().Pods(w.namespace).Create(ctx, pod, metav1.CreateOptions{})
 			if publish {
 				slice := &resourceapi.ResourceSlice{
-					ObjectMeta: metav1.ObjectMeta{Name: "0000-" + driverName + "-" + testNode + "-x"},
-					Spec: resourceapi.ResourceSliceSpec{Driver: driverName, NodeName: new(testNode),
-						Pool: resourceapi.ResourcePool{Name: testNode, ResourceSliceCount: 1}},
+					ObjectMeta: metav1.ObjectMeta{Name: "0000-" + driverName + "-" + node + "-x"},
+					Spec: resourceapi.ResourceSliceSpec{Driver: driverName, NodeName: new(node),
+						Pool: resourceapi.ResourcePool{Name: node, ResourceSliceCount: 1}},
 				}
 				_, _ = client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 			}

@@ -29,7 +29,7 @@ const (
 )
 
 // nicWorkload is the NIC driver's.
-var nicWorkload = workload{NICNamespace, NICName}
+var nicWorkload = workload{NICNamespace, NICName, ""}
 
 // VFDeviceClassName is the name of the class of the NIC driver's VFs; the
 // class named after the driver selects its PFs' bandwidth shares.
@@ -63,6 +63,13 @@ type NICOptions struct {
 	APIServerPort int
 	// Timeout bounds ApplyNIC's and DeleteNIC's wait.
 	Timeout time.Duration
+	// Node pins the deployment to one node: its DaemonSet is named
+	// <name>-<node with dashes for dots>, selects and labels its pods with
+	// NodeLabel=<node> and runs them only on the node whose
+	// kubernetes.io/hostname is Node. Deploy once per node (as Options.Node), each with that
+	// node's host paths, where the nodes' paths differ (the nodes of a
+	// multi-node local cluster). Empty: one DaemonSet for every node.
+	Node string
 }
 
 // DefaultNICOptions returns the options manifests/nic is written with.
@@ -82,7 +89,7 @@ func DefaultNICOptions() NICOptions {
 
 // common returns the options every driver's deployment has.
 func (o *NICOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, ""}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
 }
 
 func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys") }
@@ -158,6 +165,7 @@ func NICObjects(opts NICOptions) (*NICManifests, error) {
 	if err := renderNICPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest nic/daemonset.yaml: %w", err)
 	}
+	pinToNode(m.DaemonSet, opts.Node)
 	return m, nil
 }
 
@@ -195,7 +203,7 @@ func ApplyNIC(ctx context.Context, client kubernetes.Interface, opts NICOptions)
 	if err := applyObjects(ctx, client, m.List()); err != nil {
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	return waitReady(ctx, client, nicWorkload, opts.DriverName, opts.Timeout, true)
+	return waitReady(ctx, client, nicWorkload.on(opts.Node), opts.DriverName, opts.Timeout, true)
 }
 
 // DeleteNIC removes what ApplyNIC created, waits for the driver pods to go,
@@ -207,5 +215,5 @@ func DeleteNIC(ctx context.Context, client kubernetes.Interface, opts NICOptions
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, nicWorkload, opts.DriverName, []string{opts.DriverName, VFDeviceClassName(opts.DriverName)}, opts.Timeout)
+	return deleteDriver(ctx, client, nicWorkload.on(opts.Node), opts.DriverName, []string{opts.DriverName, VFDeviceClassName(opts.DriverName)}, opts.Timeout)
 }

@@ -72,6 +72,7 @@ func Objects(opts Options) (*Manifests, error) {
 	if err := renderPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest daemonset.yaml: %w", err)
 	}
+	pinToNode(m.DaemonSet, opts.Node)
 	return m, nil
 }
 

@@ -70,6 +70,13 @@ type Options struct {
 	// (below KubeletRootDir, created on the node) hides the driver from
 	// the kubelet, for drakit interpose to register in its place.
 	RegistrarDir string
+	// Node pins the deployment to one node: its DaemonSet is named
+	// <name>-<node with dashes for dots>, selects and labels its pods with
+	// NodeLabel=<node> and runs them only on the node whose
+	// kubernetes.io/hostname is Node. Deploy once per node, each with that
+	// node's host paths, where the nodes' paths differ (the nodes of a
+	// multi-node local cluster). Empty: one DaemonSet for every node.
+	Node string
 }
 
 // DefaultOptions returns the options the manifests are written with.
@@ -88,7 +95,7 @@ func DefaultOptions() Options {
 
 // common returns the options every driver's deployment has.
 func (o *Options) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir, o.Node}
 }
 
 // driverRootWritable are the directories below the driver root that the

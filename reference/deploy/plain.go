@@ -25,7 +25,7 @@ const (
 )
 
 // plainWorkload is the plain driver's.
-var plainWorkload = workload{PlainNamespace, PlainName}
+var plainWorkload = workload{PlainNamespace, PlainName, ""}
 
 // PlainOptions says how to deploy the plain driver (reference/plaindriver).
 // Paths are host paths on the nodes.
@@ -53,6 +53,13 @@ type PlainOptions struct {
 	APIServerPort int
 	// Timeout bounds ApplyPlain's and DeletePlain's wait.
 	Timeout time.Duration
+	// Node pins the deployment to one node: its DaemonSet is named
+	// <name>-<node with dashes for dots>, selects and labels its pods with
+	// NodeLabel=<node> and runs them only on the node whose
+	// kubernetes.io/hostname is Node. Deploy once per node (as Options.Node), each with that
+	// node's host paths, where the nodes' paths differ (the nodes of a
+	// multi-node local cluster). Empty: one DaemonSet for every node.
+	Node string
 }
 
 // DefaultPlainOptions returns the options manifests/plain is written with.
@@ -72,7 +79,7 @@ func DefaultPlainOptions() PlainOptions {
 
 // common returns the options every driver's deployment has.
 func (o *PlainOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, ""}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
 }
 
 // Validate reports every invalid field by name and flag of drakit
@@ -132,6 +139,7 @@ func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 	if err := renderPlainPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest plain/daemonset.yaml: %w", err)
 	}
+	pinToNode(m.DaemonSet, opts.Node)
 	return m, nil
 }
 
@@ -163,7 +171,7 @@ func ApplyPlain(ctx context.Context, client kubernetes.Interface, opts PlainOpti
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
 	publishes := opts.Defect != plaindriver.DefectDuplicateDeviceNames
-	if err := waitReady(ctx, client, plainWorkload, opts.DriverName, opts.Timeout, publishes); err != nil || publishes {
+	if err := waitReady(ctx, client, plainWorkload.on(opts.Node), opts.DriverName, opts.Timeout, publishes); err != nil || publishes {
 		return err
 	}
 	n, err := deleteSlices(ctx, client, opts.DriverName)
@@ -183,5 +191,5 @@ func DeletePlain(ctx context.Context, client kubernetes.Interface, opts PlainOpt
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, plainWorkload, opts.DriverName, []string{opts.DriverName}, opts.Timeout)
+	return deleteDriver(ctx, client, plainWorkload.on(opts.Node), opts.DriverName, []string{opts.DriverName}, opts.Timeout)
 }

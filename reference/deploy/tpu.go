@@ -32,8 +32,8 @@ const (
 )
 
 var (
-	tpuWorkload           = workload{TPUNamespace, TPUName}
-	tpuControllerWorkload = workload{TPUNamespace, TPUControllerName}
+	tpuWorkload           = workload{TPUNamespace, TPUName, ""}
+	tpuControllerWorkload = workload{TPUNamespace, TPUControllerName, ""}
 )
 
 // SubsliceDeviceClassName is the name of the class of the driver's
@@ -63,6 +63,11 @@ type TPUOptions struct {
 	APIServerHost string
 	APIServerPort int
 	Timeout       time.Duration
+	// Node pins the kubelet plugin's DaemonSet to one node, as
+	// NICOptions.Node: deploy once per node of a multi-node local cluster,
+	// each with its host paths. The controller is one Deployment for the
+	// cluster whatever Node says (every deploy applies the same one).
+	Node string
 }
 
 // DefaultTPUOptions returns the options manifests/tpu is written with.
@@ -81,7 +86,7 @@ func DefaultTPUOptions() TPUOptions {
 }
 
 func (o *TPUOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, ""}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
 }
 
 func (o *TPUOptions) metadataDir() string {
@@ -159,6 +164,7 @@ func TPUObjects(opts TPUOptions) (*TPUManifests, error) {
 	if err := renderController(&m.Controller.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest tpu/controller-deployment.yaml: %w", err)
 	}
+	pinToNode(m.DaemonSet, opts.Node)
 	return m, nil
 }
 
@@ -187,7 +193,7 @@ func ApplyTPU(ctx context.Context, client kubernetes.Interface, opts TPUOptions)
 	if err := applyObjects(ctx, client, m.List()); err != nil {
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	if err := waitReady(ctx, client, tpuWorkload, opts.DriverName, opts.Timeout, true); err != nil {
+	if err := waitReady(ctx, client, tpuWorkload.on(opts.Node), opts.DriverName, opts.Timeout, true); err != nil {
 		return err
 	}
 	var status string
@@ -215,10 +221,14 @@ func ptrOr(p *int32, def int32) int32 {
 
 // DeleteTPU removes what ApplyTPU created: the controller first (and waits
 // for its pods to go, so it publishes nothing after), then the plugin's
-// deployment, its classes and every ResourceSlice of the driver.
+// deployment, its classes and every ResourceSlice of the driver. With
+// opts.Node it removes only that node's DaemonSet (as DeleteNIC).
 func DeleteTPU(ctx context.Context, client kubernetes.Interface, opts TPUOptions) error {
 	if err := opts.Validate(); err != nil {
 		return err
+	}
+	if opts.Node != "" {
+		return deleteDriver(ctx, client, tpuWorkload.on(opts.Node), opts.DriverName, nil, opts.Timeout)
 	}
 	del := metav1.DeleteOptions{}
 	for what, fn := range map[string]func() error{

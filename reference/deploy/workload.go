@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -13,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // What the three drivers' deployments (Options, PlainOptions, NICOptions)
@@ -30,6 +32,41 @@ type driverOptions struct {
 	// registrar is where the driver registers; empty: the kubelet's
 	// plugin registration directory.
 	registrar string
+	// node pins the deployment to one node (pinToNode); empty: every node.
+	node string
+}
+
+// NodeLabel labels the pods (and selects them) of a deployment pinned to a
+// node: <NodeLabel>=<node name>.
+const NodeLabel = "drakit.dev/node"
+
+// pinnedName is the name of a DaemonSet pinned to node: name-<node> with
+// dashes for dots (a node name is a DNS subdomain), or name for "".
+func pinnedName(name, node string) string {
+	if node == "" {
+		return name
+	}
+	return name + "-" + strings.ReplaceAll(node, ".", "-")
+}
+
+// pinToNode renames the DaemonSet for node, adds NodeLabel=node to its
+// labels, selector and pod labels, and schedules its pods only on node (by
+// kubernetes.io/hostname). It leaves the DaemonSet as it is for "".
+func pinToNode(ds *appsv1.DaemonSet, node string) {
+	if node == "" {
+		return
+	}
+	ds.Name = pinnedName(ds.Name, node)
+	for _, set := range []*map[string]string{&ds.Labels, &ds.Spec.Selector.MatchLabels, &ds.Spec.Template.Labels} {
+		if *set == nil {
+			*set = map[string]string{}
+		}
+		(*set)[NodeLabel] = node
+	}
+	if ds.Spec.Template.Spec.NodeSelector == nil {
+		ds.Spec.Template.Spec.NodeSelector = map[string]string{}
+	}
+	ds.Spec.Template.Spec.NodeSelector[corev1.LabelHostname] = node
 }
 
 // registrarDir is where the driver registers: the kubelet's plugin
@@ -52,6 +89,13 @@ func (o driverOptions) pluginDir() string {
 // CDIDir (none may overlap another); the error wraps ErrInvalidOptions.
 func (o driverOptions) validate(own []error, paths ...hostPathOption) error {
 	errs := checkNameAndImage(o.driverName, o.image)
+	if o.node != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.node); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("Node (--node) %q is not a node name: %s", o.node, strings.Join(msgs, "; ")))
+		} else if len(pinnedName(Name, o.node)) > 63 {
+			errs = append(errs, fmt.Errorf("Node (--node) %q is too long to name the driver's DaemonSet after it", o.node))
+		}
+	}
 	errs = append(errs, own...)
 	pathErrs, ok := checkHostPaths(append([]hostPathOption{
 		{"KubeletRootDir", "kubelet-root-dir", o.kubeletRootDir},

@@ -151,22 +151,25 @@ func (w *world) podsOnEveryHost(ctx context.Context, group, claim string) error 
 	return nil
 }
 
-// allocationNodes are the nodes an allocation's node selector names
-// (metadata.name or kubernetes.io/hostname, In).
+// allocationNodes are the nodes an allocation's node selector names: per
+// term (terms are ORed) the values of metadata.name or
+// kubernetes.io/hostname In.
 func allocationNodes(c *resourceapi.ResourceClaim) ([]string, error) {
 	sel := c.Status.Allocation.NodeSelector
-	if sel == nil || len(sel.NodeSelectorTerms) != 1 {
-		return nil, fmt.Errorf("claim %s: the allocation selects no single set of nodes (nodeSelector %v)", c.Name, sel)
+	if sel == nil || len(sel.NodeSelectorTerms) == 0 {
+		return nil, fmt.Errorf("claim %s: the allocation selects no nodes (nodeSelector %v)", c.Name, sel)
 	}
 	var out []string
-	term := sel.NodeSelectorTerms[0]
-	for _, r := range slices.Concat(term.MatchFields, term.MatchExpressions) {
-		if (r.Key == "metadata.name" || r.Key == corev1.LabelHostname) && r.Operator == corev1.NodeSelectorOpIn {
-			out = append(out, r.Values...)
+	for _, term := range sel.NodeSelectorTerms {
+		n := len(out)
+		for _, r := range slices.Concat(term.MatchFields, term.MatchExpressions) {
+			if (r.Key == "metadata.name" || r.Key == corev1.LabelHostname) && r.Operator == corev1.NodeSelectorOpIn {
+				out = append(out, r.Values...)
+			}
 		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("claim %s: the allocation's node selector names no node: %v", c.Name, term)
+		if len(out) == n {
+			return nil, fmt.Errorf("claim %s: a term of the allocation's node selector names no node: %v", c.Name, term)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

@@ -112,9 +112,10 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 func TestAllocationNodes(t *testing.T) {
 	t.Parallel()
 	c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "sub"}, Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{
-		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
-			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"127.0.0.4", "127.0.0.1"}},
-		}}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+			{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"127.0.0.4"}}}},
+			{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"127.0.0.1"}}}},
+		}},
 	}}}
 	got, err := allocationNodes(c)
 	if err != nil || strings.Join(got, ",") != "127.0.0.1,127.0.0.4" {

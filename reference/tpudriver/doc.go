@@ -32,7 +32,9 @@
 // out, so such a claim stays pending) whose hosts all have a node pool,
 // with attributes type "subslice", shape, slice, topology, generation, x,
 // y, z, chips and hosts, and perDeviceNodeSelection: each device's
-// nodeSelector matches metadata.name In the nodes of its hosts.
+// nodeSelector selects exactly the nodes of its hosts, one term per node
+// with the field metadata.name In [node] (a node field selector takes one
+// value, so "In [a, b]" in one term is invalid).
 // DeviceClass subslice.tpu.drakit.dev selects them.
 //
 // # Exclusivity and the limits it implies

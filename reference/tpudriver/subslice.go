@@ -237,12 +237,18 @@ func subsliceDevice(driver string, s sliceInfo, sub subslice, nodes []string, cs
 			consumes = append(consumes, resourceapi.DeviceCounterConsumption{CounterSet: cs.name(s.geometry, set), Counters: c})
 		}
 	}
-	return resourceapi.Device{
-		Name:             SubsliceDevice(p),
-		Attributes:       attrs,
-		ConsumesCounters: consumes,
-		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: nodes}},
-		}}},
+	return resourceapi.Device{Name: SubsliceDevice(p), Attributes: attrs, ConsumesCounters: consumes, NodeSelector: nodesSelector(nodes)}
+}
+
+// nodesSelector selects exactly nodes: one term per node (terms are ORed)
+// matching the field metadata.name, since a node field selector may name
+// only one value (the API refuses "metadata.name In [a, b]").
+func nodesSelector(nodes []string) *corev1.NodeSelector {
+	sel := &corev1.NodeSelector{}
+	for _, n := range nodes {
+		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}},
+		})
 	}
+	return sel
 }

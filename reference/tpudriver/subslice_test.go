@@ -139,7 +139,13 @@ func TestSubslicePool(t *testing.T) {
 		t.Fatal("no sub-2x2x2-0-0-3")
 	}
 	d := pool.Slices[1].Devices[*wrapped]
-	nodes := d.NodeSelector.NodeSelectorTerms[0].MatchFields[0].Values
+	var nodes []string
+	for _, term := range d.NodeSelector.NodeSelectorTerms {
+		if len(term.MatchFields) != 1 || len(term.MatchFields[0].Values) != 1 || term.MatchFields[0].Key != "metadata.name" {
+			t.Fatalf("term %+v: want one metadata.name field of one value", term)
+		}
+		nodes = append(nodes, term.MatchFields[0].Values[0])
+	}
 	if !slices.Equal(nodes, []string{"127.0.0.1", "127.0.0.4"}) {
 		t.Errorf("sub-2x2x2-0-0-3 on %v, want hosts 0 and 3", nodes)
 	}

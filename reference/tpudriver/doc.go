@@ -32,9 +32,11 @@
 // out, so such a claim stays pending) whose hosts all have a node pool,
 // with attributes type "subslice", shape, slice, topology, generation, x,
 // y, z, chips and hosts, and perDeviceNodeSelection: each device's
-// nodeSelector selects exactly the nodes of its hosts, one term per node
-// with the field metadata.name In [node] (a node field selector takes one
-// value, so "In [a, b]" in one term is invalid).
+// nodeSelector selects exactly the nodes of its hosts: one term,
+// kubernetes.io/hostname In [nodes] (the DRA allocator refuses a device
+// node selector of several terms, and the API a metadata.name field
+// selector of several values; so the hostname label must be the node
+// name, as the kubelet sets it by default).
 // DeviceClass subslice.tpu.drakit.dev selects them.
 //
 // # Exclusivity and the limits it implies

@@ -240,15 +240,14 @@ func subsliceDevice(driver string, s sliceInfo, sub subslice, nodes []string, cs
 	return resourceapi.Device{Name: SubsliceDevice(p), Attributes: attrs, ConsumesCounters: consumes, NodeSelector: nodesSelector(nodes)}
 }
 
-// nodesSelector selects exactly nodes: one term per node (terms are ORed)
-// matching the field metadata.name, since a node field selector may name
-// only one value (the API refuses "metadata.name In [a, b]").
+// nodesSelector selects exactly nodes by their kubernetes.io/hostname
+// label (In nodes), in one term: the DRA allocator takes a device node
+// selector of one term only, and a node field selector (metadata.name) of
+// one value only. It relies on each node's hostname label being its name,
+// which the kubelet sets unless --hostname-override differs from the node
+// name.
 func nodesSelector(nodes []string) *corev1.NodeSelector {
-	sel := &corev1.NodeSelector{}
-	for _, n := range nodes {
-		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{
-			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}},
-		})
-	}
-	return sel
+	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: nodes}},
+	}}}
 }

@@ -139,13 +139,11 @@ func TestSubslicePool(t *testing.T) {
 		t.Fatal("no sub-2x2x2-0-0-3")
 	}
 	d := pool.Slices[1].Devices[*wrapped]
-	var nodes []string
-	for _, term := range d.NodeSelector.NodeSelectorTerms {
-		if len(term.MatchFields) != 1 || len(term.MatchFields[0].Values) != 1 || term.MatchFields[0].Key != "metadata.name" {
-			t.Fatalf("term %+v: want one metadata.name field of one value", term)
-		}
-		nodes = append(nodes, term.MatchFields[0].Values[0])
+	terms := d.NodeSelector.NodeSelectorTerms
+	if len(terms) != 1 || len(terms[0].MatchExpressions) != 1 || terms[0].MatchExpressions[0].Key != "kubernetes.io/hostname" {
+		t.Fatalf("node selector %+v: want one term with one kubernetes.io/hostname expression", terms)
 	}
+	nodes := terms[0].MatchExpressions[0].Values
 	if !slices.Equal(nodes, []string{"127.0.0.1", "127.0.0.4"}) {
 		t.Errorf("sub-2x2x2-0-0-3 on %v, want hosts 0 and 3", nodes)
 	}

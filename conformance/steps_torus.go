@@ -33,6 +33,7 @@ func (w *world) torusSteps() []stepDef {
 		{`^the chips pod "([^"]+)" sees are exactly the chips of its host$`, w.podSeesItsHost, nil},
 		{`^the chips the pods "([^"]+)" see form a connected "([^"]+)" sub-torus$`, w.podsSeeSubTorus, nil},
 		{`^the chips the pods "([^"]+)" see and the chips the pods "([^"]+)" see are disjoint$`, w.podsSeeDisjoint, nil},
+		{`^the pods "([^"]+)" get the TPU runtime environment of a "([^"]+)" sub-slice$`, w.podsGetRuntimeEnv, nil},
 	}
 }
 
@@ -339,6 +340,63 @@ func (w *world) podsSeeDisjoint(ctx context.Context, a, b string) (context.Conte
 		}
 	}
 	return ctx, findings(bad)
+}
+
+// podsGetRuntimeEnv checks the environment a TPU runtime reads in each pod
+// of group against the shape and what the pods see: TPU_TOPOLOGY the
+// shape, TPU_WORKER_ID a distinct index per pod (0..hosts-1),
+// TPU_WORKER_HOSTNAMES the same list in every pod with the pod's own node
+// at its worker id, TPU_VISIBLE_CHIPS the accel indexes the pod sees.
+func (w *world) podsGetRuntimeEnv(ctx context.Context, group, shape string) (context.Context, error) {
+	names, ok := w.torus.groups[group]
+	if !ok {
+		return ctx, fmt.Errorf("pods %q: the scenario started no such group (a step must run them first)", group)
+	}
+	var bad, lines []string
+	ids := map[string]string{}
+	hostnames := ""
+	for _, name := range names {
+		seen, _, _, err := w.podChips(ctx, name)
+		if err != nil {
+			return ctx, err
+		}
+		p, _ := w.pod(name)
+		env := p.report.Env
+		node := ""
+		var indexes []int
+		for _, c := range seen {
+			node = c.node
+			indexes = append(indexes, c.chip.Index)
+		}
+		slices.Sort(indexes)
+		visible := make([]string, len(indexes))
+		for i, n := range indexes {
+			visible[i] = strconv.Itoa(n)
+		}
+		lines = append(lines, fmt.Sprintf("%s on %s: TPU_TOPOLOGY=%s TPU_WORKER_ID=%s TPU_WORKER_HOSTNAMES=%s TPU_VISIBLE_CHIPS=%s",
+			name, node, env[tpuhw.EnvTopology], env[tpuhw.EnvWorkerID], env[tpuhw.EnvWorkerHostnames], env[tpuhw.EnvVisibleChips]))
+		if env[tpuhw.EnvTopology] != shape {
+			bad = append(bad, fmt.Sprintf("pod %s: %s=%q, want %q", name, tpuhw.EnvTopology, env[tpuhw.EnvTopology], shape))
+		}
+		if got, want := env[tpuhw.EnvVisibleChips], strings.Join(visible, ","); got != want {
+			bad = append(bad, fmt.Sprintf("pod %s: %s=%q, it sees chips %q", name, tpuhw.EnvVisibleChips, got, want))
+		}
+		id, list := env[tpuhw.EnvWorkerID], env[tpuhw.EnvWorkerHostnames]
+		if other, dup := ids[id]; dup {
+			bad = append(bad, fmt.Sprintf("pods %s and %s both have %s=%s", other, name, tpuhw.EnvWorkerID, id))
+		}
+		ids[id] = name
+		if hostnames == "" {
+			hostnames = list
+		} else if list != hostnames {
+			bad = append(bad, fmt.Sprintf("pod %s: %s=%q, pod %s has %q", name, tpuhw.EnvWorkerHostnames, list, names[0], hostnames))
+		}
+		hosts := strings.Split(list, ",")
+		if i, err := strconv.Atoi(id); err != nil || i < 0 || i >= len(hosts) || len(hosts) != len(names) || hosts[i] != node {
+			bad = append(bad, fmt.Sprintf("pod %s on %s: %s=%q does not name its node among %s=%q of %d hosts", name, node, tpuhw.EnvWorkerID, id, tpuhw.EnvWorkerHostnames, list, len(names)))
+		}
+	}
+	return attachText(ctx, "runtime environment of "+group, strings.Join(lines, "\n")), findings(bad)
 }
 
 func joinSeen(seen []seenChip) string {

@@ -126,3 +126,41 @@ func TestAllocationNodes(t *testing.T) {
 		t.Error("no node selector: no error")
 	}
 }
+
+// TestTorusRuntimeEnv: each pod of a sub-slice has its own worker id, the
+// same host list naming its node there, the shape and its chips.
+func TestTorusRuntimeEnv(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	w := &world{suite: &suite{cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, ns: "test"}
+	w.cfg.NodeEmulatorRoots = map[string]string{}
+	client := fake.NewClientset()
+	w.kube = client
+	add := func(name, node string, worker int, env map[string]string) {
+		root := filepath.Join(base, node)
+		w.cfg.NodeEmulatorRoots[node] = root
+		writeHost(t, root, worker)
+		r := accelReport(0, 1, 2, 3)
+		r.Env = env
+		w.pods[name] = &podRecord{name: name, report: r}
+		if _, err := client.CoreV1().Pods("test").Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name},
+			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(id string) map[string]string {
+		return map[string]string{"TPU_TOPOLOGY": "2x2x2", "TPU_WORKER_ID": id, "TPU_WORKER_HOSTNAMES": "127.0.0.4,127.0.0.1", "TPU_VISIBLE_CHIPS": "0,1,2,3"}
+	}
+	add("ok-0", "127.0.0.4", 3, env("0"))
+	add("ok-1", "127.0.0.1", 0, env("1"))
+	add("bad-0", "127.0.0.2", 1, env("0"))
+	add("bad-1", "127.0.0.3", 2, env("0"))
+	w.torus.groups = map[string][]string{"ok": {"ok-0", "ok-1"}, "bad": {"bad-0", "bad-1"}}
+	if _, err := w.podsGetRuntimeEnv(t.Context(), "ok", "2x2x2"); err != nil {
+		t.Errorf("ok: %v", err)
+	}
+	_, err := w.podsGetRuntimeEnv(t.Context(), "bad", "2x2x2")
+	if err == nil || !strings.Contains(err.Error(), "both have TPU_WORKER_ID=0") || !strings.Contains(err.Error(), "does not name its node") {
+		t.Errorf("bad: %v", err)
+	}
+}

@@ -25,6 +25,7 @@ Feature: Chips of a 3D torus and multi-host sub-slices
     Given a ResourceClaim "sub" for a sub-slice of shape "2x2x2"
     When pods "sub" run on every host of the claim "sub"
     Then the chips the pods "sub" see form a connected "2x2x2" sub-torus
+    And the pods "sub" get the TPU runtime environment of a "2x2x2" sub-slice
 
   @extended @multi-node
   Scenario: A shape the torus cannot hold stays pending

@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose
+.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,6 +38,9 @@ bench-nvml: ## Time the NVML shim against a mock NVML (go-nvml's dgxa100 behind 
 
 bench-faults: ## Time an emulated GPU fault to Unhealthy in the pod's status, the driver's taint and the eviction (local cluster, 20 runs)
 	scripts/bench-faults.sh
+
+bench-fabric: ## Time upstream's and the reference allocator on the 1,000-node scale-1000 cluster profile (clique-aligned GB200 claim, 4x4x4 TPU sub-slice), one core
+	scripts/bench-allocator.sh Fabric
 
 bench-interpose: ## Time NodePrepareResources of the reference GPU driver for 1 and 8 GPUs through drakit interpose (local cluster)
 	scripts/bench-interpose.sh

@@ -1,7 +1,8 @@
-// Package cluster runs drakit's local test cluster: a real single-node
-// Kubernetes v1.37.2 (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, containerd and a kubelet) as plain processes on 127.0.0.1,
-// with no container registry, no CNI plugin and no traffic beyond 127.0.0.0/8.
+// Package cluster runs drakit's local test cluster: a real Kubernetes
+// v1.37.2 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+// Config.Nodes nodes, each a kubelet with its own containerd) as plain
+// processes on 127.0.0.0/8, with no container registry, no CNI plugin and no
+// traffic beyond 127.0.0.0/8.
 // Pods must use hostNetwork and locally imported images (imagePullPolicy
 // Never). The recipe is docs local-cluster.md §18; the component binaries come
 // from scripts/build-components.sh (Config.ComponentsDir).
@@ -10,11 +11,11 @@
 //
 //   - Up is idempotent. It generates the PKI in Go, starts every component
 //     that is not already running, in stages that start together (etcd and
-//     containerd, which then imports every *.tar of Config.ImagesDir → the
-//     apiserver and the kubelet → the controller-manager and scheduler),
-//     waits for each readiness endpoint and then for Node
-//     Config.NodeName to be Ready without the not-ready taint and for the
-//     default ServiceAccount. A component that exits while Up waits for it is
+//     every node's containerd, which then imports every *.tar of
+//     Config.ImagesDir → the apiserver and every node's kubelet → the
+//     controller-manager and scheduler), waits for each readiness endpoint
+//     and then for every node's Node to be Ready without the not-ready taint
+//     and for the default ServiceAccount. A component that exits while Up waits for it is
 //     reported with the tail of its log. Up needs root.
 //   - Up and Down act only on a run dir that Up created or claimed: Up
 //     creates a missing RunDir or claims an empty one by writing MarkerFile
@@ -55,9 +56,18 @@
 //     ImagesDir) remain. Down is idempotent.
 //   - Processes are only ever signalled by PID, after checking that the PID
 //     still names the process that was started (its start time).
+//   - Nodes: node i is named Config.NodeName plus i-1 and its kubelet serves
+//     on that address; it has its own containerd (a kubelet kills the pods of
+//     its runtime it does not own, so nodes cannot share one), cgroup root,
+//     kubelet identity and serving certificate, and its own dirs: node 1's
+//     are the single-node layout in RunDir, node i's the same layout in
+//     <RunDir>/nodes/<i> (NodePaths). Every node's containerd imports
+//     ImagesDir. Up records the node count in RunDir and refuses another one
+//     over the same RunDir; Down and Status act on the recorded nodes.
 //
 // The paths other parts of the kit need are KubeconfigPath, CDIDir (the dir
 // containerd reads CDI specs from and a driver writes them to),
 // KubeletRootDir (plugin sockets under <root>/plugins and
-// <root>/plugins_registry) and EmulatorRoot.
+// <root>/plugins_registry) and EmulatorRoot, all node 1's; NodePaths has
+// every node's.
 package cluster

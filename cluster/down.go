@@ -143,7 +143,11 @@ func stopComponent(ctx context.Context, cfg Config, name string) error {
 	if err := stopProcess(ctx, p.ref, cfg.StopTimeout); err != nil {
 		return fmt.Errorf("stop %s: %w", name, err)
 	}
-	klog.FromContext(ctx).Info("Stopped", "component", name, "node", nodeName(cfg), "pid", p.ref.PID, "after", since(t0))
+	logger := klog.FromContext(ctx)
+	if name == Kubelet || name == Containerd {
+		logger = logger.WithValues("node", nodeName(cfg))
+	}
+	logger.Info("Stopped", "component", name, "pid", p.ref.PID, "after", since(t0))
 	return nil
 }
 

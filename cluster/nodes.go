@@ -114,8 +114,10 @@ type nodesRecord struct {
 
 func nodesRecordPath(cfg Config) string { return filepath.Join(cfg.RunDir, "nodes.json") }
 
-// recordedNodes returns the node count Up recorded in RunDir; ok is false
+// RecordedNodes returns the node count Up recorded in RunDir; ok is false
 // when there is none (no Up yet, or a run dir of a single-node drakit).
+func RecordedNodes(cfg Config) (n int, ok bool, err error) { return recordedNodes(cfg) }
+
 func recordedNodes(cfg Config) (int, bool, error) {
 	b, err := os.ReadFile(nodesRecordPath(cfg))
 	if isNotExist(err) {

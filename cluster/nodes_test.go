@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -241,5 +242,38 @@ func TestEnsurePKIForEveryNode(t *testing.T) {
 	second := readCert(t, filepath.Join(pkiDir(cfg), "kubelet-serving-2.crt"))
 	if !second.IPAddresses[0].Equal(net.ParseIP("127.0.0.2")) {
 		t.Errorf("node 2 serving certificate IPs %v", second.IPAddresses)
+	}
+}
+
+// TestNodeLogs checks that a node's containerd and kubelet logs are read
+// from its own dir, of the nodes Up recorded, and the control plane's from
+// RunDir.
+func TestNodeLogs(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Nodes = 3
+	if err := ensureNodesRecord(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{
+		LogPath(cfg.node(2), Kubelet): "kubelet of node 2\n",
+		LogPath(cfg, APIServer):       "apiserver\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := cfg
+	asked.Nodes = 1 // as `drakit cluster logs` without --nodes
+	if got, err := NodeLogs(asked, 2, Kubelet, 0); err != nil || got != "kubelet of node 2\n" {
+		t.Errorf("NodeLogs(2, kubelet) = %q, %v", got, err)
+	}
+	if got, err := NodeLogs(asked, 2, APIServer, 0); err != nil || got != "apiserver\n" {
+		t.Errorf("NodeLogs(2, apiserver) = %q, %v; want the control plane's log", got, err)
+	}
+	if _, err := NodeLogs(asked, 4, Kubelet, 0); err == nil || !strings.Contains(err.Error(), "nodes 1..3") {
+		t.Errorf("NodeLogs(4) of a 3-node cluster = %v", err)
 	}
 }

@@ -137,8 +137,25 @@ func componentState(ctx context.Context, cfg Config, name string) ComponentState
 	return cs
 }
 
-// Logs returns the last tail lines of a component's log (tail <= 0: all).
+// Logs returns the last tail lines of a component's log (tail <= 0: all);
+// containerd's and the kubelet's are node 1's.
 func Logs(cfg Config, component string, tail int) (string, error) {
+	return NodeLogs(cfg, 1, component, tail)
+}
+
+// NodeLogs is Logs for containerd or the kubelet of node i (of the nodes Up
+// recorded, else cfg.Nodes); the control plane's components are node 1's.
+func NodeLogs(cfg Config, i int, component string, tail int) (string, error) {
+	cfg, err := withRecordedNodes(cfg)
+	if err != nil {
+		return "", err
+	}
+	if i < 1 || i > cfg.Nodes {
+		return "", fmt.Errorf("read log of %s: node %d: the cluster has nodes 1..%d", component, i, cfg.Nodes)
+	}
+	if component == Containerd || component == Kubelet {
+		cfg = cfg.node(i)
+	}
 	if !slices.Contains(Components(), component) {
 		return "", fmt.Errorf("%w %q (components: %v)", ErrUnknownComponent, component, Components())
 	}

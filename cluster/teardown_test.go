@@ -357,8 +357,10 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 		if state, _, err := procStat(p.PID); err != nil || state == 'Z' {
 			continue // gone, or dead and waiting for init to reap it
 		}
-		if p.references(cfg.RunDir) || p.inCgroup(cfg.CgroupRoot) {
-			t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
+		for _, n := range cfg.nodes() {
+			if p.references(cfg.RunDir) || p.inCgroup(cgroupRoot(n)) {
+				t.Errorf("process %d (%s, cwd %s) references the cluster after Down", p.PID, strings.Join(p.Cmdline, " "), p.Cwd)
+			}
 		}
 	}
 	mounts, err := readMountInfo(mountInfoPath)
@@ -368,10 +370,9 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 	for _, m := range mountsUnder(mounts, cfg.RunDir) {
 		t.Errorf("still mounted after Down: %s (%s)", m.MountPoint, m.FSType)
 	}
-	v1, v2 := cgroupHierarchies(mounts)
-	for _, h := range append(v1, v2) {
-		if _, err := os.Stat(filepath.Join(h, cfg.CgroupRoot)); err == nil {
-			t.Errorf("cgroup %s left behind", filepath.Join(h, cfg.CgroupRoot))
+	for _, dir := range cgroupRootDirs(cfg, mounts) {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("cgroup %s left behind", dir)
 		}
 	}
 	if diff := cmp.Diff(before, snapshotHost(t, cfg)); diff != "" {
@@ -386,6 +387,13 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 	for _, p := range cfg.ports() {
 		if err := portFree("127.0.0.1", p.port, portFreeWait); err != nil {
 			t.Errorf("%s %d still in use %v after Down: %v", p.field, p.port, portFreeWait, err)
+		}
+	}
+	for _, n := range cfg.nodes()[1:] {
+		for _, port := range componentPorts(n, Kubelet) {
+			if err := portFree(nodeName(n), port, portFreeWait); err != nil {
+				t.Errorf("kubelet port %s:%d still in use after Down: %v", nodeName(n), port, err)
+			}
 		}
 	}
 

@@ -443,7 +443,7 @@ func importImages(ctx context.Context, cfg Config) error {
 	t0 := time.Now()
 	var g errgroup.Group
 	for _, a := range archives {
-		g.Go(func() error { return ImportImage(ctx, cfg, a) })
+		g.Go(func() error { return importImage(ctx, cfg, a) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -459,12 +459,26 @@ func imageArchives(cfg Config) []string {
 	return archives
 }
 
-// ImportImage imports a docker-archive tarball into containerd's k8s.io
-// namespace, where the kubelet finds it (pods must use imagePullPolicy
-// Never or IfNotPresent).
+// ImportImage imports a docker-archive tarball into every node's
+// containerd, in its k8s.io namespace, where the kubelet finds it (pods must
+// use imagePullPolicy Never or IfNotPresent). The nodes are those Up
+// recorded in RunDir, else cfg.Nodes; they import at once.
 func ImportImage(ctx context.Context, cfg Config, tarPath string) error {
+	cfg, err := withRecordedNodes(cfg)
+	if err != nil {
+		return err
+	}
+	var g errgroup.Group
+	for _, n := range cfg.nodes() {
+		g.Go(func() error { return importImage(ctx, n, tarPath) })
+	}
+	return g.Wait()
+}
+
+// importImage imports a docker-archive tarball into one node's containerd.
+func importImage(ctx context.Context, cfg Config, tarPath string) error {
 	if p, err := runningProcess(cfg, Containerd); err != nil || p == nil {
-		return fmt.Errorf("import image %s: %w (containerd of %s is not running)", tarPath, ErrNotUp, cfg.RunDir)
+		return fmt.Errorf("import image %s: %w (containerd of node %s in %s is not running)", tarPath, ErrNotUp, nodeName(cfg), cfg.RunDir)
 	}
 	ctr, err := BinaryPath(cfg, "ctr")
 	if err != nil {
@@ -476,7 +490,7 @@ func ImportImage(ctx context.Context, cfg Config, tarPath string) error {
 	if err != nil {
 		return fmt.Errorf("import image %s: %w: %s", tarPath, err, strings.TrimSpace(string(out)))
 	}
-	klog.FromContext(ctx).V(1).Info("Imported image", "archive", tarPath, "output", strings.TrimSpace(string(out)))
+	klog.FromContext(ctx).V(1).Info("Imported image", "node", nodeName(cfg), "archive", tarPath, "output", strings.TrimSpace(string(out)))
 	return nil
 }
 

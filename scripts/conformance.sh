@@ -47,7 +47,7 @@ trap teardown EXIT
 # pods, claims and slices into this run: tear it down first; down is a no-op without one.
 $drakit cluster down
 log "starting the local cluster"
-$drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
+$drakit cluster up --nodes "${DRAKIT_NODES:-1}" --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
 
 log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"

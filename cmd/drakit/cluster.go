@@ -26,7 +26,7 @@ func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.StringVar(&cfg.ContainerdVersion, "containerd-version", cfg.ContainerdVersion, "containerd version")
 	fs.StringVar(&cfg.CrictlVersion, "crictl-version", cfg.CrictlVersion, "crictl version")
 	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "node 1's name: an IPv4 literal in 127.0.0.0/8; node i is named this address plus i-1")
-	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only: down and status act on the nodes up started", cluster.MaxNodes))
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only (without it, up keeps a running cluster's): down, status and logs act on the nodes up started", cluster.MaxNodes))
 	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "service cluster IP range (required by the apiserver; never routed)")
 	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "node 1's kubelet top-level cgroup (node i: <cgroup-root>-<i>), created by up and removed by down")
 	fs.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "kube-apiserver secure port")
@@ -73,7 +73,20 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 		Use:   "up",
 		Short: "Start the cluster (--nodes N), or confirm it is up; writes <run-dir>/kubeconfig",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, _ []string) error { return cluster.Up(c.Context(), cfg) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			// Without --nodes, up confirms (or restarts) the cluster with
+			// the nodes it has.
+			if f := c.Flag("nodes"); f != nil && !f.Changed {
+				n, ok, err := cluster.RecordedNodes(cfg)
+				if err != nil {
+					return err
+				}
+				if ok {
+					cfg.Nodes = n
+				}
+			}
+			return cluster.Up(c.Context(), cfg)
+		},
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "down",
@@ -98,15 +111,15 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 	status.Flags().StringVarP(&output, "output", "o", "text", "text, json, or env (shell assignments DRAKIT_*=...)")
 	cmd.AddCommand(status)
 
-	var tail int
+	var tail, node int
 	logs := &cobra.Command{
 		Use:       "logs [component]",
-		Short:     "Print the end of a component's log (all components without an argument)",
+		Short:     "Print the end of a component's log (all components without an argument; --node i: node i's containerd and kubelet)",
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: cluster.Components(),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				s, err := cluster.Logs(cfg, args[0], tail)
+				s, err := cluster.NodeLogs(cfg, node, args[0], tail)
 				if err != nil {
 					return err
 				}
@@ -114,7 +127,7 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 				return err
 			}
 			for _, name := range cluster.Components() {
-				s, err := cluster.Logs(cfg, name, tail)
+				s, err := cluster.NodeLogs(cfg, node, name, tail)
 				if err != nil {
 					s = err.Error() + "\n"
 				}
@@ -126,6 +139,7 @@ DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
 		},
 	}
 	logs.Flags().IntVar(&tail, "tail", 50, "number of lines from the end (0: all)")
+	logs.Flags().IntVar(&node, "node", 1, "the node (index from 1) whose containerd and kubelet logs to print")
 	cmd.AddCommand(logs)
 	return cmd
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -13,6 +15,9 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
 	cfg.Kubeconfig = envOr("DRAKIT_KUBECONFIG", cfg.Kubeconfig)
 	fs.StringVar(&cfg.DriverName, "driver-name", cfg.DriverName, "DRA driver the slices are published for")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "every node's hardware: a built-in emulator profile (dgx-h100, mixed-mig) or a profile file")
+	fs.StringVar(&cfg.ClusterProfile, "cluster-profile", cfg.ClusterProfile,
+		"the nodes of a cluster profile (built-in: conformance-fabric, nvl72, tpu-v5p-4x4x4, scale-1000; or a file), each with its own hardware, "+
+			"with the NVLink attributes, the cliques' IMEX channel pools and the TPU chips and sub-slice pools; replaces --profile, --nodes, --node-prefix")
 	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", cfg.GPUsPerNode, "replicate the profile's GPUs to this many per node (0: the profile's GPUs)")
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of simulated nodes")
 	fs.StringVar(&cfg.NodePrefix, "node-prefix", cfg.NodePrefix, "simulated nodes are <prefix><i>; no real Node may have such a name")
@@ -28,7 +33,7 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
 func newDriverSimulateCommand() *cobra.Command {
 	cfg := simulate.DefaultConfig()
 	cmd := &cobra.Command{
-		Use:   "simulate [--nodes N] [--profile dgx-h100|mixed-mig|FILE] [--gpus-per-node N] [--keep]",
+		Use:   "simulate ([--nodes N] [--profile dgx-h100|mixed-mig|FILE] [--gpus-per-node N] | --cluster-profile NAME|FILE) [--keep]",
 		Short: "Publish the driver's ResourceSlices for many simulated nodes and time it",
 		Long: `Simulate runs the reference driver's ResourceSlice publisher (the
 resourceslice controller the kubelet plugin uses, one per node) for --nodes
@@ -45,12 +50,30 @@ node's publisher has its own client (--qps, --burst: client-go's defaults,
 which the reference driver runs with). Every publisher's watch selects
 slices without a node name, which the API server's watch cache does not
 index, so each slice event reaches every publisher: the API server works
-harder than with real nodes and the times are an upper bound.`,
+harder than with real nodes and the times are an upper bound.
+
+With --cluster-profile the simulated nodes are a cluster profile's (see
+'drakit emulator cluster-profile show'), and what is published follows the
+fabric contract: the GPUs of a clique's nodes carry gpu.drakit.dev/
+nvlinkClusterUUID and nvlinkClique; each clique has an IMEX channel pool
+imex-<cliqueID>-<uuid prefix> (driver --driver-name, devices channel-<N>)
+selecting the clique's nodes; each TPU host has a pool of chips (driver
+tpu.drakit.dev, chip-<i> with torus coordinates), and each TPU slice a
+sub-slice pool slice-<name> with per-device node selection and one counter
+per host, so overlapping sub-slices are never allocated together.`,
 		Example: `  drakit driver simulate --kubeconfig "$DRAKIT_KUBECONFIG" --nodes 1000 --profile dgx-h100
   drakit driver simulate --nodes 1000 --profile mixed-mig
-  drakit driver simulate --nodes 1 --profile reference/simulate/testdata/a100-dynamic-mig.yaml --gpus-per-node 64`,
+  drakit driver simulate --nodes 1 --profile reference/simulate/testdata/a100-dynamic-mig.yaml --gpus-per-node 64
+  drakit driver simulate --cluster-profile scale-1000`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if cfg.ClusterProfile != "" {
+				for _, f := range []string{"profile", "nodes", "node-prefix", "gpus-per-node"} {
+					if c.Flags().Changed(f) {
+						return fmt.Errorf("%w: --%s does not go with --cluster-profile, whose nodes have their own names and hardware", simulate.ErrInvalidConfig, f)
+					}
+				}
+			}
 			_, err := simulate.Run(c.Context(), cfg, c.OutOrStdout())
 			return err
 		},

@@ -36,6 +36,8 @@ func TestDriverSimulateCommand(t *testing.T) {
 		{[]string{"simulate", "--nodes", "0"}, "Nodes 0"},
 		{[]string{"simulate", "--driver-name", "Bad_Name"}, `DriverName "Bad_Name"`},
 		{[]string{"simulate", "--timeout", "0s"}, "Timeout 0s"},
+		{[]string{"simulate", "--cluster-profile", "nvl72", "--nodes", "5"}, "--nodes does not go with --cluster-profile"},
+		{[]string{"simulate", "--cluster-profile", "nvl72", "--profile", "dgx-h100"}, "--profile does not go with --cluster-profile"},
 		{[]string{"simulate", "--nodes", "2", "--profile", "no-such-profile", "--kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
 	} {
 		cmd := newDriverCommand()

@@ -25,15 +25,16 @@ func newEmulatorCommand() *cobra.Command {
 	cmd.AddCommand(newEmulatorRenderCommand(), newEmulatorProfilesCommand(), newEmulatorShowCommand(),
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
 		newEmulatorMIGCommand(), newEmulatorExecCommand(), newEmulatorSRIOVCommand(), newEmulatorWatchCommand(),
-		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand())
+		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand(),
+		newEmulatorClusterProfileCommand())
 	return cmd
 }
 
 func newEmulatorRenderCommand() *cobra.Command {
-	opts := render.DefaultOptions()
-	var profileName, uuidSeed string
+	var cfg renderConfig
+	cfg.Options = render.DefaultOptions()
 	cmd := &cobra.Command{
-		Use:   "render --profile NAME|FILE --root DIR [--shim PATH [--nvidia-smi PATH]] [--uuid-seed SEED]",
+		Use:   "render (--profile NAME|FILE [--uuid-seed SEED] | --cluster-profile NAME|FILE (--node NODE | --all --out DIR)) --root DIR [--shim PATH [--nvidia-smi PATH]]",
 		Short: "Write a node profile's hardware under an emulator root (needs root for the device nodes)",
 		Long: `Render writes the node's sysfs, device nodes, /proc files and NVML state under
 the root directory, and installs the NVML shim when --shim is given, with the
@@ -42,30 +43,30 @@ emulator's nvidia-smi (from beside the shim, where build-shim writes it, or
 rendered before; rendering again replaces it. --uuid-seed replaces the
 profile's spec.uuidSeed, from which the GPU UUIDs and NIC MACs it does not
 spell out are derived: give each node of a multi-node cluster its own (its
-node name) so that no two nodes have the same GPU UUID.`,
+node name) so that no two nodes have the same GPU UUID.
+
+With --cluster-profile the node's hardware is node --node of a cluster
+profile (see 'drakit emulator cluster-profile show'): its node profile with
+the node's name as UUID seed, its NVLink clique and TPU slice. --all renders
+every node of the cluster profile under DIR/<node>/ and prints the time and
+disk use.`,
+		Example: `  drakit emulator render --profile dgx-h100 --root /tmp/emu
+  drakit emulator render --cluster-profile conformance-fabric --node 127.0.0.2 --root /tmp/emu-2
+  drakit emulator render --cluster-profile scale-1000 --all --out /tmp/scale`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			p, err := profile.LoadSeeded(profileName, uuidSeed)
-			if err != nil {
-				return err
-			}
-			if err := render.Render(c.Context(), p, opts); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "rendered %s (%s) into %s\n", p.Metadata.Name, summary(p), opts.Root)
-			return nil
+			return runRender(c.Context(), cfg, c.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&profileName, "profile", "", profileFlagUsage)
-	cmd.Flags().StringVar(&opts.Root, "root", opts.Root, "emulator root directory to render into")
-	cmd.Flags().StringVar(&opts.ShimLibrary, "shim", opts.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
-	cmd.Flags().StringVar(&opts.NvidiaSMI, "nvidia-smi", opts.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
-	cmd.Flags().StringVar(&uuidSeed, "uuid-seed", "", "seed of the derived GPU UUIDs and NIC MACs instead of the profile's spec.uuidSeed (one per node: the node name)")
-	for _, f := range []string{"profile", "root"} {
-		if err := cmd.MarkFlagRequired(f); err != nil {
-			panic(err) // the flags are defined just above
-		}
-	}
+	cmd.Flags().StringVar(&cfg.Profile, "profile", "", profileFlagUsage)
+	cmd.Flags().StringVar(&cfg.UUIDSeed, "uuid-seed", "", "with --profile: seed of the derived GPU UUIDs and NIC MACs instead of the profile's spec.uuidSeed (one per node: the node name)")
+	cmd.Flags().StringVar(&cfg.ClusterProfile, "cluster-profile", "", clusterProfileFlagUsage)
+	cmd.Flags().StringVar(&cfg.Node, "node", "", "with --cluster-profile: the node to render")
+	cmd.Flags().BoolVar(&cfg.All, "all", false, "with --cluster-profile: render every node under --out/<node>/")
+	cmd.Flags().StringVar(&cfg.Out, "out", "", "with --all: directory of the nodes' emulator roots")
+	cmd.Flags().StringVar(&cfg.Options.Root, "root", cfg.Options.Root, "emulator root directory to render into")
+	cmd.Flags().StringVar(&cfg.Options.ShimLibrary, "shim", cfg.Options.ShimLibrary, "built NVML shim to install as libnvidia-ml.so.<driverVersion> (see build-shim); empty: no library")
+	cmd.Flags().StringVar(&cfg.Options.NvidiaSMI, "nvidia-smi", cfg.Options.NvidiaSMI, "built nvidia-smi to install as usr/bin/nvidia-smi (see build-shim); empty: nvidia-smi beside --shim, none without --shim")
 	return cmd
 }
 

@@ -69,7 +69,7 @@ func newImagesCommand() *cobra.Command {
 	cfg := cluster.DefaultConfig()
 	importCmd := &cobra.Command{
 		Use:   "import ARCHIVE...",
-		Short: "Import docker-archive images into the running cluster's containerd (namespace k8s.io)",
+		Short: "Import docker-archive images into the running cluster's containerds, every node's (namespace k8s.io)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := cfg.Validate(); err != nil {

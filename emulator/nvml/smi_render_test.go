@@ -49,6 +49,14 @@ func TestNvidiaSMIOnRenderedProfiles(t *testing.T) {
 				return
 			}
 			smi := filepath.Join(root, render.NvidiaSMIPath)
+			if len(topo.GPUs) == 0 {
+				// A node without NVIDIA GPUs (a TPU host): nvidia-smi says
+				// so and exits with NVML_ERROR_NOT_FOUND, as the real one does.
+				if r := runSMI(t, smi, nil, nil, "-L"); r.code != 6 || r.stdout != "No devices were found\n" {
+					t.Errorf("-L on a node without GPUs: %v, want exit 6 with \"No devices were found\"", r)
+				}
+				return
+			}
 			want := ""
 			for i, pg := range topo.GPUs {
 				g := pg.GPU

@@ -31,6 +31,15 @@ func Builtin(name string) (*Profile, error) { return builtin(name, "") }
 
 // builtin loads a built-in profile with an optional UUID seed (LoadSeeded).
 func builtin(name, uuidSeed string) (*Profile, error) {
+	data, err := builtinData(name)
+	if err != nil {
+		return nil, err
+	}
+	return load("built-in profile "+name, data, uuidSeed)
+}
+
+// builtinData is the YAML of the built-in profile called name.
+func builtinData(name string) ([]byte, error) {
 	if !slices.Contains(BuiltinNames(), name) {
 		return nil, fmt.Errorf("%w: no built-in profile %q (built-in: %s; write ./%s for a file)",
 			ErrNotFound, name, strings.Join(BuiltinNames(), ", "), name)
@@ -39,5 +48,5 @@ func builtin(name, uuidSeed string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read built-in profile %s: %w", name, err)
 	}
-	return load("built-in profile "+name, data, uuidSeed)
+	return data, nil
 }

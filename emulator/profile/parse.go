@@ -68,8 +68,7 @@ func Load(nameOrPath string) (*Profile, error) { return LoadSeeded(nameOrPath, "
 // the same profile then differ per seed (one per node of a multi-node
 // cluster); UUIDs and MACs the profile spells out stay as they are.
 func LoadSeeded(nameOrPath, uuidSeed string) (*Profile, error) {
-	if strings.ContainsRune(nameOrPath, os.PathSeparator) ||
-		strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+	if isFile(nameOrPath) {
 		data, err := os.ReadFile(nameOrPath)
 		if err != nil {
 			return nil, fmt.Errorf("read node profile %s: %w", nameOrPath, err)
@@ -77,6 +76,43 @@ func LoadSeeded(nameOrPath, uuidSeed string) (*Profile, error) {
 		return load("file "+nameOrPath, data, uuidSeed)
 	}
 	return builtin(nameOrPath, uuidSeed)
+}
+
+// Read parses the built-in profile called nameOrPath, or the file at
+// nameOrPath (told apart as Load does), without defaulting or validating
+// it, for a caller that changes it first (a cluster profile sets each
+// node's uuidSeed and fabric membership); source names it for errors
+// ("file x.yaml", "built-in profile dgx-h100").
+func Read(nameOrPath string) (p *Profile, source string, err error) {
+	var data []byte
+	if isFile(nameOrPath) {
+		source = "file " + nameOrPath
+		if data, err = os.ReadFile(nameOrPath); err != nil {
+			return nil, source, fmt.Errorf("read node profile %s: %w", nameOrPath, err)
+		}
+	} else {
+		source = "built-in profile " + nameOrPath
+		if data, err = builtinData(nameOrPath); err != nil {
+			return nil, source, err
+		}
+	}
+	p, err = Parse(data)
+	if err != nil {
+		var verr *ValidationError
+		if errors.As(err, &verr) {
+			verr.Source = source
+			return nil, source, verr
+		}
+		return nil, source, fmt.Errorf("%s: %w", source, err)
+	}
+	return p, source, nil
+}
+
+// isFile tells a profile file from a built-in name: a path separator or a
+// .yaml or .yml suffix.
+func isFile(nameOrPath string) bool {
+	return strings.ContainsRune(nameOrPath, os.PathSeparator) ||
+		strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml")
 }
 
 // LoadFile reads, parses, defaults and validates the profile file at path.

@@ -422,7 +422,7 @@ func TestLoadSeeded(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
-	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "mixed-mig", "tpu-v5p-host"}, BuiltinNames()); diff != "" {
+	if diff := cmp.Diff([]string{"dgx-a100-mig", "dgx-h100", "gb200-nvl-node", "gb200-tpu-v5p-node", "hgx-h100", "mixed-mig", "tpu-v5p-host"}, BuiltinNames()); diff != "" {
 		t.Errorf("BuiltinNames (-want +got):\n%s", diff)
 	}
 	if _, err := Builtin("dgx-a100"); !errors.Is(err, ErrNotFound) {
@@ -478,5 +478,28 @@ func TestLoadNameOrPath(t *testing.T) {
 		if p.Metadata.Name != tc.wantName {
 			t.Errorf("Load(%q) loaded %q, want %q", tc.arg, p.Metadata.Name, tc.wantName)
 		}
+	}
+}
+
+// TestRead: Read parses without defaulting, built-in or file, and names
+// its source.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	p, source, err := Read("tpu-v5p-host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if source != "built-in profile tpu-v5p-host" || p.Spec.UUIDSeed != "" || p.Spec.Driver.DriverVersion != "" {
+		t.Errorf("Read(tpu-v5p-host): source %q, uuidSeed %q, driver %q: want it undefaulted", source, p.Spec.UUIDSeed, p.Spec.Driver.DriverVersion)
+	}
+	if p, source, err = Read("testdata/valid-minimal.yaml"); err != nil || source != "file testdata/valid-minimal.yaml" || p.Spec.GPUs[0].UUID != "" {
+		t.Errorf("Read(file): %v, source %q", err, source)
+	}
+	if _, _, err := Read("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read(nope): %v, want ErrNotFound", err)
+	}
+	var verr *ValidationError
+	if _, _, err := Read("testdata/invalid-unknown-field.yaml"); !errors.As(err, &verr) || verr.Source != "file testdata/invalid-unknown-field.yaml" {
+		t.Errorf("Read(invalid file): %v, want a ValidationError naming the file", err)
 	}
 }

@@ -31,6 +31,8 @@ type Allocator struct {
 	slicesByPool  map[poolKey][]*sliceInfo
 	sharedOnce    sync.Once
 	sharedInState map[structured.DeviceID]bool
+	// selectors caches parsed node selectors (nodeSelector).
+	selectors sync.Map // *v1.NodeSelector → parsedSelector
 
 	// distinctOK: upstream handles distinctAttribute constraints with this
 	// feature set (see stableFeatures).

@@ -95,7 +95,7 @@ func (s *search) buildDevices() error {
 					d.sharedBase = hasAgg || s.a.sharedAllocated(d.id)
 				}
 				if perDevice {
-					d.nodeOK, d.nodeErr = nodeMatches(s.node, ptr.Deref(api.NodeName, ""), ptr.Deref(api.AllNodes, false), api.NodeSelector)
+					d.nodeOK, d.nodeErr = s.a.nodeMatches(s.node, ptr.Deref(api.NodeName, ""), ptr.Deref(api.AllNodes, false), api.NodeSelector)
 				}
 				if p.counterIndex != nil {
 					for _, use := range api.ConsumesCounters {

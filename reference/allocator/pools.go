@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 )
@@ -44,21 +43,46 @@ type pool struct {
 	endDev        int
 }
 
-// nodeMatches is upstream's node selection rule (incubating NodeMatches).
-func nodeMatches(node *v1.Node, nodeName string, allNodes bool, sel *v1.NodeSelector) (bool, error) {
+// nodeMatches is upstream's node selection rule (incubating NodeMatches),
+// with each node selector parsed once per Allocator (nodeSelector).
+func (a *Allocator) nodeMatches(node *v1.Node, nodeName string, allNodes bool, sel *v1.NodeSelector) (bool, error) {
 	switch {
 	case nodeName != "":
 		return node != nil && node.Name == nodeName, nil
 	case allNodes:
 		return true, nil
 	case sel != nil:
-		s, err := nodeaffinity.NewNodeSelector(sel)
+		s, err := a.nodeSelector(sel)
 		if err != nil {
-			return false, fmt.Errorf("failed to parse node selector %s: %w", sel.String(), err)
+			return false, err
 		}
 		return s.Match(node), nil
 	}
 	return false, nil
+}
+
+// parsedSelector is a parsed node selector, or why it could not be parsed.
+type parsedSelector struct {
+	sel nodeMatcher
+	err error
+}
+
+// nodeSelector parses sel once for the Allocator's life, keyed by its
+// address: the slices do not change while the Allocator is used (upstream
+// assumes the same). Parsing validates every label value of the selector,
+// which for slices that select many nodes (a clique's IMEX channels, a TPU
+// slice's sub-slices) cost more than the rest of Allocate when done per
+// call on a 1,000-node cluster.
+func (a *Allocator) nodeSelector(sel *v1.NodeSelector) (nodeMatcher, error) {
+	if p, ok := a.selectors.Load(sel); ok {
+		return p.(parsedSelector).sel, p.(parsedSelector).err
+	}
+	s, err := parseNodeSelector(sel)
+	if err != nil {
+		err = fmt.Errorf("failed to parse node selector %s: %w", sel.String(), err)
+	}
+	a.selectors.Store(sel, parsedSelector{s, err})
+	return s, err
 }
 
 func newSliceInfo(s *resourceapi.ResourceSlice) *sliceInfo {
@@ -75,7 +99,7 @@ func newSliceInfo(s *resourceapi.ResourceSlice) *sliceInfo {
 // on first use.
 func (a *Allocator) poolSlices(key poolKey) []*sliceInfo {
 	a.poolIndexOnce.Do(func() {
-		a.slicesByPool = map[poolKey][]*sliceInfo{}
+		a.slicesByPool = make(map[poolKey][]*sliceInfo, len(a.allSlices))
 		for _, s := range a.allSlices {
 			si := newSliceInfo(s)
 			a.slicesByPool[si.key] = append(a.slicesByPool[si.key], si)
@@ -110,7 +134,7 @@ func (a *Allocator) gatherPools(node *v1.Node) ([]*pool, error) {
 		}
 		relevant := false
 		if nodeName, all := ptr.Deref(s.Spec.NodeName, ""), ptr.Deref(s.Spec.AllNodes, false); nodeName != "" || all || s.Spec.NodeSelector != nil {
-			m, err := nodeMatches(node, nodeName, all, s.Spec.NodeSelector)
+			m, err := a.nodeMatches(node, nodeName, all, s.Spec.NodeSelector)
 			if err != nil {
 				return fmt.Errorf("failed to perform node selection for slice %s: %w", s.Name, err)
 			}
@@ -118,7 +142,7 @@ func (a *Allocator) gatherPools(node *v1.Node) ([]*pool, error) {
 		} else if ptr.Deref(s.Spec.PerDeviceNodeSelection, false) {
 			for i := range s.Spec.Devices {
 				d := &s.Spec.Devices[i]
-				m, err := nodeMatches(node, ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector)
+				m, err := a.nodeMatches(node, ptr.Deref(d.NodeName, ""), ptr.Deref(d.AllNodes, false), d.NodeSelector)
 				if err != nil {
 					return fmt.Errorf("failed to perform node selection for device %s in slice %s: %w", d.String(), s.Name, err)
 				}

@@ -40,6 +40,13 @@ type Config struct {
 	// profile (dgx-h100, mixed-mig) or the path of a profile file. Default
 	// dgx-h100.
 	Profile string
+	// ClusterProfile, when set, replaces Profile, Nodes and NodePrefix: the
+	// simulated nodes are those of this cluster profile (a built-in name or
+	// a file, package emulator/clusterprofile), each with its own hardware,
+	// and the pools include the fabric contract's: NVLink attributes on the
+	// GPUs of a clique's nodes, each clique's IMEX channel pool, each TPU
+	// host's chips and each TPU slice's sub-slice pool (TPUDriverName).
+	ClusterProfile string
 	// GPUsPerNode, when positive, replicates the profile's GPUs to exactly
 	// this many per node (ReplicateProfileGPUs); 0 keeps the profile's GPUs.
 	GPUsPerNode int
@@ -89,6 +96,12 @@ func (c *Config) Validate() error {
 	if msgs := validation.IsDNS1123Subdomain(c.DriverName); len(msgs) > 0 || len(c.DriverName) > 63 {
 		return fmt.Errorf("%w: DriverName %q is not a DNS subdomain of at most 63 characters", ErrInvalidConfig, c.DriverName)
 	}
+	if c.ClusterProfile != "" {
+		if c.GPUsPerNode != 0 {
+			return fmt.Errorf("%w: GPUsPerNode does not go with ClusterProfile", ErrInvalidConfig)
+		}
+		return c.validateCommon()
+	}
 	if c.Profile == "" {
 		return fmt.Errorf("%w: Profile is required", ErrInvalidConfig)
 	}
@@ -103,6 +116,11 @@ func (c *Config) Validate() error {
 	if last := c.nodeName(c.Nodes - 1); len(validation.IsDNS1123Subdomain(last)) > 0 || len(validation.IsDNS1123Subdomain(c.nodeName(0))) > 0 {
 		return fmt.Errorf("%w: NodePrefix %q does not make DNS subdomains (e.g. %q)", ErrInvalidConfig, c.NodePrefix, last)
 	}
+	return c.validateCommon()
+}
+
+// validateCommon checks the fields both kinds of simulation use.
+func (c *Config) validateCommon() error {
 	if c.Timeout <= 0 {
 		return fmt.Errorf("%w: Timeout %s is not positive", ErrInvalidConfig, c.Timeout)
 	}
@@ -121,8 +139,12 @@ func (c *Config) nodeName(i int) string {
 // Result is what Run measured.
 type Result struct {
 	// Nodes is the number of simulated nodes; SlicesPerNode and
-	// DevicesPerNode describe each node's pool.
+	// DevicesPerNode describe each node's pool (the first node's, with a
+	// cluster profile, whose nodes differ).
 	Nodes, SlicesPerNode, DevicesPerNode int
+	// Pools, Slices and Devices count everything published, cluster-level
+	// pools included.
+	Pools, Slices, Devices int
 	// Build is the time to build every node's pool; Start to start the
 	// publishers; Publish from handing the pools to the publishers until
 	// the API server holds every slice; Delete (zero with Keep) from

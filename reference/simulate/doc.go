@@ -13,6 +13,22 @@
 // plugin does for a real node. The driver never imports the emulator; this
 // package does.
 //
+// With a cluster profile (Config.ClusterProfile, package
+// emulator/clusterprofile) every node has its own hardware, and the pools
+// follow the fabric contract (fabric.go): the GPUs of a clique's nodes
+// carry nvlinkClusterUUID and nvlinkClique; each clique has an IMEX channel
+// pool imex-<cliqueID>-<uuid prefix> selecting its nodes; each TPU host
+// publishes its chips (driver tpu.drakit.dev) with torus coordinates, and
+// each TPU slice a sub-slice pool slice-<name> (per-device node selection,
+// one counter per host so overlapping sub-slices exclude each other).
+// These stand in for what the reference drivers' fabric support (the
+// NVLink and TPU work) publishes, through the same seam: the pool built by
+// driver.NodeResources, extended here. ClusterSlices turns the pools into
+// the ResourceSlices a scheduler sees, for the allocator benchmarks.
+// Several nodes are selected by the kubernetes.io/hostname label in one
+// term: a ResourceSlice's and a device's node selector take one term, and
+// matchFields metadata.name takes one value.
+//
 // Simulated pools select their node with a nodeSelector on metadata.name
 // (nodeName needs a Node owner, and the garbage collector deletes slices
 // whose owner does not exist); Run refuses names of existing Nodes, waits

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,12 +53,21 @@ func startSimulation(ctx context.Context, newClient func() (kubernetes.Interface
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	pools := make(map[string]bool, len(nodes))
-	for _, n := range nodes {
-		pools[n.name] = true
+	simulated := make(map[string]bool, len(nodes))
+	pools := make(map[poolKey]bool, len(nodes))
+	drivers := map[string]bool{}
+	for i := range nodes {
+		if nodes[i].driver == "" {
+			nodes[i].driver = driverName
+		}
+		if !nodes[i].clusterLevel {
+			simulated[nodes[i].name] = true
+		}
+		pools[nodes[i].key()] = true
+		drivers[nodes[i].driver] = true
 	}
 	for _, n := range existing.Items {
-		if pools[n.Name] {
+		if simulated[n.Name] {
 			return nil, fmt.Errorf("node %s exists: simulated node names must not name real nodes (choose another prefix)", n.Name)
 		}
 	}
@@ -64,9 +75,12 @@ func startSimulation(ctx context.Context, newClient func() (kubernetes.Interface
 	s := &simulation{nodes: nodes, fatal: make(chan error, 1), ctrls: make([]*resourceslice.Controller, len(nodes))}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	s.stopWatch = stopWatch
-	if s.observer, err = watchSlices(watchCtx, client, driverName, pools); err != nil {
-		stopWatch()
-		return nil, err
+	s.observer = newSliceObserver(pools)
+	for _, d := range slices.Sorted(maps.Keys(drivers)) {
+		if err := s.observer.watch(watchCtx, client, d); err != nil {
+			stopWatch()
+			return nil, err
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(nodes))
@@ -79,7 +93,7 @@ func startSimulation(ctx context.Context, newClient func() (kubernetes.Interface
 			}
 			nodeCtx := klog.NewContext(ctx, klog.LoggerWithValues(logger, "simulatedNode", n.name).V(1))
 			s.ctrls[i], errs[i] = resourceslice.StartController(nodeCtx, resourceslice.Options{
-				DriverName:            driverName,
+				DriverName:            n.driver,
 				KubeClient:            nodeClient,
 				ReconcilePoolWithName: n.name,
 				ErrorHandler:          s.handleError,
@@ -113,9 +127,9 @@ func (s *simulation) handleError(ctx context.Context, err error, msg string) {
 // publish hands every node's pool to its publisher and waits until the API
 // server holds exactly those slices.
 func (s *simulation) publish(ctx context.Context, progress func(done, total int)) error {
-	want := make(map[string]*resourceslice.Pool, len(s.nodes))
+	want := make(map[poolKey]*resourceslice.Pool, len(s.nodes))
 	for i := range s.nodes {
-		want[s.nodes[i].name] = &s.nodes[i].pool
+		want[s.nodes[i].key()] = &s.nodes[i].pool
 	}
 	s.observer.expect(want)
 	for i, n := range s.nodes {
@@ -197,9 +211,9 @@ func (s *simulation) stop() {
 // tells when every simulated pool is exactly as wanted.
 type sliceObserver struct {
 	mu      sync.Mutex
-	pools   map[string]*observedPool // simulated pools only
-	done    int                      // pools as wanted
-	changed chan struct{}            // closed and replaced on every change of done
+	pools   map[poolKey]*observedPool // simulated pools only
+	done    int                       // pools as wanted
+	changed chan struct{}             // closed and replaced on every change of done
 }
 
 type observedPool struct {
@@ -209,14 +223,24 @@ type observedPool struct {
 	done   bool
 }
 
-// watchSlices starts watching the driver's slices and returns once the
-// initial list is in.
-func watchSlices(ctx context.Context, client kubernetes.Interface, driverName string, pools map[string]bool) (*sliceObserver, error) {
-	o := &sliceObserver{pools: make(map[string]*observedPool, len(pools)), changed: make(chan struct{})}
-	for name := range pools {
-		o.pools[name] = &observedPool{slices: map[string]*resourceapi.ResourceSlice{}, done: true}
+// poolKey identifies a pool: its driver and name.
+type poolKey struct{ driver, pool string }
+
+func (n *simulatedNode) key() poolKey { return poolKey{n.driver, n.name} }
+
+// newSliceObserver observes pools, which start out wanting no slices.
+func newSliceObserver(pools map[poolKey]bool) *sliceObserver {
+	o := &sliceObserver{pools: make(map[poolKey]*observedPool, len(pools)), changed: make(chan struct{})}
+	for k := range pools {
+		o.pools[k] = &observedPool{slices: map[string]*resourceapi.ResourceSlice{}, done: true}
 	}
 	o.done = len(pools)
+	return o
+}
+
+// watch starts watching the driver's slices and returns once the initial
+// list is in.
+func (o *sliceObserver) watch(ctx context.Context, client kubernetes.Interface, driverName string) error {
 	selector := fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, driverName).String()
 	slices := client.ResourceV1().ResourceSlices()
 	lw := &cache.ListWatch{
@@ -242,9 +266,9 @@ func watchSlices(ctx context.Context, client kubernetes.Interface, driverName st
 	})
 	go informer.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		return nil, fmt.Errorf("watch ResourceSlices of driver %s: %w", driverName, context.Cause(ctx))
+		return fmt.Errorf("watch ResourceSlices of driver %s: %w", driverName, context.Cause(ctx))
 	}
-	return o, nil
+	return nil
 }
 
 func (o *sliceObserver) observe(obj any, deleted bool) {
@@ -257,7 +281,7 @@ func (o *sliceObserver) observe(obj any, deleted bool) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	p, ok := o.pools[slice.Spec.Pool.Name]
+	p, ok := o.pools[poolKey{slice.Spec.Driver, slice.Spec.Pool.Name}]
 	if !ok {
 		return
 	}
@@ -271,11 +295,11 @@ func (o *sliceObserver) observe(obj any, deleted bool) {
 
 // expect sets the wanted pools; a pool missing from want (or a nil want)
 // should have no slices.
-func (o *sliceObserver) expect(want map[string]*resourceslice.Pool) {
+func (o *sliceObserver) expect(want map[poolKey]*resourceslice.Pool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for name, p := range o.pools {
-		p.want = want[name]
+	for k, p := range o.pools {
+		p.want = want[k]
 		o.update(p)
 	}
 }

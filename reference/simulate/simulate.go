@@ -56,18 +56,39 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 func run(ctx context.Context, cfg Config, newClient func() (kubernetes.Interface, error), out io.Writer) (Result, error) {
 	res := Result{Nodes: cfg.Nodes}
 	start := time.Now()
-	inv, err := templateInventory(cfg)
-	if err != nil {
-		return res, err
-	}
-	nodes, err := buildNodes(ctx, inv, cfg)
-	if err != nil {
-		return res, err
+	var nodes []simulatedNode
+	if cfg.ClusterProfile != "" {
+		c, err := LoadCluster(cfg.ClusterProfile)
+		if err != nil {
+			return res, err
+		}
+		if nodes, err = clusterPools(ctx, c, cfg.DriverName, cfg.PartitionableAlpha); err != nil {
+			return res, fmt.Errorf("build pools of cluster profile %s: %w", cfg.ClusterProfile, err)
+		}
+		res.Nodes = len(c.Nodes)
+	} else {
+		inv, err := templateInventory(cfg)
+		if err != nil {
+			return res, err
+		}
+		if nodes, err = buildNodes(ctx, inv, cfg); err != nil {
+			return res, err
+		}
 	}
 	res.Build = time.Since(start)
 	res.SlicesPerNode, res.DevicesPerNode = poolSize(nodes[0].pool)
-	fmt.Fprintf(out, "Built %d pools (%s, %d GPUs: %d slices, %d devices each) in %s\n",
-		len(nodes), cfg.Profile, len(inv.GPUs), res.SlicesPerNode, res.DevicesPerNode, res.Build.Round(time.Millisecond))
+	res.Pools = len(nodes)
+	for _, n := range nodes {
+		s, d := poolSize(n.pool)
+		res.Slices += s
+		res.Devices += d
+	}
+	source := cfg.Profile
+	if cfg.ClusterProfile != "" {
+		source = "cluster profile " + cfg.ClusterProfile
+	}
+	fmt.Fprintf(out, "Built %d pools for %d nodes (%s: %d slices, %d devices) in %s\n",
+		res.Pools, res.Nodes, source, res.Slices, res.Devices, res.Build.Round(time.Millisecond))
 
 	start = time.Now()
 	sim, err := startSimulation(ctx, newClient, cfg.DriverName, nodes)
@@ -88,7 +109,7 @@ func run(ctx context.Context, cfg Config, newClient func() (kubernetes.Interface
 	res.Publish = time.Since(start)
 	if err == nil {
 		fmt.Fprintf(out, "Published %d slices with %d devices for %d nodes in %s\n",
-			len(nodes)*res.SlicesPerNode, len(nodes)*res.DevicesPerNode, len(nodes), res.Publish.Round(time.Millisecond))
+			res.Slices, res.Devices, res.Nodes, res.Publish.Round(time.Millisecond))
 	}
 	var delErr error
 	switch {
@@ -149,10 +170,18 @@ func clients(cfg Config) (func() (kubernetes.Interface, error), error) {
 	}, nil
 }
 
-// simulatedNode is one simulated node and the pool its driver publishes.
+// simulatedNode is one pool a simulated driver publishes: a simulated
+// node's own pool, or (with a cluster profile) a cluster-level pool such as
+// a clique's IMEX channels or a TPU slice's sub-slices.
 type simulatedNode struct {
+	// name is the pool's name: the node's name for a node's own pool.
 	name string
-	pool resourceslice.Pool
+	// driver publishes the pool; empty: the simulation's driver
+	// (Config.DriverName).
+	driver string
+	// clusterLevel marks a pool no node owns; name is then no node name.
+	clusterLevel bool
+	pool         resourceslice.Pool
 }
 
 // buildNodes builds every simulated node's pool as the driver publishes

@@ -271,9 +271,9 @@ func TestSimulationTakesKeptSlicesOver(t *testing.T) {
 	cfg.PartitionableAlpha = true
 	sim, changed := startTestSimulation(t, ctx, cfg, client)
 	// The kept slices lack the alpha fields: no pool is as wanted yet.
-	want := map[string]*resourceslice.Pool{}
+	want := map[poolKey]*resourceslice.Pool{}
 	for i := range changed {
-		want[changed[i].name] = &changed[i].pool
+		want[changed[i].key()] = &changed[i].pool
 	}
 	sim.observer.expect(want)
 	if done, total, _ := sim.observer.state(); done != 0 || total != 3 {
@@ -377,7 +377,7 @@ func TestSimulate(t *testing.T) {
 				t.Errorf("%d pools left in the API server", got)
 			}
 			for _, line := range []string{
-				"Built 4 pools (dgx-h100, 12 GPUs: 1 slices, 12 devices each) in ",
+				"Built 4 pools for 4 nodes (dgx-h100: 4 slices, 48 devices) in ",
 				"Started 4 publishers in ",
 				"Published 4 slices with 48 devices for 4 nodes in ",
 				map[bool]string{false: "Deleted the simulated slices in ", true: "Kept the slices; a later run for the same nodes without keeping them deletes them"}[keep],

@@ -92,7 +92,7 @@ func run(b *testing.B, s *scenario.Scenario, timeout time.Duration, allocate all
 		}
 	}
 	b.ReportMetric(float64(found)/float64(ops), "found/op")
-	if timeout > 0 {
+	if timeout > 0 || timeouts > 0 { // a Filter pass limits each Allocate itself
 		b.ReportMetric(float64(timeouts)/float64(ops), "timeouts/op")
 	}
 	if timeouts == 0 && s.Satisfiable != nil && (found > 0) != *s.Satisfiable {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The TPU driver's conformance run: a 4-node local cluster, each node an emulated TPU v5p host of
-# 2x2x1 chips (reference/tpudriver/testdata/host-<worker>.yaml: slice torus-a, a 2x2x4 torus, hosts
-# stacked along z), the TPU driver deployed on every node (pinned per node, each with its own host
-# paths) with its sub-slice controller, the API-server check of the planned sub-slice pools, then
-# the @tpu-torus features with each node's emulator root for the ground truth. Reports in
-# $ARTIFACTS/tpu. Run inside the cluster lock: flock /tmp/drakit-cluster.lock scripts/conformance-tpu.sh
+# The TPU driver's conformance run: a 4-node local cluster rendered from the cluster profile
+# conformance-fabric (each node a GB200 + TPU v5p host of 2x2x1 chips; slice torus-a, a 2x2x4
+# torus, hosts stacked along z, worker = node index - 1), the TPU driver deployed on every node
+# (pinned per node, each with its own host paths) with its sub-slice controller, the API-server
+# check of the planned sub-slice pools, then the @tpu-torus features with each node's emulator
+# root for the ground truth. Reports in $ARTIFACTS/tpu.
+# Run inside the cluster lock: flock /tmp/drakit-cluster.lock scripts/conformance-tpu.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
@@ -38,8 +39,8 @@ for i in 1 2 3 4; do
   name_v="DRAKIT_NODE_${i}_NAME" root_v="DRAKIT_NODE_${i}_EMULATOR_ROOT"
   kubelet_v="DRAKIT_NODE_${i}_KUBELET_ROOT_DIR" cdi_v="DRAKIT_NODE_${i}_CDI_DIR"
   roots="$roots${roots:+,}${!name_v}=${!root_v}"
-  log "node ${!name_v}: TPU host worker $((i - 1)), driver pinned to it"
-  $drakit emulator render --profile "reference/tpudriver/testdata/host-$((i - 1)).yaml" --root "${!root_v}"
+  log "node ${!name_v}: conformance-fabric's node, TPU driver pinned to it"
+  $drakit emulator render --cluster-profile conformance-fabric --node "${!name_v}" --root "${!root_v}"
   $drakit tpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "${!kubelet_v}" \
     --cdi-dir "${!cdi_v}" --host-root "${!root_v}" --node "${!name_v}"
 done

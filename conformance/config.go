@@ -174,6 +174,13 @@ type Config struct {
 	// A node not listed uses NodeEmulatorRoot when it is NodeName (or the
 	// cluster's only node).
 	NodeEmulatorRoots map[string]string
+	// CliqueAttribute is the attribute naming a GPU's NVLink clique
+	// (declaration fabric.cliqueAttribute); IMEXChannelClassName the
+	// DeviceClass of the driver's IMEX channels (fabric.channelClass).
+	// Empty: the @nvlink-fabric scenarios skip (the channel ones without a
+	// class).
+	CliqueAttribute      string
+	IMEXChannelClassName string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.

@@ -29,6 +29,8 @@ const (
 	fieldSharedCapacity      = "SharedCapacity"
 	fieldPCIeRootPeerClasses = "PCIeRootPeerClasses"
 	fieldFaultResponses      = "FaultResponses"
+	fieldCliqueAttribute     = "CliqueAttribute"
+	fieldIMEXChannelClass    = "IMEXChannelClassName"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
@@ -36,7 +38,8 @@ func DeclaredFields() []string {
 	return []string{fieldDriverName, fieldDeviceClassName, fieldUUIDAttribute, fieldDeviceEnvPrefix, fieldDeviceEnvName, fieldDeviceEnvValue, fieldPartitionClassName,
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
 		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass,
-		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses, fieldFaultResponses}
+		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses, fieldFaultResponses,
+		fieldCliqueAttribute, fieldIMEXChannelClass}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -70,6 +73,8 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldSharedClassName, &c.SharedDeviceClassName, s.SharedDeviceClassName)
 	set(fieldSharedIdentity, &c.SharedIdentityAttribute, s.SharedIdentityAttribute)
 	set(fieldSharedCapacity, &c.SharedCapacity, s.SharedCapacity)
+	set(fieldCliqueAttribute, &c.CliqueAttribute, s.CliqueAttribute)
+	set(fieldIMEXChannelClass, &c.IMEXChannelClassName, s.IMEXChannelClassName)
 	if !explicit(fieldPCIeRootPeerClasses) {
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}

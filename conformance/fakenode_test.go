@@ -342,9 +342,9 @@ func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
 // including the DRA contract against the fake's CDI specs and kubelet
 // checkpoint. The validation scenarios need the real API server (the fake
 // neither validates nor defaults) and are not judged; the pre-created
-// partition, alignment, driver-restart and kubelet-contract scenarios must
-// skip (the fake has no partition class, no PCIe root peer, no driver pods
-// and no interposer). The KEP-4815 features need a
+// partition, alignment, driver-restart, kubelet-contract and NVLink fabric
+// scenarios must skip (the fake has no partition class, no PCIe root peer,
+// no driver pods, no interposer and no GPU in an NVLink clique). The KEP-4815 features need a
 // scheduler that counts counters and a node that partitions GPUs, and are
 // not run (partitions_test.go and conformance/inventory cover their parts).
 func TestFeaturesOnFakeNode(t *testing.T) {
@@ -365,10 +365,10 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 					continue
 				}
 				if strings.HasSuffix(sr.URI, "/pre-created-partitions.feature") || strings.HasSuffix(sr.URI, "/alignment.feature") ||
-					strings.HasSuffix(sr.URI, "/kubelet-contract.feature") ||
+					strings.HasSuffix(sr.URI, "/kubelet-contract.feature") || strings.HasSuffix(sr.URI, "/nvlink-fabric.feature") ||
 					strings.Contains(sr.Name, "driver restarts") || strings.Contains(sr.Name, "exactly the node's devices") {
 					if sr.Status != report.StatusSkipped {
-						t.Errorf("%s:%d %q: %s, want skipped without a partition class, a PCIe root peer, driver pods, the node's sysfs or an interposer: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
+						t.Errorf("%s:%d %q: %s, want skipped without a partition class, a PCIe root peer, driver pods, the node's sysfs, an interposer or an NVLink clique: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 					}
 					continue
 				}

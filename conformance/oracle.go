@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +72,7 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 		return ctx, err
 	}
 	var pending []types.NamespacedName
+	var allocated []*resourceapi.ResourceClaim
 	for _, r := range refs {
 		c, err := w.kube.ResourceV1().ResourceClaims(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if err != nil {
@@ -78,6 +80,8 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 		}
 		if c.Status.Allocation == nil {
 			pending = append(pending, r)
+		} else {
+			allocated = append(allocated, c)
 		}
 	}
 	if len(pending) == 0 {
@@ -89,6 +93,14 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 	}
 	var notes []string
 	for _, v := range ex.Nodes {
+		// The pod's allocated claims bind it to their allocations' nodes
+		// (a multi-node device's claim shared with pods elsewhere).
+		if bound, err := w.boundElsewhere(ctx, allocated, v.Node); err != nil {
+			return ctx, err
+		} else if v.Fits && bound != "" {
+			notes = append(notes, fmt.Sprintf("node %s: its claims would fit, but %s", v.Node, bound))
+			continue
+		}
 		if v.Fits {
 			return ctx, fmt.Errorf("the scheduler leaves pod %s unschedulable, but the reference allocator allocates its claims on node %s: %s (the cluster's state is in %s; replay it with drakit allocate -f)",
 				pod, v.Node, strings.Join(v.Devices, "; "), w.saveScenario(v.Scenario))
@@ -97,6 +109,29 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 	}
 	return godog.Attach(ctx, godog.Attachment{FileName: oracleAttachment, MediaType: "text/plain",
 		Body: []byte("the reference allocator finds no allocation either: " + strings.Join(notes, "; "))}), nil
+}
+
+// boundElsewhere says which of the allocated claims keeps a pod off node:
+// one whose allocation's node selector does not match it; "" for none.
+func (w *world) boundElsewhere(ctx context.Context, allocated []*resourceapi.ResourceClaim, node string) (string, error) {
+	var n *corev1.Node
+	for _, c := range allocated {
+		sel := c.Status.Allocation.NodeSelector
+		if sel == nil {
+			continue
+		}
+		if n == nil {
+			got, err := w.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return "", fmt.Errorf("get node %s: %w", node, err)
+			}
+			n = got
+		}
+		if ok, err := nodeaffinity.NewLazyErrorNodeSelector(sel).Match(n); err != nil || !ok {
+			return fmt.Sprintf("the pod's claim %s is allocated for other nodes", c.Name), nil
+		}
+	}
+	return "", nil
 }
 
 // checkAllocation judges the scheduler's allocation of a claim with the

@@ -7,6 +7,11 @@ import (
 	"testing"
 	"testing/fstest"
 
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
 	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/reference/allocator/scenario"
 )
@@ -87,5 +92,38 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("output:\n%s", out)
+	}
+}
+
+// TestBoundElsewhere: a pod's allocated claim whose allocation names other
+// nodes (an IMEX channel of another clique) keeps it off a node its pending
+// claims would fit; one without a node selector, or naming the node, does
+// not.
+func TestBoundElsewhere(t *testing.T) {
+	t.Parallel()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "127.0.0.3", Labels: map[string]string{corev1.LabelHostname: "127.0.0.3"}}}
+	w := &world{suite: &suite{kube: fake.NewClientset(node)}}
+	claim := func(name string, nodes ...string) *resourceapi.ResourceClaim {
+		c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		c.Status.Allocation = &resourceapi.AllocationResult{}
+		if len(nodes) > 0 {
+			c.Status.Allocation.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: nodes}},
+			}}}
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		claims []*resourceapi.ResourceClaim
+		want   string
+	}{
+		{[]*resourceapi.ResourceClaim{claim("anywhere")}, ""},
+		{[]*resourceapi.ResourceClaim{claim("here", "127.0.0.3", "127.0.0.4")}, ""},
+		{[]*resourceapi.ResourceClaim{claim("anywhere"), claim("channel", "127.0.0.1", "127.0.0.2")}, "the pod's claim channel is allocated for other nodes"},
+	} {
+		got, err := w.boundElsewhere(t.Context(), tc.claims, "127.0.0.3")
+		if err != nil || got != tc.want {
+			t.Errorf("claims %d: %q, %v; want %q", len(tc.claims), got, err, tc.want)
+		}
 	}
 }

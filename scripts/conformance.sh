@@ -94,9 +94,9 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
 # that exist). Both get the PodGroup claims of KEP-5729, which every driver must pass. The local
 # cluster has one node: the @multi-node scenario (a device several nodes share) waits for a cluster
-# of several nodes.
-kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@multi-node'
-kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729'
+# of several nodes, and the @nvlink-fabric ones nodes of an NVLink clique (scripts/conformance-fabric.sh).
+kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@multi-node && ~@nvlink-fabric'
+kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729 && ~@nvlink-fabric'
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
 # The GPU driver is redeployed to register in a directory of its own; drakit interpose, a process on

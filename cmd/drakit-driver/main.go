@@ -1,7 +1,10 @@
 // Command drakit-driver is drakit's reference DRA driver, the kubelet plugin
 // of the driver DaemonSet. It maps flags (each with an environment twin; a
 // flag given on the command line wins) onto driver.Config and calls
-// driver.Run until SIGTERM or SIGINT.
+// driver.Run until SIGTERM or SIGINT. "drakit-driver imex-controller" is the
+// driver's cluster-level IMEX channel controller (package reference/imex,
+// one replica of a Deployment): its flags map onto imex.Config for
+// imex.Run.
 package main
 
 import (
@@ -9,11 +12,15 @@ import (
 
 	"drakit.dev/drakit/internal/drivercmd"
 	"drakit.dev/drakit/reference/driver"
+	"drakit.dev/drakit/reference/imex"
 )
 
 func main() { drivercmd.Main("drakit-driver", run) }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "imex-controller" {
+		return runIMEXController(args[1:])
+	}
 	cfg := driver.DefaultConfig()
 	f := drivercmd.New("drakit-driver")
 	f.Kubelet(drivercmd.Kubelet{
@@ -30,4 +37,18 @@ func run(args []string) error {
 		return err
 	}
 	return drivercmd.Run("drakit-driver", logging, func(ctx context.Context) error { return driver.Run(ctx, cfg) })
+}
+
+func runIMEXController(args []string) error {
+	cfg := imex.DefaultConfig()
+	f := drivercmd.New("drakit-driver imex-controller")
+	f.String(&cfg.DriverName, "driver-name", "DRIVER_NAME", "the GPU driver's name")
+	f.String(&cfg.DeviceClass, "device-class", "IMEX_DEVICE_CLASS", "the IMEX channel DeviceClass, owner of the published slices")
+	f.Int(&cfg.Channels, "channels", "IMEX_CHANNELS", "IMEX channels per clique (every node of a clique must have them)")
+	f.String(&cfg.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	logging, help, err := f.Parse(args)
+	if err != nil || help {
+		return err
+	}
+	return drivercmd.Run("drakit-imex-controller", logging, func(ctx context.Context) error { return imex.Run(ctx, cfg) })
 }

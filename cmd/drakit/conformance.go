@@ -106,6 +106,7 @@ var declaredFlags = map[string]string{
 	"Capabilities": "capabilities", "DriverVersion": "driver-version", "PCIVendor": "pci-vendor", "PCIClass": "pci-class",
 	"SharedDeviceClassName": "shared-class", "SharedIdentityAttribute": "shared-identity-attribute", "SharedCapacity": "shared-capacity",
 	"PCIeRootPeerClasses": "pcie-root-peer-classes", "FaultResponses": "fault-responses",
+	"CliqueAttribute": "clique-attribute", "IMEXChannelClassName": "imex-channel-class",
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
@@ -129,6 +130,8 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.SharedDeviceClassName, "shared-class", cfg.SharedDeviceClassName, "DeviceClass of the driver's shared devices (allowMultipleAllocations, KEP-5075; empty: those scenarios are skipped)")
 	f.StringVar(&cfg.SharedIdentityAttribute, "shared-identity-attribute", cfg.SharedIdentityAttribute, "string attribute whose value names one shared device")
 	f.StringVar(&cfg.SharedCapacity, "shared-capacity", cfg.SharedCapacity, "the consumable capacity claims share of a shared device, e.g. bandwidth")
+	f.StringVar(&cfg.CliqueAttribute, "clique-attribute", cfg.CliqueAttribute, "the attribute naming a GPU's NVLink clique, e.g. nvlinkClique (declaration fabric.cliqueAttribute; empty: the @nvlink-fabric scenarios are skipped)")
+	f.StringVar(&cfg.IMEXChannelClassName, "imex-channel-class", cfg.IMEXChannelClassName, "the DeviceClass of the driver's IMEX channels (declaration fabric.channelClass; empty: the IMEX channel scenarios are skipped)")
 	f.StringSliceVar(&cfg.FaultResponses, "fault-responses", cfg.FaultResponses, "emulated faults the kit may inject under the driver's devices and the driver's answer, <xid>=<Healthy|Unhealthy>[/<NoSchedule|NoExecute|None>], e.g. 48=Unhealthy/NoExecute,13=Healthy (empty: the fault scenarios are skipped)")
 	f.StringSliceVar(&cfg.PCIeRootPeerClasses, "pcie-root-peer-classes", cfg.PCIeRootPeerClasses, "DeviceClasses of other drivers whose devices share PCIe root complexes with the driver's (resource.kubernetes.io/pcieRoot alignment scenarios; empty: skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")

@@ -29,11 +29,13 @@ type faultConfig struct {
 	UUID        string // lose-mig --uuid
 	Xid         uint64 // lose-mig --xid
 	Output      string // list -o: text or json
+	Link        int    // nvlink --link
+	LinkState   string // nvlink --state: up or down
 }
 
 // defaultFaultConfig is the flags' defaults.
 func defaultFaultConfig() faultConfig {
-	return faultConfig{Temperature: -1, Xid: 95, Output: "text"}
+	return faultConfig{Temperature: -1, Xid: 95, Output: "text", Link: -1}
 }
 
 // Validate checks the flags op (a subcommand name) takes.
@@ -57,6 +59,10 @@ func (c *faultConfig) Validate(op string) error {
 		return fmt.Errorf("--uuid %q: required: the MIG device's MIG-<uuid>", c.UUID)
 	case op == "lose-mig" && c.Xid == 0:
 		return errors.New("--xid: must be a positive Xid")
+	case op == "nvlink" && (c.Link < 0 || c.Link >= nvmlstate.MaxNVLinks):
+		return fmt.Errorf("--link %d: required: the link, 0..%d", c.Link, nvmlstate.MaxNVLinks-1)
+	case op == "nvlink" && c.LinkState != "up" && c.LinkState != "down":
+		return fmt.Errorf("--state %q: must be up or down", c.LinkState)
 	case op == "list" && c.Output != "text" && c.Output != "json":
 		return fmt.Errorf("-o %q: must be text or json", c.Output)
 	}
@@ -73,7 +79,7 @@ func (c *faultConfig) Validate(op string) error {
 func newEmulatorFaultCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fault",
-		Short: "Inject GPU hardware faults (Xid, ECC, throttling, a GPU or MIG device lost) into an emulated node, reset them, list them",
+		Short: "Inject GPU hardware faults (Xid, ECC, throttling, a GPU or MIG device lost, an NVLink down) into an emulated node, reset them, list them",
 		Long: `fault changes the emulated GPUs' health as the kernel driver would report
 it through NVML: every change is an atomic rewrite of the node's NVML state
 (run/drakit-emulator/nvml.state, under its lock), seen at once by every NVML
@@ -84,7 +90,7 @@ so. See the README, "Injecting hardware faults", for the Xid table.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(faultXidCommand(), faultECCCommand(), faultThrottleCommand(), faultLoseCommand(),
-		faultLoseMIGCommand(), faultResetCommand(), faultListCommand())
+		faultLoseMIGCommand(), faultResetCommand(), faultListCommand(), faultNVLinkCommand())
 	return cmd
 }
 

@@ -54,6 +54,10 @@ func TestInvalidDeclarations(t *testing.T) {
 			`line 14: deviceKinds[0].faults[2].xid: Duplicate value: 48: also deviceKinds[0].faults[1].xid`,
 			`line 14: deviceKinds[0].faults[2].taint: Unsupported value: "PreferNoSchedule"`,
 		}},
+		"fabric": {want: []string{
+			"line 10: fabric.cliqueAttribute: Required value",
+			`line 11: fabric.channelClass: Invalid value: "IMEX_Channels": a lowercase RFC 1123 subdomain`,
+		}},
 		"pods-selector":            {want: []string{`line 7: driver.pods.selector: Invalid value: "app in (driver": unable to parse requirement`}},
 		"pods-selector-everything": {want: []string{`line 7: driver.pods.selector: Invalid value: " ": selects every pod`}},
 		"no-device-kinds":          {want: []string{"deviceKinds: Required value: at least one device kind"}},

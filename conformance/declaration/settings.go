@@ -59,6 +59,9 @@ type Settings struct {
 	// torus section's; all empty without one (the @tpu-torus scenarios
 	// skip).
 	TorusChipClass, TorusSubsliceClass, TorusShapeAttribute string
+	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
+	// without one.
+	CliqueAttribute, IMEXChannelClassName string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -81,6 +84,9 @@ func (d *Declaration) KitSettings() Settings {
 	}
 	if p := d.Driver.Pods; p != nil {
 		s.DriverNamespace, s.DriverPodSelector = p.Namespace, p.Selector
+	}
+	if f := d.Fabric; f != nil {
+		s.CliqueAttribute, s.IMEXChannelClassName = f.CliqueAttribute, f.ChannelClass
 	}
 	var whole, parts, shared *DeviceKind
 	for i := range d.DeviceKinds {

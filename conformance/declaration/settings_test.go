@@ -14,20 +14,22 @@ func TestKitSettings(t *testing.T) {
 			DriverName: "gpu.drakit.dev",
 			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "deviceTaints",
 				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
-			DeviceClassName:     "gpu.drakit.dev",
-			UUIDAttribute:       "uuid",
-			PartitionClassName:  "mig.gpu.drakit.dev",
-			ProfileAttribute:    "profile",
-			ParentUUIDAttribute: "parentUUID",
-			MemoryCapacity:      "memory",
-			DeviceEnvPrefix:     "DRAKIT_DEVICE_",
-			DriverNamespace:     "drakit-system",
-			DriverPodSelector:   "app.kubernetes.io/name=drakit-driver",
-			Observers:           []string{"cdi", "env", "deviceNodes", "nvml"},
-			PCIVendor:           "10de",
-			PCIClass:            "0302",
-			PCIeRootPeerClasses: []string{"vf.nic.drakit.dev"},
-			FaultResponses:      []string{"13=Healthy", "48=Unhealthy/NoExecute", "94=Unhealthy/NoSchedule"},
+			DeviceClassName:      "gpu.drakit.dev",
+			UUIDAttribute:        "uuid",
+			PartitionClassName:   "mig.gpu.drakit.dev",
+			ProfileAttribute:     "profile",
+			ParentUUIDAttribute:  "parentUUID",
+			MemoryCapacity:       "memory",
+			DeviceEnvPrefix:      "DRAKIT_DEVICE_",
+			DriverNamespace:      "drakit-system",
+			DriverPodSelector:    "app.kubernetes.io/name=drakit-driver",
+			Observers:            []string{"cdi", "env", "deviceNodes", "nvml"},
+			PCIVendor:            "10de",
+			PCIClass:             "0302",
+			PCIeRootPeerClasses:  []string{"vf.nic.drakit.dev"},
+			FaultResponses:       []string{"13=Healthy", "48=Unhealthy/NoExecute", "94=Unhealthy/NoSchedule"},
+			CliqueAttribute:      "nvlinkClique",
+			IMEXChannelClassName: "imex.gpu.drakit.dev",
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.
@@ -94,5 +96,24 @@ func TestKitSettings(t *testing.T) {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestKitSettingsFabric(t *testing.T) {
+	t.Parallel()
+	d, err := Load("testdata/valid-fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.KitSettings()
+	if s.CliqueAttribute != "gpu.example.com/nvlinkClique" || s.IMEXChannelClassName != "imex.gpu.example.com" {
+		t.Errorf("fabric settings: clique attribute %q, channel class %q", s.CliqueAttribute, s.IMEXChannelClassName)
+	}
+	d, err = Load("testdata/valid-minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d.KitSettings(); s.CliqueAttribute != "" || s.IMEXChannelClassName != "" {
+		t.Errorf("no fabric, settings %q, %q", s.CliqueAttribute, s.IMEXChannelClassName)
 	}
 }

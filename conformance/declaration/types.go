@@ -31,6 +31,11 @@ type Declaration struct {
 	// multi-host sub-slices (TPU-like accelerators), for the kit's
 	// @tpu-torus scenarios. Optional: without it they are skipped.
 	Torus *Torus `json:"torus,omitempty"`
+	// Fabric says how the driver publishes a multi-node NVLink fabric: the
+	// attribute naming a device's clique and the DeviceClass of its IMEX
+	// channels. Optional: without it the kit's @nvlink-fabric scenarios
+	// skip.
+	Fabric *Fabric `json:"fabric,omitempty"`
 
 	// lines maps field paths to the lines they are written on, for
 	// declarations read by Parse; nil otherwise.
@@ -240,6 +245,20 @@ var knownObservers = []Observer{ObserverCDI, ObserverEnv, ObserverDeviceNodes, O
 
 // KnownObservers returns every observer, in the order messages name them.
 func KnownObservers() []Observer { return slices.Clone(knownObservers) }
+
+// Fabric is the driver's multi-node NVLink fabric (GB200 NVL72-like
+// racks): the devices of the first whole-device kind carry CliqueAttribute
+// when their GPU is in a clique, and ChannelClass selects the IMEX channels
+// the driver publishes per clique as multi-node devices.
+type Fabric struct {
+	// CliqueAttribute is the string attribute whose value names a GPU's
+	// NVLink clique (NVIDIA's "<cluster UUID>.<clique ID>"), a
+	// resource.k8s.io QualifiedName. Required.
+	CliqueAttribute string `json:"cliqueAttribute"`
+	// ChannelClass is the DeviceClass selecting the IMEX channels; empty
+	// when the driver publishes none (the channel scenarios skip).
+	ChannelClass string `json:"channelClass,omitempty"`
+}
 
 // Hardware says what the driver's devices are.
 type Hardware string

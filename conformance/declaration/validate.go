@@ -48,6 +48,17 @@ func (d *Declaration) validate() field.ErrorList {
 	errs = append(errs, d.validateDeviceKinds(field.NewPath("deviceKinds"))...)
 	errs = append(errs, d.validateCapabilities(field.NewPath("capabilities"))...)
 	errs = append(errs, d.validateTorus(field.NewPath("torus"))...)
+	if f := d.Fabric; f != nil {
+		fp := field.NewPath("fabric")
+		if f.CliqueAttribute == "" {
+			errs = append(errs, field.Required(fp.Child("cliqueAttribute"), "the attribute naming a GPU's NVLink clique, e.g. nvlinkClique"))
+		} else {
+			errs = append(errs, qualifiedName(fp.Child("cliqueAttribute"), f.CliqueAttribute)...)
+		}
+		if f.ChannelClass != "" {
+			errs = append(errs, dnsSubdomain(fp.Child("channelClass"), f.ChannelClass)...)
+		}
+	}
 	switch hp := field.NewPath("hardware"); d.Hardware {
 	case HardwareEmulated, HardwareReal:
 	case "":

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"drakit.dev/drakit/internal/nvidiahw"
 )
 
 // DefaultNVMLLibrary is the library name NVML is loaded from, resolved by the
@@ -65,6 +67,13 @@ func (g *goNVML) GPU(index int) (GPU, error) {
 	}
 	if err := migDevices(dev, &gpu); err != nil {
 		errs = append(errs, err)
+	}
+	switch info, ret := dev.GetGpuFabricInfoV().V2(); {
+	case ret == nvml.ERROR_NOT_SUPPORTED:
+	case ret != nvml.SUCCESS:
+		errs = append(errs, fmt.Errorf("get fabric info: %w", ret))
+	case info.State == nvml.GPU_FABRIC_STATE_COMPLETED && nvml.Return(info.Status) == nvml.SUCCESS:
+		gpu.Clique = nvidiahw.Clique(nvidiahw.FormatClusterUUID(info.ClusterUuid), info.CliqueId)
 	}
 	err = errors.Join(errs...)
 	return gpu, err

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"drakit.dev/drakit/emulator/nvml/nvmltest"
+	"drakit.dev/drakit/emulator/nvmlstate"
 )
 
 // TestCollectMIGThroughShim runs the probe's NVML code against drakit's
@@ -79,3 +80,30 @@ var (
 	cmpSortMIG     = cmpopts.SortSlices(func(a, b MIGDevice) bool { return a.UUID < b.UUID })
 	cmpSortStrings = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 )
+
+// TestCollectCliqueThroughShim: the probe reports the clique NVML gives a
+// GPU of a completed fabric, and none for a GPU without fabric info or
+// whose registration is still in progress. Not parallel (see above).
+func TestCollectCliqueThroughShim(t *testing.T) {
+	s := nvmltest.SampleState()
+	const domain = "6a1c2f0e-93b4-4d57-8e21-0c7f5a9d3b11"
+	s.Fabrics = []nvmlstate.Fabric{
+		{GPU: 0, ClusterUUID: domain, CliqueID: 7, State: nvmlstate.FabricCompleted},
+		{GPU: 1, ClusterUUID: domain, CliqueID: 7, State: nvmlstate.FabricInProgress},
+	}
+	t.Setenv(nvmltest.RootEnv, nvmltest.NewRoot(t, s))
+	got, err := Collect(context.Background(), Options{MountInfo: "/proc/self/mountinfo", DevRoot: t.TempDir(), Environ: []string{}, NVML: NewNVML(nvmltest.BuildShim(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NVML.Error != "" {
+		t.Fatalf("NVML error: %s", got.NVML.Error)
+	}
+	cliques := map[int]string{}
+	for _, g := range got.NVML.GPUs {
+		cliques[g.Minor] = g.Clique
+	}
+	if diff := cmp.Diff(map[int]string{0: domain + ".7", 1: "", 3: ""}, cliques); diff != "" {
+		t.Errorf("cliques by minor (-want +got):\n%s", diff)
+	}
+}

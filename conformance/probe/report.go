@@ -74,6 +74,10 @@ type GPU struct {
 	MemoryTotal uint64 `json:"memoryTotal"`
 	// MIGEnabled says that the GPU's current MIG mode is enabled.
 	MIGEnabled bool `json:"migEnabled,omitempty"`
+	// Clique is the GPU's multi-node NVLink fabric identity as NVML reports
+	// it (nvmlDeviceGetGpuFabricInfoV: "<cluster UUID>.<clique ID>" once
+	// the GPU's fabric registration completed); empty without one.
+	Clique string `json:"clique,omitempty"`
 	// MIGDevices are the MIG devices NVML lets this container use, in MIG
 	// device index order; empty when MIG is disabled.
 	MIGDevices []MIGDevice `json:"migDevices,omitempty"`

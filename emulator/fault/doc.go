@@ -1,7 +1,9 @@
 // Package fault injects hardware faults into a rendered emulator root, as
 // the kernel would show them: a NIC's link (SetLink), and the health of
 // GPUs as the NVIDIA driver reports it through NVML ("drakit emulator
-// fault").
+// fault"), their NVLinks included (SetNVLink: a link's state, and the
+// fabric health mask of a GPU of a multi-node domain, degraded bandwidth
+// while one of its links is down).
 //
 // # NIC links
 //

@@ -95,6 +95,26 @@ var catalogue = map[string]Model{
 		MIGCapable:        true,
 		VBIOSVersion:      "92.00.45.00.03",
 	},
+	// GB200 is a GB200-like Blackwell GPU of an NVL72 rack: the name,
+	// device id 0x2941 and compute capability 10.0 are what GB200 boards
+	// report; memory, subsystem id, BAR1 and VBIOS are UNVERIFIED
+	// stand-ins. Not MIG capable here: the catalogue has no Blackwell MIG
+	// table.
+	"GB200": {
+		Name:              "NVIDIA GB200",
+		VendorID:          0x10de,
+		DeviceID:          0x2941,
+		SubsystemVendorID: 0x10de,
+		SubsystemDeviceID: 0x2046,
+		Memory:            189471 * mib,
+		MemoryReserved:    579 * mib,
+		BAR1Size:          256 << 30,
+		Architecture:      "Blackwell",
+		Brand:             "NVIDIA",
+		ComputeCapability: "10.0",
+		MIGCapable:        false,
+		VBIOSVersion:      "97.00.82.00.01",
+	},
 }
 
 // Models lists the catalogue's model names, sorted.

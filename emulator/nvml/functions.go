@@ -23,6 +23,7 @@ var sourceTopics = []struct{ file, topic string }{
 	{"device.c", "device queries"},
 	{"events.c", "event sets for health monitors"},
 	{"health.c", "health queries: ECC, retired pages, remapped rows, throttle reasons, temperature, field values"},
+	{"nvlink.c", "NVLink links and their far ends, multi-node fabric info, topology and P2P between GPUs"},
 	{"mig_profiles.c", "MIG profiles, placements and capacity"},
 	{"mig.c", "MIG GPU and compute instances and MIG device handles"},
 	{"mig_create.c", "MIG mode, instance creation and destruction"},

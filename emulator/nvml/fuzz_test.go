@@ -89,6 +89,26 @@ func faultSampleState() *nvmlstate.State {
 	return s
 }
 
+// fabricSampleState is SampleState with NVLink records: the H100s linked
+// directly (links 0..1) and to a switch (link 2, inactive), the L4 with
+// none; fabric records on GPUs 0 and 1 (completed, degraded), a peer record
+// per pair.
+func fabricSampleState() *nvmlstate.State {
+	s := nvmltest.SampleState()
+	s.NVLinks = []nvmlstate.NVLink{
+		{GPU: 0, Link: 0, Active: true, Version: 6, RemoteType: nvmlstate.RemoteGPU, RemoteBusID: "00000000:43:00.0", RemotePCIDeviceID: 0x233010DE},
+		{GPU: 0, Link: 1, Active: true, Version: 6, RemoteType: nvmlstate.RemoteGPU, RemoteBusID: "00000000:43:00.0", RemotePCIDeviceID: 0x233010DE},
+		{GPU: 0, Link: 17, Version: 6, RemoteType: nvmlstate.RemoteSwitch, RemoteBusID: "0000FFFF:11:00.0", RemotePCIDeviceID: 0x22A310DE},
+		{GPU: 1, Link: 0, Active: true, Version: 7, RemoteType: nvmlstate.RemoteGPU, RemoteBusID: "00000000:1B:00.0", RemotePCIDeviceID: 0x233010DE},
+	}
+	s.Fabrics = []nvmlstate.Fabric{
+		{GPU: 1, ClusterUUID: "6a1c2f0e-93b4-4d57-8e21-0c7f5a9d3b11", CliqueID: 4294967295, State: nvmlstate.FabricCompleted, HealthMask: 0x1A9},
+		{GPU: 0, ClusterUUID: "6a1c2f0e-93b4-4d57-8e21-0c7f5a9d3b11", CliqueID: 1, State: nvmlstate.FabricInProgress, Status: -1},
+	}
+	s.Peers = []nvmlstate.Peer{{GPU: 0, Peer: 1, Ancestor: 50, NVLink: true}, {GPU: 3, Peer: 1, Ancestor: 30}, {GPU: 0, Peer: 3, Ancestor: 40}}
+	return s
+}
+
 // manyEvents is SampleState with n Xid events on GPU 0.
 func manyEvents(n int) *nvmlstate.State {
 	s := nvmltest.SampleState()
@@ -129,6 +149,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	}
 	mig := write(nvmltest.MIGSampleState())
 	faulty := write(faultSampleState())
+	fabric := write(fabricSampleState())
 	migLines := strings.Split(strings.TrimSuffix(mig, "\n"), "\n")
 	end := migLines[len(migLines)-1] + "\n"
 	lastCI := migLines[len(migLines)-2]
@@ -178,6 +199,33 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(strings.TrimSuffix(mig, end), nvmlstate.Header, "drakit-nvml-state v1", 1),
 		write(edge),
 		write(many),
+		// NVLink, fabric and peer records.
+		fabric,
+		strings.Replace(fabric, "link=17", "link=18", 1),
+		strings.Replace(fabric, "link=1\t", "link=0\t", 1),
+		strings.Replace(fabric, "version=7", "version=9", 1),
+		strings.Replace(fabric, "version=7", "version=0", 1),
+		strings.Replace(fabric, "remoteType=2", "remoteType=1", 1),
+		strings.Replace(fabric, "remoteBusId=0000FFFF", "remoteBusId=0000ffff", 1),
+		strings.Replace(fabric, "remoteBusId=00000000:1B:00.0", "remoteBusId=00000000:43:00.0", 1),
+		strings.Replace(fabric, "remoteBusId=00000000:1B:00.0", "remoteBusId=00000000:1C:00.0", 1),
+		strings.Replace(fabric, "nvlink\tgpu=1", "nvlink\tgpu=2", 1),
+		strings.Replace(fabric, "remotePciDeviceId=0x22A310DE", "remotePciDeviceId=0x122A310DE", 1),
+		strings.Replace(fabric, "clusterUuid=6a1c", "clusterUuid=6A1C", 1),
+		strings.Replace(fabric, "-0c7f5a9d3b11\tcliqueId=1", "-0c7f5a9d3b1\tcliqueId=1", 1),
+		strings.Replace(fabric, "state=2", "state=4", 1),
+		strings.Replace(fabric, "state=2", "state=0", 1),
+		strings.Replace(fabric, "cliqueId=4294967295", "cliqueId=4294967296", 1),
+		strings.Replace(fabric, "fabric\tgpu=0", "fabric\tgpu=1", 1),
+		strings.Replace(fabric, "fabric\tgpu=0", "fabric\tgpu=3", 1),
+		strings.Replace(fabric, "healthMask=0x1A9", "healthMask=0x1A9\thealthMask=0", 1),
+		strings.Replace(fabric, "ancestor=30", "ancestor=35", 1),
+		strings.Replace(fabric, "ancestor=30", "ancestor=60", 1),
+		strings.Replace(fabric, "peer=1\tancestor=30", "peer=0\tancestor=30", 1),
+		strings.Replace(fabric, "peer=1\tancestor=30", "peer=3\tancestor=30", 1),
+		strings.Replace(fabric, "peer\tgpu=3\tpeer=1", "peer\tgpu=1\tpeer=0", 1),
+		strings.Replace(fabric, "nvlink=1", "nvlink=2", 1),
+		strings.Replace(fabric, "\tnvlink=0", "", 1),
 		// Fault and event records.
 		faulty,
 		strings.Replace(faulty, "lost=0", "lost=1", 1),

@@ -124,6 +124,9 @@ func TestCABI(t *testing.T) {
 		"events.register.badset": "rc=2", "events.wait.nulldata": "rc=2", "events.wait": "rc=10", "events.wait.v1": "rc=10",
 		"eventset.free": "rc=0", "eventset.free.again": "rc=2", "events.wait.freed": "rc=2",
 
+		"nvlink.state.null": "rc=2", "nvlink.remotepci.null": "rc=2", "nvlink.state.nolink": "rc=3",
+		"fabricv.null": "rc=2", "fabricv.badversion": "rc=25", "fabricv.none": "rc=3",
+		"ancestor.null": "rc=2", "p2p.null": "rc=2",
 		"memory_v2.badversion": "rc=25",
 		"memory_v2": fmt.Sprintf("rc=0 version=%#x total=%d reserved=%d free=%d used=0",
 			gonvml.STRUCT_VERSION(gonvml.Memory_v2{}, 2), g0.MemoryTotal, g0.MemoryReserved, g0.MemoryTotal-g0.MemoryReserved),

@@ -82,6 +82,7 @@ type gpuView struct {
 	Processes       int
 	SupportedEvents uint64
 	Health          healthView
+	Fabric          fabricView
 	// Index of the GPU each lookup returns.
 	ByUUID, ByUpperUUID, ByBusID, ByLegacyBusID, ByGoNVLibBusID int
 }
@@ -150,6 +151,15 @@ func wantView(s *nvmlstate.State, visible func(minor int) bool) (systemView, []g
 			v.MaxMIGDevices = s.MIG[i].MaxDevices
 		}
 		gpus = append(gpus, v)
+	}
+	for i := range gpus {
+		g := &s.GPUs[slices.IndexFunc(s.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == gpus[i].Minor })]
+		var next *nvmlstate.GPU
+		if len(gpus) > 1 {
+			nm := gpus[(i+1)%len(gpus)].Minor
+			next = &s.GPUs[slices.IndexFunc(s.GPUs, func(g nvmlstate.GPU) bool { return g.Minor == nm })]
+		}
+		gpus[i].Fabric = wantFabric(s, g, next)
 	}
 	sys.Count = len(gpus)
 	return sys, gpus
@@ -272,6 +282,12 @@ func observeView(t testing.TB, lib gonvml.Interface) (systemView, []gpuView) {
 		v.SupportedEvents, ret = d.GetSupportedEventTypes()
 		check("GetSupportedEventTypes", ret)
 		v.Health = observeHealth(t, d)
+		var next gonvml.Device
+		if sys.Count > 1 {
+			next, ret = lib.DeviceGetHandleByIndex((i + 1) % sys.Count)
+			check("DeviceGetHandleByIndex(next)", ret)
+		}
+		v.Fabric = observeFabric(t, d, next)
 
 		byUUID, ret := lib.DeviceGetHandleByUUID(v.UUID)
 		v.ByUUID = indexOf("DeviceGetHandleByUUID", byUUID, ret)

@@ -133,6 +133,33 @@
 // The shim's event sets see the events with a seq above the newest one when
 // the set was created (emulator/nvml, events.c).
 //
+// # NVLink, fabric and peer records
+//
+// A node's NVLink fabric (nvlink.go). They may appear anywhere between the
+// header and the end record; Write puts them after the fault and event
+// records, before the MIG records.
+//
+//		nvlink  gpu=0  link=3  state=1  version=6  remoteType=2  remoteBusId=00000000:01:00.0
+//		        remotePciDeviceId=0x22A310DE
+//		fabric  gpu=0  clusterUuid=6a1c2f0e-93b4-4d57-8e21-0c7f5a9d3b11  cliqueId=1  state=3
+//		        status=0  healthMask=0x1AA
+//		peer    gpu=0  peer=1  ancestor=10  nvlink=1
+//
+//	  - nvlink (NVLink): one link of a GPU, link 0..MaxNVLinks-1 (18), once
+//	    per GPU and link; state 1 = active; version is nvmlNvlinkVersion_t
+//	    1..8 (6 = NVLink 4.0); remoteType 0 (GPU: remoteBusId is another gpu
+//	    record's busId) or 2 (NVSwitch: any bus id, an NVSwitch of the node
+//	    or of the rack's switch trays); remotePciDeviceId as pciDeviceId. A
+//	    link without a record is not supported.
+//	  - fabric (Fabric): at most one per GPU, nvmlDeviceGetGpuFabricInfo[V];
+//	    clusterUuid lower-case 8-4-4-4-12 hex (the shim reports its 16
+//	    bytes); cliqueId unsigned 32-bit; state nvmlGpuFabricState_t 0..3;
+//	    status a signed 32-bit nvmlReturn_t; healthMask unsigned 32-bit.
+//	  - peer (Peer): two different gpu records, each unordered pair at most
+//	    once; ancestor nvmlGpuTopologyLevel_t 0, 10, .., 50
+//	    (nvmlDeviceGetTopologyCommonAncestor); nvlink 1 when the pair is
+//	    connected over NVLink (nvmlDeviceGetP2PStatus).
+//
 // # Concurrent updates
 //
 // Once MIG instances are created and destroyed at run time (driver, CLI and

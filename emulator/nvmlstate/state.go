@@ -80,6 +80,12 @@ type State struct {
 	// nil when the file has none.
 	Faults []Fault
 	Events []Event
+
+	// NVLinks, Fabrics and Peers hold the nvlink, fabric and peer records
+	// (see nvlink.go); nil when the file has none.
+	NVLinks []NVLink
+	Fabrics []Fabric
+	Peers   []Peer
 }
 
 var (
@@ -137,6 +143,9 @@ func (s *State) Validate() error {
 	if err := s.validateMIG(); err != nil {
 		return err
 	}
+	if err := s.validateNVLink(); err != nil {
+		return err
+	}
 	return s.validateFaults()
 }
 
@@ -159,6 +168,7 @@ func Write(w io.Writer, s *State) error {
 			g.NUMANode, boolInt(g.MIGCapable), g.MIGMode)
 	}
 	writeFaults(b, s)
+	writeNVLink(b, s)
 	writeMIG(b, s)
 	fmt.Fprintln(b, EndRecord)
 	_, err := io.WriteString(w, b.String())
@@ -257,7 +267,7 @@ func Parse(r io.Reader) (*State, error) {
 				MIGMode:        int(fp.int("migMode")),
 			})
 		default:
-			if !parseFaultRecord(s, parts[0], &fp) {
+			if !parseFaultRecord(s, parts[0], &fp) && !parseNVLinkRecord(s, parts[0], &fp) {
 				parseMIGRecord(s, parts[0], &fp)
 			}
 		}

@@ -221,6 +221,13 @@ func FuzzParse(f *testing.F) {
 	f.Add(strings.Replace(buf.String(), "type=dbe", "type=xid", 1))
 	f.Add(strings.Replace(buf.String(), "seq=5", "seq=4", 1))
 	f.Add(strings.Replace(buf.String(), "lost=0", "lost=1", 1))
+	buf.Reset()
+	if err := Write(&buf, nvlinkSample()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
+	f.Add(strings.Replace(buf.String(), "ancestor=10", "ancestor=15", 1))
+	f.Add(strings.Replace(buf.String(), "link=17", "link=18", 1))
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse(strings.NewReader(text))
 		if err != nil {

@@ -3,6 +3,7 @@ package profile
 import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/tpu"
 )
@@ -31,6 +32,8 @@ const (
 //     (rdma false and totalVFs 0 without a model); mtu nic.DefaultMTU; link
 //     "up"; once the PF's PCI address is known, mac nic.DeriveMAC and (with
 //     a driver) interface nic.DefaultInterface (nic.Default);
+//   - spec.nvlink: version from the first GPU's architecture, linksPerGPU,
+//     domain.state "completed" (nvlink.Default).
 //   - spec.tpu.chips: placed on the root complexes after the buses the
 //     GPUs, NICs and switches use (tpu.Default).
 //
@@ -60,6 +63,11 @@ func (p *Profile) Default() {
 	for i := range s.NICs {
 		nic.Default(&s.NICs[i], s.UUIDSeed, s.RootComplexes)
 	}
+	arch := ""
+	if len(s.GPUs) > 0 {
+		arch = string(s.GPUs[0].Architecture)
+	}
+	nvlink.Default(s.NVLink, arch)
 	tpu.Default(s.TPU, s.RootComplexes, s.lastBuses())
 }
 

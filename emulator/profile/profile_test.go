@@ -172,6 +172,19 @@ func TestInvalidProfiles(t *testing.T) {
 		"tpu-topology": {want: []string{
 			"spec.tpu.slice.topology: FieldValueInvalid",
 		}},
+		"nvlink-fields": {want: []string{
+			"spec.nvlink.version: FieldValueInvalid",
+			"spec.nvlink.linksPerGPU: FieldValueInvalid",
+			"spec.nvlink.nvswitches: FieldValueInvalid",
+			"spec.nvlink.imexChannels: FieldValueInvalid",
+			"spec.nvlink.domain.clusterUUID: FieldValueInvalid",
+			"spec.nvlink.domain.state: FieldValueNotSupported",
+		}},
+		"nvlink-no-gpus": {want: []string{
+			"spec.nvlink: FieldValueForbidden",
+			"spec.nvlink.domain.clusterUUID: FieldValueRequired",
+		}},
+		"nvlink-direct": {want: []string{"spec.nvlink.linksPerGPU: FieldValueInvalid"}},
 		"root-complexes": {want: []string{
 			"spec.rootComplexes[0].switches[0].bus: FieldValueInvalid",
 			"spec.rootComplexes[0].switches[1].bus: FieldValueRequired",

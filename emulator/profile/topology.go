@@ -22,6 +22,8 @@ const (
 	GPUFunction
 	// NICFunction is a NIC's physical function.
 	NICFunction
+	// NVSwitchFunction is an NVSwitch chip (spec.nvlink.nvswitches).
+	NVSwitchFunction
 	// TPUFunction is a TPU chip.
 	TPUFunction
 )
@@ -99,6 +101,8 @@ type Topology struct {
 	GPUs []PlacedGPU
 	// NICs in PCI address order, the order the kernel probes them.
 	NICs []PlacedNIC
+	// NVSwitches in PCI address order (see placeNVSwitches).
+	NVSwitches []*PCIFunction
 	// TPUChips in chip index order (spec.tpu.chips).
 	TPUChips []PlacedTPUChip
 }
@@ -182,6 +186,11 @@ func (p *Profile) Topology() (*Topology, error) {
 	slices.SortFunc(t.HostBridges, func(a, b *HostBridge) int {
 		return cmp.Or(cmp.Compare(a.RootComplex.Domain, b.RootComplex.Domain), cmp.Compare(a.RootComplex.Bus, b.RootComplex.Bus))
 	})
+	if p.Spec.NVLink != nil {
+		if err := t.placeNVSwitches(p.Spec.NVLink.NVSwitches); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Metadata.Name, err)
+		}
+	}
 	for _, hb := range t.HostBridges {
 		for _, rp := range hb.RootPorts {
 			t.collect(p, hb, rp, nil)

@@ -8,6 +8,7 @@ import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/internal/fielderr"
 	"drakit.dev/drakit/emulator/nic"
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/tpu"
 )
@@ -21,9 +22,9 @@ var driverVersionPattern = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`)
 // It checks the document's own fields, then hands each part to the package
 // that owns it, in this order: the NUMA nodes and root complexes
 // (platform), the GPUs (gpu.Validate), the NICs (nic.Validate), the TPU
-// host (tpu.Validate), and last the bus ranges of every endpoint placed,
-// GPUs, NICs and TPU chips alike, through the one platform.Placer every
-// kind placed its endpoints with.
+// host (tpu.Validate), the bus ranges of every endpoint placed, GPUs, NICs
+// and TPU chips alike, through the one platform.Placer every kind placed
+// its endpoints with, and last the NVLink fabric (nvlink.Validate).
 func (p *Profile) Validate() field.ErrorList {
 	var errs field.ErrorList
 	if p.APIVersion != APIVersion {
@@ -45,6 +46,7 @@ func (p *Profile) Validate() field.ErrorList {
 	errs = append(errs, nic.Validate(spec.Child("nics"), p.Spec.NICs, p.Spec.UUIDSeed, placer)...)
 	errs = append(errs, tpu.Validate(spec.Child("tpu"), p.Spec.TPU, placer)...)
 	errs = append(errs, placer.ValidateBusRanges(p.endpoints())...)
+	errs = append(errs, nvlink.Validate(spec.Child("nvlink"), p.Spec.NVLink, len(p.Spec.GPUs))...)
 	return errs
 }
 

@@ -61,9 +61,10 @@ func devfs(w *writer, topo *profile.Topology) {
 // devices. Consumers (the NVIDIA DRA driver's GetDeviceMajor) look for
 // "<major> <name>\n" between "Character devices:" and "Block devices:".
 // procDevicesFor adds ib_uverbs' majors on a node with RDMA NICs.
-var procDevices = procDevicesFor(false)
+// procDevicesFor adds the IMEX channels' major with imex.
+var procDevices = procDevicesFor(false, false)
 
-func procDevicesFor(rdma bool) string {
+func procDevicesFor(rdma, imex bool) string {
 	uverbs := func(major int) []string {
 		if !rdma {
 			return nil
@@ -91,7 +92,7 @@ func procDevicesFor(rdma bool) string {
 		fmt.Sprintf("%3d nvidia-frontend", NvidiaMajor),
 		fmt.Sprintf("%3d nvidia", NvidiaMajor),
 		"226 drm"}, uverbs(nichw.UverbsMajor), []string{
-		fmt.Sprintf("%3d nvidia-caps", NvidiaCapsMajor)}, uverbs(nichw.UverbsDynamicMajor), []string{
+		fmt.Sprintf("%3d nvidia-caps", NvidiaCapsMajor)}, imexMajor(imex), uverbs(nichw.UverbsDynamicMajor), []string{
 		"",
 		"Block devices:",
 		"  7 loop",
@@ -108,7 +109,7 @@ func procDevicesFor(rdma bool) string {
 
 // procfs renders R/proc/devices and R/proc/driver/nvidia.
 func procfs(w *writer, p *profile.Profile, topo *profile.Topology) {
-	w.file("proc/devices", 0o444, procDevicesFor(hasRDMA(topo)))
+	w.file("proc/devices", 0o444, procDevicesFor(hasRDMA(topo), imexChannels(p) > 0))
 	w.file("proc/driver/nvidia/version", 0o444, fmt.Sprintf(
 		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Jan  1 00:00:00 UTC 1970\n"+
 			"GCC version:  gcc version 12.3.0 (drakit emulator)\n", p.Spec.Driver.DriverVersion))

@@ -81,8 +81,10 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	if err := tpuHostFacts(w, p, topo); err != nil && w.err == nil {
 		w.err = err
 	}
+	imexDevfs(w, p, topo)
 	procfs(w, p, topo)
 	migProcfs(w, topo, layouts)
+	imexProcfs(w, p, topo)
 	w.atomicFile(nvmlstate.RelativePath, 0o644, state)
 	if w.err == nil {
 		if err := nvmlstate.BumpGeneration(w.root); err != nil {
@@ -114,8 +116,9 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	return nil
 }
 
-// nvmlState builds the NVML state file: the GPUs in PCI address order, then
-// the MIG records of the GPUs with a mig section.
+// nvmlState builds the NVML state file: the GPUs in PCI address order, the
+// MIG records of the GPUs with a mig section, then the NVLink, fabric and
+// peer records (nvlinkState).
 func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]gpu.GPUInstance) (string, error) {
 	d := p.Spec.Driver
 	s := &nvmlstate.State{System: nvmlstate.System{
@@ -155,6 +158,7 @@ func nvmlState(p *profile.Profile, topo *profile.Topology, layouts map[int][]gpu
 		})
 		migState(s, g, layouts[*g.Minor])
 	}
+	nvlinkState(s, p, topo)
 	var b bytes.Buffer
 	if err := nvmlstate.Write(&b, s); err != nil {
 		return "", fmt.Errorf("write NVML state: %w", err)

@@ -23,7 +23,14 @@ type pciIdentity struct {
 var (
 	rootPortIdentity = pciIdentity{0x8086, 0x352a, 0x8086, 0x0000, 0x060400, 0x04, "pcieport"}
 	switchIdentity   = pciIdentity{0x1000, 0xc030, 0x1000, 0xa064, 0x060400, 0xb0, "pcieport"}
+	// nvswitchIdentity is an HGX H100 board's third-generation NVSwitch
+	// (device 0x22a3, class 0x068000 "other bridge", what go-nvlib's
+	// nvpci.GetNVSwitches looks for), bound to the nvidia driver's
+	// NVSwitch half.
+	nvswitchIdentity = pciIdentity{0x10de, 0x22a3, 0x10de, 0x1796, 0x068000, 0xa1, nvswitchDriver}
 )
+
+const nvswitchDriver = "nvidia-nvswitch"
 
 const (
 	gpuClass    = 0x030200 // 3D controller, what data-centre GPUs report
@@ -129,6 +136,14 @@ func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
 		}
 		s.bars[fn] = r
 	}
+	// NVSwitches: a 32 MiB BAR0 each, in slots after every GPU's and NIC's,
+	// so a profile without NVSwitches keeps its addresses.
+	for k, fn := range topo.NVSwitches {
+		slot := uint64(mmio64Base + (len(endpoints)+k)*mmio64Slot)
+		var r [endpointResources]region
+		r[0] = region{slot, slot + nicBAR0Size - 1, flagsBAR64}
+		s.bars[fn] = r
+	}
 	s.nics = numberNICs(topo)
 	return s, nil
 }
@@ -138,6 +153,9 @@ func (s *tree) render(w *writer) {
 	s.w.dir("sys/bus/pci/devices")
 	s.w.dir("sys/bus/pci/drivers/" + gpuDriver)
 	s.w.dir("sys/bus/pci/drivers/pcieport")
+	if len(s.topo.NVSwitches) > 0 {
+		s.w.dir("sys/bus/pci/drivers/" + nvswitchDriver)
+	}
 	s.nicClasses()
 	s.tpuClasses()
 	for _, hb := range s.topo.HostBridges {
@@ -165,6 +183,8 @@ func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFu
 		id = nicIdentity(fn.NIC)
 	case profile.TPUFunction:
 		id = tpuIdentity(tpuGeneration(s.p))
+	case profile.NVSwitchFunction:
+		id = nvswitchIdentity
 	}
 	local := s.allCPU
 	if hb.NUMANode >= 0 {
@@ -177,7 +197,7 @@ func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFu
 		LocalCPUList: platform.FormatCPUList(local), LocalCPUs: platform.FormatCPUMask(local, s.nrCPUs),
 		Resource: s.resource(fn),
 	}
-	if fn.Kind != profile.GPUFunction && fn.Kind != profile.NICFunction && fn.Kind != profile.TPUFunction {
+	if fn.Kind == profile.RootPort || fn.Kind == profile.SwitchUpstreamPort || fn.Kind == profile.SwitchDownstreamPort {
 		f.Bridge, f.SecondaryBus, f.SubordinateBus = true, fn.SecondaryBus, fn.SubordinateBus
 	}
 	s.w.entries(kfs.PCIFunction(f))

@@ -330,14 +330,35 @@ func podEvents(all []corev1.Event, p *corev1.Pod) []corev1.Event {
 	return out
 }
 
-// Delete removes the deployment, waits for the driver pods to go, then
+// Delete removes the deployment (the IMEX controller's too), waits for the
+// driver pods to go, then
 // deletes the admission policy and its binding and the driver's
 // ResourceSlices, and waits for the namespace to go.
 func Delete(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}, opts.Timeout)
+	classes := []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}
+	if opts.Node == "" {
+		// The IMEX controller, whether deployed or not: its Deployment goes
+		// with the namespace, its slices with its class and the driver's.
+		// A delete pinned to one node leaves it to the other nodes.
+		for what, del := range map[string]func() error{
+			"cluster role binding " + IMEXName: func() error {
+				return client.RbacV1().ClusterRoleBindings().Delete(ctx, IMEXName, metav1.DeleteOptions{})
+			},
+			"cluster role " + IMEXName: func() error { return client.RbacV1().ClusterRoles().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
+			"deployment " + IMEXName: func() error {
+				return client.AppsV1().Deployments(Namespace).Delete(ctx, IMEXName, metav1.DeleteOptions{})
+			},
+		} {
+			if err := del(); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete %s: %w", what, err)
+			}
+		}
+		classes = append(classes, IMEXDeviceClassName(opts.DriverName))
+	}
+	return deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, classes, opts.Timeout)
 }
 
 // deleteDriver deletes the device classes, then the objects of w, waits

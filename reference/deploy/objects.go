@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed manifests/*.yaml manifests/plain/*.yaml manifests/nic/*.yaml manifests/tpu/*.yaml
+//go:embed manifests/*.yaml manifests/plain/*.yaml manifests/nic/*.yaml manifests/imex/*.yaml manifests/tpu/*.yaml
 var manifests embed.FS
 
 // Manifests are the deployment's objects, rendered for one Options.
@@ -25,6 +25,9 @@ type Manifests struct {
 	DriverObjects
 	// MIGDeviceClass is mig.<driver name>: the driver's MIG devices.
 	MIGDeviceClass *resourceapi.DeviceClass
+	// IMEX is the IMEX channel controller; nil unless
+	// Options.IMEXChannels is positive.
+	IMEX *IMEXObjects
 }
 
 // MIGDeviceClassName is the name of the class of the driver's MIG devices.
@@ -32,7 +35,14 @@ func MIGDeviceClassName(driverName string) string { return "mig." + driverName }
 
 // List returns the objects in the order they are applied: the policy before
 // the DaemonSet, so that no driver pod runs unconstrained.
-func (m *Manifests) List() []runtime.Object { return m.list(m.MIGDeviceClass) }
+// The IMEX controller's objects come last.
+func (m *Manifests) List() []runtime.Object {
+	objs := m.list(m.MIGDeviceClass)
+	if m.IMEX != nil {
+		objs = append(objs, m.IMEX.list()...)
+	}
+	return objs
+}
 
 // decode reads one embedded manifest strictly (unknown fields are errors).
 func decode(file string, into any) error {
@@ -73,6 +83,11 @@ func Objects(opts Options) (*Manifests, error) {
 		return nil, fmt.Errorf("manifest daemonset.yaml: %w", err)
 	}
 	pinToNode(m.DaemonSet, opts.Node)
+	if opts.IMEXChannels > 0 {
+		if m.IMEX, err = imexObjects(opts); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -95,7 +110,7 @@ func decodeAll() (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manifests{m, mig}, nil
+	return &Manifests{DriverObjects: m, MIGDeviceClass: mig}, nil
 }
 
 // renderPod substitutes opts into the driver pod: image, flags, apiserver

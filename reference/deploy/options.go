@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"drakit.dev/drakit/internal/nvidiahw"
 	"drakit.dev/drakit/reference/pluginharness"
 )
 
@@ -65,6 +66,11 @@ type Options struct {
 	Privileged bool
 	// Timeout bounds Apply's and Delete's wait.
 	Timeout time.Duration
+	// IMEXChannels, when positive, deploys the driver's IMEX channel
+	// controller (a one-replica Deployment, drakit-driver imex-controller)
+	// publishing that many channels per multi-node NVLink clique, and the
+	// DeviceClass imex.<driver name>; 0: none. At most 2048.
+	IMEXChannels int
 	// RegistrarDir is where the driver registers its plugin; empty: the
 	// kubelet's (<KubeletRootDir>/plugins_registry). Another directory
 	// (below KubeletRootDir, created on the node) hides the driver from
@@ -235,6 +241,9 @@ func (o *Options) Validate() error {
 		if msgs := validation.IsDNS1123Subdomain(o.RuntimeClassName); len(msgs) > 0 {
 			own = append(own, fmt.Errorf("RuntimeClassName (--runtime-class-name) %q: %s", o.RuntimeClassName, strings.Join(msgs, "; ")))
 		}
+	}
+	if o.IMEXChannels < 0 || o.IMEXChannels > nvidiahw.IMEXMaxChannels {
+		own = append(own, fmt.Errorf("IMEXChannels (--imex-channels) %d: want 0 (no IMEX controller) to %d", o.IMEXChannels, nvidiahw.IMEXMaxChannels))
 	}
 	if o.RegistrarDir != "" && (!filepath.IsAbs(o.RegistrarDir) || !within(filepath.Clean(o.RegistrarDir), filepath.Clean(o.KubeletRootDir))) {
 		own = append(own, fmt.Errorf("RegistrarDir (--registrar-dir) %q: want an absolute directory below KubeletRootDir %q", o.RegistrarDir, o.KubeletRootDir))

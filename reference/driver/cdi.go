@@ -37,7 +37,8 @@ type cdiDevice struct {
 
 // Edits are the claim's CDI edits: per device its /dev/nvidia<minor> (the
 // parent's for a MIG device), a MIG device's GI and CI capability nodes,
-// and DRAKIT_DEVICE_<DEVICE> with its UUID; for the whole spec
+// and DRAKIT_DEVICE_<DEVICE> with its UUID (an IMEX channel of the node's
+// clique: its /dev/nvidia-caps-imex-channels/channel<N> and channel<N>); for the whole spec
 // /dev/nvidiactl, the NVML library and, below an emulator root, the NVML
 // state's directory.
 func (h *hardware) Edits(_ context.Context, _ string, claim preparedClaim) (pluginharness.Edits, error) {
@@ -48,6 +49,14 @@ func (h *hardware) Edits(_ context.Context, _ string, claim preparedClaim) (plug
 			continue
 		}
 		seen[pd.Device] = true
+		if pd.Pool != h.poolName {
+			c, err := imexChannelDevice(pd.Device)
+			if err != nil {
+				return pluginharness.Edits{}, err
+			}
+			devs = append(devs, c)
+			continue
+		}
 		if rec := pd.MIG; rec != nil {
 			if !rec.ready() {
 				return pluginharness.Edits{}, fmt.Errorf("device %s: %s was not created", pd.Device, rec)

@@ -186,6 +186,25 @@
 // (gpu, device, xid, description, effect), "Device health" on every change
 // and "GPU recovered".
 //
+// # NVLink fabric and IMEX channels
+//
+// Discovery reads each GPU's fabric info with GetGpuFabricInfoV (version 2,
+// as NVIDIA's driver does). A GPU whose state is completed with status
+// success is in a multi-node NVLink domain: its devices (and its MIG
+// devices) get nvlinkClusterUUID (the domain's UUID) and nvlinkClique
+// ("<clusterUUID>.<cliqueID>", NVIDIA's node-level fabric identity);
+// nothing when NVML has no fabric info or the GPU has not finished
+// registering. The node's clique (Inventory.NodeFabric) is the one every
+// GPU reports; none when they disagree.
+//
+// The IMEX channels of a clique are multi-node devices that package
+// reference/imex (drakit-driver imex-controller) publishes in pool
+// IMEXPoolName. The kubelet plugin admits an allocated channel of another
+// pool (pluginharness.PoolAdmitter) only when the pool is its own clique's
+// and /dev/nvidia-caps-imex-channels/channel<N> exists below the driver
+// root (ErrWrongClique otherwise); prepare then injects that device node
+// through CDI, with DRAKIT_DEVICE_CHANNEL_<N>=channel<N>.
+//
 // # Simulated nodes
 //
 // NodeResources is what the driver publishes for the GPUs a Discoverer

@@ -47,6 +47,8 @@ type GPU struct {
 	// MIG is set when the GPU's current MIG mode is enabled; nil for GPUs
 	// without MIG support or with MIG disabled.
 	MIG *MIGInfo
+	// Fabric is the GPU's multi-node NVLink fabric; nil without one.
+	Fabric *Fabric
 }
 
 // MIGInfo is what NVML reports about a GPU in MIG mode.

@@ -39,7 +39,7 @@ func newMIGEnv(t *testing.T) *migEnv {
 // discover runs discovery again, as a driver start does.
 func (e *migEnv) discover(t *testing.T) {
 	t.Helper()
-	inv, err := (&NVMLDiscoverer{NVML: e.nvml, SysfsRoot: t.TempDir(), MIGMinorsPath: MIGMinorsPath(e.root.dir)}).Discover(t.Context())
+	inv, err := (&NVMLDiscoverer{NVML: e.nvml, SysfsRoot: t.TempDir(), MIGMinorsPath: MIGMinorsPath(e.root.dir), fabricOf: noFabric}).Discover(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

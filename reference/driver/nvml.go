@@ -111,6 +111,9 @@ type NVMLDiscoverer struct {
 	// /proc/driver/nvidia-caps/mig-minors; read only when a MIG device
 	// exists.
 	MIGMinorsPath string
+	// fabricOf reads a GPU's fabric (fabricOf when nil); tests of NVML
+	// mocks, whose fabric info handler cannot be faked, set it.
+	fabricOf func(nvml.Device) (*Fabric, error)
 }
 
 // MIGMinorsPath returns the path of the capability minor table below the
@@ -236,6 +239,13 @@ func (d *NVMLDiscoverer) gpu(ctx context.Context, index int) (GPU, error) {
 	}
 	if g.MIG, err = d.migInfo(dev, &g); err != nil {
 		return GPU{}, err
+	}
+	fabric := fabricOf
+	if d.fabricOf != nil {
+		fabric = d.fabricOf
+	}
+	if g.Fabric, err = fabric(dev); err != nil {
+		return GPU{}, fmt.Errorf("GPU %d (%s): %w", index, g.UUID, err)
 	}
 	return g, nil
 }

@@ -194,7 +194,7 @@ func TestNVMLDiscover(t *testing.T) {
 	lost.memRet = nvml.ERROR_GPU_IS_LOST
 	lib := newMockNVML(h100(0, "00000000:1B:00.0"), h100(1, "00000000:9A:00.0"), noMemory, lost)
 
-	got, err := (&NVMLDiscoverer{NVML: lib, SysfsRoot: sys}).Discover(t.Context())
+	got, err := (&NVMLDiscoverer{NVML: lib, SysfsRoot: sys, fabricOf: noFabric}).Discover(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestNVMLDiscoverErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			lib := tc.lib()
-			_, err := (&NVMLDiscoverer{NVML: lib, SysfsRoot: t.TempDir()}).Discover(t.Context())
+			_, err := (&NVMLDiscoverer{NVML: lib, SysfsRoot: t.TempDir(), fabricOf: noFabric}).Discover(t.Context())
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}

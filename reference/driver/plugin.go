@@ -95,6 +95,9 @@ func (h *hardware) Prepare(ctx context.Context, _ string, claim *preparedClaim, 
 	var records []*migRecord
 	seen := map[string]bool{}
 	for i := range claim.Devices {
+		if claim.Devices[i].Pool != h.poolName {
+			continue // an IMEX channel: nothing to create
+		}
 		d := h.devices[claim.Devices[i].Device]
 		if d.Kind != kindMIGPartition || seen[d.Name] {
 			continue

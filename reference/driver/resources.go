@@ -187,6 +187,7 @@ func apiDevice(d *device, driverVersion, cudaVersion string) (resourceapi.Device
 	if g.NUMANode >= 0 {
 		attrs[deviceattribute.StandardDeviceAttributeNUMANode] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.NUMANode))}
 	}
+	fabricAttributes(g, attrs)
 	var memory uint64
 	capacity := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
 	switch d.Kind {

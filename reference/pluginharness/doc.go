@@ -44,8 +44,8 @@
 // are ignored. A claim gets a per-claim error and no spec, and is not
 // checkpointed, when it is not allocated, when its UID is not made of
 // letters, digits and '-' (the UID names its spec file), or when a result
-// names a device of another pool (unless Config.OtherPool admits it), a
-// device the driver does not publish, a
+// names a device of another pool (unless the driver is a PoolAdmitter and
+// AdmitPool admits it), a device the driver does not publish, a
 // device the driver withdrew at run time (ErrDeviceWithdrawn), a device
 // Admit refuses, or a device already prepared for another claim
 // (unless either claim uses admin access).

@@ -30,6 +30,17 @@ type Driver[D any] interface {
 	Unprepare(ctx context.Context, uid string, claim Claim[D]) error
 }
 
+// PoolAdmitter is implemented by a driver whose claims may name devices of
+// pools other than the node's: multi-node devices that a cluster-level
+// controller of the driver publishes (IMEX channels). Prepare hands such a
+// result to AdmitPool instead of refusing it; nil means the device may be
+// prepared on this node, and the driver's Prepare and Edits then see it
+// with its pool. Conflicts between claims are checked for the node's pool
+// only: the controller's pools are shared by their nodes.
+type PoolAdmitter interface {
+	AdmitPool(pool, device string) error
+}
+
 // PreparedDevice is one allocation result of a prepared claim for this
 // driver, as the checkpoint records it: enough to answer a repeated prepare
 // and to find conflicts.

@@ -47,13 +47,6 @@ type Config struct {
 	// the claim's spec (at the host path spec) stays where it is: a hook
 	// for drivers with deliberate defects, which logs why it says yes.
 	KeepSpecOnUnprepare func(ctx context.Context, claim kubeletplugin.NamespacedObject, spec string) bool
-	// OtherPool, when set, is asked about an allocation result in a pool
-	// other than the node's: nil admits the device (a multi-node device a
-	// cluster-level controller of the driver publishes, of which this node
-	// holds a part), an error refuses the claim. Unset, such a result is
-	// refused. Conflicts are checked by device name as for the node's
-	// devices.
-	OtherPool func(pool, device string) error
 	// Fatal stops the driver; HandleError calls it with errors that are
 	// not kubeletplugin.ErrRecoverable. Run sets its own.
 	Fatal context.CancelCauseFunc
@@ -183,19 +176,24 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if r.Driver != p.cfg.DriverName {
 			continue
 		}
-		switch {
-		case r.Pool != pool && p.cfg.OtherPool == nil:
-			return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
-		case r.Pool != pool:
-			if err := p.cfg.OtherPool(r.Pool, r.Device); err != nil {
-				return nil, fmt.Errorf("prepare %s: device %s of pool %s: %w", id, r.Device, r.Pool, err)
+		admin := r.AdminAccess != nil && *r.AdminAccess
+		if r.Pool != pool {
+			pa, ok := any(p.drv).(PoolAdmitter)
+			if !ok {
+				return nil, fmt.Errorf("prepare %s: device %s is in pool %s, this node's pool is %s", id, r.Device, r.Pool, pool)
 			}
-		case p.withdrawn[r.Device]:
+			if err := pa.AdmitPool(r.Pool, r.Device); err != nil {
+				return nil, fmt.Errorf("prepare %s: %w", id, err)
+			}
+			entry.Devices = append(entry.Devices, p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin))
+			continue
+		}
+		if p.withdrawn[r.Device] {
 			return nil, fmt.Errorf("prepare %s: device %s: %w", id, r.Device, ErrDeviceWithdrawn)
-		case !p.published[r.Device]:
+		}
+		if !p.published[r.Device] {
 			return nil, fmt.Errorf("prepare %s: device %s is not on this node", id, r.Device)
 		}
-		admin := r.AdminAccess != nil && *r.AdminAccess
 		if err := p.drv.Admit(r.Device, admin); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", id, err)
 		}
@@ -203,15 +201,7 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 			return nil, fmt.Errorf("prepare %s: device %s is already prepared for claim %s/%s (%s)",
 				id, r.Device, p.prepared[other].Namespace, p.prepared[other].Name, other)
 		}
-		var d D
-		*P(&d).prepared() = PreparedDevice{
-			Request:      r.Request,
-			Pool:         r.Pool,
-			Device:       r.Device,
-			AdminAccess:  admin,
-			CDIDeviceIDs: []string{p.specs.deviceID(uid, r.Device)},
-		}
-		entry.Devices = append(entry.Devices, d)
+		entry.Devices = append(entry.Devices, p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin))
 	}
 
 	old, had := p.prepared[uid]
@@ -247,6 +237,19 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		}
 	}
 	return kubeletDevices[D, P](entry), nil
+}
+
+// preparedDevice is the record of one allocation result of claim uid.
+func (p *Plugin[D, P]) preparedDevice(uid, request, pool, device string, admin bool) D {
+	var d D
+	*P(&d).prepared() = PreparedDevice{
+		Request:      request,
+		Pool:         pool,
+		Device:       device,
+		AdminAccess:  admin,
+		CDIDeviceIDs: []string{p.specs.deviceID(uid, device)},
+	}
+	return d
 }
 
 // checkClaimUID refuses a claim UID that is not made of letters, digits

@@ -63,8 +63,8 @@
 // /dev/vfio/vfio for vfio-bound generations) through CDI, and
 // TPU_VISIBLE_CHIPS; with every chip of the host also the host as a
 // one-host slice (TPU_TOPOLOGY the chip bounds, TPU_WORKER_ID 0, ...). A
-// sub-slice claim (admitted through pluginharness.Config.OtherPool when it
-// holds chips of this host) gets this host's chips of the sub-slice and
+// sub-slice claim (admitted through pluginharness.PoolAdmitter when it holds
+// chips of this host) gets this host's chips of the sub-slice and
 // the environment of a TPU runtime: TPU_TOPOLOGY (the shape),
 // TPU_WORKER_ID (this host's index among the sub-slice's hosts, by host box
 // from the origin, x then y then z), TPU_WORKER_HOSTNAMES (the nodes of

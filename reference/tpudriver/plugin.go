@@ -40,11 +40,14 @@ type node struct {
 	client                 kubernetes.Interface
 }
 
-var _ pluginharness.Driver[preparedChips] = (*node)(nil)
+var (
+	_ pluginharness.Driver[preparedChips] = (*node)(nil)
+	_ pluginharness.PoolAdmitter          = (*node)(nil)
+)
 
 func harnessConfig(cfg Config, n *node) pluginharness.Config {
 	return pluginharness.Config{DriverName: cfg.DriverName, NodeName: cfg.NodeName, CDIDir: cfg.CDIDir,
-		CheckpointDir: cfg.StateDir, CheckpointVersion: checkpointVersion, Checksum: true, OtherPool: n.otherPool}
+		CheckpointDir: cfg.StateDir, CheckpointVersion: checkpointVersion, Checksum: true}
 }
 
 // Discover returns the node's pool of chips.
@@ -55,9 +58,9 @@ func (n *node) Discover(context.Context, map[string]preparedClaim) (resourceslic
 // Admit admits every chip of the node.
 func (n *node) Admit(string, bool) error { return nil }
 
-// otherPool admits a sub-slice of the host's slice that holds chips of
-// this host.
-func (n *node) otherPool(pool, device string) error {
+// AdmitPool admits a sub-slice of the host's slice that holds chips of
+// this host (pluginharness.PoolAdmitter).
+func (n *node) AdmitPool(pool, device string) error {
 	_, err := n.subslice(pool, device)
 	return err
 }

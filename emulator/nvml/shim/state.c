@@ -153,6 +153,9 @@ static void free_records(struct drakit_state *s) {
     free(s->cis);
     free(s->faults);
     free(s->events);
+    free(s->nvlinks);
+    free(s->fabrics);
+    free(s->peers);
 }
 
 static int parse_owned(struct drakit_state *s, char *buf, size_t len, errbuf *e) {

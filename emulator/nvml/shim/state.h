@@ -120,6 +120,31 @@ struct drakit_event {
     int64_t gpu;
 };
 
+/* The NVLink records (nvmlstate's nvlink.go). */
+#define DRAKIT_MAX_NVLINKS 18 /* nvmlstate.MaxNVLinks: NVML_NVLINK_MAX_LINKS of driver 570 */
+#define DRAKIT_FABRIC_UUID_LEN 36 /* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx */
+
+struct drakit_nvlink {
+    int64_t gpu, link, version, remote_type;
+    int active;
+    const char *remote_bus; /* DRAKIT_BUS_ID_LEN bytes once validated */
+    size_t remote_bus_len;
+    uint64_t remote_device_id;
+    unsigned int domain, bus, device, function; /* decoded from remote_bus */
+};
+
+struct drakit_fabric {
+    int64_t gpu, state, status;
+    const char *uuid; /* DRAKIT_FABRIC_UUID_LEN bytes once validated */
+    size_t uuid_len;
+    uint64_t clique, health_mask;
+};
+
+struct drakit_peer {
+    int64_t gpu, peer, ancestor;
+    int nvlink;
+};
+
 struct drakit_state {
     char *buf; /* the state file's bytes; every string points into it */
     const char *driver_version;
@@ -144,6 +169,12 @@ struct drakit_state {
     size_t nfaults;
     struct drakit_event *events; /* in file order: ascending seq */
     size_t nevents;
+    struct drakit_nvlink *nvlinks;
+    size_t nnvlinks;
+    struct drakit_fabric *fabrics;
+    size_t nfabrics;
+    struct drakit_peer *peers;
+    size_t npeers;
     /* By minor: 1 + the index in gpus of the visible GPU, 0 for none
      * (drakit_state_load_root builds it; drakit_gpu_by_minor reads it). */
     unsigned char gpu_at[DRAKIT_MAX_GPUS];
@@ -197,6 +228,12 @@ const struct drakit_giprofile *drakit_giprofile_of(const struct drakit_state *s,
 const struct drakit_ciprofile *drakit_ciprofile_of(const struct drakit_state *s, int64_t gpu,
                                                    int64_t gi_profile, int64_t id);
 int drakit_list_contains(const struct drakit_list *l, int64_t v);
+/* The NVLink records of GPU minor gpu (NULL when absent): link's, its
+ * fabric record, and the peer record of the pair (gpu, peer) in either
+ * order (state_nvlink.c). */
+const struct drakit_nvlink *drakit_nvlink_of(const struct drakit_state *s, int64_t gpu, int64_t link);
+const struct drakit_fabric *drakit_fabric_of(const struct drakit_state *s, int64_t gpu);
+const struct drakit_peer *drakit_peer_of(const struct drakit_state *s, int64_t gpu, int64_t peer);
 /* drakit_fault_of returns the fault record of GPU minor gpu, or NULL (healthy). */
 const struct drakit_fault *drakit_fault_of(const struct drakit_state *s, int64_t gpu);
 

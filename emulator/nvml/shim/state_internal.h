@@ -92,6 +92,52 @@ void *drakit_grow(void **arr, size_t *n, size_t sz, errbuf *e, unsigned long lin
  * into s, validating them (nvmlstate.Parse); 0, or -1 with e set. */
 int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbuf *e);
 
+/* state_nvlink.c: the nvlink, fabric and peer records. drakit_nvlink_keys
+ * returns the keys of record type type (and their count in *n), or NULL for
+ * another type; drakit_parse_nvlink reads a record of those keys;
+ * drakit_validate_nvlink applies nvmlstate's validateNVLink (after the gpu
+ * records are validated) and decodes the remote bus ids. 0, or -1 with e set. */
+const char *const *drakit_nvlink_keys(span type, size_t *n);
+int drakit_parse_nvlink(struct drakit_state *s, fields *f, errbuf *e);
+int drakit_validate_nvlink(struct drakit_state *s, errbuf *e);
+
+/*
+ * drakit_matches reports whether p has pattern's length and shape: in
+ * pattern, 'x' stands for a lower-case hex digit, 'X' for an upper-case one,
+ * '7' for a digit 0..7; every other character stands for itself.
+ */
+static inline int drakit_matches(const char *p, size_t n, const char *pattern) {
+    if (n != strlen(pattern)) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        int digit = c >= '0' && c <= '9';
+        int ok = pattern[i] == 'x'   ? digit || (c >= 'a' && c <= 'f')
+                 : pattern[i] == 'X' ? digit || (c >= 'A' && c <= 'F')
+                 : pattern[i] == '7' ? c >= '0' && c <= '7'
+                                     : c == pattern[i];
+        if (!ok) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* drakit_hex_value decodes n hex digits (validated, either case). */
+static inline unsigned int drakit_hex_value(const char *p, size_t n) {
+    unsigned int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        v = v * 16 + (unsigned int)(c >= '0' && c <= '9'   ? c - '0'
+                                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                           : c - 'A' + 10);
+    }
+    return v;
+}
+
+#define DRAKIT_BUS_ID_PATTERN "XXXXXXXX:XX:XX.7"
+
 /* state_validate.c: drakit_validate applies nvmlstate.Validate's checks to a
  * parsed state and decodes the bus ids; 0, or -1 with e set. */
 int drakit_validate(struct drakit_state *s, errbuf *e);

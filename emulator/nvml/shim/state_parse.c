@@ -1,6 +1,7 @@
 /*
  * The state file's records (nvmlstate.Parse): system, gpu, the MIG
- * records and the fault and event records, read line by line up to the end record, then validated.
+ * records and the fault and event records (the nvlink, fabric and peer
+ * records: state_nvlink.c), read line by line up to the end record, then validated.
  */
 #define _GNU_SOURCE
 
@@ -280,6 +281,8 @@ int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbu
         } else if (span_is(type, "event")) {
             f.keys = event_keys;
             f.nkeys = NKEYS(event_keys);
+        } else {
+            f.keys = drakit_nvlink_keys(type, &f.nkeys);
         }
         if (drakit_split_fields(text, tab, &f, e) != 0) {
             return -1;
@@ -300,6 +303,10 @@ int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbu
             }
         } else if (f.keys == fault_keys || f.keys == event_keys) {
             if (parse_fault(s, f.keys, &f, e) != 0) {
+                return -1;
+            }
+        } else if (drakit_nvlink_keys(type, &f.nkeys) != NULL) {
+            if (drakit_parse_nvlink(s, &f, e) != 0) {
                 return -1;
             }
         } else if (f.keys != NULL && parse_mig(s, f.keys, &f, e) != 0) {

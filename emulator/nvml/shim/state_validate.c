@@ -26,54 +26,8 @@ static int is_version(const char *p, size_t n) {
     return digits > 0 && parts >= 2 && parts <= 4;
 }
 
-/*
- * matches reports whether p has pattern's length and shape: in pattern, 'x'
- * stands for a lower-case hex digit, 'X' for an upper-case one, '7' for a
- * digit 0..7; every other character stands for itself.
- */
-static int matches(const char *p, size_t n, const char *pattern) {
-    if (n != strlen(pattern)) {
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        int digit = c >= '0' && c <= '9';
-        switch (pattern[i]) {
-        case 'x':
-            if (!digit && !(c >= 'a' && c <= 'f')) {
-                return 0;
-            }
-            break;
-        case 'X':
-            if (!digit && !(c >= 'A' && c <= 'F')) {
-                return 0;
-            }
-            break;
-        case '7':
-            if (!(c >= '0' && c <= '7')) {
-                return 0;
-            }
-            break;
-        default:
-            if (c != pattern[i]) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
-
 #define UUID_PATTERN "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-#define BUS_ID_PATTERN "XXXXXXXX:XX:XX.7"
-
-static unsigned int hex_value(const char *p, size_t n) {
-    unsigned int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        v = v * 16 + (unsigned int)(c >= '0' && c <= '9' ? c - '0' : c - 'A' + 10);
-    }
-    return v;
-}
+#define BUS_ID_PATTERN DRAKIT_BUS_ID_PATTERN
 
 static int validate_mig(const struct drakit_state *s, errbuf *e);
 static int validate_faults(const struct drakit_state *s, errbuf *e);
@@ -99,7 +53,7 @@ int drakit_validate(struct drakit_state *s, errbuf *e) {
         if (minors[g->minor]) {
             return fail(e, "gpu[%u].minor %lld used twice", i, (long long)g->minor);
         }
-        if (!matches(g->uuid, g->uuid_len, UUID_PATTERN)) {
+        if (!drakit_matches(g->uuid, g->uuid_len, UUID_PATTERN)) {
             return fail(e, "gpu[%u].uuid is not GPU-<uuid>", i);
         }
         for (unsigned int j = 0; j < i; j++) {
@@ -111,7 +65,7 @@ int drakit_validate(struct drakit_state *s, errbuf *e) {
             memchr(g->name, '\n', g->name_len)) {
             return fail(e, "gpu[%u].name must be 1..95 characters without tab or newline", i);
         }
-        if (!matches(g->bus_id, g->bus_id_len, BUS_ID_PATTERN)) {
+        if (!drakit_matches(g->bus_id, g->bus_id_len, BUS_ID_PATTERN)) {
             return fail(e, "gpu[%u].busId is not DDDDDDDD:BB:DD.F (upper-case hex)", i);
         }
         for (unsigned int j = 0; j < i; j++) {
@@ -132,12 +86,15 @@ int drakit_validate(struct drakit_state *s, errbuf *e) {
             return fail(e, "gpu[%u].migMode is 1 on a GPU that is not MIG capable", i);
         }
         minors[g->minor] = 1;
-        g->domain = hex_value(g->bus_id, 8);
-        g->bus = hex_value(g->bus_id + 9, 2);
-        g->device = hex_value(g->bus_id + 12, 2);
-        g->function = hex_value(g->bus_id + 15, 1);
+        g->domain = drakit_hex_value(g->bus_id, 8);
+        g->bus = drakit_hex_value(g->bus_id + 9, 2);
+        g->device = drakit_hex_value(g->bus_id + 12, 2);
+        g->function = drakit_hex_value(g->bus_id + 15, 1);
     }
-    return validate_mig(s, e) != 0 ? -1 : validate_faults(s, e);
+    if (validate_mig(s, e) != 0 || drakit_validate_nvlink(s, e) != 0) {
+        return -1;
+    }
+    return validate_faults(s, e);
 }
 
 
@@ -321,7 +278,7 @@ static int validate_mig(const struct drakit_state *s, errbuf *e) {
         }
         if (p == NULL || c->id < 0 || c->id > MIG_MAX_CI_ID || dup ||
             !list_contains(&p->placements, c->start) || c->size != p->slices ||
-            !matches(c->uuid, c->uuid_len, MIG_UUID_PATTERN) ||
+            !drakit_matches(c->uuid, c->uuid_len, MIG_UUID_PATTERN) ||
             c->cap_minor != gi_access_minor(c->gpu, c->gi) + 1 + c->id) {
             return fail(e, "ci[%zu]: bad profile, id, placement, uuid or capMinor", i);
         }

@@ -199,6 +199,21 @@ static int abi(void) {
              m2.total, m2.reserved, m2.free, m2.used);
     out("memory_v2", rc, buf);
 
+    /* NVLink, fabric and topology: NULL outputs and a wrong version word
+     * before anything else (d0 has no NVLink records). */
+    out("nvlink.state.null", FN(nvmlDeviceGetNvLinkState)(d0, 0, NULL), NULL);
+    out("nvlink.remotepci.null", FN(nvmlDeviceGetNvLinkRemotePciInfo_v2)(d0, 0, NULL), NULL);
+    out("nvlink.state.nolink", FN(nvmlDeviceGetNvLinkState)(d0, 0, (nvmlEnableState_t *)&u), NULL);
+    out("fabricv.null", FN(nvmlDeviceGetGpuFabricInfoV)(d0, NULL), NULL);
+    nvmlGpuFabricInfoV_t fi;
+    memset(&fi, 0, sizeof fi);
+    fi.version = 4u << 24 | (unsigned int)sizeof fi;
+    out("fabricv.badversion", FN(nvmlDeviceGetGpuFabricInfoV)(d0, &fi), NULL);
+    fi.version = nvmlGpuFabricInfo_v3;
+    out("fabricv.none", FN(nvmlDeviceGetGpuFabricInfoV)(d0, &fi), NULL);
+    out("ancestor.null", FN(nvmlDeviceGetTopologyCommonAncestor)(d0, d1, NULL), NULL);
+    out("p2p.null", FN(nvmlDeviceGetP2PStatus)(d0, d1, NVML_P2P_CAPS_INDEX_READ, NULL), NULL);
+
     nvmlPciInfo_t pci;
     memset(&pci, 0x5a, sizeof pci);
     rc = FN(nvmlDeviceGetPciInfo)(d0, &pci);

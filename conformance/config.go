@@ -161,6 +161,19 @@ type Config struct {
 	// "<xid>=<health>[/<taint effect>]" (declaration deviceKinds[].faults,
 	// e.g. 48=Unhealthy/NoExecute). Empty: the fault scenarios skip.
 	FaultResponses []string
+	// TorusChipClassName, TorusSubsliceClassName and TorusShapeAttribute
+	// are a torus driver's classes of chips and multi-host sub-slices and
+	// the sub-slices' shape attribute (declaration torus). Empty: the
+	// @tpu-torus scenarios skip.
+	TorusChipClassName     string
+	TorusSubsliceClassName string
+	TorusShapeAttribute    string
+	// NodeEmulatorRoots are the emulator roots of the nodes of a
+	// multi-node cluster, by node name, reachable by the kit; the
+	// @tpu-torus scenarios read each host's ground truth below its root.
+	// A node not listed uses NodeEmulatorRoot when it is NodeName (or the
+	// cluster's only node).
+	NodeEmulatorRoots map[string]string
 	// CliqueAttribute is the attribute naming a GPU's NVLink clique
 	// (declaration fabric.cliqueAttribute); IMEXChannelClassName the
 	// DeviceClass of the driver's IMEX channels (fabric.channelClass).
@@ -362,6 +375,11 @@ func (c Config) Validate() error {
 	}
 	if c.NodeEmulatorRoot != "" && !filepath.IsAbs(c.NodeEmulatorRoot) {
 		bad("NodeEmulatorRoot", "%q must be an absolute path", c.NodeEmulatorRoot)
+	}
+	for node, root := range c.NodeEmulatorRoots {
+		if !filepath.IsAbs(root) {
+			bad("NodeEmulatorRoots", "node %s: %q must be an absolute path", node, root)
+		}
 	}
 	if c.DeviceEnvName != "" {
 		if err := c.deviceEnv().Validate(); err != nil {

@@ -78,6 +78,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	if !explicit(fieldPCIeRootPeerClasses) {
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}
+	c.TorusChipClassName, c.TorusSubsliceClassName, c.TorusShapeAttribute = s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute
 	if !explicit(fieldFaultResponses) {
 		c.FaultResponses = s.FaultResponses
 	}

@@ -112,6 +112,8 @@ type world struct {
 	asks   map[string]capacityAsk
 	// taint is what the KEP-5055 steps remember: named devices, rules.
 	taint taintState
+	// torus is what the @tpu-torus steps remember: groups of pods.
+	torus torusState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

@@ -1,6 +1,9 @@
 // Package features holds drakit's conformance specification: Gherkin
 // features grouped by KEP, one directory per KEP named kep-<number>-<topic>,
-// every scenario tagged @kep-<number> and with exactly one of @core (the
+// every scenario tagged @kep-<number>, and topic directories for hardware
+// that spans KEPs (tpu-torus: chips of a 3D torus and multi-host
+// sub-slices), every scenario tagged @<topic> and with the one
+// @kep-<number> it is judged under; each scenario with exactly one of @core (the
 // KEP's required contract) and @extended (optional behaviour: a capability,
 // observer or convention the driver may lack, or access the kit may lack),
 // which conformance profiles judge (drakit.dev/drakit/conformance/report).
@@ -20,5 +23,5 @@ import "embed"
 // FS holds every feature file, at paths like
 // kep-4381-structured-parameters/allocation.feature.
 //
-//go:embed kep-*/*.feature
+//go:embed kep-*/*.feature tpu-torus/*.feature
 var FS embed.FS

@@ -15,11 +15,14 @@ import (
 var (
 	kepDir = regexp.MustCompile(`^kep-([0-9]+)-[a-z0-9-]+$`)
 	kepTag = regexp.MustCompile(`^@kep-[0-9]+$`)
+	// topicDirs are the directories of features that span KEPs.
+	topicDirs = []string{"tpu-torus"}
 )
 
 // TestFeatures parses every embedded feature and checks the layout rules:
 // features live in kep-<number>-<topic> directories, every scenario carries
-// exactly one @kep-<number> tag, that of its directory, and exactly one of
+// exactly one @kep-<number> tag, that of its directory (any one in a topic
+// directory, whose scenarios carry @<topic>), and exactly one of
 // @core and @extended (conformance/report).
 func TestFeatures(t *testing.T) {
 	t.Parallel()
@@ -32,12 +35,15 @@ func TestFeatures(t *testing.T) {
 	}
 	scenarios := 0
 	for _, file := range files {
-		m := kepDir.FindStringSubmatch(path.Dir(file))
-		if m == nil {
-			t.Errorf("%s: directory is not named kep-<number>-<topic>", file)
+		wantTag, topicTag := "", ""
+		if m := kepDir.FindStringSubmatch(path.Dir(file)); m != nil {
+			wantTag = "@kep-" + m[1]
+		} else if slices.Contains(topicDirs, path.Dir(file)) {
+			topicTag = "@" + path.Dir(file)
+		} else {
+			t.Errorf("%s: directory is not named kep-<number>-<topic> nor a topic directory %v", file, topicDirs)
 			continue
 		}
-		wantTag := "@kep-" + m[1]
 		data, err := FS.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +73,12 @@ func TestFeatures(t *testing.T) {
 					levels = append(levels, tag.Name)
 				}
 			}
-			if len(kepTags) != 1 || kepTags[0] != wantTag {
+			switch {
+			case topicTag != "" && !slices.ContainsFunc(p.Tags, func(tag *messages.PickleTag) bool { return tag.Name == topicTag }):
+				t.Errorf("%s: scenario %q lacks the topic tag %s", file, p.Name, topicTag)
+			case topicTag != "" && len(kepTags) != 1:
+				t.Errorf("%s: scenario %q has KEP tags %v, want exactly one", file, p.Name, kepTags)
+			case topicTag == "" && (len(kepTags) != 1 || kepTags[0] != wantTag):
 				t.Errorf("%s: scenario %q has KEP tags %v, want exactly %s", file, p.Name, kepTags, wantTag)
 			}
 			if len(levels) != 1 {

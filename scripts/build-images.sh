@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Assembles the local container images (no registry, no Docker) into _output/images: the CRI
-# sandbox (pause), the reference drivers (GPU and NIC, one image) and the in-pod probe, which
+# sandbox (pause), the reference drivers (GPU, NIC and TPU, one image) and the in-pod probe, which
 # `cluster up --images-dir` imports; and into _output/images/test the plain test driver, which only make test's
 # certification of it needs (it imports it itself: every image costs each `cluster up` time).
 set -euo pipefail
@@ -12,11 +12,12 @@ mkdir -p "$out/test"
 log "assembling images into $out"
 rm -f "$out/plain-driver.tar" # an earlier layout's
 $drakit images build-pause -o "$out/pause.tar"
-# The reference drivers' image: the GPU driver (its entrypoint) and the NIC driver (its
-# DaemonSet's command), one image so that a cluster imports one.
+# The reference drivers' image: the GPU driver (its entrypoint), the NIC driver and the TPU
+# driver (their DaemonSets' and Deployment's commands), one image so that a cluster imports one.
 $drakit images build --name drakit.dev/driver:dev --shared-libs \
   --file /usr/bin/drakit-driver=_output/bin/drakit-driver \
   --file /usr/bin/drakit-nic-driver=_output/bin/drakit-nic-driver \
+  --file /usr/bin/drakit-tpu-driver=_output/bin/drakit-tpu-driver \
   --entrypoint /usr/bin/drakit-driver -o "$out/driver.tar"
 $drakit images build --name drakit.dev/plain-driver:dev --shared-libs \
   --file /usr/bin/drakit-plain-driver=_output/bin/drakit-plain-driver \

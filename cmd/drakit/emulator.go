@@ -162,8 +162,15 @@ func summary(p *profile.Profile) string {
 	for _, n := range names {
 		parts = append(parts, fmt.Sprintf("%d× %s", counts[n], n))
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && p.Spec.TPU == nil {
 		parts = append(parts, "no GPUs")
+	}
+	if h := p.Spec.TPU; h != nil {
+		tpu := fmt.Sprintf("%d× TPU %s (%s)", len(h.Chips), h.Generation, h.ChipBounds)
+		if h.Slice != nil {
+			tpu += fmt.Sprintf(", worker %d of slice %s (%s)", h.Slice.WorkerID, h.Slice.Name, h.Slice.Topology)
+		}
+		parts = append(parts, tpu)
 	}
 	nics := map[string]int{}
 	var nicNames []string

@@ -32,10 +32,10 @@ func TestEmulatorProfiles(t *testing.T) {
 	want := "dgx-a100-mig\t8× NVIDIA A100-SXM4-40GB, 8× ConnectX-6, 2 NUMA nodes, 2 root complexes, driver 570.172.08\n" +
 		"dgx-h100\t8× NVIDIA H100 80GB HBM3, 8× ConnectX-7, 2 NUMA nodes, 2 root complexes, driver 570.172.08\n" +
 		"gb200-nvl-node\t4× NVIDIA GB200, 2 NUMA nodes, 4 root complexes, driver 570.172.08\n" +
-		"gb200-tpu-v5p-node\t4× NVIDIA GB200, 2 NUMA nodes, 4 root complexes, driver 570.172.08\n" +
+		"gb200-tpu-v5p-node\t4× NVIDIA GB200, 4× TPU v5p (2x2x1), 2 NUMA nodes, 4 root complexes, driver 570.172.08\n" +
 		"hgx-h100\t8× NVIDIA H100 80GB HBM3, 2 NUMA nodes, 2 root complexes, driver 570.172.08\n" +
 		"mixed-mig\t2× NVIDIA A100-SXM4-40GB, 2× NVIDIA H100 80GB HBM3, 2× NVIDIA H200, 1 NUMA nodes, 1 root complexes, driver 570.172.08\n" +
-		"tpu-v5p-host\tno GPUs, 1 NUMA nodes, 0 root complexes, driver 570.172.08\n"
+		"tpu-v5p-host\t4× TPU v5p (2x2x1), 2 NUMA nodes, 2 root complexes, driver 570.172.08\n"
 	if out != want {
 		t.Errorf("profiles printed %q, want %q", out, want)
 	}

@@ -123,6 +123,16 @@ func TestInvalidDeclarations(t *testing.T) {
 		"claimed-without-partitions": {want: []string{"line 12: capabilities[partitionableDevices]: Invalid value: true: claimed, but no device kind declares partitions"}},
 		"hardware":                   {want: []string{`line 11: hardware: Unsupported value: "virtual": supported values: "emulated", "real"`}},
 		"missing-hardware":           {want: []string{"hardware: Required value"}},
+		"torus": {want: []string{
+			`line 13: torus.chipClass: Not found: "chips.tpu.example.com"`,
+			`line 14: torus.subsliceClass: Invalid value: "tpu.example.com": is a device kind's class`,
+			`line 15: torus.shapeAttribute: Invalid value: "tpu.example.com/sub-shape": the name part must be a C identifier`,
+		}},
+		"torus-missing": {want: []string{
+			"torus.chipClass: Required value",
+			"torus.subsliceClass: Required value",
+			"torus.shapeAttribute: Required value",
+		}},
 	}
 	files, err := filepath.Glob("testdata/invalid-*.yaml")
 	if err != nil {

@@ -37,6 +37,10 @@
 //	  partitionableDevices: true
 //	  numaNodeAttribute: true
 //	hardware: emulated               # or real; required
+//	torus:                           # optional: a TPU-like driver's classes (@tpu-torus)
+//	  chipClass: tpu.drakit.dev      # a deviceKinds[*].deviceClass
+//	  subsliceClass: subslice.tpu.drakit.dev
+//	  shapeAttribute: shape          # the sub-slices' "XxYxZ" string attribute
 //
 // # Placeholders
 //

@@ -55,6 +55,10 @@ type Settings struct {
 	// "<xid>=<health>" or "<xid>=<health>/<taint effect>"
 	// (FormatFaultResponse).
 	FaultResponses []string
+	// TorusChipClass, TorusSubsliceClass and TorusShapeAttribute are the
+	// torus section's; all empty without one (the @tpu-torus scenarios
+	// skip).
+	TorusChipClass, TorusSubsliceClass, TorusShapeAttribute string
 	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
 	// without one.
 	CliqueAttribute, IMEXChannelClassName string
@@ -119,6 +123,9 @@ func (d *Declaration) KitSettings() Settings {
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}
+	}
+	if t := d.Torus; t != nil {
+		s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute = t.ChipClass, t.SubsliceClass, t.ShapeAttribute
 	}
 	if parts != nil {
 		s.PartitionClassName = parts.DeviceClass

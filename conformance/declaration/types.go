@@ -27,6 +27,10 @@ type Declaration struct {
 	// Hardware is what the driver's devices are: HardwareEmulated or
 	// HardwareReal. Required.
 	Hardware Hardware `json:"hardware"`
+	// Torus says which classes give out chips of a 3D torus and its
+	// multi-host sub-slices (TPU-like accelerators), for the kit's
+	// @tpu-torus scenarios. Optional: without it they are skipped.
+	Torus *Torus `json:"torus,omitempty"`
 	// Fabric says how the driver publishes a multi-node NVLink fabric: the
 	// attribute naming a device's clique and the DeviceClass of its IMEX
 	// channels. Optional: without it the kit's @nvlink-fabric scenarios
@@ -137,6 +141,21 @@ const (
 
 // FaultTaintEffects are the effects a FaultResponse's taint may have.
 var FaultTaintEffects = []string{"NoSchedule", "NoExecute", "None"}
+
+// Torus names the classes of a torus driver (TPU-like chips in a 3D
+// torus over several hosts).
+type Torus struct {
+	// ChipClass is the DeviceClass of a node's chips: one of the
+	// deviceKinds' classes. Required.
+	ChipClass string `json:"chipClass"`
+	// SubsliceClass is the DeviceClass of the multi-host sub-slices (one
+	// device per placement of a shape, allocated as a whole). Required,
+	// not one of the deviceKinds' classes.
+	SubsliceClass string `json:"subsliceClass"`
+	// ShapeAttribute is the string attribute of a sub-slice naming its
+	// shape ("2x2x2"), a resource.k8s.io QualifiedName. Required.
+	ShapeAttribute string `json:"shapeAttribute"`
+}
 
 // Identity is how the kit identifies a device in the API and in a container.
 type Identity struct {

@@ -47,6 +47,7 @@ func (d *Declaration) validate() field.ErrorList {
 	errs = append(errs, validateDriver(field.NewPath("driver"), &d.Driver)...)
 	errs = append(errs, d.validateDeviceKinds(field.NewPath("deviceKinds"))...)
 	errs = append(errs, d.validateCapabilities(field.NewPath("capabilities"))...)
+	errs = append(errs, d.validateTorus(field.NewPath("torus"))...)
 	if f := d.Fabric; f != nil {
 		fp := field.NewPath("fabric")
 		if f.CliqueAttribute == "" {
@@ -305,6 +306,38 @@ func (d *Declaration) validateCapabilities(path *field.Path) field.ErrorList {
 	if d.Capabilities[CapabilityPartitionableDevices] && !slices.ContainsFunc(d.DeviceKinds, func(k DeviceKind) bool { return k.Partitions != nil }) {
 		errs = append(errs, field.Invalid(path.Key(string(CapabilityPartitionableDevices)), true,
 			"claimed, but no device kind declares partitions: the kit needs their DeviceClass and attributes to check them"))
+	}
+	return errs
+}
+
+// validateTorus checks the torus section: the chip class is a declared
+// kind's, the sub-slice class is a DNS subdomain of no kind, the shape
+// attribute a QualifiedName.
+func (d *Declaration) validateTorus(path *field.Path) field.ErrorList {
+	t := d.Torus
+	if t == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	cp, sp, ap := path.Child("chipClass"), path.Child("subsliceClass"), path.Child("shapeAttribute")
+	switch {
+	case t.ChipClass == "":
+		errs = append(errs, field.Required(cp, "the DeviceClass of a node's chips, one of deviceKinds[*].deviceClass"))
+	case d.kindClassIndex(t.ChipClass) < 0:
+		errs = append(errs, field.NotFound(cp, t.ChipClass))
+	}
+	switch {
+	case t.SubsliceClass == "":
+		errs = append(errs, field.Required(sp, "the DeviceClass of the multi-host sub-slices"))
+	case d.kindClassIndex(t.SubsliceClass) >= 0:
+		errs = append(errs, field.Invalid(sp, t.SubsliceClass, "is a device kind's class; sub-slices have a class of their own"))
+	default:
+		errs = append(errs, dnsSubdomain(sp, t.SubsliceClass)...)
+	}
+	if t.ShapeAttribute == "" {
+		errs = append(errs, field.Required(ap, `the sub-slices' string attribute naming their shape, e.g. "shape"`))
+	} else {
+		errs = append(errs, qualifiedName(ap, t.ShapeAttribute)...)
 	}
 	return errs
 }

@@ -39,6 +39,15 @@ func TestNvidiaSMIOnRenderedProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(topo.GPUs) == 0 {
+				// A node without GPUs (a TPU host) renders no nvidia-smi state to
+				// compare: nvidia-smi says so, as on a real node.
+				r := runSMI(t, filepath.Join(root, render.NvidiaSMIPath), nil, nil, "-L")
+				if r.code == 0 || !strings.Contains(r.stdout, "No devices were found") {
+					t.Errorf("nvidia-smi -L on a node without GPUs: %v, want a non-zero exit and \"No devices were found\"", r)
+				}
+				return
+			}
 			smi := filepath.Join(root, render.NvidiaSMIPath)
 			if len(topo.GPUs) == 0 {
 				// A node without NVIDIA GPUs (a TPU host): nvidia-smi says

@@ -5,6 +5,7 @@ import (
 	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
+	"drakit.dev/drakit/emulator/tpu"
 )
 
 // Defaults applied by Default.
@@ -33,6 +34,8 @@ const (
 //     a driver) interface nic.DefaultInterface (nic.Default);
 //   - spec.nvlink: version from the first GPU's architecture, linksPerGPU,
 //     domain.state "completed" (nvlink.Default).
+//   - spec.tpu.chips: placed on the root complexes after the buses the
+//     GPUs, NICs and switches use (tpu.Default).
 //
 // Default is idempotent and never fails; Validate reports what it could not
 // fill.
@@ -65,4 +68,24 @@ func (p *Profile) Default() {
 		arch = string(s.GPUs[0].Architecture)
 	}
 	nvlink.Default(s.NVLink, arch)
+	tpu.Default(s.TPU, s.RootComplexes, s.lastBuses())
+}
+
+// lastBuses maps each root complex to the highest bus its switches (their
+// internal bus), GPUs and NICs take, or its own bus.
+func (s *Spec) lastBuses() map[string]int {
+	out := map[string]int{}
+	for _, rc := range s.RootComplexes {
+		out[rc.Name] = int(rc.Bus)
+		for _, sw := range rc.Switches {
+			out[rc.Name] = max(out[rc.Name], int(sw.Bus)+1)
+		}
+	}
+	for _, g := range s.GPUs {
+		out[g.PCIe.RootComplex] = max(out[g.PCIe.RootComplex], int(g.PCIe.Bus))
+	}
+	for _, n := range s.NICs {
+		out[n.PCIe.RootComplex] = max(out[n.PCIe.RootComplex], int(n.PCIe.Bus))
+	}
+	return out
 }

@@ -159,6 +159,19 @@ func TestInvalidProfiles(t *testing.T) {
 			"spec.nics[2].pcie.switch: FieldValueNotFound",
 			"spec.nics[4].pcie.bus: FieldValueInvalid",
 		}},
+		"tpu-fields": {want: []string{
+			"spec.tpu.generation: FieldValueNotSupported",
+			"spec.tpu.chipBounds: FieldValueInvalid",
+			"spec.tpu.slice.name: FieldValueRequired",
+		}},
+		"tpu-slice": {want: []string{
+			"spec.tpu.chips: FieldValueInvalid",
+			"spec.tpu.chips[1].pcie.rootComplex: FieldValueNotFound",
+			"spec.tpu.slice.workerID: FieldValueInvalid",
+		}},
+		"tpu-topology": {want: []string{
+			"spec.tpu.slice.topology: FieldValueInvalid",
+		}},
 		"nvlink-fields": {want: []string{
 			"spec.nvlink.version: FieldValueInvalid",
 			"spec.nvlink.linksPerGPU: FieldValueInvalid",

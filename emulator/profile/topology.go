@@ -8,6 +8,7 @@ import (
 	"drakit.dev/drakit/emulator/gpu"
 	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/platform"
+	"drakit.dev/drakit/emulator/tpu"
 )
 
 // PCIKind says what a PCI function in the tree is.
@@ -23,6 +24,8 @@ const (
 	NICFunction
 	// NVSwitchFunction is an NVSwitch chip (spec.nvlink.nvswitches).
 	NVSwitchFunction
+	// TPUFunction is a TPU chip.
+	TPUFunction
 )
 
 // PCIFunction is one function in the PCIe tree below a host bridge.
@@ -37,6 +40,8 @@ type PCIFunction struct {
 	GPU *gpu.GPU
 	// NIC is set for NICFunction.
 	NIC *nic.NIC
+	// TPU is set for TPUFunction.
+	TPU *tpu.Chip
 	// Children are the functions on the bridge's secondary bus.
 	Children []*PCIFunction
 }
@@ -76,6 +81,18 @@ type PlacedNIC struct {
 	Bridges []*PCIFunction
 }
 
+// PlacedTPUChip is a TPU chip with its resolved place in the tree.
+type PlacedTPUChip struct {
+	Chip *tpu.Chip
+	// Index is the chip's position in spec.tpu.chips, its index on the
+	// host (/dev/accel<Index>).
+	Index      int
+	Function   *PCIFunction
+	HostBridge *HostBridge
+	// Bridges are the bridges above the chip, root port first.
+	Bridges []*PCIFunction
+}
+
 // Topology is a validated profile's PCIe tree.
 type Topology struct {
 	// HostBridges in (domain, bus) order.
@@ -86,6 +103,8 @@ type Topology struct {
 	NICs []PlacedNIC
 	// NVSwitches in PCI address order (see placeNVSwitches).
 	NVSwitches []*PCIFunction
+	// TPUChips in chip index order (spec.tpu.chips).
+	TPUChips []PlacedTPUChip
 }
 
 // Topology validates p and resolves its PCIe tree: root ports get device
@@ -136,6 +155,13 @@ func (p *Profile) Topology() (*Topology, error) {
 				place(n.PCIe, &PCIFunction{Kind: NICFunction, NIC: n})
 			}
 		}
+		if h := p.Spec.TPU; h != nil {
+			for ci := range h.Chips {
+				if c := &h.Chips[ci]; c.PCIe.RootComplex == rc.Name {
+					place(c.PCIe, &PCIFunction{Kind: TPUFunction, TPU: c})
+				}
+			}
+		}
 		// One root port per switch and per directly attached endpoint.
 		var ports []*PCIFunction
 		for _, up := range upstream {
@@ -172,10 +198,11 @@ func (p *Profile) Topology() (*Topology, error) {
 	}
 	slices.SortFunc(t.GPUs, func(a, b PlacedGPU) int { return platform.CompareAddress(a.Function.Address, b.Function.Address) })
 	slices.SortFunc(t.NICs, func(a, b PlacedNIC) int { return platform.CompareAddress(a.Function.Address, b.Function.Address) })
+	slices.SortFunc(t.TPUChips, func(a, b PlacedTPUChip) int { return cmp.Compare(a.Index, b.Index) })
 	return t, nil
 }
 
-// collect adds the GPUs and NICs at and below fn to t.
+// collect adds the GPUs, NICs and TPU chips at and below fn to t.
 func (t *Topology) collect(p *Profile, hb *HostBridge, fn *PCIFunction, above []*PCIFunction) {
 	switch fn.Kind {
 	case GPUFunction:
@@ -195,6 +222,15 @@ func (t *Topology) collect(p *Profile, hb *HostBridge, fn *PCIFunction, above []
 			}
 		}
 		t.NICs = append(t.NICs, PlacedNIC{NIC: fn.NIC, Index: index, Function: fn, HostBridge: hb, Bridges: slices.Clone(above)})
+		return
+	case TPUFunction:
+		index := -1
+		for i := range p.Spec.TPU.Chips {
+			if &p.Spec.TPU.Chips[i] == fn.TPU {
+				index = i
+			}
+		}
+		t.TPUChips = append(t.TPUChips, PlacedTPUChip{Chip: fn.TPU, Index: index, Function: fn, HostBridge: hb, Bridges: slices.Clone(above)})
 		return
 	}
 	for _, c := range fn.Children {

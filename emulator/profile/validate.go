@@ -10,6 +10,7 @@ import (
 	"drakit.dev/drakit/emulator/nic"
 	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/platform"
+	"drakit.dev/drakit/emulator/tpu"
 )
 
 var driverVersionPattern = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`)
@@ -20,10 +21,10 @@ var driverVersionPattern = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,2}$`)
 //
 // It checks the document's own fields, then hands each part to the package
 // that owns it, in this order: the NUMA nodes and root complexes
-// (platform), the GPUs (gpu.Validate), the NICs (nic.Validate), the bus ranges of
-// every endpoint placed, GPUs and NICs alike, through the one
-// platform.Placer both kinds placed their endpoints with, and last the
-// NVLink fabric (nvlink.Validate).
+// (platform), the GPUs (gpu.Validate), the NICs (nic.Validate), the TPU
+// host (tpu.Validate), the bus ranges of every endpoint placed, GPUs, NICs
+// and TPU chips alike, through the one platform.Placer every kind placed
+// its endpoints with, and last the NVLink fabric (nvlink.Validate).
 func (p *Profile) Validate() field.ErrorList {
 	var errs field.ErrorList
 	if p.APIVersion != APIVersion {
@@ -43,12 +44,13 @@ func (p *Profile) Validate() field.ErrorList {
 	placer := platform.NewPlacer(p.Spec.RootComplexes)
 	errs = append(errs, gpu.Validate(spec.Child("gpus"), p.Spec.GPUs, p.Spec.UUIDSeed, placer)...)
 	errs = append(errs, nic.Validate(spec.Child("nics"), p.Spec.NICs, p.Spec.UUIDSeed, placer)...)
+	errs = append(errs, tpu.Validate(spec.Child("tpu"), p.Spec.TPU, placer)...)
 	errs = append(errs, placer.ValidateBusRanges(p.endpoints())...)
 	errs = append(errs, nvlink.Validate(spec.Child("nvlink"), p.Spec.NVLink, len(p.Spec.GPUs))...)
 	return errs
 }
 
-// endpoints lists the GPUs, then the NICs, as PCI endpoints.
+// endpoints lists the GPUs, the NICs, then the TPU chips, as PCI endpoints.
 func (p *Profile) endpoints() []platform.Endpoint {
 	var out []platform.Endpoint
 	for i := range p.Spec.GPUs {
@@ -57,7 +59,7 @@ func (p *Profile) endpoints() []platform.Endpoint {
 	for i := range p.Spec.NICs {
 		out = append(out, platform.Endpoint{Path: field.NewPath("spec", "nics").Index(i), PCIe: &p.Spec.NICs[i].PCIe})
 	}
-	return out
+	return append(out, tpu.Endpoints(field.NewPath("spec", "tpu"), p.Spec.TPU)...)
 }
 
 func validateDriver(path *field.Path, d *Driver) field.ErrorList {

@@ -23,6 +23,16 @@
 //	    R/sys/class/infiniband_verbs/abi_version
 //	R/dev/infiniband/uverbs<N> (c 231:192+N, 0666); R/proc/devices then lists
 //	    "231 infiniband_verbs" and "240 infiniband_verbs" (uverbs past 32)
+//	R/sys/devices/pci…/<tpu chip>/ (spec.tpu: vendor 0x1ae0, the generation's
+//	    device id, driver vfio-pci (v5e+) or tpu_accel (v4), iommu_group ->
+//	    R/sys/kernel/iommu_groups/<i>, accel/accel<i>/{dev uevent device subsystem})
+//	R/sys/kernel/iommu_groups/<i>/devices/<bdf> (link), R/sys/class/accel/accel<i> (link)
+//	R/dev/accel<i> (c 261:<i>, every generation), R/dev/vfio/<i> (c 241:<i>) and
+//	    R/dev/vfio/vfio (c 10:196) for vfio-bound generations; i = chip index
+//	R/run/drakit-emulator/tpu.json (internal/tpuhw.HostFile: the host's place in
+//	    its slice, ground truth for the kit) and
+//	    R/run/drakit-emulator/metadata/instance/attributes/tpu-env (what a GCE
+//	    metadata server serves; drivers read the slice and worker id from it)
 //	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance}}
 //	R/sys/devices/system/cpu/{online,possible,present,cpu<C>/{node<N> link,topology/physical_package_id}}
 //	R/dev/nvidia<minor> (c 195:<minor>), R/dev/nvidiactl (c 195:255), mode 0666
@@ -61,7 +71,8 @@
 // device shows come from emulator/internal/sysfs, which emulator/sriov uses
 // for the VFs it creates; sysfs.go renders the PCIe tree, nic.go a NIC's
 // SR-IOV, netdev and RDMA, devproc.go and mig.go the GPUs' /dev and /proc,
-// numa.go the NUMA and CPU topology.
+// numa.go the NUMA and CPU topology, tpu.go the TPU chips' IOMMU groups,
+// accel devices, nodes and host facts.
 //
 // Contracts: Render owns R entirely. R must be a real directory (a symbolic
 // link is refused, naming its target); Render refuses a non-empty directory

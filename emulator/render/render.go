@@ -77,6 +77,10 @@ func Render(ctx context.Context, p *profile.Profile, opts Options) error {
 	sys.render(w)
 	devfs(w, topo)
 	migDevfs(w, topo, layouts)
+	tpuDevfs(w, p, topo)
+	if err := tpuHostFacts(w, p, topo); err != nil && w.err == nil {
+		w.err = err
+	}
 	imexDevfs(w, p, topo)
 	procfs(w, p, topo)
 	migProcfs(w, topo, layouts)

@@ -40,10 +40,11 @@ const (
 
 // BAR layout: each GPU (by its position among the GPUs in PCI order) gets a
 // 16 MiB BAR0 in the 32-bit MMIO window from 0x80000000; each endpoint, GPU
-// or NIC, by its position in PCI order, gets a 2 TiB slot in the 64-bit
+// NIC or TPU chip, by its position in PCI order, gets a 2 TiB slot in the 64-bit
 // window from 0x200000000000, for a GPU's BAR1 and its 32 MiB BAR3, for a
 // NIC's 32 MiB BAR0 and, 64 MiB in, its VFs' BAR0s (1 MiB each, the PF's
-// SR-IOV BAR). Slots in PCI order keep every bridge's windows disjoint.
+// SR-IOV BAR), for a TPU chip its 64 MiB BAR0. Slots in PCI order keep every
+// bridge's windows disjoint.
 const (
 	bar0Base    = 0x80000000
 	bar0Size    = 16 << 20
@@ -81,6 +82,8 @@ type tree struct {
 	bars map[*profile.PCIFunction][endpointResources]region
 	// nics numbers the NICs: ifindex and RDMA device of each PF.
 	nics map[*profile.PCIFunction]nicNumbers
+	// tpuIndex maps each TPU chip's function to its index on the host.
+	tpuIndex map[*profile.PCIFunction]int
 }
 
 func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
@@ -104,6 +107,11 @@ func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
 	for _, n := range topo.NICs {
 		endpoints = append(endpoints, n.Function)
 	}
+	s.tpuIndex = map[*profile.PCIFunction]int{}
+	for _, c := range topo.TPUChips {
+		endpoints = append(endpoints, c.Function)
+		s.tpuIndex[c.Function] = c.Index
+	}
 	slices.SortFunc(endpoints, func(a, b *profile.PCIFunction) int {
 		return cmp.Or(cmp.Compare(a.Address.Domain, b.Address.Domain), cmp.Compare(a.Address.Bus, b.Address.Bus))
 	})
@@ -111,13 +119,16 @@ func newTree(p *profile.Profile, topo *profile.Topology) (*tree, error) {
 	for i, fn := range endpoints {
 		slot := uint64(mmio64Base + i*mmio64Slot)
 		var r [endpointResources]region
-		if fn.Kind == profile.GPUFunction {
+		switch fn.Kind {
+		case profile.GPUFunction:
 			bar1 := uint64(fn.GPU.BAR1Size.Value())
 			r[0] = region{uint64(bar0Base + gpu*bar0Size), uint64(bar0Base+(gpu+1)*bar0Size) - 1, flagsBAR0}
 			r[1] = region{slot, slot + bar1 - 1, flagsBAR64}
 			r[3] = region{slot + max(bar1, bar3Size), slot + max(bar1, bar3Size) + bar3Size - 1, flagsBAR64}
 			gpu++
-		} else {
+		case profile.TPUFunction:
+			r[0] = region{slot, slot + tpuBAR0Size - 1, flagsBAR64}
+		default:
 			r[0] = region{slot, slot + nicBAR0Size - 1, flagsBAR64}
 			if vfs := uint64(*fn.NIC.TotalVFs); vfs > 0 {
 				r[iovResource] = region{slot + nicVFOffset, slot + nicVFOffset + vfs*vfBAR0Size - 1, flagsBAR64}
@@ -146,6 +157,7 @@ func (s *tree) render(w *writer) {
 		s.w.dir("sys/bus/pci/drivers/" + nvswitchDriver)
 	}
 	s.nicClasses()
+	s.tpuClasses()
 	for _, hb := range s.topo.HostBridges {
 		dir := filepath.Join("sys/devices", hb.Name())
 		s.w.file(filepath.Join(dir, "uevent"), 0o644, "")
@@ -169,6 +181,8 @@ func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFu
 			uint32(g.SubsystemDeviceID), gpuClass, gpuRevision, gpuDriver}
 	case profile.NICFunction:
 		id = nicIdentity(fn.NIC)
+	case profile.TPUFunction:
+		id = tpuIdentity(tpuGeneration(s.p))
 	case profile.NVSwitchFunction:
 		id = nvswitchIdentity
 	}
@@ -187,8 +201,11 @@ func (s *tree) function(parent string, hb *profile.HostBridge, fn *profile.PCIFu
 		f.Bridge, f.SecondaryBus, f.SubordinateBus = true, fn.SecondaryBus, fn.SubordinateBus
 	}
 	s.w.entries(kfs.PCIFunction(f))
-	if fn.Kind == profile.NICFunction {
+	switch fn.Kind {
+	case profile.NICFunction:
 		s.nic(dir, fn)
+	case profile.TPUFunction:
+		s.tpuChip(dir, fn)
 	}
 	for _, c := range fn.Children {
 		s.function(dir, hb, c)

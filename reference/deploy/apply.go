@@ -123,10 +123,10 @@ func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runti
 				"validating admission policy binding")
 		case *appsv1.DaemonSet:
 			err = createOrUpdate(ctx, client.AppsV1().DaemonSets(o.Namespace), o, "daemon set")
-		case *resourceapi.DeviceClass:
-			err = createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), o, "device class")
 		case *appsv1.Deployment:
 			err = createOrUpdate(ctx, client.AppsV1().Deployments(o.Namespace), o, "deployment")
+		case *resourceapi.DeviceClass:
+			err = createOrUpdate(ctx, client.ResourceV1().DeviceClasses(), o, "device class")
 		default:
 			err = fmt.Errorf("apply %T: not a kind of the manifests", obj)
 		}

@@ -1,0 +1,39 @@
+package tpudriver
+
+import (
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/utils/ptr"
+)
+
+// nodeResources is the node's pool: chip-<index> per chip, with the
+// fabric contract's attributes (type chip, uuid (ChipUUID), generation, slice, topology,
+// chipBounds, x, y, z, workerID, index) and resource.kubernetes.io/pcieRoot.
+// A single-host slice has slice "" and the host's bounds as topology.
+func nodeResources(driver, node string, h *host) resourceslice.DriverResources {
+	q := func(name string) resourceapi.QualifiedName { return resourceapi.QualifiedName(driver + "/" + name) }
+	devices := make([]resourceapi.Device, 0, len(h.chips))
+	for _, c := range h.chips {
+		attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			q(AttrType):       {StringValue: ptr.To(TypeChip)},
+			q(AttrUUID):       {StringValue: ptr.To(ChipUUID(node, c.Index))},
+			q(AttrGeneration): {StringValue: ptr.To(c.Generation.Name)},
+			q(AttrSlice):      {StringValue: ptr.To(h.env.SliceName)},
+			q(AttrTopology):   {StringValue: ptr.To(h.env.Slice.Topology.String())},
+			q(AttrChipBounds): {StringValue: ptr.To(h.env.Slice.ChipBounds.String())},
+			q(AttrX):          {IntValue: ptr.To(int64(c.Coord.X))},
+			q(AttrY):          {IntValue: ptr.To(int64(c.Coord.Y))},
+			q(AttrZ):          {IntValue: ptr.To(int64(c.Coord.Z))},
+			q(AttrWorkerID):   {IntValue: ptr.To(int64(h.env.WorkerID))},
+			q(AttrIndex):      {IntValue: ptr.To(int64(c.Index))},
+		}
+		if c.PCIeRoot != "" {
+			attrs[deviceattribute.StandardDeviceAttributePCIeRoot] = resourceapi.DeviceAttribute{StringValue: ptr.To(c.PCIeRoot)}
+		}
+		devices = append(devices, resourceapi.Device{Name: ChipDevice(c.Index), Attributes: attrs})
+	}
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
+		node: {Slices: []resourceslice.Slice{{Devices: devices}}},
+	}}
+}

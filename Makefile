@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
+.PHONY: help build test unit e2e conformance conformance-fabric components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -10,13 +10,16 @@ help: ## Show this help
 conformance: ## Main job: build what is missing, start the local cluster, deploy emulator + reference driver, run all features, write reports, tear down
 	scripts/conformance.sh
 
+conformance-fabric: ## Only the multi-node part of make conformance: 4 nodes of cluster profile conformance-fabric, GPU (NVLink, IMEX) and TPU drivers, @nvlink-fabric and @tpu-torus
+	scripts/conformance-fabric.sh
+
 test: ## Unit and integration tests, then the kit certifying the reference driver end to end
 	scripts/test.sh
 
 unit: ## Unit and integration tests only (no cluster)
 	scripts/unit.sh
 
-build: ## Build drakit, drakit-driver, drakit-nic-driver, drakit-plain-driver, drakit-probe and the NVML shim into _output/
+build: ## Build drakit, drakit-driver, drakit-nic-driver, drakit-tpu-driver, drakit-plain-driver, drakit-probe and the NVML shim into _output/
 	scripts/build.sh
 
 components: ## Build the local cluster's components (Kubernetes, etcd, containerd, crictl) once per version into the cache

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make conformance: builds what is missing, starts the local cluster, renders the emulated node,
 # deploys the reference GPU and NIC drivers, runs every feature against each (reports in
-# $ARTIFACTS/gpu and $ARTIFACTS/nic) and tears down.
+# $ARTIFACTS/gpu and $ARTIFACTS/nic) and tears down; then runs the fabric features on a 4-node
+# cluster (scripts/conformance-fabric.sh: $ARTIFACTS/fabric, $ARTIFACTS/tpu).
 # Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -47,7 +48,7 @@ trap teardown EXIT
 # pods, claims and slices into this run: tear it down first; down is a no-op without one.
 $drakit cluster down
 log "starting the local cluster"
-$drakit cluster up --nodes "${DRAKIT_NODES:-1}" --images-dir "$DRAKIT_REPO/_output/images"
+$drakit cluster up --nodes 1 --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
 
 log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"
@@ -133,3 +134,15 @@ wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end te
 grep -q -- '--- PASS: TestIntegrationExplain' "$explain_out" ||
   { cat "$explain_out"; die "drakit explain's end-to-end test did not run (skipped)"; }
 rm -f "$explain_out"
+
+# --- many nodes: NVLink cliques, IMEX channels and a TPU torus -----------------------------------
+# The runs above need one node's hardware; the fabric features need several nodes. The single-node
+# cluster goes (its logs kept with the reports) and scripts/conformance-fabric.sh brings up 4 nodes
+# rendered from the cluster profile conformance-fabric, runs @nvlink-fabric and @tpu-torus and tears
+# them down (reports in $ARTIFACTS/fabric and $ARTIFACTS/tpu).
+kill "$watch_pid" && wait "$watch_pid" 2>/dev/null || true
+watch_pid=
+mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
+log "tearing the single-node cluster down for the multi-node fabric run"
+$drakit cluster down
+ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/conformance-fabric.sh

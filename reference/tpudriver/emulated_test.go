@@ -220,7 +220,7 @@ func TestControllerPlansFromNodePools(t *testing.T) {
 	for _, o := range nodePools(t) {
 		list = append(list, *o.(*resourceapi.ResourceSlice))
 	}
-	pools := planPools(t.Context(), DefaultControllerConfig(), list)
+	pools := SubslicePools(t.Context(), DefaultControllerConfig(), list)
 	pool, ok := pools["slice-torus-a"]
 	if !ok || len(pools) != 1 {
 		t.Fatalf("pools %v", pools)

@@ -13,6 +13,7 @@ import (
 	"drakit.dev/drakit/emulator/clusterprofile"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
+	"drakit.dev/drakit/internal/tpuhw"
 )
 
 const clusterProfileFlagUsage = "cluster profile: a built-in name (see 'drakit emulator cluster-profile list') or a YAML file (a path containing / or ending in .yaml)"
@@ -148,8 +149,8 @@ func clusterSummary(c *clusterprofile.Cluster) string {
 	for _, n := range c.Nodes {
 		gpus += len(n.Profile.Spec.GPUs)
 		if t := n.Profile.Spec.TPU; t != nil {
-			if b, err := clusterprofile.ParseBox(t.ChipBounds); err == nil {
-				chips += b.Volume()
+			if b, err := tpuhw.ParseBounds(t.ChipBounds); err == nil {
+				chips += b.Chips()
 			}
 		}
 		if n.Rack != "" {
@@ -186,7 +187,7 @@ func writeCluster(w io.Writer, c *clusterprofile.Cluster) error {
 	if len(c.Slices) > 0 {
 		fmt.Fprintln(w, "\nTPU slices:")
 		for _, s := range c.Slices {
-			fmt.Fprintf(w, "  %s: %s %s, hosts of %s in worker order: %s\n", s.Name, s.Generation, s.Topology, s.ChipBounds, strings.Join(s.Hosts, ", "))
+			fmt.Fprintf(w, "  %s: %s %s, hosts of %s in worker order: %s\n", s.Name, s.Generation, s.Geometry.Topology, s.Geometry.ChipBounds, strings.Join(s.Hosts, ", "))
 		}
 	}
 	return nil

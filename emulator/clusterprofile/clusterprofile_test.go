@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"drakit.dev/drakit/internal/tpuhw"
 )
 
 // wantLine returns the text after prefix on the file's first line.
@@ -223,41 +225,8 @@ func TestConformanceFabric(t *testing.T) {
 		if tp.Generation != "v5p" || tp.ChipBounds != "2x2x1" || tp.Slice.Name != "torus-a" || tp.Slice.Topology != "2x2x4" || tp.Slice.WorkerID != i {
 			t.Errorf("%s: tpu %+v slice %+v", n.Name, tp, tp.Slice)
 		}
-		if o := HostOrigin(Box{2, 2, 4}, Box{2, 2, 1}, i); o != (Coord{0, 0, i}) {
+		if o := c.Slices[0].Geometry.HostOrigin(i); o != (tpuhw.Coord{X: 0, Y: 0, Z: i}) || c.Slices[0].Hosts[i] != n.Name {
 			t.Errorf("%s: host origin %+v, want z=%d (stacked along z)", n.Name, o, i)
 		}
-	}
-}
-
-func TestBox(t *testing.T) {
-	t.Parallel()
-	for _, bad := range []string{"", "4x4", "4x4x0", "4x4x65", "a x4x4", "4x4x4x1", "04x4x4", "-1x4x4"} {
-		if _, err := ParseBox(bad); err == nil {
-			t.Errorf("ParseBox(%q) accepted", bad)
-		}
-	}
-	topo, _ := ParseBox("4x4x4")
-	bounds, _ := ParseBox("2x2x1")
-	if !bounds.Divides(topo) || topo.Volume() != 64 || topo.String() != "4x4x4" {
-		t.Errorf("box arithmetic wrong")
-	}
-	// Workers tile x, then y, then z; chips likewise within a host.
-	if o := HostOrigin(topo, bounds, 1); o != (Coord{2, 0, 0}) {
-		t.Errorf("worker 1 origin %+v", o)
-	}
-	if o := HostOrigin(topo, bounds, 2); o != (Coord{0, 2, 0}) {
-		t.Errorf("worker 2 origin %+v", o)
-	}
-	if o := HostOrigin(topo, bounds, 15); o != (Coord{2, 2, 3}) {
-		t.Errorf("worker 15 origin %+v", o)
-	}
-	seen := map[Coord]bool{}
-	for w := range 16 {
-		for c := range 4 {
-			seen[ChipCoord(topo, bounds, w, c)] = true
-		}
-	}
-	if len(seen) != 64 {
-		t.Errorf("16 hosts × 4 chips cover %d coordinates, want 64", len(seen))
 	}
 }

@@ -18,7 +18,8 @@
 //   - spec.tpu.slice = {name, topology, workerID} for a host of a TPU slice
 //     (the node profile must have spec.tpu with the slice's generation and
 //     chipBounds); workerID is the host's index in the slice's host list and
-//     hosts tile the torus in x, then y, then z order (Box.HostOrigin).
+//     hosts tile the torus in x, then y, then z order (tpuhw.Slice, the one
+//     home of torus geometry; this package has none of its own).
 //
 // Node groups name their nodes explicitly (names) or as
 // <namePrefix><index>, index from 0, zero-padded to the width of count-1.

@@ -11,6 +11,7 @@ import (
 	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/tpu"
+	"drakit.dev/drakit/internal/tpuhw"
 )
 
 // Cluster is a resolved cluster profile: every node with its hardware, and
@@ -54,9 +55,11 @@ func (c ResolvedClique) Identity() string { return fmt.Sprintf("%s.%d", c.Cluste
 
 // ResolvedSlice is one TPU slice.
 type ResolvedSlice struct {
-	Name                 string
-	Generation           string
-	Topology, ChipBounds Box
+	Name       string
+	Generation string
+	// Geometry is the slice's torus and its hosts' box of chips; worker w
+	// is Hosts[w].
+	Geometry tpuhw.Slice
 	// Hosts in worker order.
 	Hosts []string
 }
@@ -154,9 +157,10 @@ func Resolve(src *Source) (*Cluster, error) {
 			groupNames = []string{s.Hosts.NodeGroup}
 		}
 		members, _ := cp.members(path.Child("hosts"), groupNames, s.Hosts.Nodes, nodes, groups)
-		topo, _ := ParseBox(s.Topology)
-		bounds, _ := ParseBox(s.ChipBounds)
-		c.Slices = append(c.Slices, ResolvedSlice{Name: s.Name, Generation: s.Generation, Topology: topo, ChipBounds: bounds, Hosts: members})
+		topo, _ := tpuhw.ParseBounds(s.Topology) // validated
+		bounds, _ := tpuhw.ParseBounds(s.ChipBounds)
+		geometry, _ := tpuhw.NewSlice(topo, bounds)
+		c.Slices = append(c.Slices, ResolvedSlice{Name: s.Name, Generation: s.Generation, Geometry: geometry, Hosts: members})
 		for w, h := range members {
 			g := groupOf(h)
 			if t := templates[g]; t != nil {
@@ -167,7 +171,7 @@ func Resolve(src *Source) (*Cluster, error) {
 				case t.Spec.TPU.Generation != s.Generation:
 					errs = append(errs, field.Invalid(path.Child("generation"), s.Generation,
 						fmt.Sprintf("host %s has generation %q (node profile %s)", h, t.Spec.TPU.Generation, cp.Spec.NodeGroups[g].NodeProfile)))
-				case t.Spec.TPU.ChipBounds != s.ChipBounds:
+				case !sameBounds(t.Spec.TPU.ChipBounds, bounds):
 					errs = append(errs, field.Invalid(path.Child("chipBounds"), s.ChipBounds,
 						fmt.Sprintf("host %s has chipBounds %q (node profile %s)", h, t.Spec.TPU.ChipBounds, cp.Spec.NodeGroups[g].NodeProfile)))
 				}
@@ -236,4 +240,11 @@ func clone(p *profile.Profile) (*profile.Profile, error) {
 		return nil, fmt.Errorf("copy node profile %s: %w", p.Metadata.Name, err)
 	}
 	return out, nil
+}
+
+// sameBounds reports whether s (a validated node profile's chipBounds,
+// "XxYxZ" or "XxY") is b.
+func sameBounds(s string, b tpuhw.Bounds) bool {
+	got, err := tpuhw.ParseBounds(s)
+	return err == nil && got == b
 }

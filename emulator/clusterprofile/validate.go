@@ -3,11 +3,12 @@ package clusterprofile
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"drakit.dev/drakit/internal/tpuhw"
 )
 
 // Limits of a cluster profile.
@@ -15,9 +16,6 @@ const (
 	// MaxNodes bounds the cluster's node count.
 	MaxNodes = 10000
 )
-
-// Generations are the accepted TPU chip generations.
-var Generations = []string{"v4", "v5e", "v5p", "v6e"}
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
@@ -261,14 +259,14 @@ func (cp *ClusterProfile) validateSlices(path *field.Path, nodes map[string]node
 		} else {
 			names[s.Name] = i
 		}
-		if !slices.Contains(Generations, s.Generation) {
-			errs = append(errs, field.NotSupported(p.Child("generation"), s.Generation, Generations))
+		if _, ok := tpuhw.LookupGeneration(s.Generation); !ok {
+			errs = append(errs, field.NotSupported(p.Child("generation"), s.Generation, tpuhw.GenerationNames()))
 		}
-		topo, terr := ParseBox(s.Topology)
+		topo, terr := tpuhw.ParseBounds(s.Topology)
 		if terr != nil {
 			errs = append(errs, field.Invalid(p.Child("topology"), s.Topology, terr.Error()))
 		}
-		bounds, berr := ParseBox(s.ChipBounds)
+		bounds, berr := tpuhw.ParseBounds(s.ChipBounds)
 		if berr != nil {
 			errs = append(errs, field.Invalid(p.Child("chipBounds"), s.ChipBounds, berr.Error()))
 		}
@@ -301,11 +299,12 @@ func (cp *ClusterProfile) validateSlices(path *field.Path, nodes map[string]node
 		if terr != nil || berr != nil || len(herrs) > 0 {
 			continue
 		}
-		if !bounds.Divides(topo) {
+		geometry, err := tpuhw.NewSlice(topo, bounds)
+		if err != nil {
 			errs = append(errs, field.Invalid(p.Child("chipBounds"), s.ChipBounds, "hosts of this box do not tile the topology "+s.Topology))
 			continue
 		}
-		if want := topo.Volume() / bounds.Volume(); len(hosts) != want {
+		if want := geometry.Hosts(); len(hosts) != want {
 			errs = append(errs, field.Invalid(hp, len(hosts),
 				fmt.Sprintf("hosts do not tile the topology: %s needs %d hosts of %s, not %d", s.Topology, want, s.ChipBounds, len(hosts))))
 		}

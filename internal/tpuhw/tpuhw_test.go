@@ -37,6 +37,7 @@ func TestParseBounds(t *testing.T) {
 		{in: "2x+2x1", err: "not a decimal number"},
 		{in: "02x2x1", err: "not a decimal number"},
 		{in: "2xx1", err: "not a decimal number"},
+		{in: "a x4x4", err: "not a decimal number"},
 		{in: "64x64x64", err: "262144 chips, more than 8192"},
 	} {
 		got, err := ParseBounds(tc.in)
@@ -209,6 +210,21 @@ func TestSliceTiling(t *testing.T) {
 		if w, i := s.Locate(got); w != tc.worker || i != tc.index {
 			t.Errorf("Locate(%v) = %d, %d; want %d, %d", got, w, i, tc.worker, tc.index)
 		}
+	}
+	// Hosts tile x, then y, then z; together they cover every chip once.
+	for worker, want := range map[int]Coord{1: {2, 0, 0}, 2: {0, 2, 0}, 15: {2, 2, 3}} {
+		if got := s.HostOrigin(worker); got != want {
+			t.Errorf("HostOrigin(%d) = %v, want %v", worker, got, want)
+		}
+	}
+	covered := map[Coord]bool{}
+	for w := range s.Hosts() {
+		for i := range s.ChipBounds.Chips() {
+			covered[s.ChipCoord(w, i)] = true
+		}
+	}
+	if len(covered) != s.Topology.Chips() {
+		t.Errorf("%d hosts of %d chips cover %d coordinates, want %d", s.Hosts(), s.ChipBounds.Chips(), len(covered), s.Topology.Chips())
 	}
 	p := Placement{Origin: Coord{2, 2, 3}, Shape: Bounds{2, 2, 2}}
 	if got := s.HostsOf(p); !slices.Equal(got, []int{3, 15}) {

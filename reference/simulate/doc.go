@@ -14,17 +14,20 @@
 // package does.
 //
 // With a cluster profile (Config.ClusterProfile, package
-// emulator/clusterprofile) every node has its own hardware, and the pools
-// follow the fabric contract (fabric.go): the GPUs of a clique's nodes
-// carry nvlinkClusterUUID and nvlinkClique; each clique has an IMEX channel
-// pool imex-<cliqueID>-<uuid prefix> selecting its nodes; each TPU host
-// publishes its chips (driver tpu.drakit.dev) with torus coordinates, and
-// each TPU slice a sub-slice pool slice-<name> (per-device node selection,
-// one counter per host so overlapping sub-slices exclude each other).
-// These stand in for what the reference drivers' fabric support (the
-// NVLink and TPU work) publishes, through the same seam: the pool built by
-// driver.NodeResources, extended here. ClusterSlices turns the pools into
-// the ResourceSlices a scheduler sees, for the allocator benchmarks.
+// emulator/clusterprofile) every node has its own hardware, and every pool
+// is built by the reference drivers' own code (fabric.go), so it is the
+// pool those drivers publish: a node's GPUs come through
+// driver.NodeResources, with the NVLink fabric ProfileInventory reports
+// for them (nvlinkClusterUUID, nvlinkClique once registration completed);
+// each clique's IMEX channel pool comes from imex.Resources (the GPU
+// driver's IMEX controller); a TPU host's chips come from
+// tpudriver.NodeResources, given the tpu-env the emulator renders for the
+// host and its chips' PCIe roots; and each TPU slice's sub-slice pool is
+// what the TPU driver's controller plans from those chip pools
+// (tpudriver.SubslicePools, default shapes: per-host counters grouped by
+// z-planes, placements that wrap around ring dimensions). This package
+// builds no device of its own. ClusterSlices turns the pools into the
+// ResourceSlices a scheduler sees, for the allocator benchmarks.
 // Several nodes are selected by the kubernetes.io/hostname label in one
 // term: a ResourceSlice's and a device's node selector take one term, and
 // matchFields metadata.name takes one value.

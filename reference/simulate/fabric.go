@@ -8,54 +8,32 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/emulator/clusterprofile"
-	"drakit.dev/drakit/emulator/nvlink"
+	"drakit.dev/drakit/internal/tpuhw"
 	"drakit.dev/drakit/reference/driver"
+	"drakit.dev/drakit/reference/imex"
+	"drakit.dev/drakit/reference/tpudriver"
 )
 
-// Names of the fabric contract (what the drivers publish, the kit and the
-// benchmarks rely on).
-const (
-	// TPUDriverName publishes TPU chips and sub-slices.
-	TPUDriverName = "tpu.drakit.dev"
-	// AttrNVLinkClusterUUID and AttrNVLinkClique are set on every GPU device
-	// of a node whose GPUs completed their fabric registration:
-	// the domain's UUID and "<clusterUUID>.<cliqueID>".
-	AttrNVLinkClusterUUID = "nvlinkClusterUUID"
-	AttrNVLinkClique      = "nvlinkClique"
-	// DeviceTypeIMEXChannel and DeviceTypeSubslice are the type attributes
-	// of IMEX channels (GPU driver) and TPU sub-slices (TPU driver).
-	DeviceTypeIMEXChannel = "imex-channel"
-	DeviceTypeSubslice    = "subslice"
-	// fabricStateCompleted is nvlink.Domain.State once the GPU's fabric
-	// registration completed; empty means the same (its default).
-	fabricStateCompleted = "completed"
-	// hostCounterSet is the sub-slice pool's counter set prefix: one
-	// counter per host of the slice, value 1.
-	hostCounterSet = "hosts"
-)
-
-// IMEXPoolName is the pool of a clique's IMEX channels:
-// imex-<cliqueID>-<first 8 characters of the cluster UUID>.
-func IMEXPoolName(clusterUUID string, cliqueID uint32) string {
-	return fmt.Sprintf("imex-%d-%s", cliqueID, clusterUUID[:8])
-}
-
-// SubslicePoolName is the pool of a TPU slice's sub-slices: slice-<name>.
-func SubslicePoolName(slice string) string { return "slice-" + slice }
+// TPUDriverName is the TPU driver simulated cluster profiles publish for.
+const TPUDriverName = tpudriver.DefaultDriverName
 
 // clusterPools returns every pool the reference drivers publish for the
-// nodes of c, in this order: per node (in c's order) the GPU driver's pool
-// (nodes with GPUs; with the fabric attributes for a node of a clique) and
-// the TPU driver's pool (hosts); then per clique the IMEX channel pool, and
-// per TPU slice the sub-slice pool. gpuDriver names the GPU driver.
+// nodes of c, each built by the driver's own code, in this order: per node
+// (in c's order) the GPU driver's pool (nodes with GPUs; driver.NodeResources
+// adds the fabric attributes of a node of a clique) and the TPU driver's
+// node pool (tpudriver.NodeResources); then the IMEX channel pool of each
+// clique (imex.Resources, the fewest channels of its nodes), and the
+// sub-slice pools the TPU driver's controller plans from the chip pools
+// (tpudriver.SubslicePools with its default shapes), by pool name.
+// gpuDriver names the GPU driver.
 func clusterPools(ctx context.Context, c *clusterprofile.Cluster, gpuDriver string, partitionableAlpha bool) ([]simulatedNode, error) {
 	var out []simulatedNode
+	var chipSlices []resourceapi.ResourceSlice
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		p := n.Profile
@@ -69,9 +47,6 @@ func clusterPools(ctx context.Context, c *clusterprofile.Cluster, gpuDriver stri
 				return nil, fmt.Errorf("build GPU pool of node %s: %w", n.Name, err)
 			}
 			pool := res.Pools[n.Name]
-			if nv := p.Spec.NVLink; nv != nil && nv.Domain != nil && fabricCompleted(nv.Domain) {
-				addFabricAttributes(&pool, nv.Domain)
-			}
 			pool.NodeSelector = nodeNameSelector(n.Name)
 			out = append(out, simulatedNode{name: n.Name, driver: gpuDriver, pool: pool})
 		}
@@ -81,6 +56,10 @@ func clusterPools(ctx context.Context, c *clusterprofile.Cluster, gpuDriver stri
 				return nil, err
 			}
 			out = append(out, simulatedNode{name: n.Name, driver: TPUDriverName, pool: pool})
+			for _, s := range pool.Slices {
+				chipSlices = append(chipSlices, resourceapi.ResourceSlice{Spec: resourceapi.ResourceSliceSpec{
+					Driver: TPUDriverName, NodeName: ptr.To(n.Name), Devices: s.Devices}})
+			}
 		}
 	}
 	for _, cl := range c.Cliques {
@@ -94,34 +73,55 @@ func clusterPools(ctx context.Context, c *clusterprofile.Cluster, gpuDriver stri
 		if channels <= 0 {
 			continue
 		}
-		out = append(out, simulatedNode{name: IMEXPoolName(cl.ClusterUUID, cl.ID), driver: gpuDriver, clusterLevel: true,
-			pool: imexPool(cl, channels)})
-	}
-	for _, s := range c.Slices {
-		pool, err := subslicePool(s)
-		if err != nil {
-			return nil, err
+		res := imex.Resources(map[string][]string{cl.Identity(): slices.Clone(cl.Nodes)}, channels)
+		for name, pool := range res.Pools {
+			out = append(out, simulatedNode{name: name, driver: gpuDriver, clusterLevel: true, pool: pool})
 		}
-		out = append(out, simulatedNode{name: SubslicePoolName(s.Name), driver: TPUDriverName, clusterLevel: true, pool: pool})
+	}
+	cfg := tpudriver.DefaultControllerConfig()
+	cfg.DriverName = TPUDriverName
+	subslices := tpudriver.SubslicePools(ctx, cfg, chipSlices)
+	for _, name := range slices.Sorted(maps.Keys(subslices)) {
+		out = append(out, simulatedNode{name: name, driver: TPUDriverName, clusterLevel: true, pool: subslices[name]})
 	}
 	return out, nil
 }
 
-func fabricCompleted(d *nvlink.Domain) bool {
-	return d.State == "" || d.State == fabricStateCompleted
-}
-
-// addFabricAttributes sets nvlinkClusterUUID and nvlinkClique on every
-// device of the pool (the node's GPUs and their MIG devices).
-func addFabricAttributes(pool *resourceslice.Pool, d *nvlink.Domain) {
-	clique := fmt.Sprintf("%s.%d", d.ClusterUUID, d.CliqueID)
-	for i := range pool.Slices {
-		for j := range pool.Slices[i].Devices {
-			dev := &pool.Slices[i].Devices[j]
-			dev.Attributes[AttrNVLinkClusterUUID] = resourceapi.DeviceAttribute{StringValue: ptr.To(d.ClusterUUID)}
-			dev.Attributes[AttrNVLinkClique] = resourceapi.DeviceAttribute{StringValue: ptr.To(clique)}
-		}
+// chipPool is the TPU driver's node pool for a TPU host: the tpu-env the
+// emulator renders for it (its slice, or its own box for a host in none)
+// and its chips' PCIe roots, handed to tpudriver.NodeResources.
+func chipPool(n *clusterprofile.Node) (resourceslice.Pool, error) {
+	t := n.Profile.Spec.TPU
+	chipBounds, err := tpuhw.ParseBounds(t.ChipBounds)
+	if err != nil {
+		return resourceslice.Pool{}, fmt.Errorf("node %s: spec.tpu.chipBounds: %w", n.Name, err)
 	}
+	env := tpuhw.TPUEnv{Generation: t.Generation}
+	topology := chipBounds
+	if t.Slice != nil {
+		if topology, err = tpuhw.ParseBounds(t.Slice.Topology); err != nil {
+			return resourceslice.Pool{}, fmt.Errorf("node %s: spec.tpu.slice.topology: %w", n.Name, err)
+		}
+		env.SliceName, env.WorkerID = t.Slice.Name, t.Slice.WorkerID
+	}
+	if env.Slice, err = tpuhw.NewSlice(topology, chipBounds); err != nil {
+		return resourceslice.Pool{}, fmt.Errorf("node %s: spec.tpu: %w", n.Name, err)
+	}
+	topo, err := n.Profile.Topology()
+	if err != nil {
+		return resourceslice.Pool{}, fmt.Errorf("resolve profile of node %s: %w", n.Name, err)
+	}
+	var roots []string
+	for _, c := range topo.TPUChips {
+		roots = append(roots, c.HostBridge.Name())
+	}
+	res, err := tpudriver.NodeResources(TPUDriverName, n.Name, env, roots)
+	if err != nil {
+		return resourceslice.Pool{}, fmt.Errorf("build TPU pool of node %s: %w", n.Name, err)
+	}
+	pool := res.Pools[n.Name]
+	pool.NodeSelector = nodeNameSelector(n.Name)
+	return pool, nil
 }
 
 // nodeNameSelector selects the named nodes in one term, as a ResourceSlice
@@ -137,170 +137,6 @@ func nodeNameSelector(names ...string) *corev1.NodeSelector {
 	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: names}},
 	}}}
-}
-
-// imexPool is a clique's IMEX channels channel-0 … channel-(n-1), in slices
-// of at most ResourceSliceMaxDevices, selecting exactly the clique's nodes.
-func imexPool(cl clusterprofile.ResolvedClique, channels int) resourceslice.Pool {
-	identity := cl.Identity()
-	devices := make([]resourceapi.Device, channels)
-	for i := range devices {
-		devices[i] = resourceapi.Device{
-			Name: fmt.Sprintf("channel-%d", i),
-			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"type":           {StringValue: ptr.To(DeviceTypeIMEXChannel)},
-				"channel":        {IntValue: ptr.To(int64(i))},
-				AttrNVLinkClique: {StringValue: ptr.To(identity)},
-			},
-		}
-	}
-	pool := resourceslice.Pool{NodeSelector: nodeNameSelector(slices.Clone(cl.Nodes)...)}
-	for chunk := range slices.Chunk(devices, resourceapi.ResourceSliceMaxDevices) {
-		pool.Slices = append(pool.Slices, resourceslice.Slice{Devices: chunk})
-	}
-	return pool
-}
-
-// chipPool is a TPU host's chips chip-0 … chip-(n-1) with their torus
-// coordinates: the slice's when the host belongs to one, else the host's
-// own box.
-func chipPool(n *clusterprofile.Node) (resourceslice.Pool, error) {
-	t := n.Profile.Spec.TPU
-	bounds, err := clusterprofile.ParseBox(t.ChipBounds)
-	if err != nil {
-		return resourceslice.Pool{}, fmt.Errorf("node %s: spec.tpu.chipBounds: %w", n.Name, err)
-	}
-	topo, worker, sliceName := bounds, 0, ""
-	if t.Slice != nil {
-		if topo, err = clusterprofile.ParseBox(t.Slice.Topology); err != nil {
-			return resourceslice.Pool{}, fmt.Errorf("node %s: spec.tpu.slice.topology: %w", n.Name, err)
-		}
-		worker, sliceName = t.Slice.WorkerID, t.Slice.Name
-	}
-	var devices []resourceapi.Device
-	for i := range bounds.Volume() {
-		c := clusterprofile.ChipCoord(topo, bounds, worker, i)
-		attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			"generation": {StringValue: ptr.To(t.Generation)},
-			"topology":   {StringValue: ptr.To(topo.String())},
-			"x":          {IntValue: ptr.To(int64(c.X))},
-			"y":          {IntValue: ptr.To(int64(c.Y))},
-			"z":          {IntValue: ptr.To(int64(c.Z))},
-			"workerID":   {IntValue: ptr.To(int64(worker))},
-		}
-		if sliceName != "" {
-			attrs["slice"] = resourceapi.DeviceAttribute{StringValue: ptr.To(sliceName)}
-		}
-		devices = append(devices, resourceapi.Device{Name: fmt.Sprintf("chip-%d", i), Attributes: attrs})
-	}
-	return resourceslice.Pool{NodeSelector: nodeNameSelector(n.Name), Slices: []resourceslice.Slice{{Devices: devices}}}, nil
-}
-
-// maxSubsliceHosts is the most hosts a sub-slice pool can count: a device
-// consumes from at most ResourceSliceMaxDeviceCounterConsumptionsPerDevice
-// counter sets of ResourceSliceMaxCountersPerCounterSet counters.
-const maxSubsliceHosts = resourceapi.ResourceSliceMaxDeviceCounterConsumptionsPerDevice * resourceapi.ResourceSliceMaxCountersPerCounterSet
-
-// subslicePool is a TPU slice's multi-host sub-slices. Shapes: every box
-// whose sides are multiples of the host's chipBounds and divide the
-// topology's; origins: every host-aligned place where the box fits without
-// wrapping around. Each sub-slice consumes one counter per host it covers
-// (counter sets hosts-<k> of up to 32 hosts, each counter 1), so
-// overlapping sub-slices are never allocated together; slices of at most
-// 64 hosts. Each device selects the hosts holding its chips
-// (perDeviceNodeSelection). Devices are listed from the largest shape to
-// the smallest, origins in x, y, z order.
-func subslicePool(s clusterprofile.ResolvedSlice) (resourceslice.Pool, error) {
-	if len(s.Hosts) > maxSubsliceHosts {
-		return resourceslice.Pool{}, fmt.Errorf("TPU slice %s: %d hosts, a sub-slice pool counts at most %d", s.Name, len(s.Hosts), maxSubsliceHosts)
-	}
-	grid := clusterprofile.Box{X: s.Topology.X / s.ChipBounds.X, Y: s.Topology.Y / s.ChipBounds.Y, Z: s.Topology.Z / s.ChipBounds.Z}
-	var sets []resourceapi.CounterSet
-	for k := 0; k*resourceapi.ResourceSliceMaxCountersPerCounterSet < len(s.Hosts); k++ {
-		set := resourceapi.CounterSet{Name: fmt.Sprintf("%s-%d", hostCounterSet, k), Counters: map[string]resourceapi.Counter{}}
-		for w := k * resourceapi.ResourceSliceMaxCountersPerCounterSet; w < min(len(s.Hosts), (k+1)*resourceapi.ResourceSliceMaxCountersPerCounterSet); w++ {
-			set.Counters[hostCounter(w)] = resourceapi.Counter{Value: resource.MustParse("1")}
-		}
-		sets = append(sets, set)
-	}
-	var shapes []clusterprofile.Box // in host units
-	for _, z := range divisors(grid.Z) {
-		for _, y := range divisors(grid.Y) {
-			for _, x := range divisors(grid.X) {
-				shapes = append(shapes, clusterprofile.Box{X: x, Y: y, Z: z})
-			}
-		}
-	}
-	slices.SortStableFunc(shapes, func(a, b clusterprofile.Box) int { return b.Volume() - a.Volume() })
-	var devices []resourceapi.Device
-	for _, shape := range shapes {
-		chipShape := clusterprofile.Box{X: shape.X * s.ChipBounds.X, Y: shape.Y * s.ChipBounds.Y, Z: shape.Z * s.ChipBounds.Z}
-		for oz := 0; oz+shape.Z <= grid.Z; oz++ {
-			for oy := 0; oy+shape.Y <= grid.Y; oy++ {
-				for ox := 0; ox+shape.X <= grid.X; ox++ {
-					devices = append(devices, subsliceDevice(s, grid, chipShape, shape, ox, oy, oz))
-				}
-			}
-		}
-	}
-	pool := resourceslice.Pool{}
-	for chunk := range slices.Chunk(sets, resourceapi.ResourceSliceMaxCounterSets) {
-		pool.Slices = append(pool.Slices, resourceslice.Slice{SharedCounters: chunk, PerDeviceNodeSelection: ptr.To(true)})
-	}
-	for chunk := range slices.Chunk(devices, resourceapi.ResourceSliceMaxDevicesWithAdvancedFeatures) {
-		pool.Slices = append(pool.Slices, resourceslice.Slice{Devices: chunk, PerDeviceNodeSelection: ptr.To(true)})
-	}
-	return pool, nil
-}
-
-// subsliceDevice is the sub-slice of shape (host units; chipShape in
-// chips) at host-grid origin (ox, oy, oz).
-func subsliceDevice(s clusterprofile.ResolvedSlice, grid, chipShape, shape clusterprofile.Box, ox, oy, oz int) resourceapi.Device {
-	x, y, z := ox*s.ChipBounds.X, oy*s.ChipBounds.Y, oz*s.ChipBounds.Z
-	consumes := map[string]map[string]resourceapi.Counter{}
-	var hosts []string
-	for dz := range shape.Z {
-		for dy := range shape.Y {
-			for dx := range shape.X {
-				w := (ox + dx) + (oy+dy)*grid.X + (oz+dz)*grid.X*grid.Y
-				hosts = append(hosts, s.Hosts[w])
-				set := fmt.Sprintf("%s-%d", hostCounterSet, w/resourceapi.ResourceSliceMaxCountersPerCounterSet)
-				if consumes[set] == nil {
-					consumes[set] = map[string]resourceapi.Counter{}
-				}
-				consumes[set][hostCounter(w)] = resourceapi.Counter{Value: resource.MustParse("1")}
-			}
-		}
-	}
-	dev := resourceapi.Device{
-		Name: fmt.Sprintf("sub-%s-%d-%d-%d", chipShape, x, y, z),
-		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			"type":  {StringValue: ptr.To(DeviceTypeSubslice)},
-			"shape": {StringValue: ptr.To(chipShape.String())},
-			"slice": {StringValue: ptr.To(s.Name)},
-			"x":     {IntValue: ptr.To(int64(x))},
-			"y":     {IntValue: ptr.To(int64(y))},
-			"z":     {IntValue: ptr.To(int64(z))},
-			"chips": {IntValue: ptr.To(int64(chipShape.Volume()))},
-		},
-		NodeSelector: nodeNameSelector(hosts...),
-	}
-	for _, set := range slices.Sorted(maps.Keys(consumes)) {
-		dev.ConsumesCounters = append(dev.ConsumesCounters, resourceapi.DeviceCounterConsumption{CounterSet: set, Counters: consumes[set]})
-	}
-	return dev
-}
-
-func hostCounter(worker int) string { return fmt.Sprintf("host-%d", worker) }
-
-func divisors(n int) []int {
-	var out []int
-	for d := 1; d <= n; d++ {
-		if n%d == 0 {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // LoadCluster loads and resolves a cluster profile (a built-in name or a

@@ -11,6 +11,11 @@ import (
 
 const conformanceUUID = "5f0c7a3e-2b1d-4e8a-9c6f-0d1e2f3a4b5c"
 
+// tpu qualifies a TPU driver attribute, as the TPU driver publishes them.
+func tpu(name string) resourceapi.QualifiedName {
+	return resourceapi.QualifiedName(TPUDriverName + "/" + name)
+}
+
 func conformancePools(t *testing.T) map[poolKey]simulatedNode {
 	t.Helper()
 	c, err := LoadCluster("conformance-fabric")
@@ -72,8 +77,8 @@ func TestClusterPools(t *testing.T) {
 			t.Errorf("%s: %d GPUs, want 4", node, len(devs))
 		}
 		for _, d := range devs {
-			if str(d, AttrNVLinkClique) != wantClique || str(d, AttrNVLinkClusterUUID) != conformanceUUID {
-				t.Errorf("%s %s: nvlinkClique %q nvlinkClusterUUID %q, want %q", node, d.Name, str(d, AttrNVLinkClique), str(d, AttrNVLinkClusterUUID), wantClique)
+			if str(d, "nvlinkClique") != wantClique || str(d, "nvlinkClusterUUID") != conformanceUUID {
+				t.Errorf("%s %s: nvlinkClique %q nvlinkClusterUUID %q, want %q", node, d.Name, str(d, "nvlinkClique"), str(d, "nvlinkClusterUUID"), wantClique)
 			}
 		}
 		chips, ok := pools[poolKey{TPUDriverName, node}]
@@ -82,10 +87,11 @@ func TestClusterPools(t *testing.T) {
 		}
 		var coords []string
 		for _, d := range devices(chips) {
-			if str(d, "generation") != "v5p" || str(d, "slice") != "torus-a" || str(d, "topology") != "2x2x4" || num(d, "workerID") != int64(i) {
+			if str(d, tpu("type")) != "chip" || str(d, tpu("generation")) != "v5p" || str(d, tpu("slice")) != "torus-a" || str(d, tpu("topology")) != "2x2x4" ||
+				num(d, tpu("workerID")) != int64(i) || str(d, "resource.kubernetes.io/pcieRoot") == "" {
 				t.Errorf("%s %s: attributes %v", node, d.Name, d.Attributes)
 			}
-			coords = append(coords, strings.Join([]string{d.Name, string(rune('0' + num(d, "x"))), string(rune('0' + num(d, "y"))), string(rune('0' + num(d, "z")))}, ","))
+			coords = append(coords, strings.Join([]string{d.Name, string(rune('0' + num(d, tpu("x")))), string(rune('0' + num(d, tpu("y")))), string(rune('0' + num(d, tpu("z"))))}, ","))
 		}
 		z := string(rune('0' + i))
 		if want := []string{"chip-0,0,0," + z, "chip-1,1,0," + z, "chip-2,0,1," + z, "chip-3,1,1," + z}; !slices.Equal(coords, want) {
@@ -101,8 +107,8 @@ func TestClusterPools(t *testing.T) {
 			t.Errorf("IMEX pool of clique %s selects %v, want %v", id, got, nodes)
 		}
 		devs := devices(imex)
-		if len(devs) != 8 || devs[7].Name != "channel-7" || str(devs[7], "type") != DeviceTypeIMEXChannel ||
-			num(devs[7], "channel") != 7 || str(devs[7], AttrNVLinkClique) != conformanceUUID+"."+id {
+		if len(devs) != 8 || devs[7].Name != "channel-7" || str(devs[7], "type") != "imex-channel" ||
+			num(devs[7], "channel") != 7 || str(devs[7], "nvlinkClique") != conformanceUUID+"."+id {
 			t.Errorf("IMEX pool of clique %s: %d devices, last %+v", id, len(devs), devs[len(devs)-1])
 		}
 	}
@@ -120,20 +126,24 @@ func TestClusterPools(t *testing.T) {
 		} else {
 			hosts[d.Name] = term.MatchExpressions[0].Values
 		}
-		if str(d, "type") != DeviceTypeSubslice || str(d, "slice") != "torus-a" || num(d, "chips") != int64(4*len(hosts[d.Name])) {
+		if str(d, tpu("type")) != "subslice" || str(d, tpu("slice")) != "torus-a" || num(d, tpu("chips")) != int64(4*len(hosts[d.Name])) {
 			t.Errorf("%s: attributes %v", d.Name, d.Attributes)
 		}
 	}
-	want := []string{"sub-2x2x4-0-0-0", "sub-2x2x2-0-0-0", "sub-2x2x2-0-0-1", "sub-2x2x2-0-0-2",
-		"sub-2x2x1-0-0-0", "sub-2x2x1-0-0-1", "sub-2x2x1-0-0-2", "sub-2x2x1-0-0-3"}
+	// The TPU driver's default shapes 2x2x2, 2x2x4 and full (2x2x4 again);
+	// z is 4 long, a ring, so 2x2x2 also wraps from z 3 to z 0.
+	want := []string{"sub-2x2x2-0-0-0", "sub-2x2x2-0-0-1", "sub-2x2x2-0-0-2", "sub-2x2x2-0-0-3", "sub-2x2x4-0-0-0"}
 	if !slices.Equal(names, want) {
 		t.Errorf("sub-slices %v, want %v", names, want)
 	}
 	if got := hosts["sub-2x2x2-0-0-2"]; !slices.Equal(got, []string{"127.0.0.3", "127.0.0.4"}) {
 		t.Errorf("sub-2x2x2-0-0-2 on hosts %v, want 127.0.0.3 and 127.0.0.4", got)
 	}
-	if s := sub.pool.Slices[0]; len(s.SharedCounters) != 1 || len(s.SharedCounters[0].Counters) != 4 || s.PerDeviceNodeSelection == nil || !*s.PerDeviceNodeSelection {
-		t.Errorf("sub-slice counter slice %+v, want one set of 4 host counters", s)
+	if got := hosts["sub-2x2x2-0-0-3"]; !slices.Equal(got, []string{"127.0.0.1", "127.0.0.4"}) {
+		t.Errorf("sub-2x2x2-0-0-3 (wrapping around z) on hosts %v, want 127.0.0.1 and 127.0.0.4", got)
+	}
+	if s := sub.pool.Slices[0]; len(s.SharedCounters) != 1 || s.SharedCounters[0].Name != "planes-0-3" || len(s.SharedCounters[0].Counters) != 4 || s.PerDeviceNodeSelection == nil || !*s.PerDeviceNodeSelection {
+		t.Errorf("sub-slice counter slice %+v, want one set planes-0-3 of 4 host counters", s)
 	}
 }
 
@@ -150,8 +160,8 @@ func TestSimulateClusterProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Nodes != 4 || res.Pools != 11 || res.Devices != 4*4+4*4+2*8+8 {
-		t.Errorf("result %+v, want 4 nodes, 11 pools, 56 devices", res)
+	if res.Nodes != 4 || res.Pools != 11 || res.Devices != 4*4+4*4+2*8+5 {
+		t.Errorf("result %+v, want 4 nodes, 11 pools, 53 devices", res)
 	}
 	drivers := map[string]int{}
 	for _, slices := range listSlices(t, client) {
@@ -162,7 +172,7 @@ func TestSimulateClusterProfile(t *testing.T) {
 	if drivers["gpu.drakit.dev"] != 4+2 || drivers[TPUDriverName] != 4+2 {
 		t.Errorf("slices per driver %v, want 6 of each (TPU: 4 chip slices, a counter slice and a device slice)", drivers)
 	}
-	if !strings.Contains(out.String(), "Built 11 pools for 4 nodes (cluster profile conformance-fabric: 12 slices, 56 devices)") {
+	if !strings.Contains(out.String(), "Built 11 pools for 4 nodes (cluster profile conformance-fabric: 12 slices, 53 devices)") {
 		t.Errorf("output:\n%s", out.String())
 	}
 	cfg.GPUsPerNode = 8

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/emulator/gpu"
+	"drakit.dev/drakit/emulator/nvlink"
 	"drakit.dev/drakit/emulator/nvmlstate"
 	"drakit.dev/drakit/emulator/platform"
 	"drakit.dev/drakit/emulator/profile"
@@ -34,9 +35,21 @@ func ProfileInventory(p *profile.Profile) (*driver.Inventory, error) {
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: GPU %s: %w", p.Metadata.Name, pg.Function.Address, err)
 		}
+		g.Fabric = profileFabric(p)
 		inv.GPUs = append(inv.GPUs, g)
 	}
 	return inv, nil
+}
+
+// profileFabric is the fabric info NVML reports for every GPU of p: its
+// NVLink domain once registration completed (state "completed", or empty,
+// its default), else none.
+func profileFabric(p *profile.Profile) *driver.Fabric {
+	nv := p.Spec.NVLink
+	if nv == nil || nv.Domain == nil || (nv.Domain.State != "" && nv.Domain.State != nvlink.StateCompleted) {
+		return nil
+	}
+	return &driver.Fabric{ClusterUUID: nv.Domain.ClusterUUID, CliqueID: nv.Domain.CliqueID}
 }
 
 func profileGPU(index int, pg profile.PlacedGPU) (driver.GPU, error) {

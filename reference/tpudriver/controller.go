@@ -72,11 +72,16 @@ func controllerPools(ctx context.Context, client kubernetes.Interface, cfg Contr
 	if err != nil {
 		return nil, fmt.Errorf("list ResourceSlices of %s: %w", cfg.DriverName, err)
 	}
-	return planPools(ctx, cfg, list.Items), nil
+	return SubslicePools(ctx, cfg, list.Items), nil
 }
 
-// planPools is the sub-slice pools for the node pools in list.
-func planPools(ctx context.Context, cfg ControllerConfig, list []resourceapi.ResourceSlice) map[string]resourceslice.Pool {
+// SubslicePools is the sub-slice pools the controller publishes for the
+// driver's node pools in list (its ResourceSlices with a node name; others
+// are ignored), keyed by pool name (SubslicePool). A slice whose
+// sub-slices exceed the limits is logged and left out. It is the
+// controller's planner, exported as the seam through which
+// reference/simulate publishes exactly the controller's pools.
+func SubslicePools(ctx context.Context, cfg ControllerConfig, list []resourceapi.ResourceSlice) map[string]resourceslice.Pool {
 	pools := map[string]resourceslice.Pool{}
 	for name, info := range sliceInfos(cfg.DriverName, list) {
 		pool, err := subslicePool(cfg.DriverName, *info, cfg.Shapes)

@@ -39,6 +39,12 @@
 // name, as the kubelet sets it by default).
 // DeviceClass subslice.tpu.drakit.dev selects them.
 //
+// Two seams build the same pools without a node or an API server, for
+// reference/simulate: NodeResources is the node plugin's pool for a host
+// given its tpu-env and its chips' PCIe roots (what discovery reads from
+// sysfs), and SubslicePools is the controller's planner from the driver's
+// node ResourceSlices.
+//
 // # Exclusivity and the limits it implies
 //
 // A sub-slice is whole hosts, so overlapping sub-slices share a host. Each

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -128,6 +129,15 @@ func TestDiscoverEmulatedHost(t *testing.T) {
 	if len(devs) != 4 {
 		t.Fatalf("%d devices, want 4", len(devs))
 	}
+	// The seam reference/simulate uses publishes the same pool from the
+	// tpu-env and the PCIe roots, without sysfs.
+	var roots []string
+	for _, c := range h.chips {
+		roots = append(roots, c.PCIeRoot)
+	}
+	if seam, err := NodeResources(DefaultDriverName, "127.0.0.4", h.env, roots); err != nil || !equality.Semantic.DeepEqual(seam, res) {
+		t.Errorf("NodeResources from tpu-env: %v, %+v; discovery published %+v", err, seam, res)
+	}
 	for i, d := range devs {
 		a := func(n string) resourceapi.DeviceAttribute {
 			return d.Attributes[resourceapi.QualifiedName(DefaultDriverName+"/"+n)]
@@ -220,7 +230,7 @@ func TestControllerPlansFromNodePools(t *testing.T) {
 	for _, o := range nodePools(t) {
 		list = append(list, *o.(*resourceapi.ResourceSlice))
 	}
-	pools := planPools(t.Context(), DefaultControllerConfig(), list)
+	pools := SubslicePools(t.Context(), DefaultControllerConfig(), list)
 	pool, ok := pools["slice-torus-a"]
 	if !ok || len(pools) != 1 {
 		t.Fatalf("pools %v", pools)

@@ -1,10 +1,15 @@
 package tpudriver
 
 import (
+	"errors"
+	"fmt"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/internal/tpuhw"
 )
 
 // nodeResources is the node's pool: chip-<index> per chip, with the
@@ -36,4 +41,30 @@ func nodeResources(driver, node string, h *host) resourceslice.DriverResources {
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
 		node: {Slices: []resourceslice.Slice{{Devices: devices}}},
 	}}
+}
+
+// ErrUnknownGeneration is wrapped by NodeResources' error for a tpu-env
+// generation tpuhw does not know.
+var ErrUnknownGeneration = errors.New("unknown TPU generation")
+
+// NodeResources is the pool the node plugin publishes for node, a host
+// whose tpu-env is env and whose chips are accel0 … accel<n-1>, n the
+// chips of env's chipBounds, where chip i's PCIe root is pcieRoots[i] (""
+// or a short list: unknown). It is the seam through which
+// reference/simulate publishes exactly the node plugin's pool for a
+// simulated host, without sysfs.
+func NodeResources(driver, node string, env tpuhw.TPUEnv, pcieRoots []string) (resourceslice.DriverResources, error) {
+	gen, ok := tpuhw.LookupGeneration(env.Generation)
+	if !ok {
+		return resourceslice.DriverResources{}, fmt.Errorf("node %s: %w %q", node, ErrUnknownGeneration, env.Generation)
+	}
+	h := &host{env: env}
+	for i := range env.Slice.ChipBounds.Chips() {
+		c := chip{Index: i, Generation: gen, Coord: env.Slice.ChipCoord(env.WorkerID, i)}
+		if i < len(pcieRoots) {
+			c.PCIeRoot = pcieRoots[i]
+		}
+		h.chips = append(h.chips, c)
+	}
+	return nodeResources(driver, node, h), nil
 }

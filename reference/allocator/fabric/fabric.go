@@ -14,6 +14,7 @@ import (
 	"drakit.dev/drakit/reference/allocator/instances"
 	"drakit.dev/drakit/reference/allocator/scenario"
 	"drakit.dev/drakit/reference/simulate"
+	"drakit.dev/drakit/reference/tpudriver"
 )
 
 // Profile is the cluster profile the cases run on.
@@ -56,8 +57,8 @@ type Case struct {
 //     the clique as the GPUs do). Fits on the 954 GB200 nodes.
 //   - tpu-4x4x4: one sub-slice device of shape 4x4x4 (the whole torus).
 //     Fits on the 32 TPU hosts.
-//   - tpu-4x4x4-fragmented: torus-a has one 2x2x1 sub-slice allocated (its
-//     host counter is used), and the claim asks for the 4x4x4 sub-slice and
+//   - tpu-4x4x4-fragmented: torus-a has one 2x2x2 sub-slice allocated (its
+//     two hosts' counters are used), and the claim asks for the 4x4x4 sub-slice and
 //     the host's 4 chips, matchAttribute tpu.drakit.dev/slice over both.
 //     Fits only on torus-b's 16 hosts; on torus-a's the counters rule the
 //     4x4x4 out.
@@ -85,8 +86,8 @@ func Cases(ctx context.Context) ([]Case, error) {
 			DeviceClasses: []*resourceapi.DeviceClass{
 				class(GPUClass, `device.driver == "gpu.drakit.dev" && device.attributes["gpu.drakit.dev"].type == "gpu"`),
 				class(IMEXClass, `device.driver == "gpu.drakit.dev" && device.attributes["gpu.drakit.dev"].type == "imex-channel"`),
-				class(TPUChipClass, `device.driver == "tpu.drakit.dev" && !("type" in device.attributes["tpu.drakit.dev"])`),
-				class(SubsliceClass, `device.driver == "tpu.drakit.dev" && "type" in device.attributes["tpu.drakit.dev"] && device.attributes["tpu.drakit.dev"].type == "subslice"`),
+				class(TPUChipClass, `device.driver == "tpu.drakit.dev" && device.attributes["tpu.drakit.dev"].type == "chip"`),
+				class(SubsliceClass, `device.driver == "tpu.drakit.dev" && device.attributes["tpu.drakit.dev"].type == "subslice"`),
 			},
 			ResourceSlices: slices,
 		}
@@ -98,15 +99,15 @@ func Cases(ctx context.Context) ([]Case, error) {
 
 	torus := base("tpu-4x4x4", "tpu-a-05")
 	torus.Claims = []*resourceapi.ResourceClaim{fabricClaim("tpu-4x4x4", "",
-		request("torus", SubsliceClass, 1, `device.attributes["tpu.drakit.dev"].shape == "4x4x4"`))}
+		request("torus", SubsliceClass, 1, `"shape" in device.attributes["tpu.drakit.dev"] && device.attributes["tpu.drakit.dev"].shape == "4x4x4"`))}
 
 	frag := base("tpu-4x4x4-fragmented", "tpu-b-05")
 	frag.Claims = []*resourceapi.ResourceClaim{fabricClaim("tpu-4x4x4-fragmented", "tpu.drakit.dev/slice",
-		request("torus", SubsliceClass, 1, `device.attributes["tpu.drakit.dev"].shape == "4x4x4"`),
+		request("torus", SubsliceClass, 1, `"shape" in device.attributes["tpu.drakit.dev"] && device.attributes["tpu.drakit.dev"].shape == "4x4x4"`),
 		request("chips", TPUChipClass, 4))}
 	held := fabricClaim("held", "")
 	held.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{
-		Request: "sub", Driver: simulate.TPUDriverName, Pool: simulate.SubslicePoolName("torus-a"), Device: "sub-2x2x1-2-2-1",
+		Request: "sub", Driver: simulate.TPUDriverName, Pool: tpudriver.SubslicePool("torus-a"), Device: "sub-2x2x2-2-2-1",
 	}}}}
 	held.Spec.Devices.Requests = []resourceapi.DeviceRequest{request("sub", SubsliceClass, 1)}
 	frag.AllocatedClaims = []*resourceapi.ResourceClaim{held}
@@ -117,7 +118,7 @@ func Cases(ctx context.Context) ([]Case, error) {
 		{Name: torus.Name, Scenario: torus, Nodes: nodes, Feasible: 32,
 			Description: "1 sub-slice device of shape 4x4x4"},
 		{Name: frag.Name, Scenario: frag, Nodes: nodes, Feasible: 16,
-			Description: "4x4x4 sub-slice + the host's 4 chips, matchAttribute tpu.drakit.dev/slice; torus-a fragmented by one allocated 2x2x1"},
+			Description: "4x4x4 sub-slice + the host's 4 chips, matchAttribute tpu.drakit.dev/slice; torus-a fragmented by one allocated 2x2x2"},
 	}, nil
 }
 

@@ -77,10 +77,16 @@ func hostnameSelector(hostname string) *corev1.NodeSelector {
 // with the pods the scenario runs on them.
 type multiNodeDevice struct {
 	device publishedDevice
+	// class is the DeviceClass the kit found it in, which claims name.
+	class string
+	// subslice says that class is the declared torus's sub-slice class:
+	// what pods see is judged by each host's ground truth.
+	subslice bool
 	// identity is its identity attribute's value, which claims pin.
 	identity string
-	// nodes are the names of the nodes that can use it, sorted.
-	nodes []string
+	// hosts are the names of all the nodes that can use it, sorted; nodes
+	// the first of them that the scenario runs pods on.
+	hosts, nodes []string
 	// pods are the scenario's pods on those nodes, by node.
 	pods map[string]string
 }

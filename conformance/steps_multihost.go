@@ -2,14 +2,12 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -230,45 +228,62 @@ func (w *world) clusterHasNodes(ctx context.Context, n int) (context.Context, er
 	return ctx, nil
 }
 
+// multiNodeClasses are the DeviceClasses whose devices the multi-node
+// scenario considers: the driver's, and a declared torus's sub-slice class
+// (sub-slices are the devices of a torus driver that several nodes share).
+func (c Config) multiNodeClasses() []string {
+	classes := []string{c.deviceClass()}
+	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.deviceClass() {
+		classes = append(classes, c.TorusSubsliceClassName)
+	}
+	return classes
+}
+
 // driverPublishesMultiNodeDevice picks the first device (by pool and name)
-// of the kit's DeviceClass driver that at least n nodes can use and that
+// of the driver's multiNodeClasses that at least n nodes can use and that
 // has an identity; it skips the scenario when there is none.
 func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (context.Context, error) {
 	nodeList, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
 	}
-	inClass, err := w.classDevices(ctx, w.cfg.deviceClass())
-	if err != nil {
-		return ctx, err
-	}
 	sl, err := w.driverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}
+	classes := w.cfg.multiNodeClasses()
 	var found []*multiNodeDevice
-	for _, s := range sl {
-		for _, d := range s.Spec.Devices {
-			pd, ok := findDevice(inClass, s.Spec.Pool.Name, d.Name)
-			if !ok {
-				continue
-			}
-			a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
-			if !ok || a.StringValue == nil || *a.StringValue == "" {
-				continue
-			}
-			nodes, err := deviceNodes(s, d, nodeList.Items)
-			if err != nil {
-				return ctx, err
-			}
-			if len(nodes) >= n {
-				found = append(found, &multiNodeDevice{device: pd, identity: *a.StringValue, nodes: nodes[:n], pods: map[string]string{}})
+	picked := map[string]bool{}
+	for _, class := range classes {
+		inClass, err := w.classDevices(ctx, class)
+		if err != nil {
+			return ctx, err
+		}
+		for _, s := range sl {
+			for _, d := range s.Spec.Devices {
+				pd, ok := findDevice(inClass, s.Spec.Pool.Name, d.Name)
+				if !ok || picked[pd.ID()] {
+					continue
+				}
+				a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+				if !ok || a.StringValue == nil || *a.StringValue == "" {
+					continue
+				}
+				nodes, err := deviceNodes(s, d, nodeList.Items)
+				if err != nil {
+					return ctx, err
+				}
+				if len(nodes) >= n {
+					picked[pd.ID()] = true
+					found = append(found, &multiNodeDevice{device: pd, class: class, subslice: class == w.cfg.TorusSubsliceClassName,
+						identity: *a.StringValue, hosts: nodes, nodes: nodes[:n], pods: map[string]string{}})
+				}
 			}
 		}
 	}
 	if len(found) == 0 {
 		return skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
-			w.cfg.deviceClass(), w.cfg.DriverName, w.cfg.UUIDAttribute, n, len(nodeList.Items)))
+			strings.Join(classes, " or "), w.cfg.DriverName, w.cfg.UUIDAttribute, n, len(nodeList.Items)))
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].device.ID() < found[j].device.ID() })
 	w.multiNode = found[0]
@@ -288,7 +303,7 @@ func (w *world) claimMultiNodeDevice(ctx context.Context, name string) error {
 		return err
 	}
 	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, m.identity)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	return w.createClaim(ctx, newClaim(name, claimSpec(m.class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
@@ -392,25 +407,4 @@ func (w *world) claimReservedForNodePods(ctx context.Context, claim string) erro
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	return findings(checkReservedFor(claim, c.Status.ReservedFor, want))
-}
-
-func (w *world) podsOnEachNodeSee(ctx context.Context) (context.Context, error) {
-	m, err := w.theMultiNodeDevice()
-	if err != nil {
-		return ctx, err
-	}
-	_, pods := m.nodePods()
-	var bad []string
-	for _, name := range pods {
-		var err error
-		ctx, err = w.podSeesAllocatedDevices(ctx, name)
-		switch {
-		case err == nil:
-		case errors.Is(err, godog.ErrSkip):
-			return ctx, err
-		default:
-			bad = append(bad, err.Error())
-		}
-	}
-	return ctx, findings(bad)
 }

@@ -7,10 +7,12 @@
 # controller) and the reference TPU driver (with its sub-slice controller) are pinned to the node
 # with its own host paths. Then:
 #   @nvlink-fabric against the GPU driver (cliques judged by what NVML reports in the containers),
-#   @tpu-torus against the TPU driver (sub-tori judged by each host's emulator ground truth).
+#   @tpu-torus against the TPU driver (sub-tori judged by each host's emulator ground truth),
+#   @multi-node && @multi-host against the TPU driver: one sub-slice two nodes share, allocated
+#   once, a pod on each of its nodes (what each sees judged by its host's ground truth).
 # Every selected scenario must pass (--fail-on-skip). make conformance runs this after the
 # single-node runs; alone: flock /tmp/drakit-cluster.lock scripts/conformance-fabric.sh.
-# ARTIFACTS (default artifacts) gets $ARTIFACTS/fabric and $ARTIFACTS/tpu; DRAKIT_KEEP_CLUSTER=1 keeps
+# ARTIFACTS (default artifacts) gets $ARTIFACTS/fabric, $ARTIFACTS/tpu and $ARTIFACTS/multinode; DRAKIT_KEEP_CLUSTER=1 keeps
 # the cluster.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +53,7 @@ teardown() {
 }
 trap teardown EXIT
 
-rm -rf "$ARTIFACTS/fabric" "$ARTIFACTS/tpu"
+rm -rf "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
 mkdir -p "$ARTIFACTS/fabric/logs"
 $drakit cluster down
 log "starting a $nodes-node local cluster"
@@ -98,3 +100,6 @@ $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/fa
 log "running the @tpu-torus features against the TPU driver"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/tpu" --node-emulator-roots "$roots" \
   --driver-config docs/examples/reference-tpu-driver.yaml --tags '@tpu-torus' --no-colors --fail-on-skip --concurrency 1
+log "running the @multi-node features against the TPU driver's sub-slices"
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/multinode" --node-emulator-roots "$roots" \
+  --driver-config docs/examples/reference-tpu-driver.yaml --tags '@multi-node && @multi-host' --no-colors --fail-on-skip --concurrency 1

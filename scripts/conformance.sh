@@ -2,7 +2,7 @@
 # make conformance: builds what is missing, starts the local cluster, renders the emulated node,
 # deploys the reference GPU and NIC drivers, runs every feature against each (reports in
 # $ARTIFACTS/gpu and $ARTIFACTS/nic) and tears down; then runs the fabric features on a 4-node
-# cluster (scripts/conformance-fabric.sh: $ARTIFACTS/fabric, $ARTIFACTS/tpu).
+# cluster (scripts/conformance-fabric.sh: $ARTIFACTS/fabric, $ARTIFACTS/tpu, $ARTIFACTS/multinode).
 # Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -138,8 +138,9 @@ rm -f "$explain_out"
 # --- many nodes: NVLink cliques, IMEX channels and a TPU torus -----------------------------------
 # The runs above need one node's hardware; the fabric features need several nodes. The single-node
 # cluster goes (its logs kept with the reports) and scripts/conformance-fabric.sh brings up 4 nodes
-# rendered from the cluster profile conformance-fabric, runs @nvlink-fabric and @tpu-torus and tears
-# them down (reports in $ARTIFACTS/fabric and $ARTIFACTS/tpu).
+# rendered from the cluster profile conformance-fabric, runs @nvlink-fabric, @tpu-torus and the
+# @multi-node scenario on the TPU driver's sub-slices and tears them down (reports in
+# $ARTIFACTS/fabric, $ARTIFACTS/tpu and $ARTIFACTS/multinode).
 kill "$watch_pid" && wait "$watch_pid" 2>/dev/null || true
 watch_pid=
 mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true

@@ -30,8 +30,9 @@
 // wrapping where the torus wraps) of each configured shape (default 2x2x2,
 // 2x2x4 and the full topology; shapes that do not fit the slice are left
 // out, so such a claim stays pending) whose hosts all have a node pool,
-// with attributes type "subslice", shape, slice, topology, generation, x,
-// y, z, chips and hosts, and perDeviceNodeSelection: each device's
+// with attributes type "subslice", uuid (TPU-SUB-<slice>-<device>),
+// shape, slice, topology, generation, x, y, z, chips and hosts, and
+// perDeviceNodeSelection: each device's
 // nodeSelector selects exactly the nodes of its hosts: one term,
 // kubernetes.io/hostname In [nodes] (the DRA allocator refuses a device
 // node selector of several terms, and the API a metadata.name field

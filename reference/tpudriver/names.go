@@ -38,6 +38,10 @@ const (
 // ChipUUID is a chip's identity, unique in the cluster: TPU-<node>-<index>.
 func ChipUUID(node string, index int) string { return fmt.Sprintf("TPU-%s-%d", node, index) }
 
+// SubsliceUUID is a sub-slice's identity, unique in the cluster and stable
+// while its slice keeps its name: TPU-SUB-<slice>-<device>.
+func SubsliceUUID(slice, device string) string { return fmt.Sprintf("TPU-SUB-%s-%s", slice, device) }
+
 // ChipDevice names chip index on its node's pool, chip-<index>.
 func ChipDevice(index int) string { return fmt.Sprintf("chip-%d", index) }
 

@@ -211,8 +211,10 @@ func subslicePool(driver string, s sliceInfo, shapes []string) (*resourceslice.P
 func subsliceDevice(driver string, s sliceInfo, sub subslice, nodes []string, cs counterSets) resourceapi.Device {
 	q := func(name string) resourceapi.QualifiedName { return resourceapi.QualifiedName(driver + "/" + name) }
 	p := sub.placement
+	name := SubsliceDevice(p)
 	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 		q(AttrType):       {StringValue: ptr.To(TypeSubslice)},
+		q(AttrUUID):       {StringValue: ptr.To(SubsliceUUID(s.name, name))},
 		q(AttrShape):      {StringValue: ptr.To(p.Shape.String())},
 		q(AttrSlice):      {StringValue: ptr.To(s.name)},
 		q(AttrTopology):   {StringValue: ptr.To(s.geometry.Topology.String())},
@@ -237,7 +239,7 @@ func subsliceDevice(driver string, s sliceInfo, sub subslice, nodes []string, cs
 			consumes = append(consumes, resourceapi.DeviceCounterConsumption{CounterSet: cs.name(s.geometry, set), Counters: c})
 		}
 	}
-	return resourceapi.Device{Name: SubsliceDevice(p), Attributes: attrs, ConsumesCounters: consumes, NodeSelector: nodesSelector(nodes)}
+	return resourceapi.Device{Name: name, Attributes: attrs, ConsumesCounters: consumes, NodeSelector: nodesSelector(nodes)}
 }
 
 // nodesSelector selects exactly nodes by their kubernetes.io/hostname

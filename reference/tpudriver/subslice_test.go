@@ -157,6 +157,17 @@ func TestSubslicePool(t *testing.T) {
 	if v := *d.Attributes[DefaultDriverName+"/shape"].StringValue; v != "2x2x2" {
 		t.Errorf("shape %s", v)
 	}
+	if v := *d.Attributes[DefaultDriverName+"/uuid"].StringValue; v != "TPU-SUB-torus-a-sub-2x2x2-0-0-3" {
+		t.Errorf("uuid %s, want TPU-SUB-torus-a-sub-2x2x2-0-0-3", v)
+	}
+	uuids := map[string]string{}
+	for _, dev := range pool.Slices[1].Devices {
+		u := *dev.Attributes[DefaultDriverName+"/uuid"].StringValue
+		if other, dup := uuids[u]; dup {
+			t.Errorf("devices %s and %s share uuid %s", other, dev.Name, u)
+		}
+		uuids[u] = dev.Name
+	}
 	// A host missing: only the sub-slices without it.
 	delete(info.nodes, 2)
 	pool, err = subslicePool(DefaultDriverName, info, defaultShapes(t))

@@ -70,8 +70,8 @@ expect_profile() { # expect_profile VARIANT PROFILE RESULT
 log "the plain driver must pass the @core scenarios of the core profile"
 deploy correct
 kit correct-core --profile core --tags @core --fail-on-skip
-log "every scenario against the plain driver but the @interpose ones (they need drakit interpose in front of it) and the @multi-node one (one node): none may fail; the profiles it does not claim are unclaimed"
-kit correct --tags '~@interpose && ~@multi-node'
+log "every scenario against the plain driver but the @interpose ones (they need drakit interpose in front of it) and those of several nodes' fabrics (one node): none may fail; the profiles it does not claim are unclaimed"
+kit correct --tags '~@interpose && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
 # The core profile's Core scenarios pass (correct-core above); its Extended @interpose scenarios
 # did not run, so the profile is partial, not success.
 expect_profile correct core partial

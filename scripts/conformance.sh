@@ -96,10 +96,9 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # that exist). Both get the PodGroup claims of KEP-5729, which every driver must pass, and the Core
 # scenarios of KEP-4816 (prioritized lists of the driver's class) and KEP-5018 (the admin-access
 # namespace label); the Extended ones need partitions or the adminAccess capability, which only the
-# GPU driver claims. The local
-# cluster has one node: the @multi-node scenario (a device several nodes share) waits for a cluster
-# of several nodes, and the @nvlink-fabric ones nodes of an NVLink clique (scripts/conformance-fabric.sh).
-kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@multi-node && ~@nvlink-fabric'
+# GPU driver claims. This cluster has one node: the @multi-node, @nvlink-fabric and @tpu-torus
+# scenarios run on 4 nodes below (scripts/conformance-fabric.sh).
+kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
 kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core'
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------

@@ -29,27 +29,14 @@ var ErrNotFound = errors.New("cluster profile not found")
 var ErrUnknownNode = errors.New("no such node in the cluster profile")
 
 // ValidationError lists a cluster profile's problems with their field
-// paths.
-type ValidationError struct {
-	// Source names the profile: "file x.yaml" or "built-in cluster profile
-	// nvl72".
-	Source string
-	Errs   field.ErrorList
-}
+// paths; it matches ErrInvalid.
+type ValidationError = strictyaml.FieldErrors
 
-// Error lists one problem per line.
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s:", e.Source, ErrInvalid)
-	for _, fe := range e.Errs {
-		b.WriteString("\n  ")
-		b.WriteString(fe.Error())
-	}
-	return b.String()
+// newValidationError is the ValidationError of the cluster profile named
+// source ("file x.yaml", "built-in cluster profile nvl72").
+func newValidationError(source string, errs field.ErrorList) *ValidationError {
+	return &ValidationError{Source: source, Class: ErrInvalid, Errs: errs}
 }
-
-// Unwrap makes errors.Is(err, ErrInvalid) hold.
-func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
 // Source is a loaded cluster profile with where it came from.
 type Source struct {
@@ -72,7 +59,7 @@ func Parse(data []byte) (*ClusterProfile, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(errs) > 0 {
-		return nil, &ValidationError{Source: "cluster profile", Errs: errs}
+		return nil, newValidationError("cluster profile", errs)
 	}
 	return cp, nil
 }
@@ -129,7 +116,7 @@ func load(source, dir string, data []byte) (*Source, error) {
 	}
 	cp.Default()
 	if errs := cp.Validate(); len(errs) > 0 {
-		return nil, &ValidationError{Source: source, Errs: errs}
+		return nil, newValidationError(source, errs)
 	}
 	return &Source{Profile: cp, Name: source, Dir: dir}, nil
 }

@@ -108,7 +108,7 @@ func Resolve(src *Source) (*Cluster, error) {
 		check.Default()
 		if verrs := check.Validate(); len(verrs) > 0 {
 			errs = append(errs, field.Invalid(spec.Child("nodeGroups").Index(i).Child("nodeProfile"), g.NodeProfile,
-				(&profile.ValidationError{Source: "node profile", Errs: verrs}).Error()))
+				profile.NewValidationError("node profile", verrs).Error()))
 			continue
 		}
 		templates[i] = p
@@ -180,7 +180,7 @@ func Resolve(src *Source) (*Cluster, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, &ValidationError{Source: src.Name, Errs: dedupe(errs)}
+		return nil, newValidationError(src.Name, dedupe(errs))
 	}
 	var nodeErrs []error
 	for i := range c.Nodes {
@@ -198,7 +198,7 @@ func Resolve(src *Source) (*Cluster, error) {
 		}
 		p.Default()
 		if verrs := p.Validate(); len(verrs) > 0 {
-			nodeErrs = append(nodeErrs, &profile.ValidationError{Source: "node " + n.Name, Errs: verrs})
+			nodeErrs = append(nodeErrs, profile.NewValidationError("node "+n.Name, verrs))
 			continue
 		}
 		n.Profile = p

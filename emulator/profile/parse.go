@@ -20,26 +20,15 @@ var ErrInvalid = fielderr.ErrInvalid
 // ErrNotFound is returned for a built-in profile name that does not exist.
 var ErrNotFound = errors.New("node profile not found")
 
-// ValidationError lists a profile's problems with their field paths.
-type ValidationError struct {
-	// Source names the profile: "file x.yaml" or "built-in profile dgx-h100".
-	Source string
-	Errs   field.ErrorList
-}
+// ValidationError lists a profile's problems with their field paths; it
+// matches ErrInvalid.
+type ValidationError = strictyaml.FieldErrors
 
-// Error lists one problem per line.
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s:", e.Source, ErrInvalid)
-	for _, fe := range e.Errs {
-		b.WriteString("\n  ")
-		b.WriteString(fe.Error())
-	}
-	return b.String()
+// NewValidationError is the ValidationError of the profile named source
+// ("file x.yaml", "built-in profile dgx-h100").
+func NewValidationError(source string, errs field.ErrorList) *ValidationError {
+	return &ValidationError{Source: source, Class: ErrInvalid, Errs: errs}
 }
-
-// Unwrap makes errors.Is(err, ErrInvalid) hold.
-func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
 // Parse decodes one profile document strictly (strictyaml.Decode): YAML
 // syntax errors, duplicate keys, a second YAML document, a wrong apiVersion
@@ -53,7 +42,7 @@ func Parse(data []byte) (*Profile, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if len(errs) > 0 {
-		return nil, &ValidationError{Source: "profile", Errs: errs}
+		return nil, NewValidationError("profile", errs)
 	}
 	return p, nil
 }
@@ -140,7 +129,7 @@ func load(source string, data []byte, uuidSeed string) (*Profile, error) {
 	}
 	p.Default()
 	if errs := p.Validate(); len(errs) > 0 {
-		return nil, &ValidationError{Source: source, Errs: errs}
+		return nil, NewValidationError(source, errs)
 	}
 	return p, nil
 }

@@ -114,7 +114,7 @@ type Topology struct {
 // function 0. The returned tree points into p.
 func (p *Profile) Topology() (*Topology, error) {
 	if errs := p.Validate(); len(errs) > 0 {
-		return nil, &ValidationError{Source: "profile " + p.Metadata.Name, Errs: errs}
+		return nil, NewValidationError("profile "+p.Metadata.Name, errs)
 	}
 	t := &Topology{}
 	for ri := range p.Spec.RootComplexes {

@@ -211,7 +211,7 @@ func ReplicateProfileGPUs(p *profile.Profile, gpus int) (*profile.Profile, error
 	}
 	out.Default()
 	if errs := out.Validate(); len(errs) > 0 {
-		return nil, &profile.ValidationError{Source: fmt.Sprintf("profile %s replicated to %d GPUs", p.Metadata.Name, gpus), Errs: errs}
+		return nil, profile.NewValidationError(fmt.Sprintf("profile %s replicated to %d GPUs", p.Metadata.Name, gpus), errs)
 	}
 	return out, nil
 }

@@ -2,11 +2,14 @@ package nvml_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/google/go-cmp/cmp"
 
 	"drakit.dev/drakit/emulator/nvmlstate"
+	"drakit.dev/drakit/emulator/profile"
 )
 
 // linkView is what NVML reports about one NVLink of a GPU.
@@ -152,4 +155,45 @@ func observeFabric(t testing.TB, d, next gonvml.Device) fabricView {
 		}
 	}
 	return v
+}
+
+// TestFabricViewOfHGXIsItsStateRecords holds the fabric part of the view to
+// the state file on an NVLink node: what go-nvml reports about every GPU's
+// links, fabric info and topology towards the next GPU equals what the
+// rendered state records say, and the records are not empty (18 active links
+// per GPU, a common ancestor with the next GPU), so that the comparison
+// cannot pass on a GPU without NVLink.
+func TestFabricViewOfHGXIsItsStateRecords(t *testing.T) {
+	requireMknod(t)
+	p, err := profile.Builtin("hgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := renderProfile(t, p)
+	s, err := nvmlstate.ReadFile(filepath.Join(root, filepath.FromSlash(nvmlstate.RelativePath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := newLib(t)
+	initLib(t, lib, root)
+	gpus := devices(t, lib)
+	if len(gpus) != len(s.GPUs) || len(gpus) < 2 {
+		t.Fatalf("NVML enumerates %d GPUs, the state holds %d; want the same, at least 2", len(gpus), len(s.GPUs))
+	}
+	for i, d := range gpus {
+		next, nextState := gpus[(i+1)%len(gpus)], &s.GPUs[(i+1)%len(gpus)]
+		want := wantFabric(s, &s.GPUs[i], nextState)
+		active := 0
+		for _, l := range want.Links {
+			if l.Active == gonvml.FEATURE_ENABLED {
+				active++
+			}
+		}
+		if active != nvmlstate.MaxNVLinks || want.AncestorRet != gonvml.SUCCESS {
+			t.Fatalf("GPU %d: the state records %d active links and ancestor %v; want %d and SUCCESS", i, active, want.AncestorRet, nvmlstate.MaxNVLinks)
+		}
+		if diff := cmp.Diff(want, observeFabric(t, d, next)); diff != "" {
+			t.Errorf("GPU %d: NVML's fabric view differs from the state records (-state +NVML):\n%s", i, diff)
+		}
+	}
 }

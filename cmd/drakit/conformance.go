@@ -91,6 +91,7 @@ listed with their reason and never counted as passed.`,
 		},
 	}
 	bindConformanceFlags(cmd.Flags(), &cfg)
+	cmd.AddCommand(newConformanceSummarizeCommand(), newConformanceCatalogueCommand())
 	return cmd
 }
 

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// WriteCatalogue renders every scenario of the features in fsys as
+// Markdown, grouped by KEP tag: a table with each KEP's topic (its
+// kep-<number>-<topic> directory) and Core / Extended counts, then per KEP
+// a collapsed list of its scenarios with their level and file. README's
+// "What a run checks" holds this text; a test keeps the two equal.
+func WriteCatalogue(w io.Writer, fsys fs.FS) error {
+	all, err := allScenarios(fsys)
+	if err != nil {
+		return err
+	}
+	type kep struct {
+		tag    string
+		topic  string
+		core   int
+		ext    int
+		scenes []ScenarioResult
+	}
+	byTag := map[string]*kep{}
+	for _, s := range all {
+		for _, t := range kepTagsOf(s.Tags) {
+			k := byTag[t]
+			if k == nil {
+				k = &kep{tag: t}
+				byTag[t] = k
+			}
+			if dir := path.Dir(s.URI); k.topic == "" || strings.HasPrefix(dir, strings.TrimPrefix(t, "@")+"-") {
+				k.topic = topicOf(t, dir)
+			}
+			if levelOf(s.Tags) == levelExtended {
+				k.ext++
+			} else {
+				k.core++
+			}
+			k.scenes = append(k.scenes, s)
+		}
+	}
+	keps := make([]*kep, 0, len(byTag))
+	for _, k := range byTag {
+		keps = append(keps, k)
+	}
+	sort.Slice(keps, func(i, j int) bool { return kepNumber(keps[i].tag) < kepNumber(keps[j].tag) })
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d scenarios over %d KEPs.\n\n", len(all), len(keps))
+	fmt.Fprintln(&b, "| KEP | Topic | Core | Extended |")
+	fmt.Fprintln(&b, "|---|---|---|---|")
+	for _, k := range keps {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", kepTitle(k.tag), k.topic, k.core, k.ext)
+	}
+	for _, k := range keps {
+		fmt.Fprintf(&b, "\n<details><summary>%s %s: %d scenarios</summary>\n\n", kepTitle(k.tag), k.topic, len(k.scenes))
+		slices.SortStableFunc(k.scenes, func(a, b ScenarioResult) int {
+			if c := strings.Compare(a.URI, b.URI); c != 0 {
+				return c
+			}
+			return a.Line - b.Line
+		})
+		for _, s := range k.scenes {
+			fmt.Fprintf(&b, "- %s: %s (`%s`)\n", levelOf(s.Tags), s.Name, s.URI)
+		}
+		fmt.Fprintln(&b, "\n</details>")
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// topicOf is the topic of a KEP from the directory of one of its
+// scenarios: "structured parameters" of kep-4381-structured-parameters;
+// a directory of another name (tpu-torus) is the topic as it stands.
+func topicOf(tag, dir string) string {
+	dir = path.Base(dir)
+	if rest, ok := strings.CutPrefix(dir, strings.TrimPrefix(tag, "@")+"-"); ok {
+		dir = rest
+	}
+	return strings.ReplaceAll(dir, "-", " ")
+}
+
+// kepTitle is "KEP-4381" for @kep-4381.
+func kepTitle(tag string) string {
+	if n, ok := strings.CutPrefix(tag, "@kep-"); ok {
+		return "KEP-" + n
+	}
+	return tag
+}
+
+// kepNumber orders KEP tags by number; a tag without one goes last.
+func kepNumber(tag string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(tag, "@kep-"))
+	if err != nil {
+		return 1 << 30
+	}
+	return n
+}

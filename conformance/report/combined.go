@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Run is the result of one conformance run, named after its artifacts
+// directory (make conformance writes gpu, nic, interpose, fabric, …).
+type Run struct {
+	Name   string
+	Result Result
+}
+
+// ReadRun reads the cucumber report (cucumberFile) of the run whose
+// artifacts are in dir.
+func ReadRun(dir, cucumberFile string) (Run, error) {
+	f, err := os.Open(filepath.Join(dir, cucumberFile))
+	if err != nil {
+		return Run{}, fmt.Errorf("read run %s: %w", dir, err)
+	}
+	defer f.Close()
+	res, err := ParseCucumberJSON(f)
+	if err != nil {
+		return Run{}, fmt.Errorf("read run %s: %w", dir, err)
+	}
+	return Run{Name: filepath.Base(dir), Result: res}, nil
+}
+
+// kepRow is one KEP tag's line of the combined summary.
+type kepRow struct {
+	written int // scenarios of the features with the tag
+	ran     Counts
+	runs    []string
+}
+
+// CombinedOK says whether runs together certify what they ran: every run
+// ran a scenario and none failed, was undefined or pending, or was skipped
+// in a run that fails on skips.
+func CombinedOK(runs []Run) bool {
+	if len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if !r.Result.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteCombinedSummary renders the summary of several runs of one kit
+// invocation (make conformance's runs against each reference driver): a
+// line per run, then a table with a line per KEP tag of the features in
+// fsys and of the runs: how many scenarios the features hold, how many ran
+// over all runs (a scenario may run against several drivers) and their
+// outcome, and which runs ran them. A KEP whose scenarios ran in no run is
+// named below the table; so is every scenario that did not pass.
+func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run) error {
+	all, err := allScenarios(fsys)
+	if err != nil {
+		return err
+	}
+	rows := map[string]*kepRow{}
+	row := func(tag string) *kepRow {
+		if rows[tag] == nil {
+			rows[tag] = &kepRow{}
+		}
+		return rows[tag]
+	}
+	for _, s := range all {
+		for _, t := range kepTagsOf(s.Tags) {
+			row(t).written++
+		}
+	}
+	var b strings.Builder
+	var total Counts
+	fmt.Fprintf(&b, "drakit conformance summary of %d runs\n", len(runs))
+	for _, r := range runs {
+		res := r.Result
+		total.Passed += res.Passed
+		total.Failed += res.Failed
+		total.Skipped += res.Skipped
+		total.Undefined += res.Undefined
+		total.Pending += res.Pending
+		fmt.Fprintf(&b, "run %s: %d scenarios, %d passed, %d failed, %d skipped, %d undefined, %d pending\n",
+			r.Name, res.Total(), res.Passed, res.Failed, res.Skipped, res.Undefined, res.Pending)
+		for tag, c := range res.ByTag {
+			kr := row(tag)
+			kr.ran.Passed += c.Passed
+			kr.ran.Failed += c.Failed
+			kr.ran.Skipped += c.Skipped
+			kr.ran.Undefined += c.Undefined
+			kr.ran.Pending += c.Pending
+			kr.runs = append(kr.runs, r.Name)
+		}
+	}
+	fmt.Fprintf(&b, "all runs: %d scenarios run, %d passed, %d failed, %d skipped, %d undefined, %d pending; the features hold %d\n\n",
+		total.Total(), total.Passed, total.Failed, total.Skipped, total.Undefined, total.Pending, len(all))
+
+	tags := make([]string, 0, len(rows))
+	for t := range rows {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEP\tWRITTEN\tRUN\tPASSED\tFAILED\tSKIPPED\tUNDEFINED\tPENDING\tRUNS")
+	var notRun []string
+	for _, t := range tags {
+		r := rows[t]
+		runs := strings.Join(r.runs, ",")
+		if runs == "" {
+			runs = "-"
+			notRun = append(notRun, t)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t, r.written, r.ran.Total(), r.ran.Passed, r.ran.Failed,
+			r.ran.Skipped, r.ran.Undefined, r.ran.Pending, runs)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("render combined summary table: %w", err)
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "\nKEPs whose scenarios no run selected: %s\n", strings.Join(notRun, ", "))
+	}
+	var notPassed []string
+	for _, r := range runs {
+		for _, s := range r.Result.Scenarios {
+			if s.Status != StatusPassed {
+				notPassed = append(notPassed, fmt.Sprintf("  %s: %s %s:%d  %s", r.Name, s.Status, s.URI, s.Line, s.Name))
+			}
+		}
+	}
+	if len(notPassed) > 0 {
+		fmt.Fprintf(&b, "\nnot passed (details in each run's summary.txt):\n%s\n", strings.Join(notPassed, "\n"))
+	}
+	verdict := "PASSED"
+	if !CombinedOK(runs) {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(&b, "\nresult: %s\n", verdict)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// kepTagsOf returns the @kep-<number> tags among tags, or NoKEPTag.
+func kepTagsOf(tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		if kepTag.MatchString(t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{NoKEPTag}
+	}
+	return out
+}

@@ -347,7 +347,10 @@ func (w *world) poolStatusOfDriver(ctx context.Context) error {
 
 // poolStatusPartitionsOfDriver: the driver names partition type attributes
 // (a capability); its pools that do must report the kit's partition
-// summary, or the validationError the kit predicts for them.
+// summary, or the validationError the kit predicts for them: 1.37.2 keys a
+// partition type's cost by counter set and counter, so a pool with one
+// counter set per GPU and the same profile on two GPUs gets
+// PartitionCostMismatch instead of a summary.
 func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
 	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName})
 	if err != nil {

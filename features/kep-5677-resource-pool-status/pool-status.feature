@@ -13,7 +13,10 @@ Feature: KEP-5677 resource pool status: a ResourcePoolStatusRequest reports what
   API server stored, read before and after the controller answers (a request is asked again when
   they changed meanwhile). Where kube-controller-manager 1.37.2 differs from the spec, the code
   wins: a pool mid-rollout holds the whole request back instead of being listed with a
-  validationError, and tainted devices count as unavailable even when allocated.
+  validationError, and tainted devices count as unavailable even when allocated. A partition type
+  groups devices that draw the same counters of the same counter set: partitions of the same
+  profile on two GPUs, each GPU a counter set of one pool, make the pool's partition summary a
+  validationError (PartitionCostMismatch) in 1.37.2.
 
   Background:
     Given the API server serves ResourcePoolStatusRequests
@@ -102,7 +105,7 @@ Feature: KEP-5677 resource pool status: a ResourcePoolStatusRequest reports what
     And a ResourcePoolStatusRequest for the test driver's pool "plain-a" reports no shareable summary
 
   @kep-5677 @extended
-  Scenario: The driver's partitionable pools report the partition summary the stored slices and claims give
+  Scenario: The driver's pools that name a partition type report the partition summary, or the validationError, the stored slices and claims give
     Given the driver claims the capability "partitionableDevicesType"
     And the API server keeps the ResourceSlice field "partitionTypeAttribute"
     And the driver publishes at least 1 device

@@ -59,4 +59,3 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 		})
 	}
 }
-

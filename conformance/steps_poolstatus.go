@@ -288,7 +288,13 @@ func (w *world) askPoolStatus(ctx context.Context, spec resourcealpha.ResourcePo
 		wantBefore, want := expectedPools(before, spec.Driver, pool, attr), expectedPools(after, spec.Driver, pool, attr)
 		switch {
 		case got == nil:
-			notes = append(notes, fmt.Sprintf("%s: no status within %v (the stored objects give: %s)", req.Name, poolStatusWait, describeExpected(want)))
+			note := fmt.Sprintf("%s: no status within %v (the stored objects give: %s)", req.Name, poolStatusWait, describeExpected(want))
+			for _, p := range want {
+				if p.Generation == 0 {
+					note += fmt.Sprintf("; pool %s is at generation 0, and 1.37.2 rejects a status that lists one (pools[].generation is +k8s:required)", p.Pool)
+				}
+			}
+			notes = append(notes, note)
 		case describeExpected(wantBefore) != describeExpected(want):
 			notes = append(notes, fmt.Sprintf("%s: the stored objects changed while the controller computed", req.Name))
 		default:

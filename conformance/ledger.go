@@ -35,9 +35,12 @@ const (
 	// resourceclaim controller has dropped the group's reservation).
 	kindPodGroup = "PodGroup"
 	kindWorkload = "Workload"
+	// ResourcePoolStatusRequests (KEP-5677), cluster-scoped and named
+	// after the scenario's namespace.
+	kindPoolStatusRequest = "ResourcePoolStatusRequest"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindPodGroup: 2, kindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindPodGroup: 2, kindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7, kindPoolStatusRequest: 8}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -125,6 +128,8 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 		case kindDeviceTaintRule:
 			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.name, metav1.DeleteOptions{})
 			rules = append(rules, e.name)
+		case kindPoolStatusRequest:
+			err = kube.ResourceV1alpha3().ResourcePoolStatusRequests().Delete(ctx, e.name, metav1.DeleteOptions{})
 		default:
 			err = fmt.Errorf("unknown kind %s", e.kind)
 		}

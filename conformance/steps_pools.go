@@ -74,13 +74,17 @@ func (w *world) testDeviceClass(ctx context.Context) (string, error) {
 	return name, nil
 }
 
-// testSlice is a slice of the test driver's pool, available on all nodes.
+// testSlice is a slice of the test driver's pool, available on all nodes,
+// at generation 1: kube-controller-manager 1.37.2 cannot answer a
+// ResourcePoolStatusRequest that lists a pool at generation 0 (the API
+// server rejects the status: pools[].generation is +k8s:required), and the
+// KEP-5677 scenarios ask about all of the test driver's pools.
 func (w *world) testSlice(name, pool string, sliceCount int64) *resourceapi.ResourceSlice {
 	return &resourceapi.ResourceSlice{
 		ObjectMeta: kitMeta(w.testObjectName(name)),
 		Spec: resourceapi.ResourceSliceSpec{
 			Driver:   TestDriverName,
-			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), ResourceSliceCount: sliceCount},
+			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), Generation: 1, ResourceSliceCount: sliceCount},
 			AllNodes: ptr.To(true),
 		},
 	}

@@ -24,7 +24,8 @@ func (w *world) sliceSteps() []stepDef {
 	}
 }
 
-// driverNamesPartitionTypes checks KEP-5677 on what the API server stored:
+// driverNamesPartitionTypes checks partition types (KEP-4815, alpha gate
+// DRAPartitionableDevicesType) on what the API server stored:
 // every slice of the driver with a counter-consuming device sets
 // partitionTypeAttribute, and every such device carries that attribute as a
 // string. A driver that names none is skipped: the field is optional.
@@ -70,7 +71,7 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 	case consuming == 0:
 		return skip(ctx, "the driver publishes no counter-consuming devices")
 	case named == 0:
-		return skip(ctx, fmt.Sprintf("none of the driver's %d slices with counter-consuming devices sets partitionTypeAttribute (KEP-5677 is optional for drivers)", consuming))
+		return skip(ctx, fmt.Sprintf("none of the driver's %d slices with counter-consuming devices sets partitionTypeAttribute (the alpha field is optional for drivers)", consuming))
 	}
 	return ctx, findings(bad)
 }

@@ -114,6 +114,8 @@ type world struct {
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
+	// poolStatus is what the KEP-5677 steps remember: requests, devices.
+	poolStatus poolStatusState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

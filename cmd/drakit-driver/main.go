@@ -31,7 +31,7 @@ func run(args []string) error {
 	f.String(&cfg.DriverRoot, "driver-root", "DRIVER_ROOT", `NVIDIA driver root: "/" on a real node, the emulator root otherwise`)
 	f.String(&cfg.SysfsRoot, "sysfs-root", "SYSFS_ROOT", "sysfs to read PCI topology from; empty: <driver-root>/sys")
 	f.Bool(&cfg.PartitionableAlpha, "partitionable-alpha", "PARTITIONABLE_ALPHA",
-		"publish the alpha fields of partitionable devices (partitionTypeAttribute, compatibility groups; KEPs 5677/5963)")
+		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err

@@ -49,7 +49,9 @@ environment variables (env), NVML and NVIDIA device nodes (nvml).
 
 Scenarios are @core (the KEP's contract) or @extended (optional capabilities,
 observers, access the kit may lack); profiles group KEPs: core (KEP-4381),
-partitionable (KEP-4815), alpha (KEP-5677, KEP-5963). A scenario that needs a
+partitionable (KEP-4815), pool-status (KEP-5677), alpha (the partition types
+of KEP-4815 behind gate DRAPartitionableDevicesType, tagged with it, and
+KEP-5963). A scenario that needs a
 capability the driver does not claim is skipped as unclaimed, and fails when
 the driver's slices show it anyway.
 

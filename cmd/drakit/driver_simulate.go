@@ -22,7 +22,7 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of simulated nodes")
 	fs.StringVar(&cfg.NodePrefix, "node-prefix", cfg.NodePrefix, "simulated nodes are <prefix><i>; no real Node may have such a name")
 	fs.BoolVar(&cfg.PartitionableAlpha, "partitionable-alpha", cfg.PartitionableAlpha,
-		"publish the alpha fields of partitionable devices (partitionTypeAttribute, compatibility groups; KEPs 5677/5963)")
+		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "leave the slices in the cluster (a later run without --keep deletes them)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "how long publishing, and deleting, may take each")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")

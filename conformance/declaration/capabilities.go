@@ -85,6 +85,11 @@ var capabilities = []Capability{
 		Meaning: "slices set perDeviceNodeSelection and each device names its own nodes",
 	},
 	{
+		Name: CapabilityPartitionableDevicesType, KEP: 4815, FeatureGate: "DRAPartitionableDevicesType", Stage: StageAlpha,
+		Requires: []CapabilityName{CapabilityPartitionableDevices},
+		Meaning:  "slices with counter-consuming devices set partitionTypeAttribute, a string attribute of each of them",
+	},
+	{
 		Name: CapabilityDeviceStatus, KEP: 4817, FeatureGate: "DRAResourceClaimDeviceStatus", Stage: StageGA,
 		Meaning: "the driver reports conditions, data or networkData of allocated devices in ResourceClaim status.devices",
 	},
@@ -121,11 +126,6 @@ var capabilities = []Capability{
 	{
 		Name: CapabilityNodeAllocatableResources, KEP: 5517, FeatureGate: "DRANodeAllocatableResources", Stage: StageAlpha,
 		Meaning: "devices map their capacity onto the node's allocatable cpu, memory or hugepages (nodeAllocatableResources)",
-	},
-	{
-		Name: CapabilityPartitionableDevicesType, KEP: 5677, FeatureGate: "DRAPartitionableDevicesType", Stage: StageAlpha,
-		Requires: []CapabilityName{CapabilityPartitionableDevices},
-		Meaning:  "slices with counter-consuming devices set partitionTypeAttribute, a string attribute of each of them",
 	},
 	{
 		Name: CapabilityOptionalNodeOperations, KEP: 5945, FeatureGate: "DRAOptionalNodeOperations", Stage: StageAlpha,

@@ -31,7 +31,7 @@ func TestKnownCapabilities(t *testing.T) {
 		CapabilityDeviceMetadata:            {5304, "", StageBeta, nil},
 		CapabilityListTypeAttributes:        {5491, "DRAListTypeAttributes", StageAlpha, nil},
 		CapabilityNodeAllocatableResources:  {5517, "DRANodeAllocatableResources", StageAlpha, nil},
-		CapabilityPartitionableDevicesType:  {5677, "DRAPartitionableDevicesType", StageAlpha, []CapabilityName{CapabilityPartitionableDevices}},
+		CapabilityPartitionableDevicesType:  {4815, "DRAPartitionableDevicesType", StageAlpha, []CapabilityName{CapabilityPartitionableDevices}},
 		CapabilityOptionalNodeOperations:    {5945, "DRAOptionalNodeOperations", StageAlpha, nil},
 		CapabilityDeviceCompatibilityGroups: {5963, "DRADeviceCompatibilityGroups", StageAlpha, []CapabilityName{CapabilityPartitionableDevices}},
 		CapabilityNUMANodeAttribute:         {6072, "", StageGA, nil},

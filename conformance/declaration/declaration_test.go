@@ -272,7 +272,7 @@ func TestValidateInCode(t *testing.T) {
 	err := d.Validate()
 	want := `driver declaration: invalid driver declaration:
   capabilities[deviceHealthMessages]: Invalid value: true: deviceHealthMessages (KEP-4680) requires the capability deviceHealth (KEP-4680) claimed too
-  capabilities[gpuDirect]: Unsupported value: "gpuDirect": supported values: ` + `"deviceHealth", "deviceHealthMessages", "partitionableDevices", "perDeviceNodeSelection", "deviceStatus", "bindingConditions", "adminAccess", "deviceTaints", "consumableCapacity", "fractionalCapacityRange", "deviceMetadata", "listTypeAttributes", "nodeAllocatableResources", "partitionableDevicesType", "optionalNodeOperations", "deviceCompatibilityGroups", "numaNodeAttribute"
+  capabilities[gpuDirect]: Unsupported value: "gpuDirect": supported values: ` + `"deviceHealth", "deviceHealthMessages", "partitionableDevices", "perDeviceNodeSelection", "partitionableDevicesType", "deviceStatus", "bindingConditions", "adminAccess", "deviceTaints", "consumableCapacity", "fractionalCapacityRange", "deviceMetadata", "listTypeAttributes", "nodeAllocatableResources", "optionalNodeOperations", "deviceCompatibilityGroups", "numaNodeAttribute"
   hardware: Required value: "emulated" (drakit's emulator) or "real"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)

@@ -12,8 +12,8 @@ func TestKitSettings(t *testing.T) {
 		// The reference driver, as make conformance certifies it.
 		"../../docs/examples/reference-driver.yaml": {
 			DriverName: "gpu.drakit.dev",
-			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "adminAccess", "deviceTaints",
-				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
+			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType",
+				"adminAccess", "deviceTaints", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:      "gpu.drakit.dev",
 			UUIDAttribute:        "uuid",
 			PartitionClassName:   "mig.gpu.drakit.dev",
@@ -49,9 +49,9 @@ func TestKitSettings(t *testing.T) {
 		"testdata/valid-full.yaml": {
 			DriverName:    "gpu.example.com",
 			DriverVersion: "v1.2.3-rc.1+build.5",
-			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "deviceStatus",
-				"bindingConditions", "adminAccess", "deviceTaints", "deviceMetadata",
-				"partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"},
+			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType",
+				"deviceStatus", "bindingConditions", "adminAccess", "deviceTaints", "deviceMetadata",
+				"deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:     "gpu.example.com",
 			UUIDAttribute:       "gpu.example.com/uuid",
 			PartitionClassName:  "mig.gpu.example.com",

@@ -124,9 +124,12 @@ type profileReport struct {
 }
 
 type kepReport struct {
-	KEP      int   `json:"kep"`
-	Core     tally `json:"core"`
-	Extended tally `json:"extended"`
+	KEP int `json:"kep"`
+	// Gate is the feature gate of the KEP's sub-feature whose scenarios
+	// the entry counts (profile.gates); absent for the KEP's own.
+	Gate     string `json:"gate,omitempty"`
+	Core     tally  `json:"core"`
+	Extended tally  `json:"extended"`
 	scenarioLists
 }
 
@@ -270,10 +273,16 @@ func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (prof
 		return profileReport{}, false
 	}
 	pr.Result = judge(outcomes)
+	entries := make([]kepReport, 0, len(p.keps)+len(p.gates))
 	for _, kep := range p.keps {
-		kr := kepReport{KEP: kep}
+		entries = append(entries, kepReport{KEP: kep})
+	}
+	for _, g := range p.gates {
+		entries = append(entries, kepReport{KEP: g.kep, Gate: g.name})
+	}
+	for _, kr := range entries {
 		for _, s := range scenarios {
-			if !slices.Contains(keps(s.Tags), kep) {
+			if !p.includes(s.Tags) || kr.Gate != gateOf(s.Tags) || kr.Gate == "" && !slices.Contains(keps(s.Tags), kr.KEP) {
 				continue
 			}
 			if levelOf(s.Tags) == levelCore {

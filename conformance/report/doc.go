@@ -22,13 +22,17 @@
 //
 // Profiles group KEPs, as Gateway API's conformance profiles group
 // features; a scenario is a profile's when one of its @kep-<number> tags is
-// one of the profile's KEPs, whatever its level:
+// one of the profile's KEPs, whatever its level, unless it also carries the
+// tag of a profile's feature gate (@DRAPartitionableDevicesType, an alpha
+// sub-feature of KEP-4815): then it is that profile's:
 //
 //	core              KEP-4381 structured parameters (GA): every DRA driver
 //	prioritized-list  KEP-4816 prioritized lists (GA): every DRA driver
 //	admin-access      KEP-5018 admin access (GA): drivers that claim adminAccess
 //	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
-//	alpha          KEP-5677 partition types, KEP-5963 compatibility groups (alpha gates)
+//	pool-status    KEP-5677 ResourcePoolStatusRequests (alpha): every DRA driver
+//	alpha          partition types (@DRAPartitionableDevicesType of KEP-4815),
+//	               KEP-5963 compatibility groups (alpha gates)
 //
 // ProfileNames lists them, ValidateProfile checks a name and Filter turns a
 // profile and a godog tag filter into the tag filter of a run of that

@@ -46,8 +46,19 @@ func levelOf(tags []string) level {
 type profile struct {
 	name        string
 	description string
-	// keps are the KEPs whose scenarios (@kep-<number>) are the profile's.
+	// keps are the KEPs whose scenarios (@kep-<number>) are the profile's,
+	// but those tagged with a gate of gates (any profile's).
 	keps []int
+	// gates are feature gates of alpha sub-features of a KEP whose
+	// scenarios carry the gate's tag (@<gate>) next to the KEP's: they are
+	// this profile's, not the KEP's profile's.
+	gates []profileGate
+}
+
+// profileGate is a sub-feature's gate and the KEP it belongs to.
+type profileGate struct {
+	name string
+	kep  int
 }
 
 // profiles are the conformance profiles; each KEP of the features is in
@@ -99,10 +110,43 @@ var profiles = []profile{
 		keps:        []int{5729},
 	},
 	{
-		name:        "alpha",
-		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
-		keps:        []int{5677, 5963},
+		name:        "pool-status",
+		description: "resource pool status (KEP-5677, alpha: resource.k8s.io/v1alpha3 and the gate DRAResourcePoolStatus in the API server and kube-controller-manager): ResourcePoolStatusRequests report what the driver's pools hold, as the stored slices and claims say; every DRA driver",
+		keps:        []int{5677},
 	},
+	{
+		name:        "alpha",
+		description: "alpha parts of partitionable devices, partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963); the cluster needs their feature gates",
+		keps:        []int{5963},
+		gates:       []profileGate{{name: "DRAPartitionableDevicesType", kep: 4815}},
+	},
+}
+
+// gateTags are the tags of every profile's gates; of those of KEP kep
+// only, unless kep is 0.
+func gateTags(kep int) []string {
+	var tags []string
+	for _, p := range profiles {
+		for _, g := range p.gates {
+			if kep == 0 || g.kep == kep {
+				tags = append(tags, gateTagOf(g.name))
+			}
+		}
+	}
+	return tags
+}
+
+func gateTagOf(gate string) string { return "@" + gate }
+
+// gateOf is the profile gate a scenario with these tags is tagged with, ""
+// for none.
+func gateOf(tags []string) string {
+	for _, t := range tags {
+		if slices.Contains(gateTags(0), t) {
+			return strings.TrimPrefix(t, "@")
+		}
+	}
+	return ""
 }
 
 // ProfileNames returns the names of the conformance profiles.
@@ -142,8 +186,18 @@ func Filter(name, tags string) (string, error) {
 		return tags, err
 	}
 	var alts []string
+	selectors := make([]string, 0, len(p.keps)+len(p.gates))
 	for _, kep := range p.keps {
-		tag := kepTagOf(kep)
+		sel := kepTagOf(kep)
+		for _, g := range gateTags(kep) {
+			sel += " && ~" + g
+		}
+		selectors = append(selectors, sel)
+	}
+	for _, g := range p.gates {
+		selectors = append(selectors, gateTagOf(g.name))
+	}
+	for _, tag := range selectors {
 		if strings.TrimSpace(tags) == "" {
 			alts = append(alts, tag)
 			continue
@@ -172,8 +226,12 @@ func keps(tags []string) []int {
 	return out
 }
 
-// includes says whether a scenario with these tags is one of the profile's.
+// includes says whether a scenario with these tags is one of the profile's:
+// by its gate tag when it has one of a profile's gates, else by its KEP.
 func (p profile) includes(tags []string) bool {
+	if g := gateOf(tags); g != "" {
+		return slices.ContainsFunc(p.gates, func(pg profileGate) bool { return pg.name == g })
+	}
 	for _, k := range keps(tags) {
 		if slices.Contains(p.keps, k) {
 			return true

@@ -59,9 +59,10 @@ func TestFilter(t *testing.T) {
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
 		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5677,@kep-5963"},
-		{"partitionable", "~@emulator", "@kep-4815 && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow"},
+		{"alpha", "", "@kep-5963,@DRAPartitionableDevicesType"},
+		{"pool-status", "", "@kep-5677"},
+		{"partitionable", "~@emulator", "@kep-4815 && ~@DRAPartitionableDevicesType && ~@emulator"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)
@@ -69,7 +70,7 @@ func TestFilter(t *testing.T) {
 			t.Errorf("Filter(%q, %q) = %q, %v; want %q", tc.profile, tc.tags, got, err, tc.want)
 		}
 	}
-	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)`) {
+	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pool-status, alpha)`) {
 		t.Errorf("Filter of an unknown profile: %v", err)
 	}
 }
@@ -82,7 +83,7 @@ func TestValidateProfile(t *testing.T) {
 		}
 	}
 	err := ValidateProfile("Core")
-	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)` {
+	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pool-status, alpha)` {
 		t.Errorf("ValidateProfile(Core) = %v, want an error listing the profiles", err)
 	}
 }
@@ -115,6 +116,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	kepsSeen := map[int]bool{}
+	gatesSeen := map[string]bool{}
 	coreOf := map[string]int{}
 	for _, file := range files {
 		data, err := features.FS.ReadFile(file)
@@ -146,6 +148,9 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			for _, k := range keps(tags) {
 				kepsSeen[k] = true
 			}
+			if g := gateOf(tags); g != "" {
+				gatesSeen[g] = true
+			}
 		}
 	}
 	for _, pr := range profiles {
@@ -154,11 +159,16 @@ func TestProfilesCoverFeatures(t *testing.T) {
 				t.Errorf("profile %s: KEP-%d has no scenarios", pr.name, k)
 			}
 		}
+		for _, g := range pr.gates {
+			if !gatesSeen[g.name] {
+				t.Errorf("profile %s: gate %s has no scenarios", pr.name, g.name)
+			}
+		}
 		if coreOf[pr.name] == 0 {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pool-status", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -71,8 +72,9 @@ type ScenarioResult struct {
 type Result struct {
 	// Counts are over all scenarios.
 	Counts
-	// ByTag counts the scenarios of each KEP tag (@kep-<number>);
-	// scenarios without one are counted under NoKEPTag.
+	// ByTag counts the scenarios of each KEP tag (@kep-<number>) and of
+	// each profile's gate tag (@DRAPartitionableDevicesType); scenarios
+	// without a KEP tag are counted under NoKEPTag.
 	ByTag     map[string]Counts
 	Scenarios []ScenarioResult
 	// Seed is the scenario order seed; 0 means the written order.
@@ -161,10 +163,12 @@ func ParseCucumberJSON(r io.Reader) (Result, error) {
 			res.Counts.add(sr.Status)
 			keps := 0
 			for _, t := range sr.Tags {
-				if kepTag.MatchString(t) {
+				if kepTag.MatchString(t) || slices.Contains(gateTags(0), t) {
 					c := res.ByTag[t]
 					c.add(sr.Status)
 					res.ByTag[t] = c
+				}
+				if kepTag.MatchString(t) {
 					keps++
 				}
 			}

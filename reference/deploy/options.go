@@ -49,9 +49,10 @@ type Options struct {
 	APIServerHost string
 	APIServerPort int
 	// PartitionableAlpha makes the driver publish the alpha fields of
-	// partitionable devices (partitionTypeAttribute, KEP-5677, and
-	// compatibilityGroups, KEP-5963); the cluster needs the gates
-	// DRAPartitionableDevicesType and DRADeviceCompatibilityGroups.
+	// partitionable devices (partitionTypeAttribute, KEP-4815's gate
+	// DRAPartitionableDevicesType, and
+	// compatibilityGroups, KEP-5963, gate DRADeviceCompatibilityGroups);
+	// the cluster needs both gates.
 	PartitionableAlpha bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a

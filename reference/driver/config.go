@@ -49,7 +49,7 @@ type Config struct {
 	CDIDir string
 	// PartitionableAlpha publishes the alpha fields of partitionable
 	// devices on GPUs in dynamic MIG mode: the slices'
-	// partitionTypeAttribute (KEP-5677, gate DRAPartitionableDevicesType,
+	// partitionTypeAttribute (KEP-4815, alpha gate DRAPartitionableDevicesType,
 	// naming the <DriverName>/profile attribute) and the counter
 	// consumptions' compatibilityGroups (KEP-5963, gate
 	// DRADeviceCompatibilityGroups). The apiserver rejects or drops them

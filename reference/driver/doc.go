@@ -67,7 +67,8 @@
 // sharedCounters, never both), at most 8 per slice; a device slice holds at
 // most 64 devices when one of them consumes counters, 128 otherwise. With
 // Config.PartitionableAlpha the device slices that consume counters set
-// partitionTypeAttribute to <driver>/profile (KEP-5677) and each
+// partitionTypeAttribute to <driver>/profile (gate
+// DRAPartitionableDevicesType, an alpha part of KEP-4815) and each
 // consumption lists one compatibility group (KEP-5963): "full-gpu" for the
 // full GPU, "mig" for partitions.
 //

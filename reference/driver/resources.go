@@ -60,8 +60,9 @@ const (
 type publishOptions struct {
 	// DriverName qualifies the partition type attribute.
 	DriverName string
-	// PartitionAlpha sets the alpha fields of KEP-5677
-	// (partitionTypeAttribute) and KEP-5963 (compatibilityGroups).
+	// PartitionAlpha sets the alpha fields of partitionable devices:
+	// partitionTypeAttribute (KEP-4815's gate DRAPartitionableDevicesType)
+	// and compatibilityGroups (KEP-5963).
 	PartitionAlpha bool
 	// Owned are the GPU instances the driver created (checkpoint); they
 	// do not make a GPU static.

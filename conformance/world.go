@@ -114,6 +114,9 @@ type world struct {
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
+	// extended is what the KEP-5004 steps remember: DeviceClasses with
+	// their extended resource names, the nodes' resources.
+	extended extendedState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

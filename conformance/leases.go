@@ -232,35 +232,11 @@ func (w *world) leasedUnits(ctx context.Context) []inventory.Unit {
 }
 
 // leaseSelectors restrict the requests of a claim for the driver's classes
-// to the scenario's leased devices: whole and shared devices by their
-// identity, partitions by their parent's. Claims of a scenario that holds no lease
-// are left alone.
+// to the scenario's leased devices (leaseSelector). Claims of a scenario
+// that holds no lease are left alone.
 func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
-	if w.lease == nil || len(w.lease.Units) == 0 {
-		return
-	}
-	var identities, parents []string
-	for _, u := range w.lease.Units {
-		identities = append(identities, u.Parents()...)
-		for _, p := range u.Partitions {
-			if p.Parent != "" {
-				parents = append(parents, p.Parent)
-			}
-		}
-	}
-	selector := func(class string) string {
-		switch {
-		case class == w.cfg.deviceClass():
-			return inListSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, identities)
-		case class != "" && class == w.cfg.PartitionClassName:
-			return inListSelector(w.cfg.DriverName, w.cfg.ParentUUIDAttribute, parents)
-		case class != "" && class == w.cfg.SharedDeviceClassName:
-			return inListSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
-		}
-		return ""
-	}
 	add := func(class string, sels *[]resourceapi.DeviceSelector) {
-		if e := selector(class); e != "" {
+		if e := w.leaseSelector(class); e != "" {
 			*sels = append(*sels, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 		}
 	}
@@ -273,6 +249,34 @@ func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 			add(r.FirstAvailable[j].DeviceClassName, &r.FirstAvailable[j].Selectors)
 		}
 	}
+}
+
+// leaseSelector is the CEL selector that keeps devices of one of the
+// driver's classes to the scenario's leased devices: whole and shared
+// devices by their identity, partitions by their parent's; "" for another
+// class, or when the scenario holds no lease.
+func (w *world) leaseSelector(class string) string {
+	if w.lease == nil || len(w.lease.Units) == 0 || class == "" {
+		return ""
+	}
+	var identities, parents []string
+	for _, u := range w.lease.Units {
+		identities = append(identities, u.Parents()...)
+		for _, p := range u.Partitions {
+			if p.Parent != "" {
+				parents = append(parents, p.Parent)
+			}
+		}
+	}
+	switch class {
+	case w.cfg.deviceClass():
+		return inListSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, identities)
+	case w.cfg.PartitionClassName:
+		return inListSelector(w.cfg.DriverName, w.cfg.ParentUUIDAttribute, parents)
+	case w.cfg.SharedDeviceClassName:
+		return inListSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
+	}
+	return ""
 }
 
 // inListSelector matches the driver's devices whose string attribute is one

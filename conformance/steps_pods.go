@@ -120,7 +120,9 @@ func (w *world) readReport(ctx context.Context, name string) (probe.Report, erro
 }
 
 // resolvePodClaims records the pod's claims and the driver's devices
-// allocated to them, joined with their ResourceSlice entries.
+// allocated to them, joined with their ResourceSlice entries: the claims of
+// its claim entries and the claim the scheduler created for its extended
+// resources (KEP-5004), under the entry extendedClaimEntry.
 func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
@@ -129,19 +131,15 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 	p.claims = map[string]claimRecord{}
 	p.devices = nil
 	var bad []string
-	for _, pc := range pod.Spec.ResourceClaims {
-		claimName, err := w.podClaimName(ctx, p.name, pc.Name)
-		if err != nil {
-			return err
-		}
+	resolve := func(entry, claimName string) error {
 		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.name, pc.Name, claimName, err)
+			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.name, entry, claimName, err)
 		}
-		p.claims[pc.Name] = claimRecord{name: c.Name, uid: c.UID}
+		p.claims[entry] = claimRecord{name: c.Name, uid: c.UID}
 		if c.Status.Allocation == nil {
-			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.name, pc.Name, claimName))
-			continue
+			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.name, entry, claimName))
+			return nil
 		}
 		for _, r := range driverResults(c, w.cfg.DriverName) {
 			d, ok := findDevice(devices, r.Pool, r.Device)
@@ -154,6 +152,21 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 				ad.UUID = *a.StringValue
 			}
 			p.devices = append(p.devices, ad)
+		}
+		return nil
+	}
+	for _, pc := range pod.Spec.ResourceClaims {
+		claimName, err := w.podClaimName(ctx, p.name, pc.Name)
+		if err != nil {
+			return err
+		}
+		if err := resolve(pc.Name, claimName); err != nil {
+			return err
+		}
+	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
+		if err := resolve(extendedClaimEntry, st.ResourceClaimName); err != nil {
+			return err
 		}
 	}
 	return findings(bad)

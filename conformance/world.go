@@ -116,6 +116,9 @@ type world struct {
 	torus torusState
 	// poolStatus is what the KEP-5677 steps remember: requests, devices.
 	poolStatus poolStatusState
+	// extended is what the KEP-5004 steps remember: DeviceClasses with
+	// their extended resource names, the nodes' resources.
+	extended extendedState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/report"
 )
 
 func TestConformanceFlagsMapOntoConfig(t *testing.T) {
@@ -55,7 +56,7 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--driver-config", "../../docs/examples/env-only-driver.yaml"}, want: "load kubeconfig: stat /nonexistent/kubeconfig"},
 		"no driver":               {args: []string{"--kubeconfig", "/k"}, want: "DriverName: required"},
 		"invalid flags":           {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config"},
-		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pool-status, alpha)`},
+		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: ` + strings.Join(report.ProfileNames(), ", ") + `)`},
 		"no kubeconfig":           {args: nil, want: "Kubeconfig: required"},
 	}
 	for name, tc := range tests {

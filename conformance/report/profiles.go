@@ -80,6 +80,11 @@ var profiles = []profile{
 		keps:        []int{5018},
 	},
 	{
+		name:        "extended-resources",
+		description: "extended resources backed by DRA (KEP-5004, GA): a pod asks for a DeviceClass's extended resource in resources.limits and gets devices through the claim the scheduler creates for it; quota and nodes count them once; every DRA driver",
+		keps:        []int{5004},
+	},
+	{
 		name:        "partitionable",
 		description: "partitionable devices (KEP-4815, beta): drivers whose devices consume shared counters, such as GPUs and their MIG partitions",
 		keps:        []int{4815},

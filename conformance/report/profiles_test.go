@@ -70,7 +70,7 @@ func TestFilter(t *testing.T) {
 			t.Errorf("Filter(%q, %q) = %q, %v; want %q", tc.profile, tc.tags, got, err, tc.want)
 		}
 	}
-	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pool-status, alpha)`) {
+	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: `+strings.Join(ProfileNames(), ", ")+`)`) {
 		t.Errorf("Filter of an unknown profile: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func TestValidateProfile(t *testing.T) {
 		}
 	}
 	err := ValidateProfile("Core")
-	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pool-status, alpha)` {
+	if err == nil || err.Error() != `unknown profile "Core" (known: `+strings.Join(ProfileNames(), ", ")+`)` {
 		t.Errorf("ValidateProfile(Core) = %v, want an error listing the profiles", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pool-status", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pool-status", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

@@ -28,7 +28,8 @@
 //	prioritized-list  KEP-4816 prioritized lists (GA): every DRA driver
 //	admin-access      KEP-5018 admin access (GA): drivers that claim adminAccess
 //	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
-//	alpha          KEP-5677 partition types, KEP-5963 compatibility groups (alpha gates)
+//	binding-conditions  KEP-5007 device binding conditions (beta): the scheduler waits for an attach controller
+//	alpha          KEP-5677 partition types, KEP-5963 compatibility groups, KEP-5945 optional node operations (alpha gates)
 //
 // ProfileNames lists them, ValidateProfile checks a name and Filter turns a
 // profile and a godog tag filter into the tag filter of a run of that

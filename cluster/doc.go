@@ -37,6 +37,10 @@
 //     auth off, serving a certificate the apiserver verifies; the
 //     controller-manager and scheduler delegate authentication and
 //     authorization to the apiserver.
+//   - The scheduler reads a KubeSchedulerConfiguration (RunDir/scheduler)
+//     whose DynamicResources bindingTimeout is SchedulerBindingTimeout (30s,
+//     not 10 minutes), so that a conformance run sees a KEP-5007 "device
+//     binding timeout"; it is left out when a binding-condition gate is off.
 //   - The kubelet runs in a private mount namespace (unshare) where the four
 //     sysctl files its setupKernelTunables wants are bind-mounted over
 //     /proc/sys, so no host sysctl is ever written. Its root dir is a shared

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -100,7 +101,9 @@ func componentArgs(cfg Config) map[string][]string {
 			"--feature-gates=" + cfg.FeatureGates, cfg.v(),
 		},
 		Scheduler: {
-			"--kubeconfig=" + sched, "--authentication-kubeconfig=" + sched, "--authorization-kubeconfig=" + sched,
+			// Its kubeconfig is in its config file: with --config, kube-scheduler
+			// ignores --kubeconfig.
+			"--config=" + schedulerConfigPath(cfg), "--authentication-kubeconfig=" + sched, "--authorization-kubeconfig=" + sched,
 			"--bind-address=127.0.0.1", "--secure-port=" + port(cfg.SchedulerPort), "--leader-elect=false",
 			"--feature-gates=" + cfg.FeatureGates, cfg.v(),
 		},
@@ -169,6 +172,51 @@ state = %s
 // NetworkReady and the Node becomes Ready; hostNetwork sandboxes never run
 // CNI, and a non-hostNetwork pod fails safely because no plugin binary exists.
 const cniConfig = `{"cniVersion":"1.0.0","name":"hostnet-only","plugins":[{"type":"loopback"}]}` + "\n"
+
+func schedulerConfigPath(cfg Config) string {
+	return filepath.Join(cfg.RunDir, "scheduler", "config.yaml")
+}
+
+// SchedulerBindingTimeout is how long the scheduler of a local cluster waits
+// in PreBind for the binding conditions of a device (KEP-5007) before it
+// gives up with "device binding timeout": DynamicResourcesArgs.bindingTimeout,
+// whose default of 10 minutes no conformance run can wait out.
+const SchedulerBindingTimeout = 30 * time.Second
+
+// schedulerConfig renders the KubeSchedulerConfiguration: the scheduler's
+// kubeconfig, no leader election, and the DynamicResources plugin's
+// bindingTimeout (SchedulerBindingTimeout), which kube-scheduler rejects
+// when DRADeviceBindingConditions or DRAResourceClaimDeviceStatus is off, so
+// it is left out then.
+func schedulerConfig(cfg Config) ([]byte, error) {
+	gates, err := parseFeatureGates(cfg.FeatureGates)
+	if err != nil {
+		return nil, err
+	}
+	conf := map[string]any{
+		"apiVersion":       "kubescheduler.config.k8s.io/v1",
+		"kind":             "KubeSchedulerConfiguration",
+		"clientConnection": map[string]any{"kubeconfig": pki(cfg, schedulerKubeconfig)},
+		"leaderElection":   map[string]any{"leaderElect": false},
+	}
+	if on(gates, "DRADeviceBindingConditions") && on(gates, "DRAResourceClaimDeviceStatus") {
+		conf["profiles"] = []any{map[string]any{
+			"schedulerName": "default-scheduler",
+			"pluginConfig": []any{map[string]any{
+				"name": "DynamicResources",
+				"args": map[string]any{"bindingTimeout": SchedulerBindingTimeout.String()},
+			}},
+		}}
+	}
+	return yaml.Marshal(conf)
+}
+
+// on reports whether a gate that is on by default in v1.37.2 is on: unless
+// the gates turn it off.
+func on(gates map[string]bool, gate string) bool {
+	v, set := gates[gate]
+	return !set || v
+}
 
 // kubeletConfig renders the KubeletConfiguration of §18.3 with every feature
 // gate of cfg.FeatureGates, x509 and webhook authentication with Webhook

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +176,65 @@ func TestKubeletWrapperHidesSysctls(t *testing.T) {
 	for _, m := range mounts {
 		if strings.HasPrefix(m.MountPoint, "/proc/sys/") || strings.HasPrefix(m.MountPoint, filepath.Clean(cfg.RunDir)) {
 			t.Errorf("the wrapper's mount %s leaked into the host namespace", m.MountPoint)
+		}
+	}
+}
+
+func TestSchedulerConfig(t *testing.T) {
+	for name, tc := range map[string]struct {
+		gates       string
+		wantProfile bool
+	}{
+		"every gate on":                    {gates: DefaultFeatureGates, wantProfile: true},
+		"no gates set":                     {gates: "", wantProfile: true},
+		"binding conditions off":           {gates: "DRADeviceBindingConditions=false", wantProfile: false},
+		"claim device status off":          {gates: "DRAResourceClaimDeviceStatus=false,DRADeviceBindingConditions=true", wantProfile: false},
+		"binding conditions explicitly on": {gates: "DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=true", wantProfile: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.RunDir = "/r"
+			cfg.FeatureGates = tc.gates
+			b, err := schedulerConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := yaml.Unmarshal(b, &got); err != nil {
+				t.Fatalf("scheduler config is not YAML: %v\n%s", err, b)
+			}
+			want := map[string]any{
+				"apiVersion":       "kubescheduler.config.k8s.io/v1",
+				"kind":             "KubeSchedulerConfiguration",
+				"clientConnection": map[string]any{"kubeconfig": "/r/pki/scheduler.kubeconfig"},
+				"leaderElection":   map[string]any{"leaderElect": false},
+			}
+			if tc.wantProfile {
+				want["profiles"] = []any{map[string]any{
+					"schedulerName": "default-scheduler",
+					"pluginConfig": []any{map[string]any{
+						"name": "DynamicResources",
+						"args": map[string]any{"bindingTimeout": "30s"},
+					}},
+				}}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("scheduler config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSchedulerArgsUseTheConfigFile(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RunDir = "/r"
+	args := componentArgs(cfg)[Scheduler]
+	if !slices.Contains(args, "--config=/r/scheduler/config.yaml") {
+		t.Errorf("scheduler args %q lack --config=/r/scheduler/config.yaml", args)
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--kubeconfig=") {
+			t.Errorf("scheduler args %q set %s, which kube-scheduler ignores next to --config", args, a)
 		}
 	}
 }

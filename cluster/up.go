@@ -234,6 +234,9 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 	if err := ensurePKI(cfg, time.Now()); err != nil {
 		return err
 	}
+	if err := writeSchedulerConfig(cfg); err != nil {
+		return err
+	}
 	for _, n := range cfg.nodes() {
 		if err := prepareNodeDir(ctx, n); err != nil {
 			return fmt.Errorf("prepare node %s: %w", nodeName(n), err)
@@ -252,6 +255,22 @@ func prepareRunDir(ctx context.Context, cfg Config) error {
 		if err := images.BuildPause(ctx, pause); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeSchedulerConfig writes the scheduler's KubeSchedulerConfiguration.
+func writeSchedulerConfig(cfg Config) error {
+	b, err := schedulerConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("render scheduler config: %w", err)
+	}
+	path := schedulerConfigPath(cfg)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write scheduler config: %w", err)
+	}
+	if err := writeFileAtomic(path, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 // writes: they check what the API server and the scheduler do with pools
 // that are malformed (KEP-4815 validation and invalid pools), independent of
 // the driver under test. The test driver has no kubelet plugin, so no pod
-// that gets one of its devices can start; the steps only ever expect such
+// that gets one of its devices can start unless its slice skips node
+// operations (KEP-5945, steps_nodeops.go); these steps only ever expect such
 // pods to stay pending.
 func (w *world) poolSteps() []stepDef {
 	return []stepDef{
@@ -25,7 +26,7 @@ func (w *world) poolSteps() []stepDef {
 		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, w.publishInvalidPool, nil},
 		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, w.claimTestDriverDevice, nil},
 		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, w.podUnschedulableBecause, nil},
-		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups)"$`, w.apiServerKeepsSliceField, nil},
+		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups|skipNodeOperations)"$`, w.apiServerKeepsSliceField, nil},
 		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, w.submitSlicePartitionTypeWithoutCounters, nil},
 		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, w.submitSlicePartitionTypeMissing, nil},
 		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, w.publishPoolCompatibilityGroups, nil},
@@ -202,15 +203,21 @@ func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (con
 	case "compatibilityGroups":
 		s.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups = []string{"a"}
 		gate = "DRADeviceCompatibilityGroups"
+	case "skipNodeOperations":
+		s.Spec.SkipNodeOperations = []resourceapi.SkipNodeOperation{resourceapi.SkipNodeOperationAll}
+		gate = "DRAOptionalNodeOperations"
 	}
 	got, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceSlice that sets %s: %w", field, err)
 	}
 	kept := got.Spec.PartitionTypeAttribute != nil
-	if field == "compatibilityGroups" {
+	switch field {
+	case "compatibilityGroups":
 		kept = len(got.Spec.Devices) == 1 && len(got.Spec.Devices[0].ConsumesCounters) == 1 &&
 			len(got.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups) > 0
+	case "skipNodeOperations":
+		kept = len(got.Spec.SkipNodeOperations) > 0
 	}
 	if !kept {
 		return skip(ctx, fmt.Sprintf("the API server drops ResourceSlice %s: its feature gate %s is off", field, gate))

@@ -119,6 +119,8 @@ type world struct {
 	// extended is what the KEP-5004 steps remember: DeviceClasses with
 	// their extended resource names, the nodes' resources.
 	extended extendedState
+	// attach is the scenario's attach controller (KEP-5007).
+	attach attachController
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -170,7 +172,7 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 // the steps are bound to it, and the Before hook fills in its namespace.
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
 	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, groups: map[string]*podGroupRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
-		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}}
+		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {

@@ -31,8 +31,9 @@
 //	admin-access      KEP-5018 admin access (GA): drivers that claim adminAccess
 //	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
 //	pool-status    KEP-5677 ResourcePoolStatusRequests (alpha): every DRA driver
+//	binding-conditions  KEP-5007 device binding conditions (beta): the scheduler waits for an attach controller
 //	alpha          partition types (@DRAPartitionableDevicesType of KEP-4815),
-//	               KEP-5963 compatibility groups (alpha gates)
+//	               KEP-5963 compatibility groups, KEP-5945 optional node operations (alpha gates)
 //
 // ProfileNames lists them, ValidateProfile checks a name and Filter turns a
 // profile and a godog tag filter into the tag filter of a run of that

@@ -120,9 +120,14 @@ var profiles = []profile{
 		keps:        []int{5677},
 	},
 	{
+		name:        "binding-conditions",
+		description: "device binding conditions (KEP-5007, beta): the scheduler binds a pod only once the conditions of its device, which an attach controller reports, are True; the kit's own devices skip node operations, so the cluster needs DRAOptionalNodeOperations too; drivers that claim bindingConditions publish such devices",
+		keps:        []int{5007},
+	},
+	{
 		name:        "alpha",
-		description: "alpha parts of partitionable devices, partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963); the cluster needs their feature gates",
-		keps:        []int{5963},
+		description: "alpha features: partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963) of partitionable devices, and optional node operations (KEP-5945); the cluster needs their feature gates",
+		keps:        []int{5963, 5945},
 		gates:       []profileGate{{name: "DRAPartitionableDevicesType", kep: 4815}},
 	},
 }

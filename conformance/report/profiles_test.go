@@ -59,10 +59,10 @@ func TestFilter(t *testing.T) {
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
 		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5963,@DRAPartitionableDevicesType"},
+		{"alpha", "", "@kep-5963,@kep-5945,@DRAPartitionableDevicesType"},
 		{"pool-status", "", "@kep-5677"},
 		{"partitionable", "~@emulator", "@kep-4815 && ~@DRAPartitionableDevicesType && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5945 && @core && ~@emulator,@kep-5945 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)
@@ -168,7 +168,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pool-status", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pool-status", "binding-conditions", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

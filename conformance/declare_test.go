@@ -50,7 +50,7 @@ func TestApplyReferenceDeclaration(t *testing.T) {
 	if got != want {
 		t.Errorf("settings:\n got %+v\nwant %+v", got, want)
 	}
-	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "adminAccess", "deviceTaints", "partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
+	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "adminAccess", "deviceTaints", "deviceMetadata", "partitionableDevicesType", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
 		t.Errorf("capabilities %v, want %v", cfg.Capabilities, w)
 	}
 	if !cfg.observes(declaration.ObserverNVML) || cfg.Hardware {

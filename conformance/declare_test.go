@@ -50,7 +50,7 @@ func TestApplyReferenceDeclaration(t *testing.T) {
 	if got != want {
 		t.Errorf("settings:\n got %+v\nwant %+v", got, want)
 	}
-	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType", "adminAccess", "deviceTaints", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
+	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType", "adminAccess", "deviceTaints", "deviceMetadata", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
 		t.Errorf("capabilities %v, want %v", cfg.Capabilities, w)
 	}
 	if !cfg.observes(declaration.ObserverNVML) || cfg.Hardware {

@@ -90,7 +90,7 @@ func (w *world) podIsRunning(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	report, err := w.readReport(ctx, name)
+	report, err := w.readContainerReport(ctx, name, probeContainer)
 	if err != nil {
 		return err
 	}
@@ -98,11 +98,12 @@ func (w *world) podIsRunning(ctx context.Context, name string) error {
 	return w.resolvePodClaims(ctx, p, pod)
 }
 
-// readReport polls the pod's log until the probe's report line shows up.
-func (w *world) readReport(ctx context.Context, name string) (probe.Report, error) {
+// readContainerReport polls the log of a probe container of the pod until
+// the probe's report line shows up.
+func (w *world) readContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
 	var report probe.Report
-	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of pod %s", name), func(ctx context.Context) (bool, string, error) {
-		data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: probeContainer})
+	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of container %s of pod %s", container, name), func(ctx context.Context) (bool, string, error) {
+		data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: container})
 		if err != nil {
 			return false, "read log: " + err.Error(), nil
 		}

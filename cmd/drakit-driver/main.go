@@ -32,6 +32,8 @@ func run(args []string) error {
 	f.String(&cfg.SysfsRoot, "sysfs-root", "SYSFS_ROOT", "sysfs to read PCI topology from; empty: <driver-root>/sys")
 	f.Bool(&cfg.PartitionableAlpha, "partitionable-alpha", "PARTITIONABLE_ALPHA",
 		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
+	f.Bool(&cfg.DeviceMetadata, "device-metadata", "DEVICE_METADATA",
+		"write device metadata files that containers read below /var/run/kubernetes.io/dra-device-attributes (KEP-5304)")
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err

@@ -16,7 +16,13 @@ func checkFlagsMapOneToOne[T any](t *testing.T, fs *pflag.FlagSet, cfg *T) {
 	covered := map[string]string{}
 	fs.VisitAll(func(f *pflag.Flag) {
 		before := *cfg
-		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s", "bool": "true"}[f.Value.Type()]
+		// A bool flag is set to the opposite of its default (some
+		// default to true).
+		flipped := "true"
+		if f.DefValue == "true" {
+			flipped = "false"
+		}
+		value := map[string]string{"string": "/x/" + f.Name, "int": "4242", "duration": "7m3s", "bool": flipped}[f.Value.Type()]
 		if value == "" {
 			t.Fatalf("flag --%s has unexpected type %s", f.Name, f.Value.Type())
 		}

@@ -48,11 +48,16 @@ type Options struct {
 	// MountInfo is the mount table to report. Default
 	// /proc/self/mountinfo.
 	MountInfo string
+	// MetadataRoot is the directory whose files are reported as device
+	// metadata files (KEP-5304), under MetadataPath as if MetadataRoot
+	// were mounted there; a missing directory has none, and empty reads
+	// none. Default MetadataPath.
+	MetadataRoot string
 }
 
 // DefaultOptions returns the options the probe binary uses inside a pod.
 func DefaultOptions() Options {
-	return Options{DevRoot: DevPath, MountInfo: "/proc/self/mountinfo"}
+	return Options{DevRoot: DevPath, MountInfo: "/proc/self/mountinfo", MetadataRoot: MetadataPath}
 }
 
 // Validate reports the first invalid field.
@@ -66,8 +71,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Collect gathers the report. It fails only when the device tree cannot be
-// scanned; NVML problems are recorded in Report.NVML.Error.
+// Collect gathers the report. It fails only when the device tree or the
+// device metadata files cannot be read; NVML problems are recorded in
+// Report.NVML.Error.
 func Collect(ctx context.Context, opts Options) (Report, error) {
 	if err := opts.Validate(); err != nil {
 		return Report{}, err
@@ -89,8 +95,12 @@ func Collect(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	report := Report{Devices: devices, Env: parseEnviron(environ), NVML: collectNVML(lib), Mounts: mounts}
-	logger.V(2).Info("Collected probe report", "devices", len(report.Devices), "gpus", len(report.NVML.GPUs), "nvmlError", report.NVML.Error)
+	metadata, err := readMetadata(opts.MetadataRoot)
+	if err != nil {
+		return Report{}, err
+	}
+	report := Report{Devices: devices, Env: parseEnviron(environ), NVML: collectNVML(lib), Mounts: mounts, Metadata: metadata}
+	logger.V(2).Info("Collected probe report", "devices", len(report.Devices), "gpus", len(report.NVML.GPUs), "nvmlError", report.NVML.Error, "metadataFiles", len(report.Metadata))
 	return report, nil
 }
 

@@ -32,6 +32,10 @@ type Report struct {
 	NVML NVML `json:"nvml"`
 	// Mounts are the container's mount points, in mount order.
 	Mounts []Mount `json:"mounts"`
+	// Metadata are the device metadata files (KEP-5304) below
+	// MetadataPath: their contents by path inside the container. Empty
+	// when there are none.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Mount is one mount point of the container (/proc/self/mountinfo).

@@ -110,6 +110,11 @@ var profiles = []profile{
 		keps:        []int{4680},
 	},
 	{
+		name:        "device-metadata",
+		description: "device metadata files (KEP-5304, beta, no feature gate): drivers that claim deviceMetadata write, for each request of a prepared claim, a file the containers using it read, naming the devices with their ResourceSlice attributes",
+		keps:        []int{5304},
+	},
+	{
 		name:        "workload-claims",
 		description: "ResourceClaims of PodGroups (KEP-5729, beta, off by default: scheduling.k8s.io/v1beta1 and the gates GenericWorkload and DRAWorkloadResourceClaims): one claim that every pod of a group uses; every DRA driver",
 		keps:        []int{5729},

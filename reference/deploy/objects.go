@@ -125,6 +125,7 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 	c, err := renderDriverPod(pod, opts.common(), map[string]string{
 		"driver-root":         opts.DriverRoot,
 		"partitionable-alpha": strconv.FormatBool(opts.PartitionableAlpha),
+		"device-metadata":     strconv.FormatBool(opts.DeviceMetadata),
 	}, hostPaths)
 	if err != nil {
 		return err

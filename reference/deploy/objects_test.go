@@ -95,6 +95,7 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		"--driver-name=gpu.drakit.dev",
 		"--driver-root=" + opts.DriverRoot,
 		"--partitionable-alpha=false",
+		"--device-metadata=true",
 		"--cdi-dir=" + opts.CDIDir,
 		"--kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry",
 		"--kubelet-plugin-dir=" + opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
@@ -110,6 +111,14 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	}
 	if args := alpha.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--partitionable-alpha=true") {
 		t.Errorf("PartitionableAlpha: args %v lack --partitionable-alpha=true", args)
+	}
+	opts.DeviceMetadata = false
+	plain, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := plain.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--device-metadata=false") {
+		t.Errorf("DeviceMetadata false: args %v lack --device-metadata=false", args)
 	}
 	env := map[string]string{}
 	for _, e := range pod.Containers[0].Env {

@@ -54,6 +54,10 @@ type Options struct {
 	// compatibilityGroups, KEP-5963, gate DRADeviceCompatibilityGroups);
 	// the cluster needs both gates.
 	PartitionableAlpha bool
+	// DeviceMetadata makes the driver write device metadata files
+	// (KEP-5304, kubeletplugin's EnableDeviceMetadata) with CDI specs in
+	// CDIDir. Default true.
+	DeviceMetadata bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a
 	// character device that a container's device cgroup (runc's) refuses
@@ -94,6 +98,7 @@ func DefaultOptions() Options {
 		KubeletRootDir: "/var/lib/kubelet",
 		CDIDir:         pluginharness.DefaultCDIDir,
 		DriverRoot:     "/var/lib/drakit/emulator",
+		DeviceMetadata: true,
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,

@@ -55,6 +55,12 @@ type Config struct {
 	// DRADeviceCompatibilityGroups). The apiserver rejects or drops them
 	// while the gates are off. Default false.
 	PartitionableAlpha bool
+	// DeviceMetadata has the kubelet plugin helper write device metadata
+	// files (KEP-5304): every container that uses a request of a prepared
+	// claim reads its GPUs' pool, name and published attributes from
+	// /var/run/kubernetes.io/dra-device-attributes, bind-mounted through a
+	// CDI spec in CDIDir. Default false.
+	DeviceMetadata bool
 	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
 	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
 	Kubeconfig string

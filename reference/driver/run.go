@@ -59,9 +59,10 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
 	hcfg.PluginDir = pluginDir
 	hcfg.Health = true
+	hcfg.DeviceMetadata = cfg.DeviceMetadata
 	hcfg.RunningLog = func() []any {
 		return []any{"gpus", len(hw.inventory.GPUs), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir,
-			"cdiDir", cfg.CDIDir, "driverRoot", cfg.DriverRoot}
+			"cdiDir", cfg.CDIDir, "driverRoot", cfg.DriverRoot, "deviceMetadata", cfg.DeviceMetadata}
 	}
 	var watcher sync.WaitGroup
 	defer watcher.Wait()

@@ -86,6 +86,14 @@
 // k8s.<driver>/claim=<claimUID>-<device>. A claim without devices of the
 // driver gets no spec.
 //
+// With Config.DeviceMetadata the kubelet plugin helper also writes device
+// metadata (KEP-5304): per request of a prepared claim a metadata file
+// below <PluginDir>/dra-device-metadata (metadata.resource.k8s.io v1beta1,
+// then v1alpha1) and a spec <driver>_metadata_<claimUID>_<request>.json in
+// CDIDir that bind-mounts it into the containers using the request; the
+// request's first device gets its CDI device ID. Prepare gives every
+// device of the node's pool the attributes the pool publishes for it.
+//
 // # Running
 //
 // Run checks that the kubelet's registrar directory exists, creates the

@@ -73,6 +73,13 @@ type Config struct {
 	// on; the served plugin's WatchHealthStatus then streams reports.
 	// Off, the kubelet never calls it.
 	Health bool
+	// DeviceMetadata turns on the kubelet plugin helper's device metadata
+	// files (KEP-5304): for each request of a prepared claim it writes a
+	// metadata file (metadata.resource.k8s.io v1beta1, then v1alpha1) and
+	// a CDI spec in CDIDir that bind-mounts it into the containers using
+	// the request. Each device carries the attributes the pool publishes
+	// for it.
+	DeviceMetadata bool
 }
 
 // Plugin implements kubeletplugin.DRAPlugin over a Driver; see the package
@@ -211,7 +218,7 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if err := p.writeSpec(ctx, uid, old); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", id, err)
 		}
-		return kubeletDevices[D, P](old), nil
+		return p.kubeletDevices(old), nil
 	}
 	if had {
 		// An earlier attempt did not finish (or was for another
@@ -236,7 +243,7 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 			return nil, p.rollBack(ctx, id, uid, entry, err)
 		}
 	}
-	return kubeletDevices[D, P](entry), nil
+	return p.kubeletDevices(entry), nil
 }
 
 // preparedDevice is the record of one allocation result of claim uid.
@@ -369,18 +376,44 @@ func (p *Plugin[D, P]) conflict(uid, device string, admin bool) (string, bool) {
 	return "", false
 }
 
-func kubeletDevices[D any, P Record[D]](c Claim[D]) []kubeletplugin.Device {
+// kubeletDevices is what prepare returns for a claim; with
+// Config.DeviceMetadata each device carries the attributes it has in the
+// published pool (a device of another pool has none the plugin knows).
+func (p *Plugin[D, P]) kubeletDevices(c Claim[D]) []kubeletplugin.Device {
 	out := make([]kubeletplugin.Device, 0, len(c.Devices))
 	for i := range c.Devices {
 		d := P(&c.Devices[i]).prepared()
-		out = append(out, kubeletplugin.Device{
+		kd := kubeletplugin.Device{
 			Requests:     []string{d.Request},
 			PoolName:     d.Pool,
 			DeviceName:   d.Device,
 			CDIDeviceIDs: slices.Clone(d.CDIDeviceIDs),
-		})
+		}
+		if p.cfg.DeviceMetadata {
+			kd.Metadata = &kubeletplugin.DeviceMetadata{Attributes: publishedAttributes(p.resources, d.Pool, d.Device)}
+		}
+		out = append(out, kd)
 	}
 	return out
+}
+
+// publishedAttributes are the attributes of device in pool as resources
+// publish it, keyed as the ResourceSlice keys them; nil when resources
+// have no such device.
+func publishedAttributes(resources resourceslice.DriverResources, pool, device string) map[string]resourceapi.DeviceAttribute {
+	for _, s := range resources.Pools[pool].Slices {
+		for _, d := range s.Devices {
+			if d.Name != device || len(d.Attributes) == 0 {
+				continue
+			}
+			out := make(map[string]resourceapi.DeviceAttribute, len(d.Attributes))
+			for k, v := range d.Attributes {
+				out[string(k)] = v
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // UnprepareResourceClaims undoes each claim, removes its spec and forgets

@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	metadatav1alpha1 "k8s.io/dynamic-resource-allocation/api/metadata/v1alpha1"
+	metadatav1beta1 "k8s.io/dynamic-resource-allocation/api/metadata/v1beta1"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
@@ -71,14 +74,7 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 	if err != nil {
 		return err
 	}
-	helper, err := kubeletplugin.Start(ctx, p,
-		kubeletplugin.DriverName(cfg.DriverName),
-		kubeletplugin.NodeName(cfg.NodeName),
-		kubeletplugin.KubeClient(cfg.Client),
-		kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir),
-		kubeletplugin.PluginDataDirectoryPath(cfg.PluginDir),
-		kubeletplugin.HealthService(cfg.Health),
-	)
+	helper, err := kubeletplugin.Start(ctx, p, startOptions(cfg)...)
 	if err != nil {
 		return fmt.Errorf("start kubelet plugin: %w", err)
 	}
@@ -98,6 +94,30 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 	}
 	logger.Info("Driver stopping")
 	return nil
+}
+
+// metadataVersions are the versions of the device metadata files
+// (metadata.resource.k8s.io), written in this order: the latest first (the
+// kubelet plugin helper requires it), then v1alpha1 for consumers written
+// for KEP-5304's alpha.
+func metadataVersions() []schema.GroupVersion {
+	return []schema.GroupVersion{metadatav1beta1.SchemeGroupVersion, metadatav1alpha1.SchemeGroupVersion}
+}
+
+// startOptions are the kubelet plugin helper's options for cfg.
+func startOptions(cfg Config) []kubeletplugin.Option {
+	opts := []kubeletplugin.Option{
+		kubeletplugin.DriverName(cfg.DriverName),
+		kubeletplugin.NodeName(cfg.NodeName),
+		kubeletplugin.KubeClient(cfg.Client),
+		kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir),
+		kubeletplugin.PluginDataDirectoryPath(cfg.PluginDir),
+		kubeletplugin.HealthService(cfg.Health),
+	}
+	if cfg.DeviceMetadata {
+		opts = append(opts, kubeletplugin.EnableDeviceMetadata(true, metadataVersions()), kubeletplugin.CDIDirectory(cfg.CDIDir))
+	}
+	return opts
 }
 
 // NewClient returns a client from the kubeconfig file at kubeconfig, or

@@ -114,6 +114,8 @@ type world struct {
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
+	// nodeAlloc is what the KEP-5517 steps remember.
+	nodeAlloc nodeAllocState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

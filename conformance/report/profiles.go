@@ -100,8 +100,8 @@ var profiles = []profile{
 	},
 	{
 		name:        "alpha",
-		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
-		keps:        []int{5677, 5963},
+		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963), and node allocatable resources (KEP-5517: devices whose capacity counts against the Node's allocatable cpu and memory); the cluster needs their feature gates",
+		keps:        []int{5677, 5963, 5517},
 	},
 }
 

@@ -59,9 +59,9 @@ func TestFilter(t *testing.T) {
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
 		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5677,@kep-5963"},
+		{"alpha", "", "@kep-5677,@kep-5963,@kep-5517"},
 		{"partitionable", "~@emulator", "@kep-4815 && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5517 && @core && ~@emulator,@kep-5517 && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)

@@ -100,8 +100,13 @@ var profiles = []profile{
 	},
 	{
 		name:        "alpha",
-		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963), and node allocatable resources (KEP-5517: devices whose capacity counts against the Node's allocatable cpu and memory); the cluster needs their feature gates",
-		keps:        []int{5677, 5963, 5517},
+		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
+		keps:        []int{5677, 5963},
+	},
+	{
+		name:        "node-allocatable",
+		description: "node allocatable resources (KEP-5517, alpha, off by default: gate DRANodeAllocatableResources): the API server's checks of nodeAllocatableResources; drivers whose devices' capacity counts against the Node's allocatable cpu and memory, in the scheduler and the pod's cgroup",
+		keps:        []int{5517},
 	},
 }
 

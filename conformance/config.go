@@ -118,6 +118,12 @@ type Config struct {
 	// rule "inventory" compares the driver's devices with its PCI
 	// functions. Empty skips that rule, with the reason.
 	NodeSysfsRoot string
+	// NodeCgroupRoot is the mount point of the node's cgroup file system,
+	// readable by the kit (/sys/fs/cgroup on the node): the kit finds a
+	// pod's cgroup below it (in the cpu hierarchy on cgroup v1) and reads
+	// what the kubelet set. Empty skips the scenarios that check pod
+	// cgroups, with the reason.
+	NodeCgroupRoot string
 	// NodeName is the node whose CDI dir, kubelet root dir and sysfs the
 	// kit reads; empty means the cluster's only node.
 	NodeName string
@@ -395,6 +401,9 @@ func (c Config) Validate() error {
 	}
 	if c.NodeSysfsRoot != "" && !filepath.IsAbs(c.NodeSysfsRoot) {
 		bad("NodeSysfsRoot", "%q must be an absolute path", c.NodeSysfsRoot)
+	}
+	if c.NodeCgroupRoot != "" && !filepath.IsAbs(c.NodeCgroupRoot) {
+		bad("NodeCgroupRoot", "%q must be an absolute path", c.NodeCgroupRoot)
 	}
 	if c.PCIVendor != "" && !pciVendorRe.MatchString(c.PCIVendor) {
 		bad("PCIVendor", "%q is not a PCI vendor ID of four lower-case hex digits (10de)", c.PCIVendor)

@@ -121,6 +121,8 @@ type world struct {
 	extended extendedState
 	// attach is the scenario's attach controller (KEP-5007).
 	attach attachController
+	// nodeAlloc is what the KEP-5517 steps remember.
+	nodeAlloc nodeAllocState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error

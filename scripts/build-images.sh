@@ -12,12 +12,13 @@ mkdir -p "$out/test"
 log "assembling images into $out"
 rm -f "$out/plain-driver.tar" # an earlier layout's
 $drakit images build-pause -o "$out/pause.tar"
-# The reference drivers' image: the GPU driver (its entrypoint), the NIC driver and the TPU
-# driver (their DaemonSets' and Deployment's commands), one image so that a cluster imports one.
+# The reference drivers' image: the GPU driver (its entrypoint), the NIC, TPU and CPU
+# drivers (their DaemonSets' and Deployment's commands), one image so that a cluster imports one.
 $drakit images build --name drakit.dev/driver:dev --shared-libs \
   --file /usr/bin/drakit-driver=_output/bin/drakit-driver \
   --file /usr/bin/drakit-nic-driver=_output/bin/drakit-nic-driver \
   --file /usr/bin/drakit-tpu-driver=_output/bin/drakit-tpu-driver \
+  --file /usr/bin/drakit-cpu-driver=_output/bin/drakit-cpu-driver \
   --entrypoint /usr/bin/drakit-driver -o "$out/driver.tar"
 $drakit images build --name drakit.dev/plain-driver:dev --shared-libs \
   --file /usr/bin/drakit-plain-driver=_output/bin/drakit-plain-driver \

@@ -130,6 +130,11 @@ var profiles = []profile{
 		keps:        []int{5007},
 	},
 	{
+		name:        "node-allocatable",
+		description: "node allocatable resources (KEP-5517, alpha, off by default: gate DRANodeAllocatableResources): the API server's checks of nodeAllocatableResources; drivers whose devices' capacity counts against the Node's allocatable cpu and memory, in the scheduler and the pod's cgroup",
+		keps:        []int{5517},
+	},
+	{
 		name:        "alpha",
 		description: "alpha features: partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963) of partitionable devices, and optional node operations (KEP-5945); the cluster needs their feature gates",
 		keps:        []int{5963, 5945},

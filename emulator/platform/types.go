@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // NUMANode is one NUMA node as /sys/devices/system/node/node<id> shows it.
@@ -22,6 +24,9 @@ type NUMANode struct {
 	// Socket is the physical package of the node's CPUs
 	// (cpu<N>/topology/physical_package_id). Default: the node's id.
 	Socket *int `json:"socket,omitempty"`
+	// Memory is the node's memory, node<id>/meminfo's MemTotal (a positive
+	// whole number of KiB, "512Gi"). Unset: the node has no meminfo file.
+	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
 // RootComplex is a PCIe host bridge, /sys/devices/pci<domain>:<bus>.

@@ -40,7 +40,8 @@ func DefaultNUMANodes(nodes []NUMANode) {
 }
 
 // ValidateNUMANodes checks spec.numaNodes (at path): ids 0..n-1, each once,
-// CPU lists that parse and do not overlap, sockets, and SLIT rows.
+// CPU lists that parse and do not overlap, memory in whole KiB, sockets, and
+// SLIT rows.
 func ValidateNUMANodes(path *field.Path, nodes []NUMANode) field.ErrorList {
 	var errs field.ErrorList
 	ids := map[int]int{}
@@ -71,6 +72,9 @@ func ValidateNUMANodes(path *field.Path, nodes []NUMANode) field.ErrorList {
 				break
 			}
 			cpuOwner[c] = i
+		}
+		if n.Memory != nil && (n.Memory.Sign() <= 0 || n.Memory.Value()%1024 != 0) {
+			errs = append(errs, field.Invalid(np.Child("memory"), n.Memory.String(), "must be a positive whole number of KiB (meminfo counts kB)"))
 		}
 		if n.Socket == nil {
 			errs = append(errs, field.Required(np.Child("socket"), "defaults to the node's id"))

@@ -21,7 +21,7 @@
 //	  uuidSeed: dgx-h100             # optional
 //	  driver: {driverVersion: 570.172.08, cudaDriverVersion: 12080}
 //	  numaNodes:
-//	  - {id: 0, cpulist: 0-55,112-167, distances: [10, 21], socket: 0}
+//	  - {id: 0, cpulist: 0-55,112-167, distances: [10, 21], socket: 0, memory: 1Ti} # memory: node0/meminfo
 //	  rootComplexes:                 # PCIe host bridges, /sys/devices/pci<domain>:<bus>
 //	  - name: socket0
 //	    domain: 0x0000

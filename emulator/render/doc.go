@@ -33,7 +33,8 @@
 //	    its slice, ground truth for the kit) and
 //	    R/run/drakit-emulator/metadata/instance/attributes/tpu-env (what a GCE
 //	    metadata server serves; drivers read the slice and worker id from it)
-//	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance}}
+//	R/sys/devices/system/node/{online,possible,has_cpu,node<N>/{cpulist,cpumap,distance,meminfo}}
+//	    (meminfo only for nodes with spec.numaNodes[].memory: MemTotal, MemFree, MemUsed)
 //	R/sys/devices/system/cpu/{online,possible,present,cpu<C>/{node<N> link,topology/physical_package_id}}
 //	R/dev/nvidia<minor> (c 195:<minor>), R/dev/nvidiactl (c 195:255), mode 0666
 //	R/dev/nvidia-caps/nvidia-cap1 (config, 0400), nvidia-cap2 (monitor, 0444), and

@@ -8,6 +8,14 @@ import (
 	"drakit.dev/drakit/emulator/platform"
 )
 
+// nodeMeminfo is node<id>/meminfo as the kernel prints its first lines
+// (drivers/base/node.c): MemTotal, MemFree and MemUsed in kB. The emulated
+// node's memory is all free.
+func nodeMeminfo(id int, totalKB int64) string {
+	return fmt.Sprintf("Node %d MemTotal:       %8d kB\nNode %d MemFree:        %8d kB\nNode %d MemUsed:        %8d kB\n",
+		id, totalKB, id, totalKB, id, 0)
+}
+
 // numa renders /sys/devices/system/node and the parts of
 // /sys/devices/system/cpu that map CPUs to nodes and sockets.
 func (s *tree) numa() {
@@ -37,6 +45,9 @@ func (s *tree) numa() {
 			dist[i] = fmt.Sprint(d)
 		}
 		s.w.file(filepath.Join(dir, "distance"), 0o444, strings.Join(dist, " ")+"\n")
+		if n.Memory != nil {
+			s.w.file(filepath.Join(dir, "meminfo"), 0o444, nodeMeminfo(*n.ID, n.Memory.Value()/1024))
+		}
 		for _, c := range cpus {
 			cpuDir := filepath.Join("sys/devices/system/cpu", fmt.Sprintf("cpu%d", c))
 			s.w.file(filepath.Join(cpuDir, "topology", "physical_package_id"), 0o444, fmt.Sprintf("%d\n", *n.Socket))

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed manifests/*.yaml manifests/plain/*.yaml manifests/nic/*.yaml manifests/imex/*.yaml manifests/tpu/*.yaml
+//go:embed manifests/*.yaml manifests/plain/*.yaml manifests/nic/*.yaml manifests/imex/*.yaml manifests/tpu/*.yaml manifests/cpu/*.yaml
 var manifests embed.FS
 
 // Manifests are the deployment's objects, rendered for one Options.

@@ -48,7 +48,10 @@
 // AdmitPool admits it), a device the driver does not publish, a
 // device the driver withdrew at run time (ErrDeviceWithdrawn), a device
 // Admit refuses, or a device already prepared for another claim
-// (unless either claim uses admin access).
+// (unless either claim uses admin access, or the results are shares of a
+// device that allows multiple allocations: those carry a share ID, which
+// PreparedDevice records with the consumed capacity and the kubelet gets
+// back).
 //
 // Prepare is idempotent: preparing a prepared claim with the same
 // allocation writes the same spec again from the checkpoint and returns the

@@ -3,6 +3,8 @@ package pluginharness
 import (
 	"context"
 
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 )
@@ -44,12 +46,19 @@ type PoolAdmitter interface {
 // PreparedDevice is one allocation result of a prepared claim for this
 // driver, as the checkpoint records it: enough to answer a repeated prepare
 // and to find conflicts.
+//
+// A result with a share ID (a share of a device that allows multiple
+// allocations, KEP-5075) records it and the capacity it consumes; such a
+// result never conflicts with another claim's: the scheduler keeps the
+// shares of a device within its capacity.
 type PreparedDevice struct {
-	Request      string   `json:"request"`
-	Pool         string   `json:"pool"`
-	Device       string   `json:"device"`
-	AdminAccess  bool     `json:"adminAccess,omitempty"`
-	CDIDeviceIDs []string `json:"cdiDeviceIDs"`
+	Request          string                                          `json:"request"`
+	Pool             string                                          `json:"pool"`
+	Device           string                                          `json:"device"`
+	AdminAccess      bool                                            `json:"adminAccess,omitempty"`
+	ShareID          string                                          `json:"shareID,omitempty"`
+	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
+	CDIDeviceIDs     []string                                        `json:"cdiDeviceIDs"`
 }
 
 func (d *PreparedDevice) prepared() *PreparedDevice { return d }

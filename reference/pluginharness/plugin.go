@@ -17,6 +17,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // DefaultUndoneLog is what New logs for each unfinished prepare it undid,
@@ -204,11 +205,19 @@ func (p *Plugin[D, P]) prepare(ctx context.Context, claim *resourceapi.ResourceC
 		if err := p.drv.Admit(r.Device, admin); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", id, err)
 		}
-		if other, ok := p.conflict(uid, r.Device, admin); ok {
-			return nil, fmt.Errorf("prepare %s: device %s is already prepared for claim %s/%s (%s)",
-				id, r.Device, p.prepared[other].Namespace, p.prepared[other].Name, other)
+		if r.ShareID == nil {
+			if other, ok := p.conflict(uid, r.Device, admin); ok {
+				return nil, fmt.Errorf("prepare %s: device %s is already prepared for claim %s/%s (%s)",
+					id, r.Device, p.prepared[other].Namespace, p.prepared[other].Name, other)
+			}
 		}
-		entry.Devices = append(entry.Devices, p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin))
+		d := p.preparedDevice(uid, r.Request, r.Pool, r.Device, admin)
+		if r.ShareID != nil {
+			pd := P(&d).prepared()
+			pd.ShareID = string(*r.ShareID)
+			pd.ConsumedCapacity = maps.Clone(r.ConsumedCapacity)
+		}
+		entry.Devices = append(entry.Devices, d)
 	}
 
 	old, had := p.prepared[uid]
@@ -352,12 +361,13 @@ func sameAllocation[D any, P Record[D]](a, b Claim[D]) bool {
 	return slices.EqualFunc(a.Devices, b.Devices, func(x, y D) bool {
 		px, py := P(&x).prepared(), P(&y).prepared()
 		return px.Request == py.Request && px.Pool == py.Pool && px.Device == py.Device &&
-			px.AdminAccess == py.AdminAccess && slices.Equal(px.CDIDeviceIDs, py.CDIDeviceIDs)
+			px.AdminAccess == py.AdminAccess && px.ShareID == py.ShareID && slices.Equal(px.CDIDeviceIDs, py.CDIDeviceIDs)
 	})
 }
 
 // conflict reports a claim other than uid that holds device exclusively;
-// admin access on either side shares the device.
+// admin access on either side shares the device, and so do shares (results
+// with a share ID).
 func (p *Plugin[D, P]) conflict(uid, device string, admin bool) (string, bool) {
 	if admin {
 		return "", false
@@ -368,7 +378,7 @@ func (p *Plugin[D, P]) conflict(uid, device string, admin bool) (string, bool) {
 		}
 		for i := range p.prepared[other].Devices {
 			d := P(&p.prepared[other].Devices[i]).prepared()
-			if d.Device == device && d.Pool == p.cfg.NodeName && !d.AdminAccess {
+			if d.Device == device && d.Pool == p.cfg.NodeName && !d.AdminAccess && d.ShareID == "" {
 				return other, true
 			}
 		}
@@ -391,6 +401,9 @@ func (p *Plugin[D, P]) kubeletDevices(c Claim[D]) []kubeletplugin.Device {
 		}
 		if p.cfg.DeviceMetadata {
 			kd.Metadata = &kubeletplugin.DeviceMetadata{Attributes: publishedAttributes(p.resources, d.Pool, d.Device)}
+		}
+		if d.ShareID != "" {
+			kd.ShareID = ptr.To(types.UID(d.ShareID))
 		}
 		out = append(out, kd)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
@@ -408,5 +409,34 @@ func TestUpdateWithdrawsDevices(t *testing.T) {
 	}
 	if full.Pools[testNode].Generation != pool.Generation {
 		t.Errorf("Update changed the caller's pool: generation %d", full.Pools[testNode].Generation)
+	}
+}
+
+// TestPrepareShares: two claims with shares of one device (results with a
+// share ID, KEP-5075) are both prepared; the checkpoint records each
+// share's ID and consumed capacity, and the kubelet gets the share ID back.
+func TestPrepareShares(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.plugin(t)
+	share := func(id string, cpu string) resourceapi.DeviceRequestAllocationResult {
+		r := harnesstest.AllocResult(testDriver, testNode, "r", "dev-0")
+		r.ShareID = ptr.To(types.UID(id))
+		r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{"cpu": resource.MustParse(cpu)}
+		return r
+	}
+	const shareA, shareB = "0b7e1c2a-0000-4000-8000-00000000000a", "0b7e1c2a-0000-4000-8000-00000000000b"
+	res := harnesstest.Prepare(t, p,
+		harnesstest.AllocatedClaim("a", uidA, share(shareA, "2")),
+		harnesstest.AllocatedClaim("b", uidB, share(shareB, "1")))
+	for uid, share := range map[types.UID]string{uidA: shareA, uidB: shareB} {
+		r := res[uid]
+		if r.Err != nil || len(r.Devices) != 1 || r.Devices[0].ShareID == nil || string(*r.Devices[0].ShareID) != share {
+			t.Errorf("claim %s: result %+v, want dev-0 with share ID %s", uid, r, share)
+		}
+	}
+	got := p.Prepared()[uidA].Devices[0]
+	if cpu := got.ConsumedCapacity["cpu"]; got.ShareID != shareA || cpu.Cmp(resource.MustParse("2")) != 0 {
+		t.Errorf("checkpointed share %+v, want share ID %s consuming cpu 2", got, shareA)
 	}
 }

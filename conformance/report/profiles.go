@@ -99,9 +99,14 @@ var profiles = []profile{
 		keps:        []int{5729},
 	},
 	{
+		name:        "numa-node",
+		description: "the standard numaNode attribute (KEP-6072, GA): drivers that publish resource.kubernetes.io/numaNode, held to the node's sysfs",
+		keps:        []int{6072},
+	},
+	{
 		name:        "alpha",
-		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
-		keps:        []int{5677, 5963},
+		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963), list-type attributes (KEP-5491) and derived attributes (KEP-6080); the cluster needs their feature gates",
+		keps:        []int{5677, 5963, 5491, 6080},
 	},
 }
 

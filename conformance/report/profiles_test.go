@@ -59,9 +59,9 @@ func TestFilter(t *testing.T) {
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
 		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5677,@kep-5963"},
+		{"alpha", "", "@kep-5677,@kep-5963,@kep-5491,@kep-6080"},
 		{"partitionable", "~@emulator", "@kep-4815 && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5677 && @core && ~@emulator,@kep-5677 && @slow,@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5491 && @core && ~@emulator,@kep-5491 && @slow,@kep-6080 && @core && ~@emulator,@kep-6080 && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)
@@ -69,7 +69,7 @@ func TestFilter(t *testing.T) {
 			t.Errorf("Filter(%q, %q) = %q, %v; want %q", tc.profile, tc.tags, got, err, tc.want)
 		}
 	}
-	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)`) {
+	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, numa-node, alpha)`) {
 		t.Errorf("Filter of an unknown profile: %v", err)
 	}
 }
@@ -82,7 +82,7 @@ func TestValidateProfile(t *testing.T) {
 		}
 	}
 	err := ValidateProfile("Core")
-	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)` {
+	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, numa-node, alpha)` {
 		t.Errorf("ValidateProfile(Core) = %v, want an error listing the profiles", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "numa-node", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

@@ -88,6 +88,13 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 		}
 		return spec
 	},
+	// KEP-6080 derived attributes (dra-1.37-spec.md §16).
+	"a derived attribute that no constraint references": func(class string) resourceapi.ResourceClaimSpec {
+		return derivedSpec(class, "derived/driver", "device.driver", false)
+	},
+	"a derived attribute whose expression returns a map": func(class string) resourceapi.ResourceClaimSpec {
+		return derivedSpec(class, "derived/attributes", "device.attributes", true)
+	},
 	// KEP-4816 prioritized lists (dra-1.37-spec.md §2, behaviour 1).
 	"9 subrequests": func(class string) resourceapi.ResourceClaimSpec {
 		var subs []resourceapi.DeviceSubRequest

@@ -70,11 +70,16 @@ func (w *world) passLintRule(ctx context.Context, rule string) error {
 		return err
 	}
 	var found []lint.Finding
-	if rule == lint.RuleInventory {
-		if found, err = w.inventoryFindings(ctx, in); err != nil {
+	switch rule {
+	case lint.RuleInventory:
+		if found, err = w.sysfsFindings(ctx, in, lint.Inventory); err != nil {
 			return err
 		}
-	} else {
+	case lint.RuleNUMANode:
+		if found, err = w.sysfsFindings(ctx, in, lint.NUMANode); err != nil {
+			return err
+		}
+	default:
 		check, ok := lint.Rules[rule]
 		if !ok {
 			return fmt.Errorf("no lint rule %q (known: %v)", rule, lint.RuleNames())
@@ -88,9 +93,13 @@ func (w *world) passLintRule(ctx context.Context, rule string) error {
 	return findings(msgs)
 }
 
-// inventoryFindings compares the devices of the driver's classes on the
-// node with the node's PCI functions.
-func (w *world) inventoryFindings(ctx context.Context, in lint.Input) ([]lint.Finding, error) {
+// sysfsRule is a lint rule that compares the devices of a kind on a node
+// with the node's PCI functions below its sysfs.
+type sysfsRule func(in lint.Input, node, sysfs string, kind lint.PCIKind, inKind func(pool, device string) bool) ([]lint.Finding, error)
+
+// sysfsFindings runs rule on the devices of the driver's classes on the
+// node and the node's PCI functions.
+func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
 	if w.cfg.NodeSysfsRoot == "" || w.cfg.PCIVendor == "" {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", sysfsSkipReason)
 	}
@@ -112,7 +121,7 @@ func (w *world) inventoryFindings(ctx context.Context, in lint.Input) ([]lint.Fi
 		}
 	}
 	kind := lint.PCIKind{Vendor: w.cfg.PCIVendor, Class: w.cfg.PCIClass}
-	return lint.Inventory(in, node, w.cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
+	return rule(in, node, w.cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
 }
 
 // nodeName is Config.NodeName, else the cluster's only node.

@@ -103,6 +103,9 @@ type world struct {
 	multiNode *multiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
 	submitted *submission
+	// numaNodes are the NUMA nodes the scenario's claims select by the
+	// standard numaNode attribute (KEP-6072), by claim name.
+	numaNodes map[string]int64
 	// named are the devices the scenario named ("a partitionable device
 	// "big" with ... partitions"), by alias.
 	named map[string]named

@@ -14,7 +14,7 @@
 //   - standard-attributes: the resource.kubernetes.io attributes a device
 //     publishes are the standard ones, with their types and formats (pcieRoot
 //     "pci<domain>:<bus>", pciBusID "<domain>:<bus>:<device>.<function>",
-//     numaNode a non-negative int).
+//     numaNode a non-negative int, or a non-empty list of them).
 //   - qualified-names: attribute and capacity names are in the driver's own
 //     domain or the standard one, never another driver's.
 //   - identity: the identity attribute the driver declares names exactly one
@@ -26,9 +26,12 @@
 //     could never be allocated).
 //   - inventory: the devices of a kind that names its PCI vendor and class
 //     are exactly the node's PCI functions of that vendor and class (by the
-//     standard pciBusID attribute), with the node's NUMA node and PCIe root.
-//     It reads the node's sysfs (the kernel's layout; drakit's emulated node
-//     renders one).
+//     standard pciBusID attribute), with the node's PCIe root. It reads the
+//     node's sysfs (the kernel's layout; drakit's emulated node renders one).
+//   - numa-node: those devices' numaNode is their PCI function's sysfs
+//     numa_node (the first element of a list), and absent where it is -1;
+//     their pcieRoot is in their pciBusID's PCI domain (KEP-6072). It reads
+//     the node's sysfs as inventory does.
 //
 // Rules never fetch anything: the caller gathers the slices (all of the
 // driver's, the newest generation per pool counts as the scheduler counts

@@ -82,8 +82,9 @@ func readHex(path string) (string, error) {
 // which of the devices of the node's slices, by pool and name) with the node's PCI functions of
 // the kind, below sysfs: every function is published (the standard pciBusID
 // of a device or of one of its partitions), every published pciBusID is a
-// function of the kind, and a device's numaNode and pcieRoot are the
-// function's. An error means sysfs could not be read.
+// function of the kind, and a device's pcieRoot is the function's root
+// complex. Its numaNode is the numa-node rule's (NUMANode). An error means
+// sysfs could not be read.
 func Inventory(in Input, node, sysfs string, kind PCIKind, inKind func(pool, device string) bool) ([]Finding, error) {
 	funcs, err := nodeFunctions(sysfs, kind)
 	if err != nil {
@@ -109,9 +110,6 @@ func Inventory(in Input, node, sysfs string, kind PCIKind, inKind func(pool, dev
 		if !ok {
 			bad("%s is %s, which the node has no PCI function of vendor %s class %s* at", attrPCIBusID, addr, kind.Vendor, kind.Class)
 			return
-		}
-		if n, ok := d.Attributes[attrNUMANode]; ok && n.IntValue != nil && *n.IntValue != f.numaNode {
-			bad("%s is %d, the node's sysfs says %s is on NUMA node %d", attrNUMANode, *n.IntValue, addr, f.numaNode)
 		}
 		if r, ok := d.Attributes[attrPCIeRoot]; ok && r.StringValue != nil && f.root != "" && *r.StringValue != f.root {
 			bad("%s is %s, the node's sysfs puts %s under %s", attrPCIeRoot, *r.StringValue, addr, f.root)

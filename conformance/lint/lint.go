@@ -67,8 +67,8 @@ const (
 	RuleInventory          = "inventory"
 )
 
-// Rules are the rules that judge an Input, by name; inventory needs the
-// node's sysfs and is Inventory.
+// Rules are the rules that judge an Input, by name; inventory and
+// numa-node need the node's sysfs and are Inventory and NUMANode.
 var Rules = map[string]func(Input) []Finding{
 	RulePools:              Pools,
 	RuleStandardAttributes: StandardAttributes,
@@ -78,9 +78,9 @@ var Rules = map[string]func(Input) []Finding{
 	RuleCounters:           Counters,
 }
 
-// RuleNames are the rules' names, sorted, inventory included.
+// RuleNames are the rules' names, sorted, inventory and numa-node included.
 func RuleNames() []string {
-	names := []string{RuleInventory}
+	names := []string{RuleInventory, RuleNUMANode}
 	for n := range Rules {
 		names = append(names, n)
 	}
@@ -233,8 +233,10 @@ func StandardAttributes(in Input) []Finding {
 					bad("%s is %s, want a string <domain>:<bus>:<device>.<function> (0000:07:00.0)", name, describe(a))
 				}
 			case attrNUMANode:
-				if a.IntValue == nil || *a.IntValue < 0 {
-					bad("%s is %s, want a non-negative int (omitted when the kernel reports -1)", name, describe(a))
+				// An int, or with list-type attributes (KEP-5491) an int
+				// list: the device's own node first (KEP-6072).
+				if !nonNegativeInts(a) {
+					bad("%s is %s, want a non-negative int or a non-empty list of them (omitted when the kernel reports -1)", name, describe(a))
 				}
 			default:
 				bad("%s is not a standard attribute (%s, %s, %s)", name, attrPCIeRoot, attrPCIBusID, attrNUMANode)
@@ -399,4 +401,21 @@ func sortedNames[K ~string, V any](m map[K]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nonNegativeInts says whether a is a non-negative int or a non-empty list
+// of non-negative ints.
+func nonNegativeInts(a resourceapi.DeviceAttribute) bool {
+	if a.IntValue != nil {
+		return *a.IntValue >= 0
+	}
+	if len(a.IntValues) == 0 {
+		return false
+	}
+	for _, v := range a.IntValues {
+		if v < 0 {
+			return false
+		}
+	}
+	return true
 }

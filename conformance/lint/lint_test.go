@@ -151,6 +151,69 @@ func sysfsNode(t *testing.T) string {
 	return root
 }
 
+// TestNUMANode breaks the numaNode and pcieRoot of good()'s GPUs one way
+// at a time; sysfs puts both on NUMA node 0, or, where numaNone, on none.
+func TestNUMANode(t *testing.T) {
+	t.Parallel()
+	sysfs := sysfsNode(t)
+	kind := PCIKind{Vendor: "10de", Class: "0302"}
+	isGPU := func(_, device string) bool { return device != "gpu-2-half" }
+	check := func(in Input, sysfs string) []Finding {
+		t.Helper()
+		got, err := NUMANode(in, "n1", sysfs, kind, isGPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := check(good(), sysfs); len(got) != 0 {
+		t.Fatalf("the node's GPUs as published: %v", got)
+	}
+	list := good()
+	list.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = resourceapi.DeviceAttribute{IntValues: []int64{0, 1}}
+	if got := check(list, sysfs); len(got) != 0 {
+		t.Errorf("numaNode [0 1], own node first: %v", got)
+	}
+	none := sysfsNode(t)
+	if err := os.WriteFile(filepath.Join(none, "bus", "pci", "devices", "0000:07:00.0", "numa_node"), []byte("-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	omitted := good()
+	delete(omitted.Slices[0].Spec.Devices[0].Attributes, attrNUMANode)
+	if got := check(omitted, none); len(got) != 0 {
+		t.Errorf("no numaNode where sysfs says -1: %v", got)
+	}
+	for _, tc := range []struct {
+		break_ func(in *Input)
+		sysfs  string
+		want   string
+	}{
+		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = num(1) }, sysfs,
+			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is 1, the node's sysfs says 0000:07:00.0 is on NUMA node 0"},
+		{func(in *Input) {
+			in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = resourceapi.DeviceAttribute{IntValues: []int64{1, 0}}
+		}, sysfs,
+			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is [1 0], whose first element must be the device's own NUMA node"},
+		{func(in *Input) { delete(in.Slices[0].Spec.Devices[1].Attributes, attrNUMANode) }, sysfs,
+			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-1: publishes no resource.kubernetes.io/numaNode, the node's sysfs puts 0000:0f:00.0 on NUMA node 0"},
+		{func(*Input) {}, none,
+			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the int 0, but the node's sysfs puts 0000:07:00.0 on no NUMA node"},
+		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIeRoot] = str("pci0001:00") }, sysfs,
+			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0001:00, outside the PCI domain 0000"},
+	} {
+		in := good()
+		tc.break_(&in)
+		got := check(in, tc.sysfs)
+		found := false
+		for _, f := range got {
+			found = found || strings.HasPrefix(f.String(), tc.want)
+		}
+		if !found {
+			t.Errorf("findings %v, want one starting %q", got, tc.want)
+		}
+	}
+}
+
 func TestInventory(t *testing.T) {
 	t.Parallel()
 	sysfs := sysfsNode(t)
@@ -169,8 +232,6 @@ func TestInventory(t *testing.T) {
 			"rule inventory: node n1 has PCI function 0000:07:00.0 (vendor 10de class 0302*), no device of the driver publishes it"},
 		{func(in *Input) { in.Slices[0].Spec.Devices[1].Attributes[attrPCIBusID] = str("0000:1a:00.0") },
 			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/pciBusID is 0000:1a:00.0, which the node has no PCI function of vendor 10de class 0302* at"},
-		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = num(1) },
-			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is 1, the node's sysfs says 0000:07:00.0 is on NUMA node 0"},
 		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIeRoot] = str("pci0000:80") },
 			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0000:80, the node's sysfs puts 0000:07:00.0 under pci0000:00"},
 		{func(in *Input) { delete(in.Slices[0].Spec.Devices[0].Attributes, attrPCIBusID) },
@@ -196,7 +257,7 @@ func TestInventory(t *testing.T) {
 }
 
 func TestRuleNames(t *testing.T) {
-	if got := fmt.Sprint(RuleNames()); got != "[counters identity inventory node-selection pools qualified-names standard-attributes]" {
+	if got := fmt.Sprint(RuleNames()); got != "[counters identity inventory node-selection numa-node pools qualified-names standard-attributes]" {
 		t.Errorf("rules %s", got)
 	}
 }

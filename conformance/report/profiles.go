@@ -135,9 +135,14 @@ var profiles = []profile{
 		keps:        []int{5517},
 	},
 	{
+		name:        "numa-node",
+		description: "the standard numaNode attribute (KEP-6072, GA): drivers that publish resource.kubernetes.io/numaNode, held to the node's sysfs",
+		keps:        []int{6072},
+	},
+	{
 		name:        "alpha",
-		description: "alpha features: partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963) of partitionable devices, and optional node operations (KEP-5945); the cluster needs their feature gates",
-		keps:        []int{5963, 5945},
+		description: "alpha features: partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963) of partitionable devices, optional node operations (KEP-5945), list-type attributes (KEP-5491) and derived attributes (KEP-6080); the cluster needs their feature gates",
+		keps:        []int{5963, 5945, 5491, 6080},
 		gates:       []profileGate{{name: "DRAPartitionableDevicesType", kep: 4815}},
 	},
 }

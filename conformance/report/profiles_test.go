@@ -59,10 +59,10 @@ func TestFilter(t *testing.T) {
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
 		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5963,@kep-5945,@DRAPartitionableDevicesType"},
+		{"alpha", "", "@kep-5963,@kep-5945,@kep-5491,@kep-6080,@DRAPartitionableDevicesType"},
 		{"pool-status", "", "@kep-5677"},
 		{"partitionable", "~@emulator", "@kep-4815 && ~@DRAPartitionableDevicesType && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5945 && @core && ~@emulator,@kep-5945 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5945 && @core && ~@emulator,@kep-5945 && @slow,@kep-5491 && @core && ~@emulator,@kep-5491 && @slow,@kep-6080 && @core && ~@emulator,@kep-6080 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)
@@ -168,7 +168,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "numa-node", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

@@ -3,7 +3,8 @@ Feature: KEP-4381 structured parameters: the driver's ResourceSlices are well-fo
   each slice on its own; these rules (conformance/lint) judge what it cannot: pools complete and
   consistent across their slices, the standard attributes with their types, names in the driver's
   own domain, identities unique in the cluster, slices owned by the node they are for, and, where
-  the kit can read the node's sysfs, the published devices against the node's PCI functions.
+  the kit can read the node's sysfs, the published devices against the node's PCI functions (their
+  NUMA nodes are KEP-6072's, features/kep-6072-numa-node).
   Every finding names the rule, the pool, the slice and the device.
 
   Background:
@@ -30,6 +31,6 @@ Feature: KEP-4381 structured parameters: the driver's ResourceSlices are well-fo
     Then the driver's ResourceSlices pass the lint rule "node-selection"
 
   @kep-4381 @extended @slices @inventory
-  Scenario: The driver publishes exactly the node's devices, with their NUMA nodes and PCIe roots
+  Scenario: The driver publishes exactly the node's devices, with their PCIe roots
     Given the kit can read the node's sysfs
     Then the driver's ResourceSlices pass the lint rule "inventory"

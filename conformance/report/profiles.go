@@ -99,6 +99,11 @@ var profiles = []profile{
 		keps:        []int{5729},
 	},
 	{
+		name:        "pod-resources",
+		description: "the kubelet's PodResources API for DRA (KEP-3695, GA): List and Get report each container's claims, their devices and the CDI devices the driver prepared; every DRA driver, on a node whose kubelet socket the kit can reach",
+		keps:        []int{3695},
+	},
+	{
 		name:        "alpha",
 		description: "alpha parts of partitionable devices, partition types (KEP-5677) and compatibility groups (KEP-5963); the cluster needs their feature gates",
 		keps:        []int{5677, 5963},

@@ -69,7 +69,7 @@ func TestFilter(t *testing.T) {
 			t.Errorf("Filter(%q, %q) = %q, %v; want %q", tc.profile, tc.tags, got, err, tc.want)
 		}
 	}
-	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)`) {
+	if _, err := Filter("gold", ""); err == nil || !strings.Contains(err.Error(), `unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pod-resources, alpha)`) {
 		t.Errorf("Filter of an unknown profile: %v", err)
 	}
 }
@@ -82,7 +82,7 @@ func TestValidateProfile(t *testing.T) {
 		}
 	}
 	err := ValidateProfile("Core")
-	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)` {
+	if err == nil || err.Error() != `unknown profile "Core" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pod-resources, alpha)` {
 		t.Errorf("ValidateProfile(Core) = %v, want an error listing the profiles", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "workload-claims", "pod-resources", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

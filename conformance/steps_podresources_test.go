@@ -31,7 +31,7 @@ func TestCheckDynamicResources(t *testing.T) {
 	}{
 		"exact": {ctr(claimResource("d", "p", "gpu-0", "d/gpu=a"), claimResource("d", "p", "gpu-1", "d/gpu=b")), nil},
 		// 1.37's kubelet carries a device's CDI devices over to the next device of the driver.
-		"carried over": {ctr(claimResource("d", "p", "gpu-0", "d/gpu=a"), claimResource("d", "p", "gpu-1", "d/gpu=a", "d/gpu=b")), nil},
+		"carried over":   {ctr(claimResource("d", "p", "gpu-0", "d/gpu=a"), claimResource("d", "p", "gpu-1", "d/gpu=a", "d/gpu=b")), nil},
 		"missing device": {ctr(claimResource("d", "p", "gpu-0", "d/gpu=a")), []string{"allocated device d/p/gpu-1 is not reported"}},
 		"foreign device": {ctr(claimResource("d", "p", "gpu-0", "d/gpu=a"), claimResource("d", "p", "gpu-1", "d/gpu=b"), claimResource("d", "p", "gpu-7")),
 			[]string{"device d/p/gpu-7 is reported, but not allocated"}},

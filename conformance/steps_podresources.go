@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -46,6 +47,12 @@ func (w *world) podResources() (*kubeletapi.PodResources, string, error) {
 }
 
 func (w *world) podResourcesReachable(ctx context.Context) (context.Context, error) {
+	if w.cfg.NodeKubeletRootDir != "" {
+		socket := filepath.Join(w.cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
+		if _, err := os.Stat(socket); errors.Is(err, os.ErrNotExist) {
+			return skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's pod resources socket: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", socket))
+		}
+	}
 	c, why, err := w.podResources()
 	if why != "" {
 		return skip(ctx, why)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -82,7 +83,9 @@ func (w *world) pluginRegistryReachable(ctx context.Context) (context.Context, e
 	if why != "" {
 		return skip(ctx, why)
 	}
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's plugin registry: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", dir))
+	} else if err != nil {
 		return ctx, fmt.Errorf("the kubelet's plugin registry below --node-kubelet-root-dir: %w", err)
 	}
 	return ctx, nil

@@ -195,7 +195,7 @@ type Config struct {
 	// scenario.
 	Tags string
 	// Profile restricts the run to the scenarios of one conformance profile
-	// (report.ProfileNames: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha) that Tags selects;
+	// (report.ProfileNames: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pod-resources, alpha) that Tags selects;
 	// empty runs every profile.
 	Profile string
 	// FailOnSkip makes a skipped scenario fail the run, for drivers that

@@ -67,7 +67,7 @@ func TestConfigValidate(t *testing.T) {
 		"empty alternative":      {mutate: func(c *Config) { c.Tags = "@a,,@b" }, want: []string{"Tags", "empty term"}},
 		"tag with space":         {mutate: func(c *Config) { c.Tags = "@kep 4381" }, want: []string{"Tags", "is not a tag"}},
 		"a profile":              {mutate: func(c *Config) { c.Profile = "partitionable" }},
-		"unknown profile":        {mutate: func(c *Config) { c.Profile = "gold" }, want: []string{`Profile: unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)`}},
+		"unknown profile":        {mutate: func(c *Config) { c.Profile = "gold" }, want: []string{`Profile: unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pod-resources, alpha)`}},
 		"comma in artifacts dir": {mutate: func(c *Config) { c.ArtifactsDir = "a,b" }, want: []string{"ArtifactsDir", "comma"}},
 		"no artifacts dir":       {mutate: func(c *Config) { c.ArtifactsDir = "" }, want: []string{"ArtifactsDir: required"}},
 		"zero timeouts": {

@@ -55,7 +55,7 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--driver-config", "../../docs/examples/env-only-driver.yaml"}, want: "load kubeconfig: stat /nonexistent/kubeconfig"},
 		"no driver":               {args: []string{"--kubeconfig", "/k"}, want: "DriverName: required"},
 		"invalid flags":           {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config"},
-		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, alpha)`},
+		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: core, prioritized-list, admin-access, partitionable, consumable-capacity, device-status, device-taints, device-health, workload-claims, pod-resources, alpha)`},
 		"no kubeconfig":           {args: nil, want: "Kubeconfig: required"},
 	}
 	for name, tc := range tests {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,12 +74,18 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
+	st, err := w.beforeStop(ctx)
+	if err != nil {
+		return ctx, err
+	}
 	yes := "true"
+	st.requested = time.Now()
 	if err := w.patchDriverNodeSelector(ctx, ds, &yes); err != nil {
 		return ctx, err
 	}
+	w.stop = st
 	w.releases = append(w.releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
-	return ctx, poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+	err = poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
@@ -88,6 +96,29 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 		}
 		return len(left) == 0, strings.Join(left, "; "), nil
 	})
+	st.gone = time.Now()
+	return ctx, err
+}
+
+// beforeStop records, before the kit stops the driver, the nodes its pods
+// run on and its ResourceSlices for them, which the driver must have back
+// after it runs again.
+func (w *world) beforeStop(ctx context.Context) (*driverStop, error) {
+	list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+	}
+	st := &driverStop{}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" && !slices.Contains(st.nodes, p.Spec.NodeName) {
+			st.nodes = append(st.nodes, p.Spec.NodeName)
+		}
+	}
+	slices.Sort(st.nodes)
+	if st.slices, st.devices, err = w.nodeSlices(ctx, st.nodes); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 func (w *world) startDriver(ctx context.Context) (context.Context, error) {
@@ -103,12 +134,15 @@ func (w *world) startDriver(ctx context.Context) (context.Context, error) {
 	return ctx, errors.New("the driver was not stopped: a step \"the driver stops on the node\" must come first")
 }
 
-// runDriver removes the stop label and waits until a driver pod is ready.
+// runDriver removes the stop label, waits until a driver pod is ready and
+// then until the driver publishes again, on every node it ran on before the
+// stop, at least as many devices as it did then (the kubelet deletes the
+// slices of a driver gone for 30 s).
 func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if err := w.patchDriverNodeSelector(ctx, ds, nil); err != nil {
 		return err
 	}
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
@@ -121,6 +155,25 @@ func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, describePod(&list.Items[i])))
 		}
 		return false, strings.Join(seen, "; "), nil
+	})
+	if err != nil || w.stop == nil {
+		return err
+	}
+	if w.stop.back.IsZero() {
+		w.stop.back = time.Now()
+	}
+	return poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.cfg.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+		_, devices, err := w.nodeSlices(ctx, w.stop.nodes)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var short []string
+		for _, n := range w.stop.nodes {
+			if devices[n] < w.stop.devices[n] {
+				short = append(short, fmt.Sprintf("node %s: %d of %d devices", n, devices[n], w.stop.devices[n]))
+			}
+		}
+		return len(short) == 0, strings.Join(short, "; "), nil
 	})
 }
 

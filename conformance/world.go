@@ -131,6 +131,9 @@ type world struct {
 	releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
 	heldLock *os.File
+	// stop is what the kit saw when the scenario stopped the driver, once
+	// it did (steps_driver.go, steps_registration.go).
+	stop *driverStop
 	// fault is the hardware fault the scenario injected, once it did.
 	fault *injectedFault
 	// outcome is the worst status of the scenario's steps so far.

@@ -13,7 +13,7 @@ func TestKitSettings(t *testing.T) {
 		"../../docs/examples/reference-driver.yaml": {
 			DriverName: "gpu.drakit.dev",
 			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType",
-				"adminAccess", "deviceTaints", "deviceCompatibilityGroups", "numaNodeAttribute"},
+				"adminAccess", "deviceTaints", "deviceMetadata", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:      "gpu.drakit.dev",
 			UUIDAttribute:        "uuid",
 			PartitionClassName:   "mig.gpu.drakit.dev",

@@ -140,6 +140,11 @@ var profiles = []profile{
 		keps:        []int{6072},
 	},
 	{
+		name:        "pod-resources",
+		description: "the kubelet's PodResources API for DRA (KEP-3695, GA): List and Get report each container's claims, their devices and the CDI devices the driver prepared; every DRA driver, on a node whose kubelet socket the kit can reach",
+		keps:        []int{3695},
+	},
+	{
 		name:        "alpha",
 		description: "alpha features: partition types (KEP-4815's gate DRAPartitionableDevicesType) and compatibility groups (KEP-5963) of partitionable devices, optional node operations (KEP-5945), list-type attributes (KEP-5491) and derived attributes (KEP-6080); the cluster needs their feature gates",
 		keps:        []int{5963, 5945, 5491, 6080},

@@ -168,7 +168,7 @@ func TestProfilesCoverFeatures(t *testing.T) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "numa-node", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "numa-node", "pod-resources", "alpha"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }

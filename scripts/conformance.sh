@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make conformance: builds what is missing, starts the local cluster, renders the emulated node,
-# deploys the reference GPU and NIC drivers, runs every feature against each (reports in
-# $ARTIFACTS/gpu and $ARTIFACTS/nic) and tears down; then runs the fabric features on a 4-node
-# cluster (scripts/conformance-fabric.sh: $ARTIFACTS/fabric, $ARTIFACTS/tpu, $ARTIFACTS/multinode).
-# Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
+# deploys the reference GPU, NIC and CPU drivers, runs every feature against each (reports in
+# $ARTIFACTS/gpu, $ARTIFACTS/nic, $ARTIFACTS/cpu and $ARTIFACTS/interpose) and tears down; then runs
+# the fabric features on a 4-node cluster (scripts/conformance-fabric.sh: $ARTIFACTS/fabric,
+# $ARTIFACTS/tpu, $ARTIFACTS/multinode). Last, one summary of every run per KEP:
+# $ARTIFACTS/summary.txt. Exits non-zero on any failure. Set DRAKIT_KEEP_CLUSTER=1 to leave the cluster running.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
@@ -67,6 +68,9 @@ log "deploying the reference NIC driver"
 # for more than the node has.
 $drakit nic-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --vfs-per-pf 2
+log "deploying the reference CPU driver (the emulated node's NUMA nodes as cpu and memory devices)"
+$drakit cpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT"
 
 log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
 admission=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationDriverSliceAdmission$' ./reference/deploy) ||
@@ -89,17 +93,21 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
   log "running the conformance features against the $1 driver ($2)"
   $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/$1" --node-cdi-dir "$DRAKIT_CDI_DIR" \
     --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
-    --driver-config "$2" --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+    --node-cgroup-root /sys/fs/cgroup --driver-config "$2" --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
 }
 # The GPU driver claims neither consumable capacity nor device status; the NIC driver has no
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
-# that exist). Both get the PodGroup claims of KEP-5729, which every driver must pass, and the Core
+# that exist). Both get the PodGroup claims of KEP-5729, which every driver must pass, the Core
 # scenarios of KEP-4816 (prioritized lists of the driver's class) and KEP-5018 (the admin-access
-# namespace label); the Extended ones need partitions or the adminAccess capability, which only the
-# GPU driver claims. This cluster has one node: the @multi-node, @nvlink-fabric and @tpu-torus
-# scenarios run on 4 nodes below (scripts/conformance-fabric.sh).
-kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
-kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core'
+# namespace label), extended resources (KEP-5004) and the kubelet's PodResources API (KEP-3695); the
+# Extended ones need partitions or the adminAccess capability, which only the GPU driver claims. The
+# scenarios of the kit's own test driver (binding conditions, pool status, attributes) run once, in
+# the GPU run. Node allocatable resources (KEP-5517) are the CPU driver's. This cluster has one node:
+# the @multi-node, @nvlink-fabric and @tpu-torus scenarios run on 4 nodes below
+# (scripts/conformance-fabric.sh).
+kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
+kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core,@kep-5004,@kep-3695'
+kit cpu docs/examples/reference-cpu-driver.yaml '@kep-5517'
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
 # The GPU driver is redeployed to register in a directory of its own; drakit interpose, a process on
@@ -146,3 +154,8 @@ mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" 
 log "tearing the single-node cluster down for the multi-node fabric run"
 $drakit cluster down
 ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/conformance-fabric.sh
+
+# --- one summary of every run, per KEP ----------------------------------------------------------
+log "summarizing every run per KEP into $ARTIFACTS/summary.txt"
+$drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
+  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/interpose" "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

@@ -27,18 +27,19 @@ func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 		core   int
 		ext    int
 		scenes []ScenarioResult
+		// dirs counts the KEP's scenarios per directory: its topic is
+		// that of its own kep-<number>-* directory with the most.
+		dirs map[string]int
 	}
 	byTag := map[string]*kep{}
 	for _, s := range all {
 		for _, t := range kepTagsOf(s.Tags) {
 			k := byTag[t]
 			if k == nil {
-				k = &kep{tag: t}
+				k = &kep{tag: t, dirs: map[string]int{}}
 				byTag[t] = k
 			}
-			if dir := path.Dir(s.URI); k.topic == "" || strings.HasPrefix(dir, strings.TrimPrefix(t, "@")+"-") {
-				k.topic = topicOf(t, dir)
-			}
+			k.dirs[path.Dir(s.URI)]++
 			if levelOf(s.Tags) == levelExtended {
 				k.ext++
 			} else {
@@ -49,6 +50,14 @@ func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 	}
 	keps := make([]*kep, 0, len(byTag))
 	for _, k := range byTag {
+		best, own := "", false
+		for dir, n := range k.dirs {
+			isOwn := strings.HasPrefix(dir, strings.TrimPrefix(k.tag, "@")+"-")
+			if best == "" || isOwn && !own || isOwn == own && (n > k.dirs[best] || n == k.dirs[best] && dir < best) {
+				best, own = dir, isOwn
+			}
+		}
+		k.topic = topicOf(k.tag, best)
 		keps = append(keps, k)
 	}
 	sort.Slice(keps, func(i, j int) bool { return kepNumber(keps[i].tag) < kepNumber(keps[j].tag) })

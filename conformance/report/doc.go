@@ -26,14 +26,25 @@
 // tag of a profile's feature gate (@DRAPartitionableDevicesType, an alpha
 // sub-feature of KEP-4815): then it is that profile's:
 //
-//	core              KEP-4381 structured parameters (GA): every DRA driver
-//	prioritized-list  KEP-4816 prioritized lists (GA): every DRA driver
-//	admin-access      KEP-5018 admin access (GA): drivers that claim adminAccess
-//	partitionable  KEP-4815 partitionable devices (beta): drivers with shared counters
-//	pool-status    KEP-5677 ResourcePoolStatusRequests (alpha): every DRA driver
-//	binding-conditions  KEP-5007 device binding conditions (beta): the scheduler waits for an attach controller
-//	alpha          partition types (@DRAPartitionableDevicesType of KEP-4815),
-//	               KEP-5963 compatibility groups, KEP-5945 optional node operations (alpha gates)
+//	core                 KEP-4381 structured parameters (GA): every DRA driver
+//	prioritized-list     KEP-4816 prioritized lists (GA): every DRA driver
+//	admin-access         KEP-5018 admin access (GA): drivers that claim adminAccess
+//	extended-resources   KEP-5004 extended resources backed by DRA (beta): every DRA driver
+//	partitionable        KEP-4815 partitionable devices (beta): drivers with shared counters
+//	consumable-capacity  KEP-5075 consumable capacity (beta): drivers with shared devices
+//	device-status        KEP-4817 device status (beta): drivers that report it
+//	device-taints        KEP-5055 device taints and DeviceTaintRules (beta)
+//	device-health        KEP-4680 device health in pod status (beta)
+//	device-metadata      KEP-5304 device metadata files (beta): drivers that write them
+//	workload-claims      KEP-5729 ResourceClaims of PodGroups (beta)
+//	pool-status          KEP-5677 ResourcePoolStatusRequests (alpha): every DRA driver
+//	binding-conditions   KEP-5007 device binding conditions (beta): the scheduler waits for an attach controller
+//	node-allocatable     KEP-5517 node allocatable resources (alpha): drivers of cpu and memory
+//	numa-node            KEP-6072 the standard numaNode attribute (GA)
+//	pod-resources        KEP-3695 the kubelet's PodResources API for DRA (GA): every DRA driver
+//	alpha                partition types (@DRAPartitionableDevicesType of KEP-4815),
+//	                     KEP-5963 compatibility groups, KEP-5945 optional node operations,
+//	                     KEP-5491 list-type and KEP-6080 derived attributes (alpha gates)
 //
 // ProfileNames lists them, ValidateProfile checks a name and Filter turns a
 // profile and a godog tag filter into the tag filter of a run of that

@@ -3,8 +3,9 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
   the allocation result and stamps the allocation with allocationTimestamp. Then it waits in PreBind
   (event BindingConditionsPending) and leaves the pod without a node until every binding condition
   of the device is True in the claim's status.devices; a True binding failure condition makes it
-  give up ("device binding failed"), clear the allocation and retry the pod (dra-1.37-spec.md §9,
-  behaviours 3 to 5). The conditions come from a controller that attaches the device: here the
+  give up ("device binding failed"), clear the allocation and retry the pod; so does a device whose
+  conditions are not all True within the scheduler's bindingTimeout ("device binding timeout"; 600 s
+  by default, 30 s in drakit's local cluster) (dra-1.37-spec.md §9, behaviours 3 to 5). The conditions come from a controller that attaches the device: here the
   kit's own attach controller, which writes them through the API. The test driver has no kubelet
   plugin, so its devices also skip every node operation (KEP-5945) for the pod to run once bound.
 
@@ -45,6 +46,15 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
     And the claim "fabric" is allocated the test driver's device "fabric" with bindingConditions ["attached"], bindingFailureConditions ["attach-failed"] and an allocationTimestamp
     When the kit's attach controller sets condition "attached" of the device of claim "fabric" to True
     Then pod "user" is running
+
+  @kep-5007 @core
+  Scenario: A device that is never attached times out and the scheduler tries again
+    Given the test driver publishes device "fabric" on a node with bindingConditions ["attached"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
+    And a ResourceClaim "fabric" requesting the test driver's device "fabric"
+    When a pod "user" is created with the claim "fabric"
+    Then pod "user" stays unbound for 2 seconds while the scheduler waits for binding conditions
+    And the claim "fabric" loses its allocation
+    And the scheduler reports for pod "user" "device binding timeout"
 
   @kep-5007 @core
   Scenario: A device that binds to the node restricts its allocation to the pod's node

@@ -19,7 +19,7 @@ test: ## Unit and integration tests, then the kit certifying the reference drive
 unit: ## Unit and integration tests only (no cluster)
 	scripts/unit.sh
 
-build: ## Build drakit, drakit-driver, drakit-nic-driver, drakit-tpu-driver, drakit-plain-driver, drakit-probe and the NVML shim into _output/
+build: ## Build drakit, drakit-driver, drakit-nic-driver, drakit-tpu-driver, drakit-cpu-driver, drakit-plain-driver, drakit-probe and the NVML shim into _output/
 	scripts/build.sh
 
 components: ## Build the local cluster's components (Kubernetes, etcd, containerd, crictl) once per version into the cache

@@ -158,4 +158,4 @@ ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/confor
 # --- one summary of every run, per KEP ----------------------------------------------------------
 log "summarizing every run per KEP into $ARTIFACTS/summary.txt"
 $drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
-  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/interpose" "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
+  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/interpose" fabric="$ARTIFACTS/fabric/kit" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +20,7 @@ func newConformanceSummarizeCommand() *cobra.Command {
 	var out string
 	var failOnSkip bool
 	cmd := &cobra.Command{
-		Use:   "summarize RUN_ARTIFACTS_DIR...",
+		Use:   "summarize [NAME=]RUN_ARTIFACTS_DIR...",
 		Short: "Summarize several conformance runs per KEP (make conformance writes artifacts/summary.txt so)",
 		Long: `Reads the cucumber.json of each run's artifacts directory (one drakit
 conformance run each: make conformance runs the kit against the GPU, NIC,
@@ -28,15 +29,25 @@ KEP tag of the features and of the runs with the scenarios the features hold,
 how many ran over all runs and their outcome, and which runs ran them. KEPs no
 run selected and every scenario that did not pass are listed below the table.
 Exits non-zero when a run failed, ran nothing, or (--fail-on-skip) skipped a
-scenario.`,
-		Example: `  drakit conformance summarize --out artifacts/summary.txt --fail-on-skip artifacts/gpu artifacts/nic`,
+scenario. A run is named after its directory, or NAME in NAME=DIR.`,
+		Example: `  drakit conformance summarize --out artifacts/summary.txt --fail-on-skip artifacts/gpu artifacts/nic fabric=artifacts/fabric/kit`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			var runs []report.Run
-			for _, d := range dirs {
+			for _, arg := range dirs {
+				name, d, named := strings.Cut(arg, "=")
+				if !named {
+					d = arg
+				}
 				r, err := report.ReadRun(d, conformance.CucumberFile)
 				if err != nil {
 					return err
+				}
+				if named {
+					if name == "" {
+						return fmt.Errorf("run %q: empty name before '='", arg)
+					}
+					r.Name = name
 				}
 				r.Result.SkipsFail = failOnSkip
 				runs = append(runs, r)

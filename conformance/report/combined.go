@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -75,8 +76,15 @@ func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run) error {
 		return rows[tag]
 	}
 	for _, s := range all {
+		// As Result.ByTag counts a run's scenarios: by KEP tag and by
+		// profile gate tag.
 		for _, t := range kepTagsOf(s.Tags) {
 			row(t).written++
+		}
+		for _, t := range s.Tags {
+			if slices.Contains(gateTags(0), t) {
+				row(t).written++
+			}
 		}
 	}
 	var b strings.Builder

@@ -3,8 +3,8 @@
 # driver (reference/plaindriver: devices that reach a container only through CDI environment
 # variables and a read-only mount each) must pass the @core scenarios of the core profile, a run
 # of every scenario must find nothing failed (the profiles it does not claim reported unclaimed;
-# device-taints, workload-claims and prioritized-list, which every driver must pass, and
-# admin-access, whose namespace label every cluster must honour, success),
+# those every driver must pass, and those whose Core scenarios are the cluster's part with the kit's
+# own devices, success),
 # and each of its deliberately broken variants (--defect) must fail with the finding that names the
 # defect. Starts the local cluster, deploys the variants one after the other, tears down.
 # Reports: $ARTIFACTS/plain-driver/<variant>/. Exits non-zero when a verdict is not the expected one.
@@ -80,9 +80,20 @@ expect_profile correct device-taints success
 expect_profile correct prioritized-list success
 expect_profile correct admin-access success
 expect_profile correct workload-claims success
+expect_profile correct extended-resources success
+expect_profile correct pool-status success
+expect_profile correct pod-resources success
+# Their Core scenarios the plain driver does not claim do not apply; the API server's, the
+# scheduler's and the kubelet's part, checked with the kit's own devices or any driver's, passes.
+expect_profile correct consumable-capacity success
+expect_profile correct device-metadata success
+expect_profile correct binding-conditions success
+expect_profile correct node-allocatable success
+expect_profile correct numa-node success
+expect_profile correct alpha success
 expect_profile correct partitionable unclaimed
+expect_profile correct device-status unclaimed
 expect_profile correct device-health unclaimed
-expect_profile correct alpha unclaimed
 
 expect_failure extra-device "which is not allocated to the pod's claims" --tags @kep-4381
 expect_failure duplicate-device-names "to publish at least 1 devices in ResourceSlices" --tags '@core && ~@kep-5055 && ~@kep-5729' --publish-timeout 10s

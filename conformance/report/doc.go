@@ -66,7 +66,11 @@
 //     is about, so it neither conforms to it nor fails it;
 //   - failure when a scenario of the profile failed (an ambiguous step
 //     included), was undefined or pending, when a Core scenario was skipped
-//     (for whatever reason), or when none passed;
+//     other than as unclaimed, or when none passed. A Core scenario that
+//     needs a capability the driver does not claim does not apply to it:
+//     in a profile that also holds scenarios every driver and cluster must
+//     pass (the kit's own devices: KEP-5945, KEP-5491 and KEP-6080 in
+//     alpha, fractional ranges in consumable-capacity), those decide;
 //   - else partial when an Extended scenario was skipped other than as
 //     unclaimed: the kit, the cluster or the hardware could not exercise
 //     something the driver may well do;

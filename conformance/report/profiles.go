@@ -293,8 +293,9 @@ type outcome struct {
 // (scenarios the run did not select count as skipped, not unclaimed):
 // unclaimed when all were skipped, every Core one that ran as unclaimed;
 // failure when one failed, was undefined or pending, a Core scenario was
-// skipped, or none passed; else partial when an Extended scenario was
-// skipped for another reason than an unclaimed capability; else success.
+// skipped other than as unclaimed, or none passed; else partial when an
+// Extended scenario was skipped for another reason than an unclaimed
+// capability; else success.
 func judge(outcomes []outcome) string {
 	if slices.ContainsFunc(outcomes, func(o outcome) bool { return o.unclaimed }) &&
 		!slices.ContainsFunc(outcomes, func(o outcome) bool {
@@ -307,7 +308,7 @@ func judge(outcomes []outcome) string {
 		switch {
 		case o.status == StatusPassed:
 			passed = true
-		case o.status != StatusSkipped, o.level == levelCore:
+		case o.status != StatusSkipped, o.level == levelCore && !o.unclaimed:
 			return resultFailure
 		case !o.unclaimed:
 			partial = true

@@ -140,13 +140,23 @@ func (w *world) driverRegistered(ctx context.Context) (context.Context, error) {
 	return ctx, findings(bad)
 }
 
-func (w *world) registeredEndpointServes(ctx context.Context) error {
+// someDriverRegistrations are the driver's registrations, an error when
+// there are none.
+func (w *world) someDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
 	mine, desc, err := w.driverRegistrations(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(mine) == 0 {
-		return fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.cfg.DriverName, desc)
+		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.cfg.DriverName, desc)
+	}
+	return mine, nil
+}
+
+func (w *world) registeredEndpointServes(ctx context.Context) error {
+	mine, err := w.someDriverRegistrations(ctx)
+	if err != nil {
+		return err
 	}
 	var bad []string
 	for _, r := range mine {
@@ -162,12 +172,9 @@ func (w *world) registeredEndpointServes(ctx context.Context) error {
 }
 
 func (w *world) registeredServices(ctx context.Context, want string) error {
-	mine, desc, err := w.driverRegistrations(ctx)
+	mine, err := w.someDriverRegistrations(ctx)
 	if err != nil {
 		return err
-	}
-	if len(mine) == 0 {
-		return fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.cfg.DriverName, desc)
 	}
 	var bad []string
 	for _, r := range mine {

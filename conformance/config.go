@@ -187,6 +187,15 @@ type Config struct {
 	// class).
 	CliqueAttribute      string
 	IMEXChannelClassName string
+	// BindingConditions and BindingFailureConditions are the binding
+	// conditions (KEP-5007) every device of the driver publishes;
+	// BindingConditionsSetBy says who sets them: "kit" (the kit's attach
+	// controller stands in for one outside the driver) or "driver"
+	// (declaration bindingConditions). Required with the capability
+	// bindingConditions claimed.
+	BindingConditions        []string
+	BindingFailureConditions []string
+	BindingConditionsSetBy   string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.
@@ -356,6 +365,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateCapabilities(c.Capabilities); err != nil {
 		bad("Capabilities", "%v", err)
+	}
+	if c.claims(declaration.CapabilityBindingConditions) && (len(c.BindingConditions) == 0 || len(c.BindingFailureConditions) == 0 || c.BindingConditionsSetBy == "") {
+		bad("BindingConditions", "the capability bindingConditions (KEP-5007) needs the driver's condition types and who sets them (bindingConditions of a driver declaration)")
 	}
 	if c.DeviceEnvPrefix != "" && !envPrefixRe.MatchString(c.DeviceEnvPrefix) {
 		bad("DeviceEnvPrefix", "%q is not the start of an environment variable name", c.DeviceEnvPrefix)

@@ -43,9 +43,17 @@ func TestConfigValidate(t *testing.T) {
 		}},
 		"unknown capability": {mutate: func(c *Config) { c.Capabilities = []string{"teleport"} }, want: []string{`Capabilities: "teleport" is not a capability`}},
 		"capability without what it needs": {
-			mutate: func(c *Config) { c.Capabilities = []string{"bindingConditions"} },
-			want:   []string{"bindingConditions (KEP-5007) requires deviceStatus"},
+			mutate: func(c *Config) { c.Capabilities = []string{"deviceHealthMessages"} },
+			want:   []string{"deviceHealthMessages (KEP-4680) requires deviceHealth"},
 		},
+		"binding conditions without their types": {
+			mutate: func(c *Config) { c.Capabilities = []string{"bindingConditions"} },
+			want:   []string{"BindingConditions: the capability bindingConditions (KEP-5007) needs the driver's condition types"},
+		},
+		"binding conditions set by the kit": {mutate: func(c *Config) {
+			c.Capabilities = []string{"bindingConditions"}
+			c.BindingConditions, c.BindingFailureConditions, c.BindingConditionsSetBy = []string{"gpu.example.com/attached"}, []string{"gpu.example.com/attach-failed"}, "kit"
+		}},
 		"bad parent uuid attribute":  {mutate: func(c *Config) { c.ParentUUIDAttribute = "parent-uuid" }, want: []string{"ParentUUIDAttribute"}},
 		"bad memory capacity domain": {mutate: func(c *Config) { c.MemoryCapacity = "A_B/memory" }, want: []string{"MemoryCapacity", "domain part"}},
 		"missing kubeconfig":         {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},

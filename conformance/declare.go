@@ -79,6 +79,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}
 	c.TorusChipClassName, c.TorusSubsliceClassName, c.TorusShapeAttribute = s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute
+	c.BindingConditions, c.BindingFailureConditions, c.BindingConditionsSetBy = s.BindingConditions, s.BindingFailureConditions, s.BindingConditionsSetBy
 	if !explicit(fieldFaultResponses) {
 		c.FaultResponses = s.FaultResponses
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // bindingSteps are KEP-5007's (device binding conditions): devices of the
-// test driver that the scheduler may bind a pod to only once conditions of
+// test driver, and the driver's own devices with the binding conditions it
+// declares, that the scheduler may bind a pod to only once conditions of
 // the device hold, the kit's attach controller that reports them on the
 // claim (attach.go), and what the API server and the scheduler do.
 func (w *world) bindingSteps() []stepDef {
@@ -30,6 +31,12 @@ func (w *world) bindingSteps() []stepDef {
 		{`^the claim "([^"]+)" loses its allocation$`, w.claimLosesAllocation, nil},
 		{`^the scheduler reports for pod "([^"]+)" "([^"]+)"$`, w.schedulerReports, nil},
 		{`^the allocation of the claim "([^"]+)" is restricted to the node of pod "([^"]+)"$`, w.allocationPinnedToPodNode, nil},
+		// The driver's own devices (steps_binding_driver.go).
+		{`^every device the driver publishes has the declared bindingConditions and bindingFailureConditions$`, w.driverDevicesCarryBindingConditions, nil},
+		{`^the kit's attach controller sets the driver's binding conditions$`, w.kitAttachesDriverDevices, nil},
+		{`^the claim "([^"]+)" is allocated a device of the driver with the declared binding conditions and an allocationTimestamp$`, w.claimAllocatedDriverBinding, nil},
+		{`^the kit's attach controller sets every declared binding condition of the device of claim "([^"]+)" to (True|False)$`, w.attachSetsDeclaredConditions, nil},
+		{`^the kit's attach controller sets the declared binding failure condition of the device of claim "([^"]+)" to True$`, w.attachSetsDeclaredFailure, nil},
 	}
 }
 

@@ -26,6 +26,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	fs.StringVar(&o.DriverRoot, "driver-root", o.DriverRoot, "NVIDIA driver root on the node: the emulator root ($DRAKIT_EMULATOR_ROOT)")
 	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha gates DRAPartitionableDevicesType, KEP-4815, and DRADeviceCompatibilityGroups, KEP-5963, on)")
 	fs.BoolVar(&o.DeviceMetadata, "device-metadata", o.DeviceMetadata, "write device metadata files for containers (KEP-5304); --device-metadata=false: none")
+	fs.BoolVar(&o.BindingConditions, "binding-conditions", o.BindingConditions, "publish every device with bindingConditions <driver name>/attached and bindingFailureConditions <driver name>/attach-failed (KEP-5007); an attach controller, such as the conformance kit's, sets them")
 	fs.IntVar(&o.IMEXChannels, "imex-channels", o.IMEXChannels, "deploy the IMEX channel controller with this many channels per NVLink clique, and DeviceClass imex.<driver name> (0: none)")
 	fs.StringVar(&o.RuntimeClassName, "runtime-class-name", o.RuntimeClassName, "RuntimeClass of the driver pods (local cluster: drakit-mig-manager, which lets dynamic MIG read the MIG capability devices unprivileged); empty: the node's default")
 	fs.StringVar(&o.RegistrarDir, "registrar-dir", o.RegistrarDir, "where the driver registers its plugin, below --kubelet-root-dir (default: the kubelet's plugins_registry; another directory puts it behind drakit interpose)")

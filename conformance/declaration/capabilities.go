@@ -95,8 +95,7 @@ var capabilities = []Capability{
 	},
 	{
 		Name: CapabilityBindingConditions, KEP: 5007, FeatureGate: "DRADeviceBindingConditions", Stage: StageBeta,
-		Requires: []CapabilityName{CapabilityDeviceStatus},
-		Meaning:  "devices carry bindingConditions and bindingFailureConditions, which the driver sets in status.devices before a pod binds",
+		Meaning: "devices carry the declared bindingConditions and bindingFailureConditions, which the driver (with deviceStatus) or an attach controller outside it, the kit in a conformance run, sets in status.devices before a pod binds",
 	},
 	{
 		Name: CapabilityAdminAccess, KEP: 5018, FeatureGate: "DRAAdminAccess", Stage: StageGA,

@@ -23,7 +23,7 @@ func TestKnownCapabilities(t *testing.T) {
 		CapabilityPartitionableDevices:      {4815, "DRAPartitionableDevices", StageBeta, nil},
 		CapabilityPerDeviceNodeSelection:    {4815, "DRAPartitionableDevices", StageBeta, nil},
 		CapabilityDeviceStatus:              {4817, "DRAResourceClaimDeviceStatus", StageGA, nil},
-		CapabilityBindingConditions:         {5007, "DRADeviceBindingConditions", StageBeta, []CapabilityName{CapabilityDeviceStatus}},
+		CapabilityBindingConditions:         {5007, "DRADeviceBindingConditions", StageBeta, nil},
 		CapabilityAdminAccess:               {5018, "DRAAdminAccess", StageGA, nil},
 		CapabilityDeviceTaints:              {5055, "DRADeviceTaints", StageGA, nil},
 		CapabilityConsumableCapacity:        {5075, "DRAConsumableCapacity", StageBeta, nil},

@@ -41,6 +41,11 @@
 //	  chipClass: tpu.drakit.dev      # a deviceKinds[*].deviceClass
 //	  subsliceClass: subslice.tpu.drakit.dev
 //	  shapeAttribute: shape          # the sub-slices' "XxYxZ" string attribute
+//	bindingConditions:               # with bindingConditions claimed, and only then (KEP-5007)
+//	  conditions: [gpu.drakit.dev/attached]          # every device's bindingConditions, 1 to 4
+//	  failureConditions: [gpu.drakit.dev/attach-failed]
+//	  setBy: kit                     # kit: an attach controller outside the driver, the kit's in a
+//	                                 # conformance run; driver: the driver itself (needs deviceStatus)
 //
 // # Placeholders
 //

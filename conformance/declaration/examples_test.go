@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // examplesDir holds the worked examples of docs/examples.
@@ -22,7 +24,7 @@ func TestExamplesLoad(t *testing.T) {
 			t.Errorf("example %s: %v", f, err)
 		}
 	}
-	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-cpu-driver.yaml", "reference-driver.yaml", "reference-nic-driver.yaml", "reference-tpu-driver.yaml"}; !slices.Equal(names, want) {
+	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-cpu-driver.yaml", "reference-driver-binding-conditions.yaml", "reference-driver.yaml", "reference-nic-driver.yaml", "reference-tpu-driver.yaml"}; !slices.Equal(names, want) {
 		t.Errorf("examples %v, want %v", names, want)
 	}
 }
@@ -81,6 +83,35 @@ func TestReferenceDriverExample(t *testing.T) {
 	}
 	if d.Hardware != HardwareEmulated {
 		t.Errorf("hardware %q, want emulated", d.Hardware)
+	}
+}
+
+// The reference driver deployed with --binding-conditions is the reference
+// driver with the capability bindingConditions claimed and the condition
+// types reference/driver publishes, left to the kit's attach controller;
+// reference-driver.yaml, the default deployment's, claims none.
+func TestReferenceDriverBindingConditionsExample(t *testing.T) {
+	t.Parallel()
+	plain, err := Load(filepath.Join(examplesDir, "reference-driver.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(filepath.Join(examplesDir, "reference-driver-binding-conditions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Claimed(CapabilityBindingConditions) || plain.BindingConditions != nil {
+		t.Errorf("reference-driver.yaml claims binding conditions: %+v", plain.BindingConditions)
+	}
+	want := &BindingConditions{Conditions: []string{"gpu.drakit.dev/attached"}, FailureConditions: []string{"gpu.drakit.dev/attach-failed"}, SetBy: SetByKit}
+	if diff := cmp.Diff(want, d.BindingConditions); diff != "" {
+		t.Errorf("bindingConditions (-want +got):\n%s", diff)
+	}
+	// Everything else as reference-driver.yaml.
+	d.BindingConditions = nil
+	d.Capabilities[CapabilityBindingConditions] = false
+	if diff := cmp.Diff(plain, d, sameDeclaration); diff != "" {
+		t.Errorf("beyond binding conditions the declarations differ (-reference-driver.yaml +binding):\n%s", diff)
 	}
 }
 

@@ -62,6 +62,11 @@ type Settings struct {
 	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
 	// without one.
 	CliqueAttribute, IMEXChannelClassName string
+	// BindingConditions, BindingFailureConditions and
+	// BindingConditionsSetBy are the bindingConditions section's; all
+	// empty without one.
+	BindingConditions, BindingFailureConditions []string
+	BindingConditionsSetBy                      string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -123,6 +128,10 @@ func (d *Declaration) KitSettings() Settings {
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}
+	}
+	if b := d.BindingConditions; b != nil {
+		s.BindingConditions, s.BindingFailureConditions = slices.Clone(b.Conditions), slices.Clone(b.FailureConditions)
+		s.BindingConditionsSetBy = string(b.SetBy)
 	}
 	if t := d.Torus; t != nil {
 		s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute = t.ChipClass, t.SubsliceClass, t.ShapeAttribute

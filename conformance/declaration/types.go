@@ -36,6 +36,10 @@ type Declaration struct {
 	// channels. Optional: without it the kit's @nvlink-fabric scenarios
 	// skip.
 	Fabric *Fabric `json:"fabric,omitempty"`
+	// BindingConditions are the binding conditions (KEP-5007) of the
+	// driver's devices and who sets them. Required with the capability
+	// bindingConditions claimed, forbidden without it.
+	BindingConditions *BindingConditions `json:"bindingConditions,omitempty"`
 
 	// lines maps field paths to the lines they are written on, for
 	// declarations read by Parse; nil otherwise.

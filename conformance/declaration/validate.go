@@ -48,6 +48,7 @@ func (d *Declaration) validate() field.ErrorList {
 	errs = append(errs, d.validateDeviceKinds(field.NewPath("deviceKinds"))...)
 	errs = append(errs, d.validateCapabilities(field.NewPath("capabilities"))...)
 	errs = append(errs, d.validateTorus(field.NewPath("torus"))...)
+	errs = append(errs, d.validateBindingConditions(field.NewPath("bindingConditions"))...)
 	if f := d.Fabric; f != nil {
 		fp := field.NewPath("fabric")
 		if f.CliqueAttribute == "" {

@@ -126,6 +126,7 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 		"driver-root":         opts.DriverRoot,
 		"partitionable-alpha": strconv.FormatBool(opts.PartitionableAlpha),
 		"device-metadata":     strconv.FormatBool(opts.DeviceMetadata),
+		"binding-conditions":  strconv.FormatBool(opts.BindingConditions),
 	}, hostPaths)
 	if err != nil {
 		return err

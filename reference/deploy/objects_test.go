@@ -99,6 +99,7 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		"--cdi-dir=" + opts.CDIDir,
 		"--kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry",
 		"--kubelet-plugin-dir=" + opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
+		"--binding-conditions=false",
 		"--v=4",
 	}
 	if diff := cmp.Diff(wantArgs, pod.Containers[0].Args); diff != "" {
@@ -119,6 +120,14 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	}
 	if args := plain.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--device-metadata=false") {
 		t.Errorf("DeviceMetadata false: args %v lack --device-metadata=false", args)
+	}
+	opts.BindingConditions = true
+	binding, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := binding.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--binding-conditions=true") {
+		t.Errorf("BindingConditions: args %v lack --binding-conditions=true", args)
 	}
 	env := map[string]string{}
 	for _, e := range pod.Containers[0].Env {

@@ -58,6 +58,11 @@ type Options struct {
 	// (KEP-5304, kubeletplugin's EnableDeviceMetadata) with CDI specs in
 	// CDIDir. Default true.
 	DeviceMetadata bool
+	// BindingConditions makes the driver publish every device with the
+	// binding conditions of KEP-5007 (driver.BindingConditionTypes): pods
+	// with its devices bind only once an attach controller sets them, such
+	// as the conformance kit's. Default false.
+	BindingConditions bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a
 	// character device that a container's device cgroup (runc's) refuses

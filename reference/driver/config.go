@@ -61,6 +61,13 @@ type Config struct {
 	// /var/run/kubernetes.io/dra-device-attributes, bind-mounted through a
 	// CDI spec in CDIDir. Default false.
 	DeviceMetadata bool
+	// BindingConditions publishes every device with the binding conditions
+	// of KEP-5007 (BindingConditionTypes): the scheduler binds a pod that
+	// got one of the devices only once an attach controller outside the
+	// driver sets <DriverName>/attached True in the claim's status.devices,
+	// and gives up on the device when it sets <DriverName>/attach-failed.
+	// The driver itself never sets them. Default false.
+	BindingConditions bool
 	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
 	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
 	Kubeconfig string

@@ -70,7 +70,13 @@
 // partitionTypeAttribute to <driver>/profile (gate
 // DRAPartitionableDevicesType, an alpha part of KEP-4815) and each
 // consumption lists one compatibility group (KEP-5963): "full-gpu" for the
-// full GPU, "mig" for partitions.
+// full GPU, "mig" for partitions. With Config.BindingConditions
+// (--binding-conditions) every device lists bindingConditions
+// <driver>/attached and bindingFailureConditions <driver>/attach-failed
+// (KEP-5007, BindingConditionTypes): the scheduler binds a pod with one of
+// them only once an attach controller outside the driver (the conformance
+// kit's, in a conformance run) sets the first True in the claim's
+// status.devices; the driver never sets them.
 //
 // # Prepare and unprepare
 //

@@ -26,6 +26,8 @@ type hardware struct {
 	mig        *migOps // nil when NVML is not available (no MIG devices then)
 	// partitionAlpha publishes the alpha partitionable-device fields.
 	partitionAlpha bool
+	// bindingConditions publishes the devices with binding conditions.
+	bindingConditions bool
 
 	// Set by Discover.
 	inventory *Inventory
@@ -71,7 +73,7 @@ func (h *hardware) Discover(ctx context.Context, prepared map[string]preparedCla
 	for i := range devs {
 		h.devices[devs[i].Name] = &devs[i]
 	}
-	h.publish = publishOptions{DriverName: h.driverName, PartitionAlpha: h.partitionAlpha, Owned: owned}
+	h.publish = publishOptions{DriverName: h.driverName, PartitionAlpha: h.partitionAlpha, BindingConditions: h.bindingConditions, Owned: owned}
 	res, err := buildResources(h.poolName, inv, h.publish)
 	if err != nil {
 		return resourceslice.DriverResources{}, fmt.Errorf("build ResourceSlices: %w", err)

@@ -64,6 +64,9 @@ type publishOptions struct {
 	// partitionTypeAttribute (KEP-4815's gate DRAPartitionableDevicesType)
 	// and compatibilityGroups (KEP-5963).
 	PartitionAlpha bool
+	// BindingConditions publishes every device with the binding conditions
+	// of BindingConditionTypes (KEP-5007).
+	BindingConditions bool
 	// Owned are the GPU instances the driver created (checkpoint); they
 	// do not make a GPU static.
 	Owned map[ownedPlacement]bool
@@ -132,6 +135,9 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 			return resourceslice.DriverResources{}, err
 		}
 		dev.Taints = status.Taints
+		if opts.BindingConditions {
+			dev.BindingConditions, dev.BindingFailureConditions = BindingConditionTypes(opts.DriverName)
+		}
 		if d.Partitioned {
 			if !counted[d.GPU.Minor] {
 				counted[d.GPU.Minor] = true

@@ -46,13 +46,14 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	}
 	pluginDir := cfg.EffectiveKubeletPluginDir()
 	hw := &hardware{
-		driverName:     cfg.DriverName,
-		poolName:       cfg.NodeName,
-		disc:           disc,
-		driverRoot:     cfg.DriverRoot,
-		nvmlLib:        nvmlLib,
-		mig:            mig,
-		partitionAlpha: cfg.PartitionableAlpha,
+		driverName:        cfg.DriverName,
+		poolName:          cfg.NodeName,
+		disc:              disc,
+		driverRoot:        cfg.DriverRoot,
+		nvmlLib:           nvmlLib,
+		mig:               mig,
+		partitionAlpha:    cfg.PartitionableAlpha,
+		bindingConditions: cfg.BindingConditions,
 	}
 	hcfg := harnessConfig(cfg.DriverName, cfg.NodeName, pluginDir, cfg.CDIDir)
 	hcfg.Client = client

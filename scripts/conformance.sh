@@ -101,13 +101,31 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # scenarios of KEP-4816 (prioritized lists of the driver's class) and KEP-5018 (the admin-access
 # namespace label), extended resources (KEP-5004) and the kubelet's PodResources API (KEP-3695); the
 # Extended ones need partitions or the adminAccess capability, which only the GPU driver claims. The
-# scenarios of the kit's own test driver (binding conditions, pool status, attributes) run once, in
-# the GPU run. Node allocatable resources (KEP-5517) are the CPU driver's. This cluster has one node:
+# scenarios of the kit's own test driver (pool status, attributes) run once, in the GPU run; those of
+# binding conditions (KEP-5007) with the GPU driver publishing binding conditions, below. Node
+# allocatable resources (KEP-5517) are the CPU driver's. This cluster has one node:
 # the @multi-node, @nvlink-fabric and @tpu-torus scenarios run on 4 nodes below
 # (scripts/conformance-fabric.sh).
-kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
+kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@kep-5007 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
 kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core,@kep-5004,@kep-3695'
 kit cpu docs/examples/reference-cpu-driver.yaml '@kep-5517'
+
+# --- binding conditions (KEP-5007) on the GPU driver's own devices --------------------------------
+# With --binding-conditions every GPU device waits for gpu.drakit.dev/attached, which the kit's attach
+# controller sets (docs/examples/reference-driver-binding-conditions.yaml: setBy: kit); no other run
+# could bind a pod with those devices, so the driver is redeployed with the flag for the KEP-5007 run
+# (its Core scenarios on the kit's test driver too), and back without it afterwards. Deleted first, so
+# that the kit sees the new slices.
+log "redeploying the reference GPU driver with binding conditions"
+$drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager \
+  --binding-conditions
+kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
+$drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+# --- end of binding conditions --------------------------------------------------------------------
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
 # The GPU driver is redeployed to register in a directory of its own; drakit interpose, a process on
@@ -158,4 +176,4 @@ ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/confor
 # --- one summary of every run, per KEP ----------------------------------------------------------
 log "summarizing every run per KEP into $ARTIFACTS/summary.txt"
 $drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
-  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/interpose" fabric="$ARTIFACTS/fabric/kit" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
+  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/gpu-binding" "$ARTIFACTS/interpose" fabric="$ARTIFACTS/fabric/kit" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

@@ -34,6 +34,8 @@ func run(args []string) error {
 		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
 	f.Bool(&cfg.DeviceMetadata, "device-metadata", "DEVICE_METADATA",
 		"write device metadata files that containers read below /var/run/kubernetes.io/dra-device-attributes (KEP-5304)")
+	f.Bool(&cfg.ListAttributes, "list-attributes", "LIST_ATTRIBUTES",
+		"publish the int list attribute closeNUMANodes on every device (KEP-5491, alpha gate DRAListTypeAttributes)")
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err

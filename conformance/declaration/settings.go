@@ -62,6 +62,8 @@ type Settings struct {
 	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
 	// without one.
 	CliqueAttribute, IMEXChannelClassName string
+	// NUMANodesAttribute is the whole-device kind's numaNodesAttribute.
+	NUMANodesAttribute string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -120,6 +122,7 @@ func (d *Declaration) KitSettings() Settings {
 			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}
 		s.PCIeRootPeerClasses = slices.Clone(whole.PCIeRootPeers)
+		s.NUMANodesAttribute = whole.NUMANodesAttribute
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}

@@ -58,6 +58,10 @@ type Options struct {
 	// (KEP-5304, kubeletplugin's EnableDeviceMetadata) with CDI specs in
 	// CDIDir. Default true.
 	DeviceMetadata bool
+	// ListAttributes makes the driver publish the list attribute
+	// closeNUMANodes (--list-attributes; KEP-5491, the cluster needs the
+	// alpha gate DRAListTypeAttributes). Default false.
+	ListAttributes bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a
 	// character device that a container's device cgroup (runc's) refuses

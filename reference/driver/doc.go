@@ -39,8 +39,9 @@
 // numa_node first, then the nodes at the minimum distance in
 // /sys/devices/system/node/node<N>/distance whose CPUs are on the same
 // socket; none when numa_node is -1. A slice with it holds at most 64
-// devices. Without the gate the API server drops the list and rejects the
-// attribute left without a value: the slice is not published (logged).
+// devices. Without the gate the API server drops the list and, as
+// deviceattribute documents, rejects the attribute left without a value:
+// the slice is not published (logged).
 //
 // # MIG
 //

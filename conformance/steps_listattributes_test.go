@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,8 +36,10 @@ func TestSysfsCloseNUMANodes(t *testing.T) {
 	write(nodes+"node1/cpulist", "4-7\n")
 	write(nodes+"node2/cpulist", "8-11\n")
 	write(nodes+"node3/cpulist", "\n")
-	for cpu, socket := range map[string]string{"0": "0", "4": "0", "8": "1"} {
-		write("devices/system/cpu/cpu"+cpu+"/topology/physical_package_id", socket+"\n")
+	// Every CPU has its socket: deviceattribute reads the one of any CPU
+	// of a node (cpuset's UnsortedList), the kit the first.
+	for cpu := range 12 {
+		write(fmt.Sprintf("devices/system/cpu/cpu%d/topology/physical_package_id", cpu), fmt.Sprintf("%d\n", cpu/8))
 	}
 	pci := "bus/pci/devices/"
 	write(pci+"0000:01:00.0/numa_node", "0\n")  // nodes 1 and 3 at 12, 3's socket unknown

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -111,6 +112,11 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 			}
 			if _, ok := d.Attributes[numaNodeAttribute]; ok {
 				note(declaration.CapabilityNUMANodeAttribute, "%s publishes %s", id, numaNodeAttribute)
+			}
+			for _, name := range slices.Sorted(maps.Keys(d.Attributes)) {
+				if a := d.Attributes[name]; len(a.IntValues)+len(a.BoolValues)+len(a.StringValues)+len(a.VersionValues) > 0 {
+					note(declaration.CapabilityListTypeAttributes, "%s publishes the list attribute %s", id, name)
+				}
 			}
 		}
 	}

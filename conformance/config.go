@@ -196,6 +196,11 @@ type Config struct {
 	BindingConditions        []string
 	BindingFailureConditions []string
 	BindingConditionsSetBy   string
+	// NUMANodesAttribute is the driver's int list attribute of the NUMA
+	// nodes a device is close to (declaration
+	// deviceKinds[].numaNodesAttribute); empty: the @kep-5491 @extended
+	// scenarios skip.
+	NUMANodesAttribute string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.
@@ -338,6 +343,11 @@ func (c Config) Validate() error {
 	if c.MemoryCapacity != "" {
 		if err := validateAttributeName(c.MemoryCapacity); err != nil {
 			bad("MemoryCapacity", "%v", err)
+		}
+	}
+	if c.NUMANodesAttribute != "" {
+		if err := validateAttributeName(c.NUMANodesAttribute); err != nil {
+			bad("NUMANodesAttribute", "%v", err)
 		}
 	}
 	if c.SharedDeviceClassName != "" {

@@ -31,6 +31,7 @@ const (
 	fieldFaultResponses      = "FaultResponses"
 	fieldCliqueAttribute     = "CliqueAttribute"
 	fieldIMEXChannelClass    = "IMEXChannelClassName"
+	fieldNUMANodesAttribute  = "NUMANodesAttribute"
 )
 
 // DeclaredFields are the Config fields a driver declaration sets.
@@ -39,7 +40,7 @@ func DeclaredFields() []string {
 		fieldProfileAttribute, fieldParentUUIDAttribute, fieldMemoryCapacity, fieldDriverNamespace, fieldDriverPodSelector,
 		fieldHardware, fieldObservers, fieldCapabilities, fieldDriverVersion, fieldPCIVendor, fieldPCIClass,
 		fieldSharedClassName, fieldSharedIdentity, fieldSharedCapacity, fieldPCIeRootPeerClasses, fieldFaultResponses,
-		fieldCliqueAttribute, fieldIMEXChannelClass}
+		fieldCliqueAttribute, fieldIMEXChannelClass, fieldNUMANodesAttribute}
 }
 
 // ApplyDeclaration sets the driver settings of a declaration (its
@@ -75,6 +76,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	set(fieldSharedCapacity, &c.SharedCapacity, s.SharedCapacity)
 	set(fieldCliqueAttribute, &c.CliqueAttribute, s.CliqueAttribute)
 	set(fieldIMEXChannelClass, &c.IMEXChannelClassName, s.IMEXChannelClassName)
+	set(fieldNUMANodesAttribute, &c.NUMANodesAttribute, s.NUMANodesAttribute)
 	if !explicit(fieldPCIeRootPeerClasses) {
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}

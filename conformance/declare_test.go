@@ -50,8 +50,11 @@ func TestApplyReferenceDeclaration(t *testing.T) {
 	if got != want {
 		t.Errorf("settings:\n got %+v\nwant %+v", got, want)
 	}
-	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType", "adminAccess", "deviceTaints", "deviceMetadata", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
+	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType", "adminAccess", "deviceTaints", "deviceMetadata", "listTypeAttributes", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
 		t.Errorf("capabilities %v, want %v", cfg.Capabilities, w)
+	}
+	if cfg.NUMANodesAttribute != "closeNUMANodes" {
+		t.Errorf("NUMA nodes attribute %q, want closeNUMANodes", cfg.NUMANodesAttribute)
 	}
 	if !cfg.observes(declaration.ObserverNVML) || cfg.Hardware {
 		t.Errorf("observers %v hardware %t, want nvml on emulated hardware", cfg.Observers, cfg.Hardware)

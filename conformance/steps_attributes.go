@@ -34,6 +34,7 @@ func (w *world) attributeSteps() []stepDef {
 		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, w.claimDerivedCopy, needsWhole(false, 1)},
 	}
 	steps = append(steps, w.numaNodeSteps()...)
+	steps = append(steps, w.listAttributeSteps()...)
 	return append(steps, w.fractionalSteps()...)
 }
 

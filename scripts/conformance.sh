@@ -62,7 +62,7 @@ watch_pid=$!
 
 log "deploying the reference GPU driver"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
 log "deploying the reference NIC driver"
 # Two VFs per PF: 16 VFs, within the 32 devices one claim can hold, so that a claim can still ask
 # for more than the node has.
@@ -119,12 +119,12 @@ kit cpu docs/examples/reference-cpu-driver.yaml '@kep-5517'
 log "redeploying the reference GPU driver with binding conditions"
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --binding-conditions
 kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
 # --- end of binding conditions --------------------------------------------------------------------
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
@@ -141,7 +141,7 @@ $drakit interpose --driver-registration-socket "$interpose_dir/gpu.drakit.dev-re
   --records "$ARTIFACTS/interpose/records.jsonl" >"$ARTIFACTS/logs/interpose.log" 2>&1 &
 interpose_pid=$!
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --registrar-dir "$interpose_dir"
 log "running the kubelet-contract features against the GPU driver through drakit interpose"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/interpose" --node-cdi-dir "$DRAKIT_CDI_DIR" \
@@ -152,7 +152,7 @@ $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/in
 kill "$interpose_pid" && wait "$interpose_pid" || die "drakit interpose did not stop cleanly (see $ARTIFACTS/logs/interpose.log)"
 interpose_pid=
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
 # --- end of drakit interpose ---------------------------------------------------------------------
 
 wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end test failed"; }

@@ -36,6 +36,8 @@ func run(args []string) error {
 		"write device metadata files that containers read below /var/run/kubernetes.io/dra-device-attributes (KEP-5304)")
 	f.Bool(&cfg.BindingConditions, "binding-conditions", "BINDING_CONDITIONS",
 		"publish every device with bindingConditions <driver-name>/attached and bindingFailureConditions <driver-name>/attach-failed (KEP-5007), which an attach controller outside the driver sets")
+	f.Bool(&cfg.ListAttributes, "list-attributes", "LIST_ATTRIBUTES",
+		"publish the int list attribute closeNUMANodes on every device (KEP-5491, alpha gate DRAListTypeAttributes)")
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err

@@ -110,6 +110,7 @@ var declaredFlags = map[string]string{
 	"SharedDeviceClassName": "shared-class", "SharedIdentityAttribute": "shared-identity-attribute", "SharedCapacity": "shared-capacity",
 	"PCIeRootPeerClasses": "pcie-root-peer-classes", "FaultResponses": "fault-responses",
 	"CliqueAttribute": "clique-attribute", "IMEXChannelClassName": "imex-channel-class",
+	"NUMANodesAttribute": "numa-nodes-attribute",
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
@@ -135,6 +136,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.StringVar(&cfg.SharedCapacity, "shared-capacity", cfg.SharedCapacity, "the consumable capacity claims share of a shared device, e.g. bandwidth")
 	f.StringVar(&cfg.CliqueAttribute, "clique-attribute", cfg.CliqueAttribute, "the attribute naming a GPU's NVLink clique, e.g. nvlinkClique (declaration fabric.cliqueAttribute; empty: the @nvlink-fabric scenarios are skipped)")
 	f.StringVar(&cfg.IMEXChannelClassName, "imex-channel-class", cfg.IMEXChannelClassName, "the DeviceClass of the driver's IMEX channels (declaration fabric.channelClass; empty: the IMEX channel scenarios are skipped)")
+	f.StringVar(&cfg.NUMANodesAttribute, "numa-nodes-attribute", cfg.NUMANodesAttribute, "int list attribute of the NUMA nodes close to a device, its PCI function's first, e.g. closeNUMANodes (KEP-5491; declaration deviceKinds[].numaNodesAttribute; empty: those scenarios are skipped)")
 	f.StringSliceVar(&cfg.FaultResponses, "fault-responses", cfg.FaultResponses, "emulated faults the kit may inject under the driver's devices and the driver's answer, <xid>=<Healthy|Unhealthy>[/<NoSchedule|NoExecute|None>], e.g. 48=Unhealthy/NoExecute,13=Healthy (empty: the fault scenarios are skipped)")
 	f.StringSliceVar(&cfg.PCIeRootPeerClasses, "pcie-root-peer-classes", cfg.PCIeRootPeerClasses, "DeviceClasses of other drivers whose devices share PCIe root complexes with the driver's (resource.kubernetes.io/pcieRoot alignment scenarios; empty: skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")

@@ -25,6 +25,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	}.bind(fs)
 	fs.StringVar(&o.DriverRoot, "driver-root", o.DriverRoot, "NVIDIA driver root on the node: the emulator root ($DRAKIT_EMULATOR_ROOT)")
 	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha gates DRAPartitionableDevicesType, KEP-4815, and DRADeviceCompatibilityGroups, KEP-5963, on)")
+	fs.BoolVar(&o.ListAttributes, "list-attributes", o.ListAttributes, "publish the int list attribute closeNUMANodes, the NUMA nodes close to each device (alpha gate DRAListTypeAttributes, KEP-5491, on)")
 	fs.BoolVar(&o.DeviceMetadata, "device-metadata", o.DeviceMetadata, "write device metadata files for containers (KEP-5304); --device-metadata=false: none")
 	fs.BoolVar(&o.BindingConditions, "binding-conditions", o.BindingConditions, "publish every device with bindingConditions <driver name>/attached and bindingFailureConditions <driver name>/attach-failed (KEP-5007); an attach controller, such as the conformance kit's, sets them")
 	fs.IntVar(&o.IMEXChannels, "imex-channels", o.IMEXChannels, "deploy the IMEX channel controller with this many channels per NVLink clique, and DeviceClass imex.<driver name> (0: none)")

@@ -80,6 +80,11 @@ func TestInvalidDeclarations(t *testing.T) {
 			`line 10: deviceKinds[0].identity.attribute: Invalid value: "gpu-uuid": the name part must be a C identifier`,
 			`line 11: deviceKinds[0].memoryCapacity: Invalid value: "Example_Domain/memory": the domain part must be a DNS subdomain`,
 		}},
+		"numa-nodes-attribute": {want: []string{
+			`line 11: deviceKinds[0].numaNodesAttribute: Invalid value: "close-numa-nodes": the name part must be a C identifier`,
+			`line 11: deviceKinds[0].numaNodesAttribute: Invalid value: "close-numa-nodes": a list attribute needs the capability listTypeAttributes (KEP-5491) claimed`,
+			`line 15: deviceKinds[1].numaNodesAttribute: Invalid value: "closeNUMANodes": a list attribute needs the capability listTypeAttributes (KEP-5491) claimed`,
+		}},
 		"attribute-too-long": {want: []string{"line 10: deviceKinds[0].identity.attribute: Invalid value: \"gpu.example.com/uuuu"}},
 		"env-name": {want: []string{
 			`line 11: deviceKinds[0].identity.env.name: Invalid value: "GPU-DEVICE-{device}": "GPU-DEVICE-": outside placeholders a variable name has only letters, digits and "_"`,

@@ -25,6 +25,7 @@
 //	      name: DRAKIT_DEVICE_{device}
 //	      value: "{identity}"        # the default
 //	  memoryCapacity: memory         # optional: capacity holding memory in bytes
+//	  numaNodesAttribute: closeNUMANodes  # optional, with listTypeAttributes: int list of close NUMA nodes
 //	  observers: [cdi, env, deviceNodes, nvml]   # default: cdi, plus env with identity.env
 //	- name: mig
 //	  deviceClass: mig.gpu.drakit.dev

@@ -45,7 +45,7 @@ func TestReferenceDriverExample(t *testing.T) {
 		}
 	}
 	wantClaimed := []CapabilityName{CapabilityDeviceHealth, CapabilityDeviceHealthMessages, CapabilityPartitionableDevices,
-		CapabilityPartitionableDevicesType, CapabilityAdminAccess, CapabilityDeviceTaints, CapabilityDeviceMetadata, CapabilityDeviceCompatibilityGroups, CapabilityNUMANodeAttribute}
+		CapabilityPartitionableDevicesType, CapabilityAdminAccess, CapabilityDeviceTaints, CapabilityDeviceMetadata, CapabilityListTypeAttributes, CapabilityDeviceCompatibilityGroups, CapabilityNUMANodeAttribute}
 	if !slices.Equal(claimed, wantClaimed) {
 		t.Errorf("claimed %v, want %v", claimed, wantClaimed)
 	}

@@ -67,6 +67,8 @@ type Settings struct {
 	// empty without one.
 	BindingConditions, BindingFailureConditions []string
 	BindingConditionsSetBy                      string
+	// NUMANodesAttribute is the whole-device kind's numaNodesAttribute.
+	NUMANodesAttribute string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -125,6 +127,7 @@ func (d *Declaration) KitSettings() Settings {
 			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}
 		s.PCIeRootPeerClasses = slices.Clone(whole.PCIeRootPeers)
+		s.NUMANodesAttribute = whole.NUMANodesAttribute
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}

@@ -13,7 +13,7 @@ func TestKitSettings(t *testing.T) {
 		"../../docs/examples/reference-driver.yaml": {
 			DriverName: "gpu.drakit.dev",
 			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType",
-				"adminAccess", "deviceTaints", "deviceMetadata", "deviceCompatibilityGroups", "numaNodeAttribute"},
+				"adminAccess", "deviceTaints", "deviceMetadata", "listTypeAttributes", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:      "gpu.drakit.dev",
 			UUIDAttribute:        "uuid",
 			PartitionClassName:   "mig.gpu.drakit.dev",
@@ -30,6 +30,7 @@ func TestKitSettings(t *testing.T) {
 			FaultResponses:       []string{"13=Healthy", "48=Unhealthy/NoExecute", "94=Unhealthy/NoSchedule"},
 			CliqueAttribute:      "nvlinkClique",
 			IMEXChannelClassName: "imex.gpu.drakit.dev",
+			NUMANodesAttribute:   "closeNUMANodes",
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.
@@ -51,7 +52,7 @@ func TestKitSettings(t *testing.T) {
 			DriverVersion: "v1.2.3-rc.1+build.5",
 			Capabilities: []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType",
 				"deviceStatus", "bindingConditions", "adminAccess", "deviceTaints", "deviceMetadata",
-				"deviceCompatibilityGroups", "numaNodeAttribute"},
+				"listTypeAttributes", "deviceCompatibilityGroups", "numaNodeAttribute"},
 			DeviceClassName:          "gpu.example.com",
 			UUIDAttribute:            "gpu.example.com/uuid",
 			PartitionClassName:       "mig.gpu.example.com",
@@ -68,6 +69,7 @@ func TestKitSettings(t *testing.T) {
 			BindingConditions:        []string{"gpu.example.com/attached", "ready"},
 			BindingFailureConditions: []string{"gpu.example.com/attach-failed"},
 			BindingConditionsSetBy:   "driver",
+			NUMANodesAttribute:       "gpu.example.com/closeNUMANodes",
 		},
 		// The first whole kind; no memory capacity declared.
 		"testdata/valid-several-whole-kinds.yaml": {

@@ -119,6 +119,15 @@ type DeviceKind struct {
 	// Optional; the kit's fault scenarios of KEP-4680 and KEP-5055 need it.
 	// Only on the first whole-device kind.
 	Faults []FaultResponse `json:"faults,omitempty"`
+	// NUMANodesAttribute is an int list attribute (KEP-5491) of every
+	// device of this kind: the NUMA nodes the device is close to, the
+	// NUMA node of its PCI function first, then the nodes of the same
+	// socket at the minimum SLIT distance from it (the list form of
+	// resource.kubernetes.io/numaNode, KEP-6072), a resource.k8s.io
+	// QualifiedName, e.g. closeNUMANodes. Only with the capability
+	// listTypeAttributes claimed; optional. The kit's @kep-5491 @extended
+	// scenarios read it on the first whole-device kind.
+	NUMANodesAttribute string `json:"numaNodesAttribute,omitempty"`
 }
 
 // FaultResponse is what a driver does when a hardware fault hits one of its

@@ -156,6 +156,13 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(sp, k.SharedCapacity, fmt.Sprintf("a shared kind needs the capability %s claimed", mustCapability(CapabilityConsumableCapacity))))
 			}
 		}
+		if k.NUMANodesAttribute != "" {
+			np := kp.Child("numaNodesAttribute")
+			errs = append(errs, qualifiedName(np, k.NUMANodesAttribute)...)
+			if !d.Capabilities[CapabilityListTypeAttributes] {
+				errs = append(errs, field.Invalid(np, k.NUMANodesAttribute, fmt.Sprintf("a list attribute needs the capability %s claimed", mustCapability(CapabilityListTypeAttributes))))
+			}
+		}
 		for j, peer := range k.PCIeRootPeers {
 			pp := kp.Child("pcieRootPeers").Index(j)
 			errs = append(errs, dnsSubdomain(pp, peer)...)

@@ -131,6 +131,9 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.ListAttributes {
+		c.Args = append(c.Args, "--list-attributes=true")
+	}
 	if opts.RuntimeClassName != "" {
 		pod.RuntimeClassName = ptr.To(opts.RuntimeClassName)
 	}

@@ -113,6 +113,18 @@ func TestObjectsSamePathMounts(t *testing.T) {
 	if args := alpha.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--partitionable-alpha=true") {
 		t.Errorf("PartitionableAlpha: args %v lack --partitionable-alpha=true", args)
 	}
+	if args := alpha.DaemonSet.Spec.Template.Spec.Containers[0].Args; slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--list-attributes") }) {
+		t.Errorf("ListAttributes false: args %v have --list-attributes", args)
+	}
+	opts.ListAttributes = true
+	listed, err := Objects(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := listed.DaemonSet.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--list-attributes=true") {
+		t.Errorf("ListAttributes: args %v lack --list-attributes=true", args)
+	}
+	opts.ListAttributes = false
 	opts.DeviceMetadata = false
 	plain, err := Objects(opts)
 	if err != nil {

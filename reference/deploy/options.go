@@ -63,6 +63,10 @@ type Options struct {
 	// with its devices bind only once an attach controller sets them, such
 	// as the conformance kit's. Default false.
 	BindingConditions bool
+	// ListAttributes makes the driver publish the list attribute
+	// closeNUMANodes (--list-attributes; KEP-5491, the cluster needs the
+	// alpha gate DRAListTypeAttributes). Default false.
+	ListAttributes bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a
 	// character device that a container's device cgroup (runc's) refuses

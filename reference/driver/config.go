@@ -68,6 +68,13 @@ type Config struct {
 	// and gives up on the device when it sets <DriverName>/attach-failed.
 	// The driver itself never sets them. Default false.
 	BindingConditions bool
+	// ListAttributes publishes on every device the int list attribute
+	// closeNUMANodes (KEP-5491, alpha gate DRAListTypeAttributes): the
+	// NUMA node of its PCI function first, then the same-socket nodes at
+	// the minimum SLIT distance, as the list form of the standard numaNode
+	// has them. A cluster without the gate drops the list and rejects the
+	// slice. Default false.
+	ListAttributes bool
 	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
 	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
 	Kubeconfig string

@@ -31,6 +31,18 @@
 // "mig"). String values longer than the API's 64-character limit are
 // truncated.
 //
+// With Config.ListAttributes (--list-attributes; KEP-5491, the cluster
+// needs the alpha gate DRAListTypeAttributes, which the driver cannot
+// detect) every device, whole GPU or MIG device, also has closeNUMANodes,
+// an int list of the NUMA nodes close to its (parent's) PCI function:
+// deviceattribute's list form of numaNode read from sysfs, the function's
+// numa_node first, then the nodes at the minimum distance in
+// /sys/devices/system/node/node<N>/distance whose CPUs are on the same
+// socket; none when numa_node is -1. A slice with it holds at most 64
+// devices. Without the gate the API server drops the list and, as
+// deviceattribute documents, rejects the attribute left without a value:
+// the slice is not published (logged).
+//
 // # MIG
 //
 // A GPU whose current MIG mode is enabled is published in one of two ways,

@@ -44,6 +44,11 @@ type GPU struct {
 	// NUMANode is the device's NUMA node; -1 when it has no NUMA affinity or
 	// sysfs could not tell.
 	NUMANode int
+	// CloseNUMANodes are the NUMA nodes the device is close to, published
+	// as the list attribute closeNUMANodes (NVMLDiscoverer.ListAttributes):
+	// NUMANode first, then the same-socket nodes at the minimum SLIT
+	// distance from it. Empty when not discovered or NUMANode is -1.
+	CloseNUMANodes []int64
 	// MIG is set when the GPU's current MIG mode is enabled; nil for GPUs
 	// without MIG support or with MIG disabled.
 	MIG *MIGInfo

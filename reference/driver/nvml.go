@@ -111,6 +111,9 @@ type NVMLDiscoverer struct {
 	// /proc/driver/nvidia-caps/mig-minors; read only when a MIG device
 	// exists.
 	MIGMinorsPath string
+	// ListAttributes has discovery read each GPU's GPU.CloseNUMANodes
+	// (Config.ListAttributes).
+	ListAttributes bool
 	// fabricOf reads a GPU's fabric (fabricOf when nil); tests of NVML
 	// mocks, whose fabric info handler cannot be faked, set it.
 	fabricOf func(nvml.Device) (*Fabric, error)
@@ -236,6 +239,16 @@ func (d *NVMLDiscoverer) gpu(ctx context.Context, index int) (GPU, error) {
 		logger.Info("Publishing GPU without NUMA node", "gpu", g.UUID, "pciBusID", g.PCIBusID, "reason", err.Error())
 	} else {
 		g.NUMANode = int(*attr.Value.IntValue)
+	}
+	if d.ListAttributes && g.NUMANode >= 0 {
+		// The list form of the standard numaNode: the function's own node
+		// first, then same-socket nodes at the minimum SLIT distance in
+		// /sys/devices/system/node/node<N>/distance.
+		attr, err := deviceattribute.GetNUMANodeAttributeByPCIBusID(g.PCIBusID, deviceattribute.ListAttribute, fsys)
+		if err != nil {
+			return GPU{}, fmt.Errorf("GPU %d (%s): read the NUMA nodes close to it: %w", index, g.UUID, err)
+		}
+		g.CloseNUMANodes = attr.Value.IntValues
 	}
 	if g.MIG, err = d.migInfo(dev, &g); err != nil {
 		return GPU{}, err

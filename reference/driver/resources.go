@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -23,7 +24,7 @@ const (
 )
 
 // Counter sets per slice and devices per slice when a device consumes
-// counters or has taints (dra-1.37-spec.md §0.3, §5).
+// counters, has taints or a list attribute (dra-1.37-spec.md §0.3, §5).
 const (
 	maxCounterSetsPerSlice      = 8
 	maxConsumingDevicesPerSlice = 64
@@ -39,6 +40,7 @@ const (
 	compatibilityGroupFull       = "full-gpu"
 	compatibilityGroupPartitions = "mig"
 	partitionTypeAttributeName   = "profile"
+	closeNUMANodesAttributeName  = "closeNUMANodes"
 
 	counterMemory      = "memory"
 	counterSMs         = "multiprocessors"
@@ -94,8 +96,8 @@ func NodeResources(ctx context.Context, disc Discoverer, driverName, nodeName st
 
 // buildResources turns the inventory into one pool named poolName: counter
 // sets in slices of their own (at most 8 per slice), devices in slices of at
-// most 128, or 64 when a device of the slice consumes counters or has
-// taints. Devices opts.Status withdraws are left out, and so is the counter
+// most 128, or 64 when a device of the slice consumes counters, has
+// taints or a list attribute. Devices opts.Status withdraws are left out, and so is the counter
 // set of a GPU none of whose devices is left.
 func buildResources(poolName string, inv *Inventory, opts publishOptions) (resourceslice.DriverResources, error) {
 	driverVersion, err := semver(inv.DriverVersion)
@@ -116,13 +118,13 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 	var counterSets []resourceapi.CounterSet
 	counted := map[int]bool{} // GPU minors whose counter set exists
 	var slice resourceslice.Slice
-	consuming, tainted := false, false
+	consuming, tainted, listed := false, false, false
 	flush := func() {
 		if consuming && opts.PartitionAlpha {
 			slice.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(opts.DriverName + "/" + partitionTypeAttributeName))
 		}
 		pool.Slices = append(pool.Slices, slice)
-		slice, consuming, tainted = resourceslice.Slice{}, false, false
+		slice, consuming, tainted, listed = resourceslice.Slice{}, false, false, false
 	}
 	for i := range devs {
 		d := &devs[i]
@@ -153,7 +155,7 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 			}
 		}
 		limit := maxDevicesPerSlice
-		if consuming || d.Partitioned || tainted || len(dev.Taints) > 0 {
+		if consuming || d.Partitioned || tainted || len(dev.Taints) > 0 || listed || len(d.GPU.CloseNUMANodes) > 0 {
 			limit = maxConsumingDevicesPerSlice
 		}
 		if len(slice.Devices)+1 > limit {
@@ -161,6 +163,7 @@ func buildResources(poolName string, inv *Inventory, opts publishOptions) (resou
 		}
 		consuming = consuming || d.Partitioned
 		tainted = tainted || len(dev.Taints) > 0
+		listed = listed || len(d.GPU.CloseNUMANodes) > 0
 		slice.Devices = append(slice.Devices, dev)
 	}
 	// At least one device slice per pool, even an empty one: "no devices"
@@ -193,6 +196,9 @@ func apiDevice(d *device, driverVersion, cudaVersion string) (resourceapi.Device
 	}
 	if g.NUMANode >= 0 {
 		attrs[deviceattribute.StandardDeviceAttributeNUMANode] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.NUMANode))}
+	}
+	if len(g.CloseNUMANodes) > 0 {
+		attrs[closeNUMANodesAttributeName] = resourceapi.DeviceAttribute{IntValues: slices.Clone(g.CloseNUMANodes)}
 	}
 	fabricAttributes(g, attrs)
 	var memory uint64

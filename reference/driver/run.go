@@ -25,6 +25,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	disc.ListAttributes = cfg.ListAttributes
 	faults := func(gpus []GPU) (faultSource, error) {
 		uuids := make([]string, 0, len(gpus))
 		for _, g := range gpus {

@@ -92,13 +92,7 @@ func TestRunWritesDeviceMetadata(t *testing.T) {
 		t.Errorf("metadata CDI spec after prepare: %v", err)
 	}
 
-	unprep, err := dra.NodeUnprepareResources(ctx, &drapbv1.NodeUnprepareResourcesRequest{Claims: []*drapbv1.Claim{pbClaim}})
-	if err != nil {
-		t.Fatalf("NodeUnprepareResources: %v", err)
-	}
-	if r := unprep.Claims[uidA]; r == nil || r.Error != "" {
-		t.Errorf("NodeUnprepareResources response %v, want an entry without error", unprep)
-	}
+	unprepareClaim(ctx, t, dra, pbClaim)
 	for _, p := range []string{file, spec} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s after unprepare still exists (stat: %v)", p, err)

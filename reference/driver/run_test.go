@@ -102,13 +102,7 @@ func TestRunServesKubelet(t *testing.T) {
 	if _, err := os.Stat(spec); err != nil {
 		t.Errorf("CDI spec after prepare: %v", err)
 	}
-	unprep, err := dra.NodeUnprepareResources(ctx, &drapbv1.NodeUnprepareResourcesRequest{Claims: []*drapbv1.Claim{pbClaim}})
-	if err != nil {
-		t.Fatalf("NodeUnprepareResources: %v", err)
-	}
-	if r := unprep.Claims[uidA]; r == nil || r.Error != "" {
-		t.Errorf("NodeUnprepareResources response %v, want an entry without error", unprep)
-	}
+	unprepareClaim(ctx, t, dra, pbClaim)
 	if _, err := os.Stat(spec); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("CDI spec after unprepare still exists (stat: %v)", err)
 	}
@@ -150,5 +144,18 @@ func TestRunStartupErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// unprepareClaim asks the driver to unprepare claim and fails t unless its
+// answer has an entry for the claim without error.
+func unprepareClaim(ctx context.Context, t *testing.T, dra drapbv1.DRAPluginClient, claim *drapbv1.Claim) {
+	t.Helper()
+	unprep, err := dra.NodeUnprepareResources(ctx, &drapbv1.NodeUnprepareResourcesRequest{Claims: []*drapbv1.Claim{claim}})
+	if err != nil {
+		t.Fatalf("NodeUnprepareResources: %v", err)
+	}
+	if r := unprep.Claims[claim.Uid]; r == nil || r.Error != "" {
+		t.Errorf("NodeUnprepareResources response %v, want an entry without error", unprep)
 	}
 }

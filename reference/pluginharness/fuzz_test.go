@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -13,8 +14,9 @@ import (
 	"drakit.dev/drakit/reference/pluginharness/harnesstest"
 )
 
-// validUID is what a claim UID must look like: it names the spec file.
-var validUID = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+// validUID is what a claim UID must look like: it names the spec file,
+// whose name must fit in 255 bytes.
+var validUID = regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`)
 
 // FuzzPrepare: a claim with any UID and allocation result is prepared or
 // refused with an error, never a panic; a prepared one has a spec that
@@ -24,6 +26,7 @@ func FuzzPrepare(f *testing.F) {
 	f.Add(uidA, testDriver, testNode, "r", "dev-1", false)
 	f.Add(uidA, testDriver, testNode, "r", "dev-0", true)
 	f.Add("../x", testDriver, testNode, "r", "dev-1", false)
+	f.Add(strings.Repeat("I", 300), testDriver, testNode, "r", "dev-1", false)
 	f.Add(uidA, testDriver, "other", "", "../../dev-1", false)
 	f.Add(uidA+"-dev-0", "gpu.drakit.dev", testNode, "r", "dev-9", false)
 	f.Fuzz(func(t *testing.T, uid, driver, pool, request, device string, admin bool) {

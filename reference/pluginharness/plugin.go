@@ -268,12 +268,21 @@ func (p *Plugin[D, P]) preparedDevice(uid, request, pool, device string, admin b
 	return d
 }
 
+// maxClaimUIDLen bounds a claim UID: with the spec file's prefix
+// (k8s.<driver of up to 63 characters>-claim_) and suffix the name stays
+// under the 255 bytes a file name may have. An apiserver UID has 36.
+const maxClaimUIDLen = 128
+
 // checkClaimUID refuses a claim UID that is not made of letters, digits
-// and '-' (an apiserver UID is a UUID): the UID names the claim's spec file
-// and CDI devices, and must not lead out of the CDI directory.
+// and '-' (an apiserver UID is a UUID) or is longer than maxClaimUIDLen:
+// the UID names the claim's spec file and CDI devices, and must not lead
+// out of the CDI directory.
 func checkClaimUID(uid string) error {
 	if uid == "" {
 		return errors.New("the claim has no UID")
+	}
+	if len(uid) > maxClaimUIDLen {
+		return fmt.Errorf("claim UID %.16q... has %d characters, more than %d", uid, len(uid), maxClaimUIDLen)
 	}
 	for _, r := range uid {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {

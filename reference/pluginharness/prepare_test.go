@@ -206,6 +206,8 @@ func TestPreparePerClaimErrors(t *testing.T) {
 			`prepare claim test/p (x/../../victim): claim UID "x/../../victim" has characters other than letters, digits and '-'`},
 		{"no UID", harnesstest.AllocatedClaim("e", "", harnesstest.AllocResult(testDriver, testNode, "r", "dev-1")), "",
 			"prepare claim test/e (): the claim has no UID"},
+		{"UID too long for a file name", harnesstest.AllocatedClaim("l", strings.Repeat("I", 300), harnesstest.AllocResult(testDriver, testNode, "r", "dev-1")), "",
+			"prepare claim test/l (" + strings.Repeat("I", 300) + `): claim UID "IIIIIIIIIIIIIIII"... has 300 characters, more than 128`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,17 @@
+// Package helm holds the Helm charts of drakit's reference drivers and the
+// test that keeps them the same as reference/deploy.
+//
+// drakit-driver/ is the reference GPU driver's chart: the objects that
+// `drakit driver deploy` applies (reference/deploy.Objects), with each of
+// its options a value (values.yaml says which flag). Install it with
+//
+//	helm install drakit-driver deployments/helm/drakit-driver --set bindingConditions=true
+//
+// Its test renders the chart with Helm's own library (the client-only
+// dry-run of helm install, as helm template does) for the defaults and for
+// each option, decodes every rendered object strictly, and compares them,
+// by kind, namespace and name, with what reference/deploy builds for the
+// same options; the labels only Helm adds (helm.sh/chart,
+// app.kubernetes.io/instance, version and managed-by) are left out. Values
+// that reference/deploy refuses the chart refuses too.
+package helm

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,12 +30,13 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-// gpuChart is the reference GPU driver's chart directory.
-const gpuChart = "drakit-driver"
-
-// releaseName is the release the tests install: the chart's names are then
-// reference/deploy's (deploy.Name).
-const releaseName = "drakit-driver"
+// The charts' directories, each the name of the release the tests install,
+// so that the chart's names are reference/deploy's (deploy.Name,
+// deploy.NICName).
+const (
+	gpuChart = "drakit-driver"
+	nicChart = "drakit-nic-driver"
+)
 
 // helmLabels are the labels only the chart adds (Helm's conventions); the
 // comparison leaves them out, and every rendered object must carry them.
@@ -44,8 +46,9 @@ var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.ku
 var kubeVersion = &common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
 
 // render installs chartDir client-only (helm install --dry-run=client, what
-// helm template does) as releaseName in namespace default with the values
-// set (each as --set would take it) and returns the manifest.
+// helm template does) as a release named like the chart's directory, in
+// namespace default, with the values set (each as --set would take it) and
+// returns the manifest.
 func render(chartDir string, set ...string) (string, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
@@ -60,7 +63,7 @@ func render(chartDir string, set ...string) (string, error) {
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
 	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
-	install.ReleaseName = releaseName
+	install.ReleaseName = filepath.Base(chartDir)
 	install.Namespace = "default"
 	install.KubeVersion = kubeVersion
 	rel, err := install.Run(chrt, vals)
@@ -201,11 +204,11 @@ func compare(want, got []runtime.Object) error {
 	return errors.Join(errs...)
 }
 
-// renderObjects renders the GPU chart with set and returns its objects
-// without the Helm labels (each must have them).
-func renderObjects(t *testing.T, set ...string) []runtime.Object {
+// renderObjects renders chartDir with set and returns its objects without
+// the Helm labels (each must have them).
+func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Object {
 	t.Helper()
-	manifest, err := render(gpuChart, set...)
+	manifest, err := render(chartDir, set...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +283,7 @@ func TestGPUChartIsReferenceDeploy(t *testing.T) {
 				t.Fatalf("reference/deploy objects: %v", err)
 			}
 			want := m.List()
-			got := renderObjects(t, tc.set...)
+			got := renderObjects(t, gpuChart, tc.set...)
 			if err := compare(want, got); err != nil {
 				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
 			}
@@ -296,13 +299,15 @@ func TestGPUChartIsReferenceDeploy(t *testing.T) {
 	}
 }
 
-// TestGPUChartLint: helm lint finds nothing worse than information (such
+// TestChartsLint: helm lint finds nothing worse than information (such
 // as the chart having no icon).
-func TestGPUChartLint(t *testing.T) {
-	linter := lint.RunAll(gpuChart, nil, "default", lint.WithKubeVersion(kubeVersion))
-	for _, msg := range linter.Messages {
-		if msg.Severity > support.InfoSev {
-			t.Errorf("helm lint: %v", msg)
+func TestChartsLint(t *testing.T) {
+	for _, chart := range []string{gpuChart, nicChart} {
+		linter := lint.RunAll(chart, nil, "default", lint.WithKubeVersion(kubeVersion))
+		for _, msg := range linter.Messages {
+			if msg.Severity > support.InfoSev {
+				t.Errorf("helm lint %s: %v", chart, msg)
+			}
 		}
 	}
 }
@@ -317,7 +322,7 @@ func TestGPUChartNamespaceNotCreated(t *testing.T) {
 	want := slices.DeleteFunc(m.List(), func(o runtime.Object) bool {
 		return o.GetObjectKind().GroupVersionKind().Kind == "Namespace"
 	})
-	if err := compare(want, renderObjects(t, "namespace.create=false")); err != nil {
+	if err := compare(want, renderObjects(t, gpuChart, "namespace.create=false")); err != nil {
 		t.Error(err)
 	}
 }
@@ -329,7 +334,7 @@ func TestCompareReportsDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := renderObjects(t)
+	got := renderObjects(t, gpuChart)
 	var drifted []runtime.Object
 	for _, obj := range got {
 		if ds, ok := obj.(*appsv1.DaemonSet); ok {
@@ -386,6 +391,81 @@ func TestGPUChartRefusesWhatDeployRefuses(t *testing.T) {
 				t.Fatalf("reference/deploy accepts %+v", opts)
 			}
 			_, err := render(gpuChart, tc.set)
+			if err == nil {
+				t.Fatalf("chart renders with %s", tc.set)
+			}
+			t.Logf("refused: %v", err)
+		})
+	}
+}
+
+// nicCases are value sets of the NIC chart and the reference/deploy
+// options they stand for: the defaults and each option.
+var nicCases = []struct {
+	name string
+	set  []string
+	opts func(*deploy.NICOptions)
+}{
+	{"defaults", nil, func(*deploy.NICOptions) {}},
+	{"driver name", []string{"driverName=nic.example.com"}, func(o *deploy.NICOptions) { o.DriverName = "nic.example.com" }},
+	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
+		func(o *deploy.NICOptions) { o.Image = "registry.example/drakit/driver:v1.2.3" }},
+	{"kubelet root dir", []string{"kubeletRootDir=/var/lib/k8s/kubelet"}, func(o *deploy.NICOptions) { o.KubeletRootDir = "/var/lib/k8s/kubelet" }},
+	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi" }},
+	{"host root", []string{"hostRoot=/var/lib/drakit/node-1"}, func(o *deploy.NICOptions) { o.HostRoot = "/var/lib/drakit/node-1" }},
+	{"VFs per PF", []string{"vfsPerPF=0"}, func(o *deploy.NICOptions) { o.VFsPerPF = 0 }},
+	{"most VFs per PF", []string{"vfsPerPF=256"}, func(o *deploy.NICOptions) { o.VFsPerPF = 256 }},
+	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
+		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
+	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
+		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "", 0 }},
+}
+
+// TestNICChartIsReferenceDeploy renders the NIC chart for each case and
+// compares its objects with reference/deploy's NICObjects for the same
+// options.
+func TestNICChartIsReferenceDeploy(t *testing.T) {
+	for _, tc := range nicCases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := deploy.DefaultNICOptions()
+			tc.opts(&opts)
+			m, err := deploy.NICObjects(opts)
+			if err != nil {
+				t.Fatalf("reference/deploy objects: %v", err)
+			}
+			got := renderObjects(t, nicChart, tc.set...)
+			if err := compare(m.List(), got); err != nil {
+				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
+			}
+			// 8 objects and the VF class.
+			if len(got) != 9 {
+				t.Errorf("chart rendered %d objects, want 9", len(got))
+			}
+		})
+	}
+}
+
+// TestNICChartRefusesWhatDeployRefuses: values that reference/deploy's
+// NICOptions.Validate refuses fail to render.
+func TestNICChartRefusesWhatDeployRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		opts func(*deploy.NICOptions)
+	}{
+		{"driverName=NIC_drakit", func(o *deploy.NICOptions) { o.DriverName = "NIC_drakit" }},
+		{"vfsPerPF=257", func(o *deploy.NICOptions) { o.VFsPerPF = 257 }},
+		{"vfsPerPF=-1", func(o *deploy.NICOptions) { o.VFsPerPF = -1 }},
+		{"hostRoot=emulator", func(o *deploy.NICOptions) { o.HostRoot = "emulator" }},
+		{"cdiDir=/etc/cdi/", func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi/" }},
+		{"apiServer.host=,apiServer.port=6443", func(o *deploy.NICOptions) { o.APIServerHost = "" }},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			opts := deploy.DefaultNICOptions()
+			tc.opts(&opts)
+			if err := opts.Validate(); err == nil {
+				t.Fatalf("reference/deploy accepts %+v", opts)
+			}
+			_, err := render(nicChart, tc.set)
 			if err == nil {
 				t.Fatalf("chart renders with %s", tc.set)
 			}

@@ -1,0 +1,162 @@
+{{/*
+The chart's name: the app.kubernetes.io/name label that selects the driver
+pods.
+*/}}
+{{- define "drakit-nic-driver.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of the DaemonSet, service account, cluster role and binding and the
+admission policy and binding: the release name if it contains the chart
+name, else <release>-<chart>, at most 63 characters.
+*/}}
+{{- define "drakit-nic-driver.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The namespace of the driver's namespaced objects.
+*/}}
+{{- define "drakit-nic-driver.namespace" -}}
+{{- required "namespace.name is required" .Values.namespace.name }}
+{{- end }}
+
+{{/*
+The driver name, checked: a DNS subdomain of at most 63 characters.
+*/}}
+{{- define "drakit-nic-driver.driverName" -}}
+{{- $n := required "driverName is required" .Values.driverName }}
+{{- if or (gt (len $n) 63) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" $n)) }}
+{{- fail (printf "driverName %q: want a DNS subdomain of at most 63 characters" $n) }}
+{{- end }}
+{{- $n }}
+{{- end }}
+
+{{/*
+The chart's own labels: helm.sh/chart and app.kubernetes.io/ instance,
+version and managed-by. Not in selectors.
+*/}}
+{{- define "drakit-nic-driver.helmLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Labels of the objects that are not named after the driver's workload (the
+namespace, the DeviceClasses).
+*/}}
+{{- define "drakit-nic-driver.partOfLabels" -}}
+app.kubernetes.io/part-of: drakit
+{{ include "drakit-nic-driver.helmLabels" . }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods.
+*/}}
+{{- define "drakit-nic-driver.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "drakit-nic-driver.name" . }}
+{{- end }}
+
+{{/*
+Labels of the driver's workload objects and pods.
+*/}}
+{{- define "drakit-nic-driver.labels" -}}
+{{ include "drakit-nic-driver.selectorLabels" . }}
+{{ include "drakit-nic-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver image: <repository>:<tag>, the tag defaulting to appVersion.
+*/}}
+{{- define "drakit-nic-driver.image" -}}
+{{- printf "%s:%s" (required "image.repository is required" .Values.image.repository) (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+A host path value, checked: absolute and clean.
+*/}}
+{{- define "drakit-nic-driver.hostPath" -}}
+{{- $p := index . 1 }}
+{{- if or (not (isAbs $p)) (ne (clean $p) $p) }}
+{{- fail (printf "%s %q: want a clean absolute path" (index . 0) $p) }}
+{{- end }}
+{{- $p }}
+{{- end }}
+
+{{/*
+Where the driver registers: <kubeletRootDir>/plugins_registry.
+*/}}
+{{- define "drakit-nic-driver.registrarDir" -}}
+{{- clean (printf "%s/plugins_registry" (include "drakit-nic-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir))) }}
+{{- end }}
+
+{{/*
+The driver's plugin directory: <kubeletRootDir>/plugins/<driverName>.
+*/}}
+{{- define "drakit-nic-driver.pluginDir" -}}
+{{- clean (printf "%s/plugins/%s" (include "drakit-nic-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir)) (include "drakit-nic-driver.driverName" .)) }}
+{{- end }}
+
+{{/*
+The emulator's sysfs: <hostRoot>/sys.
+*/}}
+{{- define "drakit-nic-driver.sysfsDir" -}}
+{{- clean (printf "%s/sys" (include "drakit-nic-driver.hostPath" (list "hostRoot" .Values.hostRoot))) }}
+{{- end }}
+
+{{/*
+The driver container's arguments, one per line as a YAML list. Add a flag
+here (and a value in values.yaml) to extend the driver's command line.
+*/}}
+{{- define "drakit-nic-driver.args" -}}
+- --driver-name={{ include "drakit-nic-driver.driverName" . }}
+- --host-root={{ include "drakit-nic-driver.hostPath" (list "hostRoot" .Values.hostRoot) }}
+- --vfs-per-pf={{ int .Values.vfsPerPF }}
+- --cdi-dir={{ include "drakit-nic-driver.hostPath" (list "cdiDir" .Values.cdiDir) }}
+- --kubelet-registrar-dir={{ include "drakit-nic-driver.registrarDir" . }}
+- --kubelet-plugin-dir={{ include "drakit-nic-driver.pluginDir" . }}
+- --v={{ int .Values.verbosity }}
+{{- end }}
+
+{{/*
+KUBERNETES_SERVICE_HOST and _PORT for a hostNetwork pod, as YAML list items,
+or nothing with an empty apiServer.host (the kubelet's stay).
+*/}}
+{{- define "drakit-nic-driver.apiServerEnv" -}}
+{{- if .Values.apiServer.host }}
+{{- $port := int .Values.apiServer.port }}
+{{- if or (lt $port 1) (gt $port 65535) }}
+{{- fail (printf "apiServer.port %d is not a port" $port) }}
+{{- end }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ .Values.apiServer.host | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ $port | toString | quote }}
+{{- else if .Values.apiServer.port }}
+{{- fail "apiServer.port is set without apiServer.host" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The CEL selector of one of the driver's DeviceClasses: the devices of the
+driver whose type attribute is the given type (list: root context, type).
+*/}}
+{{- define "drakit-nic-driver.classSelector" -}}
+{{- $ctx := index . 0 }}
+{{- $driver := include "drakit-nic-driver.driverName" $ctx }}
+{{- printf "device.driver == %q && device.attributes[%q].?type.orValue(\"\") == %q" $driver $driver (index . 1) }}
+{{- end }}

@@ -10,11 +10,12 @@
 // drakit-nic-driver/ is the NIC driver's chart: reference/deploy.NICObjects,
 // each NICOptions field a value.
 //
-// Its test renders the chart with Helm's own library (the client-only
-// dry-run of helm install, as helm template does) for the defaults and for
-// each option, installed as a release named like the chart, decodes every rendered object strictly, and compares them,
-// by kind, namespace and name, with what reference/deploy builds for the
-// same options; the labels only Helm adds (helm.sh/chart,
-// app.kubernetes.io/instance, version and managed-by) are left out. Values
-// that reference/deploy refuses the chart refuses too.
+// The test renders each chart with Helm's own library (the client-only
+// dry-run of helm install, as helm template does) as a release named like
+// the chart, for the defaults and for each option; it decodes every
+// rendered object strictly and compares them, by kind, namespace and name,
+// with what reference/deploy builds for the same options, leaving out the
+// labels only Helm adds (helm.sh/chart, app.kubernetes.io/instance, version
+// and managed-by). Values that reference/deploy refuses the charts refuse
+// too, and helm lint finds nothing.
 package helm

@@ -7,8 +7,9 @@
 //
 //	helm install drakit-driver deployments/helm/drakit-driver --set bindingConditions=true
 //
-// drakit-nic-driver/ is the NIC driver's chart: reference/deploy.NICObjects,
-// each NICOptions field a value.
+// drakit-nic-driver/ and drakit-cpu-driver/ are the NIC and CPU drivers'
+// charts: reference/deploy.NICObjects and CPUObjects, each field of their
+// options but Node and Timeout a value.
 //
 // The test renders each chart with Helm's own library (the client-only
 // dry-run of helm install, as helm template does) as a release named like

@@ -1,0 +1,152 @@
+{{/*
+The chart's name: the app.kubernetes.io/name label that selects the driver
+pods.
+*/}}
+{{- define "drakit-cpu-driver.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of the DaemonSet, service account, cluster role and binding and the
+admission policy and binding: the release name if it contains the chart
+name, else <release>-<chart>, at most 63 characters.
+*/}}
+{{- define "drakit-cpu-driver.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The namespace of the driver's namespaced objects.
+*/}}
+{{- define "drakit-cpu-driver.namespace" -}}
+{{- required "namespace.name is required" .Values.namespace.name }}
+{{- end }}
+
+{{/*
+The driver name, checked: a DNS subdomain of at most 63 characters.
+*/}}
+{{- define "drakit-cpu-driver.driverName" -}}
+{{- $n := required "driverName is required" .Values.driverName }}
+{{- if or (gt (len $n) 63) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" $n)) }}
+{{- fail (printf "driverName %q: want a DNS subdomain of at most 63 characters" $n) }}
+{{- end }}
+{{- $n }}
+{{- end }}
+
+{{/*
+The chart's own labels: helm.sh/chart and app.kubernetes.io/ instance,
+version and managed-by. Not in selectors.
+*/}}
+{{- define "drakit-cpu-driver.helmLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Labels of the objects that are not named after the driver's workload (the
+namespace, the DeviceClasses).
+*/}}
+{{- define "drakit-cpu-driver.partOfLabels" -}}
+app.kubernetes.io/part-of: drakit
+{{ include "drakit-cpu-driver.helmLabels" . }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods.
+*/}}
+{{- define "drakit-cpu-driver.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "drakit-cpu-driver.name" . }}
+{{- end }}
+
+{{/*
+Labels of the driver's workload objects and pods.
+*/}}
+{{- define "drakit-cpu-driver.labels" -}}
+{{ include "drakit-cpu-driver.selectorLabels" . }}
+{{ include "drakit-cpu-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver image: <repository>:<tag>, the tag defaulting to appVersion.
+*/}}
+{{- define "drakit-cpu-driver.image" -}}
+{{- printf "%s:%s" (required "image.repository is required" .Values.image.repository) (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+A host path value, checked: absolute and clean.
+*/}}
+{{- define "drakit-cpu-driver.hostPath" -}}
+{{- $p := index . 1 }}
+{{- if or (not (isAbs $p)) (ne (clean $p) $p) }}
+{{- fail (printf "%s %q: want a clean absolute path" (index . 0) $p) }}
+{{- end }}
+{{- $p }}
+{{- end }}
+
+{{/*
+Where the driver registers: <kubeletRootDir>/plugins_registry.
+*/}}
+{{- define "drakit-cpu-driver.registrarDir" -}}
+{{- clean (printf "%s/plugins_registry" (include "drakit-cpu-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir))) }}
+{{- end }}
+
+{{/*
+The driver's plugin directory: <kubeletRootDir>/plugins/<driverName>.
+*/}}
+{{- define "drakit-cpu-driver.pluginDir" -}}
+{{- clean (printf "%s/plugins/%s" (include "drakit-cpu-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir)) (include "drakit-cpu-driver.driverName" .)) }}
+{{- end }}
+
+{{/*
+The NUMA nodes' directory: <hostRoot>/sys/devices/system/node.
+*/}}
+{{- define "drakit-cpu-driver.numaDir" -}}
+{{- clean (printf "%s/sys/devices/system/node" (include "drakit-cpu-driver.hostPath" (list "hostRoot" .Values.hostRoot))) }}
+{{- end }}
+
+{{/*
+The driver container's arguments, one per line as a YAML list. Add a flag
+here (and a value in values.yaml) to extend the driver's command line.
+*/}}
+{{- define "drakit-cpu-driver.args" -}}
+- --driver-name={{ include "drakit-cpu-driver.driverName" . }}
+- --host-root={{ include "drakit-cpu-driver.hostPath" (list "hostRoot" .Values.hostRoot) }}
+- --state-dir={{ include "drakit-cpu-driver.hostPath" (list "stateDir" .Values.stateDir) }}
+- --cdi-dir={{ include "drakit-cpu-driver.hostPath" (list "cdiDir" .Values.cdiDir) }}
+- --kubelet-registrar-dir={{ include "drakit-cpu-driver.registrarDir" . }}
+- --kubelet-plugin-dir={{ include "drakit-cpu-driver.pluginDir" . }}
+- --v={{ int .Values.verbosity }}
+{{- end }}
+
+{{/*
+KUBERNETES_SERVICE_HOST and _PORT for a hostNetwork pod, as YAML list items,
+or nothing with an empty apiServer.host (the kubelet's stay).
+*/}}
+{{- define "drakit-cpu-driver.apiServerEnv" -}}
+{{- if .Values.apiServer.host }}
+{{- $port := int .Values.apiServer.port }}
+{{- if or (lt $port 1) (gt $port 65535) }}
+{{- fail (printf "apiServer.port %d is not a port" $port) }}
+{{- end }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ .Values.apiServer.host | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ $port | toString | quote }}
+{{- else if .Values.apiServer.port }}
+{{- fail "apiServer.port is set without apiServer.host" }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,134 @@
+package helm
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"drakit.dev/drakit/reference/deploy"
+)
+
+// gpuCases are value sets of the GPU chart and the reference/deploy
+// options they stand for: the defaults and each option.
+var gpuCases = []struct {
+	name string
+	set  []string
+	opts func(*deploy.Options)
+}{
+	{"defaults", nil, func(*deploy.Options) {}},
+	{"driver name", []string{"driverName=gpu.example.com"}, func(o *deploy.Options) { o.DriverName = "gpu.example.com" }},
+	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
+		func(o *deploy.Options) { o.Image = "registry.example/drakit/driver:v1.2.3" }},
+	{"kubelet root dir", []string{"kubeletRootDir=/var/lib/k8s/kubelet"}, func(o *deploy.Options) { o.KubeletRootDir = "/var/lib/k8s/kubelet" }},
+	{"registrar dir", []string{"registrarDir=/var/lib/kubelet/drakit-interpose/registry"},
+		func(o *deploy.Options) { o.RegistrarDir = "/var/lib/kubelet/drakit-interpose/registry" }},
+	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.Options) { o.CDIDir = "/etc/cdi" }},
+	{"driver root", []string{"driverRoot=/run/nvidia/driver"}, func(o *deploy.Options) { o.DriverRoot = "/run/nvidia/driver" }},
+	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
+		func(o *deploy.Options) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
+	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
+		func(o *deploy.Options) { o.APIServerHost, o.APIServerPort = "", 0 }},
+	{"partitionable alpha", []string{"partitionableAlpha=true"}, func(o *deploy.Options) { o.PartitionableAlpha = true }},
+	{"no device metadata", []string{"deviceMetadata=false"}, func(o *deploy.Options) { o.DeviceMetadata = false }},
+	{"binding conditions", []string{"bindingConditions=true"}, func(o *deploy.Options) { o.BindingConditions = true }},
+	{"list attributes", []string{"listAttributes=true"}, func(o *deploy.Options) { o.ListAttributes = true }},
+	{"runtime class", []string{"runtimeClassName=drakit-mig-manager"}, func(o *deploy.Options) { o.RuntimeClassName = "drakit-mig-manager" }},
+	{"privileged", []string{"privileged=true"}, func(o *deploy.Options) { o.Privileged = true }},
+	{"IMEX controller", []string{"imex.channels=8"}, func(o *deploy.Options) { o.IMEXChannels = 8 }},
+	{"IMEX controller with the kubelet's apiserver", []string{"imex.channels=2048", "apiServer.host=", "apiServer.port=0"},
+		func(o *deploy.Options) { o.IMEXChannels, o.APIServerHost, o.APIServerPort = 2048, "", 0 }},
+	{"every option", []string{
+		"driverName=gpu.example.com", "image.repository=registry.example/driver", "image.tag=v2",
+		"kubeletRootDir=/var/lib/k8s/kubelet", "registrarDir=/var/lib/k8s/kubelet/interposed",
+		"cdiDir=/etc/cdi", "driverRoot=/run/nvidia/driver", "apiServer.host=192.168.1.1", "apiServer.port=6444",
+		"partitionableAlpha=true", "deviceMetadata=false", "bindingConditions=true", "listAttributes=true",
+		"runtimeClassName=nvidia", "privileged=true", "imex.channels=4",
+	}, func(o *deploy.Options) {
+		*o = deploy.Options{
+			DriverName: "gpu.example.com", Image: "registry.example/driver:v2",
+			KubeletRootDir: "/var/lib/k8s/kubelet", RegistrarDir: "/var/lib/k8s/kubelet/interposed",
+			CDIDir: "/etc/cdi", DriverRoot: "/run/nvidia/driver", APIServerHost: "192.168.1.1", APIServerPort: 6444,
+			PartitionableAlpha: true, DeviceMetadata: false, BindingConditions: true, ListAttributes: true,
+			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, Timeout: o.Timeout,
+		}
+	}},
+}
+
+// TestGPUChartIsReferenceDeploy renders the chart for each case and
+// compares its objects with reference/deploy's for the same options.
+func TestGPUChartIsReferenceDeploy(t *testing.T) {
+	for _, tc := range gpuCases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := deploy.DefaultOptions()
+			tc.opts(&opts)
+			m, err := deploy.Objects(opts)
+			if err != nil {
+				t.Fatalf("reference/deploy objects: %v", err)
+			}
+			want := m.List()
+			got := renderObjects(t, gpuChart, tc.set...)
+			if err := compare(want, got); err != nil {
+				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
+			}
+			// 8 objects and the MIG class, 5 more with the IMEX controller.
+			wantCount := 9
+			if opts.IMEXChannels > 0 {
+				wantCount = 14
+			}
+			if len(got) != wantCount {
+				t.Errorf("chart rendered %d objects, want %d", len(got), wantCount)
+			}
+		})
+	}
+}
+
+// TestGPUChartNamespaceNotCreated: namespace.create=false leaves only the
+// Namespace out.
+func TestGPUChartNamespaceNotCreated(t *testing.T) {
+	m, err := deploy.Objects(deploy.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.DeleteFunc(m.List(), func(o runtime.Object) bool {
+		return o.GetObjectKind().GroupVersionKind().Kind == "Namespace"
+	})
+	if err := compare(want, renderObjects(t, gpuChart, "namespace.create=false")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGPUChartRefusesWhatDeployRefuses: values that reference/deploy's
+// Options.Validate refuses fail to render.
+func TestGPUChartRefusesWhatDeployRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		opts func(*deploy.Options)
+	}{
+		{"driverName=GPU_drakit", func(o *deploy.Options) { o.DriverName = "GPU_drakit" }},
+		{"driverName=" + strings.Repeat("a", 60) + ".dev", func(o *deploy.Options) { o.DriverName = strings.Repeat("a", 60) + ".dev" }},
+		{"cdiDir=var/run/cdi", func(o *deploy.Options) { o.CDIDir = "var/run/cdi" }},
+		{"kubeletRootDir=/var/lib/kubelet/", func(o *deploy.Options) { o.KubeletRootDir = "/var/lib/kubelet/" }},
+		{"driverRoot=/opt/../emulator", func(o *deploy.Options) { o.DriverRoot = "/opt/../emulator" }},
+		{"registrarDir=/var/lib/registry", func(o *deploy.Options) { o.RegistrarDir = "/var/lib/registry" }},
+		{"apiServer.port=70000", func(o *deploy.Options) { o.APIServerPort = 70000 }},
+		{"apiServer.host=,apiServer.port=6443", func(o *deploy.Options) { o.APIServerHost = "" }},
+		{"imex.channels=2049", func(o *deploy.Options) { o.IMEXChannels = 2049 }},
+		{"imex.channels=-1", func(o *deploy.Options) { o.IMEXChannels = -1 }},
+		{"runtimeClassName=Nvidia_Runtime", func(o *deploy.Options) { o.RuntimeClassName = "Nvidia_Runtime" }},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			opts := deploy.DefaultOptions()
+			tc.opts(&opts)
+			if err := opts.Validate(); err == nil {
+				t.Fatalf("reference/deploy accepts %+v", opts)
+			}
+			_, err := render(gpuChart, tc.set)
+			if err == nil {
+				t.Fatalf("chart renders with %s", tc.set)
+			}
+			t.Logf("refused: %v", err)
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package helm
+
+import (
+	"testing"
+
+	"drakit.dev/drakit/reference/deploy"
+)
+
+// nicCases are value sets of the NIC chart and the reference/deploy
+// options they stand for: the defaults and each option.
+var nicCases = []struct {
+	name string
+	set  []string
+	opts func(*deploy.NICOptions)
+}{
+	{"defaults", nil, func(*deploy.NICOptions) {}},
+	{"driver name", []string{"driverName=nic.example.com"}, func(o *deploy.NICOptions) { o.DriverName = "nic.example.com" }},
+	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
+		func(o *deploy.NICOptions) { o.Image = "registry.example/drakit/driver:v1.2.3" }},
+	{"kubelet root dir", []string{"kubeletRootDir=/var/lib/k8s/kubelet"}, func(o *deploy.NICOptions) { o.KubeletRootDir = "/var/lib/k8s/kubelet" }},
+	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi" }},
+	{"host root", []string{"hostRoot=/var/lib/drakit/node-1"}, func(o *deploy.NICOptions) { o.HostRoot = "/var/lib/drakit/node-1" }},
+	{"VFs per PF", []string{"vfsPerPF=0"}, func(o *deploy.NICOptions) { o.VFsPerPF = 0 }},
+	{"most VFs per PF", []string{"vfsPerPF=256"}, func(o *deploy.NICOptions) { o.VFsPerPF = 256 }},
+	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
+		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
+	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
+		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "", 0 }},
+}
+
+// TestNICChartIsReferenceDeploy renders the NIC chart for each case and
+// compares its objects with reference/deploy's NICObjects for the same
+// options.
+func TestNICChartIsReferenceDeploy(t *testing.T) {
+	for _, tc := range nicCases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := deploy.DefaultNICOptions()
+			tc.opts(&opts)
+			m, err := deploy.NICObjects(opts)
+			if err != nil {
+				t.Fatalf("reference/deploy objects: %v", err)
+			}
+			got := renderObjects(t, nicChart, tc.set...)
+			if err := compare(m.List(), got); err != nil {
+				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
+			}
+			// 8 objects and the VF class.
+			if len(got) != 9 {
+				t.Errorf("chart rendered %d objects, want 9", len(got))
+			}
+		})
+	}
+}
+
+// TestNICChartRefusesWhatDeployRefuses: values that reference/deploy's
+// NICOptions.Validate refuses fail to render.
+func TestNICChartRefusesWhatDeployRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		opts func(*deploy.NICOptions)
+	}{
+		{"driverName=NIC_drakit", func(o *deploy.NICOptions) { o.DriverName = "NIC_drakit" }},
+		{"vfsPerPF=257", func(o *deploy.NICOptions) { o.VFsPerPF = 257 }},
+		{"vfsPerPF=-1", func(o *deploy.NICOptions) { o.VFsPerPF = -1 }},
+		{"hostRoot=emulator", func(o *deploy.NICOptions) { o.HostRoot = "emulator" }},
+		{"cdiDir=/etc/cdi/", func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi/" }},
+		{"apiServer.host=,apiServer.port=6443", func(o *deploy.NICOptions) { o.APIServerHost = "" }},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			opts := deploy.DefaultNICOptions()
+			tc.opts(&opts)
+			if err := opts.Validate(); err == nil {
+				t.Fatalf("reference/deploy accepts %+v", opts)
+			}
+			_, err := render(nicChart, tc.set)
+			if err == nil {
+				t.Fatalf("chart renders with %s", tc.set)
+			}
+			t.Logf("refused: %v", err)
+		})
+	}
+}

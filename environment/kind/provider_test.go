@@ -26,11 +26,9 @@ func TestProviderDefaultsAndOptions(t *testing.T) {
 	if c.KubernetesRestConfig() != nil || c.GetKubeconfig() != "" {
 		t.Error("a provider that created nothing has a kubeconfig")
 	}
-	if path, err := p.kubeconfigPath(); err != nil || path != "/s/kubeconfig" {
-		// MkdirAll of /s may fail without root; the path is what matters.
-		if path != "/s/kubeconfig" {
-			t.Errorf("kubeconfig path %q (%v), want /s/kubeconfig", path, err)
-		}
+	p.config.StateDir = t.TempDir() + "/state"
+	if path, err := p.kubeconfigPath(); err != nil || path != p.config.StateDir+"/kubeconfig" {
+		t.Errorf("kubeconfig path %q (%v), want it in the state dir %s", path, err, p.config.StateDir)
 	}
 }
 

@@ -57,7 +57,9 @@ scripts/kind-node-image.sh runs every step, debootstrap included.`,
 		Use:   "packages",
 		Short: "Print the Debian packages of the node image's root filesystem, comma-separated (debootstrap --include)",
 		Args:  cobra.NoArgs,
-		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), strings.Join(nodeimage.Packages, ",")) },
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), strings.Join(nodeimage.Packages, ","))
+		},
 	}
 	cmd.AddCommand(build, packages)
 	return cmd

@@ -49,7 +49,7 @@ type Provider struct {
 }
 
 var (
-	_ types.E2EClusterProvider                 = (*Provider)(nil)
+	_ types.E2EClusterProvider                = (*Provider)(nil)
 	_ types.E2EClusterProviderWithImageLoader = (*Provider)(nil)
 )
 

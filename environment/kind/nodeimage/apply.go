@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,26 +118,39 @@ func copyFile(src, dst string, mode os.FileMode) error {
 }
 
 // Import tars rootfs (numeric owners, as debootstrap made it) into
-// `docker import` with the plan's changes, as image.
+// `docker import` with the plan's changes, as image. The two run as a
+// shell pipeline would: neither end of the pipe stays open here, so tar
+// stops when docker import fails.
 func (p *Plan) Import(ctx context.Context, rootfs, image string) error {
-	tarCmd := exec.CommandContext(ctx, "tar", "-C", rootfs, "--numeric-owner", "-c", ".")
-	importCmd := exec.CommandContext(ctx, "docker", p.ImportArgs(image)...)
-	pipe, err := tarCmd.StdoutPipe()
+	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("import node image %s: %w", image, err)
 	}
 	var tarErr, importOut bytes.Buffer
-	tarCmd.Stderr = &tarErr
-	importCmd.Stdin, importCmd.Stdout, importCmd.Stderr = pipe, &importOut, &importOut
-	if err := tarCmd.Start(); err != nil {
-		return fmt.Errorf("import node image %s: tar: %w", image, err)
+	tarCmd := exec.CommandContext(ctx, "tar", "-C", rootfs, "--numeric-owner", "-c", ".")
+	tarCmd.Stdout, tarCmd.Stderr = w, &tarErr
+	importCmd := exec.CommandContext(ctx, "docker", p.ImportArgs(image)...)
+	importCmd.Stdin, importCmd.Stdout, importCmd.Stderr = r, &importOut, &importOut
+	tarStart := tarCmd.Start()
+	importStart := importCmd.Start()
+	r.Close()
+	w.Close()
+	if tarStart != nil || importStart != nil {
+		if tarStart == nil {
+			_ = tarCmd.Wait()
+		}
+		if importStart == nil {
+			_ = importCmd.Wait()
+		}
+		return fmt.Errorf("import node image %s: %w", image, errors.Join(tarStart, importStart))
 	}
-	importErr := importCmd.Run()
-	if err := tarCmd.Wait(); err != nil {
-		return fmt.Errorf("import node image %s: tar: %w: %s", image, err, bytes.TrimSpace(tarErr.Bytes()))
-	}
+	importErr := importCmd.Wait()
+	tarWaitErr := tarCmd.Wait()
 	if importErr != nil {
 		return fmt.Errorf("import node image %s: docker import: %w: %s", image, importErr, bytes.TrimSpace(importOut.Bytes()))
+	}
+	if tarWaitErr != nil {
+		return fmt.Errorf("import node image %s: tar: %w: %s", image, tarWaitErr, bytes.TrimSpace(tarErr.Bytes()))
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func TestNewPlanDestinations(t *testing.T) {
 	if !cmp.Equal(tags, wantTags) {
 		t.Errorf("image tags %v, want %v", tags, wantTags)
 	}
-	wantImport := []string{"import", "--change", "ENV container=docker", "--change", "STOPSIGNAL SIGRTMIN+3",
+	wantImport := []string{"import", "--change", "ENV container=docker",
 		"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`, "-", "drakit.dev/kind-node:v1.37.2"}
 	if diff := cmp.Diff(wantImport, p.ImportArgs("drakit.dev/kind-node:v1.37.2")); diff != "" {
 		t.Errorf("ImportArgs (-want +got):\n%s", diff)

@@ -3,16 +3,21 @@ package kind
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
 )
 
 // TestKindEndToEnd creates a kind cluster from kind/cluster.yaml with the
 // offline node image, renders the emulated hardware in its worker, loads
-// the probe image and deletes the cluster. It needs a Docker daemon
+// the probe image, deploys the reference GPU driver, waits for its
+// ResourceSlices and deletes the cluster. It needs a Docker daemon
 // (DOCKER_HOST) and the node image (scripts/kind-node-image.sh), so it runs
 // only with DRAKIT_KIND=1; DRAKIT_KIND_IMAGE names the node image and
 // DRAKIT_KIND_OUTPUT the build's _output directory (default ../../_output).
@@ -78,4 +83,55 @@ func TestKindEndToEnd(t *testing.T) {
 	if err := p.RunOnNode(ctx, "drakit-e2e-worker", []string{"sh", "-c", "ctr -n k8s.io images ls -q | grep -q drakit.dev/probe"}); err != nil {
 		t.Errorf("probe image not in the worker's containerd: %v", err)
 	}
+	deployReferenceDriver(ctx, t, p, output)
+}
+
+// deployReferenceDriver loads the driver image, deploys the reference GPU
+// driver with drakit driver deploy (its hostNetwork pod reaches the API
+// server at the control plane's address on the kind network) and waits for
+// the worker's ResourceSlices: the driver read the hardware rendered in the
+// node.
+func deployReferenceDriver(ctx context.Context, t *testing.T, p *Provider, output string) {
+	t.Helper()
+	if err := p.LoadImageArchive(ctx, filepath.Join(output, "images", "driver.tar"), "drakit-e2e-worker"); err != nil {
+		t.Fatalf("LoadImageArchive driver: %v", err)
+	}
+	cp, err := p.nodes([]string{"drakit-e2e-control-plane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, _, err := cp[0].IP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy := exec.CommandContext(ctx, filepath.Join(output, "bin", "drakit"), "driver", "deploy",
+		"--kubeconfig", p.GetKubeconfig(), "--apiserver-host", ip, "--apiserver-port", "6443", "--timeout", "3m",
+		// Only the worker has rendered hardware and the driver image; the
+		// DaemonSet would also run on the control plane.
+		"--node", "drakit-e2e-worker")
+	if out, err := deploy.CombinedOutput(); err != nil {
+		t.Fatalf("drakit driver deploy: %v\n%s", err, out)
+	}
+	cs, err := kubernetes.NewForConfig(p.KubernetesRestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := 0
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		slices, err := cs.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil //nolint:nilerr // retried until the timeout
+		}
+		devices = 0
+		for _, s := range slices.Items {
+			if s.Spec.Driver == "gpu.drakit.dev" && s.Spec.NodeName != nil && *s.Spec.NodeName == "drakit-e2e-worker" {
+				devices += len(s.Spec.Devices)
+			}
+		}
+		return devices > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("no gpu.drakit.dev devices published for drakit-e2e-worker: %v", err)
+	}
+	t.Logf("gpu.drakit.dev publishes %d devices on drakit-e2e-worker", devices)
 }

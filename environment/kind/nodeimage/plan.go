@@ -114,15 +114,16 @@ var Packages = []string{
 var cniPlugins = []string{"host-local", "loopback", "portmap", "ptp"}
 
 // cniConfig is a ptp network with host-local addresses in kind's default
-// pod subnet: pods on one node reach each other and the node, which is all
-// the kit's probe pods need. It replaces kindnetd (no image offline); two
-// nodes hand out addresses from the same range, so pods are not routed
-// between nodes.
+// pod subnet: pods on one node reach each other and the node, and, masqueraded
+// behind the node's address, the other nodes (the API server on the control
+// plane), which is all the kit's probe pods need. It replaces kindnetd (no
+// image offline); two nodes hand out addresses from the same range, so pods
+// are not routed between nodes.
 const cniConfig = `{
   "cniVersion": "1.0.0",
   "name": "drakit",
   "plugins": [
-    {"type": "ptp", "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "ptp", "ipMasq": true, "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }

@@ -1,0 +1,106 @@
+package kind
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+)
+
+// NodeKitDir is where the kit's files are installed inside a node: the
+// drakit binary in bin/, the NVML shim and the emulator's nvidia-smi in
+// lib/, a profile file in share/.
+const NodeKitDir = "/opt/drakit"
+
+// Node paths of the installed files.
+var (
+	nodeDrakit    = path.Join(NodeKitDir, "bin", "drakit")
+	nodeShim      = path.Join(NodeKitDir, "lib", "libnvidia-ml.so")
+	nodeNvidiaSMI = path.Join(NodeKitDir, "lib", "nvidia-smi")
+	nodeProfile   = path.Join(NodeKitDir, "share", "profile.yaml")
+)
+
+// RenderOptions say what to render in a node and with which host files.
+type RenderOptions struct {
+	// Profile is the name of a built-in node profile (drakit emulator
+	// profiles); ProfileFile a host file holding one. Exactly one is set.
+	Profile     string
+	ProfileFile string
+	// UUIDSeed seeds the node's GPU UUIDs and NIC MACs; default: the node's
+	// name, so that every node's hardware is distinct.
+	UUIDSeed string
+	// Drakit is the host's drakit binary (_output/bin/drakit). The node
+	// image is Debian like the build host, so the dynamically linked
+	// binary runs there.
+	Drakit string
+	// Shim is the built NVML shim (_output/lib/libnvidia-ml.so); empty:
+	// no NVML library is installed in the emulator root.
+	Shim string
+	// NvidiaSMI is the emulator's nvidia-smi; default: nvidia-smi beside
+	// Shim, as drakit emulator build-shim writes it. Only with Shim.
+	NvidiaSMI string
+}
+
+// NodeCommand is one command run in a node container.
+type NodeCommand struct {
+	// Argv is the command and its arguments.
+	Argv []string
+	// Stdin is a host file fed to the command's standard input; empty:
+	// none.
+	Stdin string
+}
+
+// installScript writes its standard input to $1 with mode $2, through a
+// temporary file so that a half-copied binary never sits at $1.
+const installScript = `set -eu; mkdir -p "$(dirname "$1")"; cat >"$1.tmp"; chmod "$2" "$1.tmp"; mv -f "$1.tmp" "$1"`
+
+// installCommand copies host file src to dst in the node, the docker cp of
+// a node's exec: sh reading the file from standard input.
+func installCommand(src, dst, mode string) NodeCommand {
+	return NodeCommand{Argv: []string{"sh", "-c", installScript, "install", dst, mode}, Stdin: src}
+}
+
+// RenderCommands returns the commands that render node's emulated hardware
+// inside it: install drakit, the NVML shim with nvidia-smi and the profile
+// file under NodeKitDir, then `drakit emulator render` into EmulatorRoot.
+// The render creates the GPUs' character devices (mknod) below
+// EmulatorRoot/dev, where the reference driver's CDI specs point; a kind
+// node is a privileged container, which has CAP_MKNOD.
+func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
+	var errs []error
+	if node == "" {
+		errs = append(errs, errors.New("node: required"))
+	}
+	if (o.Profile == "") == (o.ProfileFile == "") {
+		errs = append(errs, errors.New("profile: exactly one of a profile name and a profile file is required"))
+	}
+	if o.Drakit == "" {
+		errs = append(errs, errors.New("drakit: required"))
+	}
+	if o.NvidiaSMI != "" && o.Shim == "" {
+		errs = append(errs, errors.New("nvidiaSMI: needs shim"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("plan render on node %q: %w", node, err)
+	}
+	cmds := []NodeCommand{installCommand(o.Drakit, nodeDrakit, "0755")}
+	profile := o.Profile
+	if o.ProfileFile != "" {
+		cmds = append(cmds, installCommand(o.ProfileFile, nodeProfile, "0644"))
+		profile = nodeProfile
+	}
+	seed := o.UUIDSeed
+	if seed == "" {
+		seed = node
+	}
+	render := []string{nodeDrakit, "emulator", "render", "--profile", profile, "--uuid-seed", seed, "--root", EmulatorRoot}
+	if o.Shim != "" {
+		smi := o.NvidiaSMI
+		if smi == "" {
+			smi = filepath.Join(filepath.Dir(o.Shim), "nvidia-smi")
+		}
+		cmds = append(cmds, installCommand(o.Shim, nodeShim, "0755"), installCommand(smi, nodeNvidiaSMI, "0755"))
+		render = append(render, "--shim", nodeShim, "--nvidia-smi", nodeNvidiaSMI)
+	}
+	return append(cmds, NodeCommand{Argv: render}), nil
+}

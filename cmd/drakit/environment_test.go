@@ -10,7 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2/ktesting"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"drakit.dev/drakit/conformance"
 )
 
 // TestLifecycleFlagsNameTheFlag: bad lifecycle flags of drakit conformance
@@ -139,5 +145,42 @@ func TestStopWatcher(t *testing.T) {
 	// No PID file: nothing to do.
 	if err := stopWatcher(ctx, pidFile, dir, &out); err != nil {
 		t.Errorf("without a PID file: %v", err)
+	}
+}
+
+// TestWithEnvironment: on the local cluster the run gets the provider's
+// kubeconfig and node 1's paths for every --node-* flag not given, and on
+// two nodes each node's emulator root; existing changes nothing.
+func TestWithEnvironment(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	lf := newLifecycleFlags("local")
+	lf.local.RunDir, lf.local.Nodes = filepath.Join(t.TempDir(), "run"), 2
+	lf.deploy = []string{"none"}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	lf.bind(fs)
+	lf.bindLocalFlags(fs)
+	env, err := lf.environment(fs, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecfg := envconf.New().WithKubeconfigFile("/run/kubeconfig")
+	cfg := conformance.DefaultConfig()
+	cfg.NodeCDIDir = "/given"
+	changed := func(flag string) bool { return flag == "node-cdi-dir" }
+	got, err := withEnvironment(ctx, cfg, env, ecfg, "local", changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := lf.local.RunDir
+	want := cfg
+	want.Kubeconfig, want.NodeName, want.NodeCgroupRoot = "/run/kubeconfig", "127.0.0.1", "/sys/fs/cgroup"
+	want.NodeKubeletRootDir, want.NodeEmulatorRoot = filepath.Join(run, "kubelet/root"), filepath.Join(run, "emulator")
+	want.NodeSysfsRoot = filepath.Join(run, "emulator/sys")
+	want.NodeEmulatorRoots = map[string]string{"127.0.0.1": filepath.Join(run, "emulator"), "127.0.0.2": filepath.Join(run, "nodes/2/emulator")}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	if same, err := withEnvironment(ctx, cfg, env, ecfg, "existing", changed); err != nil || same.Kubeconfig != cfg.Kubeconfig || same.NodeEmulatorRoot != "" {
+		t.Errorf("existing changed the config: %+v %v", same, err)
 	}
 }

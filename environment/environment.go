@@ -155,15 +155,17 @@ func (e *Environment) Down(ctx context.Context, ecfg *envconf.Config) error {
 }
 
 // Run sets up, runs body when every setup step succeeded, and runs every
-// finish step in any case, as env.Environment.Run does around m.Run: the
-// errors of setup (its first), body and every finish step are joined.
+// finish step in any case (with a context that is not canceled with ctx),
+// as env.Environment.Run does around m.Run: the errors of setup (its
+// first), body and every finish step are joined.
 func (e *Environment) Run(ctx context.Context, ecfg *envconf.Config, body env.Func) error {
 	ctx, setupErr := e.Up(ctx, ecfg)
 	var bodyErr error
 	if setupErr == nil {
 		ctx, bodyErr = body(ctx, ecfg)
 	}
-	_, finishErr := runSteps(ctx, ecfg, e.Finish(), false)
+	// An interrupted run (its context canceled) still cleans up.
+	_, finishErr := runSteps(context.WithoutCancel(ctx), ecfg, e.Finish(), false)
 	return errors.Join(setupErr, bodyErr, finishErr)
 }
 

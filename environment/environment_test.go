@@ -73,7 +73,12 @@ func (f *fakeProvider) WaitForControlPlane(context.Context, klient.Client) error
 func (f *fakeProvider) ExportLogs(_ context.Context, dest string) error {
 	return f.call("export-logs " + dest)
 }
-func (f *fakeProvider) Destroy(context.Context) error { return f.call("destroy") }
+func (f *fakeProvider) Destroy(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return f.call("destroy with a canceled context")
+	}
+	return f.call("destroy")
+}
 func (f *fakeProvider) LoadImage(_ context.Context, image string, _ ...string) error {
 	return f.call("load-image " + image)
 }
@@ -376,5 +381,27 @@ func TestNewProvider(t *testing.T) {
 	_, err := NewProvider("minikube", ProviderConfig{})
 	if !errors.Is(err, ErrUnknownProvider) || !strings.Contains(err.Error(), "known: existing, local") {
 		t.Errorf("NewProvider(minikube): %v, want ErrUnknownProvider listing the known ones", err)
+	}
+}
+
+// TestInterruptedRunCleansUp: a body interrupted (its context canceled)
+// still gets the finish steps with a live context.
+func TestInterruptedRunCleansUp(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	f := newFake(t, "n1")
+	e, err := New(Config{Provider: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Run(ctx, envconf.New(), func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+		cancel()
+		return ctx, ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run error %v, want the body's cancellation", err)
+	}
+	if last := f.calls[len(f.calls)-1]; last != "destroy" {
+		t.Errorf("last call %q, want a destroy with a live context", last)
 	}
 }

@@ -25,6 +25,8 @@
 //     shim, driver state and logs comes from the optional NodeLayout; without
 //     it every node has DefaultNode's (the kubelet's defaults and
 //     /var/lib/drakit/emulator, where kind/cluster.yaml mounts it).
+//   - A provider that installs what render needs in its nodes first (kind)
+//     implements EmulatorRenderer and renders each node itself.
 //   - Setup, in order: create or reuse the cluster (Recreate destroys
 //     whatever is left of it first), render the emulated hardware on every node (drakit emulator
 //     render; every node of a multi-node cluster seeds its UUIDs with its

@@ -405,3 +405,35 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 		t.Errorf("last call %q, want a destroy with a live context", last)
 	}
 }
+
+// renderingProvider renders the nodes itself.
+type renderingProvider struct{ *fakeProvider }
+
+func (r renderingProvider) SetDefaults() types.E2EClusterProvider    { return r }
+func (r renderingProvider) WithName(string) types.E2EClusterProvider { return r }
+
+func (r renderingProvider) RenderEmulator(_ context.Context, node, profile string) error {
+	return r.call("render " + node + " " + profile)
+}
+
+// TestProviderRenders: a provider that renders itself is asked to, once
+// per node, instead of running drakit emulator render.
+func TestProviderRenders(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFake(t, "n1", "n2")
+	e, err := New(Config{Provider: renderingProvider{f}, EmulatorProfile: "p", Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Up(ctx, envconf.New()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(f.calls, "render n1 p") || !slices.Contains(f.calls, "render n2 p") {
+		t.Errorf("calls %q: the provider did not render each node", f.calls)
+	}
+	for _, c := range f.calls {
+		if strings.Contains(c, "emulator render") {
+			t.Errorf("ran %q although the provider renders", c)
+		}
+	}
+}

@@ -97,6 +97,14 @@ func (e *Environment) nodes(ctx context.Context) (NodeAccess, []Node, bool, erro
 	return na, nodes, true, nil
 }
 
+// EmulatorRenderer is implemented by providers that render a node's
+// emulated hardware themselves (installing drakit and the NVML shim in the
+// node first, as the kind provider does); the render step then calls it
+// instead of running drakit emulator render through RunOnNode.
+type EmulatorRenderer interface {
+	RenderEmulator(ctx context.Context, node, profile string) error
+}
+
 // RenderEmulator renders EmulatorProfile on every node (nothing without a
 // profile).
 func (e *Environment) RenderEmulator() env.Func {
@@ -108,7 +116,14 @@ func (e *Environment) RenderEmulator() env.Func {
 		if err != nil {
 			return ctx, err
 		}
+		renderer, renders := e.cfg.Provider.(EmulatorRenderer)
 		for _, n := range nodes {
+			if renders {
+				if err := renderer.RenderEmulator(ctx, n.Name, e.cfg.EmulatorProfile); err != nil {
+					return ctx, fmt.Errorf("render emulator profile %s on node %s: %w", e.cfg.EmulatorProfile, n.Name, err)
+				}
+				continue
+			}
 			argv := []string{"drakit", "emulator", "render", "--profile", e.cfg.EmulatorProfile, "--root", n.EmulatorRoot}
 			if len(nodes) > 1 {
 				// No two nodes may have the same GPU UUIDs.

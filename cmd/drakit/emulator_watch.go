@@ -276,10 +276,19 @@ func exited(pid int) bool {
 	if err != nil {
 		return true
 	}
-	// pid (comm) state ...: comm may hold spaces and parentheses.
-	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-	fields := strings.Fields(string(rest))
-	return len(fields) == 0 || fields[0] == "Z" || fields[0] == "X"
+	state := procState(stat)
+	return state == "" || state == "Z" || state == "X"
+}
+
+// procState returns the state field of a /proc/<pid>/stat line, "pid
+// (comm) state ...", where comm may hold spaces and parentheses; "" when
+// there is none.
+func procState(stat []byte) string {
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
 }
 
 // stopWatcher stops the watcher of root the PID file names and removes the

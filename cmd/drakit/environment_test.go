@@ -184,3 +184,23 @@ func TestWithEnvironment(t *testing.T) {
 		t.Errorf("existing changed the config: %+v %v", same, err)
 	}
 }
+
+func FuzzProcState(f *testing.F) {
+	f.Add([]byte("20807 (drakit) S 1 20807 20807 0 -1"), "S")
+	f.Add([]byte("42 (a) b) (c) Z 1 2"), "Z")
+	f.Add([]byte("7 (sh) R"), "R")
+	f.Fuzz(func(t *testing.T, stat []byte, state string) {
+		got := procState(stat)
+		if strings.ContainsAny(got, " \t\n") {
+			t.Errorf("procState(%q) = %q: holds white space", stat, got)
+		}
+		// A comm of any bytes but a newline keeps the state after it.
+		if state == "" || strings.ContainsAny(state, " \t\n\v\f\r)\x85\xa0") || bytes.ContainsAny(stat, "\n") {
+			return
+		}
+		line := append(append([]byte("1 ("), stat...), []byte(") "+state+" 1")...)
+		if got := procState(line); got != state {
+			t.Errorf("procState(%q) = %q, want %q", line, got, state)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // importedImages is what Up imported into containerd, recorded in the run
@@ -47,4 +48,29 @@ func readImportedImages(cfg Config) (importedImages, bool) {
 		return importedImages{}, false
 	}
 	return rec, true
+}
+
+// Imported reports whether Up imported the archive at path into the
+// cluster's containerds: Up's record names path's images dir and base name,
+// and the file has not changed since (an archive rebuilt after Up is not
+// in containerd yet).
+func Imported(cfg Config, path string) bool {
+	rec, ok := readImportedImages(cfg)
+	if !ok {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	dir, err := filepath.Abs(rec.Dir)
+	if err != nil || filepath.Dir(abs) != dir || !slices.Contains(rec.Archives, filepath.Base(abs)) {
+		return false
+	}
+	archive, err := os.Stat(abs)
+	if err != nil {
+		return false
+	}
+	record, err := os.Stat(importedImagesPath(cfg))
+	return err == nil && archive.ModTime().Before(record.ModTime())
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2/ktesting"
 )
@@ -48,5 +49,48 @@ func TestStatusReportsTheImagesDirUpUsed(t *testing.T) {
 	}
 	if st, err = Status(ctx, cfg); err != nil || st.ImagesDir != cfg.ImagesDir {
 		t.Errorf("with a broken record: images dir %q (%v), want %q", st.ImagesDir, err, cfg.ImagesDir)
+	}
+}
+
+// TestImported: an archive counts as imported only while Up's record names
+// its dir and name and it has not changed since the record was written.
+func TestImported(t *testing.T) {
+	cfg := ownershipConfig(t)
+	cfg.ImagesDir = t.TempDir()
+	if err := os.MkdirAll(cfg.RunDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	driver := filepath.Join(cfg.ImagesDir, "driver.tar")
+	other := filepath.Join(t.TempDir(), "driver.tar")
+	for _, p := range []string{driver, other} {
+		if err := os.WriteFile(p, []byte("archive"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(driver, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if Imported(cfg, driver) {
+		t.Errorf("without a record: %s counts as imported", driver)
+	}
+	if err := recordImportedImages(cfg, []string{driver}); err != nil {
+		t.Fatal(err)
+	}
+	if !Imported(cfg, driver) {
+		t.Errorf("%s: up imported it and it has not changed since, but it does not count as imported", driver)
+	}
+	if Imported(cfg, other) {
+		t.Errorf("%s: same name in another dir counts as imported", other)
+	}
+	if Imported(cfg, filepath.Join(cfg.ImagesDir, "probe.tar")) {
+		t.Error("probe.tar: not in the record, but counts as imported")
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(driver, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if Imported(cfg, driver) {
+		t.Errorf("%s: rebuilt after the import, but counts as imported", driver)
 	}
 }

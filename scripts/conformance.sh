@@ -28,49 +28,36 @@ teardown() {
   local rc=$?
   # A background check still running when the run fails is stopped (by its PID) before the cluster goes.
   if [ -n "${explain_pid:-}" ] && kill -0 "$explain_pid" 2>/dev/null; then kill "$explain_pid" 2>/dev/null || true; fi
-  # The emulator's sriov_numvfs watcher is this run's: stopped by its PID.
-  if [ -n "${watch_pid:-}" ] && kill -0 "$watch_pid" 2>/dev/null; then kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; fi
   # So is drakit interpose (it removes its sockets when stopped).
   if [ -n "${interpose_pid:-}" ] && kill -0 "$interpose_pid" 2>/dev/null; then kill "$interpose_pid" 2>/dev/null || true; wait "$interpose_pid" 2>/dev/null || true; fi
-  # down removes the run dir, logs included: keep the components' logs with the reports.
-  if [ -n "${DRAKIT_RUN_DIR:-}" ] && [ -d "$DRAKIT_RUN_DIR/logs" ]; then
-    mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
-  fi
-  if [ -z "$DRAKIT_KEEP_CLUSTER" ]; then
-    log "tearing the local cluster down"
-    $drakit cluster down || rc=1
+  # The environment's finish (package environment): the emulator's sriov_numvfs watcher stopped, the
+  # cluster's logs kept with the reports in $ARTIFACTS/logs (down removes the run dir), the cluster
+  # torn down unless DRAKIT_KEEP_CLUSTER.
+  if [ -n "${env_up:-}" ]; then
+    [ -n "$DRAKIT_KEEP_CLUSTER" ] || log "tearing the local cluster down"
+    $drakit environment down --provider local --artifacts "$ARTIFACTS" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
   fi
   log "make conformance finished in $(( SECONDS - started ))s (exit $rc)"
   exit "$rc"
 }
 trap teardown EXIT
 
-# A cluster left behind by an interrupted run (killed session, crashed host) would bring its old
-# pods, claims and slices into this run: tear it down first; down is a no-op without one.
-$drakit cluster down
-log "starting the local cluster"
-$drakit cluster up --nodes 1 --images-dir "$DRAKIT_REPO/_output/images"
+# The environment's setup (package environment, drakit environment up): a cluster left behind by an
+# interrupted run (killed session, crashed host) would bring its old pods, claims and slices into
+# this run, so --recreate tears it down first; then one node comes up with the images, the emulated
+# node is rendered into $DRAKIT_EMULATOR_ROOT with the NVML shim, the emulator's sriov_numvfs watcher
+# starts (a driver creates VFs by writing sriov_numvfs, as on a real kernel; the watcher applies the
+# writes; its log ends in $ARTIFACTS/logs/emulator-watch.log), and the reference GPU driver
+# (--partitionable-alpha --list-attributes, RuntimeClass drakit-mig-manager), NIC driver (two VFs per
+# PF: 16 VFs, within the 32 devices one claim can hold, so that a claim can still ask for more than
+# the node has) and CPU driver (the emulated node's NUMA nodes as cpu and memory devices) are
+# deployed, each waited for until it has published its slices.
+log "setting up the local cluster: $DRAKIT_PROFILE rendered, the GPU, NIC and CPU drivers deployed"
+env_up=1
+$drakit environment up --provider local --recreate --nodes 1 --images-dir "$DRAKIT_REPO/_output/images" \
+  --emulator-profile "$DRAKIT_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,nic,cpu
 eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
-
-log "rendering the emulated node ($DRAKIT_PROFILE) into $DRAKIT_EMULATOR_ROOT"
-$drakit emulator render --profile "$DRAKIT_PROFILE" --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
-
-# A driver creates VFs by writing sriov_numvfs, as on a real kernel; the watcher applies the writes.
 mkdir -p "$ARTIFACTS/logs"
-$drakit emulator watch --root "$DRAKIT_EMULATOR_ROOT" >"$ARTIFACTS/logs/emulator-watch.log" 2>&1 &
-watch_pid=$!
-
-log "deploying the reference GPU driver"
-$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
-log "deploying the reference NIC driver"
-# Two VFs per PF: 16 VFs, within the 32 devices one claim can hold, so that a claim can still ask
-# for more than the node has.
-$drakit nic-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --vfs-per-pf 2
-log "deploying the reference CPU driver (the emulated node's NUMA nodes as cpu and memory devices)"
-$drakit cpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT"
 
 log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
 admission=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationDriverSliceAdmission$' ./reference/deploy) ||
@@ -166,11 +153,9 @@ rm -f "$explain_out"
 # rendered from the cluster profile conformance-fabric, runs @nvlink-fabric, @tpu-torus and the
 # @multi-node scenario on the TPU driver's sub-slices and tears them down (reports in
 # $ARTIFACTS/fabric, $ARTIFACTS/tpu and $ARTIFACTS/multinode).
-kill "$watch_pid" && wait "$watch_pid" 2>/dev/null || true
-watch_pid=
-mkdir -p "$ARTIFACTS/logs" && cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/logs/" || true
 log "tearing the single-node cluster down for the multi-node fabric run"
-$drakit cluster down
+$drakit environment down --provider local --artifacts "$ARTIFACTS"
+env_up=
 ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/conformance-fabric.sh
 
 # --- one summary of every run, per KEP ----------------------------------------------------------

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"drakit.dev/drakit/conformance"
 	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
+	"drakit.dev/drakit/environment"
 )
 
 func init() { register(newConformanceCommand) }
@@ -25,6 +29,7 @@ func envOr(name, def string) string {
 }
 
 func newConformanceCommand() *cobra.Command {
+	lf := newLifecycleFlags("existing")
 	cfg := conformance.DefaultConfig()
 	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
 	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
@@ -63,11 +68,25 @@ Writes junit.xml, cucumber.json, summary.txt, conformance-report.yaml and
 diagnostics/ of failed scenarios to --artifacts and prints the summary per KEP
 tag. Exits non-zero when a scenario failed, was undefined or pending, or none
 ran, and with --fail-on-skip when one was skipped. Skipped scenarios are
-listed with their reason and never counted as passed.`,
+listed with their reason and never counted as passed.
+
+--provider sets the cluster up around the run (package environment, on
+sigs.k8s.io/e2e-framework; 'drakit environment up|down' runs the same
+lifecycle without a run). existing (the default) uses the --kubeconfig cluster
+as it is, once its API server answers. local creates drakit's process cluster
+(--nodes, --images-dir, --run-dir; a running one is reused and left running),
+renders --emulator-profile on every node, starts the emulator's sriov_numvfs
+watcher, deploys the --deploy reference drivers, fills in the --node-* paths
+not given from node 1's, runs the features, then stops the watcher, exports
+the cluster's logs to --artifacts/logs and tears down the cluster it created
+unless --keep-cluster.`,
 		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
   eval "$(drakit cluster status -o env)"
   drakit conformance --driver-config docs/examples/reference-driver.yaml \
     --node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR"
+  # the same, the cluster created, rendered, deployed and torn down around the run:
+  drakit conformance --provider local --images-dir _output/images --deploy gpu \
+    --driver-config docs/examples/reference-driver.yaml --tags '@kep-4381 && @core'
   # any driver, by flags, on real hardware, one profile:
   drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --uuid-attribute uuid \
     --observers cdi,env --device-env-name 'GPU_DEVICE_{attribute:index}' --device-env-value '{device}' \
@@ -82,17 +101,38 @@ listed with their reason and never counted as passed.`,
 				}
 				cfg.ApplyDeclaration(d, func(field string) bool { return cmd.Flags().Changed(declaredFlags[field]) })
 			}
-			res, err := conformance.Run(cmd.Context(), cfg)
+			// Bad flags are reported before any cluster is set up; the
+			// kubeconfig of a cluster the provider creates is not known yet.
+			check := cfg
+			if lf.provider != "existing" && check.Kubeconfig == "" {
+				check.Kubeconfig = "set by the provider"
+			}
+			if err := check.Validate(); err != nil {
+				return err
+			}
+			env, err := lf.environment(cmd.Flags(), cfg.Kubeconfig, cfg.ArtifactsDir)
 			if err != nil {
 				return err
 			}
-			if !res.OK() {
-				return errors.New(failureLine(res))
-			}
-			return nil
+			return env.Run(cmd.Context(), envconf.New(), func(ctx context.Context, ecfg *envconf.Config) (context.Context, error) {
+				run, err := withEnvironment(ctx, cfg, env, ecfg, lf.provider, cmd.Flags().Changed)
+				if err != nil {
+					return ctx, err
+				}
+				res, err := conformance.Run(ctx, run)
+				if err != nil {
+					return ctx, err
+				}
+				if !res.OK() {
+					return ctx, errors.New(failureLine(res))
+				}
+				return ctx, nil
+			})
 		},
 	}
 	bindConformanceFlags(cmd.Flags(), &cfg)
+	lf.bind(cmd.Flags())
+	lf.bindLocalFlags(cmd.Flags())
 	cmd.AddCommand(newConformanceSummarizeCommand(), newConformanceCatalogueCommand())
 	return cmd
 }
@@ -180,4 +220,44 @@ func failureLine(res conformance.Result) string {
 	}
 	return fmt.Sprintf("conformance failed: %d of %d scenarios failed, %d undefined, %d pending (%d skipped)",
 		res.Failed, res.Total(), res.Undefined, res.Pending, res.Skipped)
+}
+
+// withEnvironment returns cfg for the environment set up: the provider's
+// kubeconfig and, where the nodes' files are this host's (the local
+// cluster), node 1's paths and every node's emulator root, for each such
+// flag not given.
+func withEnvironment(ctx context.Context, cfg conformance.Config, env *environment.Environment, ecfg *envconf.Config,
+	provider string, changed func(flag string) bool) (conformance.Config, error) {
+	if provider == "existing" {
+		return cfg, nil
+	}
+	cfg.Kubeconfig = ecfg.KubeconfigFile()
+	nodes, err := env.Nodes(ctx)
+	if err != nil || len(nodes) == 0 || !nodes[0].OnHost {
+		return cfg, err
+	}
+	n := nodes[0]
+	for flag, set := range map[string]func(){
+		"node-cdi-dir":          func() { cfg.NodeCDIDir = n.CDIDir },
+		"node-kubelet-root-dir": func() { cfg.NodeKubeletRootDir = n.KubeletRootDir },
+		"node-emulator-root":    func() { cfg.NodeEmulatorRoot = n.EmulatorRoot },
+		"node-sysfs":            func() { cfg.NodeSysfsRoot = filepath.Join(n.EmulatorRoot, "sys") },
+		"node-cgroup-root":      func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" },
+	} {
+		if !changed(flag) {
+			set()
+		}
+	}
+	if len(nodes) > 1 {
+		if !changed("node-name") {
+			cfg.NodeName = n.Name
+		}
+		if !changed("node-emulator-roots") {
+			cfg.NodeEmulatorRoots = map[string]string{}
+			for _, n := range nodes {
+				cfg.NodeEmulatorRoots[n.Name] = n.EmulatorRoot
+			}
+		}
+	}
+	return cfg, nil
 }

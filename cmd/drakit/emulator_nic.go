@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -94,56 +93,6 @@ func writePFs(w io.Writer, pfs []*sriov.PF) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", pf.Address, pf.NetDev, pf.Driver, pf.TotalVFs, pf.NumVFs, link)
 	}
 	return tw.Flush()
-}
-
-// newEmulatorWatchCommand is "drakit emulator watch": sriov.Watch until
-// interrupted.
-func newEmulatorWatchCommand() *cobra.Command {
-	var root string
-	cmd := &cobra.Command{
-		Use:   "watch --root DIR",
-		Short: "Apply what drivers write into the SR-IOV PFs' sriov_numvfs files, until interrupted (needs root)",
-		Long: `watch does for an emulated node what the kernel does on a write to
-sriov_numvfs: a valid count makes the VFs appear (or 0 removes them); an
-invalid one is refused and the file is put back to the current count (a real
-kernel fails the write itself; a driver should write 0, wait until the
-virtfn links are gone, write the new count, then wait until sriov_numvfs
-reads it back and the virtfn links exist). A value written while no watcher
-ran is applied at start. Each write handled prints one line; it runs until
-SIGINT or SIGTERM.`,
-		Example: `  drakit emulator watch --root /tmp/node &
-  echo 4 > /tmp/node/sys/bus/pci/devices/0000:0c:00.0/sriov_numvfs`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := checkRoot(root); err != nil {
-				return err
-			}
-			results := make(chan sriov.Result)
-			w, err := sriov.NewWatcher(root, results)
-			if err != nil {
-				return err
-			}
-			out := c.OutOrStdout()
-			fmt.Fprintf(out, "watching %d SR-IOV PFs under %s\n", len(w.PFs()), root)
-			done := make(chan error, 1)
-			go func() { done <- w.Run(c.Context()) }()
-			for {
-				select {
-				case err := <-done:
-					return err
-				case r := <-results:
-					value := strings.TrimSpace(r.Value)
-					if r.Err != nil {
-						fmt.Fprintf(out, "PF %s: refused %q: %v; sriov_numvfs restored to %d\n", r.PF, value, r.Err, r.NumVFs)
-					} else {
-						fmt.Fprintf(out, "PF %s: %d VFs\n", r.PF, r.NumVFs)
-					}
-				}
-			}
-		},
-	}
-	cmd.Flags().StringVar(&root, "root", "", "emulator root directory, rendered by 'drakit emulator render'")
-	return cmd
 }
 
 // newEmulatorLinkCommand is "drakit emulator link": fault.SetLink.

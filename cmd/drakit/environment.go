@@ -1,0 +1,237 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"drakit.dev/drakit/cluster"
+	"drakit.dev/drakit/environment"
+	"drakit.dev/drakit/reference/deploy"
+)
+
+func init() { register(newEnvironmentCommand) }
+
+// referenceDrivers are the reference drivers --deploy names, in the order
+// they are deployed.
+var referenceDrivers = []string{"gpu", "nic", "cpu"}
+
+// lifecycleFlags are the environment's flags, which drakit environment and
+// drakit conformance share.
+type lifecycleFlags struct {
+	provider      string
+	local         cluster.Config
+	profile       string
+	shim          string
+	deploy        []string
+	recreate      bool
+	keep          bool
+	clusterConfig string
+}
+
+func newLifecycleFlags(provider string) *lifecycleFlags {
+	return &lifecycleFlags{
+		provider: provider, local: cluster.DefaultConfig(), profile: "dgx-a100-mig",
+		shim: "_output/lib/libnvidia-ml.so", deploy: []string{"gpu"},
+	}
+}
+
+// bind binds the lifecycle's own flags; the local cluster's are bound by
+// the caller (all of them, or those that do not clash with its own).
+func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&l.provider, "provider", l.provider, "cluster provider: "+strings.Join(environment.ProviderNames(), ", ")+
+		" (existing: the --kubeconfig cluster, used as it is; local: drakit's process cluster, created, rendered, deployed and torn down)")
+	fs.StringVar(&l.profile, "emulator-profile", l.profile, "node profile rendered on every node (local, kind; "+profileFlagUsage+")")
+	fs.StringVar(&l.shim, "shim", l.shim, "the built NVML shim rendered onto the local cluster's nodes")
+	fs.StringSliceVar(&l.deploy, "deploy", l.deploy, "reference drivers deployed once the hardware is rendered: "+strings.Join(referenceDrivers, ",")+" or none (local, kind)")
+	fs.BoolVar(&l.recreate, "recreate", l.recreate, "tear down a cluster the provider finds before creating it (one an interrupted run left behind)")
+	fs.BoolVar(&l.keep, "keep-cluster", l.keep, "leave the cluster running at the end (its watchers stopped, its logs exported)")
+	fs.StringVar(&l.clusterConfig, "cluster-config", l.clusterConfig, "the provider's cluster configuration file (kind: its kind.x-k8s.io config); empty: the provider's default")
+}
+
+// bindLocalFlags binds the local cluster's flags that drakit conformance
+// has no flag of its own for.
+func (l *lifecycleFlags) bindLocalFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&l.local.RunDir, "run-dir", l.local.RunDir, "the local cluster's run dir")
+	fs.StringVar(&l.local.ComponentsDir, "components-dir", l.local.ComponentsDir, "the local cluster's built components (scripts/build-components.sh)")
+	fs.StringVar(&l.local.ImagesDir, "images-dir", l.local.ImagesDir, "docker-archive images loaded into the cluster (the local cluster imports them on up)")
+	fs.IntVar(&l.local.Nodes, "nodes", l.local.Nodes, fmt.Sprintf("the local cluster's nodes (1..%d)", cluster.MaxNodes))
+}
+
+// drivers returns the --deploy drivers as the reference deployment of
+// make conformance has them: the GPU driver with the alpha partition and
+// list attributes and, on the local cluster, the RuntimeClass that lets
+// dynamic MIG run unprivileged; two VFs per PF.
+func (l *lifecycleFlags) drivers() ([]environment.Driver, error) {
+	if len(l.deploy) == 1 && l.deploy[0] == "none" {
+		return nil, nil
+	}
+	local := l.provider == "local"
+	var drivers []environment.Driver
+	for _, name := range referenceDrivers {
+		if !slices.Contains(l.deploy, name) {
+			continue
+		}
+		switch name {
+		case "gpu":
+			o := deploy.DefaultOptions()
+			o.PartitionableAlpha, o.ListAttributes = true, true
+			if local {
+				o.RuntimeClassName = "drakit-mig-manager"
+			} else {
+				// No drakit-mig-manager RuntimeClass; the kubelet's
+				// KUBERNETES_SERVICE_* reach the apiserver.
+				o.Privileged, o.APIServerHost, o.APIServerPort = true, "", 0
+			}
+			drivers = append(drivers, environment.GPUDriver(o))
+		case "nic":
+			o := deploy.DefaultNICOptions()
+			// 16 VFs on dgx-a100-mig: within the 32 devices one claim can
+			// hold, so that a claim can still ask for more than the node has.
+			o.VFsPerPF = 2
+			if !local {
+				o.APIServerHost, o.APIServerPort = "", 0
+			}
+			drivers = append(drivers, environment.NICDriver(o))
+		case "cpu":
+			o := deploy.DefaultCPUOptions()
+			if !local {
+				o.APIServerHost, o.APIServerPort = "", 0
+			}
+			drivers = append(drivers, environment.CPUDriver(o))
+		}
+	}
+	for _, name := range l.deploy {
+		if !slices.Contains(referenceDrivers, name) {
+			return nil, fmt.Errorf("--deploy %q: unknown driver (want %s, or none)", name, strings.Join(referenceDrivers, ", "))
+		}
+	}
+	return drivers, nil
+}
+
+// environment builds the lifecycle the flags describe; kubeconfig is the
+// existing provider's cluster, artifacts where the logs go (empty: not
+// exported).
+func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts string) (*environment.Environment, error) {
+	// Without --nodes a running cluster keeps its nodes, as with cluster
+	// up; --recreate makes a cluster of --nodes.
+	if f := fs.Lookup("nodes"); f != nil && !f.Changed && !l.recreate {
+		if n, ok, err := cluster.RecordedNodes(l.local); err == nil && ok {
+			l.local.Nodes = n
+		}
+	}
+	drakit, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the drakit binary: %w", err)
+	}
+	shim := l.shim
+	if shim != "" {
+		if shim, err = filepath.Abs(shim); err != nil {
+			return nil, fmt.Errorf("--shim: %w", err)
+		}
+	}
+	provider, err := environment.NewProvider(l.provider, environment.ProviderConfig{
+		Kubeconfig: kubeconfig, Local: l.local, Drakit: drakit, Shim: shim,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--provider: %w", err)
+	}
+	drivers, err := l.drivers()
+	if err != nil {
+		return nil, err
+	}
+	profile := l.profile
+	var archives []string
+	if l.provider == "existing" {
+		// The existing cluster is used as it is.
+		for _, f := range []string{"emulator-profile", "deploy", "recreate", "cluster-config"} {
+			if fs.Lookup(f) != nil && fs.Changed(f) {
+				return nil, fmt.Errorf("--%s: not with --provider existing (the cluster is used as it is; drakit has no access to its nodes)", f)
+			}
+		}
+		profile, drivers = "", nil
+	} else if archives, err = filepath.Glob(filepath.Join(l.local.ImagesDir, "*.tar")); err != nil {
+		return nil, fmt.Errorf("--images-dir: %w", err)
+	}
+	return environment.New(environment.Config{
+		Provider: provider, ClusterName: "drakit", ClusterConfig: l.clusterConfig, Recreate: l.recreate,
+		EmulatorProfile: profile, ImageArchives: archives, Drivers: drivers, ArtifactsDir: artifacts, Keep: l.keep,
+	})
+}
+
+func newEnvironmentCommand() *cobra.Command {
+	lf := newLifecycleFlags("local")
+	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	artifacts := os.Getenv("ARTIFACTS")
+	cmd := &cobra.Command{
+		Use:     "environment",
+		Aliases: []string{"env"},
+		Short:   "Set up or tear down a test environment: cluster, emulated hardware, watchers, images, reference drivers",
+		Long: `environment runs the kit's environment lifecycle (package environment, on
+sigs.k8s.io/e2e-framework) without running features, so that scripts set it
+up once and run many 'drakit conformance' runs against it ('drakit
+conformance --provider local' runs the same lifecycle around one run).
+
+up, in order: creates the cluster, or reuses the one that runs (--recreate
+tears it down first); renders --emulator-profile on every node (with the
+--shim NVML library); starts the emulator's sriov_numvfs watcher on every node
+(its log: the node's logs, emulator-watch.log); loads the archives of
+--images-dir (the local cluster imports them on up); deploys the --deploy
+reference drivers (gpu: --partitionable-alpha --list-attributes, on the local
+cluster with RuntimeClass drakit-mig-manager; nic: 2 VFs per PF; cpu), each
+waited for until it has published its slices. It stops at the first step that
+fails; run down to clean up.
+
+down, every step whatever failed before: stops every node's watcher, exports
+the cluster's logs to --artifacts/logs (the local cluster's node i > 1 into
+logs/node-<i>), tears the cluster down unless --keep-cluster.`,
+		Example: `  drakit environment up --provider local --recreate --images-dir _output/images --deploy gpu,nic,cpu
+  eval "$(drakit cluster status -o env)"
+  drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" ...
+  drakit environment down --provider local --artifacts artifacts`,
+	}
+	fs := cmd.PersistentFlags()
+	lf.bind(fs)
+	bindClusterFlags(fs, &lf.local)
+	fs.StringVar(&kubeconfig, "kubeconfig", kubeconfig, "kubeconfig of the existing provider's cluster ($DRAKIT_KUBECONFIG)")
+	fs.StringVar(&artifacts, "artifacts", artifacts, "down: directory whose logs/ receives the cluster's logs ($ARTIFACTS; empty: not exported)")
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "up",
+		Short: "Create or reuse the cluster, render the emulated hardware, start the watchers, load the images, deploy the drivers",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			env, err := lf.environment(c.Flags(), kubeconfig, artifacts)
+			if err != nil {
+				return err
+			}
+			ecfg := envconf.New()
+			if _, err := env.Up(c.Context(), ecfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "environment up (provider %s), kubeconfig %s\n", lf.provider, ecfg.KubeconfigFile())
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "down",
+		Short: "Stop the watchers, export the logs to --artifacts/logs, tear the cluster down (unless --keep-cluster)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			// What down does needs neither a profile nor drivers.
+			lf.profile, lf.deploy = "", []string{"none"}
+			env, err := lf.environment(c.Flags(), kubeconfig, artifacts)
+			if err != nil {
+				return err
+			}
+			return env.Down(c.Context(), envconf.New())
+		},
+	})
+	return cmd
+}

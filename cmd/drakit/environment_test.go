@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2/ktesting"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"drakit.dev/drakit/conformance"
+)
+
+// TestLifecycleFlagsNameTheFlag: bad lifecycle flags of drakit conformance
+// and drakit environment fail before anything is set up, naming the flag.
+func TestLifecycleFlagsNameTheFlag(t *testing.T) {
+	t.Setenv("DRAKIT_KUBECONFIG", "")
+	decl := "../../docs/examples/reference-driver.yaml"
+	tests := map[string]struct {
+		env  bool
+		args []string
+		want string
+	}{
+		"conformance unknown provider": {args: []string{"--provider", "minikube", "--driver-config", decl}, want: `--provider: unknown cluster provider "minikube" (known: existing, local)`},
+		"environment unknown provider": {env: true, args: []string{"up", "--provider", "minikube"}, want: `--provider: unknown cluster provider "minikube"`},
+		"unknown driver":               {args: []string{"--provider", "local", "--deploy", "gpu,tpu", "--driver-config", decl}, want: `--deploy "tpu": unknown driver (want gpu, nic, cpu, or none)`},
+		"existing with a profile":      {args: []string{"--kubeconfig", "/k", "--emulator-profile", "dgx-h100", "--driver-config", decl}, want: "--emulator-profile: not with --provider existing"},
+		"existing with drivers":        {env: true, args: []string{"up", "--provider", "existing", "--deploy", "gpu"}, want: "--deploy: not with --provider existing"},
+		"local without a driver":       {args: []string{"--provider", "local"}, want: "DriverName: required"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cmd := newConformanceCommand()
+			args := append(tc.args, "--artifacts", t.TempDir())
+			if tc.env {
+				cmd, args = newEnvironmentCommand(), tc.args
+			}
+			cmd.SetArgs(args)
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWatchFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"--root /r --detach --stop --pid-file /p": "--detach and --stop: give one",
+		"--root /r --detach --log /l":             "--pid-file: required with --detach and --stop",
+		"--root /r --stop":                        "--pid-file: required",
+		"--root /r --detach --pid-file /p":        "--log: required with --detach",
+		"--root /r --log /l":                      "--log: only with --detach",
+	} {
+		cmd := newEmulatorWatchCommand()
+		cmd.SetArgs(strings.Fields(args))
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("watch %s: %v, want %q", args, err, want)
+		}
+	}
+}
+
+func TestIsWatcherOf(t *testing.T) {
+	argv := func(s string) [][]byte {
+		var out [][]byte
+		for _, f := range strings.Fields(s) {
+			out = append(out, []byte(f))
+		}
+		return out
+	}
+	for cmdline, want := range map[string]bool{
+		"/usr/bin/drakit emulator watch --root /r --pid-file /p": true,
+		"/usr/bin/drakit emulator watch --root /r2":              false,
+		"/usr/bin/drakit emulator render --root /r":              false,
+		"/usr/bin/sleep 100":                                     false,
+		"/usr/bin/drakit emulator watch":                         false,
+	} {
+		if got := isWatcherOf(argv(cmdline), "/r"); got != want {
+			t.Errorf("isWatcherOf(%q, /r) = %t, want %t", cmdline, got, want)
+		}
+	}
+}
+
+// TestStopWatcher: --stop signals the process its PID file names only when
+// its command line is a watcher of the root, and removes the PID file.
+func TestStopWatcher(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "emulator.watch.pid")
+	// A shell whose command line reads "... emulator watch --root <dir>".
+	watcher := exec.Command("sh", "-c", "sleep 30; true", "emulator", "watch", "--root", dir)
+	if err := watcher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Process.Kill()
+	done := make(chan struct{})
+	go func() { _ = watcher.Wait(); close(done) }()
+	write := func(pid int) {
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A PID file of another root's watcher: removed, the process left.
+	write(watcher.Process.Pid)
+	var out bytes.Buffer
+	if err := stopWatcher(ctx, pidFile, filepath.Join(dir, "other"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("PID file of no watcher of the root still there (%v)", err)
+	}
+	if exited(watcher.Process.Pid) {
+		t.Fatal("stopped a process that is no watcher of the root")
+	}
+
+	write(watcher.Process.Pid)
+	if err := stopWatcher(ctx, pidFile, dir, &out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not stop")
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("PID file still there after the stop (%v)", err)
+	}
+	if !strings.Contains(out.String(), "stopped (PID "+strconv.Itoa(watcher.Process.Pid)+")") {
+		t.Errorf("output %q does not say it stopped the watcher", out.String())
+	}
+	// No PID file: nothing to do.
+	if err := stopWatcher(ctx, pidFile, dir, &out); err != nil {
+		t.Errorf("without a PID file: %v", err)
+	}
+}
+
+// TestWithEnvironment: on the local cluster the run gets the provider's
+// kubeconfig and node 1's paths for every --node-* flag not given, and on
+// two nodes each node's emulator root; existing changes nothing.
+func TestWithEnvironment(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	lf := newLifecycleFlags("local")
+	lf.local.RunDir, lf.local.Nodes = filepath.Join(t.TempDir(), "run"), 2
+	lf.deploy = []string{"none"}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	lf.bind(fs)
+	lf.bindLocalFlags(fs)
+	env, err := lf.environment(fs, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecfg := envconf.New().WithKubeconfigFile("/run/kubeconfig")
+	cfg := conformance.DefaultConfig()
+	cfg.NodeCDIDir = "/given"
+	changed := func(flag string) bool { return flag == "node-cdi-dir" }
+	got, err := withEnvironment(ctx, cfg, env, ecfg, "local", changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := lf.local.RunDir
+	want := cfg
+	want.Kubeconfig, want.NodeName, want.NodeCgroupRoot = "/run/kubeconfig", "127.0.0.1", "/sys/fs/cgroup"
+	want.NodeKubeletRootDir, want.NodeEmulatorRoot = filepath.Join(run, "kubelet/root"), filepath.Join(run, "emulator")
+	want.NodeSysfsRoot = filepath.Join(run, "emulator/sys")
+	want.NodeEmulatorRoots = map[string]string{"127.0.0.1": filepath.Join(run, "emulator"), "127.0.0.2": filepath.Join(run, "nodes/2/emulator")}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	if same, err := withEnvironment(ctx, cfg, env, ecfg, "existing", changed); err != nil || same.Kubeconfig != cfg.Kubeconfig || same.NodeEmulatorRoot != "" {
+		t.Errorf("existing changed the config: %+v %v", same, err)
+	}
+}
+
+func FuzzProcState(f *testing.F) {
+	f.Add([]byte("20807 (drakit) S 1 20807 20807 0 -1"), "S")
+	f.Add([]byte("42 (a) b) (c) Z 1 2"), "Z")
+	f.Add([]byte("7 (sh) R"), "R")
+	f.Fuzz(func(t *testing.T, stat []byte, state string) {
+		got := procState(stat)
+		if strings.ContainsAny(got, " \t\n") {
+			t.Errorf("procState(%q) = %q: holds white space", stat, got)
+		}
+		// A comm of any bytes but a newline keeps the state after it.
+		if state == "" || strings.ContainsAny(state, " \t\n\v\f\r)\x85\xa0") || bytes.ContainsAny(stat, "\n") {
+			return
+		}
+		line := append(append([]byte("1 ("), stat...), []byte(") "+state+" 1")...)
+		if got := procState(line); got != state {
+			t.Errorf("procState(%q) = %q, want %q", line, got, state)
+		}
+	})
+}

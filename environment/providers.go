@@ -1,0 +1,54 @@
+package environment
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/e2e-framework/pkg/types"
+
+	"drakit.dev/drakit/cluster"
+)
+
+// ErrUnknownProvider: NewProvider was given a name not in ProviderNames.
+var ErrUnknownProvider = errors.New("unknown cluster provider")
+
+// ProviderConfig has what the providers are made from; each uses its own
+// fields.
+type ProviderConfig struct {
+	// Kubeconfig is the existing cluster's.
+	Kubeconfig string
+	// Local is the local cluster's configuration.
+	Local cluster.Config
+	// Drakit is the drakit binary the local provider runs on its nodes.
+	Drakit string
+	// Shim is the built NVML shim the local provider's nodes render with.
+	Shim string
+}
+
+// providers are the cluster providers by name; a new provider is one
+// entry here.
+var providers = map[string]func(ProviderConfig) types.E2EClusterProvider{
+	"local":    func(c ProviderConfig) types.E2EClusterProvider { return NewLocal(c.Local, c.Drakit, c.Shim) },
+	"existing": func(c ProviderConfig) types.E2EClusterProvider { return NewExisting(c.Kubeconfig) },
+}
+
+// ProviderNames returns the providers' names, sorted.
+func ProviderNames() []string {
+	names := make([]string, 0, len(providers))
+	for n := range providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewProvider returns the named provider made from cfg.
+func NewProvider(name string, cfg ProviderConfig) (types.E2EClusterProvider, error) {
+	p, ok := providers[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, name, strings.Join(ProviderNames(), ", "))
+	}
+	return p(cfg), nil
+}

@@ -23,7 +23,7 @@ func parse(args []string) (cfg cpudriver.Config, logging *logsapi.LoggingConfigu
 	f := drivercmd.New("drakit-cpu-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "directory of the DRA socket",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", "root below which sys/devices/system/node is read (the emulator root on drakit's node)")

@@ -26,7 +26,7 @@ func parse(args []string) (cfg nicdriver.Config, logging *logsapi.LoggingConfigu
 	f := drivercmd.New("drakit-nic-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "driver data directory (DRA socket, checkpoints)",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", `root of the node's sysfs and device nodes: "/" on a real node, the emulator root otherwise`)

@@ -24,7 +24,7 @@ func parse(args []string) (cfg plaindriver.Config, logging *logsapi.LoggingConfi
 	f := drivercmd.New("drakit-plain-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "directory of the DRA socket",
 	})
 	f.String(&cfg.StateDir, "state-dir", "STATE_DIR", "the driver's directory: checkpoint and devices/<device>/serial, mounted into containers")

@@ -24,7 +24,7 @@ func parsePlugin(args []string) (cfg tpudriver.Config, logging *logsapi.LoggingC
 	f := drivercmd.New("drakit-tpu-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "driver data directory (DRA socket)",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", `root of the node's sysfs and device nodes: "/" on a real node, the emulator root otherwise`)

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Flags is a command's flag set whose flags have environment twins.
@@ -20,6 +22,8 @@ type Flags struct {
 	fs      *pflag.FlagSet
 	logging *logsapi.LoggingConfiguration
 	err     error // the first twin that did not parse
+	// httpEndpoint is --http-endpoint's value, checked after parsing.
+	httpEndpoint *string
 }
 
 // New returns the flags of the command name, with the logging flags.
@@ -80,14 +84,15 @@ func (f *Flags) Duration(p *time.Duration, name, env, usage string) {
 // Kubelet are the fields of a driver's configuration that every driver on
 // the kubelet plugin harness has.
 type Kubelet struct {
-	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig *string
+	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig, HTTPEndpoint *string
 	// PluginDirUsage is the usage of --kubelet-plugin-dir (what the
 	// driver keeps there).
 	PluginDirUsage string
 }
 
 // Kubelet adds --driver-name, --node-name, --kubelet-registrar-dir,
-// --kubelet-plugin-dir, --cdi-dir and --kubeconfig.
+// --kubelet-plugin-dir, --cdi-dir, --kubeconfig and --http-endpoint, which
+// Parse refuses unless it is empty or a loopback host:port.
 func (f *Flags) Kubelet(k Kubelet) {
 	f.String(k.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
 	f.String(k.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
@@ -95,6 +100,9 @@ func (f *Flags) Kubelet(k Kubelet) {
 	f.String(k.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", k.PluginDirUsage+"; empty: /var/lib/kubelet/plugins/<driver-name>")
 	f.String(k.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
 	f.String(k.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	f.String(k.HTTPEndpoint, "http-endpoint", "HTTP_ENDPOINT",
+		"loopback host:port (127.0.0.0/8 or [::1]) to serve Prometheus /metrics and /healthz on; empty: none")
+	f.httpEndpoint = k.HTTPEndpoint
 }
 
 // Parse returns the first twin that did not parse, else parses args; help
@@ -112,6 +120,11 @@ func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, hel
 	}
 	if f.fs.NArg() > 0 {
 		return nil, false, fmt.Errorf("unexpected arguments %q", f.fs.Args())
+	}
+	if f.httpEndpoint != nil {
+		if err := pluginharness.CheckHTTPEndpoint(*f.httpEndpoint); err != nil {
+			return nil, false, fmt.Errorf("--http-endpoint: %w", err)
+		}
 	}
 	return f.logging, false, nil
 }

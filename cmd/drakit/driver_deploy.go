@@ -22,7 +22,7 @@ import (
 // commonDeployFlags point at the fields every deploy options struct has.
 type commonDeployFlags struct {
 	driverName, image, kubeletRootDir, cdiDir, apiServerHost, node *string
-	apiServerPort                                                  *int
+	apiServerPort, httpPort                                        *int
 	timeout                                                        *time.Duration
 	// driverNameUsage and imageUsage are the usage of --driver-name and
 	// --image (which classes the name names, which image it is).
@@ -41,6 +41,8 @@ func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(c.cdiDir, "cdi-dir", *c.cdiDir, "the container runtime's CDI spec directory on the node ($DRAKIT_CDI_DIR)")
 	fs.StringVar(c.apiServerHost, "apiserver-host", *c.apiServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(c.apiServerPort, "apiserver-port", *c.apiServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
+	fs.IntVar(c.httpPort, "http-port", *c.httpPort, "port on the node's loopback where the driver serves /metrics and /healthz "+
+		"(--http-endpoint=127.0.0.1:<port>) and the liveness probe asks; 0: neither; on a multi-node local cluster each node's deployment needs its own")
 	fs.DurationVar(c.timeout, "timeout", *c.timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 	fs.StringVar(c.node, "node", *c.node, "pin to one node: DaemonSet <name>-<node, dots as dashes> with nodeSelector kubernetes.io/hostname=<node>; "+
 		"on a multi-node local cluster deploy once per node with its paths (drakit cluster status -o env: DRAKIT_NODE_<i>_*); "+

@@ -8,9 +8,8 @@ package main
 import (
 	"context"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/cpudriver"
 )
 
@@ -18,7 +17,7 @@ func main() { drivercmd.Main("drakit-cpu-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg cpudriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg cpudriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = cpudriver.DefaultConfig()
 	f := drivercmd.New("drakit-cpu-driver")
 	f.Kubelet(drivercmd.Kubelet{

@@ -11,9 +11,8 @@ import (
 	"os"
 	"strings"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/nicdriver"
 )
 
@@ -21,7 +20,7 @@ func main() { drivercmd.Main("drakit-nic-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg nicdriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg nicdriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = nicdriver.DefaultConfig()
 	f := drivercmd.New("drakit-nic-driver")
 	f.Kubelet(drivercmd.Kubelet{

@@ -9,9 +9,8 @@ import (
 	"context"
 	"strings"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/plaindriver"
 )
 
@@ -19,7 +18,7 @@ func main() { drivercmd.Main("drakit-plain-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg plaindriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg plaindriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = plaindriver.DefaultConfig()
 	f := drivercmd.New("drakit-plain-driver")
 	f.Kubelet(drivercmd.Kubelet{

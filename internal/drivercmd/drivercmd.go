@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Flags is a command's flag set whose flags have environment twins.
 type Flags struct {
 	fs      *pflag.FlagSet
-	logging *logsapi.LoggingConfiguration
+	logging *logflags.Logging
 	err     error // the first twin that did not parse
 	// httpEndpoint is --http-endpoint's value, checked after parsing.
 	httpEndpoint *string
@@ -28,8 +28,7 @@ type Flags struct {
 
 // New returns the flags of the command name, with the logging flags.
 func New(name string) *Flags {
-	f := &Flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), logging: logsapi.NewLoggingConfiguration()}
-	return f
+	return &Flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), logging: logflags.New()}
 }
 
 // FlagSet is the flag set, for a flag whose twin is read differently.
@@ -108,11 +107,11 @@ func (f *Flags) Kubelet(k Kubelet) {
 // Parse returns the first twin that did not parse, else parses args; help
 // is true when --help was asked for. logging is the logging
 // configuration (nil with an error).
-func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, help bool, err error) {
+func (f *Flags) Parse(args []string) (logging *logflags.Logging, help bool, err error) {
 	if f.err != nil {
 		return nil, false, f.err
 	}
-	logsapi.AddFlags(f.logging, f.fs)
+	f.logging.AddFlags(f.fs)
 	if err := f.fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
 		return f.logging, true, nil
 	} else if err != nil {
@@ -131,16 +130,15 @@ func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, hel
 
 // Run applies logging and runs run with a context that ends at SIGTERM or
 // SIGINT and carries a logger named name.
-func Run(name string, logging *logsapi.LoggingConfiguration, run func(ctx context.Context) error) error {
-	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
-		return fmt.Errorf("apply logging flags: %w", err)
+func Run(name string, logging *logflags.Logging, run func(ctx context.Context) error) error {
+	if err := logging.Apply(); err != nil {
+		return err
 	}
 	defer klog.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	ctx = klog.NewContext(ctx, klog.Background().WithName(name))
-	return run(ctx)
+	return run(logflags.Context(ctx, name))
 }
 
 // Main runs run with the command's arguments; on error it prints it once,

@@ -127,8 +127,8 @@ contexts:
 }
 
 // TestCompletion: drakit completion bash prints a script, and the flags
-// with fixed values complete them: --logging-format, version -o and
-// --context from the kubeconfig.
+// with fixed values complete them: --logging-format, version -o, the
+// built-in emulator profiles and --context from the kubeconfig.
 func TestCompletion(t *testing.T) {
 	out, err := runRoot(t, "completion", "bash")
 	if err != nil || !strings.Contains(out, "bash completion V2 for drakit") || !strings.Contains(out, "__start_drakit") {
@@ -141,6 +141,7 @@ func TestCompletion(t *testing.T) {
 	}{
 		{[]string{"version", "--logging-format", ""}, []string{"text", "json"}},
 		{[]string{"version", "-o", ""}, []string{"json", "yaml"}},
+		{[]string{"emulator", "render", "--profile", ""}, []string{"dgx-a100-mig", "dgx-h100"}},
 		{[]string{"driver", "deploy", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 		{[]string{"explain", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 	} {

@@ -65,13 +65,14 @@ for i in $(seq 1 "$nodes"); do
   name_v=DRAKIT_NODE_${i}_NAME root_v=DRAKIT_NODE_${i}_EMULATOR_ROOT
   krd_v=DRAKIT_NODE_${i}_KUBELET_ROOT_DIR cdi_v=DRAKIT_NODE_${i}_CDI_DIR
   roots="$roots${roots:+,}${!name_v}=${!root_v}"
+  # The nodes share the host's loopback: each node's drivers serve /metrics and /healthz on ports of their own.
   log "node ${!name_v}: rendering $DRAKIT_FABRIC_PROFILE's node into ${!root_v}, deploying the GPU and TPU drivers pinned to it"
   $drakit emulator render --cluster-profile "$DRAKIT_FABRIC_PROFILE" --node "${!name_v}" --root "${!root_v}" \
     --shim "$DRAKIT_REPO/_output/lib/libnvidia-ml.so"
   $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "${!krd_v}" --cdi-dir "${!cdi_v}" \
-    --driver-root "${!root_v}" --node "${!name_v}" --imex-channels 8
+    --driver-root "${!root_v}" --node "${!name_v}" --imex-channels 8 --http-port $((9470 + 10 * i))
   $drakit tpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "${!krd_v}" --cdi-dir "${!cdi_v}" \
-    --host-root "${!root_v}" --node "${!name_v}"
+    --host-root "${!root_v}" --node "${!name_v}" --http-port $((9473 + 10 * i))
 done
 
 # A claim's allocation keeps the node selector its device's pool had: wait until each clique's

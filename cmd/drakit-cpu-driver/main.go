@@ -8,9 +8,8 @@ package main
 import (
 	"context"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/cpudriver"
 )
 
@@ -18,12 +17,12 @@ func main() { drivercmd.Main("drakit-cpu-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg cpudriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg cpudriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = cpudriver.DefaultConfig()
 	f := drivercmd.New("drakit-cpu-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "directory of the DRA socket",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", "root below which sys/devices/system/node is read (the emulator root on drakit's node)")

@@ -11,9 +11,8 @@ import (
 	"os"
 	"strings"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/nicdriver"
 )
 
@@ -21,12 +20,12 @@ func main() { drivercmd.Main("drakit-nic-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg nicdriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg nicdriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = nicdriver.DefaultConfig()
 	f := drivercmd.New("drakit-nic-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "driver data directory (DRA socket, checkpoints)",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", `root of the node's sysfs and device nodes: "/" on a real node, the emulator root otherwise`)

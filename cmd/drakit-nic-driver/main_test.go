@@ -13,7 +13,7 @@ import (
 
 // envTwins are the flags' environment twins.
 var envTwins = []string{"DRIVER_NAME", "NODE_NAME", "HOST_ROOT", "SYSFS_ROOT", "KUBELET_REGISTRAR_DIR", "KUBELET_PLUGIN_DIR",
-	"CDI_DIR", "KUBECONFIG", "VFS_PER_PF", "VF_TIMEOUT", "DEVICE_STATUS", "DEVICE_IPS"}
+	"CDI_DIR", "KUBECONFIG", "HTTP_ENDPOINT", "VFS_PER_PF", "VF_TIMEOUT", "DEVICE_STATUS", "DEVICE_IPS"}
 
 // clearEnv unsets every environment twin for the test.
 func clearEnv(t *testing.T) {
@@ -30,7 +30,7 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	t.Setenv("DEVICE_IPS", "nic-0=192.0.2.1/24")
 	cfg, _, help, err := parse([]string{
 		"--driver-name=nic.example.com", "--host-root=/h", "--sysfs-root=/s", "--kubelet-registrar-dir=/r", "--kubelet-plugin-dir=/p",
-		"--cdi-dir=/c", "--kubeconfig=/k", "--vfs-per-pf=2", "--vf-timeout=3s", "--device-status=true",
+		"--cdi-dir=/c", "--kubeconfig=/k", "--http-endpoint=127.0.0.1:9999", "--vfs-per-pf=2", "--vf-timeout=3s", "--device-status=true",
 		"--device-ips=nic-1=192.0.2.2/24,nic-2=2001:db8::2/64", "--v=4",
 	})
 	if err != nil || help {
@@ -39,7 +39,7 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	want := nicdriver.Config{
 		DriverName: "nic.example.com", NodeName: "from-env", HostRoot: "/h", SysfsRoot: "/s", VFsPerPF: 2, VFTimeout: 3 * time.Second,
 		DeviceStatus: true, DeviceIPs: map[string]string{"nic-1": "192.0.2.2/24", "nic-2": "2001:db8::2/64"},
-		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k",
+		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", HTTPEndpoint: "127.0.0.1:9999",
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

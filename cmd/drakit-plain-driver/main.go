@@ -9,9 +9,8 @@ import (
 	"context"
 	"strings"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/plaindriver"
 )
 
@@ -19,12 +18,12 @@ func main() { drivercmd.Main("drakit-plain-driver", run) }
 
 // parse maps args and the environment onto a Config and the logging
 // configuration; help is true when --help was asked for.
-func parse(args []string) (cfg plaindriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parse(args []string) (cfg plaindriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = plaindriver.DefaultConfig()
 	f := drivercmd.New("drakit-plain-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "directory of the DRA socket",
 	})
 	f.String(&cfg.StateDir, "state-dir", "STATE_DIR", "the driver's directory: checkpoint and devices/<device>/serial, mounted into containers")

@@ -14,7 +14,7 @@ import (
 func clearEnv(t *testing.T) {
 	t.Helper()
 	drivercmdtest.ClearEnv(t, "DRIVER_NAME", "NODE_NAME", "STATE_DIR", "KUBELET_REGISTRAR_DIR", "KUBELET_PLUGIN_DIR",
-		"CDI_DIR", "KUBECONFIG", "DEVICES", "DEFECT")
+		"CDI_DIR", "KUBECONFIG", "HTTP_ENDPOINT", "DEVICES", "DEFECT")
 }
 
 // TestParseMapsEveryFlag: each flag sets its Config field, every field has a
@@ -26,14 +26,14 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	t.Setenv("DEFECT", "leave-cdi-spec")
 	cfg, _, help, err := parse([]string{
 		"--driver-name=plain.example.com", "--state-dir=/s", "--kubelet-registrar-dir=/r", "--kubelet-plugin-dir=/p",
-		"--cdi-dir=/c", "--kubeconfig=/k", "--devices=3", "--defect=extra-device", "--v=4",
+		"--cdi-dir=/c", "--kubeconfig=/k", "--http-endpoint=127.0.0.1:9999", "--devices=3", "--defect=extra-device", "--v=4",
 	})
 	if err != nil || help {
 		t.Fatalf("parse: %v (help %v)", err, help)
 	}
 	want := plaindriver.Config{
 		DriverName: "plain.example.com", NodeName: "from-env", Devices: 3, StateDir: "/s",
-		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", Defect: plaindriver.DefectExtraDevice,
+		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", HTTPEndpoint: "127.0.0.1:9999", Defect: plaindriver.DefectExtraDevice,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

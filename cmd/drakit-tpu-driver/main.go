@@ -10,21 +10,20 @@ import (
 	"context"
 	"fmt"
 
-	logsapi "k8s.io/component-base/logs/api/v1"
-
 	"drakit.dev/drakit/internal/drivercmd"
+	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/tpudriver"
 )
 
 func main() { drivercmd.Main("drakit-tpu-driver", run) }
 
 // parsePlugin maps args and the environment onto the plugin's Config.
-func parsePlugin(args []string) (cfg tpudriver.Config, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parsePlugin(args []string) (cfg tpudriver.Config, logging *logflags.Logging, help bool, err error) {
 	cfg = tpudriver.DefaultConfig()
 	f := drivercmd.New("drakit-tpu-driver")
 	f.Kubelet(drivercmd.Kubelet{
 		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig,
+		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
 		PluginDirUsage: "driver data directory (DRA socket)",
 	})
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", `root of the node's sysfs and device nodes: "/" on a real node, the emulator root otherwise`)
@@ -35,7 +34,7 @@ func parsePlugin(args []string) (cfg tpudriver.Config, logging *logsapi.LoggingC
 }
 
 // parseController maps args and the environment onto ControllerConfig.
-func parseController(args []string) (cfg tpudriver.ControllerConfig, logging *logsapi.LoggingConfiguration, help bool, err error) {
+func parseController(args []string) (cfg tpudriver.ControllerConfig, logging *logflags.Logging, help bool, err error) {
 	cfg = tpudriver.DefaultControllerConfig()
 	f := drivercmd.New("drakit-tpu-driver controller")
 	f.String(&cfg.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")

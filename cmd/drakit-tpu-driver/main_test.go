@@ -12,7 +12,7 @@ import (
 )
 
 var envTwins = []string{"DRIVER_NAME", "NODE_NAME", "HOST_ROOT", "TPU_ENV_FILE", "STATE_DIR", "KUBELET_REGISTRAR_DIR",
-	"KUBELET_PLUGIN_DIR", "CDI_DIR", "KUBECONFIG", "SHAPES", "INTERVAL"}
+	"KUBELET_PLUGIN_DIR", "CDI_DIR", "KUBECONFIG", "HTTP_ENDPOINT", "SHAPES", "INTERVAL"}
 
 // TestParsePluginMapsEveryFlag: each flag sets its Config field and every
 // field has a flag.
@@ -20,12 +20,12 @@ func TestParsePluginMapsEveryFlag(t *testing.T) {
 	drivercmdtest.ClearEnv(t, envTwins...)
 	t.Setenv("NODE_NAME", "from-env")
 	cfg, _, help, err := parsePlugin([]string{"--driver-name=tpu.example.com", "--host-root=/h", "--tpu-env-file=/e",
-		"--state-dir=/s", "--kubelet-registrar-dir=/r", "--kubelet-plugin-dir=/p", "--cdi-dir=/c", "--kubeconfig=/k"})
+		"--state-dir=/s", "--kubelet-registrar-dir=/r", "--kubelet-plugin-dir=/p", "--cdi-dir=/c", "--kubeconfig=/k", "--http-endpoint=127.0.0.1:9999"})
 	if err != nil || help {
 		t.Fatalf("parse: %v (help %v)", err, help)
 	}
 	want := tpudriver.Config{DriverName: "tpu.example.com", NodeName: "from-env", HostRoot: "/h", TPUEnvFile: "/e", StateDir: "/s",
-		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k"}
+		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", HTTPEndpoint: "127.0.0.1:9999"}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

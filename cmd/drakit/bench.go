@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"drakit.dev/drakit/bench/faultlatency"
 )
@@ -26,7 +23,7 @@ func newBenchCommand() *cobra.Command {
 func newBenchFaultLatencyCommand() *cobra.Command {
 	cfg := faultlatency.DefaultConfig()
 	cfg.EmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
-	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
+	var kube *kubeFlags
 	cmd := &cobra.Command{
 		Use:   "fault-latency [--runs 20] [--health-xid 94] [--evict-xid 48]",
 		Short: "Time from an emulated GPU fault to Unhealthy in the pod's status, the driver's taint and the pod's eviction",
@@ -43,22 +40,18 @@ p50/max per stage.`,
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-				&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+			cs, err := kube.client()
 			if err != nil {
-				return fmt.Errorf("load kubeconfig %q: %w", kubeconfig, err)
+				return err
 			}
-			kube, err := kubernetes.NewForConfig(rc)
-			if err != nil {
-				return fmt.Errorf("create Kubernetes client: %w", err)
-			}
-			res, err := faultlatency.Run(c.Context(), kube, cfg, c.ErrOrStderr())
+			res, err := faultlatency.Run(c.Context(), cs, cfg, c.ErrOrStderr())
 			res.Summary(c.OutOrStdout())
 			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	kube = bindKubeFlags(f)
+	kube.register(cmd)
 	f.StringVar(&cfg.EmulatorRoot, "emulator-root", cfg.EmulatorRoot, "the node's emulator root ($DRAKIT_EMULATOR_ROOT)")
 	f.StringVar(&cfg.Driver, "driver", cfg.Driver, "the GPU driver under test")
 	f.StringVar(&cfg.DeviceClass, "device-class", cfg.DeviceClass, "DeviceClass of its whole GPUs")

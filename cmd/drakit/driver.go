@@ -19,7 +19,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	o.DriverRoot = envOr("DRAKIT_EMULATOR_ROOT", o.DriverRoot)
 	commonDeployFlags{
 		driverName: &o.DriverName, image: &o.Image, kubeletRootDir: &o.KubeletRootDir, cdiDir: &o.CDIDir,
-		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node,
+		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node, httpPort: &o.HTTPPort,
 		driverNameUsage: "DRA driver name, also the DeviceClass name",
 		imageUsage:      "driver image (never pulled: it must be on the node)",
 	}.bind(fs)

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
 
@@ -22,7 +20,7 @@ import (
 // commonDeployFlags point at the fields every deploy options struct has.
 type commonDeployFlags struct {
 	driverName, image, kubeletRootDir, cdiDir, apiServerHost, node *string
-	apiServerPort                                                  *int
+	apiServerPort, httpPort                                        *int
 	timeout                                                        *time.Duration
 	// driverNameUsage and imageUsage are the usage of --driver-name and
 	// --image (which classes the name names, which image it is).
@@ -41,6 +39,8 @@ func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(c.cdiDir, "cdi-dir", *c.cdiDir, "the container runtime's CDI spec directory on the node ($DRAKIT_CDI_DIR)")
 	fs.StringVar(c.apiServerHost, "apiserver-host", *c.apiServerHost, "KUBERNETES_SERVICE_HOST of the hostNetwork driver pod (empty: keep the kubelet's)")
 	fs.IntVar(c.apiServerPort, "apiserver-port", *c.apiServerPort, "KUBERNETES_SERVICE_PORT of the hostNetwork driver pod (0 with an empty host)")
+	fs.IntVar(c.httpPort, "http-port", *c.httpPort, "port on the node's loopback where the driver serves /metrics and /healthz "+
+		"(--http-endpoint=127.0.0.1:<port>) and the liveness probe asks; 0: neither; on a multi-node local cluster each node's deployment needs its own")
 	fs.DurationVar(c.timeout, "timeout", *c.timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 	fs.StringVar(c.node, "node", *c.node, "pin to one node: DaemonSet <name>-<node, dots as dashes> with nodeSelector kubernetes.io/hostname=<node>; "+
 		"on a multi-node local cluster deploy once per node with its paths (drakit cluster status -o env: DRAKIT_NODE_<i>_*); "+
@@ -69,17 +69,16 @@ type driverDeployCommand struct {
 // command builds the command: the options' flags and --kubeconfig,
 // persistent, and the subcommands deploy, delete and manifests.
 func (d driverDeployCommand) command() *cobra.Command {
-	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	cmd := &cobra.Command{Use: d.use, Short: d.short, Long: d.long}
 	d.bind(cmd.PersistentFlags())
-	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", kubeconfig,
-		"kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	kube := bindKubeFlags(cmd.PersistentFlags())
+	kube.register(cmd)
 
 	// connected runs f with a client of the cluster, once the options are
 	// validated: bad flags are reported before the kubeconfig is read.
 	connected := func(f func(ctx context.Context, client kubernetes.Interface) error) func(*cobra.Command, []string) error {
 		return func(c *cobra.Command, _ []string) error {
-			cs, err := validatedClient(d.validate, kubeconfig)
+			cs, err := validatedClient(d.validate, kube)
 			if err != nil {
 				return err
 			}
@@ -134,17 +133,11 @@ func printObjects(w io.Writer, objs []runtime.Object) error {
 }
 
 // validatedClient runs validate, so that bad flags are reported before the
-// kubeconfig is read, and returns a client of the kubeconfig's cluster
-// (empty: $KUBECONFIG or ~/.kube/config).
-func validatedClient(validate func() error, kubeconfig string) (kubernetes.Interface, error) {
+// kubeconfig is read, and returns a client of the cluster the client flags
+// name.
+func validatedClient(validate func() error, kube *kubeFlags) (kubernetes.Interface, error) {
 	if err := validate(); err != nil {
 		return nil, err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
-	}
-	return kubernetes.NewForConfig(rc)
+	return kube.client()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"drakit.dev/drakit/emulator/clusterprofile"
 	"drakit.dev/drakit/emulator/profile"
 	"drakit.dev/drakit/emulator/render"
 )
@@ -62,6 +63,7 @@ disk use.`,
 	cmd.Flags().StringVar(&cfg.UUIDSeed, "uuid-seed", "", "with --profile: seed of the derived GPU UUIDs and NIC MACs instead of the profile's spec.uuidSeed (one per node: the node name)")
 	cmd.Flags().StringVar(&cfg.ClusterProfile, "cluster-profile", "", clusterProfileFlagUsage)
 	cmd.Flags().StringVar(&cfg.Node, "node", "", "with --cluster-profile: the node to render")
+	completeProfiles(cmd)
 	cmd.Flags().BoolVar(&cfg.All, "all", false, "with --cluster-profile: render every node under --out/<node>/")
 	cmd.Flags().StringVar(&cfg.Out, "out", "", "with --all: directory of the nodes' emulator roots")
 	cmd.Flags().StringVar(&cfg.Options.Root, "root", cfg.Options.Root, "emulator root directory to render into")
@@ -106,6 +108,7 @@ func newEmulatorShowCommand() *cobra.Command {
 	if err := cmd.MarkFlagRequired("profile"); err != nil {
 		panic(err) // the flag is defined just above
 	}
+	completeProfiles(cmd)
 	return cmd
 }
 
@@ -191,4 +194,14 @@ func summary(p *profile.Profile) string {
 		fmt.Sprintf("%d root complexes", len(p.Spec.RootComplexes)),
 		"driver "+p.Spec.Driver.DriverVersion)
 	return strings.Join(parts, ", ")
+}
+
+// completeProfiles completes cmd's --profile with the built-in node
+// profiles and its --cluster-profile (where it has one) with the built-in
+// cluster profiles; both also take a file.
+func completeProfiles(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profile.BuiltinNames(), cobra.ShellCompDirectiveDefault))
+	if cmd.Flags().Lookup("cluster-profile") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("cluster-profile", cobra.FixedCompletions(clusterprofile.BuiltinNames(), cobra.ShellCompDirectiveDefault))
+	}
 }

@@ -17,7 +17,6 @@ func init() { register(newExplainCommand) }
 
 // explainConfig is what drakit explain runs with; flags map 1:1 onto it.
 type explainConfig struct {
-	Kubeconfig string
 	// Node restricts the explanation to one node; empty: every Ready,
 	// schedulable node.
 	Node string
@@ -37,7 +36,8 @@ func (c explainConfig) validate() error {
 }
 
 func newExplainCommand() *cobra.Command {
-	cfg := explainConfig{Kubeconfig: os.Getenv("DRAKIT_KUBECONFIG")}
+	var cfg explainConfig
+	var kube *kubeFlags
 	cmd := &cobra.Command{
 		Use:   "explain claim|pod NAMESPACE/NAME",
 		Short: "Why a ResourceClaim (or a pod's claims) is not allocated, from the live cluster's state",
@@ -58,11 +58,12 @@ captured state for 'drakit allocate -f', to replay or edit it offline.`,
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: []string{"claim", "pod"},
 		RunE: func(c *cobra.Command, args []string) error {
-			return runExplain(c, cfg, args[0], args[1])
+			return runExplain(c, cfg, kube, args[0], args[1])
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	kube = bindKubeFlags(f)
+	kube.register(cmd)
 	f.StringVar(&cfg.Node, "node", cfg.Node, "explain on this node only (default: every Ready, schedulable node)")
 	f.StringSliceVar(&cfg.FeatureGates, "feature-gates", cfg.FeatureGates, "the cluster's enabled feature gates, e.g. DRAPrioritizedList,DRAPartitionableDevices (default: the API server's, from /metrics)")
 	f.StringVar(&cfg.SaveScenario, "save-scenario", cfg.SaveScenario, "write the captured state of the first node explained to this file (drakit allocate -f replays it)")
@@ -78,7 +79,7 @@ func parseRef(s string) (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
-func runExplain(c *cobra.Command, cfg explainConfig, kind, target string) error {
+func runExplain(c *cobra.Command, cfg explainConfig, flags *kubeFlags, kind, target string) error {
 	if kind != "claim" && kind != "pod" {
 		return fmt.Errorf("explain %s: want claim or pod", kind)
 	}
@@ -86,7 +87,7 @@ func runExplain(c *cobra.Command, cfg explainConfig, kind, target string) error 
 	if err != nil {
 		return fmt.Errorf("explain %s %w", kind, err)
 	}
-	kube, err := validatedClient(cfg.validate, cfg.Kubeconfig)
+	kube, err := validatedClient(cfg.validate, flags)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestIntegrationExplain(t *testing.T) {
 	if kubeconfig == "" {
 		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the local cluster's kubeconfig with the reference driver deployed (make conformance runs this test)")
 	}
-	kube, err := validatedClient(func() error { return nil }, kubeconfig)
+	kube, err := validatedClient(func() error { return nil }, &kubeFlags{kubeconfig: kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}

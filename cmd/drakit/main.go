@@ -2,6 +2,13 @@
 // emulator, the reference driver's deployment and the conformance runner.
 // Each subcommand lives in its own file and registers itself in init; every
 // subcommand only maps flags onto a library Config and calls its Run.
+//
+// Every subcommand has the Kubernetes component conventions: the logging
+// flags of component-base (-v, --vmodule, --logging-format) on the root,
+// applied before the subcommand runs, which finds the contextual logger
+// (klog.FromContext) in cmd.Context(); the usual client flags (kubeflags.go)
+// where it talks to a cluster; drakit version; and shell completion (drakit
+// completion bash|zsh|fish|powershell).
 package main
 
 import (
@@ -12,6 +19,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/internal/logflags"
 )
 
 // subcommands is filled by the init functions of this package's files.
@@ -19,7 +29,9 @@ var subcommands []func() *cobra.Command
 
 func register(c func() *cobra.Command) { subcommands = append(subcommands, c) }
 
-func main() {
+// newRootCommand returns drakit with every registered subcommand.
+func newRootCommand() *cobra.Command {
+	logging := logflags.New()
 	root := &cobra.Command{
 		Use:   "drakit",
 		Short: "Conformance kit for Kubernetes Dynamic Resource Allocation, with emulated hardware",
@@ -30,13 +42,31 @@ accelerator hardware (sysfs, devfs, procfs and an NVML library), deploys the
 reference DRA driver and runs Gherkin conformance features against any driver.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every subcommand's: the logging flags are applied and the
+		// command's context carries the logger.
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if err := logging.Apply(); err != nil {
+				return err
+			}
+			c.SetContext(logflags.Context(c.Context(), "drakit"))
+			return nil
+		},
 	}
+	logging.AddFlags(root.PersistentFlags())
+	_ = root.RegisterFlagCompletionFunc("logging-format", cobra.FixedCompletions(logflags.Formats, cobra.ShellCompDirectiveNoFileComp)) // bound above
 	for _, c := range subcommands {
 		root.AddCommand(c())
 	}
+	return root
+}
+
+func main() {
+	root := newRootCommand()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	klog.Flush()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "drakit:", err)
 		os.Exit(1)
 	}

@@ -20,7 +20,7 @@ func bindNICDriverFlags(fs *pflag.FlagSet, o *deploy.NICOptions) {
 	o.HostRoot = envOr("DRAKIT_EMULATOR_ROOT", o.HostRoot)
 	commonDeployFlags{
 		driverName: &o.DriverName, image: &o.Image, kubeletRootDir: &o.KubeletRootDir, cdiDir: &o.CDIDir,
-		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node,
+		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node, httpPort: &o.HTTPPort,
 		driverNameUsage: "DRA driver name, also the PF shares' DeviceClass name (the VFs' is vf.<name>)",
 		imageUsage:      "driver image, the reference driver's (never pulled: it must be on the node)",
 	}.bind(fs)

@@ -30,7 +30,7 @@ func bindPlainDriverFlags(fs *pflag.FlagSet, o *deploy.PlainOptions) {
 	}
 	commonDeployFlags{
 		driverName: &o.DriverName, image: &o.Image, kubeletRootDir: &o.KubeletRootDir, cdiDir: &o.CDIDir,
-		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node,
+		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node, httpPort: &o.HTTPPort,
 		driverNameUsage: "DRA driver name, also the DeviceClass name",
 		imageUsage:      "driver image (never pulled: it must be on the node)",
 	}.bind(fs)

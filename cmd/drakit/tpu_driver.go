@@ -19,7 +19,7 @@ func bindTPUDriverFlags(fs *pflag.FlagSet, o *deploy.TPUOptions) {
 	o.HostRoot = envOr("DRAKIT_EMULATOR_ROOT", o.HostRoot)
 	commonDeployFlags{
 		driverName: &o.DriverName, image: &o.Image, kubeletRootDir: &o.KubeletRootDir, cdiDir: &o.CDIDir,
-		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node,
+		apiServerHost: &o.APIServerHost, apiServerPort: &o.APIServerPort, timeout: &o.Timeout, node: &o.Node, httpPort: &o.HTTPPort,
 		driverNameUsage: "DRA driver name, also the chips' DeviceClass name (the sub-slices' is subslice.<name>)",
 		imageUsage:      "driver image, the reference driver's (never pulled: it must be on the node)",
 	}.bind(fs)

@@ -11,21 +11,24 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/internal/logflags"
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // Flags is a command's flag set whose flags have environment twins.
 type Flags struct {
 	fs      *pflag.FlagSet
-	logging *logsapi.LoggingConfiguration
+	logging *logflags.Logging
 	err     error // the first twin that did not parse
+	// httpEndpoint is --http-endpoint's value, checked after parsing.
+	httpEndpoint *string
 }
 
 // New returns the flags of the command name, with the logging flags.
 func New(name string) *Flags {
-	f := &Flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), logging: logsapi.NewLoggingConfiguration()}
-	return f
+	return &Flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), logging: logflags.New()}
 }
 
 // FlagSet is the flag set, for a flag whose twin is read differently.
@@ -80,14 +83,15 @@ func (f *Flags) Duration(p *time.Duration, name, env, usage string) {
 // Kubelet are the fields of a driver's configuration that every driver on
 // the kubelet plugin harness has.
 type Kubelet struct {
-	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig *string
+	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig, HTTPEndpoint *string
 	// PluginDirUsage is the usage of --kubelet-plugin-dir (what the
 	// driver keeps there).
 	PluginDirUsage string
 }
 
 // Kubelet adds --driver-name, --node-name, --kubelet-registrar-dir,
-// --kubelet-plugin-dir, --cdi-dir and --kubeconfig.
+// --kubelet-plugin-dir, --cdi-dir, --kubeconfig and --http-endpoint, which
+// Parse refuses unless it is empty or a loopback host:port.
 func (f *Flags) Kubelet(k Kubelet) {
 	f.String(k.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
 	f.String(k.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
@@ -95,16 +99,19 @@ func (f *Flags) Kubelet(k Kubelet) {
 	f.String(k.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", k.PluginDirUsage+"; empty: /var/lib/kubelet/plugins/<driver-name>")
 	f.String(k.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
 	f.String(k.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	f.String(k.HTTPEndpoint, "http-endpoint", "HTTP_ENDPOINT",
+		"loopback host:port (127.0.0.0/8 or [::1]) to serve Prometheus /metrics and /healthz on; empty: none")
+	f.httpEndpoint = k.HTTPEndpoint
 }
 
 // Parse returns the first twin that did not parse, else parses args; help
 // is true when --help was asked for. logging is the logging
 // configuration (nil with an error).
-func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, help bool, err error) {
+func (f *Flags) Parse(args []string) (logging *logflags.Logging, help bool, err error) {
 	if f.err != nil {
 		return nil, false, f.err
 	}
-	logsapi.AddFlags(f.logging, f.fs)
+	f.logging.AddFlags(f.fs)
 	if err := f.fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
 		return f.logging, true, nil
 	} else if err != nil {
@@ -113,21 +120,25 @@ func (f *Flags) Parse(args []string) (logging *logsapi.LoggingConfiguration, hel
 	if f.fs.NArg() > 0 {
 		return nil, false, fmt.Errorf("unexpected arguments %q", f.fs.Args())
 	}
+	if f.httpEndpoint != nil {
+		if err := pluginharness.CheckHTTPEndpoint(*f.httpEndpoint); err != nil {
+			return nil, false, fmt.Errorf("--http-endpoint: %w", err)
+		}
+	}
 	return f.logging, false, nil
 }
 
 // Run applies logging and runs run with a context that ends at SIGTERM or
 // SIGINT and carries a logger named name.
-func Run(name string, logging *logsapi.LoggingConfiguration, run func(ctx context.Context) error) error {
-	if err := logsapi.ValidateAndApply(logging, nil); err != nil {
-		return fmt.Errorf("apply logging flags: %w", err)
+func Run(name string, logging *logflags.Logging, run func(ctx context.Context) error) error {
+	if err := logging.Apply(); err != nil {
+		return err
 	}
 	defer klog.Flush()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	ctx = klog.NewContext(ctx, klog.Background().WithName(name))
-	return run(ctx)
+	return run(logflags.Context(ctx, name))
 }
 
 // Main runs run with the command's arguments; on error it prints it once,

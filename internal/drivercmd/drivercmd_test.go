@@ -43,3 +43,32 @@ func TestTwins(t *testing.T) {
 		t.Errorf("--help: help %v, error %v", help, err)
 	}
 }
+
+// TestHTTPEndpointLoopbackOnly: --http-endpoint (and its twin) is empty or
+// a loopback host:port; anything else is Parse's error, naming the flag.
+func TestHTTPEndpointLoopbackOnly(t *testing.T) {
+	t.Setenv("HTTP_ENDPOINT", "")
+	parse := func(args ...string) (string, error) {
+		var s [7]string
+		f := New("test")
+		f.Kubelet(Kubelet{DriverName: &s[0], NodeName: &s[1], KubeletRegistrarDir: &s[2], KubeletPluginDir: &s[3],
+			CDIDir: &s[4], Kubeconfig: &s[5], HTTPEndpoint: &s[6]})
+		_, _, err := f.Parse(args)
+		return s[6], err
+	}
+	if got, err := parse("--http-endpoint=127.0.0.1:9470"); err != nil || got != "127.0.0.1:9470" {
+		t.Errorf("loopback: %q, %v", got, err)
+	}
+	if got, err := parse(); err != nil || got != "" {
+		t.Errorf("default: %q, %v; want empty (off)", got, err)
+	}
+	for _, bad := range []string{"0.0.0.0:9470", ":9470", "192.0.2.1:9470", "localhost:9470"} {
+		if _, err := parse("--http-endpoint=" + bad); err == nil || !strings.Contains(err.Error(), "--http-endpoint") {
+			t.Errorf("--http-endpoint=%s: error %v, want one naming the flag", bad, err)
+		}
+	}
+	t.Setenv("HTTP_ENDPOINT", "0.0.0.0:1")
+	if _, err := parse(); err == nil || !strings.Contains(err.Error(), "--http-endpoint") {
+		t.Errorf("HTTP_ENDPOINT=0.0.0.0:1: error %v, want one naming the flag", err)
+	}
+}

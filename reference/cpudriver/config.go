@@ -46,6 +46,10 @@ type Config struct {
 	// CDIDir is where the per-claim CDI specs are written. Default
 	// /var/run/cdi. Created when missing.
 	CDIDir string
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
+	// none.
+	HTTPEndpoint string
 	// Kubeconfig is the path of a kubeconfig file; empty means the
 	// in-cluster configuration.
 	Kubeconfig string
@@ -90,6 +94,9 @@ func (c *Config) Validate() error {
 		if err := pluginharness.CheckSockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := pluginharness.CheckHTTPEndpoint(c.HTTPEndpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))

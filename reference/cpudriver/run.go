@@ -51,6 +51,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
 		Client:            client,
 		RegistrarDir:      cfg.KubeletRegistrarDir,
 		PluginDir:         pluginDir,
+		HTTPEndpoint:      cfg.HTTPEndpoint,
 		RunningLog: func() []any {
 			return []any{"numaNodes", len(numa), "hostRoot", cfg.HostRoot, "registrarDir", cfg.KubeletRegistrarDir,
 				"pluginDir", pluginDir, "cdiDir", cfg.CDIDir, "stateDir", cfg.StateDir}

@@ -51,6 +51,12 @@ type CPUOptions struct {
 	Timeout time.Duration
 	// Node pins the deployment to one node, as PlainOptions.Node.
 	Node string
+	// HTTPPort is the port on the node's loopback the driver serves
+	// Prometheus /metrics and /healthz on (--http-endpoint=127.0.0.1:<port>;
+	// the pods are hostNetwork) and the kubelet's liveness probe asks;
+	// 0: neither. Pods on one host (the nodes of a multi-node local
+	// cluster, deployed with Node) each need a port of their own.
+	HTTPPort int
 }
 
 // DefaultCPUOptions returns the options manifests/cpu is written with.
@@ -65,11 +71,12 @@ func DefaultCPUOptions() CPUOptions {
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,
+		HTTPPort:       DefaultCPUHTTPPort,
 	}
 }
 
 func (o *CPUOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
 }
 
 // numaDir is the host directory the driver pod mounts read-only.

@@ -70,6 +70,12 @@ type NICOptions struct {
 	// node's host paths, where the nodes' paths differ (the nodes of a
 	// multi-node local cluster). Empty: one DaemonSet for every node.
 	Node string
+	// HTTPPort is the port on the node's loopback the driver serves
+	// Prometheus /metrics and /healthz on (--http-endpoint=127.0.0.1:<port>;
+	// the pods are hostNetwork) and the kubelet's liveness probe asks;
+	// 0: neither. Pods on one host (the nodes of a multi-node local
+	// cluster, deployed with Node) each need a port of their own.
+	HTTPPort int
 }
 
 // DefaultNICOptions returns the options manifests/nic is written with.
@@ -84,12 +90,13 @@ func DefaultNICOptions() NICOptions {
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,
+		HTTPPort:       DefaultNICHTTPPort,
 	}
 }
 
 // common returns the options every driver's deployment has.
 func (o *NICOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
 }
 
 func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys") }

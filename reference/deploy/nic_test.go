@@ -87,6 +87,7 @@ func TestNICObjectsLeastPrivilege(t *testing.T) {
 		"--kubelet-registrar-dir=" + registrar,
 		"--kubelet-plugin-dir=" + plugin,
 		"--v=4",
+		"--http-endpoint=127.0.0.1:9471",
 	}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
@@ -143,7 +144,7 @@ func TestNICObjectsSubstitute(t *testing.T) {
 		"image":       "example.com/driver:1",
 		"args": "--driver-name=net.example.com --host-root=" + opts.HostRoot + " --vfs-per-pf=0 --cdi-dir=" + opts.CDIDir +
 			" --kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry --kubelet-plugin-dir=" + opts.KubeletRootDir +
-			"/plugins/net.example.com --v=4",
+			"/plugins/net.example.com --v=4 --http-endpoint=127.0.0.1:9471",
 		"policy": `"net.example.com"`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

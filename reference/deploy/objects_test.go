@@ -101,6 +101,7 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		"--kubelet-plugin-dir=" + opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
 		"--binding-conditions=false",
 		"--v=4",
+		"--http-endpoint=127.0.0.1:9470",
 	}
 	if diff := cmp.Diff(wantArgs, pod.Containers[0].Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)

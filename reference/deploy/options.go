@@ -97,6 +97,12 @@ type Options struct {
 	// node's host paths, where the nodes' paths differ (the nodes of a
 	// multi-node local cluster). Empty: one DaemonSet for every node.
 	Node string
+	// HTTPPort is the port on the node's loopback the driver serves
+	// Prometheus /metrics and /healthz on (--http-endpoint=127.0.0.1:<port>;
+	// the pods are hostNetwork) and the kubelet's liveness probe asks;
+	// 0: neither. Pods on one host (the nodes of a multi-node local
+	// cluster, deployed with Node) each need a port of their own.
+	HTTPPort int
 }
 
 // DefaultOptions returns the options the manifests are written with.
@@ -111,12 +117,13 @@ func DefaultOptions() Options {
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,
+		HTTPPort:       DefaultHTTPPort,
 	}
 }
 
 // common returns the options every driver's deployment has.
 func (o *Options) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir, o.Node}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir, o.Node, o.HTTPPort}
 }
 
 // driverRootWritable are the directories below the driver root that the

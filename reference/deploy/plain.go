@@ -60,6 +60,12 @@ type PlainOptions struct {
 	// node's host paths, where the nodes' paths differ (the nodes of a
 	// multi-node local cluster). Empty: one DaemonSet for every node.
 	Node string
+	// HTTPPort is the port on the node's loopback the driver serves
+	// Prometheus /metrics and /healthz on (--http-endpoint=127.0.0.1:<port>;
+	// the pods are hostNetwork) and the kubelet's liveness probe asks;
+	// 0: neither. Pods on one host (the nodes of a multi-node local
+	// cluster, deployed with Node) each need a port of their own.
+	HTTPPort int
 }
 
 // DefaultPlainOptions returns the options manifests/plain is written with.
@@ -74,12 +80,13 @@ func DefaultPlainOptions() PlainOptions {
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,
+		HTTPPort:       DefaultPlainHTTPPort,
 	}
 }
 
 // common returns the options every driver's deployment has.
 func (o *PlainOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
 }
 
 // Validate reports every invalid field by name and flag of drakit

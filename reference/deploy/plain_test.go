@@ -112,6 +112,7 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 		"--kubelet-registrar-dir=" + registrar,
 		"--kubelet-plugin-dir=" + plugin,
 		"--v=4",
+		"--http-endpoint=127.0.0.1:9474",
 	}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)

@@ -68,6 +68,12 @@ type TPUOptions struct {
 	// each with its host paths. The controller is one Deployment for the
 	// cluster whatever Node says (every deploy applies the same one).
 	Node string
+	// HTTPPort is the port on the node's loopback the driver serves
+	// Prometheus /metrics and /healthz on (--http-endpoint=127.0.0.1:<port>;
+	// the pods are hostNetwork) and the kubelet's liveness probe asks;
+	// 0: neither. Pods on one host (the nodes of a multi-node local
+	// cluster, deployed with Node) each need a port of their own.
+	HTTPPort int
 }
 
 // DefaultTPUOptions returns the options manifests/tpu is written with.
@@ -82,11 +88,12 @@ func DefaultTPUOptions() TPUOptions {
 		APIServerHost:  "127.0.0.1",
 		APIServerPort:  6443,
 		Timeout:        2 * time.Minute,
+		HTTPPort:       DefaultTPUHTTPPort,
 	}
 }
 
 func (o *TPUOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
 }
 
 func (o *TPUOptions) metadataDir() string {

@@ -3,8 +3,11 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -34,7 +38,20 @@ type driverOptions struct {
 	registrar string
 	// node pins the deployment to one node (pinToNode); empty: every node.
 	node string
+	// httpPort is the driver's loopback port for /metrics and /healthz
+	// (and the liveness probe); 0: none.
+	httpPort int
 }
+
+// The default HTTPPort of each driver's deployment: a port of its own on
+// the node's loopback, so that the drivers run side by side.
+const (
+	DefaultHTTPPort      = 9470
+	DefaultNICHTTPPort   = 9471
+	DefaultCPUHTTPPort   = 9472
+	DefaultTPUHTTPPort   = 9473
+	DefaultPlainHTTPPort = 9474
+)
 
 // NodeLabel labels the pods (and selects them) of a deployment pinned to a
 // node: <NodeLabel>=<node name>.
@@ -106,6 +123,9 @@ func (o driverOptions) validate(own []error, paths ...hostPathOption) error {
 		errs = append(errs, checkSockets(o.kubeletRootDir, o.registrarDir(), o.pluginDir(), o.driverName)...)
 	}
 	errs = append(errs, checkAPIServerAndTimeout(o.apiServerHost, o.apiServerPort, o.timeout)...)
+	if o.httpPort < 0 || o.httpPort > 65535 {
+		errs = append(errs, fmt.Errorf("HTTPPort (--http-port) %d: want 0 (no metrics, health or liveness probe) or a port", o.httpPort))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
@@ -220,6 +240,9 @@ func renderDriverPod(pod *corev1.PodSpec, o driverOptions, flags, hostPaths map[
 	if err := setAPIServerEnv(c, o.apiServerHost, o.apiServerPort); err != nil {
 		return nil, err
 	}
+	if err := setHTTPPort(c, o.httpPort); err != nil {
+		return nil, err
+	}
 	allPaths := map[string]string{
 		"plugin-dir":    o.pluginDir(),
 		"registrar-dir": o.registrarDir(),
@@ -234,4 +257,19 @@ func renderDriverPod(pod *corev1.PodSpec, o driverOptions, flags, hostPaths map[
 		}
 	}
 	return c, nil
+}
+
+// setHTTPPort points --http-endpoint and the liveness probe at port on the
+// loopback, or drops both for 0.
+func setHTTPPort(c *corev1.Container, port int) error {
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil {
+		return fmt.Errorf("container %s has no HTTP liveness probe", c.Name)
+	}
+	if port == 0 {
+		c.LivenessProbe = nil
+		c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--http-endpoint=") })
+		return nil
+	}
+	c.LivenessProbe.HTTPGet.Port = intstr.FromInt(port)
+	return setFlag(c, "http-endpoint", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 }

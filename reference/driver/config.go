@@ -75,6 +75,10 @@ type Config struct {
 	// has them. A cluster without the gate drops the list and rejects the
 	// slice. Default false.
 	ListAttributes bool
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
+	// none.
+	HTTPEndpoint string
 	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
 	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
 	Kubeconfig string
@@ -121,6 +125,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if err := pluginharness.CheckSockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if err := pluginharness.CheckHTTPEndpoint(c.HTTPEndpoint); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return nil

@@ -62,6 +62,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 	hcfg.PluginDir = pluginDir
 	hcfg.Health = true
 	hcfg.DeviceMetadata = cfg.DeviceMetadata
+	hcfg.HTTPEndpoint = cfg.HTTPEndpoint
 	hcfg.RunningLog = func() []any {
 		return []any{"gpus", len(hw.inventory.GPUs), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir,
 			"cdiDir", cfg.CDIDir, "driverRoot", cfg.DriverRoot, "deviceMetadata", cfg.DeviceMetadata}

@@ -88,6 +88,10 @@ type Config struct {
 	// CDIDir is where the per-claim CDI specs are written; the container
 	// runtime must watch it. Default /var/run/cdi. Created when missing.
 	CDIDir string
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
+	// none.
+	HTTPEndpoint string
 	// Kubeconfig is the path of a kubeconfig file; empty means the
 	// in-cluster configuration (service account,
 	// KUBERNETES_SERVICE_HOST/PORT).
@@ -152,6 +156,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := pluginharness.CheckSockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if err := pluginharness.CheckHTTPEndpoint(c.HTTPEndpoint); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return nil

@@ -34,6 +34,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
 	hcfg.Client = client
 	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
 	hcfg.PluginDir = pluginDir
+	hcfg.HTTPEndpoint = cfg.HTTPEndpoint
 	hcfg.RunningLog = func() []any {
 		pfs, vfs := 0, 0
 		for _, d := range p.hw.list {

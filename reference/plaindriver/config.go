@@ -111,6 +111,10 @@ type Config struct {
 	// CDIDir is where the per-claim CDI specs are written; the container
 	// runtime must read it. Default /var/run/cdi. Created when missing.
 	CDIDir string
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
+	// none.
+	HTTPEndpoint string
 	// Kubeconfig is the path of a kubeconfig file; empty means the
 	// in-cluster configuration.
 	Kubeconfig string
@@ -190,6 +194,9 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("%s %q: socket %s is longer than %d bytes (AF_UNIX limit)", s.field, s.dir, s.socket, pluginharness.MaxSocketPath))
 			}
 		}
+	}
+	if err := pluginharness.CheckHTTPEndpoint(c.HTTPEndpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))

@@ -53,6 +53,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
 	hcfg.PluginDir = pluginDir
 	hcfg.Republish = republish
+	hcfg.HTTPEndpoint = cfg.HTTPEndpoint
 	hcfg.RunningLog = func() []any {
 		return []any{"devices", len(n.devices), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir,
 			"cdiDir", cfg.CDIDir, "stateDir", cfg.StateDir}

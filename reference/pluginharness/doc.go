@@ -107,6 +107,15 @@
 // returns nil) or HandleError meets an error that is not
 // kubeletplugin.ErrRecoverable (Run returns it). With Config.Republish it
 // hands the pool to the ResourceSlice controller again at that interval.
+// With Config.HTTPEndpoint (a loopback host:port only, CheckHTTPEndpoint)
+// it serves, from before the plugin starts, /metrics (Prometheus text:
+// drakit_dra_plugin_requests_total and _request_duration_seconds of the
+// kubelet's prepare and unprepare calls by operation and result,
+// _claims_total by result, _published_devices, and the Go and process
+// collectors; counted by a gRPC interceptor of the kubelet plugin helper)
+// and /healthz: "ok" once the kubelet's last NotifyRegistrationStatus
+// registered the plugin and the DRA socket accepts a connection, 503 with
+// the reason otherwise.
 //
 // # Pools that change
 //

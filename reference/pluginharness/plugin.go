@@ -74,6 +74,12 @@ type Config struct {
 	// on; the served plugin's WatchHealthStatus then streams reports.
 	// Off, the kubelet never calls it.
 	Health bool
+	// HTTPEndpoint, when set, is the loopback host:port (CheckHTTPEndpoint)
+	// Run serves /metrics and /healthz on: Prometheus metrics of the
+	// kubelet's prepare and unprepare calls, the published devices and the
+	// Go runtime and process, and "ok" once the kubelet registered the
+	// plugin and the DRA socket accepts connections (503 otherwise).
+	HTTPEndpoint string
 	// DeviceMetadata turns on the kubelet plugin helper's device metadata
 	// files (KEP-5304): for each request of a prepared claim it writes a
 	// metadata file (metadata.resource.k8s.io v1beta1, then v1alpha1) and

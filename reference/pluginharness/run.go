@@ -70,16 +70,26 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	cfg.Fatal = stop
+	_, dra := Sockets(cfg.RegistrarDir, cfg.PluginDir, cfg.DriverName)
+	obs := newObserver(dra)
+	if cfg.HTTPEndpoint != "" {
+		_, stopHTTP, err := obs.serveHTTP(ctx, cfg.HTTPEndpoint)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP()
+	}
 	p, err := newPlugin(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	helper, err := kubeletplugin.Start(ctx, p, startOptions(cfg)...)
+	helper, err := kubeletplugin.Start(ctx, p, append(startOptions(cfg), kubeletplugin.GRPCInterceptor(obs.intercept))...)
 	if err != nil {
 		return fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	defer helper.Stop()
-	if err := helper.PublishResources(ctx, p.Resources()); err != nil {
+	pub := gaugedPublisher{helper, obs}
+	if err := pub.PublishResources(ctx, p.Resources()); err != nil {
 		return fmt.Errorf("publish ResourceSlices: %w", err)
 	}
 	running := []any{"driver", cfg.DriverName, "node", cfg.NodeName}
@@ -88,7 +98,7 @@ func Serve(ctx context.Context, cfg Config, newPlugin func(ctx context.Context, 
 	}
 	logger.Info("Driver running", running...)
 
-	publishUntilDone(ctx, helper, p, cfg.Republish)
+	publishUntilDone(ctx, pub, p, cfg.Republish)
 	if parent.Err() == nil {
 		return context.Cause(ctx) // a fatal error from HandleError
 	}

@@ -47,6 +47,10 @@ type Config struct {
 	KubeletPluginDir    string
 	CDIDir              string
 	Kubeconfig          string
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
+	// none.
+	HTTPEndpoint string
 }
 
 // DefaultConfig returns the defaults; NodeName and HostRoot are left to
@@ -90,6 +94,9 @@ func (c *Config) Validate() error {
 		if err := pluginharness.CheckSockets(c.KubeletRegistrarDir, c.EffectiveKubeletPluginDir(), c.DriverName); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := pluginharness.CheckHTTPEndpoint(c.HTTPEndpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))

@@ -34,6 +34,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface) error {
 	hcfg.Client = client
 	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
 	hcfg.PluginDir = pluginDir
+	hcfg.HTTPEndpoint = cfg.HTTPEndpoint
 	hcfg.RunningLog = func() []any {
 		return []any{"chips", len(n.h.chips), "generation", n.h.env.Generation, "slice", n.h.env.SliceName,
 			"topology", n.h.env.Slice.Topology.String(), "workerID", n.h.env.WorkerID, "hostRoot", cfg.HostRoot, "cdiDir", cfg.CDIDir}

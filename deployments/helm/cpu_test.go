@@ -14,6 +14,8 @@ var cpuCases = []struct {
 	opts func(*deploy.CPUOptions)
 }{
 	{"defaults", nil, func(*deploy.CPUOptions) {}},
+	{"HTTP port", []string{"httpPort=19999"}, func(o *deploy.CPUOptions) { o.HTTPPort = 19999 }},
+	{"no HTTP endpoint", []string{"httpPort=0"}, func(o *deploy.CPUOptions) { o.HTTPPort = 0 }},
 	{"driver name", []string{"driverName=cpu.example.com"}, func(o *deploy.CPUOptions) { o.DriverName = "cpu.example.com" }},
 	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
 		func(o *deploy.CPUOptions) { o.Image = "registry.example/drakit/driver:v1.2.3" }},

@@ -18,6 +18,8 @@ var gpuCases = []struct {
 	opts func(*deploy.Options)
 }{
 	{"defaults", nil, func(*deploy.Options) {}},
+	{"HTTP port", []string{"httpPort=19999"}, func(o *deploy.Options) { o.HTTPPort = 19999 }},
+	{"no HTTP endpoint", []string{"httpPort=0"}, func(o *deploy.Options) { o.HTTPPort = 0 }},
 	{"driver name", []string{"driverName=gpu.example.com"}, func(o *deploy.Options) { o.DriverName = "gpu.example.com" }},
 	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
 		func(o *deploy.Options) { o.Image = "registry.example/drakit/driver:v1.2.3" }},
@@ -44,14 +46,14 @@ var gpuCases = []struct {
 		"kubeletRootDir=/var/lib/k8s/kubelet", "registrarDir=/var/lib/k8s/kubelet/interposed",
 		"cdiDir=/etc/cdi", "driverRoot=/run/nvidia/driver", "apiServer.host=192.168.1.1", "apiServer.port=6444",
 		"partitionableAlpha=true", "deviceMetadata=false", "bindingConditions=true", "listAttributes=true",
-		"runtimeClassName=nvidia", "privileged=true", "imex.channels=4",
+		"runtimeClassName=nvidia", "privileged=true", "imex.channels=4", "httpPort=9555",
 	}, func(o *deploy.Options) {
 		*o = deploy.Options{
 			DriverName: "gpu.example.com", Image: "registry.example/driver:v2",
 			KubeletRootDir: "/var/lib/k8s/kubelet", RegistrarDir: "/var/lib/k8s/kubelet/interposed",
 			CDIDir: "/etc/cdi", DriverRoot: "/run/nvidia/driver", APIServerHost: "192.168.1.1", APIServerPort: 6444,
 			PartitionableAlpha: true, DeviceMetadata: false, BindingConditions: true, ListAttributes: true,
-			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, Timeout: o.Timeout,
+			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, HTTPPort: 9555, Timeout: o.Timeout,
 		}
 	}},
 }

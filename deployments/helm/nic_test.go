@@ -14,6 +14,8 @@ var nicCases = []struct {
 	opts func(*deploy.NICOptions)
 }{
 	{"defaults", nil, func(*deploy.NICOptions) {}},
+	{"HTTP port", []string{"httpPort=19999"}, func(o *deploy.NICOptions) { o.HTTPPort = 19999 }},
+	{"no HTTP endpoint", []string{"httpPort=0"}, func(o *deploy.NICOptions) { o.HTTPPort = 0 }},
 	{"driver name", []string{"driverName=nic.example.com"}, func(o *deploy.NICOptions) { o.DriverName = "nic.example.com" }},
 	{"image", []string{"image.repository=registry.example/drakit/driver,image.tag=v1.2.3"},
 		func(o *deploy.NICOptions) { o.Image = "registry.example/drakit/driver:v1.2.3" }},

@@ -157,6 +157,9 @@ here (and a value in values.yaml) to extend the driver's command line.
 - --kubelet-plugin-dir={{ include "drakit-driver.pluginDir" . }}
 - --binding-conditions={{ .Values.bindingConditions }}
 - --v={{ int .Values.verbosity }}
+{{- if gt (int .Values.httpPort) 0 }}
+- --http-endpoint=127.0.0.1:{{ int .Values.httpPort }}
+{{- end }}
 {{- if .Values.listAttributes }}
 - --list-attributes=true
 {{- end }}

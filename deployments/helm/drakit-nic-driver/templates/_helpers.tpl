@@ -130,6 +130,9 @@ here (and a value in values.yaml) to extend the driver's command line.
 - --kubelet-registrar-dir={{ include "drakit-nic-driver.registrarDir" . }}
 - --kubelet-plugin-dir={{ include "drakit-nic-driver.pluginDir" . }}
 - --v={{ int .Values.verbosity }}
+{{- if gt (int .Values.httpPort) 0 }}
+- --http-endpoint=127.0.0.1:{{ int .Values.httpPort }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -199,10 +199,11 @@ func TestKubeFlags(t *testing.T) {
 }
 
 // TestEveryKubeconfigHasClientFlags: every subcommand with --kubeconfig has
-// --context and --request-timeout too, except conformance and driver
-// simulate, whose libraries take a kubeconfig path only.
+// --context and --request-timeout too, except conformance, driver simulate
+// and environment, whose libraries take a kubeconfig path only.
 func TestEveryKubeconfigHasClientFlags(t *testing.T) {
-	pathOnly := map[string]bool{"drakit conformance": true, "drakit driver simulate": true}
+	pathOnly := map[string]bool{"drakit conformance": true, "drakit driver simulate": true,
+		"drakit environment": true, "drakit environment up": true, "drakit environment down": true}
 	checked := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

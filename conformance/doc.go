@@ -41,6 +41,14 @@
 // the driver pods' log tails are written to
 // ArtifactsDir/diagnostics/<scenario>.txt and attached to the report.
 //
+// Running one scenario at a time: Open(ctx, cfg) returns a Session that
+// has done what Run does before its first scenario; Session.RunScenario
+// runs one scenario, by its feature file and line (an example row's for
+// one row of a Scenario Outline), with the same steps, hooks and leases;
+// Session.Close writes the reports over the scenarios that ran. A test
+// framework that selects and orders the scenarios itself drives the kit so
+// (drakit.dev/drakit/conformance/ginkgo, one Ginkgo spec per scenario).
+//
 // Skips: a scenario that needs something the cluster, the kit or the
 // driver may lack (two devices on one NUMA node, a readable node CDI
 // directory, a capability the driver does not claim) checks it in a step

@@ -47,63 +47,61 @@ var ErrNoScenarios = errors.New("no scenario matches the tag filter")
 // Result (see Result.OK); an error means the run could not take place or
 // selected no scenario.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := newSuite(cfg)
+	if err != nil {
 		return Result{}, err
+	}
+	return s.run(ctx)
+}
+
+// newSuite validates cfg, checks that the cluster answers and serves the
+// DRA API (preflight) and creates the suite's clients.
+func newSuite(cfg Config) (*suite, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	artifacts, err := filepath.Abs(cfg.ArtifactsDir)
 	if err != nil {
-		return Result{}, fmt.Errorf("resolve artifacts directory %s: %w", cfg.ArtifactsDir, err)
+		return nil, fmt.Errorf("resolve artifacts directory %s: %w", cfg.ArtifactsDir, err)
 	}
 	restCfg, err := loadKubeconfig(cfg.Kubeconfig)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	server, version, err := preflight(restCfg, cfg.Timeouts)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	kube, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return Result{}, fmt.Errorf("create client for %s: %w", restCfg.Host, err)
+		return nil, fmt.Errorf("create client for %s: %w", restCfg.Host, err)
 	}
 	host, port, err := apiServerAddress(cfg, restCfg.Host)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
 		impersonate: impersonator(restCfg)}
 	if cfg.NodeEmulatorRoot != "" && !cfg.Hardware {
 		s.faults = emulatorFaults{root: cfg.NodeEmulatorRoot}
 	}
-	return s.run(ctx)
+	return s, nil
 }
 
 // run runs the suite's features with godog and writes the reports.
 func (s *suite) run(ctx context.Context) (Result, error) {
 	cfg := s.cfg
-	if err := os.MkdirAll(filepath.Join(s.artifacts, diagnosticsDir), 0o755); err != nil {
-		return Result{}, fmt.Errorf("create artifacts directory: %w", err)
+	tags, err := report.Filter(cfg.Profile, cfg.Tags)
+	if err != nil {
+		return Result{}, err
 	}
 	seed := cfg.Randomize
 	if seed == -1 {
 		seed = rand.Int64N(1<<62) + 1
 	}
-	cucumber := filepath.Join(s.artifacts, CucumberFile)
-	for _, f := range []string{cucumber, filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return Result{}, fmt.Errorf("remove the previous report: %w", err)
-		}
-	}
-	tags, err := report.Filter(cfg.Profile, cfg.Tags)
-	if err != nil {
-		return Result{}, err
-	}
 	stop := make(chan struct{})
 	defer close(stop)
-	if err := s.startSliceInformer(ctx, stop); err != nil {
-		return Result{}, err
-	}
-	if err := s.removeLeftoverRules(ctx); err != nil {
+	if err := s.prepare(ctx, stop); err != nil {
 		return Result{}, err
 	}
 	selected, err := report.Selected(s.features, tags)
@@ -112,6 +110,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	}
 	s.progress = newProgress(len(selected), cfg.Output, cfg.Format == "progress")
 	klog.FromContext(ctx).Info("Running conformance features", "scenarios", len(selected), "concurrency", cfg.Concurrency, "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
+	cucumber := filepath.Join(s.artifacts, CucumberFile)
 	opts := godog.Options{
 		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(cfg.Format), cucumber),
 		Output:         s.progress.writer(cfg.Output),
@@ -139,6 +138,32 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
 	}
 	res.Seed = seed
+	return s.finish(ctx, res, tags)
+}
+
+// prepare readies the artifacts directory and the cluster for a run: the
+// previous run's reports go, the slice informer starts (until stop is
+// closed) and the DeviceTaintRules a killed run left behind are deleted.
+func (s *suite) prepare(ctx context.Context, stop <-chan struct{}) error {
+	if err := os.MkdirAll(filepath.Join(s.artifacts, diagnosticsDir), 0o755); err != nil {
+		return fmt.Errorf("create artifacts directory: %w", err)
+	}
+	for _, f := range []string{CucumberFile, JUnitFile, SummaryFile, ReportFile} {
+		if err := os.Remove(filepath.Join(s.artifacts, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove the previous report: %w", err)
+		}
+	}
+	if err := s.startSliceInformer(ctx, stop); err != nil {
+		return err
+	}
+	return s.removeLeftoverRules(ctx)
+}
+
+// finish writes the reports of a run's Result (cucumber.json is written
+// already), prints the summary to Output and returns res;
+// ErrNoScenarios when no scenario ran.
+func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, error) {
+	cfg := s.cfg
 	res.SkipsFail = cfg.FailOnSkip
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
 		return res, err
@@ -161,7 +186,7 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	fmt.Fprintf(&summary, "reports: %s\n", strings.Join([]string{
-		filepath.Join(s.artifacts, JUnitFile), cucumber, filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}, " "))
+		filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, CucumberFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}, " "))
 	if err := os.WriteFile(filepath.Join(s.artifacts, SummaryFile), []byte(summary.String()), 0o644); err != nil {
 		return res, fmt.Errorf("write summary: %w", err)
 	}

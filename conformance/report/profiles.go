@@ -188,6 +188,18 @@ func ProfileNames() []string {
 	return names
 }
 
+// ProfileOf returns the name of the conformance profile that judges a
+// scenario with these tags (feature tags included); false when no profile
+// includes it (no @kep-<number> tag of a profile's KEP).
+func ProfileOf(tags []string) (string, bool) {
+	for _, p := range profiles {
+		if p.includes(tags) {
+			return p.name, true
+		}
+	}
+	return "", false
+}
+
 // ValidateProfile accepts "" (every profile) and the name of a profile.
 func ValidateProfile(name string) error {
 	_, err := lookupProfile(name)

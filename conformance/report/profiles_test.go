@@ -173,3 +173,27 @@ func TestProfilesCoverFeatures(t *testing.T) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }
+
+// TestProfileOf: a scenario is judged in its KEP's profile, a scenario with
+// a profile gate's tag in the gate's profile.
+func TestProfileOf(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		tags []string
+		want string
+		ok   bool
+	}{
+		"structured parameters": {[]string{"@kep-4381", "@core"}, "core", true},
+		"partitionable":         {[]string{"@extended", "@kep-4815"}, "partitionable", true},
+		"partition types' gate": {[]string{"@kep-4815", "@DRAPartitionableDevicesType", "@core"}, "alpha", true},
+		"alpha KEP":             {[]string{"@kep-5963"}, "alpha", true},
+		"no KEP":                {[]string{"@core"}, "", false},
+		"a KEP of no profile":   {[]string{"@kep-1"}, "", false},
+	}
+	for name, tc := range tests {
+		got, ok := ProfileOf(tc.tags)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: ProfileOf(%q) = %q, %v; want %q, %v", name, tc.tags, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package ginkgo
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	gk "github.com/onsi/ginkgo/v2"
+
+	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/declaration"
+)
+
+// FlagPrefix starts the names of the flags Flags binds, so that they sit
+// beside Ginkgo's (ginkgo.) and the test's own.
+const FlagPrefix = "drakit."
+
+// Flags binds the Config settings that a driver declaration does not hold
+// to flags of fs, named FlagPrefix and the drakit conformance command's
+// flag (--drakit.kubeconfig, --drakit.driver-config,
+// --drakit.node-cdi-dir, …), with that command's defaults, environment
+// variables included, and returns the Config they fill once fs is parsed
+// (for a test binary, flag.CommandLine: go test parses it before the
+// tests run). The driver's settings come from the declaration
+// (--drakit.driver-config), or from fields the caller sets on the Config.
+// ArtifactsDir defaults to $ARTIFACTS, else empty: a temporary directory.
+func Flags(fs *flag.FlagSet) *conformance.Config {
+	cfg := conformance.DefaultConfig()
+	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
+	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
+	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
+	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
+	cfg.ArtifactsDir = os.Getenv("ARTIFACTS")
+	f := func(name string) string { return FlagPrefix + name }
+	fs.StringVar(&cfg.Kubeconfig, f("kubeconfig"), cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
+	fs.StringVar(&cfg.DriverConfig, f("driver-config"), cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see drakit's docs/examples/)")
+	fs.StringVar(&cfg.ArtifactsDir, f("artifacts"), cfg.ArtifactsDir, "directory for the kit's junit.xml, cucumber.json, summary.txt, conformance-report.yaml and diagnostics ($ARTIFACTS; empty: a temporary directory)")
+	fs.StringVar(&cfg.NodeCDIDir, f("node-cdi-dir"), cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
+	fs.StringVar(&cfg.NodeEmulatorRoot, f("node-emulator-root"), cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT)")
+	fs.StringVar(&cfg.NodeKubeletRootDir, f("node-kubelet-root-dir"), cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR)")
+	fs.StringVar(&cfg.NodeSysfsRoot, f("node-sysfs"), cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys)")
+	fs.StringVar(&cfg.NodeCgroupRoot, f("node-cgroup-root"), cfg.NodeCgroupRoot, "the node's cgroup file system (/sys/fs/cgroup), readable from here")
+	fs.StringVar(&cfg.NodeName, f("node-name"), cfg.NodeName, "the node whose directories the kit reads (default: the cluster's only node)")
+	fs.StringVar(&cfg.Interpose, f("interpose"), cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (empty: @interpose scenarios are skipped)")
+	fs.StringVar(&cfg.ProbeImage, f("probe-image"), cfg.ProbeImage, "image holding drakit-probe")
+	fs.StringVar(&cfg.APIServerHost, f("apiserver-host"), cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
+	fs.IntVar(&cfg.APIServerPort, f("apiserver-port"), cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
+	fs.BoolVar(&cfg.FailOnSkip, f("fail-on-skip"), cfg.FailOnSkip, "a scenario the kit skips fails its spec (for a driver that must support every selected feature)")
+	fs.BoolVar(&cfg.NoColors, f("no-colors"), cfg.NoColors, "no ANSI colors in the kit's progress output")
+	fs.DurationVar(&cfg.Timeouts.API, f("api-timeout"), cfg.Timeouts.API, "bound of the preflight and of namespace setup")
+	fs.DurationVar(&cfg.Timeouts.Publish, f("publish-timeout"), cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
+	fs.DurationVar(&cfg.Timeouts.PodStart, f("pod-start-timeout"), cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
+	fs.DurationVar(&cfg.Timeouts.PodDelete, f("pod-delete-timeout"), cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
+	fs.DurationVar(&cfg.Timeouts.Cleanup, f("cleanup-timeout"), cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
+	return &cfg
+}
+
+// openSession applies cfg's driver declaration and opens its session, the
+// kit's output going to GinkgoWriter and its reports to cfg.ArtifactsDir
+// or a new temporary directory.
+func openSession(ctx context.Context, cfg conformance.Config) (session, settings, error) {
+	cfg, err := withDeclaration(cfg)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	if cfg.ArtifactsDir == "" {
+		if cfg.ArtifactsDir, err = os.MkdirTemp("", "drakit-conformance-"); err != nil {
+			return nil, settings{}, fmt.Errorf("create an artifacts directory: %w", err)
+		}
+	}
+	artifacts, err := filepath.Abs(cfg.ArtifactsDir)
+	if err != nil {
+		return nil, settings{}, fmt.Errorf("resolve artifacts directory %s: %w", cfg.ArtifactsDir, err)
+	}
+	cfg.Output = gk.GinkgoWriter
+	x, err := conformance.Open(ctx, cfg)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	return x, settings{artifacts: artifacts, failOnSkip: cfg.FailOnSkip}, nil
+}
+
+// withDeclaration applies the driver declaration of cfg.DriverConfig, if
+// any, to cfg: the fields it declares (conformance.DeclaredFields) that
+// cfg leaves zero take the declaration's values.
+func withDeclaration(cfg conformance.Config) (conformance.Config, error) {
+	if cfg.DriverConfig == "" {
+		return cfg, nil
+	}
+	d, err := declaration.Load(cfg.DriverConfig)
+	if err != nil {
+		return cfg, err
+	}
+	given := reflect.ValueOf(cfg)
+	cfg.ApplyDeclaration(d, func(field string) bool {
+		v := given.FieldByName(field)
+		return v.IsValid() && !v.IsZero()
+	})
+	return cfg, nil
+}

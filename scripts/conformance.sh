@@ -94,6 +94,19 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # the @multi-node, @nvlink-fabric and @tpu-torus scenarios run on 4 nodes below
 # (scripts/conformance-fabric.sh).
 kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@kep-5007 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
+# The same steps as Ginkgo specs (conformance/ginkgo, the package a driver's own Ginkgo suite imports):
+# the example suite runs the GPU driver's KEP-4815 scenarios selected by --ginkgo.label-filter; any
+# failure, a skip, or no spec run fails the run. Its reports stay out of the summary (the GPU run
+# above already counts these scenarios).
+log "running the KEP-4815 scenarios as Ginkgo specs (conformance/ginkgo/example)"
+ginkgo_out=$(go test -count=1 -v -timeout 30m -run '^TestIntegrationGinkgoExample$' ./conformance/ginkgo/example -args \
+  --ginkgo.label-filter='kep-4815 && !multi-node && !tpu-torus' --ginkgo.no-color --ginkgo.junit-report="$ARTIFACTS/ginkgo/ginkgo-junit.xml" \
+  --drakit.kubeconfig="$DRAKIT_KUBECONFIG" --drakit.node-cdi-dir="$DRAKIT_CDI_DIR" --drakit.node-emulator-root="$DRAKIT_EMULATOR_ROOT" \
+  --drakit.node-kubelet-root-dir="$DRAKIT_KUBELET_ROOT_DIR" --drakit.artifacts="$ARTIFACTS/ginkgo" --drakit.fail-on-skip 2>&1) ||
+  { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite failed"; }
+grep -q -- '--- PASS: TestIntegrationGinkgoExample' <<<"$ginkgo_out" && grep -Eq '^Ran [1-9][0-9]* of [0-9]+ Specs' <<<"$ginkgo_out" ||
+  { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite ran no spec (skipped, or the label filter selected none)"; }
+grep -E '^Ran [0-9]+ of [0-9]+ Specs' <<<"$ginkgo_out" | while read -r line; do log "ginkgo: $line"; done
 kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core,@kep-5004,@kep-3695'
 kit cpu docs/examples/reference-cpu-driver.yaml '@kep-5517'
 

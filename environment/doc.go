@@ -14,8 +14,16 @@
 //     cluster down, LoadImageArchive is images import (skipped for an
 //     archive Up imported and that has not changed since). "existing" is a
 //     cluster given by a kubeconfig: Create only checks that its API server
-//     answers; Destroy and ExportLogs never touch it. Further providers (kind)
-//     are added to the providers map in providers.go.
+//     answers; Destroy and ExportLogs never touch it. "kind" (Kind) is
+//     package environment/kind's provider with what the lifecycle needs:
+//     it renders every node itself, runs "drakit" in a node as the drakit
+//     render installed there (/opt/drakit/bin/drakit), and its NodeLayout
+//     has the kind node's paths (the reference driver's defaults), the host
+//     directories mounted at the emulator root and CDI dir (Node.HostEmulatorRoot,
+//     HostCDIDir: what the kit reads) and the control plane's address on
+//     the kind network (Node.APIServerHost/Port: the drivers' and probe
+//     pods' API server). A new provider is one entry of the providers map
+//     in providers.go.
 //   - Node access is the structural interface NodeAccess: the node names and
 //     running a command on a node as root, in the node's own file system (the
 //     host for local, the node container for kind); argv[0] "drakit" is the

@@ -373,13 +373,13 @@ func TestE2EFrameworkEnvironment(t *testing.T) {
 // TestNewProvider: the known providers, and an unknown name listed with
 // them.
 func TestNewProvider(t *testing.T) {
-	for _, name := range []string{"local", "existing"} {
+	for _, name := range []string{"local", "existing", "kind"} {
 		if _, err := NewProvider(name, ProviderConfig{}); err != nil {
 			t.Errorf("NewProvider(%q): %v", name, err)
 		}
 	}
 	_, err := NewProvider("minikube", ProviderConfig{})
-	if !errors.Is(err, ErrUnknownProvider) || !strings.Contains(err.Error(), "known: existing, local") {
+	if !errors.Is(err, ErrUnknownProvider) || !strings.Contains(err.Error(), "known: existing, kind, local") {
 		t.Errorf("NewProvider(minikube): %v, want ErrUnknownProvider listing the known ones", err)
 	}
 }

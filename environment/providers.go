@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"drakit.dev/drakit/cluster"
+	"drakit.dev/drakit/environment/kind"
 )
 
 // ErrUnknownProvider: NewProvider was given a name not in ProviderNames.
@@ -21,9 +22,13 @@ type ProviderConfig struct {
 	Kubeconfig string
 	// Local is the local cluster's configuration.
 	Local cluster.Config
-	// Drakit is the drakit binary the local provider runs on its nodes.
+	// Kind is the kind cluster's additions to its configuration (node
+	// image, workers, state dir, offline).
+	Kind kind.ConfigOptions
+	// Drakit is the drakit binary the local provider runs on its nodes and
+	// the kind provider installs in them.
 	Drakit string
-	// Shim is the built NVML shim the local provider's nodes render with.
+	// Shim is the built NVML shim the nodes render with.
 	Shim string
 }
 
@@ -32,6 +37,7 @@ type ProviderConfig struct {
 var providers = map[string]func(ProviderConfig) types.E2EClusterProvider{
 	"local":    func(c ProviderConfig) types.E2EClusterProvider { return NewLocal(c.Local, c.Drakit, c.Shim) },
 	"existing": func(c ProviderConfig) types.E2EClusterProvider { return NewExisting(c.Kubeconfig) },
+	"kind":     func(c ProviderConfig) types.E2EClusterProvider { return NewKind(c.Kind, c.Drakit, c.Shim) },
 }
 
 // ProviderNames returns the providers' names, sorted.

@@ -223,9 +223,11 @@ func failureLine(res conformance.Result) string {
 }
 
 // withEnvironment returns cfg for the environment set up: the provider's
-// kubeconfig and, where the nodes' files are this host's (the local
-// cluster), node 1's paths and every node's emulator root, for each such
-// flag not given.
+// kubeconfig and, for each flag not given, node 1's paths where the kit
+// reads the node's files (the local cluster's nodes are this host's; a
+// kind node's emulator root and CDI dir are host directories mounted in
+// it), every node's emulator root, and the API server's address the node
+// layout has for pods (kind: the control plane on the kind network).
 func withEnvironment(ctx context.Context, cfg conformance.Config, env *environment.Environment, ecfg *envconf.Config,
 	provider string, changed func(flag string) bool) (conformance.Config, error) {
 	if provider == "existing" {
@@ -233,31 +235,49 @@ func withEnvironment(ctx context.Context, cfg conformance.Config, env *environme
 	}
 	cfg.Kubeconfig = ecfg.KubeconfigFile()
 	nodes, err := env.Nodes(ctx)
-	if err != nil || len(nodes) == 0 || !nodes[0].OnHost {
+	if err != nil || len(nodes) == 0 {
 		return cfg, err
 	}
+	return withNodes(cfg, nodes, changed), nil
+}
+
+// withNodes sets what withEnvironment learns from the nodes' layouts.
+func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(flag string) bool) conformance.Config {
 	n := nodes[0]
-	for flag, set := range map[string]func(){
-		"node-cdi-dir":          func() { cfg.NodeCDIDir = n.CDIDir },
-		"node-kubelet-root-dir": func() { cfg.NodeKubeletRootDir = n.KubeletRootDir },
-		"node-emulator-root":    func() { cfg.NodeEmulatorRoot = n.EmulatorRoot },
-		"node-sysfs":            func() { cfg.NodeSysfsRoot = filepath.Join(n.EmulatorRoot, "sys") },
-		"node-cgroup-root":      func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" },
-	} {
+	set := map[string]func(){}
+	hostRoot := func(n environment.Node) string { return n.HostEmulatorRoot }
+	switch {
+	case n.OnHost:
+		hostRoot = func(n environment.Node) string { return n.EmulatorRoot }
+		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.CDIDir }
+		set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.KubeletRootDir }
+		set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" }
+	case n.HostCDIDir != "":
+		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+	}
+	if root := hostRoot(n); root != "" {
+		set["node-emulator-root"] = func() { cfg.NodeEmulatorRoot = root }
+		set["node-sysfs"] = func() { cfg.NodeSysfsRoot = filepath.Join(root, "sys") }
+	}
+	if n.APIServerHost != "" {
+		set["apiserver-host"] = func() { cfg.APIServerHost = n.APIServerHost }
+		set["apiserver-port"] = func() { cfg.APIServerPort = n.APIServerPort }
+	}
+	for flag, f := range set {
 		if !changed(flag) {
-			set()
+			f()
 		}
 	}
 	if len(nodes) > 1 {
 		if !changed("node-name") {
 			cfg.NodeName = n.Name
 		}
-		if !changed("node-emulator-roots") {
+		if !changed("node-emulator-roots") && hostRoot(n) != "" {
 			cfg.NodeEmulatorRoots = map[string]string{}
 			for _, n := range nodes {
-				cfg.NodeEmulatorRoots[n.Name] = n.EmulatorRoot
+				cfg.NodeEmulatorRoots[n.Name] = hostRoot(n)
 			}
 		}
 	}
-	return cfg, nil
+	return cfg
 }

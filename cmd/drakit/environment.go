@@ -13,6 +13,7 @@ import (
 
 	"drakit.dev/drakit/cluster"
 	"drakit.dev/drakit/environment"
+	"drakit.dev/drakit/environment/kind"
 	"drakit.dev/drakit/reference/deploy"
 )
 
@@ -33,12 +34,21 @@ type lifecycleFlags struct {
 	recreate      bool
 	keep          bool
 	clusterConfig string
+	kind          kind.ConfigOptions
 }
+
+// DefaultKindNodeImage is the offline node image scripts/kind-node-image.sh
+// builds.
+const DefaultKindNodeImage = "drakit.dev/kind-node:v1.37.2"
+
+// kindFlags are the flags only --provider kind takes.
+var kindFlags = []string{"kind-node-image", "kind-workers", "kind-state-dir", "kind-offline"}
 
 func newLifecycleFlags(provider string) *lifecycleFlags {
 	return &lifecycleFlags{
 		provider: provider, local: cluster.DefaultConfig(), profile: "dgx-a100-mig",
 		shim: "_output/lib/libnvidia-ml.so", deploy: []string{"gpu"},
+		kind: kind.ConfigOptions{NodeImage: DefaultKindNodeImage, StateDir: filepath.Join(os.TempDir(), "drakit-kind"), Offline: true},
 	}
 }
 
@@ -46,13 +56,17 @@ func newLifecycleFlags(provider string) *lifecycleFlags {
 // the caller (all of them, or those that do not clash with its own).
 func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&l.provider, "provider", l.provider, "cluster provider: "+strings.Join(environment.ProviderNames(), ", ")+
-		" (existing: the --kubeconfig cluster, used as it is; local: drakit's process cluster, created, rendered, deployed and torn down)")
+		" (existing: the --kubeconfig cluster, used as it is; local: drakit's process cluster, created, rendered, deployed and torn down; kind: a kind cluster in Docker from kind/cluster.yaml or --cluster-config, the same)")
 	fs.StringVar(&l.profile, "emulator-profile", l.profile, "node profile rendered on every node (local, kind; "+profileFlagUsage+")")
-	fs.StringVar(&l.shim, "shim", l.shim, "the built NVML shim rendered onto the local cluster's nodes")
+	fs.StringVar(&l.shim, "shim", l.shim, "the built NVML shim rendered onto the nodes (local, kind)")
 	fs.StringSliceVar(&l.deploy, "deploy", l.deploy, "reference drivers deployed once the hardware is rendered: "+strings.Join(referenceDrivers, ",")+" or none (local, kind)")
 	fs.BoolVar(&l.recreate, "recreate", l.recreate, "tear down a cluster the provider finds before creating it (one an interrupted run left behind)")
 	fs.BoolVar(&l.keep, "keep-cluster", l.keep, "leave the cluster running at the end (its watchers stopped, its logs exported)")
 	fs.StringVar(&l.clusterConfig, "cluster-config", l.clusterConfig, "the provider's cluster configuration file (kind: its kind.x-k8s.io config); empty: the provider's default")
+	fs.StringVar(&l.kind.NodeImage, "kind-node-image", l.kind.NodeImage, "kind: every node's image (scripts/kind-node-image.sh builds the default offline)")
+	fs.IntVar(&l.kind.Workers, "kind-workers", l.kind.Workers, "kind: worker nodes besides the control plane (0: one node, which runs the drivers and the kit's pods)")
+	fs.StringVar(&l.kind.StateDir, "kind-state-dir", l.kind.StateDir, "kind: host directory of the kubeconfig and, per node, the directories mounted at its emulator root and CDI dir, which the kit reads")
+	fs.BoolVar(&l.kind.Offline, "kind-offline", l.kind.Offline, "kind: no default CNI and no kube-proxy (the offline node image has neither image; its static CNI configuration serves)")
 }
 
 // bindLocalFlags binds the local cluster's flags that drakit conformance
@@ -85,8 +99,10 @@ func (l *lifecycleFlags) drivers() ([]environment.Driver, error) {
 			if local {
 				o.RuntimeClassName = "drakit-mig-manager"
 			} else {
-				// No drakit-mig-manager RuntimeClass; the kubelet's
-				// KUBERNETES_SERVICE_* reach the apiserver.
+				// kind: no drakit-mig-manager RuntimeClass (a kind node
+				// is privileged, the driver pod is too); the API server
+				// is the node layout's (the control plane on the kind
+				// network).
 				o.Privileged, o.APIServerHost, o.APIServerPort = true, "", 0
 			}
 			drivers = append(drivers, environment.GPUDriver(o))
@@ -136,8 +152,24 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts st
 			return nil, fmt.Errorf("--shim: %w", err)
 		}
 	}
+	if l.provider != "kind" {
+		for _, f := range kindFlags {
+			if fs.Lookup(f) != nil && fs.Changed(f) {
+				return nil, fmt.Errorf("--%s: only with --provider kind", f)
+			}
+		}
+	}
+	kindOpts := l.kind
+	if kindOpts.Workers < 0 {
+		return nil, fmt.Errorf("--kind-workers %d: must not be negative", kindOpts.Workers)
+	}
+	if kindOpts.StateDir != "" {
+		if kindOpts.StateDir, err = filepath.Abs(kindOpts.StateDir); err != nil {
+			return nil, fmt.Errorf("--kind-state-dir: %w", err)
+		}
+	}
 	provider, err := environment.NewProvider(l.provider, environment.ProviderConfig{
-		Kubeconfig: kubeconfig, Local: l.local, Drakit: drakit, Shim: shim,
+		Kubeconfig: kubeconfig, Local: l.local, Kind: kindOpts, Drakit: drakit, Shim: shim,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--provider: %w", err)

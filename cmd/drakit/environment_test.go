@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/environment"
 )
 
 // TestLifecycleFlagsNameTheFlag: bad lifecycle flags of drakit conformance
@@ -29,12 +30,15 @@ func TestLifecycleFlagsNameTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		"conformance unknown provider": {args: []string{"--provider", "minikube", "--driver-config", decl}, want: `--provider: unknown cluster provider "minikube" (known: existing, local)`},
+		"conformance unknown provider": {args: []string{"--provider", "minikube", "--driver-config", decl}, want: `--provider: unknown cluster provider "minikube" (known: existing, kind, local)`},
 		"environment unknown provider": {env: true, args: []string{"up", "--provider", "minikube"}, want: `--provider: unknown cluster provider "minikube"`},
 		"unknown driver":               {args: []string{"--provider", "local", "--deploy", "gpu,tpu", "--driver-config", decl}, want: `--deploy "tpu": unknown driver (want gpu, nic, cpu, or none)`},
 		"existing with a profile":      {args: []string{"--kubeconfig", "/k", "--emulator-profile", "dgx-h100", "--driver-config", decl}, want: "--emulator-profile: not with --provider existing"},
 		"existing with drivers":        {env: true, args: []string{"up", "--provider", "existing", "--deploy", "gpu"}, want: "--deploy: not with --provider existing"},
 		"local without a driver":       {args: []string{"--provider", "local"}, want: "DriverName: required"},
+		"kind image on local":          {args: []string{"--provider", "local", "--kind-node-image", "x", "--driver-config", decl}, want: "--kind-node-image: only with --provider kind"},
+		"kind workers on existing":     {env: true, args: []string{"up", "--provider", "existing", "--kind-workers", "1"}, want: "--kind-workers: only with --provider kind"},
+		"kind negative workers":        {env: true, args: []string{"up", "--provider", "kind", "--kind-workers", "-1"}, want: "--kind-workers -1: must not be negative"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -182,6 +186,62 @@ func TestWithEnvironment(t *testing.T) {
 	}
 	if same, err := withEnvironment(ctx, cfg, env, ecfg, "existing", changed); err != nil || same.Kubeconfig != cfg.Kubeconfig || same.NodeEmulatorRoot != "" {
 		t.Errorf("existing changed the config: %+v %v", same, err)
+	}
+}
+
+// TestWithKindNodes: on kind the run reads the node's emulator root, sysfs
+// and CDI dir through the host directories mounted in the node, its probe
+// pods reach the API server at the control plane's address on the kind
+// network, and nothing it cannot read (the kubelet root dir, the cgroups)
+// is set; given flags win.
+func TestWithKindNodes(t *testing.T) {
+	cfg := conformance.DefaultConfig()
+	cfg.APIServerPort = 1234
+	nodes := []environment.Node{environment.KindNode("drakit-control-plane", "/state", "172.18.0.2", 6443)}
+	got := withNodes(cfg, nodes, func(flag string) bool { return flag == "apiserver-port" })
+	want := cfg
+	want.NodeEmulatorRoot, want.NodeSysfsRoot = "/state/drakit-control-plane/emulator", "/state/drakit-control-plane/emulator/sys"
+	want.NodeCDIDir, want.APIServerHost = "/state/drakit-control-plane/cdi", "172.18.0.2"
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	// Two nodes: node 1 is the one read, every node's root is listed.
+	nodes = append(nodes, environment.KindNode("drakit-worker", "/state", "172.18.0.2", 6443))
+	got = withNodes(cfg, nodes, func(string) bool { return false })
+	if got.NodeName != "drakit-control-plane" || got.NodeEmulatorRoots["drakit-worker"] != "/state/drakit-worker/emulator" || got.APIServerPort != 6443 {
+		t.Errorf("two kind nodes: node %q roots %v port %d", got.NodeName, got.NodeEmulatorRoots, got.APIServerPort)
+	}
+}
+
+// TestKindProviderFlags: --provider kind takes the kind flags (a relative
+// state dir too) and builds its environment; the defaults are the offline
+// node image on one node; the kind lane's --kind-node-image is a flag of
+// drakit conformance.
+func TestKindProviderFlags(t *testing.T) {
+	lf := newLifecycleFlags("kind")
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	lf.bind(fs)
+	lf.bindLocalFlags(fs)
+	if err := fs.Parse([]string{"--kind-node-image", "img:1", "--kind-workers", "1", "--kind-state-dir", "rel", "--images-dir", t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if lf.kind.NodeImage != "img:1" || lf.kind.Workers != 1 || !lf.kind.Offline {
+		t.Errorf("kind options %+v", lf.kind)
+	}
+	env, err := lf.environment(fs, "", "")
+	if err != nil || env == nil {
+		t.Fatalf("environment: %v", err)
+	}
+	d := newLifecycleFlags("kind")
+	if d.kind.NodeImage != DefaultKindNodeImage || d.kind.Workers != 0 || !filepath.IsAbs(d.kind.StateDir) {
+		t.Errorf("kind defaults %+v", d.kind)
+	}
+	workflow, err := os.ReadFile("../../.github/workflows/kind.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(workflow), "--kind-node-image") || newConformanceCommand().Flags().Lookup("kind-node-image") == nil {
+		t.Error("the kind lane's --kind-node-image is not a flag of drakit conformance")
 	}
 }
 

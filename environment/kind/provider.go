@@ -436,6 +436,36 @@ func (p *Provider) RenderNode(ctx context.Context, node string, o RenderOptions)
 	return nil
 }
 
+// APIServerPort is the port kubeadm's API server listens on in a
+// control-plane node.
+const APIServerPort = 6443
+
+// APIServerEndpoint returns where the cluster's nodes and pods reach the
+// API server: the first control-plane node's IPv4 address on the kind
+// network and APIServerPort (the host's kubeconfig has a port published on
+// the host's loopback instead, which pods cannot reach).
+func (p *Provider) APIServerEndpoint() (string, int, error) {
+	list, err := p.kind.ListInternalNodes(p.name)
+	if err != nil {
+		return "", 0, fmt.Errorf("find the API server of kind cluster %s: %w", p.name, err)
+	}
+	for _, n := range list {
+		role, err := n.Role()
+		if err != nil {
+			return "", 0, fmt.Errorf("find the API server of kind cluster %s: node %s: %w", p.name, n, err)
+		}
+		if role != string(v1alpha4.ControlPlaneRole) {
+			continue
+		}
+		ip, _, err := n.IP()
+		if err != nil {
+			return "", 0, fmt.Errorf("find the API server of kind cluster %s: node %s: %w", p.name, n, err)
+		}
+		return ip, APIServerPort, nil
+	}
+	return "", 0, fmt.Errorf("find the API server of kind cluster %s: no control-plane node", p.name)
+}
+
 // Exists reports whether kind knows a cluster of the provider's name.
 func (p *Provider) Exists() (bool, error) {
 	list, err := p.kind.List()

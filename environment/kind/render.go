@@ -12,9 +12,11 @@ import (
 // lib/, a profile file in share/.
 const NodeKitDir = "/opt/drakit"
 
-// Node paths of the installed files.
+// NodeDrakit is the drakit binary RenderCommands installs in a node.
+var NodeDrakit = path.Join(NodeKitDir, "bin", "drakit")
+
+// Node paths of the other installed files.
 var (
-	nodeDrakit    = path.Join(NodeKitDir, "bin", "drakit")
 	nodeShim      = path.Join(NodeKitDir, "lib", "libnvidia-ml.so")
 	nodeNvidiaSMI = path.Join(NodeKitDir, "lib", "nvidia-smi")
 	nodeProfile   = path.Join(NodeKitDir, "share", "profile.yaml")
@@ -83,7 +85,7 @@ func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("plan render on node %q: %w", node, err)
 	}
-	cmds := []NodeCommand{installCommand(o.Drakit, nodeDrakit, "0755")}
+	cmds := []NodeCommand{installCommand(o.Drakit, NodeDrakit, "0755")}
 	profile := o.Profile
 	if o.ProfileFile != "" {
 		cmds = append(cmds, installCommand(o.ProfileFile, nodeProfile, "0644"))
@@ -93,7 +95,7 @@ func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
 	if seed == "" {
 		seed = node
 	}
-	render := []string{nodeDrakit, "emulator", "render", "--profile", profile, "--uuid-seed", seed, "--root", EmulatorRoot}
+	render := []string{NodeDrakit, "emulator", "render", "--profile", profile, "--uuid-seed", seed, "--root", EmulatorRoot}
 	if o.Shim != "" {
 		smi := o.NvidiaSMI
 		if smi == "" {

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"drakit.dev/drakit/internal/procstat"
+
 	"drakit.dev/drakit/emulator/sriov"
 )
 
@@ -250,7 +252,7 @@ func watcherPID(pidFile, root string) (int, bool) {
 		return 0, false
 	}
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil || exited(pid) {
+	if err != nil || procstat.Exited(pid) {
 		return 0, false
 	}
 	return pid, isWatcherOf(bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0}), root)
@@ -270,27 +272,6 @@ func isWatcherOf(argv [][]byte, root string) bool {
 	return r > i && r+1 < len(args) && args[r+1] == root
 }
 
-// exited reports whether pid is gone or a zombie.
-func exited(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	state := procState(stat)
-	return state == "" || state == "Z" || state == "X"
-}
-
-// procState returns the state field of a /proc/<pid>/stat line, "pid
-// (comm) state ...", where comm may hold spaces and parentheses; "" when
-// there is none.
-func procState(stat []byte) string {
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(fields) == 0 {
-		return ""
-	}
-	return fields[0]
-}
-
 // stopWatcher stops the watcher of root the PID file names and removes the
 // PID file; a PID file naming no watcher of root is removed, none is
 // nothing to do.
@@ -308,7 +289,7 @@ func stopWatcher(ctx context.Context, pidFile, root string, out io.Writer) error
 		return fmt.Errorf("stop watcher PID %d: %w", pid, err)
 	}
 	deadline, killed := time.Now().Add(watcherStopTimeout), false
-	for !exited(pid) {
+	for !procstat.Exited(pid) {
 		if time.Now().After(deadline) {
 			if killed {
 				return fmt.Errorf("stop watcher PID %d: still there %s after SIGKILL", pid, watcherStopTimeout)

@@ -18,6 +18,7 @@ import (
 
 	"drakit.dev/drakit/conformance"
 	"drakit.dev/drakit/environment"
+	"drakit.dev/drakit/internal/procstat"
 )
 
 // TestLifecycleFlagsNameTheFlag: bad lifecycle flags of drakit conformance
@@ -127,7 +128,7 @@ func TestStopWatcher(t *testing.T) {
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
 		t.Errorf("PID file of no watcher of the root still there (%v)", err)
 	}
-	if exited(watcher.Process.Pid) {
+	if procstat.Exited(watcher.Process.Pid) {
 		t.Fatal("stopped a process that is no watcher of the root")
 	}
 
@@ -243,24 +244,4 @@ func TestKindProviderFlags(t *testing.T) {
 	if !strings.Contains(string(workflow), "--kind-node-image") || newConformanceCommand().Flags().Lookup("kind-node-image") == nil {
 		t.Error("the kind lane's --kind-node-image is not a flag of drakit conformance")
 	}
-}
-
-func FuzzProcState(f *testing.F) {
-	f.Add([]byte("20807 (drakit) S 1 20807 20807 0 -1"), "S")
-	f.Add([]byte("42 (a) b) (c) Z 1 2"), "Z")
-	f.Add([]byte("7 (sh) R"), "R")
-	f.Fuzz(func(t *testing.T, stat []byte, state string) {
-		got := procState(stat)
-		if strings.ContainsAny(got, " \t\n") {
-			t.Errorf("procState(%q) = %q: holds white space", stat, got)
-		}
-		// A comm of any bytes but a newline keeps the state after it.
-		if state == "" || strings.ContainsAny(state, " \t\n\v\f\r)\x85\xa0") || bytes.ContainsAny(stat, "\n") {
-			return
-		}
-		line := append(append([]byte("1 ("), stat...), []byte(") "+state+" 1")...)
-		if got := procState(line); got != state {
-			t.Errorf("procState(%q) = %q, want %q", line, got, state)
-		}
-	})
 }

@@ -1,0 +1,30 @@
+package procstat
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Exited reports whether pid is gone or a zombie (or dead).
+func Exited(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	state := State(stat)
+	return state == "" || state == "Z" || state == "X"
+}
+
+// State returns the state field of a /proc/<pid>/stat line, "pid (comm)
+// state ...", where comm may hold spaces and parentheses; "" when there is
+// none.
+func State(stat []byte) string {
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
+}

@@ -23,6 +23,7 @@ import (
 // partitions, and whether it disturbs the driver for everyone.
 type scenarioNeeds struct {
 	wholeAtLeast, wholeClaims int
+	wholeWithoutCounters      bool
 	sameAttribute             resourceapi.QualifiedName
 	partitionableAtLeast      int
 	partitionableNamed        map[string]bool
@@ -41,12 +42,13 @@ func newScenarioNeeds() *scenarioNeeds {
 // demand is the lease the needs ask for.
 func (n *scenarioNeeds) demand() inventory.Demand {
 	d := inventory.Demand{
-		Whole:         max(n.wholeAtLeast, n.wholeClaims),
-		SameAttribute: n.sameAttribute,
-		Partitionable: max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
-		PreCreated:    max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
-		Shared:        n.shared,
-		Exclusive:     n.exclusive,
+		Whole:                max(n.wholeAtLeast, n.wholeClaims),
+		SameAttribute:        n.sameAttribute,
+		WholeWithoutCounters: n.wholeWithoutCounters,
+		Partitionable:        max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
+		PreCreated:           max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
+		Shared:               n.shared,
+		Exclusive:            n.exclusive,
 	}
 	for _, r := range inventory.Roles() {
 		if n.roles[r] {

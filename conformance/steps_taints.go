@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,7 @@ func (w *world) taintSteps() []stepDef {
 	return []stepDef{
 		{`^the scenario holds devices? ((?:"[^"]+"(?:, | and )?)+) of the driver$`, w.holdDevices, needsNamedDevices},
 		{`^a ResourceClaim "([^"]+)" requesting device "([^"]+)"( with admin access)?(?: tolerating "([^"]+)" with operator (\w+)(?: and effect (\w+))?(?: for (-?\d+) seconds)?)?$`, w.claimForDevice, nil},
-		{`^the scenario's namespace allows admin access$`, w.namespaceAllowsAdminAccess, nil},
+		{`^the scenario's namespace allows admin access$`, w.namespaceAllowsAdminAccess, needsDevicesWithoutCounters},
 		{`^the claim "([^"]+)" is (still )?allocated device "([^"]+)"( for admin access)?$`, w.claimAllocatedDevice, nil},
 		{`^the claim "([^"]+)" is allocated a device other than "([^"]+)"$`, w.claimAllocatedOtherDevice, nil},
 		{`^the allocation of the claim "([^"]+)" holds the tolerations of its request$`, w.allocationHoldsTolerations, nil},
@@ -54,6 +55,14 @@ func needsNamedDevices(n *scenarioNeeds, args []string) {
 	n.wholeAtLeast = max(n.wholeAtLeast, len(quotedName.FindAllString(args[0], -1)))
 }
 
+// needsDevicesWithoutCounters leases whole devices that consume no
+// counters: the admin-access scenarios give an administrator a device
+// another claim holds, which v1.37.2 refuses for a device whose counters
+// the holder drew (the allocator counts them once per allocation).
+func needsDevicesWithoutCounters(n *scenarioNeeds, _ []string) {
+	n.wholeWithoutCounters = true
+}
+
 // holdDevices names whole devices of the scenario's lease, with an
 // identity, in lease order.
 func (w *world) holdDevices(ctx context.Context, list string) error {
@@ -70,6 +79,10 @@ func (w *world) holdDevices(ctx context.Context, list string) error {
 			}
 		}
 	}
+	// Devices that consume no counters first: what the lease holds for a
+	// scenario that asked for them.
+	consumes := func(d inventory.Device) int { return min(len(d.Consumes), 1) }
+	slices.SortStableFunc(free, func(a, b inventory.Device) int { return consumes(a) - consumes(b) })
 	if len(free) < len(names) {
 		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.cfg.DriverName, w.cfg.UUIDAttribute, len(free))
 	}

@@ -25,6 +25,11 @@ type Demand struct {
 	// SameAttribute, when set, makes the Whole devices share one value of
 	// this attribute (a fully qualified name).
 	SameAttribute resourceapi.QualifiedName
+	// WholeWithoutCounters makes the Whole devices ones that consume no
+	// counters: in v1.37.2 an admin-access allocation draws its device's
+	// counters again, so a counter-consuming device that another claim
+	// holds cannot be given to an administrator.
+	WholeWithoutCounters bool
 	// Partitionable is how many units with counter-consuming partitions
 	// the scenario needs; each offers a profile in every one of Roles.
 	Partitionable int
@@ -56,6 +61,9 @@ func (d Demand) String() string {
 		s := fmt.Sprintf("%d whole device(s)", d.Whole)
 		if d.SameAttribute != "" {
 			s += fmt.Sprintf(" with the same %s", d.SameAttribute)
+		}
+		if d.WholeWithoutCounters {
+			s += " that consume no counters"
 		}
 		parts = append(parts, s)
 	}
@@ -339,7 +347,7 @@ func pickWhole(d Demand, free []Unit, taken map[string]bool) ([]Unit, bool) {
 	for _, u := range order {
 		counted := map[string]int{}
 		for _, dev := range u.Whole {
-			if dev.Identity == "" {
+			if dev.Identity == "" || d.WholeWithoutCounters && len(dev.Consumes) > 0 {
 				continue
 			}
 			if v, ok := value(dev); ok {

@@ -74,6 +74,8 @@ func TestPlan(t *testing.T) {
 		// Plain GPUs first: the partitionable ones stay free.
 		{Demand{Whole: 2}, []string{"n/gpu-0", "n/gpu-1"}},
 		{Demand{Whole: 4}, []string{"n/gpu-0", "n/gpu-1", "n/gpu-2", "n/gpu-4"}},
+		// Without counters: only the plain GPUs count.
+		{Demand{Whole: 3, WholeWithoutCounters: true}, []string{"n/gpu-0", "n/gpu-1", "n/gpu-2"}},
 		// Two on one NUMA node.
 		{Demand{Whole: 2, SameAttribute: "resource.kubernetes.io/numaNode"}, []string{"n/gpu-0", "n/gpu-1"}},
 		{Demand{Partitionable: 2, Roles: []Role{RoleHalf}}, []string{"n/gpu-4", "n/gpu-5"}},
@@ -88,6 +90,7 @@ func TestPlan(t *testing.T) {
 	for _, d := range []Demand{
 		{Whole: 3, SameAttribute: "resource.kubernetes.io/numaNode"},
 		{Whole: 6},
+		{Whole: 4, WholeWithoutCounters: true},
 		{Partitionable: 3},
 		{PreCreated: 2},
 	} {

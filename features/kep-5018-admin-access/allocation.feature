@@ -5,7 +5,9 @@ Feature: KEP-5018 admin access: an administrator's claim shares a device without
   holds it, an ordinary claim still cannot get it; once the owner lets go, an ordinary claim gets
   it although the administrator's claim is still allocated. A driver may refuse admin access
   (capability adminAccess), so these scenarios are Extended. In v1.37.2 admin access does not
-  pass a NoSchedule device taint (features/kep-5055-device-taints/scheduling.feature).
+  pass a NoSchedule device taint (features/kep-5055-device-taints/scheduling.feature), and an
+  admin-access allocation draws its device's counters again, so the scenarios hold a device that
+  consumes no counters (a partitionable GPU its owner holds cannot be given to an administrator).
 
   Background:
     Given the driver's DeviceClass exists

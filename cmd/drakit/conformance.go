@@ -252,8 +252,13 @@ func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(fl
 		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.CDIDir }
 		set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.KubeletRootDir }
 		set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" }
-	case n.HostCDIDir != "":
-		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+	default:
+		if n.HostCDIDir != "" {
+			set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+		}
+		if n.HostKubeletRootDir != "" {
+			set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.HostKubeletRootDir }
+		}
 	}
 	if root := hostRoot(n); root != "" {
 		set["node-emulator-root"] = func() { cfg.NodeEmulatorRoot = root }

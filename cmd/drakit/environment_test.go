@@ -203,6 +203,11 @@ func TestWithKindNodes(t *testing.T) {
 	want.NodeEmulatorRoot, want.NodeSysfsRoot = "/state/drakit-control-plane/emulator", "/state/drakit-control-plane/emulator/sys"
 	want.NodeCDIDir, want.APIServerHost = "/state/drakit-control-plane/cdi", "172.18.0.2"
 	want.NodeKubeletRootDir = "/state/drakit-control-plane/kubelet"
+	want.NodeHostPaths = map[string]string{
+		"/var/lib/drakit/emulator": "/state/drakit-control-plane/emulator",
+		"/var/run/cdi":             "/state/drakit-control-plane/cdi",
+		"/var/lib/kubelet":         "/state/drakit-control-plane/kubelet",
+	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

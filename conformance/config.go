@@ -113,6 +113,12 @@ type Config struct {
 	// IDs). Empty means the kit cannot see it: scenarios that compare the
 	// container with the prepared CDI edits are skipped, with that reason.
 	NodeKubeletRootDir string
+	// NodeHostPaths maps a directory of the node's file system to where
+	// the kit sees it (kind mounts a host directory at the node's emulator
+	// root and kubelet root dir): paths the node's programs name, such as a
+	// registered plugin endpoint or a CDI device node's host path, are read
+	// there. Empty: the node's paths are the kit's (the local cluster).
+	NodeHostPaths map[string]string
 	// NodeSysfsRoot is the node's /sys, readable by the kit (on drakit's
 	// emulated node <emulator root>/sys, on a real node /sys): the lint
 	// rule "inventory" compares the driver's devices with its PCI
@@ -448,6 +454,11 @@ func (c Config) Validate() error {
 	}
 	if c.NodeKubeletRootDir != "" && !filepath.IsAbs(c.NodeKubeletRootDir) {
 		bad("NodeKubeletRootDir", "%q must be an absolute path", c.NodeKubeletRootDir)
+	}
+	for node, host := range c.NodeHostPaths {
+		if !filepath.IsAbs(node) || !filepath.IsAbs(host) {
+			bad("NodeHostPaths", "%q=%q: both paths must be absolute", node, host)
+		}
 	}
 	if _, err := labels.Parse(c.DriverPodSelector); err != nil {
 		bad("DriverPodSelector", "%v", err)

@@ -205,6 +205,7 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("read the node's CDI specs in %s: %w", w.cfg.NodeCDIDir, err)
 	}
+	w.cfg.hostDeviceNodes(cache)
 	if res.edits, err = observe.CDIEditsOf(cache, devicesOf(pods)...); err != nil {
 		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
 		return res, nil

@@ -164,7 +164,7 @@ func (w *world) registeredEndpointServes(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %q, expected an absolute path on the node", r.Socket, r.Info.Endpoint))
 			continue
 		}
-		if err := kubeletapi.ServesDRAPlugin(ctx, r.Info.Endpoint, nodeSocketTimeout); err != nil {
+		if err := kubeletapi.ServesDRAPlugin(ctx, w.cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout); err != nil {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %s: %v", r.Socket, r.Info.Endpoint, err))
 		}
 	}
@@ -216,7 +216,7 @@ func (w *world) registeredNow(ctx context.Context) (time.Time, string) {
 		return time.Time{}, err.Error()
 	}
 	for _, r := range mine {
-		if kubeletapi.ServesDRAPlugin(ctx, r.Info.Endpoint, nodeSocketTimeout) == nil {
+		if kubeletapi.ServesDRAPlugin(ctx, w.cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout) == nil {
 			return time.Now(), ""
 		}
 	}

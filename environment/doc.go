@@ -19,8 +19,9 @@
 //     it renders every node itself, runs "drakit" in a node as the drakit
 //     render installed there (/opt/drakit/bin/drakit), and its NodeLayout
 //     has the kind node's paths (the reference driver's defaults), the host
-//     directories mounted at the emulator root and CDI dir (Node.HostEmulatorRoot,
-//     HostCDIDir: what the kit reads) and the control plane's address on
+//     directories mounted at the emulator root, CDI dir and kubelet root
+//     dir (Node.HostEmulatorRoot, HostCDIDir, HostKubeletRootDir: what the
+//     kit reads) and the control plane's address on
 //     the kind network (Node.APIServerHost/Port: the drivers' and probe
 //     pods' API server). A new provider is one entry of the providers map
 //     in providers.go.

@@ -43,10 +43,11 @@ type Node struct {
 	// OnHost is true when the paths are this host's too: the kit reads
 	// the node's files directly (the local cluster).
 	OnHost bool
-	// HostEmulatorRoot and HostCDIDir, when set, are where this host
-	// sees the node's EmulatorRoot and CDIDir (the kind provider mounts a
-	// host directory at each); the kit reads the node's files there.
-	HostEmulatorRoot, HostCDIDir string
+	// HostEmulatorRoot, HostCDIDir and HostKubeletRootDir, when set, are
+	// where this host sees the node's EmulatorRoot, CDIDir and
+	// KubeletRootDir (the kind provider mounts a host directory at each);
+	// the kit reads the node's files there.
+	HostEmulatorRoot, HostCDIDir, HostKubeletRootDir string
 	// APIServerHost and APIServerPort, when set, are how the node's
 	// hostNetwork driver pods and the kit's probe pods reach the API
 	// server (empty: the driver options' and the kit's defaults).

@@ -98,8 +98,8 @@ func (k *Kind) RenderEmulator(ctx context.Context, node, profile string) error {
 }
 
 // Node returns node's paths: the kind node's defaults (the reference
-// driver's), the host directories the provider mounts at its emulator root
-// and CDI dir (with a state dir), and the API server's address on the
+// driver's), the host directories the provider mounts at its emulator root,
+// CDI dir and kubelet root dir (with a state dir), and the API server's address on the
 // kind network.
 func (k *Kind) Node(_ context.Context, name string) (Node, error) {
 	host, port, err := k.APIServerEndpoint()
@@ -110,14 +110,14 @@ func (k *Kind) Node(_ context.Context, name string) (Node, error) {
 }
 
 // KindNode is a kind node's layout: the paths inside it, where this host
-// sees its emulator root and CDI dir (stateDir empty: nowhere) and the API
-// server at host:port.
+// sees its emulator root, CDI dir and kubelet root dir (stateDir empty:
+// nowhere) and the API server at host:port.
 func KindNode(name, stateDir, host string, port int) Node {
 	n := DefaultNode(name)
-	n.EmulatorRoot, n.CDIDir = kind.EmulatorRoot, kind.NodeCDIDir
+	n.EmulatorRoot, n.CDIDir, n.KubeletRootDir = kind.EmulatorRoot, kind.NodeCDIDir, kind.NodeKubeletRootDir
 	if stateDir != "" {
 		dirs := kind.StateDirs(stateDir, name)
-		n.HostEmulatorRoot, n.HostCDIDir = dirs.Emulator, dirs.CDI
+		n.HostEmulatorRoot, n.HostCDIDir, n.HostKubeletRootDir = dirs.Emulator, dirs.CDI, dirs.Kubelet
 	}
 	n.APIServerHost, n.APIServerPort = host, port
 	return n

@@ -62,7 +62,8 @@ func TestKindNode(t *testing.T) {
 	want := Node{
 		Name: "c-worker", KubeletRootDir: "/var/lib/kubelet", CDIDir: "/var/run/cdi", EmulatorRoot: "/var/lib/drakit/emulator",
 		LogDir: "/var/log/drakit", HostEmulatorRoot: "/state/c-worker/emulator", HostCDIDir: "/state/c-worker/cdi",
-		APIServerHost: "172.18.0.2", APIServerPort: 6443,
+		HostKubeletRootDir: "/state/c-worker/kubelet",
+		APIServerHost:      "172.18.0.2", APIServerPort: 6443,
 	}
 	if n != want {
 		t.Errorf("KindNode = %+v, want %+v", n, want)
@@ -71,7 +72,7 @@ func TestKindNode(t *testing.T) {
 	if n.EmulatorRoot != o.DriverRoot || n.CDIDir != o.CDIDir || n.KubeletRootDir != o.KubeletRootDir {
 		t.Errorf("node paths %+v differ from the reference driver's defaults %+v", n, o)
 	}
-	if n := KindNode("c-control-plane", "", "h", 1); n.HostEmulatorRoot != "" || n.HostCDIDir != "" {
-		t.Errorf("without a state dir the host paths are %q %q, want none", n.HostEmulatorRoot, n.HostCDIDir)
+	if n := KindNode("c-control-plane", "", "h", 1); n.HostEmulatorRoot != "" || n.HostCDIDir != "" || n.HostKubeletRootDir != "" {
+		t.Errorf("without a state dir the host paths are %q %q %q, want none", n.HostEmulatorRoot, n.HostCDIDir, n.HostKubeletRootDir)
 	}
 }

@@ -241,6 +241,21 @@ func withEnvironment(ctx context.Context, cfg conformance.Config, env *environme
 	return withNodes(cfg, nodes, changed), nil
 }
 
+// hostPaths maps n's directories to the host directories mounted at them
+// (nil: none).
+func hostPaths(n environment.Node) map[string]string {
+	var m map[string]string
+	for node, host := range map[string]string{n.EmulatorRoot: n.HostEmulatorRoot, n.CDIDir: n.HostCDIDir, n.KubeletRootDir: n.HostKubeletRootDir} {
+		if node != "" && host != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[node] = host
+		}
+	}
+	return m
+}
+
 // withNodes sets what withEnvironment learns from the nodes' layouts.
 func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(flag string) bool) conformance.Config {
 	n := nodes[0]
@@ -252,8 +267,14 @@ func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(fl
 		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.CDIDir }
 		set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.KubeletRootDir }
 		set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" }
-	case n.HostCDIDir != "":
-		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+	default:
+		if n.HostCDIDir != "" {
+			set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+		}
+		if n.HostKubeletRootDir != "" {
+			set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.HostKubeletRootDir }
+		}
+		cfg.NodeHostPaths = hostPaths(n)
 	}
 	if root := hostRoot(n); root != "" {
 		set["node-emulator-root"] = func() { cfg.NodeEmulatorRoot = root }

@@ -65,7 +65,7 @@ func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&l.clusterConfig, "cluster-config", l.clusterConfig, "the provider's cluster configuration file (kind: its kind.x-k8s.io config); empty: the provider's default")
 	fs.StringVar(&l.kind.NodeImage, "kind-node-image", l.kind.NodeImage, "kind: every node's image (scripts/kind-node-image.sh builds the default offline)")
 	fs.IntVar(&l.kind.Workers, "kind-workers", l.kind.Workers, "kind: worker nodes besides the control plane (0: one node, which runs the drivers and the kit's pods)")
-	fs.StringVar(&l.kind.StateDir, "kind-state-dir", l.kind.StateDir, "kind: host directory of the kubeconfig and, per node, the directories mounted at its emulator root and CDI dir, which the kit reads")
+	fs.StringVar(&l.kind.StateDir, "kind-state-dir", l.kind.StateDir, "kind: host directory of the kubeconfig and, per node, the directories mounted at its emulator root, CDI dir and kubelet root dir, which the kit reads")
 	fs.BoolVar(&l.kind.Offline, "kind-offline", l.kind.Offline, "kind: no default CNI and no kube-proxy (the offline node image has neither image; its static CNI configuration serves)")
 }
 

@@ -190,11 +190,11 @@ func TestWithEnvironment(t *testing.T) {
 	}
 }
 
-// TestWithKindNodes: on kind the run reads the node's emulator root, sysfs
-// and CDI dir through the host directories mounted in the node, its probe
-// pods reach the API server at the control plane's address on the kind
-// network, and nothing it cannot read (the kubelet root dir, the cgroups)
-// is set; given flags win.
+// TestWithKindNodes: on kind the run reads the node's emulator root, sysfs,
+// CDI dir and kubelet root dir through the host directories mounted in the
+// node, its probe pods reach the API server at the control plane's address
+// on the kind network, and what it cannot read (the cgroups) is not set;
+// given flags win.
 func TestWithKindNodes(t *testing.T) {
 	cfg := conformance.DefaultConfig()
 	cfg.APIServerPort = 1234
@@ -203,9 +203,20 @@ func TestWithKindNodes(t *testing.T) {
 	want := cfg
 	want.NodeEmulatorRoot, want.NodeSysfsRoot = "/state/drakit-control-plane/emulator", "/state/drakit-control-plane/emulator/sys"
 	want.NodeCDIDir, want.APIServerHost = "/state/drakit-control-plane/cdi", "172.18.0.2"
+	want.NodeKubeletRootDir = "/state/drakit-control-plane/kubelet"
+	want.NodeHostPaths = map[string]string{
+		"/var/lib/drakit/emulator": "/state/drakit-control-plane/emulator",
+		"/var/run/cdi":             "/state/drakit-control-plane/cdi",
+		"/var/lib/kubelet":         "/state/drakit-control-plane/kubelet",
+	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
+	cfg.NodeKubeletRootDir = "/given"
+	if got := withNodes(cfg, nodes, func(flag string) bool { return flag == "node-kubelet-root-dir" }); got.NodeKubeletRootDir != "/given" {
+		t.Errorf("--node-kubelet-root-dir given: kubelet root dir %q, want /given", got.NodeKubeletRootDir)
+	}
+	cfg.NodeKubeletRootDir = ""
 	// Two nodes: node 1 is the one read, every node's root is listed.
 	nodes = append(nodes, environment.KindNode("drakit-worker", "/state", "172.18.0.2", 6443))
 	got = withNodes(cfg, nodes, func(string) bool { return false })

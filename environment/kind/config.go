@@ -21,6 +21,9 @@ const (
 	// cdi_spec_dirs in kind/cluster.yaml's containerd patch and the
 	// reference driver's default CDI directory.
 	NodeCDIDir = "/var/run/cdi"
+	// NodeKubeletRootDir is the kubelet's root dir in the node (kubeadm's
+	// and the reference driver's default).
+	NodeKubeletRootDir = "/var/lib/kubelet"
 )
 
 // ErrInvalidConfig is wrapped by every error ParseConfig and Generate
@@ -101,12 +104,14 @@ type ConfigOptions struct {
 	// the base has none. Negative keeps the base's workers as they are.
 	Workers int
 	// StateDir is a host directory holding one directory per node,
-	// StateDir/<node>/emulator and StateDir/<node>/cdi, mounted at
-	// EmulatorRoot and NodeCDIDir in that node: the emulated hardware is
-	// rendered in the node (RenderCommands) and stays readable from the
-	// host, where the kit compares it with what the driver publishes. Any
-	// mount of the base at those container paths is replaced. Empty: no
-	// mounts are added and the base's are kept.
+	// StateDir/<node>/emulator, StateDir/<node>/cdi and
+	// StateDir/<node>/kubelet, mounted at EmulatorRoot, NodeCDIDir and
+	// NodeKubeletRootDir in that node: the emulated hardware is rendered in
+	// the node (RenderCommands) and stays readable from the host, where
+	// the kit compares it with what the driver publishes, and the kit
+	// reads the kubelet's plugin registry, DRA checkpoint and pod-resources
+	// socket there. Any mount of the base at those container paths is
+	// replaced. Empty: no mounts are added and the base's are kept.
 	StateDir string
 	// Offline configures a cluster whose node image carries no kindnetd
 	// and no kube-proxy image (nodeimage builds none): kind's default CNI
@@ -121,6 +126,9 @@ type NodeStateDirs struct {
 	Emulator string
 	// CDI is mounted at NodeCDIDir.
 	CDI string
+	// Kubelet is mounted at NodeKubeletRootDir with no propagation
+	// (kubeletMount).
+	Kubelet string
 }
 
 // StateDirs returns node's host directories under stateDir.
@@ -128,6 +136,7 @@ func StateDirs(stateDir, node string) NodeStateDirs {
 	return NodeStateDirs{
 		Emulator: filepath.Join(stateDir, node, "emulator"),
 		CDI:      filepath.Join(stateDir, node, "cdi"),
+		Kubelet:  filepath.Join(stateDir, node, "kubelet"),
 	}
 }
 
@@ -158,9 +167,24 @@ func Generate(base *v1alpha4.Cluster, opts ConfigOptions) (*v1alpha4.Cluster, er
 			dirs := StateDirs(opts.StateDir, names[i])
 			n.ExtraMounts = withMount(n.ExtraMounts, v1alpha4.Mount{HostPath: dirs.Emulator, ContainerPath: EmulatorRoot})
 			n.ExtraMounts = withMount(n.ExtraMounts, v1alpha4.Mount{HostPath: dirs.CDI, ContainerPath: NodeCDIDir})
+			n.ExtraMounts = withMount(n.ExtraMounts, kubeletMount(dirs.Kubelet))
 		}
 	}
 	return cfg, nil
+}
+
+// kubeletMount mounts hostPath at the node's kubelet root dir with
+// propagation None (a private bind mount): the kubelet's own mounts under
+// it (pod volumes) stay in the node's mount namespace and never appear on
+// the host, so deleting the node leaves plain files under the state dir,
+// and no host mount has to be made shared (Bidirectional needs a shared
+// host mount; HostToContainer a shared or slave one). The kubelet works on
+// it as on its own dir: kind's entrypoint makes the node's mounts rshared
+// and the kubelet makes its root dir rshared itself. What the kit reads
+// there are files and sockets, not mounts: plugins_registry/,
+// dra_manager_state and pod-resources/kubelet.sock.
+func kubeletMount(hostPath string) v1alpha4.Mount {
+	return v1alpha4.Mount{HostPath: hostPath, ContainerPath: NodeKubeletRootDir, Propagation: v1alpha4.MountPropagationNone}
 }
 
 // withWorkers keeps nodes' control planes in order and appends n workers

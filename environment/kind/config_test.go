@@ -125,16 +125,21 @@ func TestGenerateFromRepositoryConfig(t *testing.T) {
 		if n.Image != "img:1" {
 			t.Errorf("%s: image %q, want img:1", names[i], n.Image)
 		}
-		mounts := map[string]string{}
+		mounts := map[string]v1alpha4.Mount{}
 		for _, m := range n.ExtraMounts {
 			if _, dup := mounts[m.ContainerPath]; dup {
 				t.Errorf("%s: two mounts at %s", names[i], m.ContainerPath)
 			}
-			mounts[m.ContainerPath] = m.HostPath
+			mounts[m.ContainerPath] = m
 		}
 		dirs := StateDirs("/s", names[i])
-		if mounts[EmulatorRoot] != dirs.Emulator || mounts[NodeCDIDir] != dirs.CDI {
-			t.Errorf("%s: mounts %v, want %s at %s and %s at %s", names[i], mounts, dirs.Emulator, EmulatorRoot, dirs.CDI, NodeCDIDir)
+		want := map[string]v1alpha4.Mount{
+			EmulatorRoot:       {HostPath: dirs.Emulator, ContainerPath: EmulatorRoot},
+			NodeCDIDir:         {HostPath: dirs.CDI, ContainerPath: NodeCDIDir},
+			NodeKubeletRootDir: {HostPath: "/s/" + names[i] + "/kubelet", ContainerPath: "/var/lib/kubelet", Propagation: v1alpha4.MountPropagationNone},
+		}
+		if diff := cmp.Diff(want, mounts); diff != "" {
+			t.Errorf("%s: mounts (-want +got):\n%s", names[i], diff)
 		}
 		if i > 0 && len(n.KubeadmConfigPatches) != 2 {
 			t.Errorf("%s: %d kubeadm patches, want the base worker's 2 (verbosity, failCgroupV1)", names[i], len(n.KubeadmConfigPatches))

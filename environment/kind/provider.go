@@ -172,7 +172,13 @@ func (p *Provider) create(ctx context.Context, base *v1alpha4.Cluster) (string, 
 	if opts.StateDir != "" {
 		for _, n := range NodeNames(p.name, cfg) {
 			dirs := StateDirs(opts.StateDir, n)
-			for _, d := range []string{dirs.Emulator, dirs.CDI} {
+			// A kubelet root dir left by an earlier cluster of that name
+			// holds its checkpoints and sockets: the new node starts
+			// without them, as in its own container.
+			if err := os.RemoveAll(dirs.Kubelet); err != nil {
+				return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
+			}
+			for _, d := range []string{dirs.Emulator, dirs.CDI, dirs.Kubelet} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
 				}

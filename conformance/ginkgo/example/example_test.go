@@ -40,5 +40,7 @@ func TestIntegrationGinkgoExample(t *testing.T) {
 	if suiteConfig.LabelFilter == "" && len(suiteConfig.FocusStrings) == 0 && len(suiteConfig.FocusFiles) == 0 {
 		t.Skip("no scenarios selected: pass -args --ginkgo.label-filter=... (kep-4815, 'kep-4381 && core', profile:partitionable), --ginkgo.focus or --ginkgo.focus-file")
 	}
-	ginkgo.RunSpecs(t, "drakit conformance example")
+	if !ginkgo.RunSpecs(t, "drakit conformance example") {
+		t.Fatal("the kit's selected scenarios did not all pass as Ginkgo specs (see the failures above)")
+	}
 }

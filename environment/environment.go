@@ -53,6 +53,10 @@ type Node struct {
 	// server (empty: the driver options' and the kit's defaults).
 	APIServerHost string
 	APIServerPort int
+	// HTTPPortOffset is added to every driver's loopback HTTP port on the
+	// node: nodes that share one loopback (the local cluster's) need ports
+	// of their own.
+	HTTPPortOffset int
 }
 
 // NodeLayout says where each node keeps its paths; a provider without it
@@ -95,8 +99,13 @@ type Config struct {
 	Recreate bool
 	// EmulatorProfile is the node profile rendered on every node (a
 	// built-in name or a file readable on the node); empty: no emulated
-	// hardware and no watcher.
+	// hardware and no watcher, unless ClusterProfile.
 	EmulatorProfile string
+	// ClusterProfile is the cluster profile (a built-in name or a file)
+	// whose node of each node's name is rendered on it: nodes, NVLink
+	// cliques and TPU slices of one coherent cluster. Exclusive with
+	// EmulatorProfile; every node must be one of the profile's.
+	ClusterProfile string
 	// ImageArchives are docker-archives loaded into every node.
 	ImageArchives []string
 	// Drivers are deployed in order once the hardware is rendered.
@@ -106,6 +115,31 @@ type Config struct {
 	ArtifactsDir string
 	// Keep leaves the cluster running at the end.
 	Keep bool
+	// Reuse uses the provider's running cluster as an earlier setup left
+	// it (drakit environment up): setup only finds it, and fails when none
+	// runs; finish only exports the logs. Not with Recreate.
+	Reuse bool
+}
+
+// Hardware is what is rendered on a node: a node profile, or the node of
+// a cluster profile that has the node's name.
+type Hardware struct {
+	Profile, ClusterProfile string
+}
+
+// rendered reports whether there is hardware to render.
+func (h Hardware) rendered() bool { return h.Profile != "" || h.ClusterProfile != "" }
+
+// String names the profile in logs and errors.
+func (h Hardware) String() string {
+	if h.ClusterProfile != "" {
+		return "cluster profile " + h.ClusterProfile
+	}
+	return "emulator profile " + h.Profile
+}
+
+func (cfg Config) hardware() Hardware {
+	return Hardware{Profile: cfg.EmulatorProfile, ClusterProfile: cfg.ClusterProfile}
 }
 
 // Environment is one cluster's lifecycle; its steps share the provider and
@@ -128,7 +162,18 @@ func New(cfg Config) (*Environment, error) {
 	if cfg.ClusterName == "" {
 		cfg.ClusterName = "drakit"
 	}
-	if _, ok := cfg.Provider.(NodeAccess); !ok && (cfg.EmulatorProfile != "" || len(cfg.Drivers) > 0) {
+	if cfg.Reuse {
+		if _, ok := cfg.Provider.(Runner); !ok {
+			return nil, fmt.Errorf("set up environment: the cluster provider %T cannot tell whether its cluster runs: it cannot be reused", cfg.Provider)
+		}
+		if cfg.Recreate {
+			return nil, errors.New("set up environment: reuse and recreate: a reused cluster is not recreated")
+		}
+	}
+	if cfg.EmulatorProfile != "" && cfg.ClusterProfile != "" {
+		return nil, fmt.Errorf("set up environment: emulator profile %s and cluster profile %s: render one of them", cfg.EmulatorProfile, cfg.ClusterProfile)
+	}
+	if _, ok := cfg.Provider.(NodeAccess); !ok && (cfg.hardware().rendered() || len(cfg.Drivers) > 0) {
 		return nil, fmt.Errorf("set up environment: the cluster provider %T has no node access: it cannot render emulated hardware or deploy drivers", cfg.Provider)
 	}
 	// As envfuncs.CreateCluster prepares a provider.
@@ -136,16 +181,26 @@ func New(cfg Config) (*Environment, error) {
 	return &Environment{cfg: cfg}, nil
 }
 
+// Hardware is what setup renders on the nodes.
+func (e *Environment) Hardware() Hardware { return e.cfg.hardware() }
+
 // Setup returns the setup steps in order: create or reuse the cluster,
 // render the emulated hardware, start the watchers, load the images,
-// deploy the drivers.
+// deploy the drivers; with Reuse only the first, which finds the running
+// cluster.
 func (e *Environment) Setup() []env.Func {
+	if e.cfg.Reuse {
+		return []env.Func{e.CreateCluster()}
+	}
 	return []env.Func{e.CreateCluster(), e.RenderEmulator(), e.StartWatchers(), e.LoadImages(), e.DeployDrivers()}
 }
 
 // Finish returns the finish steps in order: stop the watchers, export the
-// logs, tear the cluster down.
+// logs, tear the cluster down; with Reuse only the export.
 func (e *Environment) Finish() []env.Func {
+	if e.cfg.Reuse {
+		return []env.Func{e.ExportLogs()}
+	}
 	return []env.Func{e.StopWatchers(), e.ExportLogs(), e.DestroyCluster()}
 }
 

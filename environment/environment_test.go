@@ -327,6 +327,90 @@ func TestMultiNodeDeployment(t *testing.T) {
 	}
 }
 
+// TestClusterProfile: with a cluster profile each node renders the
+// profile's node of its name (no UUID seed: the profile seeds its nodes),
+// the watchers start, and a provider that renders itself gets the profile;
+// a node profile and a cluster profile together are refused.
+func TestClusterProfile(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFake(t, "n1", "n2")
+	f.distinct = true
+	e, err := New(Config{Provider: f, ClusterProfile: "conformance-fabric", Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Up(ctx, envconf.New()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"n1: drakit emulator render --cluster-profile conformance-fabric --node n1 --root /emu/n1 --shim /shim.so",
+		"n2: drakit emulator render --cluster-profile conformance-fabric --node n2 --root /emu/n2 --shim /shim.so",
+		"n2: drakit emulator watch --root /emu/n2 --detach --pid-file /emu/n2.watch.pid --log /var/log/drakit/emulator-watch.log",
+	} {
+		if !slices.Contains(f.calls, want) {
+			t.Errorf("calls %q: no %q", f.calls, want)
+		}
+	}
+
+	g := newFake(t, "n1")
+	if e, err = New(Config{Provider: renderingProvider{g}, ClusterProfile: "conformance-fabric", Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Up(ctx, envconf.New()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(g.calls, "render n1 conformance-fabric") {
+		t.Errorf("calls %q: the provider did not render the cluster profile's node", g.calls)
+	}
+
+	if _, err := New(Config{Provider: f, EmulatorProfile: "p", ClusterProfile: "c"}); err == nil ||
+		!strings.Contains(err.Error(), "emulator profile p and cluster profile c") {
+		t.Errorf("New with both profiles: %v, want a refusal naming both", err)
+	}
+}
+
+// TestReuse: a reused environment only finds the running cluster (no
+// render, watcher, image load or deployment) and at the end only exports
+// the logs: the watchers and drivers an earlier setup started stay, and so
+// does the cluster. Without a running cluster it fails before creating one.
+func TestReuse(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFake(t, "n1")
+	f.running = true
+	cfg := fullConfig(f)
+	cfg.Reuse = true
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Run(ctx, envconf.New(), func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+		return ctx, f.call("body")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"create", "wait", "body", "export-logs /art/logs"}; !slices.Equal(f.calls, want) {
+		t.Errorf("calls %q, want %q", f.calls, want)
+	}
+
+	g := newFake(t, "n1")
+	cfg = fullConfig(g)
+	cfg.Reuse = true
+	if e, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Up(ctx, envconf.New()); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Up without a running cluster: %v, want ErrNotRunning", err)
+	}
+	if len(g.calls) != 0 {
+		t.Errorf("calls %q without a running cluster, want none", g.calls)
+	}
+	cfg.Recreate = true
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "reuse and recreate") {
+		t.Errorf("New with reuse and recreate: %v, want a refusal", err)
+	}
+}
+
 // TestNoNodeAccess: a provider without node access cannot render or
 // deploy, and its finish has no watcher to stop.
 func TestNoNodeAccess(t *testing.T) {
@@ -412,8 +496,8 @@ type renderingProvider struct{ *fakeProvider }
 func (r renderingProvider) SetDefaults() types.E2EClusterProvider    { return r }
 func (r renderingProvider) WithName(string) types.E2EClusterProvider { return r }
 
-func (r renderingProvider) RenderEmulator(_ context.Context, node, profile string) error {
-	return r.call("render " + node + " " + profile)
+func (r renderingProvider) RenderEmulator(_ context.Context, node string, hw Hardware) error {
+	return r.call("render " + node + " " + hw.Profile + hw.ClusterProfile)
 }
 
 // TestProviderRenders: a provider that renders itself is asked to, once

@@ -86,13 +86,21 @@ func KindArgv(argv []string) []string {
 	return append([]string{kind.NodeDrakit}, argv[1:]...)
 }
 
-// RenderEmulator installs drakit and the NVML shim in node and renders
-// profile there (kind.Provider.RenderNode): a built-in profile name, or a
-// profile file of this host.
-func (k *Kind) RenderEmulator(ctx context.Context, node, profile string) error {
-	o := kind.RenderOptions{Profile: profile, Drakit: k.drakit, Shim: k.shim}
-	if fi, err := os.Stat(profile); err == nil && fi.Mode().IsRegular() {
-		o.Profile, o.ProfileFile = "", profile
+// RenderEmulator installs drakit and the NVML shim in node and renders hw
+// there (kind.Provider.RenderNode): each profile a built-in name, or a
+// file of this host.
+func (k *Kind) RenderEmulator(ctx context.Context, node string, hw Hardware) error {
+	o := kind.RenderOptions{Drakit: k.drakit, Shim: k.shim}
+	isFile := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
+	switch {
+	case hw.ClusterProfile != "" && isFile(hw.ClusterProfile):
+		o.ClusterProfileFile = hw.ClusterProfile
+	case hw.ClusterProfile != "":
+		o.ClusterProfile = hw.ClusterProfile
+	case isFile(hw.Profile):
+		o.ProfileFile = hw.Profile
+	default:
+		o.Profile = hw.Profile
 	}
 	return k.RenderNode(ctx, node, o)
 }

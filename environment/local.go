@@ -178,6 +178,10 @@ func (l *Local) ExportLogs(ctx context.Context, dest string) error {
 	return nil
 }
 
+// localHTTPPortStep is how far apart two local nodes' driver ports are:
+// more than the span of the reference drivers' default ports (9470..9474).
+const localHTTPPortStep = 10
+
 // NodeNames returns the names of the nodes Up recorded (else the
 // configured ones).
 func (l *Local) NodeNames(context.Context) ([]string, error) {
@@ -200,6 +204,10 @@ func (l *Local) Node(_ context.Context, name string) (Node, error) {
 	return Node{
 		Name: n.Name, KubeletRootDir: n.KubeletRootDir, CDIDir: n.CDIDir, EmulatorRoot: n.EmulatorRoot,
 		ShimLibrary: l.shim, StateDir: n.Dir, LogDir: filepath.Join(n.Dir, "logs"), OnHost: true,
+		// The nodes share the host's loopback: node i's drivers serve
+		// their HTTP endpoints 10*(i-1) ports above the defaults (node 1
+		// on the defaults, as on a one-node cluster).
+		HTTPPortOffset: localHTTPPortStep * (n.Index - 1),
 	}, nil
 }
 

@@ -88,7 +88,7 @@ func TestLocalNodes(t *testing.T) {
 	want := Node{
 		Name: "127.0.0.2", KubeletRootDir: filepath.Join(cfg.RunDir, "nodes/2/kubelet/root"), CDIDir: filepath.Join(cfg.RunDir, "nodes/2/cdi"),
 		EmulatorRoot: filepath.Join(cfg.RunDir, "nodes/2/emulator"), ShimLibrary: "/shim.so", StateDir: filepath.Join(cfg.RunDir, "nodes/2"),
-		LogDir: filepath.Join(cfg.RunDir, "nodes/2/logs"), OnHost: true,
+		LogDir: filepath.Join(cfg.RunDir, "nodes/2/logs"), OnHost: true, HTTPPortOffset: 10,
 	}
 	if n2 != want {
 		t.Errorf("Node(127.0.0.2) = %+v, want %+v", n2, want)

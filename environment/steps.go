@@ -22,8 +22,11 @@ type Runner interface {
 	Running(ctx context.Context) (bool, error)
 }
 
+// ErrNotRunning is returned when Reuse finds no running cluster.
+var ErrNotRunning = errors.New("no such cluster runs (set it up first: drakit environment up)")
+
 // CreateCluster creates the provider's cluster or reuses a running one
-// (Recreate: destroys it first), points ecfg at its kubeconfig, waits for
+// (Recreate: destroys it first; Reuse: fails with ErrNotRunning when none runs), points ecfg at its kubeconfig, waits for
 // its control plane and stores the provider in the context.
 func (e *Environment) CreateCluster() env.Func {
 	return func(ctx context.Context, ecfg *envconf.Config) (context.Context, error) {
@@ -41,6 +44,9 @@ func (e *Environment) CreateCluster() env.Func {
 			if running, err = r.Running(ctx); err != nil {
 				return ctx, fmt.Errorf("create cluster %s: %w", e.cfg.ClusterName, err)
 			}
+		}
+		if e.cfg.Reuse && !running {
+			return ctx, fmt.Errorf("reuse cluster %s: %w", e.cfg.ClusterName, ErrNotRunning)
 		}
 		var kubeconfig string
 		var err error
@@ -102,14 +108,15 @@ func (e *Environment) nodes(ctx context.Context) (NodeAccess, []Node, bool, erro
 // node first, as the kind provider does); the render step then calls it
 // instead of running drakit emulator render through RunOnNode.
 type EmulatorRenderer interface {
-	RenderEmulator(ctx context.Context, node, profile string) error
+	RenderEmulator(ctx context.Context, node string, hw Hardware) error
 }
 
-// RenderEmulator renders EmulatorProfile on every node (nothing without a
-// profile).
+// RenderEmulator renders EmulatorProfile, or each node's node of
+// ClusterProfile, on every node (nothing without either).
 func (e *Environment) RenderEmulator() env.Func {
 	return func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
-		if e.cfg.EmulatorProfile == "" {
+		hw := e.cfg.hardware()
+		if !hw.rendered() {
 			return ctx, nil
 		}
 		na, nodes, _, err := e.nodes(ctx)
@@ -118,35 +125,45 @@ func (e *Environment) RenderEmulator() env.Func {
 		}
 		renderer, renders := e.cfg.Provider.(EmulatorRenderer)
 		for _, n := range nodes {
+			klog.FromContext(ctx).Info("Rendering the emulated node", "node", n.Name, "hardware", hw.String(), "root", n.EmulatorRoot)
 			if renders {
-				if err := renderer.RenderEmulator(ctx, n.Name, e.cfg.EmulatorProfile); err != nil {
-					return ctx, fmt.Errorf("render emulator profile %s on node %s: %w", e.cfg.EmulatorProfile, n.Name, err)
-				}
-				continue
+				err = renderer.RenderEmulator(ctx, n.Name, hw)
+			} else {
+				err = na.RunOnNode(ctx, n.Name, renderArgv(hw, n, len(nodes)))
 			}
-			argv := []string{"drakit", "emulator", "render", "--profile", e.cfg.EmulatorProfile, "--root", n.EmulatorRoot}
-			if len(nodes) > 1 {
-				// No two nodes may have the same GPU UUIDs.
-				argv = append(argv, "--uuid-seed", n.Name)
-			}
-			if n.ShimLibrary != "" {
-				argv = append(argv, "--shim", n.ShimLibrary)
-			}
-			klog.FromContext(ctx).Info("Rendering the emulated node", "node", n.Name, "profile", e.cfg.EmulatorProfile, "root", n.EmulatorRoot)
-			if err := na.RunOnNode(ctx, n.Name, argv); err != nil {
-				return ctx, fmt.Errorf("render emulator profile %s on node %s: %w", e.cfg.EmulatorProfile, n.Name, err)
+			if err != nil {
+				return ctx, fmt.Errorf("render %s on node %s: %w", hw, n.Name, err)
 			}
 		}
 		return ctx, nil
 	}
 }
 
+// renderArgv is the drakit emulator render command line that renders hw
+// on node n of a cluster of nodes nodes.
+func renderArgv(hw Hardware, n Node, nodes int) []string {
+	argv := []string{"drakit", "emulator", "render"}
+	if hw.ClusterProfile != "" {
+		argv = append(argv, "--cluster-profile", hw.ClusterProfile, "--node", n.Name, "--root", n.EmulatorRoot)
+	} else {
+		argv = append(argv, "--profile", hw.Profile, "--root", n.EmulatorRoot)
+		if nodes > 1 {
+			// No two nodes may have the same GPU UUIDs.
+			argv = append(argv, "--uuid-seed", n.Name)
+		}
+	}
+	if n.ShimLibrary != "" {
+		argv = append(argv, "--shim", n.ShimLibrary)
+	}
+	return argv
+}
+
 // StartWatchers starts the emulator's sriov_numvfs watcher on every node
-// (nothing without a profile): a driver creates VFs by writing
+// (nothing without rendered hardware): a driver creates VFs by writing
 // sriov_numvfs, as on a real kernel, and the watcher applies the writes.
 func (e *Environment) StartWatchers() env.Func {
 	return func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
-		if e.cfg.EmulatorProfile == "" {
+		if !e.cfg.hardware().rendered() {
 			return ctx, nil
 		}
 		na, nodes, _, err := e.nodes(ctx)

@@ -3,9 +3,10 @@
 # (emulator/clusterprofile): each node a GB200 NVL72-like compute tray (4 GPUs, NVLink 5, 8 IMEX
 # channels) that is also a TPU v5p host of 2x2x1 chips. All GPUs are in one NVLink domain, nodes 1-2
 # in clique 1 and nodes 3-4 in clique 2; the TPU hosts form slice torus-a, a 2x2x4 torus, stacked
-# along z (worker = node index - 1). On every node the reference GPU driver (with its IMEX channel
-# controller) and the reference TPU driver (with its sub-slice controller) are pinned to the node
-# with its own host paths. Then:
+# along z (worker = node index - 1). The environment's lifecycle (drakit environment up/down:
+# package environment on e2e-framework) brings the cluster up, renders every node and deploys on
+# every node the reference GPU driver (with its IMEX channel controller) and the reference TPU driver
+# (with its sub-slice controller), pinned to the node with its own host paths. Then:
 #   @nvlink-fabric against the GPU driver (cliques judged by what NVML reports in the containers),
 #   @tpu-torus against the TPU driver (sub-tori judged by each host's emulator ground truth),
 #   @multi-node && @multi-host against the TPU driver: one sub-slice two nodes share, allocated
@@ -33,21 +34,14 @@ kubectl=$DRAKIT_CACHE/components/kubernetes-$KUBERNETES_VERSION/bin/kubectl
 teardown() {
   local rc=$?
   mkdir -p "$ARTIFACTS/fabric/logs"
-  if [ -n "${DRAKIT_RUN_DIR:-}" ] && [ -d "$DRAKIT_RUN_DIR" ]; then
-    cp -r "$DRAKIT_RUN_DIR/logs/." "$ARTIFACTS/fabric/logs/" 2>/dev/null || true
-    for d in "$DRAKIT_RUN_DIR"/nodes/*/logs; do
-      [ -d "$d" ] && mkdir -p "$ARTIFACTS/fabric/logs/node-$(basename "$(dirname "$d")")" &&
-        cp -r "$d/." "$ARTIFACTS/fabric/logs/node-$(basename "$(dirname "$d")")/" || true
-    done
-  fi
   if [ -n "${DRAKIT_KUBECONFIG:-}" ]; then
     "$kubectl" --kubeconfig "$DRAKIT_KUBECONFIG" -n drakit-system logs deploy/drakit-imex-controller >"$ARTIFACTS/fabric/logs/imex-controller.log" 2>&1 || true
     "$kubectl" --kubeconfig "$DRAKIT_KUBECONFIG" -n drakit-tpu logs deploy/drakit-tpu-controller >"$ARTIFACTS/fabric/logs/tpu-controller.log" 2>&1 || true
   fi
-  if [ -z "$DRAKIT_KEEP_CLUSTER" ]; then
-    log "tearing the $nodes-node cluster down"
-    $drakit cluster down || rc=1
-  fi
+  # The environment's finish (package environment): every node's watcher stopped, the cluster's
+  # logs exported to $ARTIFACTS/fabric/logs (node i > 1 in node-<i>), the cluster torn down.
+  [ -n "$DRAKIT_KEEP_CLUSTER" ] || log "tearing the $nodes-node cluster down"
+  $drakit environment down --provider local --artifacts "$ARTIFACTS/fabric" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
   log "the fabric features finished in $(( SECONDS - started ))s (exit $rc)"
   exit "$rc"
 }
@@ -55,24 +49,21 @@ trap teardown EXIT
 
 rm -rf "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
 mkdir -p "$ARTIFACTS/fabric/logs"
-$drakit cluster down
-log "starting a $nodes-node local cluster"
-$drakit cluster up --nodes "$nodes" --images-dir "$DRAKIT_REPO/_output/images"
+# The environment's setup (package environment, drakit environment up): --recreate tears down a
+# cluster an interrupted run left behind; $nodes nodes come up with the images; each node's node of
+# the cluster profile is rendered into its emulator root with the NVML shim and its watcher started;
+# the reference GPU driver (its IMEX controller publishing 8 channels per clique) and TPU driver (its
+# sub-slice controller) are deployed once per node, pinned to it with its host paths. The nodes share
+# the host's loopback: node i's drivers serve /metrics and /healthz 10*(i-1) ports above the defaults.
+log "setting up a $nodes-node local cluster: $DRAKIT_FABRIC_PROFILE rendered, the GPU and TPU drivers deployed on every node"
+$drakit environment up --provider local --recreate --nodes "$nodes" --images-dir "$DRAKIT_REPO/_output/images" \
+  --cluster-profile "$DRAKIT_FABRIC_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
 eval "$($drakit cluster status -o env)" # DRAKIT_KUBECONFIG, DRAKIT_NODE_<i>_*, node 1's DRAKIT_* paths
 
 roots=""
 for i in $(seq 1 "$nodes"); do
   name_v=DRAKIT_NODE_${i}_NAME root_v=DRAKIT_NODE_${i}_EMULATOR_ROOT
-  krd_v=DRAKIT_NODE_${i}_KUBELET_ROOT_DIR cdi_v=DRAKIT_NODE_${i}_CDI_DIR
   roots="$roots${roots:+,}${!name_v}=${!root_v}"
-  # The nodes share the host's loopback: each node's drivers serve /metrics and /healthz on ports of their own.
-  log "node ${!name_v}: rendering $DRAKIT_FABRIC_PROFILE's node into ${!root_v}, deploying the GPU and TPU drivers pinned to it"
-  $drakit emulator render --cluster-profile "$DRAKIT_FABRIC_PROFILE" --node "${!name_v}" --root "${!root_v}" \
-    --shim "$DRAKIT_REPO/_output/lib/libnvidia-ml.so"
-  $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "${!krd_v}" --cdi-dir "${!cdi_v}" \
-    --driver-root "${!root_v}" --node "${!name_v}" --imex-channels 8 --http-port $((9470 + 10 * i))
-  $drakit tpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "${!krd_v}" --cdi-dir "${!cdi_v}" \
-    --host-root "${!root_v}" --node "${!name_v}" --http-port $((9473 + 10 * i))
 done
 
 # A claim's allocation keeps the node selector its device's pool had: wait until each clique's

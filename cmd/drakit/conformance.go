@@ -79,7 +79,10 @@ renders --emulator-profile on every node, starts the emulator's sriov_numvfs
 watcher, deploys the --deploy reference drivers, fills in the --node-* paths
 not given from node 1's, runs the features, then stops the watcher, exports
 the cluster's logs to --artifacts/logs and tears down the cluster it created
-unless --keep-cluster.`,
+unless --keep-cluster. kind does the same in kind node containers (--kind-*).
+With --reuse-environment, local and kind only find the cluster 'drakit
+environment up' left running, run the features against it as it is, and
+export its logs: one set-up serves many runs.`,
 		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
   eval "$(drakit cluster status -o env)"
   drakit conformance --driver-config docs/examples/reference-driver.yaml \
@@ -132,6 +135,7 @@ unless --keep-cluster.`,
 	}
 	bindConformanceFlags(cmd.Flags(), &cfg)
 	lf.bind(cmd.Flags())
+	lf.bindReuse(cmd.Flags())
 	lf.bindLocalFlags(cmd.Flags())
 	cmd.AddCommand(newConformanceSummarizeCommand(), newConformanceCatalogueCommand())
 	return cmd

@@ -21,20 +21,23 @@ func init() { register(newEnvironmentCommand) }
 
 // referenceDrivers are the reference drivers --deploy names, in the order
 // they are deployed.
-var referenceDrivers = []string{"gpu", "nic", "cpu"}
+var referenceDrivers = []string{"gpu", "nic", "cpu", "tpu"}
 
 // lifecycleFlags are the environment's flags, which drakit environment and
 // drakit conformance share.
 type lifecycleFlags struct {
-	provider      string
-	local         cluster.Config
-	profile       string
-	shim          string
-	deploy        []string
-	recreate      bool
-	keep          bool
-	clusterConfig string
-	kind          kind.ConfigOptions
+	provider       string
+	local          cluster.Config
+	profile        string
+	clusterProfile string
+	imexChannels   int
+	shim           string
+	deploy         []string
+	recreate       bool
+	keep           bool
+	reuse          bool
+	clusterConfig  string
+	kind           kind.ConfigOptions
 }
 
 // DefaultKindNodeImage is the offline node image scripts/kind-node-image.sh
@@ -58,8 +61,10 @@ func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&l.provider, "provider", l.provider, "cluster provider: "+strings.Join(environment.ProviderNames(), ", ")+
 		" (existing: the --kubeconfig cluster, used as it is; local: drakit's process cluster, created, rendered, deployed and torn down; kind: a kind cluster in Docker from kind/cluster.yaml or --cluster-config, the same)")
 	fs.StringVar(&l.profile, "emulator-profile", l.profile, "node profile rendered on every node (local, kind; "+profileFlagUsage+")")
+	fs.StringVar(&l.clusterProfile, "cluster-profile", l.clusterProfile, "cluster profile whose node of each node's name is rendered on it, instead of --emulator-profile (local, kind; "+clusterProfileFlagUsage+")")
+	fs.IntVar(&l.imexChannels, "imex-channels", l.imexChannels, "with --deploy gpu: IMEX channels per NVLink clique, published by the GPU driver's IMEX controller (0: no controller)")
 	fs.StringVar(&l.shim, "shim", l.shim, "the built NVML shim rendered onto the nodes (local, kind)")
-	fs.StringSliceVar(&l.deploy, "deploy", l.deploy, "reference drivers deployed once the hardware is rendered: "+strings.Join(referenceDrivers, ",")+" or none (local, kind)")
+	fs.StringSliceVar(&l.deploy, "deploy", l.deploy, "reference drivers deployed once the hardware is rendered: "+strings.Join(referenceDrivers, ",")+" or none (local, kind; on nodes with paths of their own, one deployment pinned to each node)")
 	fs.BoolVar(&l.recreate, "recreate", l.recreate, "tear down a cluster the provider finds before creating it (one an interrupted run left behind)")
 	fs.BoolVar(&l.keep, "keep-cluster", l.keep, "leave the cluster running at the end (its watchers stopped, its logs exported)")
 	fs.StringVar(&l.clusterConfig, "cluster-config", l.clusterConfig, "the provider's cluster configuration file (kind: its kind.x-k8s.io config); empty: the provider's default")
@@ -68,6 +73,20 @@ func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&l.kind.StateDir, "kind-state-dir", l.kind.StateDir, "kind: host directory of the kubeconfig and, per node, the directories mounted at its emulator root, CDI dir and kubelet root dir, which the kit reads")
 	fs.BoolVar(&l.kind.Offline, "kind-offline", l.kind.Offline, "kind: no default CNI and no kube-proxy (the offline node image has neither image; its static CNI configuration serves)")
 }
+
+// bindReuse binds --reuse-environment, which only drakit conformance
+// takes.
+func (l *lifecycleFlags) bindReuse(fs *pflag.FlagSet) {
+	fs.BoolVar(&l.reuse, "reuse-environment", l.reuse, "local, kind: run against the provider's running cluster as 'drakit environment up' left it (no render, image load or deploy; its watchers and the cluster stay; only the logs are exported); an error when none runs")
+}
+
+// setupFlags are the flags of what setup and finish do besides finding the
+// cluster and exporting its logs: --reuse-environment refuses them.
+var setupFlags = []string{"emulator-profile", "cluster-profile", "imex-channels", "deploy", "recreate", "cluster-config", "keep-cluster"}
+
+// existingRefused are the flags --provider existing refuses: it has no
+// access to the nodes and never creates a cluster.
+var existingRefused = []string{"emulator-profile", "cluster-profile", "imex-channels", "deploy", "recreate", "cluster-config", "reuse-environment"}
 
 // bindLocalFlags binds the local cluster's flags that drakit conformance
 // has no flag of its own for.
@@ -95,7 +114,7 @@ func (l *lifecycleFlags) drivers() ([]environment.Driver, error) {
 		switch name {
 		case "gpu":
 			o := deploy.DefaultOptions()
-			o.PartitionableAlpha, o.ListAttributes = true, true
+			o.PartitionableAlpha, o.ListAttributes, o.IMEXChannels = true, true, l.imexChannels
 			if local {
 				o.RuntimeClassName = "drakit-mig-manager"
 			} else {
@@ -121,6 +140,12 @@ func (l *lifecycleFlags) drivers() ([]environment.Driver, error) {
 				o.APIServerHost, o.APIServerPort = "", 0
 			}
 			drivers = append(drivers, environment.CPUDriver(o))
+		case "tpu":
+			o := deploy.DefaultTPUOptions()
+			if !local {
+				o.APIServerHost, o.APIServerPort = "", 0
+			}
+			drivers = append(drivers, environment.TPUDriver(o))
 		}
 	}
 	for _, name := range l.deploy {
@@ -179,21 +204,41 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts st
 		return nil, err
 	}
 	profile := l.profile
+	if l.clusterProfile != "" {
+		if f := fs.Lookup("emulator-profile"); f != nil && f.Changed {
+			return nil, fmt.Errorf("--cluster-profile %s: not with --emulator-profile %s (render one of them)", l.clusterProfile, l.profile)
+		}
+		profile = ""
+	}
+	if l.imexChannels != 0 && !slices.Contains(l.deploy, "gpu") {
+		return nil, fmt.Errorf("--imex-channels %d: only with --deploy gpu (the GPU driver's IMEX controller publishes them)", l.imexChannels)
+	}
+	clusterProfile := l.clusterProfile
 	var archives []string
-	if l.provider == "existing" {
+	switch {
+	case l.provider == "existing":
 		// The existing cluster is used as it is.
-		for _, f := range []string{"emulator-profile", "deploy", "recreate", "cluster-config"} {
+		for _, f := range existingRefused {
 			if fs.Lookup(f) != nil && fs.Changed(f) {
 				return nil, fmt.Errorf("--%s: not with --provider existing (the cluster is used as it is; drakit has no access to its nodes)", f)
 			}
 		}
-		profile, drivers = "", nil
-	} else if archives, err = filepath.Glob(filepath.Join(l.local.ImagesDir, "*.tar")); err != nil {
-		return nil, fmt.Errorf("--images-dir: %w", err)
+		profile, clusterProfile, drivers = "", "", nil
+	case l.reuse:
+		for _, f := range setupFlags {
+			if fs.Lookup(f) != nil && fs.Changed(f) {
+				return nil, fmt.Errorf("--%s: not with --reuse-environment (the running cluster is used as it was set up)", f)
+			}
+		}
+		profile, clusterProfile, drivers = "", "", nil
+	default:
+		if archives, err = filepath.Glob(filepath.Join(l.local.ImagesDir, "*.tar")); err != nil {
+			return nil, fmt.Errorf("--images-dir: %w", err)
+		}
 	}
 	return environment.New(environment.Config{
 		Provider: provider, ClusterName: "drakit", ClusterConfig: l.clusterConfig, Recreate: l.recreate,
-		EmulatorProfile: profile, ImageArchives: archives, Drivers: drivers, ArtifactsDir: artifacts, Keep: l.keep,
+		EmulatorProfile: profile, ClusterProfile: clusterProfile, ImageArchives: archives, Drivers: drivers, ArtifactsDir: artifacts, Keep: l.keep, Reuse: l.reuse,
 	})
 }
 
@@ -211,19 +256,25 @@ up once and run many 'drakit conformance' runs against it ('drakit
 conformance --provider local' runs the same lifecycle around one run).
 
 up, in order: creates the cluster, or reuses the one that runs (--recreate
-tears it down first); renders --emulator-profile on every node (with the
---shim NVML library); starts the emulator's sriov_numvfs watcher on every node
+tears it down first); renders --emulator-profile on every node, or each
+node's node of --cluster-profile (with the --shim NVML library); starts the emulator's sriov_numvfs watcher on every node
 (its log: the node's logs, emulator-watch.log); loads the archives of
 --images-dir (the local cluster imports them on up); deploys the --deploy
-reference drivers (gpu: --partitionable-alpha --list-attributes, on the local
-cluster with RuntimeClass drakit-mig-manager; nic: 2 VFs per PF; cpu), each
-waited for until it has published its slices. It stops at the first step that
+reference drivers (gpu: --partitionable-alpha --list-attributes and
+--imex-channels, on the local cluster with RuntimeClass drakit-mig-manager;
+nic: 2 VFs per PF; cpu; tpu: its kubelet plugin and sub-slice controller),
+each waited for until it has published its slices. Where the nodes keep
+their paths apart (the local cluster's nodes), each driver is deployed once
+per node, pinned to it, and on the local cluster node i serves its
+/metrics and /healthz 10*(i-1) ports above the driver's default. It stops at the first step that
 fails; run down to clean up.
 
 down, every step whatever failed before: stops every node's watcher, exports
 the cluster's logs to --artifacts/logs (the local cluster's node i > 1 into
 logs/node-<i>), tears the cluster down unless --keep-cluster.`,
 		Example: `  drakit environment up --provider local --recreate --images-dir _output/images --deploy gpu,nic,cpu
+  drakit environment up --provider local --recreate --nodes 4 --images-dir _output/images \
+    --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8
   eval "$(drakit cluster status -o env)"
   drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" ...
   drakit environment down --provider local --artifacts artifacts`,
@@ -257,7 +308,7 @@ logs/node-<i>), tears the cluster down unless --keep-cluster.`,
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// What down does needs neither a profile nor drivers.
-			lf.profile, lf.deploy = "", []string{"none"}
+			lf.profile, lf.clusterProfile, lf.imexChannels, lf.deploy = "", "", 0, []string{"none"}
 			env, err := lf.environment(c.Flags(), kubeconfig, artifacts)
 			if err != nil {
 				return err

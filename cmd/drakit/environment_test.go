@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,15 +32,20 @@ func TestLifecycleFlagsNameTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		"conformance unknown provider": {args: []string{"--provider", "minikube", "--driver-config", decl}, want: `--provider: unknown cluster provider "minikube" (known: existing, kind, local)`},
-		"environment unknown provider": {env: true, args: []string{"up", "--provider", "minikube"}, want: `--provider: unknown cluster provider "minikube"`},
-		"unknown driver":               {args: []string{"--provider", "local", "--deploy", "gpu,tpu", "--driver-config", decl}, want: `--deploy "tpu": unknown driver (want gpu, nic, cpu, or none)`},
-		"existing with a profile":      {args: []string{"--kubeconfig", "/k", "--emulator-profile", "dgx-h100", "--driver-config", decl}, want: "--emulator-profile: not with --provider existing"},
-		"existing with drivers":        {env: true, args: []string{"up", "--provider", "existing", "--deploy", "gpu"}, want: "--deploy: not with --provider existing"},
-		"local without a driver":       {args: []string{"--provider", "local"}, want: "DriverName: required"},
-		"kind image on local":          {args: []string{"--provider", "local", "--kind-node-image", "x", "--driver-config", decl}, want: "--kind-node-image: only with --provider kind"},
-		"kind workers on existing":     {env: true, args: []string{"up", "--provider", "existing", "--kind-workers", "1"}, want: "--kind-workers: only with --provider kind"},
-		"kind negative workers":        {env: true, args: []string{"up", "--provider", "kind", "--kind-workers", "-1"}, want: "--kind-workers -1: must not be negative"},
+		"conformance unknown provider":  {args: []string{"--provider", "minikube", "--driver-config", decl}, want: `--provider: unknown cluster provider "minikube" (known: existing, kind, local)`},
+		"environment unknown provider":  {env: true, args: []string{"up", "--provider", "minikube"}, want: `--provider: unknown cluster provider "minikube"`},
+		"unknown driver":                {args: []string{"--provider", "local", "--deploy", "gpu,fpga", "--driver-config", decl}, want: `--deploy "fpga": unknown driver (want gpu, nic, cpu, tpu, or none)`},
+		"both profiles":                 {env: true, args: []string{"up", "--emulator-profile", "dgx-h100", "--cluster-profile", "conformance-fabric"}, want: "--cluster-profile conformance-fabric: not with --emulator-profile dgx-h100"},
+		"reuse with a profile":          {args: []string{"--provider", "local", "--reuse-environment", "--emulator-profile", "dgx-h100", "--driver-config", decl}, want: "--emulator-profile: not with --reuse-environment"},
+		"reuse on existing":             {args: []string{"--kubeconfig", "/k", "--reuse-environment", "--driver-config", decl}, want: "--reuse-environment: not with --provider existing"},
+		"imex without gpu":              {env: true, args: []string{"up", "--deploy", "tpu", "--imex-channels", "8"}, want: "--imex-channels 8: only with --deploy gpu"},
+		"existing with cluster profile": {args: []string{"--kubeconfig", "/k", "--cluster-profile", "conformance-fabric", "--driver-config", decl}, want: "--cluster-profile: not with --provider existing"},
+		"existing with a profile":       {args: []string{"--kubeconfig", "/k", "--emulator-profile", "dgx-h100", "--driver-config", decl}, want: "--emulator-profile: not with --provider existing"},
+		"existing with drivers":         {env: true, args: []string{"up", "--provider", "existing", "--deploy", "gpu"}, want: "--deploy: not with --provider existing"},
+		"local without a driver":        {args: []string{"--provider", "local"}, want: "DriverName: required"},
+		"kind image on local":           {args: []string{"--provider", "local", "--kind-node-image", "x", "--driver-config", decl}, want: "--kind-node-image: only with --provider kind"},
+		"kind workers on existing":      {env: true, args: []string{"up", "--provider", "existing", "--kind-workers", "1"}, want: "--kind-workers: only with --provider kind"},
+		"kind negative workers":         {env: true, args: []string{"up", "--provider", "kind", "--kind-workers", "-1"}, want: "--kind-workers -1: must not be negative"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -187,6 +193,38 @@ func TestWithEnvironment(t *testing.T) {
 	}
 	if same, err := withEnvironment(ctx, cfg, env, ecfg, "existing", changed); err != nil || same.Kubeconfig != cfg.Kubeconfig || same.NodeEmulatorRoot != "" {
 		t.Errorf("existing changed the config: %+v %v", same, err)
+	}
+}
+
+// TestClusterProfileFlags: --cluster-profile replaces the default node
+// profile, and --deploy gpu,tpu --imex-channels deploys the GPU driver with
+// its IMEX controller and the TPU driver, in that order.
+func TestClusterProfileFlags(t *testing.T) {
+	lf := newLifecycleFlags("local")
+	lf.local.RunDir = filepath.Join(t.TempDir(), "run")
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	lf.bind(fs)
+	lf.bindLocalFlags(fs)
+	if err := fs.Parse([]string{"--cluster-profile", "conformance-fabric", "--deploy", "tpu,gpu", "--imex-channels", "8", "--images-dir", t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	env, err := lf.environment(fs, "", "")
+	if err != nil {
+		t.Fatalf("environment: %v", err)
+	}
+	if hw := env.Hardware(); hw != (environment.Hardware{ClusterProfile: "conformance-fabric"}) {
+		t.Errorf("renders %+v, want only the cluster profile", hw)
+	}
+	drivers, err := lf.drivers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range drivers {
+		names = append(names, d.Name)
+	}
+	if !slices.Equal(names, []string{"gpu", "tpu"}) {
+		t.Errorf("drivers %q, want gpu then tpu", names)
 	}
 }
 

@@ -163,6 +163,11 @@ func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (str
 
 func (p *Provider) create(ctx context.Context, base *v1alpha4.Cluster) (string, error) {
 	logger := klog.FromContext(ctx).WithValues("cluster", p.name)
+	if exists, err := p.Exists(); err != nil {
+		return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
+	} else if exists {
+		return p.reuse(ctx)
+	}
 	opts := p.config
 	opts.ClusterName = p.name
 	cfg, err := Generate(base, opts)
@@ -206,6 +211,30 @@ func (p *Provider) create(ctx context.Context, base *v1alpha4.Cluster) (string, 
 	p.kubeconfig = kubeconfig
 	return kubeconfig, nil
 }
+
+// reuse returns the kubeconfig of the cluster kind already runs under the
+// provider's name, written where Create writes it; its nodes and their
+// state directories stay as they are.
+func (p *Provider) reuse(ctx context.Context) (string, error) {
+	kubeconfig, err := p.kubeconfigPath()
+	if err != nil {
+		return "", fmt.Errorf("reuse kind cluster %s: %w", p.name, err)
+	}
+	raw, err := p.kind.KubeConfig(p.name, false)
+	if err != nil {
+		return "", fmt.Errorf("reuse kind cluster %s: %w", p.name, err)
+	}
+	if err := os.WriteFile(kubeconfig, []byte(raw), 0o600); err != nil {
+		return "", fmt.Errorf("reuse kind cluster %s: %w", p.name, err)
+	}
+	klog.FromContext(ctx).Info("Reusing the running kind cluster", "cluster", p.name, "kubeconfig", kubeconfig)
+	p.kubeconfig = kubeconfig
+	return kubeconfig, nil
+}
+
+// Running reports whether kind runs a cluster of the provider's name:
+// Create then reuses it.
+func (p *Provider) Running(context.Context) (bool, error) { return p.Exists() }
 
 // kubeconfigPath is where kind writes the cluster's kubeconfig: in the
 // state directory when there is one, else a new temporary file.

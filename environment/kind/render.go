@@ -20,16 +20,24 @@ var (
 	nodeShim      = path.Join(NodeKitDir, "lib", "libnvidia-ml.so")
 	nodeNvidiaSMI = path.Join(NodeKitDir, "lib", "nvidia-smi")
 	nodeProfile   = path.Join(NodeKitDir, "share", "profile.yaml")
+	// nodeClusterProfile is where a cluster profile file is installed.
+	nodeClusterProfile = path.Join(NodeKitDir, "share", "cluster-profile.yaml")
 )
 
 // RenderOptions say what to render in a node and with which host files.
 type RenderOptions struct {
 	// Profile is the name of a built-in node profile (drakit emulator
-	// profiles); ProfileFile a host file holding one. Exactly one is set.
-	Profile     string
-	ProfileFile string
+	// profiles); ProfileFile a host file holding one. ClusterProfile and
+	// ClusterProfileFile are the same for a cluster profile (drakit
+	// emulator cluster-profile), whose node named like the kind node is
+	// rendered. Exactly one of the four is set.
+	Profile            string
+	ProfileFile        string
+	ClusterProfile     string
+	ClusterProfileFile string
 	// UUIDSeed seeds the node's GPU UUIDs and NIC MACs; default: the node's
-	// name, so that every node's hardware is distinct.
+	// name, so that every node's hardware is distinct. Not with a cluster
+	// profile, which seeds its nodes itself.
 	UUIDSeed string
 	// Drakit is the host's drakit binary (_output/bin/drakit). The node
 	// image is Debian like the build host, so the dynamically linked
@@ -73,8 +81,17 @@ func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
 	if node == "" {
 		errs = append(errs, errors.New("node: required"))
 	}
-	if (o.Profile == "") == (o.ProfileFile == "") {
-		errs = append(errs, errors.New("profile: exactly one of a profile name and a profile file is required"))
+	set := 0
+	for _, p := range []string{o.Profile, o.ProfileFile, o.ClusterProfile, o.ClusterProfileFile} {
+		if p != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		errs = append(errs, errors.New("profile: exactly one of a profile name, a profile file, a cluster profile name and a cluster profile file is required"))
+	}
+	if o.UUIDSeed != "" && (o.ClusterProfile != "" || o.ClusterProfileFile != "") {
+		errs = append(errs, errors.New("uuidSeed: not with a cluster profile (it seeds its nodes itself)"))
 	}
 	if o.Drakit == "" {
 		errs = append(errs, errors.New("drakit: required"))
@@ -86,16 +103,26 @@ func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
 		return nil, fmt.Errorf("plan render on node %q: %w", node, err)
 	}
 	cmds := []NodeCommand{installCommand(o.Drakit, NodeDrakit, "0755")}
-	profile := o.Profile
-	if o.ProfileFile != "" {
-		cmds = append(cmds, installCommand(o.ProfileFile, nodeProfile, "0644"))
-		profile = nodeProfile
+	render := []string{NodeDrakit, "emulator", "render"}
+	switch {
+	case o.ClusterProfile != "":
+		render = append(render, "--cluster-profile", o.ClusterProfile, "--node", node)
+	case o.ClusterProfileFile != "":
+		cmds = append(cmds, installCommand(o.ClusterProfileFile, nodeClusterProfile, "0644"))
+		render = append(render, "--cluster-profile", nodeClusterProfile, "--node", node)
+	default:
+		profile := o.Profile
+		if o.ProfileFile != "" {
+			cmds = append(cmds, installCommand(o.ProfileFile, nodeProfile, "0644"))
+			profile = nodeProfile
+		}
+		seed := o.UUIDSeed
+		if seed == "" {
+			seed = node
+		}
+		render = append(render, "--profile", profile, "--uuid-seed", seed)
 	}
-	seed := o.UUIDSeed
-	if seed == "" {
-		seed = node
-	}
-	render := []string{NodeDrakit, "emulator", "render", "--profile", profile, "--uuid-seed", seed, "--root", EmulatorRoot}
+	render = append(render, "--root", EmulatorRoot)
 	if o.Shim != "" {
 		smi := o.NvidiaSMI
 		if smi == "" {

@@ -51,6 +51,28 @@ func TestRenderCommands(t *testing.T) {
 			{Argv: []string{"/opt/drakit/bin/drakit", "emulator", "render", "--profile", "nic-only",
 				"--uuid-seed", "n", "--root", "/var/lib/drakit/emulator"}},
 		},
+	}, {
+		name: "cluster profile name: the node of the kind node's name",
+		node: "drakit-worker3",
+		opts: RenderOptions{ClusterProfile: "conformance-fabric-kind", Drakit: "/d"},
+		want: []NodeCommand{
+			install("/d", "/opt/drakit/bin/drakit", "0755"),
+			{Argv: []string{"/opt/drakit/bin/drakit", "emulator", "render", "--cluster-profile", "conformance-fabric-kind",
+				"--node", "drakit-worker3", "--root", "/var/lib/drakit/emulator"}},
+		},
+	}, {
+		name: "cluster profile file, installed in the node",
+		node: "drakit-control-plane",
+		opts: RenderOptions{ClusterProfileFile: "/p/cluster.yaml", Drakit: "/d", Shim: "/s.so"},
+		want: []NodeCommand{
+			install("/d", "/opt/drakit/bin/drakit", "0755"),
+			install("/p/cluster.yaml", "/opt/drakit/share/cluster-profile.yaml", "0644"),
+			install("/s.so", "/opt/drakit/lib/libnvidia-ml.so", "0755"),
+			install("/nvidia-smi", "/opt/drakit/lib/nvidia-smi", "0755"),
+			{Argv: []string{"/opt/drakit/bin/drakit", "emulator", "render", "--cluster-profile", "/opt/drakit/share/cluster-profile.yaml",
+				"--node", "drakit-control-plane", "--root", "/var/lib/drakit/emulator",
+				"--shim", "/opt/drakit/lib/libnvidia-ml.so", "--nvidia-smi", "/opt/drakit/lib/nvidia-smi"}},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := RenderCommands(tc.node, tc.opts)
@@ -73,6 +95,8 @@ func TestRenderCommandsRefuses(t *testing.T) {
 		"no node":          {"", RenderOptions{Profile: "p", Drakit: "/d"}, "node: required"},
 		"no profile":       {"n", RenderOptions{Drakit: "/d"}, "profile: exactly one"},
 		"two profiles":     {"n", RenderOptions{Profile: "p", ProfileFile: "/f", Drakit: "/d"}, "profile: exactly one"},
+		"node and cluster": {"n", RenderOptions{Profile: "p", ClusterProfile: "c", Drakit: "/d"}, "profile: exactly one"},
+		"seeded cluster":   {"n", RenderOptions{ClusterProfile: "c", UUIDSeed: "s", Drakit: "/d"}, "uuidSeed: not with a cluster profile"},
 		"no drakit":        {"n", RenderOptions{Profile: "p"}, "drakit: required"},
 		"smi without shim": {"n", RenderOptions{Profile: "p", Drakit: "/d", NvidiaSMI: "/s"}, "nvidiaSMI: needs shim"},
 	} {

@@ -90,10 +90,11 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # Extended ones need partitions or the adminAccess capability, which only the GPU driver claims. The
 # scenarios of the kit's own test driver (pool status, attributes) run once, in the GPU run; those of
 # binding conditions (KEP-5007) with the GPU driver publishing binding conditions, below. Node
-# allocatable resources (KEP-5517) are the CPU driver's. This cluster has one node:
+# allocatable resources (KEP-5517) are the CPU driver's (the filters: KIT_TAGS_* in scripts/lib.sh,
+# which scripts/conformance-kind.sh runs on kind too). This cluster has one node:
 # the @multi-node, @nvlink-fabric and @tpu-torus scenarios run on 4 nodes below
 # (scripts/conformance-fabric.sh).
-kit gpu docs/examples/reference-driver.yaml '~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@kep-5007 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
+kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
 # The same steps as Ginkgo specs (conformance/ginkgo, the package a driver's own Ginkgo suite imports):
 # the example suite runs the GPU driver's KEP-4815 scenarios selected by --ginkgo.label-filter; any
 # failure, a skip, or no spec run fails the run. Its reports stay out of the summary (the GPU run
@@ -107,8 +108,8 @@ ginkgo_out=$(go test -count=1 -v -timeout 30m -run '^TestIntegrationGinkgoExampl
 grep -q -- '--- PASS: TestIntegrationGinkgoExample' <<<"$ginkgo_out" && grep -Eq '^Ran [1-9][0-9]* of [0-9]+ Specs' <<<"$ginkgo_out" ||
   { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite ran no spec (skipped, or the label filter selected none)"; }
 grep -E '^Ran [0-9]+ of [0-9]+ Specs' <<<"$ginkgo_out" | while read -r line; do log "ginkgo: $line"; done
-kit nic docs/examples/reference-nic-driver.yaml '~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core,@kep-5004,@kep-3695'
-kit cpu docs/examples/reference-cpu-driver.yaml '@kep-5517'
+kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
+kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
 
 # --- binding conditions (KEP-5007) on the GPU driver's own devices --------------------------------
 # With --binding-conditions every GPU device waits for gpu.drakit.dev/attached, which the kit's attach

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 
+	"drakit.dev/drakit/emulator/clusterprofile"
 	kindconfig "drakit.dev/drakit/kind"
 )
 
@@ -206,4 +208,33 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("generated config does not parse: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestFabricProfileNamesKindNodes: kind/conformance-fabric.yaml is a valid
+// cluster profile whose nodes are exactly the nodes kind gives cluster
+// "drakit" with three workers, in order (the TPU hosts stack in that order).
+func TestFabricProfileNamesKindNodes(t *testing.T) {
+	src, err := clusterprofile.Load("../../kind/conformance-fabric.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clusterprofile.Resolve(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := ParseConfig(kindconfig.ClusterYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Generate(base, ConfigOptions{ClusterName: DefaultClusterName, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range c.Nodes {
+		got = append(got, n.Name)
+	}
+	if want := NodeNames(DefaultClusterName, cfg); !slices.Equal(got, want) {
+		t.Errorf("profile nodes %q, want kind's %q", got, want)
+	}
 }

@@ -208,6 +208,14 @@ func (p *Provider) create(ctx context.Context, base *v1alpha4.Cluster) (string, 
 	if err := p.kind.Create(p.name, createOpts...); err != nil {
 		return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
 	}
+	if len(cfg.Nodes) > 1 {
+		// kind keeps the control plane tainted when there are workers;
+		// every node of a drakit cluster is a test node.
+		cp := p.name + "-control-plane"
+		if err := p.runOnNode(ctx, cp, UntaintCommand(cp)); err != nil {
+			return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
+		}
+	}
 	p.kubeconfig = kubeconfig
 	return kubeconfig, nil
 }

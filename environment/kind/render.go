@@ -133,3 +133,10 @@ func RenderCommands(node string, o RenderOptions) ([]NodeCommand, error) {
 	}
 	return append(cmds, NodeCommand{Argv: render}), nil
 }
+
+// UntaintCommand removes the control-plane taint from node, run in the
+// control-plane node with its admin kubeconfig: kind keeps the taint on a
+// cluster with workers, and drakit tests on every node.
+func UntaintCommand(node string) NodeCommand {
+	return NodeCommand{Argv: []string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "taint", "nodes", node, "node-role.kubernetes.io/control-plane-"}}
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# make conformance's feature runs on kind: the same features, emulator and reference drivers in kind
+# node containers (package environment's kind provider, sigs.k8s.io/kind's Go library), where Docker
+# runs. Two clusters, one after the other, each set up and torn down by drakit environment up/down:
+#   1. one node rendered from DRAKIT_PROFILE (default dgx-a100-mig) with the GPU, NIC and CPU drivers:
+#      the GPU, NIC and CPU runs of scripts/conformance.sh, with its filters (KIT_TAGS_* in lib.sh);
+#   2. four nodes (the control plane and three workers) rendered from the cluster profile
+#      kind/conformance-fabric.yaml, the GPU driver with its IMEX controller and the TPU driver on every
+#      node: @nvlink-fabric, @tpu-torus and @multi-node && @multi-host, as scripts/conformance-fabric.sh.
+# Each run is drakit conformance --provider kind --reuse-environment against the cluster as set up;
+# every selected scenario must pass (--fail-on-skip). Not run on kind: the binding-condition run
+# (KEP-5007, a redeployment of the GPU driver with --binding-conditions) and the @interpose run
+# (drakit interpose, a host process in the kubelet's plugin directories); scripts/conformance.sh runs
+# both on the local cluster.
+#
+# Needs root, Docker (DOCKER_HOST is honoured; kind/README.md runs dockerd in a network namespace)
+# and the offline node image (scripts/kind-node-image.sh, or KIND_NODE_IMAGE naming another).
+# ARTIFACTS (default artifacts/kind) gets a directory per run, logs/ per cluster and summary.txt;
+# DRAKIT_KIND_STATE (default $TMPDIR/drakit-kind-state) holds the kubeconfig and the host
+# directories mounted into the nodes.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$DRAKIT_REPO"
+: "${ARTIFACTS:=$DRAKIT_REPO/artifacts/kind}"
+: "${KIND_NODE_IMAGE:=drakit.dev/kind-node:v1.37.2}"
+: "${DRAKIT_KIND_STATE:=${TMPDIR:-/tmp}/drakit-kind-state}"
+: "${DRAKIT_PROFILE:=dgx-a100-mig}"
+: "${DRAKIT_CONCURRENCY:=3}"
+started=$SECONDS
+
+scripts/build.sh
+scripts/build-images.sh
+
+drakit=_output/bin/drakit
+kubectl=$DRAKIT_CACHE/components/kubernetes-$KUBERNETES_VERSION/bin/kubectl
+kind=(--provider kind --kind-node-image "$KIND_NODE_IMAGE" --kind-state-dir "$DRAKIT_KIND_STATE")
+cluster= # the cluster that is up: its logs go to $ARTIFACTS/$cluster
+down() {
+  log "tearing the $cluster cluster down (logs: $ARTIFACTS/$cluster/logs)"
+  $drakit environment down "${kind[@]}" --artifacts "$ARTIFACTS/$cluster"
+  cluster=
+}
+teardown() {
+  local rc=$?
+  if [ -n "$cluster" ]; then down || rc=1; fi
+  log "the kind runs finished in $(( SECONDS - started ))s (exit $rc)"
+  exit "$rc"
+}
+trap teardown EXIT
+
+kit() { # kit NAME DECLARATION TAGS [CONCURRENCY]: certify one driver on the running cluster
+  log "running the conformance features against the $1 driver on kind ($2)"
+  $drakit conformance "${kind[@]}" --reuse-environment --artifacts "$ARTIFACTS/$1" --driver-config "$2" \
+    --tags "$3" --no-colors --fail-on-skip --concurrency "${4:-$DRAKIT_CONCURRENCY}"
+}
+
+rm -rf "$ARTIFACTS"
+mkdir -p "$ARTIFACTS"
+
+cluster=single-node
+log "setting up a one-node kind cluster: $DRAKIT_PROFILE rendered, the GPU, NIC and CPU drivers deployed"
+$drakit environment up "${kind[@]}" --recreate --kind-workers 0 --images-dir "$DRAKIT_REPO/_output/images" \
+  --emulator-profile "$DRAKIT_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,nic,cpu
+kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
+kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
+kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
+down
+
+cluster=fabric
+log "setting up a four-node kind cluster: kind/conformance-fabric.yaml rendered, the GPU and TPU drivers on every node"
+$drakit environment up "${kind[@]}" --recreate --kind-workers 3 --images-dir "$DRAKIT_REPO/_output/images" \
+  --cluster-profile kind/conformance-fabric.yaml --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
+# A claim's allocation keeps the node selector its device's pool had: wait until each clique's
+# channel pool names both its nodes.
+log "waiting for the IMEX controller's pools to name both nodes of each clique"
+for _ in $(seq 1 60); do
+  pools=$("$kubectl" --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig" get resourceslices -o jsonpath='{range .items[?(@.spec.nodeSelector)]}{.spec.pool.name}={.spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values}{"\n"}{end}')
+  [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] && break
+  sleep 2
+done
+printf '%s\n' "$pools" | tee "$ARTIFACTS/imex-pools.txt"
+[ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] || die "the IMEX controller did not publish a two-node pool per clique"
+# The scenarios use whole cliques and whole hosts: one at a time.
+kit fabric docs/examples/reference-driver.yaml '@nvlink-fabric' 1
+kit tpu docs/examples/reference-tpu-driver.yaml '@tpu-torus' 1
+kit multinode docs/examples/reference-tpu-driver.yaml '@multi-node && @multi-host' 1
+down
+
+log "summarizing every kind run per KEP into $ARTIFACTS/summary.txt"
+$drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
+  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -290,7 +291,45 @@ func TestKindProviderFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(workflow), "--kind-node-image") || newConformanceCommand().Flags().Lookup("kind-node-image") == nil {
-		t.Error("the kind lane's --kind-node-image is not a flag of drakit conformance")
+	if !strings.Contains(string(workflow), "scripts/conformance-kind.sh") {
+		t.Error("the kind lane does not run scripts/conformance-kind.sh")
+	}
+}
+
+// TestKindScriptFlags: every flag scripts/conformance-kind.sh passes to
+// drakit conformance (summarize) or drakit environment is one of theirs.
+func TestKindScriptFlags(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/conformance-kind.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, env, summarize := newConformanceCommand(), newEnvironmentCommand(), newConformanceSummarizeCommand()
+	known := func(name string) bool {
+		return conf.Flags().Lookup(name) != nil || env.PersistentFlags().Lookup(name) != nil || summarize.Flags().Lookup(name) != nil
+	}
+	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	seen := 0
+	inDrakit := false
+	for _, line := range strings.Split(string(script), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if strings.Contains(line, "$drakit conformance") || strings.Contains(line, "$drakit environment") || strings.HasPrefix(trimmed, "kind=(") {
+			inDrakit = true
+		}
+		if !inDrakit {
+			continue
+		}
+		for _, m := range flagRE.FindAllStringSubmatch(line, -1) {
+			seen++
+			if !known(m[1]) {
+				t.Errorf("scripts/conformance-kind.sh passes --%s, which drakit conformance and drakit environment lack: %s", m[1], trimmed)
+			}
+		}
+		inDrakit = strings.HasSuffix(trimmed, "\\")
+	}
+	if seen < 10 {
+		t.Errorf("found %d flags in the script's drakit command lines: the scan missed them", seen)
 	}
 }

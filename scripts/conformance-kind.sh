@@ -3,15 +3,17 @@
 # node containers (package environment's kind provider, sigs.k8s.io/kind's Go library), where Docker
 # runs. Two clusters, one after the other, each set up and torn down by drakit environment up/down:
 #   1. one node rendered from DRAKIT_PROFILE (default dgx-a100-mig) with the GPU, NIC and CPU drivers:
-#      the GPU, NIC and CPU runs of scripts/conformance.sh, with its filters (KIT_TAGS_* in lib.sh);
+#      the GPU, NIC, CPU and binding-condition runs of scripts/conformance.sh, with its filters
+#      (KIT_TAGS_* in lib.sh);
 #   2. four nodes (the control plane and three workers) rendered from the cluster profile
 #      kind/conformance-fabric.yaml, the GPU driver with its IMEX controller and the TPU driver on every
 #      node: @nvlink-fabric, @tpu-torus and @multi-node && @multi-host, as scripts/conformance-fabric.sh.
 # Each run is drakit conformance --provider kind --reuse-environment against the cluster as set up;
-# every selected scenario must pass (--fail-on-skip). Not run on kind: the binding-condition run
-# (KEP-5007, a redeployment of the GPU driver with --binding-conditions) and the @interpose run
-# (drakit interpose, a host process in the kubelet's plugin directories); scripts/conformance.sh runs
-# both on the local cluster.
+# every selected scenario must pass (--fail-on-skip). The binding-condition run (KEP-5007) follows
+# on the one-node cluster with the GPU driver redeployed. Not run on kind: the @interpose run (drakit
+# interpose is a host process serving sockets in the kubelet's plugin directories, whose paths it
+# hands the kubelet; a kind node's kubelet sees other paths); scripts/conformance.sh runs it on the
+# local cluster.
 #
 # Needs root, Docker (DOCKER_HOST is honoured; kind/README.md runs dockerd in a network namespace)
 # and the offline node image (scripts/kind-node-image.sh, or KIND_NODE_IMAGE naming another).
@@ -64,6 +66,17 @@ $drakit environment up "${kind[@]}" --recreate --kind-workers 0 --images-dir "$D
 kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
 kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
 kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
+# Binding conditions (KEP-5007), as scripts/conformance.sh runs them: the GPU driver redeployed with
+# --binding-conditions (deleted first, so that the kit sees the new slices), with the paths and
+# privileges the environment gave it on kind: the kind node's default paths, privileged, the API
+# server at the control plane's address on the kind network.
+apiserver=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' drakit-control-plane)
+[ -n "$apiserver" ] || die "no address of drakit-control-plane on the kind network"
+log "redeploying the reference GPU driver with binding conditions (API server $apiserver:6443)"
+$drakit driver delete --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig"
+$drakit driver deploy --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig" --privileged --apiserver-host "$apiserver" \
+  --apiserver-port 6443 --partitionable-alpha --list-attributes --binding-conditions
+kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
 down
 
 cluster=fabric
@@ -88,4 +101,4 @@ down
 
 log "summarizing every kind run per KEP into $ARTIFACTS/summary.txt"
 $drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
-  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
+  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/gpu-binding" "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

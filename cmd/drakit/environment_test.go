@@ -297,15 +297,23 @@ func TestKindProviderFlags(t *testing.T) {
 }
 
 // TestKindScriptFlags: every flag scripts/conformance-kind.sh passes to
-// drakit conformance (summarize) or drakit environment is one of theirs.
+// drakit conformance (summarize), drakit environment or drakit driver is
+// one of theirs.
 func TestKindScriptFlags(t *testing.T) {
 	script, err := os.ReadFile("../../scripts/conformance-kind.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, env, summarize := newConformanceCommand(), newEnvironmentCommand(), newConformanceSummarizeCommand()
+	driverDeploy, _, err := newDriverCommand().Find([]string{"deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := []*pflag.FlagSet{
+		newConformanceCommand().Flags(), newEnvironmentCommand().PersistentFlags(),
+		newConformanceSummarizeCommand().Flags(), driverDeploy.InheritedFlags(), driverDeploy.Flags(),
+	}
 	known := func(name string) bool {
-		return conf.Flags().Lookup(name) != nil || env.PersistentFlags().Lookup(name) != nil || summarize.Flags().Lookup(name) != nil
+		return slices.ContainsFunc(sets, func(fs *pflag.FlagSet) bool { return fs.Lookup(name) != nil })
 	}
 	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
 	seen := 0
@@ -315,7 +323,7 @@ func TestKindScriptFlags(t *testing.T) {
 		if strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		if strings.Contains(line, "$drakit conformance") || strings.Contains(line, "$drakit environment") || strings.HasPrefix(trimmed, "kind=(") {
+		if strings.Contains(line, "$drakit ") || strings.HasPrefix(trimmed, "kind=(") {
 			inDrakit = true
 		}
 		if !inDrakit {
@@ -324,7 +332,7 @@ func TestKindScriptFlags(t *testing.T) {
 		for _, m := range flagRE.FindAllStringSubmatch(line, -1) {
 			seen++
 			if !known(m[1]) {
-				t.Errorf("scripts/conformance-kind.sh passes --%s, which drakit conformance and drakit environment lack: %s", m[1], trimmed)
+				t.Errorf("scripts/conformance-kind.sh passes --%s, which no drakit command it runs has: %s", m[1], trimmed)
 			}
 		}
 		inDrakit = strings.HasSuffix(trimmed, "\\")

@@ -32,11 +32,13 @@ import (
 
 // The charts' directories, each the name of the release the tests install,
 // so that the chart's names are reference/deploy's (deploy.Name,
-// deploy.NICName, deploy.CPUName).
+// deploy.NICName, deploy.CPUName, deploy.TPUName, deploy.PlainName).
 const (
-	gpuChart = "drakit-driver"
-	nicChart = "drakit-nic-driver"
-	cpuChart = "drakit-cpu-driver"
+	gpuChart   = "drakit-driver"
+	nicChart   = "drakit-nic-driver"
+	cpuChart   = "drakit-cpu-driver"
+	tpuChart   = "drakit-tpu-driver"
+	plainChart = "drakit-plain-driver"
 )
 
 // helmLabels are the labels only the chart adds (Helm's conventions); the
@@ -229,7 +231,7 @@ func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Objec
 // TestChartsLint: helm lint finds nothing worse than information (such
 // as the chart having no icon).
 func TestChartsLint(t *testing.T) {
-	for _, chart := range []string{gpuChart, nicChart, cpuChart} {
+	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
 		linter := lint.RunAll(chart, nil, "default", lint.WithKubeVersion(kubeVersion))
 		for _, msg := range linter.Messages {
 			if msg.Severity > support.InfoSev {

@@ -53,6 +53,11 @@ var kubeVersion = &common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37
 // namespace default, with the values set (each as --set would take it) and
 // returns the manifest.
 func render(chartDir string, set ...string) (string, error) {
+	return renderRelease(chartDir, filepath.Base(chartDir), set...)
+}
+
+// renderRelease is render as the release named release.
+func renderRelease(chartDir, release string, set ...string) (string, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		return "", fmt.Errorf("load chart %s: %w", chartDir, err)
@@ -66,7 +71,7 @@ func render(chartDir string, set ...string) (string, error) {
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
 	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
-	install.ReleaseName = filepath.Base(chartDir)
+	install.ReleaseName = release
 	install.Namespace = "default"
 	install.KubeVersion = kubeVersion
 	rel, err := install.Run(chrt, vals)
@@ -211,7 +216,13 @@ func compare(want, got []runtime.Object) error {
 // the Helm labels (each must have them).
 func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Object {
 	t.Helper()
-	manifest, err := render(chartDir, set...)
+	return renderReleaseObjects(t, chartDir, filepath.Base(chartDir), set...)
+}
+
+// renderReleaseObjects is renderObjects as the release named release.
+func renderReleaseObjects(t *testing.T, chartDir, release string, set ...string) []runtime.Object {
+	t.Helper()
+	manifest, err := renderRelease(chartDir, release, set...)
 	if err != nil {
 		t.Fatal(err)
 	}

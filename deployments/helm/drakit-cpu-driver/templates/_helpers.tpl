@@ -80,6 +80,52 @@ Labels of the driver's workload objects and pods.
 {{- end }}
 
 {{/*
+The DaemonSet's name: the full name, with node <fullname>-<node, dots as
+dashes> (a DaemonSet per node, as drakit's deploy --node).
+*/}}
+{{- define "drakit-cpu-driver.daemonSetName" -}}
+{{- $name := include "drakit-cpu-driver.fullname" . }}
+{{- if .Values.node }}
+{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods: with node, also
+drakit.dev/node=<node>.
+*/}}
+{{- define "drakit-cpu-driver.podSelectorLabels" -}}
+{{ include "drakit-cpu-driver.selectorLabels" . }}
+{{- with .Values.node }}
+drakit.dev/node: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the DaemonSet and its pods.
+*/}}
+{{- define "drakit-cpu-driver.podLabels" -}}
+{{ include "drakit-cpu-driver.podSelectorLabels" . }}
+{{ include "drakit-cpu-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver pods' nodeSelector as YAML: nodeSelector, with node also
+kubernetes.io/hostname=<node>.
+*/}}
+{{- define "drakit-cpu-driver.nodeSelector" -}}
+{{- $selector := deepCopy .Values.nodeSelector }}
+{{- with .Values.node }}
+{{- $_ := set $selector "kubernetes.io/hostname" . }}
+{{- end }}
+{{- with $selector }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 */}}
 {{- define "drakit-cpu-driver.image" -}}

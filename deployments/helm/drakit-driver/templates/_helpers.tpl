@@ -80,6 +80,52 @@ Labels of the driver's workload objects and pods.
 {{- end }}
 
 {{/*
+The DaemonSet's name: the full name, with node <fullname>-<node, dots as
+dashes> (a DaemonSet per node, as drakit's deploy --node).
+*/}}
+{{- define "drakit-driver.daemonSetName" -}}
+{{- $name := include "drakit-driver.fullname" . }}
+{{- if .Values.node }}
+{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods: with node, also
+drakit.dev/node=<node>.
+*/}}
+{{- define "drakit-driver.podSelectorLabels" -}}
+{{ include "drakit-driver.selectorLabels" . }}
+{{- with .Values.node }}
+drakit.dev/node: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the DaemonSet and its pods.
+*/}}
+{{- define "drakit-driver.podLabels" -}}
+{{ include "drakit-driver.podSelectorLabels" . }}
+{{ include "drakit-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver pods' nodeSelector as YAML: nodeSelector, with node also
+kubernetes.io/hostname=<node>.
+*/}}
+{{- define "drakit-driver.nodeSelector" -}}
+{{- $selector := deepCopy .Values.nodeSelector }}
+{{- with .Values.node }}
+{{- $_ := set $selector "kubernetes.io/hostname" . }}
+{{- end }}
+{{- with $selector }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The IMEX controller's labels (selector: its name).
 */}}
 {{- define "drakit-driver.imexSelectorLabels" -}}

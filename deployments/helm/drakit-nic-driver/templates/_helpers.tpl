@@ -80,6 +80,52 @@ Labels of the driver's workload objects and pods.
 {{- end }}
 
 {{/*
+The DaemonSet's name: the full name, with node <fullname>-<node, dots as
+dashes> (a DaemonSet per node, as drakit's deploy --node).
+*/}}
+{{- define "drakit-nic-driver.daemonSetName" -}}
+{{- $name := include "drakit-nic-driver.fullname" . }}
+{{- if .Values.node }}
+{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods: with node, also
+drakit.dev/node=<node>.
+*/}}
+{{- define "drakit-nic-driver.podSelectorLabels" -}}
+{{ include "drakit-nic-driver.selectorLabels" . }}
+{{- with .Values.node }}
+drakit.dev/node: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the DaemonSet and its pods.
+*/}}
+{{- define "drakit-nic-driver.podLabels" -}}
+{{ include "drakit-nic-driver.podSelectorLabels" . }}
+{{ include "drakit-nic-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver pods' nodeSelector as YAML: nodeSelector, with node also
+kubernetes.io/hostname=<node>.
+*/}}
+{{- define "drakit-nic-driver.nodeSelector" -}}
+{{- $selector := deepCopy .Values.nodeSelector }}
+{{- with .Values.node }}
+{{- $_ := set $selector "kubernetes.io/hostname" . }}
+{{- end }}
+{{- with $selector }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 */}}
 {{- define "drakit-nic-driver.image" -}}

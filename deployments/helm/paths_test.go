@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"strings"
 	"testing"
 
 	"drakit.dev/drakit/reference/deploy"
@@ -29,29 +30,87 @@ func systemPathProbes() []string {
 	return probes
 }
 
-// TestChartsRefuseSystemPathsAsDeployDoes: the TPU chart's hostRoot and
-// the plain chart's stateDir render exactly where reference/deploy accepts
-// the path.
+// driverPaths are, by chart, each driver's own host path values and how
+// reference/deploy validates its default options with that value, the
+// kubelet's root and the CDI directory set.
+var driverPaths = []struct {
+	chart, value string
+	validate     func(own, kubeletRootDir, cdiDir string) error
+}{
+	{gpuChart, "driverRoot", func(own, k, c string) error {
+		o := deploy.DefaultOptions()
+		o.DriverRoot, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+	{nicChart, "hostRoot", func(own, k, c string) error {
+		o := deploy.DefaultNICOptions()
+		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+	{cpuChart, "hostRoot", func(own, k, c string) error {
+		o := deploy.DefaultCPUOptions()
+		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+	{cpuChart, "stateDir", func(own, k, c string) error {
+		o := deploy.DefaultCPUOptions()
+		o.StateDir, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+	{tpuChart, "hostRoot", func(own, k, c string) error {
+		o := deploy.DefaultTPUOptions()
+		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+	{plainChart, "stateDir", func(own, k, c string) error {
+		o := deploy.DefaultPlainOptions()
+		o.StateDir, o.KubeletRootDir, o.CDIDir = own, k, c
+		return o.Validate()
+	}},
+}
+
+// TestChartsRefuseSystemPathsAsDeployDoes: each driver's own host path
+// value renders exactly where reference/deploy accepts the path.
 func TestChartsRefuseSystemPathsAsDeployDoes(t *testing.T) {
-	for _, p := range systemPathProbes() {
-		tpu := deploy.DefaultTPUOptions()
-		tpu.HostRoot = p
-		plain := deploy.DefaultPlainOptions()
-		plain.StateDir = p
-		for _, tc := range []struct {
-			chart, set string
-			deployErr  error
-		}{
-			{tpuChart, "hostRoot=" + p, tpu.Validate()},
-			{plainChart, "stateDir=" + p, plain.Validate()},
-		} {
-			_, err := render(tc.chart, tc.set)
+	for _, d := range driverPaths {
+		for _, p := range systemPathProbes() {
+			deployErr := d.validate(p, "/var/lib/kubelet", "/var/run/cdi")
+			_, err := render(d.chart, d.value+"="+p)
 			switch {
-			case tc.deployErr == nil && err != nil:
-				t.Errorf("%s with %s: reference/deploy accepts it, the chart refuses: %v", tc.chart, tc.set, err)
-			case tc.deployErr != nil && err == nil:
-				t.Errorf("%s with %s: reference/deploy refuses it (%v), the chart renders", tc.chart, tc.set, tc.deployErr)
+			case deployErr == nil && err != nil:
+				t.Errorf("%s with %s=%s: reference/deploy accepts it, the chart refuses: %v", d.chart, d.value, p, err)
+			case deployErr != nil && err == nil:
+				t.Errorf("%s with %s=%s: reference/deploy refuses it (%v), the chart renders", d.chart, d.value, p, deployErr)
 			}
+		}
+	}
+}
+
+// TestChartsRefuseOverlapsAndLongSocketsAsDeployDoes: a driver's own host
+// path inside the kubelet's root or the CDI directory inside it, and a
+// kubelet root too long for the driver's sockets, fail in every chart as
+// in reference/deploy, with deploy's reason.
+func TestChartsRefuseOverlapsAndLongSocketsAsDeployDoes(t *testing.T) {
+	longRoot := "/var/lib/" + strings.Repeat("k", 70)
+	for _, d := range driverPaths {
+		for _, tc := range []struct {
+			own, kubeletRootDir, cdiDir string
+			reason                      string
+		}{
+			{"/var/lib/kubelet/drakit", "/var/lib/kubelet", "/var/run/cdi", "overlap"},
+			{"/var/lib/drakit-probe", "/var/lib/kubelet", "/var/lib/drakit-probe/cdi", "overlap"},
+			{"/var/lib/drakit-probe", longRoot, "/var/run/cdi", "AF_UNIX"},
+		} {
+			set := []string{d.value + "=" + tc.own, "kubeletRootDir=" + tc.kubeletRootDir, "cdiDir=" + tc.cdiDir}
+			t.Run(d.chart+" "+strings.Join(set, ","), func(t *testing.T) {
+				if err := d.validate(tc.own, tc.kubeletRootDir, tc.cdiDir); err == nil || !strings.Contains(err.Error(), tc.reason) {
+					t.Fatalf("reference/deploy: got %v, want an error saying %s", err, tc.reason)
+				}
+				_, err := render(d.chart, set...)
+				if err == nil || !strings.Contains(err.Error(), tc.reason) {
+					t.Errorf("chart: got %v, want an error saying %s", err, tc.reason)
+				}
+			})
 		}
 	}
 }

@@ -211,9 +211,9 @@ The sub-slice shapes, checked beyond the schema's syntax: a shape of at most
 
 {{/*
 Checks what reference/deploy checks across the host path values and
-renders nothing: no two of kubeletRootDir, cdiDir and hostRoot overlap (each
-is mounted with its own access, so neither may contain the other), and the
-driver's sockets fit AF_UNIX's 107 bytes.
+renders nothing: no two of kubeletRootDir, cdiDir and hostRoot overlap
+(each is mounted with its own access, so neither may contain the other),
+and the driver's sockets fit AF_UNIX's 107 bytes.
 */}}
 {{- define "drakit-tpu-driver.checkHostPaths" -}}
 {{- $paths := list

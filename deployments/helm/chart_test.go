@@ -32,11 +32,13 @@ import (
 
 // The charts' directories, each the name of the release the tests install,
 // so that the chart's names are reference/deploy's (deploy.Name,
-// deploy.NICName, deploy.CPUName).
+// deploy.NICName, deploy.CPUName, deploy.TPUName, deploy.PlainName).
 const (
-	gpuChart = "drakit-driver"
-	nicChart = "drakit-nic-driver"
-	cpuChart = "drakit-cpu-driver"
+	gpuChart   = "drakit-driver"
+	nicChart   = "drakit-nic-driver"
+	cpuChart   = "drakit-cpu-driver"
+	tpuChart   = "drakit-tpu-driver"
+	plainChart = "drakit-plain-driver"
 )
 
 // helmLabels are the labels only the chart adds (Helm's conventions); the
@@ -51,6 +53,11 @@ var kubeVersion = &common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37
 // namespace default, with the values set (each as --set would take it) and
 // returns the manifest.
 func render(chartDir string, set ...string) (string, error) {
+	return renderRelease(chartDir, filepath.Base(chartDir), set...)
+}
+
+// renderRelease is render as the release named release.
+func renderRelease(chartDir, release string, set ...string) (string, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		return "", fmt.Errorf("load chart %s: %w", chartDir, err)
@@ -64,7 +71,7 @@ func render(chartDir string, set ...string) (string, error) {
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
 	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
-	install.ReleaseName = filepath.Base(chartDir)
+	install.ReleaseName = release
 	install.Namespace = "default"
 	install.KubeVersion = kubeVersion
 	rel, err := install.Run(chrt, vals)
@@ -209,7 +216,13 @@ func compare(want, got []runtime.Object) error {
 // the Helm labels (each must have them).
 func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Object {
 	t.Helper()
-	manifest, err := render(chartDir, set...)
+	return renderReleaseObjects(t, chartDir, filepath.Base(chartDir), set...)
+}
+
+// renderReleaseObjects is renderObjects as the release named release.
+func renderReleaseObjects(t *testing.T, chartDir, release string, set ...string) []runtime.Object {
+	t.Helper()
+	manifest, err := renderRelease(chartDir, release, set...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +242,7 @@ func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Objec
 // TestChartsLint: helm lint finds nothing worse than information (such
 // as the chart having no icon).
 func TestChartsLint(t *testing.T) {
-	for _, chart := range []string{gpuChart, nicChart, cpuChart} {
+	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
 		linter := lint.RunAll(chart, nil, "default", lint.WithKubeVersion(kubeVersion))
 		for _, msg := range linter.Messages {
 			if msg.Severity > support.InfoSev {

@@ -27,6 +27,14 @@ var cpuCases = []struct {
 		func(o *deploy.CPUOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
 	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
 		func(o *deploy.CPUOptions) { o.APIServerHost, o.APIServerPort = "", 0 }},
+	{"node", []string{"node=127.0.0.2"}, func(o *deploy.CPUOptions) { o.Node = "127.0.0.2" }},
+	{"node with its paths and port", []string{
+		"node=node-2.example.com", "kubeletRootDir=/r/nodes/2/kubelet/root", "cdiDir=/r/nodes/2/cdi",
+		"hostRoot=/r/nodes/2/emulator", "stateDir=/r/nodes/2/cpu-driver", "httpPort=9482",
+	}, func(o *deploy.CPUOptions) {
+		o.Node, o.KubeletRootDir, o.CDIDir, o.HostRoot, o.StateDir, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi",
+			"/r/nodes/2/emulator", "/r/nodes/2/cpu-driver", 9482
+	}},
 }
 
 // TestCPUChartIsReferenceDeploy renders the CPU chart for each case and

@@ -7,9 +7,23 @@
 //
 //	helm install drakit-driver deployments/helm/drakit-driver --set bindingConditions=true
 //
-// drakit-nic-driver/ and drakit-cpu-driver/ are the NIC and CPU drivers'
-// charts: reference/deploy.NICObjects and CPUObjects, each field of their
-// options but Node and Timeout a value.
+// drakit-nic-driver/, drakit-cpu-driver/, drakit-tpu-driver/ and
+// drakit-plain-driver/ are the NIC, CPU, TPU and plain drivers' charts:
+// reference/deploy.NICObjects, CPUObjects, TPUObjects (the kubelet plugin
+// and the sub-slice controller's Deployment) and PlainObjects, each field
+// of their options but Timeout a value. The TPU and plain charts' schemas
+// are strict: an unknown value is an error.
+//
+// Every chart's node value is deploy's --node: the DaemonSet is named
+// <name>-<node, dots as dashes>, labels and selects its pods with
+// drakit.dev/node=<node> and runs them only on that node. Install one
+// release per node, each with that node's paths and fullnameOverride the
+// chart's name, so that every release renders the same cluster-wide
+// objects as deploy does; the releases after the first take those over
+// (helm install --take-ownership):
+//
+//	helm install drakit-driver-127-0-0-2 deployments/helm/drakit-driver --take-ownership \
+//	  --set fullnameOverride=drakit-driver,node=127.0.0.2,kubeletRootDir=...,httpPort=9480
 //
 // The test renders each chart with Helm's own library (the client-only
 // dry-run of helm install, as helm template does) as a release named like

@@ -41,19 +41,28 @@ var gpuCases = []struct {
 	{"IMEX controller", []string{"imex.channels=8"}, func(o *deploy.Options) { o.IMEXChannels = 8 }},
 	{"IMEX controller with the kubelet's apiserver", []string{"imex.channels=2048", "apiServer.host=", "apiServer.port=0"},
 		func(o *deploy.Options) { o.IMEXChannels, o.APIServerHost, o.APIServerPort = 2048, "", 0 }},
+	{"node", []string{"node=127.0.0.2"}, func(o *deploy.Options) { o.Node = "127.0.0.2" }},
+	{"node with its paths and port", []string{
+		"node=node-2.example.com", "kubeletRootDir=/r/nodes/2/kubelet/root", "cdiDir=/r/nodes/2/cdi",
+		"driverRoot=/r/nodes/2/emulator", "httpPort=9480",
+	}, func(o *deploy.Options) {
+		o.Node, o.KubeletRootDir, o.CDIDir, o.DriverRoot, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator", 9480
+	}},
+	{"node with a nodeSelector", []string{"node=127.0.0.2", "nodeSelector.kubernetes\\.io/hostname=127.0.0.3"},
+		func(o *deploy.Options) { o.Node = "127.0.0.2" }},
 	{"every option", []string{
 		"driverName=gpu.example.com", "image.repository=registry.example/driver", "image.tag=v2",
 		"kubeletRootDir=/var/lib/k8s/kubelet", "registrarDir=/var/lib/k8s/kubelet/interposed",
 		"cdiDir=/etc/cdi", "driverRoot=/run/nvidia/driver", "apiServer.host=192.168.1.1", "apiServer.port=6444",
 		"partitionableAlpha=true", "deviceMetadata=false", "bindingConditions=true", "listAttributes=true",
-		"runtimeClassName=nvidia", "privileged=true", "imex.channels=4", "httpPort=9555",
+		"runtimeClassName=nvidia", "privileged=true", "imex.channels=4", "httpPort=9555", "node=worker-1",
 	}, func(o *deploy.Options) {
 		*o = deploy.Options{
 			DriverName: "gpu.example.com", Image: "registry.example/driver:v2",
 			KubeletRootDir: "/var/lib/k8s/kubelet", RegistrarDir: "/var/lib/k8s/kubelet/interposed",
 			CDIDir: "/etc/cdi", DriverRoot: "/run/nvidia/driver", APIServerHost: "192.168.1.1", APIServerPort: 6444,
 			PartitionableAlpha: true, DeviceMetadata: false, BindingConditions: true, ListAttributes: true,
-			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, HTTPPort: 9555, Timeout: o.Timeout,
+			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, HTTPPort: 9555, Node: "worker-1", Timeout: o.Timeout,
 		}
 	}},
 }

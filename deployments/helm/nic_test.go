@@ -28,6 +28,13 @@ var nicCases = []struct {
 		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
 	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
 		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "", 0 }},
+	{"node", []string{"node=127.0.0.2"}, func(o *deploy.NICOptions) { o.Node = "127.0.0.2" }},
+	{"node with its paths and port", []string{
+		"node=node-2.example.com", "kubeletRootDir=/r/nodes/2/kubelet/root", "cdiDir=/r/nodes/2/cdi",
+		"hostRoot=/r/nodes/2/emulator", "httpPort=9481",
+	}, func(o *deploy.NICOptions) {
+		o.Node, o.KubeletRootDir, o.CDIDir, o.HostRoot, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator", 9481
+	}},
 }
 
 // TestNICChartIsReferenceDeploy renders the NIC chart for each case and

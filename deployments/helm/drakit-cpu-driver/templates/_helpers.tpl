@@ -80,6 +80,52 @@ Labels of the driver's workload objects and pods.
 {{- end }}
 
 {{/*
+The DaemonSet's name: the full name, with node <fullname>-<node, dots as
+dashes> (a DaemonSet per node, as drakit's deploy --node).
+*/}}
+{{- define "drakit-cpu-driver.daemonSetName" -}}
+{{- $name := include "drakit-cpu-driver.fullname" . }}
+{{- if .Values.node }}
+{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods: with node, also
+drakit.dev/node=<node>.
+*/}}
+{{- define "drakit-cpu-driver.podSelectorLabels" -}}
+{{ include "drakit-cpu-driver.selectorLabels" . }}
+{{- with .Values.node }}
+drakit.dev/node: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the DaemonSet and its pods.
+*/}}
+{{- define "drakit-cpu-driver.podLabels" -}}
+{{ include "drakit-cpu-driver.podSelectorLabels" . }}
+{{ include "drakit-cpu-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver pods' nodeSelector as YAML: nodeSelector, with node also
+kubernetes.io/hostname=<node>.
+*/}}
+{{- define "drakit-cpu-driver.nodeSelector" -}}
+{{- $selector := deepCopy .Values.nodeSelector }}
+{{- with .Values.node }}
+{{- $_ := set $selector "kubernetes.io/hostname" . }}
+{{- end }}
+{{- with $selector }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 */}}
 {{- define "drakit-cpu-driver.image" -}}
@@ -87,12 +133,29 @@ The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 {{- end }}
 
 {{/*
-A host path value, checked: absolute and clean.
+A host path value (list: value name, path), checked as reference/deploy
+does: absolute and clean, neither a system directory (deploy's systemDirs)
+nor in one of the system's program, library, boot, device, process and
+sysfs trees (systemTrees): the driver pod would mount it from the host.
 */}}
 {{- define "drakit-cpu-driver.hostPath" -}}
+{{- $name := index . 0 }}
 {{- $p := index . 1 }}
 {{- if or (not (isAbs $p)) (ne (clean $p) $p) }}
-{{- fail (printf "%s %q: want a clean absolute path" (index . 0) $p) }}
+{{- fail (printf "%s %q: want a clean absolute path" $name $p) }}
+{{- end }}
+{{- $systemDirs := list "/" "/bin" "/boot" "/dev" "/etc" "/home" "/lib" "/lib32" "/lib64" "/libx32" "/media" "/mnt"
+  "/opt" "/proc" "/root" "/run" "/sbin" "/srv" "/sys" "/tmp" "/usr" "/var"
+  "/var/cache" "/var/lib" "/var/local" "/var/lock" "/var/log" "/var/mail" "/var/opt" "/var/run"
+  "/var/spool" "/var/tmp"
+  "/etc/containerd" "/etc/kubernetes" "/run/containerd" "/var/lib/containerd" "/var/lib/etcd" }}
+{{- if has $p $systemDirs }}
+{{- fail (printf "%s %q is a system directory: the driver pod would mount it from the host" $name $p) }}
+{{- end }}
+{{- range list "/bin" "/boot" "/dev" "/lib" "/lib32" "/lib64" "/libx32" "/proc" "/sbin" "/sys" "/usr" }}
+{{- if hasPrefix (printf "%s/" .) $p }}
+{{- fail (printf "%s %q lies in %s, a system directory: the driver pod would mount it from the host" $name $p .) }}
+{{- end }}
 {{- end }}
 {{- $p }}
 {{- end }}
@@ -116,6 +179,34 @@ The NUMA nodes' directory: <hostRoot>/sys/devices/system/node.
 */}}
 {{- define "drakit-cpu-driver.numaDir" -}}
 {{- clean (printf "%s/sys/devices/system/node" (include "drakit-cpu-driver.hostPath" (list "hostRoot" .Values.hostRoot))) }}
+{{- end }}
+
+{{/*
+Checks what reference/deploy checks across the host path values and
+renders nothing: no two of kubeletRootDir, cdiDir, hostRoot and stateDir
+overlap (each is mounted with its own access, so neither may contain the
+other), and the driver's sockets fit AF_UNIX's 107 bytes.
+*/}}
+{{- define "drakit-cpu-driver.checkHostPaths" -}}
+{{- $paths := list
+  (list "kubeletRootDir" (include "drakit-cpu-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir)))
+  (list "cdiDir" (include "drakit-cpu-driver.hostPath" (list "cdiDir" .Values.cdiDir)))
+  (list "hostRoot" (include "drakit-cpu-driver.hostPath" (list "hostRoot" .Values.hostRoot)))
+  (list "stateDir" (include "drakit-cpu-driver.hostPath" (list "stateDir" .Values.stateDir))) }}
+{{- range $i, $a := $paths }}
+{{- range $j, $b := $paths }}
+{{- $x := index $a 1 }}
+{{- $y := index $b 1 }}
+{{- if and (lt $i $j) (or (eq $x $y) (hasPrefix (printf "%s/" $y) $x) (hasPrefix (printf "%s/" $x) $y)) }}
+{{- fail (printf "%s %q and %s %q overlap: each is mounted with its own access, so neither may contain the other" (index $a 0) $x (index $b 0) $y) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range list (printf "%s/%s-reg.sock" (include "drakit-cpu-driver.registrarDir" .) (include "drakit-cpu-driver.driverName" .)) (printf "%s/dra.sock" (include "drakit-cpu-driver.pluginDir" .)) }}
+{{- if gt (len .) 107 }}
+{{- fail (printf "kubeletRootDir %q: the driver's socket %s is longer than 107 bytes (AF_UNIX limit)" $.Values.kubeletRootDir .) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

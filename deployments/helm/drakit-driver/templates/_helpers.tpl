@@ -80,6 +80,52 @@ Labels of the driver's workload objects and pods.
 {{- end }}
 
 {{/*
+The DaemonSet's name: the full name, with node <fullname>-<node, dots as
+dashes> (a DaemonSet per node, as drakit's deploy --node).
+*/}}
+{{- define "drakit-driver.daemonSetName" -}}
+{{- $name := include "drakit-driver.fullname" . }}
+{{- if .Values.node }}
+{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels that select the driver pods: with node, also
+drakit.dev/node=<node>.
+*/}}
+{{- define "drakit-driver.podSelectorLabels" -}}
+{{ include "drakit-driver.selectorLabels" . }}
+{{- with .Values.node }}
+drakit.dev/node: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the DaemonSet and its pods.
+*/}}
+{{- define "drakit-driver.podLabels" -}}
+{{ include "drakit-driver.podSelectorLabels" . }}
+{{ include "drakit-driver.partOfLabels" . }}
+{{- end }}
+
+{{/*
+The driver pods' nodeSelector as YAML: nodeSelector, with node also
+kubernetes.io/hostname=<node>.
+*/}}
+{{- define "drakit-driver.nodeSelector" -}}
+{{- $selector := deepCopy .Values.nodeSelector }}
+{{- with .Values.node }}
+{{- $_ := set $selector "kubernetes.io/hostname" . }}
+{{- end }}
+{{- with $selector }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The IMEX controller's labels (selector: its name).
 */}}
 {{- define "drakit-driver.imexSelectorLabels" -}}
@@ -99,12 +145,29 @@ The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 {{- end }}
 
 {{/*
-A host path value, checked: absolute and clean.
+A host path value (list: value name, path), checked as reference/deploy
+does: absolute and clean, neither a system directory (deploy's systemDirs)
+nor in one of the system's program, library, boot, device, process and
+sysfs trees (systemTrees): the driver pod would mount it from the host.
 */}}
 {{- define "drakit-driver.hostPath" -}}
+{{- $name := index . 0 }}
 {{- $p := index . 1 }}
 {{- if or (not (isAbs $p)) (ne (clean $p) $p) }}
-{{- fail (printf "%s %q: want a clean absolute path" (index . 0) $p) }}
+{{- fail (printf "%s %q: want a clean absolute path" $name $p) }}
+{{- end }}
+{{- $systemDirs := list "/" "/bin" "/boot" "/dev" "/etc" "/home" "/lib" "/lib32" "/lib64" "/libx32" "/media" "/mnt"
+  "/opt" "/proc" "/root" "/run" "/sbin" "/srv" "/sys" "/tmp" "/usr" "/var"
+  "/var/cache" "/var/lib" "/var/local" "/var/lock" "/var/log" "/var/mail" "/var/opt" "/var/run"
+  "/var/spool" "/var/tmp"
+  "/etc/containerd" "/etc/kubernetes" "/run/containerd" "/var/lib/containerd" "/var/lib/etcd" }}
+{{- if has $p $systemDirs }}
+{{- fail (printf "%s %q is a system directory: the driver pod would mount it from the host" $name $p) }}
+{{- end }}
+{{- range list "/bin" "/boot" "/dev" "/lib" "/lib32" "/lib64" "/libx32" "/proc" "/sbin" "/sys" "/usr" }}
+{{- if hasPrefix (printf "%s/" .) $p }}
+{{- fail (printf "%s %q lies in %s, a system directory: the driver pod would mount it from the host" $name $p .) }}
+{{- end }}
 {{- end }}
 {{- $p }}
 {{- end }}
@@ -141,6 +204,33 @@ The driver root's directories that dynamic MIG writes, by volume, as YAML
 driver-root-state: {{ clean (printf "%s/run/drakit-emulator" $root) }}
 driver-root-caps: {{ clean (printf "%s/dev/nvidia-caps" $root) }}
 driver-root-capabilities: {{ clean (printf "%s/proc/driver/nvidia/capabilities" $root) }}
+{{- end }}
+
+{{/*
+Checks what reference/deploy checks across the host path values and
+renders nothing: no two of kubeletRootDir, cdiDir and driverRoot overlap
+(each is mounted with its own access, so neither may contain the other),
+and the driver's sockets fit AF_UNIX's 107 bytes.
+*/}}
+{{- define "drakit-driver.checkHostPaths" -}}
+{{- $paths := list
+  (list "kubeletRootDir" (include "drakit-driver.hostPath" (list "kubeletRootDir" .Values.kubeletRootDir)))
+  (list "cdiDir" (include "drakit-driver.hostPath" (list "cdiDir" .Values.cdiDir)))
+  (list "driverRoot" (include "drakit-driver.hostPath" (list "driverRoot" .Values.driverRoot))) }}
+{{- range $i, $a := $paths }}
+{{- range $j, $b := $paths }}
+{{- $x := index $a 1 }}
+{{- $y := index $b 1 }}
+{{- if and (lt $i $j) (or (eq $x $y) (hasPrefix (printf "%s/" $y) $x) (hasPrefix (printf "%s/" $x) $y)) }}
+{{- fail (printf "%s %q and %s %q overlap: each is mounted with its own access, so neither may contain the other" (index $a 0) $x (index $b 0) $y) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range list (printf "%s/%s-reg.sock" (include "drakit-driver.registrarDir" .) (include "drakit-driver.driverName" .)) (printf "%s/dra.sock" (include "drakit-driver.pluginDir" .)) }}
+{{- if gt (len .) 107 }}
+{{- fail (printf "kubeletRootDir %q: the driver's socket %s is longer than 107 bytes (AF_UNIX limit)" $.Values.kubeletRootDir .) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -1,0 +1,114 @@
+package helm
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"drakit.dev/drakit/reference/deploy"
+)
+
+// pinnedObjects are, by chart, the objects reference/deploy renders for
+// its default options pinned to node, or why it refuses the node.
+var pinnedObjects = map[string]func(node string) ([]runtime.Object, error){
+	gpuChart: func(node string) ([]runtime.Object, error) {
+		o := deploy.DefaultOptions()
+		o.Node = node
+		m, err := deploy.Objects(o)
+		if err != nil {
+			return nil, err
+		}
+		return m.List(), nil
+	},
+	nicChart: func(node string) ([]runtime.Object, error) {
+		o := deploy.DefaultNICOptions()
+		o.Node = node
+		m, err := deploy.NICObjects(o)
+		if err != nil {
+			return nil, err
+		}
+		return m.List(), nil
+	},
+	cpuChart: func(node string) ([]runtime.Object, error) {
+		o := deploy.DefaultCPUOptions()
+		o.Node = node
+		m, err := deploy.CPUObjects(o)
+		if err != nil {
+			return nil, err
+		}
+		return m.List(), nil
+	},
+	tpuChart: func(node string) ([]runtime.Object, error) {
+		o := deploy.DefaultTPUOptions()
+		o.Node = node
+		m, err := deploy.TPUObjects(o)
+		if err != nil {
+			return nil, err
+		}
+		return m.List(), nil
+	},
+	plainChart: func(node string) ([]runtime.Object, error) {
+		o := deploy.DefaultPlainOptions()
+		o.Node = node
+		m, err := deploy.PlainObjects(o)
+		if err != nil {
+			return nil, err
+		}
+		return m.List(), nil
+	},
+}
+
+// TestChartsPerNodeReleases: a release per node, each named after its node
+// with fullnameOverride the chart's name (as the README installs them),
+// renders what reference/deploy renders pinned to that node.
+func TestChartsPerNodeReleases(t *testing.T) {
+	for chart, objects := range pinnedObjects {
+		for _, node := range []string{"127.0.0.2", "127.0.0.3"} {
+			release := chart + "-" + strings.ReplaceAll(node, ".", "-")
+			t.Run(release, func(t *testing.T) {
+				want, err := objects(node)
+				if err != nil {
+					t.Fatalf("reference/deploy objects: %v", err)
+				}
+				got := renderReleaseObjects(t, chart, release, "fullnameOverride="+chart, "node="+node)
+				if err := compare(want, got); err != nil {
+					t.Errorf("release %s against reference/deploy with node %s:\n%v", release, node, err)
+				}
+			})
+		}
+	}
+}
+
+// TestChartsRefuseWhatDeployRefusesAsNode: every chart's node value is
+// refused by its schema, naming /node, where reference/deploy refuses the
+// node: not a node name (a DNS subdomain), or too long to name the
+// DaemonSet after. The longest node deploy accepts renders.
+func TestChartsRefuseWhatDeployRefusesAsNode(t *testing.T) {
+	for chart, objects := range pinnedObjects {
+		for _, node := range []string{"Node_1", "node-1.", "-node", strings.Repeat("n", 50), strings.Repeat("n.", 24) + "nn"} {
+			t.Run(chart+" "+node, func(t *testing.T) {
+				if _, err := objects(node); err == nil {
+					t.Fatalf("reference/deploy accepts node %q", node)
+				}
+				_, err := render(chart, "node="+node)
+				if err == nil {
+					t.Fatalf("chart renders with node=%s", node)
+				}
+				if !strings.Contains(err.Error(), "at '/node'") {
+					t.Errorf("error is not the schema's on node: %v", err)
+				}
+			})
+		}
+		longest := strings.Repeat("n.", 24) + "n"
+		t.Run(chart+" "+longest, func(t *testing.T) {
+			want, err := objects(longest)
+			if err != nil {
+				t.Fatalf("reference/deploy refuses node %q: %v", longest, err)
+			}
+			if err := compare(want, renderObjects(t, chart, "node="+longest)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -40,6 +40,15 @@ type Config struct {
 	// Kubeconfig is the path of the kubeconfig for the cluster under test.
 	// Required.
 	Kubeconfig string
+	// KubeContext is the kubeconfig's context the kit's clients use; empty:
+	// its current-context. As kubectl's --context.
+	KubeContext string
+	// RequestTimeout bounds every request of the kit's clients to the API
+	// server, watches included, as kubectl's --request-timeout; 0: no
+	// bound but those of Timeouts (the preflight's is the smaller of the
+	// two). It is the kit's own: probe pods and the other objects the kit
+	// creates in the cluster do not get it.
+	RequestTimeout time.Duration
 	// DriverName is the DRA driver under test, as in ResourceSlice
 	// spec.driver and in allocation results. Required.
 	DriverName string
@@ -313,6 +322,9 @@ func (c Config) Validate() error {
 	}
 	if c.Kubeconfig == "" {
 		bad("Kubeconfig", "required: the path of the cluster's kubeconfig")
+	}
+	if c.RequestTimeout < 0 {
+		bad("RequestTimeout", "%v must not be negative (0: no limit)", c.RequestTimeout)
 	}
 	if c.DriverName == "" {
 		bad("DriverName", "required: the driver under test (--driver, or driver.name of a declaration given with --driver-config)")

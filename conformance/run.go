@@ -64,7 +64,7 @@ func newSuite(cfg Config) (*suite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve artifacts directory %s: %w", cfg.ArtifactsDir, err)
 	}
-	restCfg, err := loadKubeconfig(cfg.Kubeconfig)
+	restCfg, err := loadKubeconfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -229,15 +229,20 @@ func impersonator(restCfg *rest.Config) func(rest.ImpersonationConfig) (kubernet
 	}
 }
 
-// loadKubeconfig reads the kubeconfig; a missing file is reported as such.
-func loadKubeconfig(path string) (*rest.Config, error) {
-	if _, err := os.Stat(path); err != nil {
+// loadKubeconfig reads cfg's kubeconfig, as kubectl with --context and
+// --request-timeout would (the one place the kit makes its client
+// configuration); a missing file is reported as such.
+func loadKubeconfig(cfg Config) (*rest.Config, error) {
+	if _, err := os.Stat(cfg.Kubeconfig); err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
-	restCfg, err := clientcmd.BuildConfigFromFlags("", path)
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: cfg.Kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.KubeContext}
+	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+		return nil, fmt.Errorf("load kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
+	restCfg.Timeout = cfg.RequestTimeout
 	restCfg.QPS, restCfg.Burst = 50, 100
 	// Protocol buffers: a node's ResourceSlices are hundreds of kilobytes
 	// that JSON would cost the API server and the kit more to encode.
@@ -246,12 +251,15 @@ func loadKubeconfig(path string) (*rest.Config, error) {
 	return restCfg, nil
 }
 
-// preflight checks, within the API timeout, that the API server answers and
+// preflight checks, within the API timeout (the client's request timeout
+// when that is smaller), that the API server answers and
 // serves the DRA API, and returns a description of the server and its
 // Kubernetes version.
 func preflight(restCfg *rest.Config, timeouts Timeouts) (server, version string, err error) {
 	dcfg := rest.CopyConfig(restCfg)
-	dcfg.Timeout = timeouts.API
+	if dcfg.Timeout == 0 || dcfg.Timeout > timeouts.API {
+		dcfg.Timeout = timeouts.API
+	}
 	disc, err := discovery.NewDiscoveryClientForConfig(dcfg)
 	if err != nil {
 		return "", "", fmt.Errorf("create discovery client for %s: %w", restCfg.Host, err)

@@ -13,8 +13,10 @@
 //     copies the run dir's logs (node i > 1's into node-<i>/), Destroy is
 //     cluster down, LoadImageArchive is images import (skipped for an
 //     archive Up imported and that has not changed since). "existing" is a
-//     cluster given by a kubeconfig: Create only checks that its API server
-//     answers; Destroy and ExportLogs never touch it. "kind" (Kind) is
+//     cluster given by a kubeconfig, a context in it and a request timeout
+//     (kubectl's --kubeconfig, --context, --request-timeout): Create only
+//     checks that its API server answers; Destroy and ExportLogs never
+//     touch it. "kind" (Kind) is
 //     package environment/kind's provider with what the lifecycle needs:
 //     it renders every node itself, runs "drakit" in a node as the drakit
 //     render installed there (/opt/drakit/bin/drakit), and its NodeLayout

@@ -415,7 +415,7 @@ func TestReuse(t *testing.T) {
 // deploy, and its finish has no watcher to stop.
 func TestNoNodeAccess(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	x := NewExisting(kubeconfig(t))
+	x := NewExisting(kubeconfig(t), "", 0)
 	if _, err := New(Config{Provider: x, EmulatorProfile: "dgx-a100-mig"}); err == nil || !strings.Contains(err.Error(), "no node access") {
 		t.Errorf("New with a profile and no node access: %v, want a no-node-access error", err)
 	}
@@ -432,7 +432,7 @@ func TestNoNodeAccess(t *testing.T) {
 // when nothing answers.
 func TestExistingCreateChecksTheAPIServer(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	x := NewExisting(kubeconfig(t))
+	x := NewExisting(kubeconfig(t), "", 0)
 	x.timeout = 2e9
 	_, err := x.Create(ctx)
 	if !errors.Is(err, ErrNotAnswering) || !strings.Contains(err.Error(), "https://127.0.0.1:1/readyz") {

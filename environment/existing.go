@@ -21,14 +21,21 @@ var ErrNotAnswering = errors.New("the API server does not answer")
 // access.
 type Existing struct {
 	kubeconfig string
+	// kubeContext is the kubeconfig's context (empty: its current-context).
+	kubeContext string
+	// requestTimeout bounds each request (0: no bound).
+	requestTimeout time.Duration
 	// timeout bounds Create's check.
 	timeout time.Duration
 }
 
-// NewExisting returns the provider of the kubeconfig's cluster (empty:
-// $KUBECONFIG or ~/.kube/config).
-func NewExisting(kubeconfig string) *Existing {
-	return &Existing{kubeconfig: kubeconfig, timeout: 30 * time.Second}
+// NewExisting returns the provider of the cluster of the kubeconfig
+// (empty: $KUBECONFIG or ~/.kube/config) and its context (empty: the
+// current-context), as kubectl's --kubeconfig and --context; its client's
+// requests are bounded by requestTimeout (0: no bound), as with kubectl's
+// --request-timeout.
+func NewExisting(kubeconfig, kubeContext string, requestTimeout time.Duration) *Existing {
+	return &Existing{kubeconfig: kubeconfig, kubeContext: kubeContext, requestTimeout: requestTimeout, timeout: 30 * time.Second}
 }
 
 var (
@@ -62,14 +69,20 @@ func (x *Existing) SetDefaults() types.E2EClusterProvider { return x }
 // Running is always true: the cluster is reused, never torn down by Run.
 func (x *Existing) Running(context.Context) (bool, error) { return true, nil }
 
-// restConfig loads the kubeconfig.
-func (x *Existing) restConfig() (*rest.Config, error) {
+// clientConfig is the kubeconfig with the context.
+func (x *Existing) clientConfig() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = x.kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: x.kubeContext})
+}
+
+// restConfig loads the kubeconfig.
+func (x *Existing) restConfig() (*rest.Config, error) {
+	rc, err := x.clientConfig().ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
+	rc.Timeout = x.requestTimeout
 	return rc, nil
 }
 
@@ -103,11 +116,13 @@ func (x *Existing) GetKubeconfig() string { return x.kubeconfig }
 // GenerateKubeconfig returns the kubeconfig.
 func (x *Existing) GenerateKubeconfig(...string) (string, error) { return x.kubeconfig, nil }
 
-// GetKubectlContext returns the kubeconfig's current context.
+// GetKubectlContext returns the context: the one given, else the
+// kubeconfig's current-context.
 func (x *Existing) GetKubectlContext() string {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = x.kubeconfig
-	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).RawConfig()
+	if x.kubeContext != "" {
+		return x.kubeContext
+	}
+	raw, err := x.clientConfig().RawConfig()
 	if err != nil {
 		return ""
 	}

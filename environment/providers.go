@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
@@ -20,6 +21,12 @@ var ErrUnknownProvider = errors.New("unknown cluster provider")
 type ProviderConfig struct {
 	// Kubeconfig is the existing cluster's.
 	Kubeconfig string
+	// KubeContext is the existing cluster's context in Kubeconfig (empty:
+	// its current-context).
+	KubeContext string
+	// RequestTimeout bounds each request of the existing provider's
+	// client (0: no bound).
+	RequestTimeout time.Duration
 	// Local is the local cluster's configuration.
 	Local cluster.Config
 	// Kind is the kind cluster's additions to its configuration (node
@@ -35,9 +42,11 @@ type ProviderConfig struct {
 // providers are the cluster providers by name; a new provider is one
 // entry here.
 var providers = map[string]func(ProviderConfig) types.E2EClusterProvider{
-	"local":    func(c ProviderConfig) types.E2EClusterProvider { return NewLocal(c.Local, c.Drakit, c.Shim) },
-	"existing": func(c ProviderConfig) types.E2EClusterProvider { return NewExisting(c.Kubeconfig) },
-	"kind":     func(c ProviderConfig) types.E2EClusterProvider { return NewKind(c.Kind, c.Drakit, c.Shim) },
+	"local": func(c ProviderConfig) types.E2EClusterProvider { return NewLocal(c.Local, c.Drakit, c.Shim) },
+	"existing": func(c ProviderConfig) types.E2EClusterProvider {
+		return NewExisting(c.Kubeconfig, c.KubeContext, c.RequestTimeout)
+	},
+	"kind": func(c ProviderConfig) types.E2EClusterProvider { return NewKind(c.Kind, c.Drakit, c.Shim) },
 }
 
 // ProviderNames returns the providers' names, sorted.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/types"
@@ -62,7 +63,7 @@ func (e *Environment) CreateCluster() env.Func {
 			return ctx, fmt.Errorf("create cluster %s: %w", e.cfg.ClusterName, err)
 		}
 		ecfg.WithKubeconfigFile(kubeconfig)
-		client, err := ecfg.NewClient()
+		client, err := providerClient(p, ecfg)
 		if err != nil {
 			return ctx, fmt.Errorf("create cluster %s: %w", e.cfg.ClusterName, err)
 		}
@@ -76,6 +77,20 @@ func (e *Environment) CreateCluster() env.Func {
 		}
 		return context.WithValue(ctx, types.ClusterNameContextKey(e.cfg.ClusterName), p), nil
 	}
+}
+
+// providerClient is a client of p's cluster: from p's REST config, which
+// has what the kubeconfig file alone may lack (the existing cluster's
+// context), else from ecfg's kubeconfig.
+func providerClient(p types.E2EClusterProvider, ecfg *envconf.Config) (klient.Client, error) {
+	if rc := p.KubernetesRestConfig(); rc != nil {
+		c, err := klient.New(rc)
+		if err != nil {
+			return nil, fmt.Errorf("create client for %s: %w", rc.Host, err)
+		}
+		return c, nil
+	}
+	return ecfg.NewClient()
 }
 
 // nodes returns every node with its layout; ok is false for a provider

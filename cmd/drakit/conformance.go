@@ -36,6 +36,7 @@ func newConformanceCommand() *cobra.Command {
 	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
 	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
 	cfg.ArtifactsDir = envOr("ARTIFACTS", cfg.ArtifactsDir)
+	var kube *kubeFlags
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance features against a cluster and a DRA driver",
@@ -72,17 +73,22 @@ listed with their reason and never counted as passed.
 
 --provider sets the cluster up around the run (package environment, on
 sigs.k8s.io/e2e-framework; 'drakit environment up|down' runs the same
-lifecycle without a run). existing (the default) uses the --kubeconfig cluster
-as it is, once its API server answers. local creates drakit's process cluster
-(--nodes, --images-dir, --run-dir; a running one is reused and left running),
-renders --emulator-profile on every node, starts the emulator's sriov_numvfs
-watcher, deploys the --deploy reference drivers, fills in the --node-* paths
-not given from node 1's, runs the features, then stops the watcher, exports
-the cluster's logs to --artifacts/logs and tears down the cluster it created
-unless --keep-cluster. kind does the same in kind node containers (--kind-*).
-With --reuse-environment, local and kind only find the cluster 'drakit
+lifecycle without a run). existing (the default) uses the cluster of
+--kubeconfig and --context as it is, once its API server answers; every
+request of the kit's clients is bounded by --request-timeout (the probe pods
+and other objects the kit creates in the cluster are not affected). local
+creates drakit's process cluster (--nodes, --images-dir, --run-dir; a running
+one is reused and left running), renders --emulator-profile on every node,
+starts the emulator's sriov_numvfs watcher, deploys the --deploy reference
+drivers, fills in the --node-* paths not given from node 1's, runs the
+features, then stops the watcher, exports the cluster's logs to
+--artifacts/logs and tears down the cluster it created unless --keep-cluster.
+kind does the same in kind node containers (--kind-*). With
+--reuse-environment, local and kind only find the cluster 'drakit
 environment up' left running, run the features against it as it is, and
-export its logs: one set-up serves many runs.`,
+export its logs: one set-up serves many runs. local and kind write their
+cluster's kubeconfig, which the kit uses as written: they refuse --context
+and --request-timeout.`,
 		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
   eval "$(drakit cluster status -o env)"
   drakit conformance --driver-config docs/examples/reference-driver.yaml \
@@ -90,8 +96,9 @@ export its logs: one set-up serves many runs.`,
   # the same, the cluster created, rendered, deployed and torn down around the run:
   drakit conformance --provider local --images-dir _output/images --deploy gpu \
     --driver-config docs/examples/reference-driver.yaml --tags '@kep-4381 && @core'
-  # any driver, by flags, on real hardware, one profile:
-  drakit conformance --kubeconfig ~/.kube/config --driver gpu.example.com --uuid-attribute uuid \
+  # any driver, by flags, on real hardware (a context of ~/.kube/config), one profile:
+  drakit conformance --kubeconfig ~/.kube/config --context gpu-lab --request-timeout 1m \
+    --driver gpu.example.com --uuid-attribute uuid \
     --observers cdi,env --device-env-name 'GPU_DEVICE_{attribute:index}' --device-env-value '{device}' \
     --hardware --profile core`,
 		Args: cobra.NoArgs,
@@ -113,7 +120,7 @@ export its logs: one set-up serves many runs.`,
 			if err := check.Validate(); err != nil {
 				return err
 			}
-			env, err := lf.environment(cmd.Flags(), cfg.Kubeconfig, cfg.ArtifactsDir)
+			env, err := lf.environment(cmd.Flags(), kube, cfg.ArtifactsDir)
 			if err != nil {
 				return err
 			}
@@ -133,7 +140,8 @@ export its logs: one set-up serves many runs.`,
 			})
 		},
 	}
-	bindConformanceFlags(cmd.Flags(), &cfg)
+	kube = bindConformanceFlags(cmd.Flags(), &cfg)
+	kube.register(cmd)
 	lf.bind(cmd.Flags())
 	lf.bindReuse(cmd.Flags())
 	lf.bindLocalFlags(cmd.Flags())
@@ -158,9 +166,11 @@ var declaredFlags = map[string]string{
 }
 
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
-// defaults.
-func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
-	f.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
+// defaults. It returns the client flags (--kubeconfig, --context,
+// --request-timeout), bound to cfg's.
+func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *kubeFlags {
+	kube := bindKubeFlagsTo(f, &cfg.Kubeconfig, &cfg.KubeContext, &cfg.RequestTimeout,
+		"kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG; required with --provider existing)")
 	f.StringVar(&cfg.DriverConfig, "driver-config", cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): sets every driver flag below not given explicitly")
 	f.StringSliceVar(&cfg.Observers, "observers", cfg.Observers, "the driver's observers: cdi, env, deviceNodes, mounts, nvml (NVML and NVIDIA device node checks need nvml; default none)")
 	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test (required without --driver-config)")
@@ -214,6 +224,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) {
 	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
 	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
+	return kube
 }
 
 // failureLine is the error the command exits with when scenarios failed;

@@ -10,8 +10,10 @@ import (
 )
 
 // bindSimulateFlags maps every field of simulate.Config onto a flag;
-// the kubeconfig defaults to $DRAKIT_KUBECONFIG when set.
-func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
+// the kubeconfig defaults to $DRAKIT_KUBECONFIG when set. It returns the
+// client flags (--kubeconfig, --context, --request-timeout), bound to
+// cfg's.
+func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) *kubeFlags {
 	cfg.Kubeconfig = envOr("DRAKIT_KUBECONFIG", cfg.Kubeconfig)
 	fs.StringVar(&cfg.DriverName, "driver-name", cfg.DriverName, "DRA driver the slices are published for")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "every node's hardware: a built-in emulator profile (dgx-h100, mixed-mig) or a profile file")
@@ -25,9 +27,10 @@ func bindSimulateFlags(fs *pflag.FlagSet, cfg *simulate.Config) {
 		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "leave the slices in the cluster (a later run without --keep deletes them)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "how long publishing, and deleting, may take each")
-	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $KUBECONFIG or ~/.kube/config)")
+	kube := bindKubeFlagsTo(fs, &cfg.Kubeconfig, &cfg.KubeContext, &cfg.RequestTimeout, kubeconfigUsage)
 	fs.IntVar(&cfg.QPS, "qps", cfg.QPS, "client-side requests per second of each simulated node's publisher")
 	fs.IntVar(&cfg.Burst, "burst", cfg.Burst, "client-side request burst of each simulated node's publisher")
+	return kube
 }
 
 func newDriverSimulateCommand() *cobra.Command {
@@ -47,10 +50,12 @@ publisher sets nodeName only on slices owned by their Node, and the garbage
 collector deletes slices whose owner does not exist. No Node objects are
 created, so no pod is ever scheduled to a simulated node. Each simulated
 node's publisher has its own client (--qps, --burst: client-go's defaults,
-which the reference driver runs with). Every publisher's watch selects
-slices without a node name, which the API server's watch cache does not
-index, so each slice event reaches every publisher: the API server works
-harder than with real nodes and the times are an upper bound.
+which the reference driver runs with) of the cluster of --kubeconfig and
+--context, each request bounded by --request-timeout, as kubectl's. Every
+publisher's watch selects slices without a node name, which the API server's
+watch cache does not index, so each slice event reaches every publisher: the
+API server works harder than with real nodes and the times are an upper
+bound.
 
 With --cluster-profile the simulated nodes are a cluster profile's (see
 'drakit emulator cluster-profile show'), and what is published follows the
@@ -62,6 +67,7 @@ tpu.drakit.dev, chip-<i> with torus coordinates), and each TPU slice a
 sub-slice pool slice-<name> with per-device node selection and one counter
 per host, so overlapping sub-slices are never allocated together.`,
 		Example: `  drakit driver simulate --kubeconfig "$DRAKIT_KUBECONFIG" --nodes 1000 --profile dgx-h100
+  drakit driver simulate --context staging --request-timeout 30s --nodes 100
   drakit driver simulate --nodes 1000 --profile mixed-mig
   drakit driver simulate --nodes 1 --profile reference/simulate/testdata/a100-dynamic-mig.yaml --gpus-per-node 64
   drakit driver simulate --cluster-profile scale-1000`,
@@ -78,6 +84,8 @@ per host, so overlapping sub-slices are never allocated together.`,
 			return err
 		},
 	}
-	bindSimulateFlags(cmd.Flags(), &cfg)
+	// Its own client flags, not the driver command's persistent ones of
+	// the same names.
+	bindSimulateFlags(cmd.Flags(), &cfg).register(cmd)
 	return cmd
 }

@@ -156,10 +156,10 @@ func (l *lifecycleFlags) drivers() ([]environment.Driver, error) {
 	return drivers, nil
 }
 
-// environment builds the lifecycle the flags describe; kubeconfig is the
-// existing provider's cluster, artifacts where the logs go (empty: not
-// exported).
-func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts string) (*environment.Environment, error) {
+// environment builds the lifecycle the flags describe; kube are the
+// existing provider's client flags, artifacts where the logs go (empty:
+// not exported).
+func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kube *kubeFlags, artifacts string) (*environment.Environment, error) {
 	// Without --nodes a running cluster keeps its nodes, as with cluster
 	// up; --recreate makes a cluster of --nodes.
 	if f := fs.Lookup("nodes"); f != nil && !f.Changed && !l.recreate {
@@ -193,8 +193,12 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts st
 			return nil, fmt.Errorf("--kind-state-dir: %w", err)
 		}
 	}
+	if err := clientFlagsOnlyWithExisting(fs, l.provider); err != nil {
+		return nil, err
+	}
 	provider, err := environment.NewProvider(l.provider, environment.ProviderConfig{
-		Kubeconfig: kubeconfig, Local: l.local, Kind: kindOpts, Drakit: drakit, Shim: shim,
+		Kubeconfig: *kube.kubeconfig, KubeContext: *kube.context, RequestTimeout: *kube.requestTimeout,
+		Local: l.local, Kind: kindOpts, Drakit: drakit, Shim: shim,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--provider: %w", err)
@@ -244,7 +248,6 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kubeconfig, artifacts st
 
 func newEnvironmentCommand() *cobra.Command {
 	lf := newLifecycleFlags("local")
-	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	artifacts := os.Getenv("ARTIFACTS")
 	cmd := &cobra.Command{
 		Use:     "environment",
@@ -271,7 +274,11 @@ fails; run down to clean up.
 
 down, every step whatever failed before: stops every node's watcher, exports
 the cluster's logs to --artifacts/logs (the local cluster's node i > 1 into
-logs/node-<i>), tears the cluster down unless --keep-cluster.`,
+logs/node-<i>), tears the cluster down unless --keep-cluster.
+
+--kubeconfig, --context and --request-timeout name the existing provider's
+cluster, as kubectl's do; the local and kind providers write their
+cluster's kubeconfig, and refuse --context and --request-timeout.`,
 		Example: `  drakit environment up --provider local --recreate --images-dir _output/images --deploy gpu,nic,cpu
   drakit environment up --provider local --recreate --nodes 4 --images-dir _output/images \
     --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8
@@ -282,7 +289,8 @@ logs/node-<i>), tears the cluster down unless --keep-cluster.`,
 	fs := cmd.PersistentFlags()
 	lf.bind(fs)
 	bindClusterFlags(fs, &lf.local)
-	fs.StringVar(&kubeconfig, "kubeconfig", kubeconfig, "kubeconfig of the existing provider's cluster ($DRAKIT_KUBECONFIG)")
+	kube := bindKubeFlags(fs)
+	kube.register(cmd)
 	fs.StringVar(&artifacts, "artifacts", artifacts, "down: directory whose logs/ receives the cluster's logs ($ARTIFACTS; empty: not exported)")
 
 	cmd.AddCommand(&cobra.Command{
@@ -290,7 +298,7 @@ logs/node-<i>), tears the cluster down unless --keep-cluster.`,
 		Short: "Create or reuse the cluster, render the emulated hardware, start the watchers, load the images, deploy the drivers",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			env, err := lf.environment(c.Flags(), kubeconfig, artifacts)
+			env, err := lf.environment(c.Flags(), kube, artifacts)
 			if err != nil {
 				return err
 			}
@@ -309,7 +317,7 @@ logs/node-<i>), tears the cluster down unless --keep-cluster.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// What down does needs neither a profile nor drivers.
 			lf.profile, lf.clusterProfile, lf.imexChannels, lf.deploy = "", "", 0, []string{"none"}
-			env, err := lf.environment(c.Flags(), kubeconfig, artifacts)
+			env, err := lf.environment(c.Flags(), kube, artifacts)
 			if err != nil {
 				return err
 			}

@@ -171,7 +171,7 @@ func TestWithEnvironment(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	lf.bind(fs)
 	lf.bindLocalFlags(fs)
-	env, err := lf.environment(fs, "", "")
+	env, err := lf.environment(fs, bindKubeFlags(fs), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestClusterProfileFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--cluster-profile", "conformance-fabric", "--deploy", "tpu,gpu", "--imex-channels", "8", "--images-dir", t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	env, err := lf.environment(fs, "", "")
+	env, err := lf.environment(fs, bindKubeFlags(fs), "")
 	if err != nil {
 		t.Fatalf("environment: %v", err)
 	}
@@ -279,7 +279,7 @@ func TestKindProviderFlags(t *testing.T) {
 	if lf.kind.NodeImage != "img:1" || lf.kind.Workers != 1 || !lf.kind.Offline {
 		t.Errorf("kind options %+v", lf.kind)
 	}
-	env, err := lf.environment(fs, "", "")
+	env, err := lf.environment(fs, bindKubeFlags(fs), "")
 	if err != nil || env == nil {
 		t.Fatalf("environment: %v", err)
 	}

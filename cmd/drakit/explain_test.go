@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +51,7 @@ func TestIntegrationExplain(t *testing.T) {
 	if kubeconfig == "" {
 		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the local cluster's kubeconfig with the reference driver deployed (make conformance runs this test)")
 	}
-	kube, err := validatedClient(func() error { return nil }, &kubeFlags{kubeconfig: kubeconfig})
+	kube, err := validatedClient(func() error { return nil }, bindKubeFlags(pflag.NewFlagSet("explain", pflag.ContinueOnError)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,10 +16,13 @@ import (
 // subcommand that talks to a cluster: --kubeconfig (default
 // $DRAKIT_KUBECONFIG, as drakit cluster status -o env prints it; empty:
 // $KUBECONFIG, then ~/.kube/config), --context and --request-timeout,
-// resolved by client-go's clientcmd as kubectl resolves them.
+// resolved by client-go's clientcmd as kubectl resolves them. They are
+// bound to fields of their own (bindKubeFlags) or of the command's
+// configuration (bindKubeFlagsTo).
 type kubeFlags struct {
-	kubeconfig string
-	overrides  clientcmd.ConfigOverrides
+	kubeconfig     *string
+	context        *string
+	requestTimeout *time.Duration
 }
 
 // kubeconfigUsage is --kubeconfig's usage.
@@ -26,12 +30,41 @@ const kubeconfigUsage = "kubeconfig of the cluster ($DRAKIT_KUBECONFIG; empty: $
 
 // bindKubeFlags adds the client flags to fs.
 func bindKubeFlags(fs *pflag.FlagSet) *kubeFlags {
-	k := &kubeFlags{kubeconfig: os.Getenv("DRAKIT_KUBECONFIG")}
-	fs.StringVar(&k.kubeconfig, "kubeconfig", k.kubeconfig, kubeconfigUsage)
-	fs.StringVar(&k.overrides.CurrentContext, "context", "", "kubeconfig context to use (default: the kubeconfig's current-context)")
-	fs.StringVar(&k.overrides.Timeout, "request-timeout", "0",
-		"how long a single request to the API server may take, a duration (1s, 2m) or 0 for no limit")
-	return k
+	kubeconfig, context, requestTimeout := os.Getenv("DRAKIT_KUBECONFIG"), "", time.Duration(0)
+	return bindKubeFlagsTo(fs, &kubeconfig, &context, &requestTimeout, kubeconfigUsage)
+}
+
+// bindKubeFlagsTo adds the client flags to fs, bound to the caller's
+// fields, whose values are the defaults; usage is --kubeconfig's.
+func bindKubeFlagsTo(fs *pflag.FlagSet, kubeconfig, context *string, requestTimeout *time.Duration, usage string) *kubeFlags {
+	fs.StringVar(kubeconfig, "kubeconfig", *kubeconfig, usage)
+	fs.StringVar(context, "context", *context, "kubeconfig context to use (default: the kubeconfig's current-context)")
+	fs.Var((*timeoutValue)(requestTimeout), "request-timeout",
+		"how long a single request to the API server may take, a duration (1s, 2m) or whole seconds; 0: no limit")
+	return &kubeFlags{kubeconfig: kubeconfig, context: context, requestTimeout: requestTimeout}
+}
+
+// timeoutValue is --request-timeout's value: kubectl's syntax
+// (clientcmd.ParseTimeout), never negative.
+type timeoutValue time.Duration
+
+// String is the value as a duration.
+func (v *timeoutValue) String() string { return time.Duration(*v).String() }
+
+// Type names the value in the usage.
+func (v *timeoutValue) Type() string { return "duration" }
+
+// Set parses s.
+func (v *timeoutValue) Set(s string) error {
+	d, err := clientcmd.ParseTimeout(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("%s is negative (0: no limit)", s)
+	}
+	*v = timeoutValue(d)
+	return nil
 }
 
 // completeContexts completes --context with the kubeconfig's contexts.
@@ -55,16 +88,17 @@ func (k *kubeFlags) register(cmd *cobra.Command) {
 
 func (k *kubeFlags) clientConfig() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = k.kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &k.overrides)
+	rules.ExplicitPath = *k.kubeconfig
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: *k.context})
 }
 
 // restConfig is the client configuration the flags name.
 func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	rc, err := k.clientConfig().ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig %q: %w", k.kubeconfig, err)
+		return nil, fmt.Errorf("load kubeconfig %q: %w", *k.kubeconfig, err)
 	}
+	rc.Timeout = *k.requestTimeout
 	return rc, nil
 }
 
@@ -79,4 +113,19 @@ func (k *kubeFlags) client() (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("create Kubernetes client: %w", err)
 	}
 	return cs, nil
+}
+
+// clientFlagsOnlyWithExisting refuses --context and --request-timeout of
+// fs with a provider other than existing: that provider writes the
+// cluster's kubeconfig, which is used as written.
+func clientFlagsOnlyWithExisting(fs *pflag.FlagSet, provider string) error {
+	if provider == "existing" {
+		return nil
+	}
+	for _, f := range []string{"context", "request-timeout"} {
+		if fs.Changed(f) {
+			return fmt.Errorf("--%s: not with --provider %s (the provider writes the cluster's kubeconfig, which is used as written)", f, provider)
+		}
+	}
+	return nil
 }

@@ -144,6 +144,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"emulator", "render", "--profile", ""}, []string{"dgx-a100-mig", "dgx-h100"}},
 		{[]string{"driver", "deploy", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 		{[]string{"explain", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
+		{[]string{"conformance", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
+		{[]string{"driver", "simulate", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
+		{[]string{"environment", "up", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 	} {
 		out, err := runRoot(t, append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
 		if err != nil {
@@ -199,19 +202,21 @@ func TestKubeFlags(t *testing.T) {
 }
 
 // TestEveryKubeconfigHasClientFlags: every subcommand with --kubeconfig has
-// --context and --request-timeout too, except conformance, driver simulate
-// and environment, whose libraries take a kubeconfig path only.
+// --context and --request-timeout too, bound with it: a subcommand with a
+// --kubeconfig of its own (driver simulate's, beside the driver command's
+// persistent one) has its own --context and --request-timeout.
 func TestEveryKubeconfigHasClientFlags(t *testing.T) {
-	pathOnly := map[string]bool{"drakit conformance": true, "drakit driver simulate": true,
-		"drakit environment": true, "drakit environment up": true, "drakit environment down": true}
 	checked := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Flag("kubeconfig") != nil && !pathOnly[c.CommandPath()] {
+		if c.Flag("kubeconfig") != nil {
 			checked++
 			for _, name := range []string{"context", "request-timeout"} {
 				if c.Flag(name) == nil {
 					t.Errorf("%s has --kubeconfig but no --%s", c.CommandPath(), name)
+				}
+				if own := c.LocalFlags().Lookup("kubeconfig") != nil; own != (c.LocalFlags().Lookup(name) != nil) {
+					t.Errorf("%s: --kubeconfig and --%s are not bound together (own --kubeconfig: %t)", c.CommandPath(), name, own)
 				}
 			}
 		}
@@ -220,8 +225,9 @@ func TestEveryKubeconfigHasClientFlags(t *testing.T) {
 		}
 	}
 	walk(newRootCommand())
-	// deploy and delete of five drivers, explain, bench fault-latency
-	if checked < 12 {
-		t.Errorf("%d subcommands with --kubeconfig checked, want every driver's deploy and delete, explain and bench", checked)
+	// deploy and delete of five drivers, explain, bench fault-latency,
+	// conformance, driver simulate, environment and its up and down
+	if checked < 17 {
+		t.Errorf("%d subcommands with --kubeconfig checked, want every driver's deploy and delete, explain, bench, conformance, driver simulate and environment", checked)
 	}
 }

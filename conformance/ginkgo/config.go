@@ -20,11 +20,11 @@ const FlagPrefix = "drakit."
 
 // Flags binds the Config settings that a driver declaration does not hold
 // to flags of fs, named FlagPrefix and the drakit conformance command's
-// flag (--drakit.kubeconfig, --drakit.driver-config,
-// --drakit.node-cdi-dir, …), with that command's defaults, environment
-// variables included, and returns the Config they fill once fs is parsed
-// (for a test binary, flag.CommandLine: go test parses it before the
-// tests run). The driver's settings come from the declaration
+// flag (--drakit.kubeconfig, --drakit.context, --drakit.request-timeout,
+// --drakit.driver-config, --drakit.node-cdi-dir, …), with that command's
+// defaults, environment variables included, and returns the Config they
+// fill once fs is parsed (for a test binary, flag.CommandLine: go test
+// parses it before the tests run). The driver's settings come from the declaration
 // (--drakit.driver-config), or from fields the caller sets on the Config.
 // ArtifactsDir defaults to $ARTIFACTS, else empty: a temporary directory.
 func Flags(fs *flag.FlagSet) *conformance.Config {
@@ -36,6 +36,8 @@ func Flags(fs *flag.FlagSet) *conformance.Config {
 	cfg.ArtifactsDir = os.Getenv("ARTIFACTS")
 	f := func(name string) string { return FlagPrefix + name }
 	fs.StringVar(&cfg.Kubeconfig, f("kubeconfig"), cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
+	fs.StringVar(&cfg.KubeContext, f("context"), cfg.KubeContext, "kubeconfig context the kit's clients use (default: the kubeconfig's current-context)")
+	fs.DurationVar(&cfg.RequestTimeout, f("request-timeout"), cfg.RequestTimeout, "how long a single request of the kit's clients to the API server may take (0: no limit)")
 	fs.StringVar(&cfg.DriverConfig, f("driver-config"), cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see drakit's docs/examples/)")
 	fs.StringVar(&cfg.ArtifactsDir, f("artifacts"), cfg.ArtifactsDir, "directory for the kit's junit.xml, cucumber.json, summary.txt, conformance-report.yaml and diagnostics ($ARTIFACTS; empty: a temporary directory)")
 	fs.StringVar(&cfg.NodeCDIDir, f("node-cdi-dir"), cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")

@@ -70,6 +70,12 @@ type Config struct {
 	// Kubeconfig is the path of a kubeconfig file; empty means $KUBECONFIG
 	// or ~/.kube/config.
 	Kubeconfig string
+	// KubeContext is the kubeconfig's context to use; empty: its
+	// current-context. As kubectl's --context.
+	KubeContext string
+	// RequestTimeout bounds every request of the publishers' clients,
+	// watches included, as kubectl's --request-timeout; 0: no bound.
+	RequestTimeout time.Duration
 	// QPS and Burst are the client-side rate limit of each simulated
 	// node's publisher, which has its own client as each kubelet plugin
 	// does. Defaults 5 and 10 (client-go's, the reference driver's).
@@ -123,6 +129,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	if c.Timeout <= 0 {
 		return fmt.Errorf("%w: Timeout %s is not positive", ErrInvalidConfig, c.Timeout)
+	}
+	if c.RequestTimeout < 0 {
+		return fmt.Errorf("%w: RequestTimeout %s is negative (0: no limit)", ErrInvalidConfig, c.RequestTimeout)
 	}
 	if c.QPS < 1 || c.Burst < 1 {
 		return fmt.Errorf("%w: QPS %d and Burst %d must be positive", ErrInvalidConfig, c.QPS, c.Burst)

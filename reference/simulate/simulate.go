@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 
@@ -150,15 +151,27 @@ func templateInventory(cfg Config) (*driver.Inventory, error) {
 	return ProfileInventory(p)
 }
 
+// restConfig loads the kubeconfig as kubectl would with cfg.KubeContext as
+// --context and cfg.RequestTimeout as --request-timeout.
+func restConfig(cfg Config) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cfg.Kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.KubeContext}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %q: %w", cfg.Kubeconfig, err)
+	}
+	rc.Timeout = cfg.RequestTimeout
+	return rc, nil
+}
+
 // clients loads the kubeconfig and returns a constructor of
 // clients with their own rate limit of cfg.QPS and cfg.Burst; they share
 // their connections.
 func clients(cfg Config) (func() (kubernetes.Interface, error), error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = cfg.Kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	rc, err := restConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig %q: %w", cfg.Kubeconfig, err)
+		return nil, err
 	}
 	rc.QPS, rc.Burst = float32(cfg.QPS), cfg.Burst
 	return func() (kubernetes.Interface, error) {

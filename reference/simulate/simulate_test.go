@@ -56,6 +56,8 @@ func TestConfigValidate(t *testing.T) {
 		{"no timeout", func(c *Config) { c.Timeout = 0 }, "Timeout"},
 		{"no QPS", func(c *Config) { c.QPS = 0 }, "QPS 0"},
 		{"no burst", func(c *Config) { c.Burst = 0 }, "Burst 0"},
+		{"request timeout", func(c *Config) { c.RequestTimeout = time.Second }, ""},
+		{"negative request timeout", func(c *Config) { c.RequestTimeout = -time.Second }, "RequestTimeout -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()

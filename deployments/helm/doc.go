@@ -11,8 +11,9 @@
 // drakit-plain-driver/ are the NIC, CPU, TPU and plain drivers' charts:
 // reference/deploy.NICObjects, CPUObjects, TPUObjects (the kubelet plugin
 // and the sub-slice controller's Deployment) and PlainObjects, each field
-// of their options but Timeout a value. The TPU and plain charts' schemas
-// are strict: an unknown value is an error.
+// of their options but Timeout a value. Every chart's values.schema.json
+// is strict: an unknown value, at any level (a misspelt imex.channel as
+// much as a misspelt driverName), fails the install naming the value.
 //
 // Every chart's node value is deploy's --node: the DaemonSet is named
 // <name>-<node, dots as dashes>, labels and selects its pods with

@@ -26,6 +26,11 @@
 //	helm install drakit-driver-127-0-0-2 deployments/helm/drakit-driver --take-ownership \
 //	  --set fullnameOverride=drakit-driver,node=127.0.0.2,kubeletRootDir=...,httpPort=9480
 //
+// Uninstall the node releases together: uninstalling the release that owns
+// the shared objects (the last to take them over) deletes the namespace and
+// with it every other node's DaemonSet, where `drakit driver delete --node`
+// removes only the node's.
+//
 // The test renders each chart with Helm's own library (the client-only
 // dry-run of helm install, as helm template does) as a release named like
 // the chart, for the defaults and for each option; it decodes every

@@ -11,8 +11,9 @@
 // drakit-plain-driver/ are the NIC, CPU, TPU and plain drivers' charts:
 // reference/deploy.NICObjects, CPUObjects, TPUObjects (the kubelet plugin
 // and the sub-slice controller's Deployment) and PlainObjects, each field
-// of their options but Timeout a value. The TPU and plain charts' schemas
-// are strict: an unknown value is an error.
+// of their options but Timeout a value. Every chart's values.schema.json
+// is strict: an unknown value, at any level (a misspelt imex.channel as
+// much as a misspelt driverName), fails the install naming the value.
 //
 // Every chart's node value is deploy's --node: the DaemonSet is named
 // <name>-<node, dots as dashes>, labels and selects its pods with
@@ -24,6 +25,11 @@
 //
 //	helm install drakit-driver-127-0-0-2 deployments/helm/drakit-driver --take-ownership \
 //	  --set fullnameOverride=drakit-driver,node=127.0.0.2,kubeletRootDir=...,httpPort=9480
+//
+// Uninstall the node releases together: uninstalling the release that owns
+// the shared objects (the last to take them over) deletes the namespace and
+// with it every other node's DaemonSet, where `drakit driver delete --node`
+// removes only the node's.
 //
 // The test renders each chart with Helm's own library (the client-only
 // dry-run of helm install, as helm template does) as a release named like

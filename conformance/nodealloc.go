@@ -175,7 +175,10 @@ func findPodCgroup(root string, uid string) (string, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if strings.Count(p, string(filepath.Separator))-base > 5 {
+		// A kind node's pod cgroups nest below the node container's
+		// (docker/<id>/kubelet.slice/kubelet-kubepods.slice/…/…pod<uid>.slice,
+		// 6 deep on cgroup v1): 8 leaves room for another level of nesting.
+		if strings.Count(p, string(filepath.Separator))-base > 8 {
 			return filepath.SkipDir
 		}
 		if n := d.Name(); n == names[0] || strings.HasSuffix(n, systemd) {

@@ -106,4 +106,19 @@ func TestReadPodCPUWeightFindsThePodCgroup(t *testing.T) {
 	if _, _, _, err := readPodCPUWeight(v2, "other"); err == nil {
 		t.Error("a pod without a cgroup was found")
 	}
+
+	// A kind node's pod, seen from the host: below the node container's
+	// cgroup, the node's systemd slices.
+	kind := t.TempDir()
+	dir = filepath.Join(kind, "cpu", "docker", "3f9a0c", "kubelet.slice", "kubelet-kubepods.slice", "kubelet-kubepods-burstable.slice",
+		"kubelet-kubepods-burstable-pod0f1e2d3c_aaaa_bbbb_cccc_000000000001.slice")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte("1126\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if path, got, _, err := readPodCPUWeight(kind, uid); err != nil || got != 1126 {
+		t.Errorf("kind node's pod from the host: %s %d %v", path, got, err)
+	}
 }

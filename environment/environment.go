@@ -48,6 +48,11 @@ type Node struct {
 	// KubeletRootDir (the kind provider mounts a host directory at each);
 	// the kit reads the node's files there.
 	HostEmulatorRoot, HostCDIDir, HostKubeletRootDir string
+	// HostCgroupRoot, when set, is a cgroup file system of this host in
+	// which the node's cgroups are (the kind provider: the host's, where
+	// each node container's cgroups nest); the kit finds a pod's cgroup
+	// there by its UID.
+	HostCgroupRoot string
 	// APIServerHost and APIServerPort, when set, are how the node's
 	// hostNetwork driver pods and the kit's probe pods reach the API
 	// server (empty: the driver options' and the kit's defaults).

@@ -119,7 +119,7 @@ func (k *Kind) Node(_ context.Context, name string) (Node, error) {
 
 // KindNode is a kind node's layout: the paths inside it, where this host
 // sees its emulator root, CDI dir and kubelet root dir (stateDir empty:
-// nowhere) and the API server at host:port.
+// nowhere) and its cgroups, and the API server at host:port.
 func KindNode(name, stateDir, host string, port int) Node {
 	n := DefaultNode(name)
 	n.EmulatorRoot, n.CDIDir, n.KubeletRootDir = kind.EmulatorRoot, kind.NodeCDIDir, kind.NodeKubeletRootDir
@@ -127,6 +127,9 @@ func KindNode(name, stateDir, host string, port int) Node {
 		dirs := kind.StateDirs(stateDir, name)
 		n.HostEmulatorRoot, n.HostCDIDir, n.HostKubeletRootDir = dirs.Emulator, dirs.CDI, dirs.Kubelet
 	}
+	// The node containers run on this host's Docker: their cgroups, and the
+	// pods' below them, are in this host's cgroup file system.
+	n.HostCgroupRoot = "/sys/fs/cgroup"
 	n.APIServerHost, n.APIServerPort = host, port
 	return n
 }

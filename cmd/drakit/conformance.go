@@ -289,6 +289,9 @@ func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(fl
 		if n.HostKubeletRootDir != "" {
 			set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.HostKubeletRootDir }
 		}
+		if n.HostCgroupRoot != "" {
+			set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = n.HostCgroupRoot }
+		}
 		cfg.NodeHostPaths = hostPaths(n)
 	}
 	if root := hostRoot(n); root != "" {

@@ -231,8 +231,8 @@ func TestClusterProfileFlags(t *testing.T) {
 
 // TestWithKindNodes: on kind the run reads the node's emulator root, sysfs,
 // CDI dir and kubelet root dir through the host directories mounted in the
-// node, its probe pods reach the API server at the control plane's address
-// on the kind network, and what it cannot read (the cgroups) is not set;
+// node and its cgroups in the host's cgroup file system, its probe pods
+// reach the API server at the control plane's address on the kind network;
 // given flags win.
 func TestWithKindNodes(t *testing.T) {
 	cfg := conformance.DefaultConfig()
@@ -242,7 +242,7 @@ func TestWithKindNodes(t *testing.T) {
 	want := cfg
 	want.NodeEmulatorRoot, want.NodeSysfsRoot = "/state/drakit-control-plane/emulator", "/state/drakit-control-plane/emulator/sys"
 	want.NodeCDIDir, want.APIServerHost = "/state/drakit-control-plane/cdi", "172.18.0.2"
-	want.NodeKubeletRootDir = "/state/drakit-control-plane/kubelet"
+	want.NodeKubeletRootDir, want.NodeCgroupRoot = "/state/drakit-control-plane/kubelet", "/sys/fs/cgroup"
 	want.NodeHostPaths = map[string]string{
 		"/var/lib/drakit/emulator": "/state/drakit-control-plane/emulator",
 		"/var/run/cdi":             "/state/drakit-control-plane/cdi",

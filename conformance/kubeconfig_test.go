@@ -4,43 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// twoContexts writes a kubeconfig whose current-context "a" names server
-// a and whose context "b" names server b.
-func twoContexts(t *testing.T, a, b string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: a
-clusters:
-- name: a
-  cluster: {server: %q}
-- name: b
-  cluster: {server: %q}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: a
-  context: {cluster: a, user: u}
-- name: b
-  context: {cluster: b, user: u}
-`, a, b)
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+	"drakit.dev/drakit/internal/kubeconfigtest"
+)
 
 // TestLoadKubeconfigContextAndRequestTimeout: KubeContext picks the
 // kubeconfig's context, RequestTimeout lands in the client configuration,
@@ -48,7 +19,7 @@ contexts:
 func TestLoadKubeconfigContextAndRequestTimeout(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.Kubeconfig = twoContexts(t, "https://127.0.0.1:1001", "https://127.0.0.1:1002")
+	cfg.Kubeconfig = kubeconfigtest.TwoContexts(t, "a", "https://127.0.0.1:1001", "https://127.0.0.1:1002")
 	rc, err := loadKubeconfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +55,7 @@ func TestRunUsesContextAndRequestTimeout(t *testing.T) {
 	}))
 	defer hang.Close()
 	cfg := testConfig(t)
-	cfg.Kubeconfig = twoContexts(t, "http://127.0.0.1:1", hang.URL)
+	cfg.Kubeconfig = kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", hang.URL)
 	cfg.KubeContext, cfg.RequestTimeout = "b", 300*time.Millisecond
 	cfg.Timeouts.API = time.Minute
 	cfg.Output = &bytes.Buffer{}

@@ -5,33 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/klog/v2/ktesting"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
-)
 
-// contexts writes a kubeconfig with context a (server a) and b (server b),
-// current-context current (empty: none).
-func contexts(t *testing.T, current, a, b string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: a, cluster: {server: %q}}, {name: b, cluster: {server: %q}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: a, context: {cluster: a, user: u}}, {name: b, context: {cluster: b, user: u}}]
-current-context: %q
-`, a, b, current)
-	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"drakit.dev/drakit/internal/kubeconfigtest"
+)
 
 // TestExistingContext: the existing provider checks, and hands out, the
 // cluster of the context given, not the current-context's (a closed
@@ -46,7 +28,7 @@ func TestExistingContext(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}))
 	defer ready.Close()
-	path := contexts(t, "a", "http://127.0.0.1:1", ready.URL)
+	path := kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", ready.URL)
 	x := NewExisting(path, "b", 5*time.Second)
 	if _, err := x.Create(ctx); err != nil {
 		t.Errorf("Create with context b: %v", err)
@@ -66,7 +48,7 @@ func TestExistingContext(t *testing.T) {
 
 	// Up as drakit conformance and environment up run it, with a
 	// kubeconfig that has no current-context.
-	x = NewExisting(contexts(t, "", "http://127.0.0.1:1", ready.URL), "b", 0)
+	x = NewExisting(kubeconfigtest.TwoContexts(t, "", "http://127.0.0.1:1", ready.URL), "b", 0)
 	e, err := New(Config{Provider: x})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +69,7 @@ func TestExistingRequestTimeout(t *testing.T) {
 		}
 	}))
 	defer hang.Close()
-	x := NewExisting(contexts(t, "a", hang.URL, "http://127.0.0.1:1"), "", 300*time.Millisecond)
+	x := NewExisting(kubeconfigtest.TwoContexts(t, "a", hang.URL, "http://127.0.0.1:1"), "", 300*time.Millisecond)
 	start := time.Now()
 	_, err := x.Create(ctx)
 	if !errors.Is(err, ErrNotAnswering) || !strings.Contains(err.Error(), hang.URL) {

@@ -55,15 +55,15 @@ func TestKindArgv(t *testing.T) {
 }
 
 // TestKindNode: the drivers get the paths inside the node (the reference
-// driver's defaults), the kit the host directories mounted there, and
-// both the control plane's address on the kind network.
+// driver's defaults), the kit the host directories mounted there and the
+// host's cgroups, and both the control plane's address on the kind network.
 func TestKindNode(t *testing.T) {
 	n := KindNode("c-worker", "/state", "172.18.0.2", 6443)
 	want := Node{
 		Name: "c-worker", KubeletRootDir: "/var/lib/kubelet", CDIDir: "/var/run/cdi", EmulatorRoot: "/var/lib/drakit/emulator",
 		LogDir: "/var/log/drakit", HostEmulatorRoot: "/state/c-worker/emulator", HostCDIDir: "/state/c-worker/cdi",
-		HostKubeletRootDir: "/state/c-worker/kubelet",
-		APIServerHost:      "172.18.0.2", APIServerPort: 6443,
+		HostKubeletRootDir: "/state/c-worker/kubelet", HostCgroupRoot: "/sys/fs/cgroup",
+		APIServerHost: "172.18.0.2", APIServerPort: 6443,
 	}
 	if n != want {
 		t.Errorf("KindNode = %+v, want %+v", n, want)

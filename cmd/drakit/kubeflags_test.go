@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/internal/kubeconfigtest"
 	"drakit.dev/drakit/reference/simulate"
 )
 
@@ -37,29 +37,6 @@ func TestRequestTimeoutValues(t *testing.T) {
 			t.Errorf("--request-timeout %s: %v, want an error naming the flag", arg, err)
 		}
 	}
-}
-
-// contextsKubeconfig writes a kubeconfig whose current-context "a" names
-// a closed loopback port and whose context "b" names server.
-func contextsKubeconfig(t *testing.T, server string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	data := fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: a
-clusters:
-- {name: a, cluster: {server: "http://127.0.0.1:1"}}
-- {name: b, cluster: {server: %q}}
-users:
-- {name: u, user: {token: t}}
-contexts:
-- {name: a, context: {cluster: a, user: u}}
-- {name: b, context: {cluster: b, user: u}}
-`, server)
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // readyButSlow answers /readyz at once and every other request after a
@@ -99,7 +76,7 @@ func TestConformanceClientFlags(t *testing.T) {
 	}
 
 	srv := readyButSlow(t)
-	kubeconfig := contextsKubeconfig(t, srv.URL)
+	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", srv.URL)
 	declared := []string{"--kubeconfig", kubeconfig, "--driver-config", "../../docs/examples/env-only-driver.yaml", "--api-timeout", "1m"}
 	for name, tc := range map[string]struct {
 		args []string
@@ -133,7 +110,7 @@ func TestConformanceClientFlags(t *testing.T) {
 // simulate.Config: an unknown context fails loading the kubeconfig, before
 // any profile is read or cluster contacted; a bad timeout names the flag.
 func TestDriverSimulateClientFlags(t *testing.T) {
-	kubeconfig := contextsKubeconfig(t, "http://127.0.0.1:1")
+	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", "http://127.0.0.1:1")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -163,7 +140,7 @@ func TestDriverSimulateClientFlags(t *testing.T) {
 // it; local refuses --context and --request-timeout.
 func TestEnvironmentClientFlags(t *testing.T) {
 	srv := readyButSlow(t)
-	kubeconfig := contextsKubeconfig(t, srv.URL)
+	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", srv.URL)
 	for _, tc := range []struct {
 		args    []string
 		want    string // empty: success

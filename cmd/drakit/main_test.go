@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
+
+	"drakit.dev/drakit/internal/kubeconfigtest"
 )
 
 // runRoot runs drakit (every subcommand) with args and returns its output.
@@ -98,34 +98,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// testKubeconfig writes a kubeconfig with contexts a and b (current a),
-// each with a server of its own.
-func testKubeconfig(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	data := `apiVersion: v1
-kind: Config
-current-context: a
-clusters:
-- name: a
-  cluster: {server: "https://127.0.0.1:6443"}
-- name: b
-  cluster: {server: "https://127.0.0.2:7443"}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: a
-  context: {cluster: a, user: u}
-- name: b
-  context: {cluster: b, user: u}
-`
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestCompletion: drakit completion bash prints a script, and the flags
 // with fixed values complete them: --logging-format, version -o, the
 // built-in emulator profiles and --context from the kubeconfig.
@@ -134,7 +106,7 @@ func TestCompletion(t *testing.T) {
 	if err != nil || !strings.Contains(out, "bash completion V2 for drakit") || !strings.Contains(out, "__start_drakit") {
 		t.Fatalf("completion bash: %v, output starts %q", err, out[:min(len(out), 200)])
 	}
-	kubeconfig := testKubeconfig(t)
+	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "https://127.0.0.1:6443", "https://127.0.0.2:7443")
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -170,7 +142,7 @@ func TestCompletion(t *testing.T) {
 // falls back to $KUBECONFIG, --context picks the context and
 // --request-timeout the client's timeout.
 func TestKubeFlags(t *testing.T) {
-	kubeconfig := testKubeconfig(t)
+	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "https://127.0.0.1:6443", "https://127.0.0.2:7443")
 	parse := func(args ...string) *kubeFlags {
 		t.Helper()
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)

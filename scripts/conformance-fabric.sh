@@ -66,16 +66,7 @@ for i in $(seq 1 "$nodes"); do
   roots="$roots${roots:+,}${!name_v}=${!root_v}"
 done
 
-# A claim's allocation keeps the node selector its device's pool had: wait until each clique's
-# channel pool names both its nodes.
-log "waiting for the IMEX controller's pools to name both nodes of each clique"
-for _ in $(seq 1 60); do
-  pools=$("$kubectl" --kubeconfig "$DRAKIT_KUBECONFIG" get resourceslices -o jsonpath='{range .items[?(@.spec.nodeSelector)]}{.spec.pool.name}={.spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values}{"\n"}{end}')
-  [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] && break
-  sleep 2
-done
-printf '%s\n' "$pools" | tee "$ARTIFACTS/fabric/imex-pools.txt"
-[ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] || die "the IMEX controller did not publish a two-node pool per clique"
+wait_for_imex_pools "$DRAKIT_KUBECONFIG" "$ARTIFACTS/fabric/imex-pools.txt"
 
 log "checking the TPU controller's planned sub-slice pools against the API server's validation"
 check=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationSubslicePoolValidates$' ./reference/tpudriver) ||

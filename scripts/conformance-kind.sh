@@ -36,7 +36,6 @@ scripts/build.sh
 scripts/build-images.sh
 
 drakit=_output/bin/drakit
-kubectl=$DRAKIT_CACHE/components/kubernetes-$KUBERNETES_VERSION/bin/kubectl
 kind=(--provider kind --kind-node-image "$KIND_NODE_IMAGE" --kind-state-dir "$DRAKIT_KIND_STATE")
 cluster= # the cluster that is up: its logs go to $ARTIFACTS/$cluster
 down() {
@@ -90,16 +89,7 @@ cluster=fabric
 log "setting up a four-node kind cluster: kind/conformance-fabric.yaml rendered, the GPU and TPU drivers on every node"
 $drakit environment up "${kind[@]}" --recreate --kind-workers 3 --images-dir "$DRAKIT_REPO/_output/images" \
   --cluster-profile kind/conformance-fabric.yaml --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
-# A claim's allocation keeps the node selector its device's pool had: wait until each clique's
-# channel pool names both its nodes.
-log "waiting for the IMEX controller's pools to name both nodes of each clique"
-for _ in $(seq 1 60); do
-  pools=$("$kubectl" --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig" get resourceslices -o jsonpath='{range .items[?(@.spec.nodeSelector)]}{.spec.pool.name}={.spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values}{"\n"}{end}')
-  [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] && break
-  sleep 2
-done
-printf '%s\n' "$pools" | tee "$ARTIFACTS/imex-pools.txt"
-[ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] || die "the IMEX controller did not publish a two-node pool per clique"
+wait_for_imex_pools "$DRAKIT_KIND_STATE/kubeconfig" "$ARTIFACTS/imex-pools.txt"
 # The scenarios use whole cliques and whole hosts: one at a time.
 kit fabric docs/examples/reference-driver.yaml '@nvlink-fabric' 1
 kit tpu docs/examples/reference-tpu-driver.yaml '@tpu-torus' 1

@@ -46,6 +46,21 @@ wait_for() {
   ! kill -0 "$pid" 2>/dev/null
 }
 
+# wait_for_imex_pools KUBECONFIG OUT: a claim's allocation keeps the node selector its device's pool
+# had, so the fabric runs wait until the IMEX controller's channel pool of each clique names both
+# its nodes (at most 2 minutes); the pools are written to OUT. Fails when they do not.
+wait_for_imex_pools() {
+  local kubectl=$DRAKIT_CACHE/components/kubernetes-$KUBERNETES_VERSION/bin/kubectl pools
+  log "waiting for the IMEX controller's pools to name both nodes of each clique"
+  for _ in $(seq 1 60); do
+    pools=$("$kubectl" --kubeconfig "$1" get resourceslices -o jsonpath='{range .items[?(@.spec.nodeSelector)]}{.spec.pool.name}={.spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].values}{"\n"}{end}')
+    [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] && break
+    sleep 2
+  done
+  printf '%s\n' "$pools" | tee "$2"
+  [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] || die "the IMEX controller did not publish a two-node pool per clique"
+}
+
 # go-nvml's cgo preamble calls NVML functions its own header marks deprecated; the warnings
 # (hundreds of lines on a cold build) say nothing about drakit.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"

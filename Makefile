@@ -2,16 +2,22 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance conformance-fabric components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
+.PHONY: help build test unit e2e conformance conformance-fabric conformance-kind kind-node-image components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
 
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 conformance: ## Main job: build what is missing, start the local cluster, deploy emulator + reference driver, run all features, write reports, tear down
 	scripts/conformance.sh
 
 conformance-fabric: ## Only the multi-node part of make conformance: 4 nodes of cluster profile conformance-fabric, GPU (NVLink, IMEX) and TPU drivers, @nvlink-fabric and @tpu-torus
 	scripts/conformance-fabric.sh
+
+conformance-kind: ## make conformance's runs on kind where Docker runs (DOCKER_HOST honoured): GPU, NIC, CPU, binding conditions on one node, the fabric on four (not @interpose)
+	scripts/conformance-kind.sh
+
+kind-node-image: ## Build the offline kind node image from drakit's cached components (needs Docker, debootstrap)
+	scripts/kind-node-image.sh
 
 test: ## Unit and integration tests, then the kit certifying the reference driver end to end
 	scripts/test.sh

@@ -279,6 +279,11 @@ type Timeouts struct {
 	// Cleanup bounds the waits for claims and CDI specs to be released and
 	// for a scenario's objects to be deleted.
 	Cleanup time.Duration
+	// SchedulerBinding is the scheduler's DynamicResources bindingTimeout
+	// (upstream's default: 10 minutes; drakit's local cluster: 30 s): a
+	// claim whose binding conditions never hold loses its allocation only
+	// after it, so the kit waits that long and PodStart more.
+	SchedulerBinding time.Duration
 }
 
 // DefaultConfig returns the kit's defaults. The driver under test is not
@@ -296,6 +301,8 @@ func DefaultConfig() Config {
 			PodStart:  2 * time.Minute,
 			PodDelete: time.Minute,
 			Cleanup:   2 * time.Minute,
+			// kube-scheduler's DynamicResourcesArgs.bindingTimeout default.
+			SchedulerBinding: 10 * time.Minute,
 		},
 		Concurrency: 1,
 		Format:      "pretty",
@@ -496,6 +503,7 @@ func (c Config) Validate() error {
 		{"Timeouts.PodStart", c.Timeouts.PodStart},
 		{"Timeouts.PodDelete", c.Timeouts.PodDelete},
 		{"Timeouts.Cleanup", c.Timeouts.Cleanup},
+		{"Timeouts.SchedulerBinding", c.Timeouts.SchedulerBinding},
 	} {
 		if d.val <= 0 {
 			bad(d.name, "%v must be positive", d.val)

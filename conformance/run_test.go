@@ -54,7 +54,7 @@ func testConfig(t *testing.T) Config {
 	cfg.ArtifactsDir = t.TempDir()
 	cfg.Format = "progress"
 	cfg.NoColors = true
-	cfg.Timeouts = Timeouts{API: 2 * time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: 2 * time.Second}
+	cfg.Timeouts = Timeouts{API: 2 * time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: 2 * time.Second, SchedulerBinding: time.Second}
 	return cfg
 }
 
@@ -268,7 +268,7 @@ func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.Concurrency = 4
-	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond}
+	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second}
 	cfg.Output = &bytes.Buffer{}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS}
 	res, err := st.run(ctx)

@@ -225,8 +225,13 @@ func (w *world) attachSetsCondition(ctx context.Context, condition, claim, statu
 // failed or timed out, and may allocate again right after, so a poll could
 // miss it.
 func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
-	rv, ok := w.attach.claimRV[claim]
-	if !ok {
+	// After the attach controller's write of a failure condition the
+	// scheduler clears the allocation at once; without one, only when its
+	// binding timeout has passed since the allocation.
+	rv, written := w.attach.claimRV[claim]
+	wait := w.cfg.Timeouts.PodStart
+	if !written {
+		wait += w.cfg.Timeouts.SchedulerBinding
 		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", claim, err)
@@ -236,7 +241,7 @@ func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
 		}
 		rv = c.ResourceVersion
 	}
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeouts.PodStart)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	wi, err := w.kube.ResourceV1().ResourceClaims(w.ns).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", claim).String(), ResourceVersion: rv,
@@ -257,7 +262,11 @@ func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
 			return fmt.Errorf("watch claim %s: %v", claim, ev.Object)
 		}
 	}
-	return fmt.Errorf("claim %s kept its allocation for %s after the attach controller's write", claim, w.cfg.Timeouts.PodStart)
+	if written {
+		return fmt.Errorf("claim %s kept its allocation for %s after the attach controller's write", claim, wait)
+	}
+	return fmt.Errorf("claim %s kept its allocation for %s, beyond the scheduler's binding timeout (--scheduler-binding-timeout %s)",
+		claim, wait, w.cfg.Timeouts.SchedulerBinding)
 }
 
 // schedulerReports waits for a scheduler event about the pod that says

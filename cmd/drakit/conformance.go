@@ -220,6 +220,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *kubeFlags 
 	f.DurationVar(&cfg.Timeouts.PodStart, "pod-start-timeout", cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
 	f.DurationVar(&cfg.Timeouts.PodDelete, "pod-delete-timeout", cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
 	f.DurationVar(&cfg.Timeouts.Cleanup, "cleanup-timeout", cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
+	f.DurationVar(&cfg.Timeouts.SchedulerBinding, "scheduler-binding-timeout", cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s): how long a claim whose binding conditions never hold keeps its allocation")
 	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "scenarios run at once (they compete for the node's devices)")
 	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")

@@ -5,7 +5,9 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
   of the device is True in the claim's status.devices; a True binding failure condition makes it
   give up ("device binding failed"), clear the allocation and retry the pod; so does a device whose
   conditions are not all True within the scheduler's bindingTimeout ("device binding timeout"; 600 s
-  by default, 30 s in drakit's local cluster) (dra-1.37-spec.md §9, behaviours 3 to 5). The conditions come from a controller that attaches the device: here the
+  by default, 30 s in drakit's local and kind clusters; the kit waits --scheduler-binding-timeout,
+  default 600 s, and --pod-start-timeout more) (dra-1.37-spec.md §9, behaviours 3 to 5). The
+  conditions come from a controller that attaches the device: here the
   kit's own attach controller, which writes them through the API. The test driver has no kubelet
   plugin, so its devices also skip every node operation (KEP-5945) for the pod to run once bound.
 

@@ -168,9 +168,64 @@ func Generate(base *v1alpha4.Cluster, opts ConfigOptions) (*v1alpha4.Cluster, er
 			n.ExtraMounts = withMount(n.ExtraMounts, v1alpha4.Mount{HostPath: dirs.Emulator, ContainerPath: EmulatorRoot})
 			n.ExtraMounts = withMount(n.ExtraMounts, v1alpha4.Mount{HostPath: dirs.CDI, ContainerPath: NodeCDIDir})
 			n.ExtraMounts = withMount(n.ExtraMounts, kubeletMount(dirs.Kubelet))
+			if n.Role == v1alpha4.ControlPlaneRole {
+				n.ExtraMounts = withMount(n.ExtraMounts, v1alpha4.Mount{
+					HostPath: SchedulerConfigPath(opts.StateDir), ContainerPath: NodeSchedulerConfig, Readonly: true,
+				})
+				n.KubeadmConfigPatchesJSON6902 = append(n.KubeadmConfigPatchesJSON6902, schedulerConfigPatch)
+			}
 		}
 	}
 	return cfg, nil
+}
+
+// NodeSchedulerConfig is where a control-plane node finds the scheduler
+// configuration of the state dir (SchedulerConfigPath), which its
+// kube-scheduler reads with --config.
+const NodeSchedulerConfig = "/etc/kubernetes/drakit-scheduler-config.yaml"
+
+// SchedulerBindingTimeout is the DynamicResources plugin's bindingTimeout
+// of a kind cluster with a state dir, as drakit's local cluster has it: the
+// default of 10 minutes is more than a conformance run waits for a device
+// whose binding conditions never hold (KEP-5007).
+const SchedulerBindingTimeout = "30s"
+
+// SchedulerConfigPath is the scheduler configuration's host file in
+// stateDir; the provider writes SchedulerConfigYAML there on create.
+func SchedulerConfigPath(stateDir string) string {
+	return filepath.Join(stateDir, "scheduler-config.yaml")
+}
+
+// SchedulerConfigYAML is kube-scheduler's configuration in a kind
+// control-plane node: kubeadm's scheduler kubeconfig and leader election,
+// and the DynamicResources plugin's bindingTimeout.
+var SchedulerConfigYAML = []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: /etc/kubernetes/scheduler.conf
+leaderElection:
+  leaderElect: true
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DynamicResources
+    args:
+      bindingTimeout: ` + SchedulerBindingTimeout + `
+`)
+
+// schedulerConfigPatch makes kubeadm start kube-scheduler with --config
+// NodeSchedulerConfig, mounted into its static pod; kind's own scheduler
+// arguments (the feature gates) stay.
+var schedulerConfigPatch = v1alpha4.PatchJSON6902{
+	Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
+	Patch: `- op: add
+  path: /scheduler/extraArgs/-
+  value: {name: config, value: ` + NodeSchedulerConfig + `}
+- op: add
+  path: /scheduler/extraVolumes
+  value:
+  - {name: drakit-scheduler-config, hostPath: ` + NodeSchedulerConfig + `, mountPath: ` + NodeSchedulerConfig + `, readOnly: true, pathType: File}
+`,
 }
 
 // kubeletMount mounts hostPath at the node's kubelet root dir with

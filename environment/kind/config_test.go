@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/emulator/clusterprofile"
 	kindconfig "drakit.dev/drakit/kind"
@@ -140,6 +141,15 @@ func TestGenerateFromRepositoryConfig(t *testing.T) {
 			NodeCDIDir:         {HostPath: dirs.CDI, ContainerPath: NodeCDIDir},
 			NodeKubeletRootDir: {HostPath: "/s/" + names[i] + "/kubelet", ContainerPath: "/var/lib/kubelet", Propagation: v1alpha4.MountPropagationNone},
 		}
+		if n.Role == v1alpha4.ControlPlaneRole {
+			// The scheduler's configuration, read with --config.
+			want[NodeSchedulerConfig] = v1alpha4.Mount{HostPath: "/s/scheduler-config.yaml", ContainerPath: NodeSchedulerConfig, Readonly: true}
+			if len(n.KubeadmConfigPatchesJSON6902) != 1 || !strings.Contains(n.KubeadmConfigPatchesJSON6902[0].Patch, "/scheduler/extraArgs/-") {
+				t.Errorf("%s: JSON 6902 patches %+v, want the scheduler's --config", names[i], n.KubeadmConfigPatchesJSON6902)
+			}
+		} else if len(n.KubeadmConfigPatchesJSON6902) != 0 {
+			t.Errorf("%s: a worker with JSON 6902 patches %+v", names[i], n.KubeadmConfigPatchesJSON6902)
+		}
 		if diff := cmp.Diff(want, mounts); diff != "" {
 			t.Errorf("%s: mounts (-want +got):\n%s", names[i], diff)
 		}
@@ -236,5 +246,51 @@ func TestFabricProfileNamesKindNodes(t *testing.T) {
 	}
 	if want := NodeNames(DefaultClusterName, cfg); !slices.Equal(got, want) {
 		t.Errorf("profile nodes %q, want kind's %q", got, want)
+	}
+}
+
+// TestSchedulerConfig: the scheduler configuration a kind control plane
+// reads is a strict KubeSchedulerConfiguration with kubeadm's kubeconfig
+// and the DynamicResources bindingTimeout, and the patch that points
+// kube-scheduler at it is valid JSON 6902 that only adds.
+func TestSchedulerConfig(t *testing.T) {
+	var conf struct {
+		APIVersion       string `json:"apiVersion"`
+		Kind             string `json:"kind"`
+		ClientConnection struct {
+			Kubeconfig string `json:"kubeconfig"`
+		} `json:"clientConnection"`
+		LeaderElection struct {
+			LeaderElect bool `json:"leaderElect"`
+		} `json:"leaderElection"`
+		Profiles []struct {
+			SchedulerName string `json:"schedulerName"`
+			PluginConfig  []struct {
+				Name string `json:"name"`
+				Args struct {
+					BindingTimeout string `json:"bindingTimeout"`
+				} `json:"args"`
+			} `json:"pluginConfig"`
+		} `json:"profiles"`
+	}
+	if err := sigsyaml.UnmarshalStrict(SchedulerConfigYAML, &conf); err != nil {
+		t.Fatal(err)
+	}
+	if conf.APIVersion != "kubescheduler.config.k8s.io/v1" || conf.Kind != "KubeSchedulerConfiguration" ||
+		conf.ClientConnection.Kubeconfig != "/etc/kubernetes/scheduler.conf" || len(conf.Profiles) != 1 ||
+		len(conf.Profiles[0].PluginConfig) != 1 || conf.Profiles[0].PluginConfig[0].Name != "DynamicResources" ||
+		conf.Profiles[0].PluginConfig[0].Args.BindingTimeout != SchedulerBindingTimeout {
+		t.Errorf("scheduler configuration %+v", conf)
+	}
+	var ops []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	if err := sigsyaml.UnmarshalStrict([]byte(schedulerConfigPatch.Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 2 || ops[0].Op != "add" || ops[0].Path != "/scheduler/extraArgs/-" || ops[1].Path != "/scheduler/extraVolumes" {
+		t.Errorf("patch %+v: want the --config argument appended and the volume added", ops)
 	}
 }

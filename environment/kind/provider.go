@@ -190,6 +190,11 @@ func (p *Provider) create(ctx context.Context, base *v1alpha4.Cluster) (string, 
 			}
 		}
 	}
+	if opts.StateDir != "" {
+		if err := os.WriteFile(SchedulerConfigPath(opts.StateDir), SchedulerConfigYAML, 0o644); err != nil {
+			return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)
+		}
+	}
 	kubeconfig, err := p.kubeconfigPath()
 	if err != nil {
 		return "", fmt.Errorf("create kind cluster %s: %w", p.name, err)

@@ -83,10 +83,13 @@ func TestChartsPerNodeReleases(t *testing.T) {
 // TestChartsRefuseWhatDeployRefusesAsNode: every chart's node value is
 // refused by its schema, naming /node, where reference/deploy refuses the
 // node: not a node name (a DNS subdomain), or too long to name the
-// DaemonSet after. The longest node deploy accepts renders.
+// chart's DaemonSet, <chart>-<node>, after (at most 63 characters). The
+// longest node deploy accepts renders.
 func TestChartsRefuseWhatDeployRefusesAsNode(t *testing.T) {
 	for chart, objects := range pinnedObjects {
-		for _, node := range []string{"Node_1", "node-1.", "-node", strings.Repeat("n", 50), strings.Repeat("n.", 24) + "nn"} {
+		longest := strings.Repeat("n", 62-len(chart))
+		dottedLongest := strings.Repeat("n.", (62-len(chart))/2) + strings.Repeat("n", len(chart)%2)
+		for _, node := range []string{"Node_1", "node-1.", "-node", longest + "n", dottedLongest + "n"} {
 			t.Run(chart+" "+node, func(t *testing.T) {
 				if _, err := objects(node); err == nil {
 					t.Fatalf("reference/deploy accepts node %q", node)
@@ -100,14 +103,34 @@ func TestChartsRefuseWhatDeployRefusesAsNode(t *testing.T) {
 				}
 			})
 		}
-		longest := strings.Repeat("n.", 24) + "n"
-		t.Run(chart+" "+longest, func(t *testing.T) {
-			want, err := objects(longest)
-			if err != nil {
-				t.Fatalf("reference/deploy refuses node %q: %v", longest, err)
+		for _, node := range []string{longest, dottedLongest} {
+			t.Run(chart+" "+node, func(t *testing.T) {
+				want, err := objects(node)
+				if err != nil {
+					t.Fatalf("reference/deploy refuses node %q: %v", node, err)
+				}
+				if err := compare(want, renderObjects(t, chart, "node="+node)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+}
+
+// TestChartsRefuseADaemonSetNameOver63: a node the schema accepts, with a
+// full name longer than the chart's, fails the render naming the node and
+// the DaemonSet's length, not with an object the API server refuses.
+func TestChartsRefuseADaemonSetNameOver63(t *testing.T) {
+	for chart := range pinnedObjects {
+		t.Run(chart, func(t *testing.T) {
+			fullname := strings.Repeat("f", 50)
+			_, err := render(chart, "fullnameOverride="+fullname, "node=node-1.example.com")
+			want := `node "node-1.example.com": the DaemonSet ` + fullname + "-node-1-example-com has 69 characters"
+			if err == nil {
+				t.Fatalf("chart renders with fullnameOverride=%s and node=node-1.example.com", fullname)
 			}
-			if err := compare(want, renderObjects(t, chart, "node="+longest)); err != nil {
-				t.Error(err)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %v, want %q", err, want)
 			}
 		})
 	}

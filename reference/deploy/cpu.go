@@ -76,7 +76,7 @@ func DefaultCPUOptions() CPUOptions {
 }
 
 func (o *CPUOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, CPUName}
 }
 
 // numaDir is the host directory the driver pod mounts read-only.

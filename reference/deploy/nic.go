@@ -96,7 +96,7 @@ func DefaultNICOptions() NICOptions {
 
 // common returns the options every driver's deployment has.
 func (o *NICOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, NICName}
 }
 
 func (o *NICOptions) sysfsDir() string { return filepath.Join(o.HostRoot, "sys") }

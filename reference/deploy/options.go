@@ -123,7 +123,7 @@ func DefaultOptions() Options {
 
 // common returns the options every driver's deployment has.
 func (o *Options) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir, o.Node, o.HTTPPort}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, o.RegistrarDir, o.Node, o.HTTPPort, Name}
 }
 
 // driverRootWritable are the directories below the driver root that the

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,51 @@ func TestNodeValidation(t *testing.T) {
 		opts.Node = node
 		if err := opts.Validate(); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), want) {
 			t.Errorf("Node %q: Validate = %v, want ErrInvalidOptions with %q", node, err, want)
+		}
+	}
+}
+
+// TestNodeValidationPerDriver: each driver's node may be as long as leaves
+// its own DaemonSet name, <workload>-<node>, at 63 characters; one more
+// is refused, naming the DaemonSet.
+func TestNodeValidationPerDriver(t *testing.T) {
+	t.Parallel()
+	for workload, validate := range map[string]func(node string) error{
+		Name: func(node string) error {
+			o := DefaultOptions()
+			o.Node = node
+			return o.Validate()
+		},
+		NICName: func(node string) error {
+			o := DefaultNICOptions()
+			o.Node = node
+			return o.Validate()
+		},
+		CPUName: func(node string) error {
+			o := DefaultCPUOptions()
+			o.Node = node
+			return o.Validate()
+		},
+		TPUName: func(node string) error {
+			o := DefaultTPUOptions()
+			o.Node = node
+			return o.Validate()
+		},
+		PlainName: func(node string) error {
+			o := DefaultPlainOptions()
+			o.Node = node
+			return o.Validate()
+		},
+	} {
+		longest := strings.Repeat("n", 63-len(workload)-1)
+		if err := validate(longest); err != nil {
+			t.Errorf("%s: node of %d characters: %v", workload, len(longest), err)
+		}
+		over := longest + "n"
+		err := validate(over)
+		want := fmt.Sprintf("%s-%s has 64 characters", workload, over)
+		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: node of %d characters: Validate = %v, want ErrInvalidOptions with %q", workload, len(over), err, want)
 		}
 	}
 }

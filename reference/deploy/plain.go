@@ -86,7 +86,7 @@ func DefaultPlainOptions() PlainOptions {
 
 // common returns the options every driver's deployment has.
 func (o *PlainOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, PlainName}
 }
 
 // Validate reports every invalid field by name and flag of drakit

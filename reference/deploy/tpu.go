@@ -93,7 +93,7 @@ func DefaultTPUOptions() TPUOptions {
 }
 
 func (o *TPUOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, TPUName}
 }
 
 func (o *TPUOptions) metadataDir() string {

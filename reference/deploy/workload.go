@@ -41,6 +41,9 @@ type driverOptions struct {
 	// httpPort is the driver's loopback port for /metrics and /healthz
 	// (and the liveness probe); 0: none.
 	httpPort int
+	// workload is the name of the driver's DaemonSet before pinToNode
+	// (Name, NICName, …): with node, pinnedName(workload, node).
+	workload string
 }
 
 // The default HTTPPort of each driver's deployment: a port of its own on
@@ -109,8 +112,8 @@ func (o driverOptions) validate(own []error, paths ...hostPathOption) error {
 	if o.node != "" {
 		if msgs := validation.IsDNS1123Subdomain(o.node); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("Node (--node) %q is not a node name: %s", o.node, strings.Join(msgs, "; ")))
-		} else if len(pinnedName(Name, o.node)) > 63 {
-			errs = append(errs, fmt.Errorf("Node (--node) %q is too long to name the driver's DaemonSet after it", o.node))
+		} else if ds := pinnedName(o.workload, o.node); len(ds) > 63 {
+			errs = append(errs, fmt.Errorf("Node (--node) %q is too long to name the driver's DaemonSet after it: %s has %d characters, at most 63", o.node, ds, len(ds)))
 		}
 	}
 	errs = append(errs, own...)

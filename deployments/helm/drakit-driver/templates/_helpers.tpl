@@ -86,7 +86,11 @@ dashes> (a DaemonSet per node, as drakit's deploy --node).
 {{- define "drakit-driver.daemonSetName" -}}
 {{- $name := include "drakit-driver.fullname" . }}
 {{- if .Values.node }}
-{{- printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- $pinned := printf "%s-%s" $name (replace "." "-" .Values.node) }}
+{{- if gt (len $pinned) 63 }}
+{{- fail (printf "node %q: the DaemonSet %s has %d characters, at most 63: a shorter release name or fullnameOverride" .Values.node $pinned (len $pinned)) }}
+{{- end }}
+{{- $pinned }}
 {{- else }}
 {{- $name }}
 {{- end }}

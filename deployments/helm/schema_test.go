@@ -131,3 +131,52 @@ func walkSchema(s any, path string, f func(path string, s map[string]any)) {
 		}
 	}
 }
+
+// TestChartsRefuseUncleanHostPaths: every value of every chart whose
+// schema is a host path (a $ref to #/definitions/hostPath, alone or beside
+// "") is refused by the schema, naming the value, when it is not a clean
+// absolute path, as reference/deploy refuses it; a clean one renders.
+func TestChartsRefuseUncleanHostPaths(t *testing.T) {
+	const hostPathRef = "#/definitions/hostPath"
+	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
+		data, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(data, &schema); err != nil {
+			t.Fatalf("decode %s schema: %v", chart, err)
+		}
+		var values []string
+		for name, s := range schema.Properties {
+			if strings.Contains(string(s), `"`+hostPathRef+`"`) {
+				values = append(values, name)
+			}
+		}
+		if len(values) < 2 {
+			t.Errorf("%s schema: host path values %v, want at least kubeletRootDir and cdiDir", chart, values)
+		}
+		for _, value := range values {
+			for _, p := range []string{"var/lib/drakit", "/var/lib/../etc", "/var/lib/drakit/", "/var//lib/drakit", "/var/lib/./drakit", "/var/lib/.."} {
+				t.Run(chart+" "+value+"="+p, func(t *testing.T) {
+					_, err := render(chart, value+"="+p)
+					if err == nil {
+						t.Fatalf("chart renders with %s=%s", value, p)
+					}
+					if want := "at '/" + value + "'"; !strings.Contains(err.Error(), want) {
+						t.Errorf("error is not the schema's on %s: %v", value, err)
+					}
+				})
+			}
+			clean := "/var/lib/.drakit..probe"
+			if value == "registrarDir" { // below the default kubeletRootDir
+				clean = "/var/lib/kubelet/.drakit..probe"
+			}
+			if _, err := render(chart, value+"="+clean); err != nil {
+				t.Errorf("%s with %s=%s: %v", chart, value, clean, err)
+			}
+		}
+	}
+}

@@ -74,6 +74,12 @@ check=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIn
 grep -q -- '--- PASS: TestIntegrationSubslicePoolValidates' <<<"$check" ||
   { printf '%s\n' "$check"; die "the sub-slice pool validation check did not run (skipped)"; }
 
+log "checking the controllers' admission policies: the IMEX and TPU controllers may write only their slices without a node"
+check=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationControllerSliceAdmission$' ./reference/deploy) ||
+  { printf '%s\n' "$check"; die "the controllers' admission check failed"; }
+grep -q -- '--- PASS: TestIntegrationControllerSliceAdmission' <<<"$check" ||
+  { printf '%s\n' "$check"; die "the controllers' admission check did not run (skipped)"; }
+
 # The scenarios use whole cliques and whole hosts: one at a time.
 log "running the @nvlink-fabric features against the GPU driver"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/fabric/kit" --node-cdi-dir "$DRAKIT_CDI_DIR" \

@@ -83,10 +83,10 @@ func TestGPUChartIsReferenceDeploy(t *testing.T) {
 			if err := compare(want, got); err != nil {
 				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
 			}
-			// 8 objects and the MIG class, 5 more with the IMEX controller.
+			// 8 objects and the MIG class, 7 more with the IMEX controller.
 			wantCount := 9
 			if opts.IMEXChannels > 0 {
-				wantCount = 14
+				wantCount = 16
 			}
 			if len(got) != wantCount {
 				t.Errorf("chart rendered %d objects, want %d", len(got), wantCount)

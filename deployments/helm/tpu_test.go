@@ -67,9 +67,9 @@ func TestTPUChartIsReferenceDeploy(t *testing.T) {
 			if err := compare(m.List(), got); err != nil {
 				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
 			}
-			// 8 objects, the sub-slice class and the controller's 4.
-			if len(got) != 13 {
-				t.Errorf("chart rendered %d objects, want 13", len(got))
+			// 8 objects, the sub-slice class and the controller's 6.
+			if len(got) != 15 {
+				t.Errorf("chart rendered %d objects, want 15", len(got))
 			}
 		})
 	}

@@ -331,9 +331,9 @@ func podEvents(all []corev1.Event, p *corev1.Pod) []corev1.Event {
 }
 
 // Delete removes the deployment (the IMEX controller's too), waits for the
-// driver pods to go, then
-// deletes the admission policy and its binding and the driver's
-// ResourceSlices, and waits for the namespace to go.
+// driver pods to go, then deletes the admission policy and its binding and
+// the driver's ResourceSlices, waits for the namespace to go and deletes
+// the IMEX controller's policy and binding.
 func Delete(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -358,7 +358,14 @@ func Delete(ctx context.Context, client kubernetes.Interface, opts Options) erro
 		}
 		classes = append(classes, IMEXDeviceClassName(opts.DriverName))
 	}
-	return deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, classes, opts.Timeout)
+	if err := deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, classes, opts.Timeout); err != nil {
+		return err
+	}
+	if opts.Node != "" {
+		return nil
+	}
+	// The controller's pods went with the namespace, deleteDriver waited.
+	return deletePolicy(ctx, client, IMEXName)
 }
 
 // deleteDriver deletes the device classes, then the objects of w, waits
@@ -424,15 +431,7 @@ func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, 
 		return fmt.Errorf("wait for the driver pods to go: %w", err)
 	}
 	// The policy goes with the last driver pod.
-	err = deleteAll([]deletion{
-		{"validating admission policy binding " + w.name, func() error {
-			return client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, w.name, del)
-		}},
-		{"validating admission policy " + w.name, func() error {
-			return client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, w.name, del)
-		}},
-	})
-	if err != nil {
+	if err := deletePolicy(ctx, client, w.name); err != nil {
 		return err
 	}
 	deleted, err := deleteSlices(ctx, client, driverName)
@@ -450,6 +449,20 @@ func deleteDriver(ctx context.Context, client kubernetes.Interface, w workload, 
 		return fmt.Errorf("wait for namespace %s to go: %w", w.namespace, err)
 	}
 	klog.FromContext(ctx).Info("Driver deleted", "driver", driverName, "slicesDeleted", deleted)
+	return nil
+}
+
+// deletePolicy deletes the validating admission policy binding and policy
+// named name, where they exist; the caller has seen the pods of the
+// service account they limit go.
+func deletePolicy(ctx context.Context, client kubernetes.Interface, name string) error {
+	policies := client.AdmissionregistrationV1()
+	if err := policies.ValidatingAdmissionPolicyBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete validating admission policy binding %s: %w", name, err)
+	}
+	if err := policies.ValidatingAdmissionPolicies().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete validating admission policy %s: %w", name, err)
+	}
 	return nil
 }
 

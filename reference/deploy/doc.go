@@ -80,6 +80,18 @@
 // Its admission policy is the reference driver's for its own service
 // account and driver name.
 //
+// # Cluster-level controllers
+//
+// Two deployments also run a one-replica controller that publishes
+// ResourceSlices without a node name: the IMEX channel controller
+// (Options.IMEXChannels, imex.go) and the TPU sub-slice controller
+// (tpu.go). RBAC lets each write every ResourceSlice; its own
+// ValidatingAdmissionPolicy limits its service account to its driver's
+// slices without a node name, so that it can neither replace nor delete
+// the slices the kubelet plugins publish for their nodes.
+// TestIntegrationControllerSliceAdmission checks both on a running
+// cluster.
+//
 // # One implementation
 //
 // The three deployments differ only where their drivers do: the options

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -20,19 +21,24 @@ func IMEXDeviceClassName(driverName string) string { return "imex." + driverName
 
 // IMEXObjects are the IMEX channel controller's objects (Options.IMEXChannels
 // > 0): its DeviceClass (the owner of the channel slices), service account,
-// cluster role and binding, and its one-replica Deployment.
+// cluster role and binding, admission policy and binding (the service
+// account may write only the driver's slices without a node name), and its
+// one-replica Deployment.
 type IMEXObjects struct {
 	DeviceClass        *resourceapi.DeviceClass
 	ServiceAccount     *corev1.ServiceAccount
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	Policy             *admissionregistrationv1.ValidatingAdmissionPolicy
+	PolicyBinding      *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	Deployment         *appsv1.Deployment
 }
 
-// list is the objects in apply order: the class exists before the
-// controller starts (it looks its owner up).
+// list is the objects in apply order: the policy before the controller, so
+// that it never runs unconstrained, and the class before the controller
+// starts (it looks its owner up).
 func (m *IMEXObjects) list() []runtime.Object {
-	return []runtime.Object{m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.DeviceClass, m.Deployment}
+	return []runtime.Object{m.ServiceAccount, m.ClusterRole, m.ClusterRoleBinding, m.Policy, m.PolicyBinding, m.DeviceClass, m.Deployment}
 }
 
 // imexObjects decodes and renders the IMEX controller's manifests.
@@ -40,10 +46,12 @@ func imexObjects(opts Options) (*IMEXObjects, error) {
 	m := &IMEXObjects{
 		DeviceClass: &resourceapi.DeviceClass{}, ServiceAccount: &corev1.ServiceAccount{},
 		ClusterRole: &rbacv1.ClusterRole{}, ClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Deployment: &appsv1.Deployment{},
+		Policy: &admissionregistrationv1.ValidatingAdmissionPolicy{}, PolicyBinding: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 	}
 	for file, into := range map[string]any{
 		"deviceclass.yaml": m.DeviceClass, "serviceaccount.yaml": m.ServiceAccount, "clusterrole.yaml": m.ClusterRole,
 		"clusterrolebinding.yaml": m.ClusterRoleBinding, "deployment.yaml": m.Deployment,
+		"validatingadmissionpolicy.yaml": m.Policy, "validatingadmissionpolicybinding.yaml": m.PolicyBinding,
 	} {
 		if err := decode("imex/"+file, into); err != nil {
 			return nil, err
@@ -53,6 +61,9 @@ func imexObjects(opts Options) (*IMEXObjects, error) {
 		fmt.Sprintf("device.driver == %q && device.attributes[%q].?type.orValue(%q) == %q",
 			opts.DriverName, opts.DriverName, "", "imex-channel"), m.DeviceClass}); err != nil {
 		return nil, err
+	}
+	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
+		return nil, fmt.Errorf("manifest imex/validatingadmissionpolicy.yaml: %w", err)
 	}
 	pod := &m.Deployment.Spec.Template.Spec
 	if len(pod.Containers) != 1 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,7 +28,7 @@ const (
 	// cluster role and binding and admission policy and binding.
 	TPUName = "drakit-tpu-driver"
 	// TPUControllerName names the controller's Deployment, service
-	// account, cluster role and binding.
+	// account, cluster role and binding and admission policy and binding.
 	TPUControllerName = "drakit-tpu-controller"
 )
 
@@ -121,13 +122,19 @@ type TPUManifests struct {
 	ControllerServiceAccount     *corev1.ServiceAccount
 	ControllerClusterRole        *rbacv1.ClusterRole
 	ControllerClusterRoleBinding *rbacv1.ClusterRoleBinding
-	Controller                   *appsv1.Deployment
+	// ControllerPolicy and ControllerPolicyBinding limit the controller's
+	// service account to the driver's ResourceSlices without a node name.
+	ControllerPolicy        *admissionregistrationv1.ValidatingAdmissionPolicy
+	ControllerPolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	Controller              *appsv1.Deployment
 }
 
 // List returns the objects in the order they are applied: the plugin's,
-// the sub-slice class, then the controller's.
+// the sub-slice class, then the controller's, its policy before its
+// Deployment.
 func (m *TPUManifests) List() []runtime.Object {
-	return m.list(m.SubsliceDeviceClass, m.ControllerServiceAccount, m.ControllerClusterRole, m.ControllerClusterRoleBinding, m.Controller)
+	return m.list(m.SubsliceDeviceClass, m.ControllerServiceAccount, m.ControllerClusterRole, m.ControllerClusterRoleBinding,
+		m.ControllerPolicy, m.ControllerPolicyBinding, m.Controller)
 }
 
 // TPUObjects validates opts and renders manifests/tpu for them.
@@ -136,14 +143,18 @@ func TPUObjects(opts TPUOptions) (*TPUManifests, error) {
 		return nil, err
 	}
 	m := &TPUManifests{SubsliceDeviceClass: &resourceapi.DeviceClass{}, ControllerServiceAccount: &corev1.ServiceAccount{},
-		ControllerClusterRole: &rbacv1.ClusterRole{}, ControllerClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Controller: &appsv1.Deployment{}}
+		ControllerClusterRole: &rbacv1.ClusterRole{}, ControllerClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Controller: &appsv1.Deployment{},
+		ControllerPolicy:        &admissionregistrationv1.ValidatingAdmissionPolicy{},
+		ControllerPolicyBinding: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}}
 	var err error
 	m.DriverObjects, err = decodeDriver("tpu", map[string]any{
-		"subslicedeviceclass.yaml":           m.SubsliceDeviceClass,
-		"controller-serviceaccount.yaml":     m.ControllerServiceAccount,
-		"controller-clusterrole.yaml":        m.ControllerClusterRole,
-		"controller-clusterrolebinding.yaml": m.ControllerClusterRoleBinding,
-		"controller-deployment.yaml":         m.Controller,
+		"subslicedeviceclass.yaml":                         m.SubsliceDeviceClass,
+		"controller-serviceaccount.yaml":                   m.ControllerServiceAccount,
+		"controller-clusterrole.yaml":                      m.ControllerClusterRole,
+		"controller-clusterrolebinding.yaml":               m.ControllerClusterRoleBinding,
+		"controller-deployment.yaml":                       m.Controller,
+		"controller-validatingadmissionpolicy.yaml":        m.ControllerPolicy,
+		"controller-validatingadmissionpolicybinding.yaml": m.ControllerPolicyBinding,
 	})
 	if err != nil {
 		return nil, err
@@ -160,6 +171,9 @@ func TPUObjects(opts TPUOptions) (*TPUManifests, error) {
 	}
 	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
 		return nil, fmt.Errorf("manifest tpu/validatingadmissionpolicy.yaml: %w", err)
+	}
+	if err := renderPolicy(m.ControllerPolicy, opts.DriverName); err != nil {
+		return nil, fmt.Errorf("manifest tpu/controller-validatingadmissionpolicy.yaml: %w", err)
 	}
 	o := opts.common()
 	if _, err := renderDriverPod(&m.DaemonSet.Spec.Template.Spec, o, map[string]string{
@@ -227,7 +241,7 @@ func ptrOr(p *int32, def int32) int32 {
 }
 
 // DeleteTPU removes what ApplyTPU created: the controller first (and waits
-// for its pods to go, so it publishes nothing after), then the plugin's
+// for its pods to go, so it publishes nothing after; then its policy), then the plugin's
 // deployment, its classes and every ResourceSlice of the driver. With
 // opts.Node it removes only that node's DaemonSet (as DeleteNIC).
 func DeleteTPU(ctx context.Context, client kubernetes.Interface, opts TPUOptions) error {
@@ -257,6 +271,9 @@ func DeleteTPU(ctx context.Context, client kubernetes.Interface, opts TPUOptions
 	})
 	if err != nil {
 		return fmt.Errorf("wait for the controller pods to go: %w", err)
+	}
+	if err := deletePolicy(ctx, client, TPUControllerName); err != nil {
+		return err
 	}
 	return deleteDriver(ctx, client, tpuWorkload, opts.DriverName,
 		[]string{opts.DriverName, SubsliceDeviceClassName(opts.DriverName)}, opts.Timeout)

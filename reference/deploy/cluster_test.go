@@ -55,19 +55,7 @@ func TestIntegrationDriverSliceAdmission(t *testing.T) {
 	const otherNode = "drakit-admission-test-no-such-node"
 
 	newSlice := func(driver, node string) *resourceapi.ResourceSlice {
-		s := &resourceapi.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "drakit-admission-test-"},
-			Spec: resourceapi.ResourceSliceSpec{Driver: driver,
-				Pool: resourceapi.ResourcePool{Name: "drakit-admission-test", ResourceSliceCount: 1}},
-		}
-		if node != "" {
-			s.Spec.NodeName = &node
-		} else {
-			s.Spec.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{otherNode}}},
-			}}}
-		}
-		return s
+		return admissionTestSlice(driver, node, otherNode)
 	}
 	dryCreate := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	dryUpdate := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}
@@ -122,6 +110,24 @@ func TestIntegrationDriverSliceAdmission(t *testing.T) {
 	denied("the driver updating a slice of another node", "may not modify ResourceSlices of node "+otherNode, err)
 	denied("the driver deleting a slice of another node", "may not modify ResourceSlices of node "+otherNode,
 		sa.ResourceV1().ResourceSlices().Delete(ctx, other.Name, dryDelete))
+}
+
+// admissionTestSlice is a ResourceSlice of driver for the admission
+// checks: of node, or with node "" a node selector of selectedNode.
+func admissionTestSlice(driver, node, selectedNode string) *resourceapi.ResourceSlice {
+	s := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "drakit-admission-test-"},
+		Spec: resourceapi.ResourceSliceSpec{Driver: driver,
+			Pool: resourceapi.ResourcePool{Name: "drakit-admission-test", ResourceSliceCount: 1}},
+	}
+	if node != "" {
+		s.Spec.NodeName = &node
+	} else {
+		s.Spec.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{selectedNode}}},
+		}}}
+	}
+	return s
 }
 
 // clusterAdmin returns the configuration and a client of the admin

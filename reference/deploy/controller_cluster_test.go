@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,19 +58,7 @@ func TestIntegrationControllerSliceAdmission(t *testing.T) {
 				t.Fatalf("no slice of %s with a node name: the kubelet plugins publish none", driver)
 			}
 			newSlice := func(driver, node string) *resourceapi.ResourceSlice {
-				s := &resourceapi.ResourceSlice{
-					ObjectMeta: metav1.ObjectMeta{GenerateName: "drakit-admission-test-"},
-					Spec: resourceapi.ResourceSliceSpec{Driver: driver,
-						Pool: resourceapi.ResourcePool{Name: "drakit-admission-test", ResourceSliceCount: 1}},
-				}
-				if node != "" {
-					s.Spec.NodeName = &node
-				} else {
-					s.Spec.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-						MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{*nodeSlice.Spec.NodeName}}},
-					}}}
-				}
-				return s
+				return admissionTestSlice(driver, node, *nodeSlice.Spec.NodeName)
 			}
 			dryCreate := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 			denied := func(what, want string, err error) {

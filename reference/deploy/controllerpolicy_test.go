@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -135,51 +137,57 @@ func TestDeleteRemovesControllerPolicies(t *testing.T) {
 			}
 		}
 	}
-	t.Run("imex", func(t *testing.T) {
-		t.Parallel()
-		client := fake.NewClientset()
-		opts := DefaultOptions()
-		opts.IMEXChannels, opts.Timeout = 8, 10*time.Second
-		m, err := Objects(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := applyObjects(ctx, client, m.IMEX.list()); err != nil {
-			t.Fatal(err)
-		}
-		pinned := opts
-		pinned.Node = testNode
-		if err := Delete(ctx, client, pinned); err != nil {
-			t.Fatalf("Delete on node %s: %v", testNode, err)
-		}
-		gone(t, client, IMEXName, false)
-		if err := Delete(ctx, client, opts); err != nil {
-			t.Fatalf("Delete: %v", err)
-		}
-		gone(t, client, IMEXName, true)
-	})
-	t.Run("tpu", func(t *testing.T) {
-		t.Parallel()
-		client := fake.NewClientset()
-		opts := DefaultTPUOptions()
-		opts.Timeout = 10 * time.Second
-		m, err := TPUObjects(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := applyObjects(ctx, client, m.List()); err != nil {
-			t.Fatal(err)
-		}
-		pinned := opts
-		pinned.Node = testNode
-		if err := DeleteTPU(ctx, client, pinned); err != nil {
-			t.Fatalf("DeleteTPU on node %s: %v", testNode, err)
-		}
-		gone(t, client, TPUControllerName, false)
-		if err := DeleteTPU(ctx, client, opts); err != nil {
-			t.Fatalf("DeleteTPU: %v", err)
-		}
-		gone(t, client, TPUControllerName, true)
-		gone(t, client, TPUName, true)
-	})
+	imex := DefaultOptions()
+	imex.IMEXChannels, imex.Timeout = 8, 10*time.Second
+	tpu := DefaultTPUOptions()
+	tpu.Timeout = 10 * time.Second
+	for _, c := range []struct {
+		policy  string
+		objects func() ([]runtime.Object, error)
+		// del deletes the deployment, from node only with a node.
+		del func(ctx context.Context, client kubernetes.Interface, node string) error
+	}{
+		{IMEXName, func() ([]runtime.Object, error) {
+			m, err := Objects(imex)
+			if err != nil {
+				return nil, err
+			}
+			return m.IMEX.list(), nil
+		}, func(ctx context.Context, client kubernetes.Interface, node string) error {
+			opts := imex
+			opts.Node = node
+			return Delete(ctx, client, opts)
+		}},
+		{TPUControllerName, func() ([]runtime.Object, error) {
+			m, err := TPUObjects(tpu)
+			if err != nil {
+				return nil, err
+			}
+			return m.List(), nil
+		}, func(ctx context.Context, client kubernetes.Interface, node string) error {
+			opts := tpu
+			opts.Node = node
+			return DeleteTPU(ctx, client, opts)
+		}},
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			t.Parallel()
+			client := fake.NewClientset()
+			objs, err := c.objects()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := applyObjects(ctx, client, objs); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.del(ctx, client, testNode); err != nil {
+				t.Fatalf("delete on node %s: %v", testNode, err)
+			}
+			gone(t, client, c.policy, false)
+			if err := c.del(ctx, client, ""); err != nil {
+				t.Fatalf("delete: %v", err)
+			}
+			gone(t, client, c.policy, true)
+		})
+	}
 }

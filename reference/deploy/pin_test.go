@@ -122,33 +122,22 @@ func TestNodeValidation(t *testing.T) {
 // is refused, naming the DaemonSet.
 func TestNodeValidationPerDriver(t *testing.T) {
 	t.Parallel()
-	for workload, validate := range map[string]func(node string) error{
-		Name: func(node string) error {
-			o := DefaultOptions()
-			o.Node = node
-			return o.Validate()
-		},
-		NICName: func(node string) error {
-			o := DefaultNICOptions()
-			o.Node = node
-			return o.Validate()
-		},
-		CPUName: func(node string) error {
-			o := DefaultCPUOptions()
-			o.Node = node
-			return o.Validate()
-		},
-		TPUName: func(node string) error {
-			o := DefaultTPUOptions()
-			o.Node = node
-			return o.Validate()
-		},
-		PlainName: func(node string) error {
-			o := DefaultPlainOptions()
-			o.Node = node
-			return o.Validate()
-		},
+	gpu, nic, cpu, tpu, plain := DefaultOptions(), DefaultNICOptions(), DefaultCPUOptions(), DefaultTPUOptions(), DefaultPlainOptions()
+	// Each driver's Node and its Validate (bound to the same options).
+	for workload, o := range map[string]struct {
+		node     *string
+		validate func() error
+	}{
+		Name:      {&gpu.Node, gpu.Validate},
+		NICName:   {&nic.Node, nic.Validate},
+		CPUName:   {&cpu.Node, cpu.Validate},
+		TPUName:   {&tpu.Node, tpu.Validate},
+		PlainName: {&plain.Node, plain.Validate},
 	} {
+		validate := func(node string) error {
+			*o.node = node
+			return o.validate()
+		}
 		longest := strings.Repeat("n", 63-len(workload)-1)
 		if err := validate(longest); err != nil {
 			t.Errorf("%s: node of %d characters: %v", workload, len(longest), err)

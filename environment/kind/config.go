@@ -9,6 +9,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
+	"drakit.dev/drakit/cluster"
 )
 
 // Paths inside every node container.
@@ -185,10 +187,11 @@ func Generate(base *v1alpha4.Cluster, opts ConfigOptions) (*v1alpha4.Cluster, er
 const NodeSchedulerConfig = "/etc/kubernetes/drakit-scheduler-config.yaml"
 
 // SchedulerBindingTimeout is the DynamicResources plugin's bindingTimeout
-// of a kind cluster with a state dir, as drakit's local cluster has it: the
-// default of 10 minutes is more than a conformance run waits for a device
-// whose binding conditions never hold (KEP-5007).
-const SchedulerBindingTimeout = "30s"
+// of a kind cluster with a state dir, the local cluster's
+// (cluster.SchedulerBindingTimeout): the default of 10 minutes is more
+// than a conformance run waits for a device whose binding conditions never
+// hold (KEP-5007).
+const SchedulerBindingTimeout = cluster.SchedulerBindingTimeout
 
 // SchedulerConfigPath is the scheduler configuration's host file in
 // stateDir; the provider writes SchedulerConfigYAML there on create.
@@ -210,7 +213,7 @@ profiles:
   pluginConfig:
   - name: DynamicResources
     args:
-      bindingTimeout: ` + SchedulerBindingTimeout + `
+      bindingTimeout: ` + SchedulerBindingTimeout.String() + `
 `)
 
 // schedulerConfigPatch makes kubeadm start kube-scheduler with --config

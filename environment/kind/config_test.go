@@ -279,7 +279,7 @@ func TestSchedulerConfig(t *testing.T) {
 	if conf.APIVersion != "kubescheduler.config.k8s.io/v1" || conf.Kind != "KubeSchedulerConfiguration" ||
 		conf.ClientConnection.Kubeconfig != "/etc/kubernetes/scheduler.conf" || len(conf.Profiles) != 1 ||
 		len(conf.Profiles[0].PluginConfig) != 1 || conf.Profiles[0].PluginConfig[0].Name != "DynamicResources" ||
-		conf.Profiles[0].PluginConfig[0].Args.BindingTimeout != SchedulerBindingTimeout {
+		conf.Profiles[0].PluginConfig[0].Args.BindingTimeout != "30s" {
 		t.Errorf("scheduler configuration %+v", conf)
 	}
 	var ops []struct {

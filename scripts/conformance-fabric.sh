@@ -69,16 +69,10 @@ done
 wait_for_imex_pools "$DRAKIT_KUBECONFIG" "$ARTIFACTS/fabric/imex-pools.txt"
 
 log "checking the TPU controller's planned sub-slice pools against the API server's validation"
-check=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationSubslicePoolValidates$' ./reference/tpudriver) ||
-  { printf '%s\n' "$check"; die "the sub-slice pool validation check failed"; }
-grep -q -- '--- PASS: TestIntegrationSubslicePoolValidates' <<<"$check" ||
-  { printf '%s\n' "$check"; die "the sub-slice pool validation check did not run (skipped)"; }
+live_check TestIntegrationSubslicePoolValidates ./reference/tpudriver "the sub-slice pool validation check"
 
 log "checking the controllers' admission policies: the IMEX and TPU controllers may write only their slices without a node"
-check=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationControllerSliceAdmission$' ./reference/deploy) ||
-  { printf '%s\n' "$check"; die "the controllers' admission check failed"; }
-grep -q -- '--- PASS: TestIntegrationControllerSliceAdmission' <<<"$check" ||
-  { printf '%s\n' "$check"; die "the controllers' admission check did not run (skipped)"; }
+live_check TestIntegrationControllerSliceAdmission ./reference/deploy "the controllers' admission check"
 
 # The scenarios use whole cliques and whole hosts: one at a time.
 log "running the @nvlink-fabric features against the GPU driver"

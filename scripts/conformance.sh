@@ -60,15 +60,9 @@ eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, D
 mkdir -p "$ARTIFACTS/logs"
 
 log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
-admission=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationDriverSliceAdmission$' ./reference/deploy) ||
-  { printf '%s\n' "$admission"; die "the driver's admission policy check failed"; }
-grep -q -- '--- PASS: TestIntegrationDriverSliceAdmission' <<<"$admission" ||
-  { printf '%s\n' "$admission"; die "the driver's admission policy check did not run (skipped)"; }
+live_check TestIntegrationDriverSliceAdmission ./reference/deploy "the driver's admission policy check"
 log "checking the NIC driver's status authorization: its ServiceAccount may write only its own status entries"
-nicauth=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationNICStatusAuthorization$' ./reference/deploy) ||
-  { printf '%s\n' "$nicauth"; die "the NIC driver's status authorization check failed"; }
-grep -q -- '--- PASS: TestIntegrationNICStatusAuthorization' <<<"$nicauth" ||
-  { printf '%s\n' "$nicauth"; die "the NIC driver's status authorization check did not run (skipped)"; }
+live_check TestIntegrationNICStatusAuthorization ./reference/deploy "the NIC driver's status authorization check"
 
 # drakit explain's end-to-end test needs only a claim nobody allocates: it runs beside the features.
 log "explaining a claim that cannot be allocated on the live cluster (drakit explain), beside the features"

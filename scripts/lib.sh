@@ -61,6 +61,17 @@ wait_for_imex_pools() {
   [ "$(grep -c '","' <<<"$pools" || true)" -ge 2 ] || die "the IMEX controller did not publish a two-node pool per clique"
 }
 
+# live_check TEST PACKAGE WHAT: runs the Go integration test TEST of PACKAGE against the cluster of
+# $DRAKIT_KUBECONFIG; dies, with its output, when it fails or when it did not run (it skips without
+# a cluster, and a skip must not pass for a check).
+live_check() {
+  local out
+  out=$(DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run "^$1\$" "$2") ||
+    { printf '%s\n' "$out"; die "$3 failed"; }
+  grep -q -- "--- PASS: $1" <<<"$out" ||
+    { printf '%s\n' "$out"; die "$3 did not run (skipped)"; }
+}
+
 # go-nvml's cgo preamble calls NVML functions its own header marks deprecated; the warnings
 # (hundreds of lines on a cold build) say nothing about drakit.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"

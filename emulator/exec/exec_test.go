@@ -177,13 +177,36 @@ func renderRootIn(t *testing.T, dir, name string) (string, *profile.Profile) {
 	return root, p
 }
 
-func mountTable(t *testing.T) string {
+// mountTable is the host's mount table restricted to the mount points at or
+// below the given directories: those where Run could leak a mount. Other
+// packages' tests run at the same time and mount elsewhere (the local
+// cluster bind-mounts its kubelet root dir), which must not fail this test.
+func mountTable(t *testing.T, under ...string) string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 {
+			t.Fatalf("/proc/self/mountinfo line %q has fewer than 5 fields", line)
+		}
+		if belowAny(fields[4], under) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+func belowAny(mountPoint string, dirs []string) bool {
+	for _, d := range dirs {
+		if mountPoint == d || strings.HasPrefix(mountPoint, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func listing(t *testing.T, dirs ...string) map[string][]string {
@@ -245,7 +268,20 @@ func TestRunShowsTheEmulatedNode(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // Run's staging directories go here
 	hostDirs := []string{"/dev", "/proc/driver", emuexec.DefaultLibraryDir, "/sys/devices", "/sys/bus/pci/devices"}
-	tableBefore, dirsBefore := mountTable(t), listing(t, hostDirs...)
+	plan, err := emuexec.NewPlan(configFor(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where Run mounts: its shadows, its targets, its staging dirs and the
+	// emulator root it binds from.
+	mountDirs := []string{tmp, root}
+	for _, s := range plan.Shadows {
+		mountDirs = append(mountDirs, s.Dir)
+	}
+	for _, m := range plan.Mounts {
+		mountDirs = append(mountDirs, m.Target)
+	}
+	tableBefore, dirsBefore := mountTable(t, mountDirs...), listing(t, hostDirs...)
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
@@ -272,7 +308,7 @@ func TestRunShowsTheEmulatedNode(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the command printed nothing in 2 minutes")
 	}
-	if during := mountTable(t); during != tableBefore {
+	if during := mountTable(t, mountDirs...); during != tableBefore {
 		t.Errorf("the host's mount table changed while the command ran:\n%s", cmp.Diff(tableBefore, during))
 	}
 	stdinW.Close()
@@ -295,7 +331,7 @@ func TestRunShowsTheEmulatedNode(t *testing.T) {
 		t.Errorf("what the command saw (-want +got):\n%s", diff)
 	}
 
-	if after := mountTable(t); after != tableBefore {
+	if after := mountTable(t, mountDirs...); after != tableBefore {
 		t.Errorf("the host's mount table changed:\n%s", cmp.Diff(tableBefore, after))
 	}
 	if diff := cmp.Diff(dirsBefore, listing(t, hostDirs...)); diff != "" {

@@ -5,7 +5,9 @@
  * even chrooted into an emulator root that has no C library. smi_main.c
  * parses the command line, finds the emulator root and dispatches;
  * smi_report.c lists GPUs (-L, the default table, --query-gpu); smi_set.c
- * changes settings (-c, -pm, compute-policy --set-timeslice).
+ * changes settings (-c, -pm, compute-policy --set-timeslice). Both use
+ * smi_devices.c (the GPUs -i selects, bus ids, exit codes) and
+ * smi_compute_mode.c (compute mode names).
  */
 #ifndef DRAKIT_SMI_H
 #define DRAKIT_SMI_H
@@ -80,7 +82,8 @@ int smi_select(const char *ids, int allow_mig, struct smi_devices *out);
 void smi_bus_id(nvmlDevice_t d, char *buf);
 
 /* smi_compute_mode_name is nvidia-smi's name of a compute mode ("Default",
- * "Exclusive_Process", ...); smi_parse_compute_mode reads the 0..3 or
+ * "Exclusive_Process", ...) and smi_compute_mode_arg the name -c takes
+ * ("DEFAULT", ...); smi_parse_compute_mode reads the 0..3 or
  * DEFAULT/EXCLUSIVE_THREAD/PROHIBITED/EXCLUSIVE_PROCESS forms -c takes (-1:
  * none). */
 const char *smi_compute_mode_name(int mode);

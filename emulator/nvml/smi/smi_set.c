@@ -14,28 +14,6 @@
 
 #include "smi.h"
 
-static const char *const mode_names[SMI_COMPUTE_MODES] = {"Default", "Exclusive_Thread", "Prohibited",
-                                                         "Exclusive_Process"};
-static const char *const mode_args[SMI_COMPUTE_MODES] = {"DEFAULT", "EXCLUSIVE_THREAD", "PROHIBITED",
-                                                        "EXCLUSIVE_PROCESS"};
-
-const char *smi_compute_mode_name(int mode) {
-    return mode >= 0 && mode < SMI_COMPUTE_MODES ? mode_names[mode] : "Unknown";
-}
-
-const char *smi_compute_mode_arg(int mode) {
-    return mode >= 0 && mode < SMI_COMPUTE_MODES ? mode_args[mode] : "UNKNOWN";
-}
-
-int smi_parse_compute_mode(const char *s) {
-    for (int m = 0; m < SMI_COMPUTE_MODES; m++) {
-        if (strcasecmp(s, mode_args[m]) == 0 || (s[0] == (char)('0' + m) && s[1] == '\0')) {
-            return m;
-        }
-    }
-    return -1;
-}
-
 /* describe writes "GPU <bus id>" (or the MIG device's UUID) into buf. */
 static void describe(nvmlDevice_t d, char *buf, size_t n) {
     unsigned int is_mig = 0;
@@ -64,17 +42,17 @@ int smi_set_compute_mode(const struct smi_devices *devs, const char *arg) {
         describe(devs->handle[i], what, sizeof what);
         nvmlReturn_t rc = nvmlDeviceGetComputeMode(devs->handle[i], &cur);
         if (rc == NVML_SUCCESS && (int)cur == want) {
-            printf("Compute mode is already set to %s for %s.\n", mode_args[want], what);
+            printf("Compute mode is already set to %s for %s.\n", smi_compute_mode_arg(want), what);
             continue;
         }
         if (rc == NVML_SUCCESS) {
             rc = nvmlDeviceSetComputeMode(devs->handle[i], (nvmlComputeMode_t)want);
         }
         if (rc == NVML_SUCCESS) {
-            printf("Set compute mode to %s for %s.\n", mode_args[want], what);
+            printf("Set compute mode to %s for %s.\n", smi_compute_mode_arg(want), what);
             continue;
         }
-        printf("Unable to set the compute mode to %s for %s: %s\n", mode_args[want], what, nvmlErrorString(rc));
+        printf("Unable to set the compute mode to %s for %s: %s\n", smi_compute_mode_arg(want), what, nvmlErrorString(rc));
         code = smi_exit_code(rc);
     }
     if (code == SMI_OK) {

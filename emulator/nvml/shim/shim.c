@@ -13,7 +13,10 @@
  *                            nvmlErrorString (calls nothing)
  *   state*.c, generation.c   the state core: reading, parsing, validating
  *                            the state file (fault and event records too);
- *                            the generation counter
+ *                            the generation counter. Inside it, bottom up:
+ *                            the records (state_records.h), their field
+ *                            syntax (state_fields.c), the NVLink records,
+ *                            validation, parsing, loading (state.c)
  *   state_write.c            writing the state file (MIG mutations)
  *   handles.c                the lock, g_state, GPU and MIG handles, lost
  *                            GPUs (NVML_ERROR_GPU_IS_LOST)

@@ -20,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state_internal.h"
+#include "state.h"
+#include "state_parse.h"
 
 #if defined(__x86_64__)
 #define DRAKIT_LIBDIR "/usr/lib/x86_64-linux-gnu/"

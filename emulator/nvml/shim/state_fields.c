@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "state_internal.h"
+#include "state_fields.h"
 
 /* ---- integer syntax of the state file: decimal, -decimal, or 0x + hex digits ---- */
 

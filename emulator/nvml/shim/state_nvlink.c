@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "state_internal.h"
+#include "state_nvlink.h"
 
 static const char *const nvlink_keys[] = {"gpu",        "link",        "state",
                                           "version",    "remoteType",  "remoteBusId",

@@ -7,7 +7,36 @@
 
 #include <stdint.h>
 
-#include "state_internal.h"
+#include "state_nvlink.h"
+#include "state_parse.h"
+#include "state_validate.h"
+
+/* Field indexes of the system and gpu records. */
+enum {
+    S_DRIVER_VERSION,
+    S_NVML_VERSION,
+    S_CUDA_DRIVER_VERSION,
+    S_COUNT
+};
+
+enum {
+    G_MINOR,
+    G_UUID,
+    G_NAME,
+    G_BUS_ID,
+    G_PCI_DEVICE_ID,
+    G_PCI_SUBSYSTEM_ID,
+    G_MEMORY_TOTAL,
+    G_MEMORY_RESERVED,
+    G_ARCHITECTURE,
+    G_BRAND,
+    G_CC_MAJOR,
+    G_CC_MINOR,
+    G_NUMA_NODE,
+    G_MIG_CAPABLE,
+    G_MIG_MODE,
+    G_COUNT
+};
 
 #define STATE_HEADER "drakit-nvml-state v2"
 #define STATE_HEADER_V1 "drakit-nvml-state v1"

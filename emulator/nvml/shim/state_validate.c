@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#include "state_internal.h"
+#include "state_nvlink.h"
+#include "state_validate.h"
 
 /* ---- validation (nvmlstate.Validate) ---- */
 

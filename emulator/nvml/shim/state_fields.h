@@ -1,18 +1,18 @@
 /*
- * Internals of the state core, shared by its files: state.c (finding,
- * reading and loading the state file), state_fields.c (the integer and
- * field syntax), state_parse.c (the records) and state_validate.c (the
- * checks of nvmlstate.Validate, and lookups among the records). Nothing here
- * is exported from the library.
+ * The state file's syntax, shared by the state core's readers
+ * (state_parse.c, state_nvlink.c, state_validate.c): spans of the file's
+ * bytes, error messages, a record's fields and their integer, flag and list
+ * values (state_fields.c), and the shapes of ids. Nothing here is exported
+ * from the library.
  */
-#ifndef DRAKIT_NVML_STATE_INTERNAL_H
-#define DRAKIT_NVML_STATE_INTERNAL_H
+#ifndef DRAKIT_NVML_STATE_FIELDS_H
+#define DRAKIT_NVML_STATE_FIELDS_H
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "state.h"
+#include "state_records.h"
 
 typedef struct {
     const char *p;
@@ -37,33 +37,6 @@ __attribute__((format(printf, 2, 3))) static inline int fail(errbuf *e, const ch
     return -1;
 }
 
-/* Field indexes of the system and gpu records. */
-enum {
-    S_DRIVER_VERSION,
-    S_NVML_VERSION,
-    S_CUDA_DRIVER_VERSION,
-    S_COUNT
-};
-
-enum {
-    G_MINOR,
-    G_UUID,
-    G_NAME,
-    G_BUS_ID,
-    G_PCI_DEVICE_ID,
-    G_PCI_SUBSYSTEM_ID,
-    G_MEMORY_TOTAL,
-    G_MEMORY_RESERVED,
-    G_ARCHITECTURE,
-    G_BRAND,
-    G_CC_MAJOR,
-    G_CC_MINOR,
-    G_NUMA_NODE,
-    G_MIG_CAPABLE,
-    G_MIG_MODE,
-    G_COUNT
-};
-
 #define NKEYS(a) (sizeof(a) / sizeof(a[0]))
 #define FIELDS_MAX 16
 
@@ -87,19 +60,6 @@ int drakit_split_fields(span line, const char *tab, fields *f, errbuf *e);
 int drakit_list_next(const char **p, const char *end, int64_t *out);
 /* drakit_grow makes room for one more element of size sz in *arr holding *n. */
 void *drakit_grow(void **arr, size_t *n, size_t sz, errbuf *e, unsigned long line);
-
-/* state_parse.c: drakit_parse_text parses the state file's len bytes at buf
- * into s, validating them (nvmlstate.Parse); 0, or -1 with e set. */
-int drakit_parse_text(struct drakit_state *s, const char *buf, size_t len, errbuf *e);
-
-/* state_nvlink.c: the nvlink, fabric and peer records. drakit_nvlink_keys
- * returns the keys of record type type (and their count in *n), or NULL for
- * another type; drakit_parse_nvlink reads a record of those keys;
- * drakit_validate_nvlink applies nvmlstate's validateNVLink (after the gpu
- * records are validated) and decodes the remote bus ids. 0, or -1 with e set. */
-const char *const *drakit_nvlink_keys(span type, size_t *n);
-int drakit_parse_nvlink(struct drakit_state *s, fields *f, errbuf *e);
-int drakit_validate_nvlink(struct drakit_state *s, errbuf *e);
 
 /*
  * drakit_matches reports whether p has pattern's length and shape: in
@@ -138,8 +98,4 @@ static inline unsigned int drakit_hex_value(const char *p, size_t n) {
 
 #define DRAKIT_BUS_ID_PATTERN "XXXXXXXX:XX:XX.7"
 
-/* state_validate.c: drakit_validate applies nvmlstate.Validate's checks to a
- * parsed state and decodes the bus ids; 0, or -1 with e set. */
-int drakit_validate(struct drakit_state *s, errbuf *e);
-
-#endif /* DRAKIT_NVML_STATE_INTERNAL_H */
+#endif /* DRAKIT_NVML_STATE_FIELDS_H */

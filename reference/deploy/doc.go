@@ -88,7 +88,9 @@
 // (tpu.go). RBAC lets each write every ResourceSlice; its own
 // ValidatingAdmissionPolicy limits its service account to its driver's
 // slices without a node name, so that it can neither replace nor delete
-// the slices the kubelet plugins publish for their nodes.
+// the slices the kubelet plugins publish for their nodes. Both policies
+// are rendered from one manifest, after the controller's service account
+// (controllerpolicy.go).
 // TestIntegrationControllerSliceAdmission checks both on a running
 // cluster.
 //

@@ -46,12 +46,10 @@ func imexObjects(opts Options) (*IMEXObjects, error) {
 	m := &IMEXObjects{
 		DeviceClass: &resourceapi.DeviceClass{}, ServiceAccount: &corev1.ServiceAccount{},
 		ClusterRole: &rbacv1.ClusterRole{}, ClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Deployment: &appsv1.Deployment{},
-		Policy: &admissionregistrationv1.ValidatingAdmissionPolicy{}, PolicyBinding: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 	}
 	for file, into := range map[string]any{
 		"deviceclass.yaml": m.DeviceClass, "serviceaccount.yaml": m.ServiceAccount, "clusterrole.yaml": m.ClusterRole,
 		"clusterrolebinding.yaml": m.ClusterRoleBinding, "deployment.yaml": m.Deployment,
-		"validatingadmissionpolicy.yaml": m.Policy, "validatingadmissionpolicybinding.yaml": m.PolicyBinding,
 	} {
 		if err := decode("imex/"+file, into); err != nil {
 			return nil, err
@@ -62,8 +60,9 @@ func imexObjects(opts Options) (*IMEXObjects, error) {
 			opts.DriverName, opts.DriverName, "", "imex-channel"), m.DeviceClass}); err != nil {
 		return nil, err
 	}
-	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
-		return nil, fmt.Errorf("manifest imex/validatingadmissionpolicy.yaml: %w", err)
+	var err error
+	if m.Policy, m.PolicyBinding, err = controllerPolicy(m.ServiceAccount, opts.DriverName); err != nil {
+		return nil, err
 	}
 	pod := &m.Deployment.Spec.Template.Spec
 	if len(pod.Containers) != 1 {

@@ -143,18 +143,14 @@ func TPUObjects(opts TPUOptions) (*TPUManifests, error) {
 		return nil, err
 	}
 	m := &TPUManifests{SubsliceDeviceClass: &resourceapi.DeviceClass{}, ControllerServiceAccount: &corev1.ServiceAccount{},
-		ControllerClusterRole: &rbacv1.ClusterRole{}, ControllerClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Controller: &appsv1.Deployment{},
-		ControllerPolicy:        &admissionregistrationv1.ValidatingAdmissionPolicy{},
-		ControllerPolicyBinding: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}}
+		ControllerClusterRole: &rbacv1.ClusterRole{}, ControllerClusterRoleBinding: &rbacv1.ClusterRoleBinding{}, Controller: &appsv1.Deployment{}}
 	var err error
 	m.DriverObjects, err = decodeDriver("tpu", map[string]any{
-		"subslicedeviceclass.yaml":                         m.SubsliceDeviceClass,
-		"controller-serviceaccount.yaml":                   m.ControllerServiceAccount,
-		"controller-clusterrole.yaml":                      m.ControllerClusterRole,
-		"controller-clusterrolebinding.yaml":               m.ControllerClusterRoleBinding,
-		"controller-deployment.yaml":                       m.Controller,
-		"controller-validatingadmissionpolicy.yaml":        m.ControllerPolicy,
-		"controller-validatingadmissionpolicybinding.yaml": m.ControllerPolicyBinding,
+		"subslicedeviceclass.yaml":           m.SubsliceDeviceClass,
+		"controller-serviceaccount.yaml":     m.ControllerServiceAccount,
+		"controller-clusterrole.yaml":        m.ControllerClusterRole,
+		"controller-clusterrolebinding.yaml": m.ControllerClusterRoleBinding,
+		"controller-deployment.yaml":         m.Controller,
 	})
 	if err != nil {
 		return nil, err
@@ -172,8 +168,8 @@ func TPUObjects(opts TPUOptions) (*TPUManifests, error) {
 	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
 		return nil, fmt.Errorf("manifest tpu/validatingadmissionpolicy.yaml: %w", err)
 	}
-	if err := renderPolicy(m.ControllerPolicy, opts.DriverName); err != nil {
-		return nil, fmt.Errorf("manifest tpu/controller-validatingadmissionpolicy.yaml: %w", err)
+	if m.ControllerPolicy, m.ControllerPolicyBinding, err = controllerPolicy(m.ControllerServiceAccount, opts.DriverName); err != nil {
+		return nil, err
 	}
 	o := opts.common()
 	if _, err := renderDriverPod(&m.DaemonSet.Spec.Template.Spec, o, map[string]string{

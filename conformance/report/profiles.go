@@ -335,6 +335,16 @@ func judge(outcomes []outcome) string {
 	return resultSuccess
 }
 
+// ClusterCheckTag marks a scenario that checks the API server, the
+// scheduler or a controller rather than the driver: it validates the
+// cluster, and the report lists it apart from the driver's verdict.
+const ClusterCheckTag = "@cluster-check"
+
+// NotEligiblePrefix starts the skip reason of a scenario the cluster cannot
+// run (its Kubernetes version, a feature gate or an API version it does not
+// serve): neither the driver's failure nor a skip of the driver's.
+const NotEligiblePrefix = "not eligible on this cluster: "
+
 // NotDeclaredPrefix starts the skip reason of a scenario that needs what
 // the driver's declaration says it does not have (a partition kind, a
 // memory capacity): like an unclaimed capability, the scenario does not

@@ -48,6 +48,9 @@ reference DRA driver and runs Gherkin conformance features against any driver.`,
 			if err := logging.Apply(); err != nil {
 				return err
 			}
+			if err := absolutePathFlags(c.Flags()); err != nil {
+				return err
+			}
 			c.SetContext(logflags.Context(c.Context(), "drakit"))
 			return nil
 		},

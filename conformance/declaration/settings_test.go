@@ -36,6 +36,7 @@ func TestKitSettings(t *testing.T) {
 		// patterns themselves.
 		"../../docs/examples/env-only-driver.yaml": {
 			DriverName:        "gpu.example.com",
+			Capabilities:      []string{"adminAccess"},
 			DeviceClassName:   "gpu.example.com",
 			UUIDAttribute:     "uuid",
 			MemoryCapacity:    "memory",

@@ -216,6 +216,11 @@ type Config struct {
 	// deviceKinds[].numaNodesAttribute); empty: the @kep-5491 @extended
 	// scenarios skip.
 	NUMANodesAttribute string
+	// OpaqueConfig is the sample opaque configuration the driver accepts
+	// and its effect in a container (declaration
+	// deviceKinds[].opaqueConfig; no flag); nil: the scenarios that pass
+	// the driver opaque configuration do not apply.
+	OpaqueConfig *declaration.OpaqueConfig
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.

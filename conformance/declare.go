@@ -80,6 +80,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	if !explicit(fieldPCIeRootPeerClasses) {
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}
+	c.OpaqueConfig = s.OpaqueConfig
 	c.TorusChipClassName, c.TorusSubsliceClassName, c.TorusShapeAttribute = s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute
 	c.BindingConditions, c.BindingFailureConditions, c.BindingConditionsSetBy = s.BindingConditions, s.BindingFailureConditions, s.BindingConditionsSetBy
 	if !explicit(fieldFaultResponses) {

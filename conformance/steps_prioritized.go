@@ -83,9 +83,16 @@ func (w *world) leasedWholeDevices(ctx context.Context) int {
 // claim config; its value names the request or subrequest the entry is for.
 const configMarker = "drakitConfigFor"
 
-// opaqueConfigFor is a claim config entry for the driver that names the
-// request it applies to in its parameters.
-func opaqueConfigFor(driver, request string) (resourceapi.DeviceClaimConfiguration, error) {
+// configMarkerDriver is the opaque.driver of the kit's marked config
+// entries: a driver name no driver has, so the driver under test (which
+// decodes only entries for its own name) is never handed parameters it did
+// not define, while the scheduler copies the entries into the allocation
+// by their requests alone, which is what the kit checks.
+const configMarkerDriver = "config.conformance.drakit.dev"
+
+// opaqueConfigFor is a claim config entry for the kit's marker driver that
+// names the request it applies to in its parameters.
+func opaqueConfigFor(request string) (resourceapi.DeviceClaimConfiguration, error) {
 	raw, err := json.Marshal(map[string]string{configMarker: request})
 	if err != nil {
 		return resourceapi.DeviceClaimConfiguration{}, fmt.Errorf("encode config parameters for %s: %w", request, err)
@@ -93,7 +100,7 @@ func opaqueConfigFor(driver, request string) (resourceapi.DeviceClaimConfigurati
 	return resourceapi.DeviceClaimConfiguration{
 		Requests: []string{request},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
-			Driver: driver, Parameters: runtime.RawExtension{Raw: raw},
+			Driver: configMarkerDriver, Parameters: runtime.RawExtension{Raw: raw},
 		}},
 	}, nil
 }
@@ -107,7 +114,7 @@ func (w *world) claimFirstTooMany(ctx context.Context, name, tooMany string, cou
 	spec := firstAvailableSpec(subRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), subRequest(fallback, class, int64(count)))
 	if withConfig != "" {
 		for _, r := range []string{requestName + "/" + tooMany, requestName + "/" + fallback, requestName} {
-			c, err := opaqueConfigFor(w.cfg.DriverName, r)
+			c, err := opaqueConfigFor(r)
 			if err != nil {
 				return err
 			}
@@ -175,9 +182,10 @@ func (w *world) claimAllocatedForRequests(ctx context.Context, claim, list strin
 
 // allocationPassesConfig checks the config of the claim's allocation, which
 // the driver reads when it prepares the claim: its entries from the claim
-// (source FromClaim) for the driver must be exactly those the kit wrote for
-// the listed requests, each still naming its request or, as kube-scheduler
-// writes an entry that covers every request of the claim, none (all).
+// (source FromClaim) of the kit's marker driver must be exactly those the
+// kit wrote for the listed requests, each still naming its request or, as
+// kube-scheduler writes an entry that covers every request of the claim,
+// none (all). The scheduler's work, not the driver's.
 func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) error {
 	want := sortedCopy(quotedList(list))
 	if _, _, err := w.allocatedResults(ctx, claim); err != nil {
@@ -189,7 +197,7 @@ func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) 
 	}
 	var got, bad []string
 	for _, cfg := range c.Status.Allocation.Devices.Config {
-		if cfg.Source != resourceapi.AllocationConfigSourceClaim || cfg.Opaque == nil || cfg.Opaque.Driver != w.cfg.DriverName {
+		if cfg.Source != resourceapi.AllocationConfigSourceClaim || cfg.Opaque == nil || cfg.Opaque.Driver != configMarkerDriver {
 			continue
 		}
 		var params map[string]string

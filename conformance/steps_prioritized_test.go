@@ -40,11 +40,11 @@ func TestPrioritizedDefectClaims(t *testing.T) {
 
 func TestOpaqueConfigFor(t *testing.T) {
 	t.Parallel()
-	c, err := opaqueConfigFor("gpu.drakit.dev", "gpu/one")
+	c, err := opaqueConfigFor("gpu/one")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.Requests, []string{"gpu/one"}) || c.Opaque == nil || c.Opaque.Driver != "gpu.drakit.dev" {
+	if !slices.Equal(c.Requests, []string{"gpu/one"}) || c.Opaque == nil || c.Opaque.Driver != configMarkerDriver {
 		t.Fatalf("config = %+v", c)
 	}
 	var params map[string]string

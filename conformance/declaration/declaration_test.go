@@ -54,6 +54,12 @@ func TestInvalidDeclarations(t *testing.T) {
 			`line 14: deviceKinds[0].faults[2].xid: Duplicate value: 48: also deviceKinds[0].faults[1].xid`,
 			`line 14: deviceKinds[0].faults[2].taint: Unsupported value: "PreferNoSchedule"`,
 		}},
+		"opaque-config": {want: []string{
+			`line 12: deviceKinds[0].opaqueConfig.parameters: Invalid value: "[1,2]": must be a non-empty object`,
+			"line 11: deviceKinds[0].opaqueConfig.env: Required value",
+			`line 17: deviceKinds[1].opaqueConfig.parameters: Invalid value: "{}": must be a non-empty object`,
+			`deviceKinds[1].opaqueConfig.env[1ST]: Invalid value: "1ST": must be an environment variable name`,
+		}},
 		"fabric": {want: []string{
 			"line 10: fabric.cliqueAttribute: Required value",
 			`line 11: fabric.channelClass: Invalid value: "IMEX_Channels": a lowercase RFC 1123 subdomain`,

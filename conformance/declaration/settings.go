@@ -69,6 +69,8 @@ type Settings struct {
 	BindingConditionsSetBy                      string
 	// NUMANodesAttribute is the whole-device kind's numaNodesAttribute.
 	NUMANodesAttribute string
+	// OpaqueConfig is the whole-device kind's opaqueConfig; nil without.
+	OpaqueConfig *OpaqueConfig
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -128,6 +130,7 @@ func (d *Declaration) KitSettings() Settings {
 		}
 		s.PCIeRootPeerClasses = slices.Clone(whole.PCIeRootPeers)
 		s.NUMANodesAttribute = whole.NUMANodesAttribute
+		s.OpaqueConfig = whole.OpaqueConfig
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}

@@ -1,6 +1,9 @@
 package declaration
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // APIVersion and Kind identify a driver declaration document.
 const (
@@ -88,6 +91,12 @@ type DeviceKind struct {
 	// MemoryCapacity is the device capacity that holds a device's memory in
 	// bytes, a resource.k8s.io QualifiedName. Optional.
 	MemoryCapacity string `json:"memoryCapacity,omitempty"`
+	// OpaqueConfig is a sample of the opaque configuration the driver
+	// accepts for this kind's devices in a claim, and what a container then
+	// shows. Optional: without it the kit's scenarios that pass the driver
+	// opaque configuration do not apply (a driver may define none). The
+	// kit's scenarios read it on the first whole-device kind.
+	OpaqueConfig *OpaqueConfig `json:"opaqueConfig,omitempty"`
 	// PCI says which of a node's PCI functions are devices of this kind,
 	// for the kit's inventory check against the node's sysfs. Optional.
 	PCI *PCIFunction `json:"pci,omitempty"`
@@ -128,6 +137,19 @@ type DeviceKind struct {
 	// listTypeAttributes claimed; optional. The kit's @kep-5491 @extended
 	// scenarios read it on the first whole-device kind.
 	NUMANodesAttribute string `json:"numaNodesAttribute,omitempty"`
+}
+
+// OpaqueConfig is a sample opaque device configuration
+// (DeviceConfiguration.opaque.parameters) and its effect in a container.
+type OpaqueConfig struct {
+	// Parameters are the sample's parameters, exactly as the driver decodes
+	// them (its apiVersion and kind included, if it has them): a JSON
+	// object. Required.
+	Parameters json.RawMessage `json:"parameters"`
+	// Env are environment variables every container of a claim whose
+	// devices got this configuration has, with these values: the effect the
+	// kit checks. At least one. Required.
+	Env map[string]string `json:"env"`
 }
 
 // FaultResponse is what a driver does when a hardware fault hits one of its

@@ -1,7 +1,9 @@
 package declaration
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,6 +148,9 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 		if k.MemoryCapacity != "" {
 			errs = append(errs, qualifiedName(kp.Child("memoryCapacity"), k.MemoryCapacity)...)
 		}
+		if k.OpaqueConfig != nil {
+			errs = append(errs, validateOpaqueConfig(kp.Child("opaqueConfig"), k.OpaqueConfig)...)
+		}
 		if k.SharedCapacity != "" {
 			sp := kp.Child("sharedCapacity")
 			errs = append(errs, qualifiedName(sp, k.SharedCapacity)...)
@@ -181,6 +186,28 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 	}
 	if whole == 0 {
 		errs = append(errs, field.Required(path, "a device kind without partitions that is not shared: the kit's core scenarios claim whole devices"))
+	}
+	return errs
+}
+
+func validateOpaqueConfig(path *field.Path, c *OpaqueConfig) field.ErrorList {
+	var errs field.ErrorList
+	pp := path.Child("parameters")
+	var params map[string]any
+	switch {
+	case len(c.Parameters) == 0:
+		errs = append(errs, field.Required(pp, "the sample's parameters as the driver decodes them, e.g. {apiVersion: gpu.example.com/v1, kind: GpuConfig, ...}"))
+	case json.Unmarshal(c.Parameters, &params) != nil || len(params) == 0:
+		errs = append(errs, field.Invalid(pp, string(c.Parameters), "must be a non-empty object"))
+	}
+	ep := path.Child("env")
+	if len(c.Env) == 0 {
+		errs = append(errs, field.Required(ep, "at least one variable a container shows when its devices got the sample: the effect the kit checks"))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
+		if !cIdentifier.MatchString(name) {
+			errs = append(errs, field.Invalid(ep.Key(name), name, "must be an environment variable name: letters, digits and _, not starting with a digit"))
+		}
 	}
 	return errs
 }

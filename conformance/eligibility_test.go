@@ -47,12 +47,12 @@ const eligibilityFeature = `Feature: eligibility
     Given a ResourceClaim "c" requesting 2 devices
     Then the claim "c" is not allocated
 
-  @kep-1 @needs-api-resource.k8s.io/v1alpha3
+  @kep-1 @needs-api-v1alpha3.resource.k8s.io
   Scenario: needs an API version not served
     Given a ResourceClaim "c" requesting 2 devices
     Then the claim "c" is not allocated
 
-  @kep-1 @needs-gate-DRAPrioritizedList @needs-api-resource.k8s.io/v1
+  @kep-1 @needs-gate-DRAPrioritizedList @needs-api-v1.resource.k8s.io
   Scenario: needs what the cluster has
     Given a ResourceClaim "c" requesting 2 devices
     Then the claim "c" is not allocated

@@ -64,8 +64,8 @@ var gateSteps = map[*regexp.Regexp][]string{
 	regexp.MustCompile(`^the API server keeps the ResourceSlice field "partitionTypeAttribute"$`):     {"@needs-gate-DRAPartitionableDevicesType"},
 	regexp.MustCompile(`^the API server keeps the ResourceSlice field "compatibilityGroups"$`):        {"@needs-gate-DRADeviceCompatibilityGroups"},
 	regexp.MustCompile(`^the API server keeps the ResourceSlice field "skipNodeOperations"$`):         {"@needs-gate-DRAOptionalNodeOperations"},
-	regexp.MustCompile(`^the API server serves ResourcePoolStatusRequests$`):                          {"@needs-gate-DRAResourcePoolStatus", "@needs-api-resource.k8s.io/v1alpha3"},
-	regexp.MustCompile(`^the cluster serves PodGroups with resource claims$`):                         {"@needs-gate-GenericWorkload", "@needs-gate-DRAWorkloadResourceClaims", "@needs-api-scheduling.k8s.io/v1beta1"},
+	regexp.MustCompile(`^the API server serves ResourcePoolStatusRequests$`):                          {"@needs-gate-DRAResourcePoolStatus", "@needs-api-v1alpha3.resource.k8s.io"},
+	regexp.MustCompile(`^the cluster serves PodGroups with resource claims$`):                         {"@needs-gate-GenericWorkload", "@needs-gate-DRAWorkloadResourceClaims", "@needs-api-v1beta1.scheduling.k8s.io"},
 	regexp.MustCompile(`^a ResourceSlice "[^"]+" of the test driver with a device whose nodeAllocat`): {"@needs-gate-DRANodeAllocatableResources"},
 }
 

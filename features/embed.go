@@ -20,8 +20,9 @@
 // container sees) is not. A scenario that needs a feature gate that is off
 // by default says so with @needs-gate-<gate>
 // (@needs-gate-DRAListTypeAttributes), one that needs an API version the
-// API server does not serve by default with @needs-api-<group>/<version>
-// (@needs-api-resource.k8s.io/v1alpha3), on the scenario or its Feature:
+// API server does not serve by default with @needs-api-<version>.<group>,
+// its APIService's name (@needs-api-v1alpha3.resource.k8s.io), on the
+// scenario or its Feature:
 // the kit skips it, before its steps, as not eligible on a cluster that
 // lacks it (report.ParseNeeds).
 // The conformance runner (drakit.dev/drakit/conformance) reads them from FS;

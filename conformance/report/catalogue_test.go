@@ -18,7 +18,7 @@ Feature: pools
   Scenario: the driver's pools
     Then it works
 
-  @kep-7 @extended @cluster-check @needs-api-resource.k8s.io/v1alpha3
+  @kep-7 @extended @cluster-check @needs-api-v1alpha3.resource.k8s.io
   Scenario Outline: the API server rejects <what>
     Then it works
 
@@ -42,9 +42,9 @@ Feature: pools
 			t.Errorf("catalogue lacks %q:\n%s", want, got)
 		}
 	}
-	bad := strings.Replace(feature, "@needs-api-resource.k8s.io/v1alpha3", "@needs-api-v1alpha3", 1)
+	bad := strings.Replace(feature, "@needs-api-v1alpha3.resource.k8s.io", "@needs-api-v1alpha3", 1)
 	err := WriteCatalogue(&b, fstest.MapFS{"kep-7-pools/pools.feature": {Data: []byte(bad)}})
-	if err == nil || !strings.Contains(err.Error(), `kep-7-pools/pools.feature:14: tag @needs-api-v1alpha3: "v1alpha3" is not an API group/version`) {
+	if err == nil || !strings.Contains(err.Error(), `kep-7-pools/pools.feature:14: tag @needs-api-v1alpha3: "v1alpha3" is not an API version`) {
 		t.Errorf("catalogue of a malformed eligibility tag: %v", err)
 	}
 }

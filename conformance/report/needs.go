@@ -16,22 +16,25 @@ const (
 	// NeedsGateTagPrefix followed by a feature gate's name
 	// (@needs-gate-DRAListTypeAttributes): the gate must be on.
 	NeedsGateTagPrefix = "@needs-gate-"
-	// NeedsAPITagPrefix followed by group/version
-	// (@needs-api-resource.k8s.io/v1alpha3): the API server must serve it.
+	// NeedsAPITagPrefix followed by an API version as its APIService is
+	// named, <version>.<group> (@needs-api-v1alpha3.resource.k8s.io): the
+	// API server must serve it. Not group/version: Ginkgo labels, which the
+	// tags also are (conformance/ginkgo), cannot hold a "/".
 	NeedsAPITagPrefix = "@needs-api-"
 )
 
 var (
 	gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-	// groupVersion is a dotted API group and a Kubernetes version.
-	groupVersion = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+/v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	// apiService is a Kubernetes version and a dotted API group.
+	apiService = regexp.MustCompile(`^(v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)+)$`)
 )
 
 // Needs is what a scenario's eligibility tags say it needs of the cluster.
 type Needs struct {
 	// Gates are feature gates that must be on.
 	Gates []string
-	// APIs are API versions the API server must serve, as group/version.
+	// APIs are API versions the API server must serve, as group/version
+	// (resource.k8s.io/v1alpha3).
 	APIs []string
 }
 
@@ -50,10 +53,12 @@ func ParseNeeds(tags []string) (Needs, error) {
 			}
 			continue
 		}
-		if gv, ok := strings.CutPrefix(t, NeedsAPITagPrefix); ok {
-			if !groupVersion.MatchString(gv) {
-				return Needs{}, fmt.Errorf("tag %s: %q is not an API group/version (like resource.k8s.io/v1alpha3)", t, gv)
+		if name, ok := strings.CutPrefix(t, NeedsAPITagPrefix); ok {
+			m := apiService.FindStringSubmatch(name)
+			if m == nil {
+				return Needs{}, fmt.Errorf("tag %s: %q is not an API version as <version>.<group> (like v1alpha3.resource.k8s.io)", t, name)
 			}
+			gv := m[2] + "/" + m[1]
 			if !slices.Contains(n.APIs, gv) {
 				n.APIs = append(n.APIs, gv)
 			}

@@ -14,15 +14,17 @@ func TestParseNeeds(t *testing.T) {
 		wantErr string
 	}{
 		"none":         {tags: []string{"@kep-4381", "@core"}},
-		"gate and API": {tags: []string{"@needs-api-resource.k8s.io/v1alpha3", "@kep-5677", "@needs-gate-DRAResourcePoolStatus"}, want: Needs{Gates: []string{"DRAResourcePoolStatus"}, APIs: []string{"resource.k8s.io/v1alpha3"}}},
-		"inherited twice": {tags: []string{"@needs-gate-GenericWorkload", "@needs-gate-GenericWorkload", "@needs-api-scheduling.k8s.io/v1beta1"},
+		"gate and API": {tags: []string{"@needs-api-v1alpha3.resource.k8s.io", "@kep-5677", "@needs-gate-DRAResourcePoolStatus"}, want: Needs{Gates: []string{"DRAResourcePoolStatus"}, APIs: []string{"resource.k8s.io/v1alpha3"}}},
+		"inherited twice": {tags: []string{"@needs-gate-GenericWorkload", "@needs-gate-GenericWorkload", "@needs-api-v1beta1.scheduling.k8s.io"},
 			want: Needs{Gates: []string{"GenericWorkload"}, APIs: []string{"scheduling.k8s.io/v1beta1"}}},
-		"GA version":           {tags: []string{"@needs-api-resource.k8s.io/v1"}, want: Needs{APIs: []string{"resource.k8s.io/v1"}}},
+		"GA version":           {tags: []string{"@needs-api-v1.resource.k8s.io"}, want: Needs{APIs: []string{"resource.k8s.io/v1"}}},
 		"lower-case gate":      {tags: []string{"@needs-gate-draListTypeAttributes"}, wantErr: `tag @needs-gate-draListTypeAttributes: "draListTypeAttributes" is not a feature gate name`},
 		"empty gate":           {tags: []string{"@needs-gate-"}, wantErr: `"" is not a feature gate name`},
-		"no group":             {tags: []string{"@needs-api-v1alpha3"}, wantErr: `tag @needs-api-v1alpha3: "v1alpha3" is not an API group/version`},
-		"no version":           {tags: []string{"@needs-api-resource.k8s.io"}, wantErr: `"resource.k8s.io" is not an API group/version`},
-		"not a version":        {tags: []string{"@needs-api-resource.k8s.io/alpha"}, wantErr: `"resource.k8s.io/alpha" is not an API group/version`},
+		"no group":             {tags: []string{"@needs-api-v1alpha3"}, wantErr: `tag @needs-api-v1alpha3: "v1alpha3" is not an API version as <version>.<group>`},
+		"a core group":         {tags: []string{"@needs-api-v1.core"}, wantErr: `"v1.core" is not an API version`},
+		"no version":           {tags: []string{"@needs-api-resource.k8s.io"}, wantErr: `"resource.k8s.io" is not an API version`},
+		"not a version":        {tags: []string{"@needs-api-alpha.resource.k8s.io"}, wantErr: `"alpha.resource.k8s.io" is not an API version`},
+		"group/version":        {tags: []string{"@needs-api-resource.k8s.io/v1alpha3"}, wantErr: `"resource.k8s.io/v1alpha3" is not an API version as <version>.<group>`},
 		"unknown kind of need": {tags: []string{"@needs-version-1.37"}, wantErr: "tag @needs-version-1.37: eligibility tags start with @needs-gate- or @needs-api-"},
 	}
 	for name, tc := range tests {

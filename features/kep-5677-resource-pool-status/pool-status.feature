@@ -1,4 +1,4 @@
-@needs-api-resource.k8s.io/v1alpha3 @needs-gate-DRAResourcePoolStatus
+@needs-api-v1alpha3.resource.k8s.io @needs-gate-DRAResourcePoolStatus
 Feature: KEP-5677 resource pool status: a ResourcePoolStatusRequest reports what a driver's pools hold
   A ResourcePoolStatusRequest (resource.k8s.io/v1alpha3, cluster-scoped, gate DRAResourcePoolStatus
   in the API server and kube-controller-manager) names a driver, optionally a pool and a limit

@@ -1,4 +1,4 @@
-@needs-api-scheduling.k8s.io/v1beta1 @needs-gate-GenericWorkload @needs-gate-DRAWorkloadResourceClaims
+@needs-api-v1beta1.scheduling.k8s.io @needs-gate-GenericWorkload @needs-gate-DRAWorkloadResourceClaims
 Feature: KEP-5729 workload claims: the API server limits a PodGroup's claims and keeps them unchanged
   A PodGroup and a Workload's PodGroupTemplate list at most 4 resourceClaims (TooMany), and a
   PodGroup's resourceClaims are immutable (dra-1.37-spec.md §0.3, §11 item 6). These checks are

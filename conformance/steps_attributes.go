@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // attributeSteps check what the API server and the scheduler do with the
@@ -68,7 +70,7 @@ func (w *world) apiServerKeepsListAttributes(ctx context.Context) (context.Conte
 		return ctx, fmt.Errorf("dry-run create of a ResourceSlice with a list attribute: %w", err)
 	}
 	if len(got.Spec.Devices) != 1 || len(got.Spec.Devices[0].Attributes[testAttribute("numa")].IntValues) != 2 {
-		return skip(ctx, "the API server drops list-type device attributes: its feature gate DRAListTypeAttributes is off")
+		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAListTypeAttributes: the API server drops list-type device attributes")
 	}
 	return ctx, nil
 }
@@ -324,7 +326,7 @@ func (w *world) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Co
 		return ctx, fmt.Errorf("dry-run create of a ResourceClaim with a derived attribute: %w", err)
 	}
 	if r := got.Spec.Devices.Requests; len(r) == 0 || r[0].Exactly == nil || len(r[0].Exactly.DerivedAttributes) == 0 {
-		return skip(ctx, "the API server drops derivedAttributes from ResourceClaims: its feature gate DRADerivedAttributes is off")
+		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRADerivedAttributes: the API server drops derivedAttributes from ResourceClaims")
 	}
 	return ctx, nil
 }

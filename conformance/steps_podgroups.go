@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // podGroupSteps are KEP-5729's (dra-1.37-spec.md §11): PodGroups
@@ -76,11 +78,11 @@ func (w *world) clusterServesPodGroupClaims(ctx context.Context) (context.Contex
 	got, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case apierrors.IsNotFound(err):
-		return skip(ctx, "the API server does not serve scheduling.k8s.io/v1beta1 PodGroups: KEP-5729 needs --runtime-config=scheduling.k8s.io/v1beta1=true and the feature gates GenericWorkload and DRAWorkloadResourceClaims (all off by default in 1.37)")
+		return skip(ctx, report.NotEligiblePrefix+"needs API scheduling.k8s.io/v1beta1: the API server does not serve PodGroups (KEP-5729 needs --runtime-config=scheduling.k8s.io/v1beta1=true and the feature gates GenericWorkload and DRAWorkloadResourceClaims, all off by default in 1.37)")
 	case err != nil:
 		return ctx, fmt.Errorf("dry-run create of a PodGroup with a resource claim: %w", err)
 	case len(got.Spec.ResourceClaims) == 0:
-		return skip(ctx, "the API server drops PodGroup spec.resourceClaims: its feature gate DRAWorkloadResourceClaims is off (off by default in 1.37)")
+		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAWorkloadResourceClaims: the API server drops PodGroup spec.resourceClaims (the gate is off by default in 1.37)")
 	}
 	return ctx, nil
 }

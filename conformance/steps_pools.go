@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // poolSteps publish resource pools of a test driver that only the kit
@@ -220,7 +222,7 @@ func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (con
 		kept = len(got.Spec.SkipNodeOperations) > 0
 	}
 	if !kept {
-		return skip(ctx, fmt.Sprintf("the API server drops ResourceSlice %s: its feature gate %s is off", field, gate))
+		return skip(ctx, fmt.Sprintf("%sneeds feature gate %s: the API server drops ResourceSlice %s", report.NotEligiblePrefix, gate, field))
 	}
 	return ctx, nil
 }

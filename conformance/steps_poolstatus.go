@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // poolStatusSteps ask the resourcepoolstatusrequest controller of
@@ -76,8 +78,8 @@ func (w *world) servesPoolStatus(ctx context.Context) (context.Context, error) {
 			}
 		}
 	}
-	return skip(ctx, "the API server does not serve resource.k8s.io/v1alpha3 resourcepoolstatusrequests "+
-		"(runtime-config resource.k8s.io/v1alpha3=true and feature gate DRAResourcePoolStatus)")
+	return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAResourcePoolStatus, API resource.k8s.io/v1alpha3: "+
+		"the API server does not serve resourcepoolstatusrequests (runtime-config resource.k8s.io/v1alpha3=true)")
 }
 
 func (w *world) poolStatusRequestName(alias string) string {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // poolStatusPoolSteps publish pools of the test driver whose status the
@@ -128,7 +130,7 @@ func (w *world) publishShareablePool(ctx context.Context, pool, capacity, amount
 	}
 	w.ledger.add(kindResourceSlice, s.Name)
 	if got.Spec.Devices[0].AllowMultipleAllocations == nil {
-		return skip(ctx, "the API server drops allowMultipleAllocations: its feature gate DRAConsumableCapacity is off")
+		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAConsumableCapacity: the API server drops allowMultipleAllocations")
 	}
 	return ctx, nil
 }

@@ -64,6 +64,9 @@ type suite struct {
 	gates     []string
 	gatesErr  error
 
+	// eligibility is what the cluster offers the scenarios' needs.
+	eligibility eligibility
+
 	// faults injects hardware faults into the node's emulated hardware;
 	// nil when the kit has no emulator root (NodeEmulatorRoot).
 	faults faultInjector
@@ -138,6 +141,10 @@ type world struct {
 	fault *injectedFault
 	// outcome is the worst status of the scenario's steps so far.
 	outcome godog.StepResultStatus
+	// notEligible is why the cluster cannot run the scenario, once
+	// checkEligibility found it; notEligibleNoted once a step carries it.
+	notEligible      string
+	notEligibleNoted bool
 	// lease holds the devices the scenario's steps need (acquireDevices),
 	// from the Before hook until its cleanup is done; nil for a scenario
 	// that needs none.
@@ -181,8 +188,10 @@ func (s *submission) label() string { return s.kind + " " + s.name }
 func (s *suite) initScenario(sc *godog.ScenarioContext) {
 	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, groups: map[string]*podGroupRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
 		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
+	sc.Before(w.checkEligibility)
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
+	sc.StepContext().After(w.noteNotEligible)
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
 		w.progress.step(w.scenario, st.Text)
 		return ctx, nil
@@ -202,6 +211,9 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
 	w.scenario = sc
 	w.progress.start(sc)
+	if w.notEligible != "" {
+		return ctx, nil // checkEligibility skips it
+	}
 	if w.cfg.Hardware && hasTag(sc, EmulatorTag) {
 		// Nothing to set up: its first step, which needs the emulator,
 		// skips with hardwareSkipReason.

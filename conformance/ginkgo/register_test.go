@@ -207,11 +207,16 @@ func TestLabelFilterSelectsTheTaggedScenarios(t *testing.T) {
 			return hasTag("@extended")(p) && !hasTag("@emulator")(p)
 		},
 		// The partitionable profile is KEP-4815 but for its partition types'
-		// scenarios, which are the alpha profile's.
+		// scenarios, which are the alpha profile's, and its TPU torus ones,
+		// the tpu-torus profile's.
 		"profile:partitionable": func(p pickle) bool {
-			return hasTag("@kep-4815")(p) && !hasTag("@DRAPartitionableDevicesType")(p)
+			return hasTag("@kep-4815")(p) && !hasTag("@DRAPartitionableDevicesType")(p) && !hasTag("@tpu-torus")(p)
 		},
-		"profile: containsAny core": hasTag("@kep-4381"),
+		// The core profile is KEP-4381 but for the NVLink fabric and the
+		// node's PCI topology, profiles of their own.
+		"profile: containsAny core": func(p pickle) bool {
+			return hasTag("@kep-4381")(p) && !hasTag("@nvlink-fabric")(p) && !hasTag("@pci-topology")(p)
+		},
 	}
 	for filter, keep := range tests {
 		want := matching(all, keep)

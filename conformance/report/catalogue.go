@@ -13,20 +13,23 @@ import (
 
 // WriteCatalogue renders every scenario of the features in fsys as
 // Markdown, grouped by KEP tag: a table with each KEP's topic (its
-// kep-<number>-<topic> directory) and Core / Extended counts, then per KEP
-// a collapsed list of its scenarios with their level and file. README's
-// "What a run checks" holds this text; a test keeps the two equal.
+// kep-<number>-<topic> directory), Core / Extended counts and driver /
+// cluster check counts (ClusterCheckTag), then per KEP a collapsed list of
+// its scenarios with their level, what they check, what they need of the
+// cluster (ParseNeeds) and their file. README's "What a run checks" holds
+// this text; a test keeps the two equal.
 func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 	all, err := allScenarios(fsys)
 	if err != nil {
 		return err
 	}
 	type kep struct {
-		tag    string
-		topic  string
-		core   int
-		ext    int
-		scenes []ScenarioResult
+		tag     string
+		topic   string
+		core    int
+		ext     int
+		cluster int
+		scenes  []ScenarioResult
 		// dirs counts the KEP's scenarios per directory: its topic is
 		// that of its own kep-<number>-* directory with the most.
 		dirs map[string]int
@@ -45,6 +48,9 @@ func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 			} else {
 				k.core++
 			}
+			if slices.Contains(s.Tags, ClusterCheckTag) {
+				k.cluster++
+			}
 			k.scenes = append(k.scenes, s)
 		}
 	}
@@ -62,12 +68,19 @@ func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 	}
 	sort.Slice(keps, func(i, j int) bool { return kepNumber(keps[i].tag) < kepNumber(keps[j].tag) })
 
+	cluster := 0
+	for _, s := range all {
+		if slices.Contains(s.Tags, ClusterCheckTag) {
+			cluster++
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d scenarios over %d KEPs.\n\n", len(all), len(keps))
-	fmt.Fprintln(&b, "| KEP | Topic | Core | Extended |")
-	fmt.Fprintln(&b, "|---|---|---|---|")
+	fmt.Fprintf(&b, "%d scenarios over %d KEPs: %d check the driver, %d the cluster (%s: the API server, the scheduler, a controller or the kubelet, with the kit's own test devices or none of the driver's work to judge; they do not count in the driver's verdict).\n\n",
+		len(all), len(keps), len(all)-cluster, cluster, ClusterCheckTag)
+	fmt.Fprintln(&b, "| KEP | Topic | Core | Extended | Driver checks | Cluster checks |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
 	for _, k := range keps {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", kepTitle(k.tag), k.topic, k.core, k.ext)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", kepTitle(k.tag), k.topic, k.core, k.ext, k.core+k.ext-k.cluster, k.cluster)
 	}
 	for _, k := range keps {
 		fmt.Fprintf(&b, "\n<details><summary>%s %s: %d scenarios</summary>\n\n", kepTitle(k.tag), k.topic, len(k.scenes))
@@ -78,12 +91,34 @@ func WriteCatalogue(w io.Writer, fsys fs.FS) error {
 			return a.Line - b.Line
 		})
 		for _, s := range k.scenes {
-			fmt.Fprintf(&b, "- %s: %s (`%s`)\n", levelOf(s.Tags), s.Name, s.URI)
+			what, err := checkOf(s.Tags)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", s.URI, s.Line, err)
+			}
+			fmt.Fprintf(&b, "- %s, %s: %s (`%s`)\n", levelOf(s.Tags), what, s.Name, s.URI)
 		}
 		fmt.Fprintln(&b, "\n</details>")
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// checkOf says what a scenario with these tags checks, and what it needs
+// of the cluster: "driver check", "cluster check, needs feature gate
+// DRAListTypeAttributes".
+func checkOf(tags []string) (string, error) {
+	what := "driver check"
+	if slices.Contains(tags, ClusterCheckTag) {
+		what = "cluster check"
+	}
+	needs, err := ParseNeeds(tags)
+	if err != nil {
+		return "", err
+	}
+	if list := needs.String(); list != "" {
+		what += ", needs " + list
+	}
+	return what, nil
 }
 
 // topicOf is the topic of a KEP from the directory of one of its

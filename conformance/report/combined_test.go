@@ -111,12 +111,12 @@ func TestWriteCatalogue(t *testing.T) {
 	}
 	got := b.String()
 	for _, want := range []string{
-		"4 scenarios over 3 KEPs.",
-		"| KEP-10 | ten things | 1 | 1 |",
-		"| KEP-20 | kep 10 ten things | 1 | 0 |",
+		"4 scenarios over 3 KEPs: 4 check the driver, 0 the cluster",
+		"| KEP-10 | ten things | 1 | 1 | 2 | 0 |",
+		"| KEP-20 | kep 10 ten things | 1 | 0 | 1 | 0 |",
 		"<details><summary>KEP-10 ten things: 2 scenarios</summary>",
-		"- extended: ten extended (`kep-10-ten-things/two.feature`)",
-		"- core: thirty, never selected (`kep-10-ten-things/two.feature`)",
+		"- extended, driver check: ten extended (`kep-10-ten-things/two.feature`)",
+		"- core, driver check: thirty, never selected (`kep-10-ten-things/two.feature`)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("catalogue lacks %q:\n%s", want, got)

@@ -205,7 +205,7 @@ func TestScenariosNotRun(t *testing.T) {
 	}
 	want := map[string]any{
 		"name": "needs the emulator", "location": "kep-4381-x/profile.feature:8", "conformance": "extended",
-		"reason": `not run: the run's tag filter "@kep-4381 && ~@emulator" does not select it`,
+		"reason": `not run: the run's tag filter "@kep-4381 && ~@nvlink-fabric && ~@pci-topology && ~@emulator" does not select it`,
 	}
 	if diff := cmp.Diff(want, skipped[0]); diff != "" {
 		t.Errorf("skipped scenario (-want +got):\n%s", diff)

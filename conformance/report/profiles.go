@@ -49,13 +49,17 @@ type profile struct {
 	// keps are the KEPs whose scenarios (@kep-<number>) are the profile's,
 	// but those tagged with a gate of gates (any profile's).
 	keps []int
-	// gates are feature gates of alpha sub-features of a KEP whose
-	// scenarios carry the gate's tag (@<gate>) next to the KEP's: they are
-	// this profile's, not the KEP's profile's.
+	// gates are sub-features of a KEP whose scenarios carry the
+	// sub-feature's tag (@<name>) next to the KEP's: they are this
+	// profile's, not the KEP's profile's. A sub-feature is an alpha
+	// feature gate's (@DRAPartitionableDevicesType) or a kind of hardware
+	// only some drivers have (@nvlink-fabric), so that a driver without it
+	// leaves the profile not applicable rather than its KEP's partial.
 	gates []profileGate
 }
 
-// profileGate is a sub-feature's gate and the KEP it belongs to.
+// profileGate is a sub-feature, by the name of its tag, and the KEP it
+// belongs to.
 type profileGate struct {
 	name string
 	kep  int
@@ -106,7 +110,7 @@ var profiles = []profile{
 	},
 	{
 		name:        "device-health",
-		description: "device health in pod status (KEP-4680, beta): drivers that stream their devices' health to the kubelet; the kit breaks the emulated GPU under a claim and reads the pod's status",
+		description: "device health in pod status (KEP-4680, beta): drivers that stream their devices' health to the kubelet, which shows it in the status of the pods using the devices",
 		keps:        []int{4680},
 	},
 	{
@@ -150,6 +154,26 @@ var profiles = []profile{
 		keps:        []int{5963, 5945, 5491, 6080},
 		gates:       []profileGate{{name: "DRAPartitionableDevicesType", kep: 4815}},
 	},
+	{
+		name:        "hardware-faults",
+		description: "faults of the hardware under a driver's devices (@hardware-faults): the kit breaks the emulated GPU under a claim (an Xid error, then a reset) and reads what the API server stored: the health the driver streams into the pod's status (KEP-4680) and the taints it publishes (KEP-5055); drivers of drakit's emulated GPUs",
+		gates:       []profileGate{{name: "hardware-faults", kep: 4680}, {name: "hardware-faults", kep: 5055}},
+	},
+	{
+		name:        "nvidia-fabric",
+		description: "NVLink fabrics (@nvlink-fabric, KEP-4381): GPUs of one multi-node NVLink clique, as NVML in the container reports it, and IMEX channels shared by pods on the clique's nodes; drivers that declare an NVLink fabric or IMEX channels",
+		gates:       []profileGate{{name: "nvlink-fabric", kep: 4381}},
+	},
+	{
+		name:        "tpu-torus",
+		description: "chips of a 3D torus and multi-host sub-slices (@tpu-torus, KEP-4815): a sub-slice's chips form its shape in the torus, as the emulator's ground truth on each host says; drivers that declare a torus",
+		gates:       []profileGate{{name: "tpu-torus", kep: 4815}},
+	},
+	{
+		name:        "pci-topology",
+		description: "the node's PCI topology (@pci-topology, KEP-4381): the published devices are the node's PCI functions, with their PCIe roots, and a claim aligned with a peer driver's device on resource.kubernetes.io/pcieRoot gets devices below one root complex, as the node's sysfs says; drivers of PCI devices, with the node's sysfs readable",
+		gates:       []profileGate{{name: "pci-topology", kep: 4381}},
+	},
 }
 
 // gateTags are the tags of every profile's gates; of those of KEP kep
@@ -168,12 +192,14 @@ func gateTags(kep int) []string {
 
 func gateTagOf(gate string) string { return "@" + gate }
 
-// gateOf is the profile gate a scenario with these tags is tagged with, ""
-// for none.
+// gateOf is the profile gate a scenario with these tags is tagged with,
+// next to the gate's KEP; "" for none.
 func gateOf(tags []string) string {
-	for _, t := range tags {
-		if slices.Contains(gateTags(0), t) {
-			return strings.TrimPrefix(t, "@")
+	for _, p := range profiles {
+		for _, g := range p.gates {
+			if slices.Contains(tags, gateTagOf(g.name)) && slices.Contains(tags, kepTagOf(g.kep)) {
+				return g.name
+			}
 		}
 	}
 	return ""
@@ -237,7 +263,7 @@ func Filter(name, tags string) (string, error) {
 		selectors = append(selectors, sel)
 	}
 	for _, g := range p.gates {
-		selectors = append(selectors, gateTagOf(g.name))
+		selectors = append(selectors, kepTagOf(g.kep)+" && "+gateTagOf(g.name))
 	}
 	for _, tag := range selectors {
 		if strings.TrimSpace(tags) == "" {
@@ -269,10 +295,13 @@ func keps(tags []string) []int {
 }
 
 // includes says whether a scenario with these tags is one of the profile's:
-// by its gate tag when it has one of a profile's gates, else by its KEP.
+// by its gate tag when it has one of a profile's gates next to the gate's
+// KEP, else by its KEP.
 func (p profile) includes(tags []string) bool {
 	if g := gateOf(tags); g != "" {
-		return slices.ContainsFunc(p.gates, func(pg profileGate) bool { return pg.name == g })
+		return slices.ContainsFunc(p.gates, func(pg profileGate) bool {
+			return pg.name == g && slices.Contains(tags, kepTagOf(pg.kep))
+		})
 	}
 	for _, k := range keps(tags) {
 		if slices.Contains(p.keps, k) {

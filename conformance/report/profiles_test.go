@@ -59,11 +59,12 @@ func TestFilter(t *testing.T) {
 	}{
 		{"", "", ""},
 		{"", "@kep-4381 && ~@slow", "@kep-4381 && ~@slow"},
-		{"core", "", "@kep-4381"},
-		{"alpha", "", "@kep-5963,@kep-5945,@kep-5491,@kep-6080,@DRAPartitionableDevicesType"},
+		{"alpha", "", "@kep-5963,@kep-5945,@kep-5491,@kep-6080,@kep-4815 && @DRAPartitionableDevicesType"},
 		{"pool-status", "", "@kep-5677"},
-		{"partitionable", "~@emulator", "@kep-4815 && ~@DRAPartitionableDevicesType && ~@emulator"},
-		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5945 && @core && ~@emulator,@kep-5945 && @slow,@kep-5491 && @core && ~@emulator,@kep-5491 && @slow,@kep-6080 && @core && ~@emulator,@kep-6080 && @slow,@DRAPartitionableDevicesType && @core && ~@emulator,@DRAPartitionableDevicesType && @slow"},
+		{"core", "", "@kep-4381 && ~@nvlink-fabric && ~@pci-topology"},
+		{"partitionable", "~@emulator", "@kep-4815 && ~@DRAPartitionableDevicesType && ~@tpu-torus && ~@emulator"},
+		{"hardware-faults", "", "@kep-4680 && @hardware-faults,@kep-5055 && @hardware-faults"},
+		{"alpha", "@core && ~@emulator, @slow", "@kep-5963 && @core && ~@emulator,@kep-5963 && @slow,@kep-5945 && @core && ~@emulator,@kep-5945 && @slow,@kep-5491 && @core && ~@emulator,@kep-5491 && @slow,@kep-6080 && @core && ~@emulator,@kep-6080 && @slow,@kep-4815 && @DRAPartitionableDevicesType && @core && ~@emulator,@kep-4815 && @DRAPartitionableDevicesType && @slow"},
 	}
 	for _, tc := range tests {
 		got, err := Filter(tc.profile, tc.tags)
@@ -107,15 +108,23 @@ func TestUnclaimedSkip(t *testing.T) {
 	}
 }
 
-// TestProfilesCoverFeatures: every KEP of the features is in exactly one
-// profile, every profile's KEPs have features, and each profile has Core
-// scenarios.
+// TestProfilesCoverFeatures: every scenario of the features is in exactly
+// one profile, every profile's KEPs and gates have scenarios, and each
+// profile but those of alpha features and of hardware only some drivers
+// have holds Core scenarios (features/core_test.go keeps those out of
+// Core).
 func TestProfilesCoverFeatures(t *testing.T) {
 	t.Parallel()
 	files, err := fs.Glob(features.FS, "*/*.feature")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// withoutCore are the profiles whose scenarios all need an alpha
+	// feature gate, or hardware only some drivers have (the emulator's,
+	// NVIDIA's, the node's PCI functions), and with them the profile whose
+	// only scenario needing neither waits for a driver stop the kit may be
+	// unable to make (device-health).
+	withoutCore := []string{"pool-status", "node-allocatable", "numa-node", "alpha", "device-health", "hardware-faults", "nvidia-fabric", "tpu-torus", "pci-topology"}
 	kepsSeen := map[int]bool{}
 	gatesSeen := map[string]bool{}
 	coreOf := map[string]int{}
@@ -165,11 +174,14 @@ func TestProfilesCoverFeatures(t *testing.T) {
 				t.Errorf("profile %s: gate %s has no scenarios", pr.name, g.name)
 			}
 		}
-		if coreOf[pr.name] == 0 {
+		if coreOf[pr.name] == 0 && !slices.Contains(withoutCore, pr.name) {
 			t.Errorf("profile %s has no Core scenario", pr.name)
 		}
+		if coreOf[pr.name] > 0 && slices.Contains(withoutCore, pr.name) {
+			t.Errorf("profile %s has %d Core scenarios, want none", pr.name, coreOf[pr.name])
+		}
 	}
-	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "numa-node", "pod-resources", "alpha"}) {
+	if names := ProfileNames(); !slices.Equal(names, []string{"core", "prioritized-list", "admin-access", "extended-resources", "partitionable", "consumable-capacity", "device-status", "device-taints", "device-health", "device-metadata", "workload-claims", "pool-status", "binding-conditions", "node-allocatable", "numa-node", "pod-resources", "alpha", "hardware-faults", "nvidia-fabric", "tpu-torus", "pci-topology"}) {
 		t.Errorf("ProfileNames() = %v", names)
 	}
 }
@@ -186,6 +198,9 @@ func TestProfileOf(t *testing.T) {
 		"structured parameters": {[]string{"@kep-4381", "@core"}, "core", true},
 		"partitionable":         {[]string{"@extended", "@kep-4815"}, "partitionable", true},
 		"partition types' gate": {[]string{"@kep-4815", "@DRAPartitionableDevicesType", "@core"}, "alpha", true},
+		"NVLink fabric":         {[]string{"@kep-4381", "@extended", "@nvlink-fabric"}, "nvidia-fabric", true},
+		"faults of KEP-5055":    {[]string{"@kep-5055", "@extended", "@hardware-faults", "@emulator"}, "hardware-faults", true},
+		"a gate of another KEP": {[]string{"@kep-4815", "@hardware-faults"}, "partitionable", true},
 		"alpha KEP":             {[]string{"@kep-5963"}, "alpha", true},
 		"no KEP":                {[]string{"@core"}, "", false},
 		"a KEP of no profile":   {[]string{"@kep-1"}, "", false},
@@ -194,6 +209,35 @@ func TestProfileOf(t *testing.T) {
 		got, ok := ProfileOf(tc.tags)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: ProfileOf(%q) = %q, %v; want %q, %v", name, tc.tags, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestFilterSelectsProfile: the tag filter of each profile selects exactly
+// the scenarios of the features that ProfileOf puts in it.
+func TestFilterSelectsProfile(t *testing.T) {
+	t.Parallel()
+	all, err := allScenarios(features.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ProfileNames() {
+		filter, err := Filter(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range all {
+			of, _ := ProfileOf(s.Tags)
+			if got, want := MatchesTags(filter, s.Tags), of == name; got != want {
+				t.Errorf("profile %s: its filter %q selects %s:%d %q: %t; ProfileOf: %s", name, filter, s.URI, s.Line, s.Name, got, of)
+			}
+			if of == name {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("profile %s has no scenarios", name)
 		}
 	}
 }

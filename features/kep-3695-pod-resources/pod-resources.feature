@@ -33,7 +33,7 @@ Feature: KEP-3695 the kubelet's PodResources API reports DRA claims
     And the kubelet's pod resources List reports for pod "pair" the devices and CDI devices of its claims
     And the kubelet's pod resources Get reports for pod "pair" the devices and CDI devices of its claims
 
-  @kep-3695 @core
+  @kep-3695 @core @cluster-check
   Scenario: A pod without claims has no dynamic resources
     When a pod "plain" is created without claims
     Then pod "plain" is running

@@ -9,7 +9,7 @@ Feature: KEP-4381 structured parameters: devices of two drivers aligned on a sta
     Given the driver's devices have a PCIe root peer DeviceClass
     And the driver publishes at least 1 device
 
-  @kep-4381 @extended
+  @kep-4381 @extended @pci-topology
   Scenario: A claim for a device and a peer driver's device under one PCIe root gets an aligned pair
     Given a ResourceClaim "aligned" requesting 1 device and 1 device of the peer class with the same "resource.kubernetes.io/pcieRoot"
     When a pod "pair" is created with the claim "aligned"
@@ -17,7 +17,7 @@ Feature: KEP-4381 structured parameters: devices of two drivers aligned on a sta
     And the devices allocated to the claim "aligned" sit below one PCIe root complex of the node
     And pod "pair" sees exactly the devices allocated to its claims
 
-  @kep-4381 @extended
+  @kep-4381 @extended @pci-topology @cluster-check
   Scenario: A claim that no PCIe root can satisfy stays pending
     Given a ResourceClaim "unaligned" requesting 1 device of the peer class and 1 more device than any value of "resource.kubernetes.io/pcieRoot" has, all with that value
     When a pod "stranded" is created with the claim "unaligned"

@@ -38,7 +38,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     And the devices allocated to the claim "pair" have the same "resource.kubernetes.io/numaNode"
     And pod "numa" sees exactly the devices allocated to its claims
 
-  @kep-4381 @core
+  @kep-4381 @core @cluster-check
   Scenario: A claim for more devices than any node has leaves its pod unschedulable
     Given a ResourceClaim "too-many" requesting 1 more device than any node publishes
     When a pod "greedy" is created with the claim "too-many"

@@ -30,7 +30,7 @@ Feature: KEP-4381 structured parameters: the driver's ResourceSlices are well-fo
   Scenario: The driver's slices for a node are owned by that Node
     Then the driver's ResourceSlices pass the lint rule "node-selection"
 
-  @kep-4381 @extended @slices @inventory
+  @kep-4381 @extended @slices @inventory @pci-topology
   Scenario: The driver publishes exactly the node's devices, with their PCIe roots
     Given the kit can read the node's sysfs
     Then the driver's ResourceSlices pass the lint rule "inventory"

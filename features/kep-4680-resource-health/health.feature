@@ -10,7 +10,7 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
     Given the driver claims the capability "deviceHealth"
     And the driver publishes at least 1 device
 
-  @kep-4680 @core @emulator @hardware-faults
+  @kep-4680 @extended @emulator @hardware-faults
   Scenario: A device fault shows as Unhealthy in the pod's status, and the reset as Healthy again
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "ailing" requesting 1 device
@@ -22,7 +22,7 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
     When the GPU under the device of the claim "ailing" is reset
     Then within 10 seconds pod "patient" shows the devices of the claim "ailing" as Healthy
 
-  @kep-4680 @core @emulator @hardware-faults
+  @kep-4680 @extended @emulator @hardware-faults
   Scenario: Two pods on different devices each see only their own device's health
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "broken" requesting 1 device

@@ -1,3 +1,4 @@
+@needs-gate-DRAPartitionableDevicesType
 Feature: Partitionable device types (KEP-4815, gate DRAPartitionableDevicesType): a slice names the attribute that tells partitions apart
   With the alpha gate DRAPartitionableDevicesType a ResourceSlice may set partitionTypeAttribute:
   the fully qualified name of a string attribute that every counter-consuming device of the slice
@@ -11,13 +12,13 @@ Feature: Partitionable device types (KEP-4815, gate DRAPartitionableDevicesType)
   Background:
     Given the driver claims the capability "partitionableDevicesType"
 
-  @kep-4815 @DRAPartitionableDevicesType @core
+  @kep-4815 @DRAPartitionableDevicesType @extended @cluster-check
   Scenario: The API server rejects a partitionTypeAttribute on a slice without counter-consuming devices
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"
     When a ResourceSlice "typed-plain" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted
     Then the API server rejects it as Invalid with cause Invalid at "spec.partitionTypeAttribute"
 
-  @kep-4815 @DRAPartitionableDevicesType @core
+  @kep-4815 @DRAPartitionableDevicesType @extended @cluster-check
   Scenario: The API server rejects a counter-consuming device without the partition type attribute
     Given the API server keeps the ResourceSlice field "partitionTypeAttribute"
     When a ResourceSlice "untyped" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted

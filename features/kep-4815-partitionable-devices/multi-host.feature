@@ -12,7 +12,7 @@ Feature: KEP-4815 partitionable devices: slices that name each device's nodes
   Background:
     Given the driver claims the capability "partitionableDevices"
 
-  @kep-4815 @core @multi-host
+  @kep-4815 @core @multi-host @cluster-check
   Scenario Outline: The API server rejects a ResourceSlice whose node selection <selection>
     When a ResourceSlice "nodes" of the test driver whose node selection <selection> is submitted
     Then the API server rejects it as Invalid with cause <cause> at "<field>" saying "<message>"
@@ -29,13 +29,13 @@ Feature: KEP-4815 partitionable devices: slices that name each device's nodes
       | is allNodes and a device sets a nodeName                  | Invalid  | spec.devices[0]           | `nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec |
       | is a nodeName and a device sets a nodeSelector            | Invalid  | spec.devices[0]           | `nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec |
 
-  @kep-4815 @core @multi-host
+  @kep-4815 @core @multi-host @cluster-check
   Scenario: The API server stores a slice whose devices each name their nodes
     When a ResourceSlice "per-device" of the test driver with perDeviceNodeSelection and devices for a nodeName, a nodeSelector and allNodes is submitted
     Then the API server accepts it
     And the ResourceSlice "per-device" of the test driver keeps each device's node selection
 
-  @kep-4815 @core @multi-host
+  @kep-4815 @core @multi-host @cluster-check
   Scenario: A device that names its nodes by a node selector is allocated for those nodes
     Given the test driver publishes a pool "spread" with perDeviceNodeSelection: device "here" whose node selector picks a node of the cluster and device "nowhere" on a node that does not exist
     And a ResourceClaim "near" requesting the test driver's device "here"
@@ -43,7 +43,7 @@ Feature: KEP-4815 partitionable devices: slices that name each device's nodes
     Then pod "user" is scheduled
     And the claim "near" is allocated the test driver's device "here" with the node selector the device names
 
-  @kep-4815 @core @multi-host
+  @kep-4815 @core @multi-host @cluster-check
   Scenario: A device that names a node the cluster does not have is never allocated
     Given the test driver publishes a pool "spread" with perDeviceNodeSelection: device "here" whose node selector picks a node of the cluster and device "nowhere" on a node that does not exist
     And a ResourceClaim "far" requesting the test driver's device "nowhere"

@@ -10,12 +10,12 @@ Feature: KEP-4815 partitionable devices: the API server and the scheduler reject
   Background:
     Given the driver claims the capability "partitionableDevices"
 
-  @kep-4815 @core
+  @kep-4815 @core @cluster-check
   Scenario: The API server rejects a ResourceSlice with both devices and sharedCounters
     When a ResourceSlice "mixed" of the test driver with both devices and sharedCounters is submitted
     Then the API server rejects it as Invalid with cause Invalid at "spec"
 
-  @kep-4815 @core
+  @kep-4815 @core @cluster-check
   Scenario Outline: A pool in which <defect> is invalid
     Given the test driver publishes an invalid pool "broken": <defect>
     And a ResourceClaim "from-broken" requesting 1 device of the test driver

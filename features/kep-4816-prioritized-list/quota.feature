@@ -4,7 +4,7 @@ Feature: KEP-4816 prioritized list: quota charges the worst case
   created, the largest count any of its subrequests asks of the class, whichever the scheduler
   later picks.
 
-  @kep-4816 @core
+  @kep-4816 @core @cluster-check
   Scenario: A prioritized list is charged its largest subrequest
     Given the driver's DeviceClass exists
     And the scenario's namespace has a ResourceQuota of 2 devices of the driver's DeviceClass

@@ -54,7 +54,7 @@ Feature: KEP-5004 extended resources: a pod asking for a DeviceClass's extended 
     Then pod "next" is running
     And the scheduler created one claim for the extended resources of pod "next", allocated 2 devices
 
-  @kep-5004 @core
+  @kep-5004 @core @cluster-check
   Scenario: A pod asking for more of an extended resource than one node has stays unschedulable
     When a pod "greedy" is created asking for 1 more of the extended resource of DeviceClass "gpus" than one node has
     Then pod "greedy" stays pending as unschedulable without a claim for its extended resources

@@ -8,7 +8,7 @@ Feature: KEP-5004 extended resources: a DeviceClass names only a valid extended 
   declarative validation (format k8s-extended-resource-name) names the rule the name breaks
   (must not have "kubernetes.io/" domain, must not have "requests." prefix).
 
-  @kep-5004 @core
+  @kep-5004 @core @cluster-check
   Scenario Outline: A DeviceClass whose extendedResourceName is <what> is rejected
     When a DeviceClass is submitted with extendedResourceName "<name>"
     Then the API server rejects it as Invalid with cause Invalid at "spec.extendedResourceName" saying "<message>"

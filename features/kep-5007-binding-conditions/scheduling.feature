@@ -1,3 +1,4 @@
+@needs-gate-DRAOptionalNodeOperations
 Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once its device is attached
   A device with bindingConditions is allocated like any other: the scheduler copies both lists into
   the allocation result and stamps the allocation with allocationTimestamp. Then it waits in PreBind
@@ -14,7 +15,7 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
   Background:
     Given the API server keeps the ResourceSlice field "skipNodeOperations"
 
-  @kep-5007 @core
+  @kep-5007 @extended @cluster-check
   Scenario: The pod stays unbound until the attach controller reports the device attached
     Given the test driver publishes device "fabric" on a node with bindingConditions ["attached"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
     And a ResourceClaim "fabric" requesting the test driver's device "fabric"
@@ -24,7 +25,7 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
     When the kit's attach controller sets condition "attached" of the device of claim "fabric" to True
     Then pod "user" is running
 
-  @kep-5007 @core
+  @kep-5007 @extended @cluster-check
   Scenario: Every binding condition must be True, not just one
     Given the test driver publishes device "fabric" on a node with bindingConditions ["attached", "configured"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
     And a ResourceClaim "fabric" requesting the test driver's device "fabric"
@@ -36,7 +37,7 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
     When the kit's attach controller sets condition "configured" of the device of claim "fabric" to True
     Then pod "user" is running
 
-  @kep-5007 @core
+  @kep-5007 @extended @cluster-check
   Scenario: A binding failure condition clears the allocation and the scheduler tries again
     Given the test driver publishes device "fabric" on a node with bindingConditions ["attached"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
     And a ResourceClaim "fabric" requesting the test driver's device "fabric"
@@ -49,7 +50,7 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
     When the kit's attach controller sets condition "attached" of the device of claim "fabric" to True
     Then pod "user" is running
 
-  @kep-5007 @core
+  @kep-5007 @extended @cluster-check
   Scenario: A device that is never attached times out and the scheduler tries again
     Given the test driver publishes device "fabric" on a node with bindingConditions ["attached"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
     And a ResourceClaim "fabric" requesting the test driver's device "fabric"
@@ -58,7 +59,7 @@ Feature: KEP-5007 device binding conditions: the scheduler binds a pod only once
     And the claim "fabric" loses its allocation
     And the scheduler reports for pod "user" "device binding timeout"
 
-  @kep-5007 @core
+  @kep-5007 @extended @cluster-check
   Scenario: A device that binds to the node restricts its allocation to the pod's node
     Given the test driver publishes device "network" for all nodes, binding to the node, with bindingConditions ["attached"] and bindingFailureConditions ["attach-failed"], skipping node operations ["*"]
     And a ResourceClaim "network" requesting the test driver's device "network"

@@ -6,7 +6,7 @@ Feature: KEP-5007 device binding conditions: what a device may list
   (dra-1.37-spec.md §9, behaviours 1 and 2). kube-apiserver v1.37.2 reports a list over 4 entries
   as TooMany at the list.
 
-  @kep-5007 @core
+  @kep-5007 @core @cluster-check
   Scenario Outline: A device with <defect> is rejected
     When a ResourceSlice "binding" of the test driver whose device has bindingConditions <conditions> and bindingFailureConditions <failures> is submitted
     Then the API server rejects it as Invalid with cause <cause> at "<field>" saying "<message>"
@@ -20,7 +20,7 @@ Feature: KEP-5007 device binding conditions: what a device may list
       | a duplicate binding failure condition  | ["attached"]                   | ["failed", "failed"]           | Duplicate | spec.devices[0].bindingFailureConditions[1] | failed                                                        |
       | a condition type that is no label name | ["not attached"]               | ["attach-failed"]              | Invalid   | spec.devices[0].bindingConditions[0]        | name part must consist of alphanumeric characters             |
 
-  @kep-5007 @core
+  @kep-5007 @core @cluster-check
   Scenario Outline: A device with 5 <list> is rejected
     When a ResourceSlice "binding" of the test driver whose device has bindingConditions <conditions> and bindingFailureConditions <failures> is submitted
     Then the API server rejects it as Invalid with cause TooMany at "spec.devices[0].<list>"
@@ -30,7 +30,7 @@ Feature: KEP-5007 device binding conditions: what a device may list
       | bindingConditions        | ["a", "b", "c", "d", "e"] | ["f"]                     |
       | bindingFailureConditions | ["a"]                     | ["b", "c", "d", "e", "f"] |
 
-  @kep-5007 @core
+  @kep-5007 @core @cluster-check
   Scenario: A device with 4 binding conditions and 4 failure conditions is accepted
     When a ResourceSlice "binding" of the test driver whose device has bindingConditions ["a", "example.com/b", "c", "d"] and bindingFailureConditions ["e", "example.com/f", "g", "h"] is submitted
     Then the API server accepts it

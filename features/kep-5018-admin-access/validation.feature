@@ -7,7 +7,7 @@ Feature: KEP-5018 admin access: only namespaces labelled for it may ask for admi
   ….exactly.adminAccess, where the field is). A status update that allocates a device for admin
   access (what a scheduler writes) is rejected the same way, at status.allocation.devices.results[<i>].adminAccess.
 
-  @kep-5018 @core
+  @kep-5018 @core @cluster-check
   Scenario Outline: A <kind> with an adminAccess request is rejected in a namespace <labelled>
     Given the scenario's namespace carries the admin-access label with value "<value>"
     When a <kind> "admin" is submitted with an adminAccess request
@@ -19,12 +19,12 @@ Feature: KEP-5018 admin access: only namespaces labelled for it may ask for admi
       | ResourceClaim         | labelled "True" (the case matters) | True  |
       | ResourceClaimTemplate | labelled "false"                   | false |
 
-  @kep-5018 @core
+  @kep-5018 @core @cluster-check
   Scenario: A ResourceClaim with an adminAccess request is rejected in a namespace without the label
     When a ResourceClaim "admin" is submitted with an adminAccess request
     Then the API server rejects it as Invalid with cause Forbidden at "spec.devices.requests[0].adminAccess" saying "admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace"
 
-  @kep-5018 @core
+  @kep-5018 @core @cluster-check
   Scenario Outline: A <kind> with an adminAccess request is accepted in a namespace labelled "true"
     Given the scenario's namespace allows admin access
     When a <kind> "admin" is submitted with an adminAccess request
@@ -36,7 +36,7 @@ Feature: KEP-5018 admin access: only namespaces labelled for it may ask for admi
       | ResourceClaim         |
       | ResourceClaimTemplate |
 
-  @kep-5018 @core
+  @kep-5018 @core @cluster-check
   Scenario: A claim status that allocates a device for admin access is rejected in a namespace without the label
     Given the scenario holds device "target" of the driver
     And a ResourceClaim "plain" requesting device "target"

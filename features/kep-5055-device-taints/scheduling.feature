@@ -52,7 +52,7 @@ Feature: KEP-5055 device taints: a tainted device is allocated only to claims th
       | "drakit.dev/maintenance=planned" with operator Equal                     |
       | "drakit.dev/maintenance" with operator Exists                            |
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario Outline: A toleration that does not match the NoSchedule taint (<toleration>) does not let the claim have the device
     Given the scenario holds device "tainted" of the driver
     When a DeviceTaintRule "maintenance" taints device "tainted" with "drakit.dev/maintenance=planned" and effect NoSchedule

@@ -10,12 +10,12 @@ Feature: KEP-5055 device taints: what a DeviceTaintRule's deviceSelector selects
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: A rule with an empty device selector selects every device of the cluster
     When a DeviceTaintRule "everything" with an empty device selector taints with "drakit.dev/audit" and effect None
     Then the DeviceTaintRule "everything" reports every published device selected
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: A rule without a device selector selects no device
     When a DeviceTaintRule "nothing" without a device selector taints with "drakit.dev/audit" and effect None
     Then the DeviceTaintRule "nothing" reports False with reason NoEffect and "0 published devices selected"

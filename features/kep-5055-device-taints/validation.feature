@@ -7,7 +7,7 @@ Feature: KEP-5055 device taints: the API server validates taints and tolerations
   than 16 tolerations is accepted (the limit is in the type's documentation only), so no scenario
   asks for it.
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario Outline: The API server rejects a DeviceTaintRule with <defect> and names the field
     When a DeviceTaintRule "bad" is submitted with <defect>
     Then the API server rejects it as Invalid with cause <cause> at "<field>"
@@ -20,13 +20,13 @@ Feature: KEP-5055 device taints: the API server validates taints and tolerations
       | a key that is not a label name     | Invalid      | spec.taint.key    |
       | a value that is not a label value  | Invalid      | spec.taint.value  |
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: The API server sets the timeAdded of a DeviceTaintRule's taint
     When a DeviceTaintRule "good" is submitted with no defect
     Then the API server accepts it
     And the API server set the timeAdded of the DeviceTaintRule "good"
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario Outline: The API server rejects a ResourceClaim with <defect> and names the field
     When a ResourceClaim "bad" is submitted with <defect>
     Then the API server rejects it as Invalid with cause <cause> at "<field>"
@@ -37,13 +37,13 @@ Feature: KEP-5055 device taints: the API server validates taints and tolerations
       | a toleration with operator Within             | NotSupported | spec.devices.requests[0].exactly.tolerations[0].operator  |
       | a toleration with effect PreferNoSchedule     | NotSupported | spec.devices.requests[0].exactly.tolerations[0].effect    |
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: A toleration without an operator is stored with operator Equal
     When a ResourceClaim "defaulted" is submitted with a toleration without an operator
     Then the API server accepts it
     And the claim "defaulted" stores its toleration with operator Equal
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: The API server rejects a device with 17 taints in a ResourceSlice
     When a ResourceSlice "tainted" of the test driver with a device of 17 taints is submitted
     Then the API server rejects it as Invalid with cause TooMany at "spec.devices[0].taints"

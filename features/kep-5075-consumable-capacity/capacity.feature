@@ -55,7 +55,7 @@ Feature: KEP-5075 consumable capacity: claims share a device, each consuming par
     Then pod "rounded" is running
     And the claim "odd" consumes what the request policy makes of its amount
 
-  @kep-5075 @core
+  @kep-5075 @core @cluster-check
   Scenario: An amount above what the request policy allows is never allocated
     Given a ResourceClaim "over" requesting more of the shared device than its request policy allows
     When a pod "greedy" is created with the claim "over"

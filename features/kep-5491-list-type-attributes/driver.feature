@@ -1,3 +1,4 @@
+@needs-gate-DRAListTypeAttributes
 Feature: KEP-5491 list-type attributes of the driver: the NUMA nodes a device is close to
   A driver may publish int list attributes (the alpha gate DRAListTypeAttributes); the scheduler
   treats a list as a set: includes() tests membership, matchAttribute needs an element common to

@@ -1,3 +1,4 @@
+@needs-gate-DRAListTypeAttributes
 Feature: KEP-5491 list-type attributes: the API server validates list attributes of ResourceSlices
   With the alpha gate DRAListTypeAttributes a device attribute may be a list of ints, bools,
   strings or versions (dra-1.37-spec.md §15). A list must not be empty; each string or version in
@@ -9,7 +10,7 @@ Feature: KEP-5491 list-type attributes: the API server validates list attributes
   Background:
     Given the API server keeps list-type device attributes
 
-  @kep-5491 @core
+  @kep-5491 @extended @cluster-check
   Scenario Outline: The API server rejects a ResourceSlice with <defect>
     When a ResourceSlice "bad" of the test driver is submitted with <defect>
     Then the API server rejects it as Invalid with cause <cause> at "<field>"
@@ -22,7 +23,7 @@ Feature: KEP-5491 list-type attributes: the API server validates list attributes
       | 49 attribute values in two list attributes         | Invalid | spec.devices[0]                                                                     |
       | 65 devices, one with a list attribute              | TooMany | spec.devices                                                                        |
 
-  @kep-5491 @core
+  @kep-5491 @extended @cluster-check
   Scenario Outline: The API server accepts a ResourceSlice with <what>, at its limit
     When a ResourceSlice "good" of the test driver is submitted with <what>
     Then the API server accepts it

@@ -1,3 +1,4 @@
+@needs-gate-DRANodeAllocatableResources
 Feature: KEP-5517 node allocatable resources: what a claim maps onto cpu counts against the node
   A driver whose devices map a capacity onto node allocatable cpu (nodeAllocatableResources[cpu]
   .mapping {capacityKey, capacityMultiplier}, capability nodeAllocatableResources) makes what a
@@ -32,7 +33,7 @@ Feature: KEP-5517 node allocatable resources: what a claim maps onto cpu counts 
     Then pod "worker" is running
     And the status of pod "worker" maps the claim "cpus" onto node allocatable as its allocation and the driver's slice say
 
-  @kep-5517 @extended
+  @kep-5517 @extended @cluster-check
   Scenario: A pod whose claim takes it over the node's free cpu is unschedulable; without the claim it fits
     Given a ResourceClaim "extra" consuming 1 of the capacity that maps onto cpu
     When a pod "greedy" requesting the node's free cpu is created with the claim "extra"

@@ -1,3 +1,4 @@
+@needs-gate-DRANodeAllocatableResources
 Feature: KEP-5517 node allocatable resources: the API server validates a device's nodeAllocatableResources
   A device may map its capacity onto the Node's allocatable cpu, memory and hugepages-<size>
   (devices[].nodeAllocatableResources, feature gate DRANodeAllocatableResources, alpha since 1.36
@@ -12,7 +13,7 @@ Feature: KEP-5517 node allocatable resources: the API server validates a device'
   error, so the kit also checks that a valid mapping is stored as sent. The slices are the kit's
   own, of its test driver, so these scenarios hold for every driver.
 
-  @kep-5517 @core
+  @kep-5517 @extended @cluster-check
   Scenario Outline: The API server rejects a device whose nodeAllocatableResources <defect>
     When a ResourceSlice "nar" of the test driver with a device whose nodeAllocatableResources <defect> is submitted
     Then the API server rejects it as Invalid with cause <cause> at "<field>" saying "<message>"
@@ -26,7 +27,7 @@ Feature: KEP-5517 node allocatable resources: the API server validates a device'
       | map with a negative device multiplier | Invalid  | spec.devices[0].nodeAllocatableResources[cpu].mapping.deviceMultiplier      | must be positive                              |
       | set a negative perPod overhead        | Invalid  | spec.devices[0].nodeAllocatableResources[memory].overhead.perPod            | must be non-negative                          |
 
-  @kep-5517 @core
+  @kep-5517 @extended @cluster-check
   Scenario: The API server stores a device's nodeAllocatableResources as sent
     When a ResourceSlice "nar" of the test driver with a device whose nodeAllocatableResources map cpu and memory is submitted
     Then the API server accepts it

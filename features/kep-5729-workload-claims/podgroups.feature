@@ -1,3 +1,4 @@
+@needs-api-v1beta1.scheduling.k8s.io @needs-gate-GenericWorkload @needs-gate-DRAWorkloadResourceClaims
 Feature: KEP-5729 workload claims: the pods of a PodGroup share its ResourceClaims
   A PodGroup (scheduling.k8s.io/v1beta1) lists up to 4 resourceClaims. A pod that joins the group
   (spec.schedulingGroup.podGroupName) and has a claim entry equal to one of the group's in every field

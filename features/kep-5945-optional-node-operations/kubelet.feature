@@ -1,3 +1,4 @@
+@needs-gate-DRAOptionalNodeOperations
 Feature: KEP-5945 optional node operations: the kubelet skips the calls a device does not need
   The scheduler copies a slice's skipNodeOperations into the allocation result of each of its
   devices, and places such a pod only on a node that declares the feature
@@ -11,7 +12,7 @@ Feature: KEP-5945 optional node operations: the kubelet skips the calls a device
   Background:
     Given the API server keeps the ResourceSlice field "skipNodeOperations"
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario: A pod with a device that skips every node operation runs without a kubelet plugin
     Given the test driver publishes device "virtual" on a node with skipNodeOperations ["*"]
     And a ResourceClaim "virtual" requesting the test driver's device "virtual"
@@ -20,7 +21,7 @@ Feature: KEP-5945 optional node operations: the kubelet skips the calls a device
     And the claim "virtual" is allocated the test driver's device "virtual" with skipNodeOperations ["*"]
     And the node of pod "user" declares the feature "DRAOptionalNodeOperations"
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario: A pod with a device that skips no node operation needs the driver's kubelet plugin
     Given the test driver publishes device "local" on a node
     And a ResourceClaim "local" requesting the test driver's device "local"
@@ -28,7 +29,7 @@ Feature: KEP-5945 optional node operations: the kubelet skips the calls a device
     Then pod "user" is scheduled but does not start because the kubelet reports "DRA driver test-driver.conformance.drakit.dev is not registered"
     And the claim "local" is allocated the test driver's device "local" with skipNodeOperations []
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario: Skipping only NodeUnprepareResources still needs the kubelet plugin to prepare
     Given the test driver publishes device "unprepare-only" on a node with skipNodeOperations ["NodeUnprepareResources"]
     And a ResourceClaim "unprepare-only" requesting the test driver's device "unprepare-only"

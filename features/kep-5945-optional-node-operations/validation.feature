@@ -1,3 +1,4 @@
+@needs-gate-DRAOptionalNodeOperations
 Feature: KEP-5945 optional node operations: which node operations a ResourceSlice may skip
   With the alpha gate DRAOptionalNodeOperations a ResourceSlice may list in skipNodeOperations
   the kubelet's calls to the driver's kubelet plugin that its devices do not need:
@@ -11,12 +12,12 @@ Feature: KEP-5945 optional node operations: which node operations a ResourceSlic
   Background:
     Given the API server keeps the ResourceSlice field "skipNodeOperations"
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario: Skipping NodePrepareResources without NodeUnprepareResources is rejected
     When a ResourceSlice "prepare-only" of the test driver with skipNodeOperations ["NodePrepareResources"] is submitted
     Then the API server rejects it as Invalid with cause Invalid at "spec.skipNodeOperations" saying "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped"
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario Outline: A ResourceSlice that skips <ops> is accepted
     When a ResourceSlice "skipping" of the test driver with skipNodeOperations <ops> is submitted
     Then the API server accepts it
@@ -28,7 +29,7 @@ Feature: KEP-5945 optional node operations: which node operations a ResourceSlic
       | ["NodeUnprepareResources"]                        |
       | ["NodePrepareResources", "*"]                     |
 
-  @kep-5945 @core
+  @kep-5945 @extended @cluster-check
   Scenario: An unknown node operation is rejected as not supported
     When a ResourceSlice "unknown-op" of the test driver with skipNodeOperations ["NodeResizeResources"] is submitted
     Then the API server rejects it as Invalid with cause NotSupported at "spec.skipNodeOperations[0]"

@@ -1,3 +1,4 @@
+@needs-gate-DRADeviceCompatibilityGroups
 Feature: KEP-5963 device compatibility groups: devices of one counter set must share a group to be allocated together
   With the alpha gate DRADeviceCompatibilityGroups a counter consumption may name up to two
   compatibility groups. Devices drawing on the same counter set can be allocated together only
@@ -9,7 +10,7 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
   Background:
     Given the driver claims the capability "deviceCompatibilityGroups"
 
-  @kep-5963 @core
+  @kep-5963 @extended @cluster-check
   Scenario: Devices whose compatibility groups do not intersect are not allocated together
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the test driver publishes a pool "grouped" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three
@@ -18,7 +19,7 @@ Feature: KEP-5963 device compatibility groups: devices of one counter set must s
     Then pod "incompatible" stays pending as unschedulable
     And the claim "apart" is not allocated
 
-  @kep-5963 @core
+  @kep-5963 @extended @cluster-check
   Scenario: Devices that share a compatibility group are allocated together
     Given the API server keeps the ResourceSlice field "compatibilityGroups"
     And the test driver publishes a pool "grouped" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three

@@ -30,7 +30,7 @@ Feature: KEP-6072 the standard numaNode attribute: the NUMA node of the device's
     Then pod "numa" stays pending as unschedulable
     And the claim "remote" is not allocated
 
-  @kep-6072 @core
+  @kep-6072 @extended @cluster-check @needs-gate-DRAListTypeAttributes
   Scenario: The standard numaNode may be a list of NUMA nodes, and includes() selects by any of them
     Given the API server keeps list-type device attributes
     And the test driver publishes a pool "numa" of devices with the int attribute "resource.kubernetes.io/numaNode": near [0 1], far [2 3]

@@ -1,3 +1,4 @@
+@needs-gate-DRADerivedAttributes
 Feature: KEP-6080 derived attributes: a claim computes the attribute its constraints compare
   With the alpha gate DRADerivedAttributes a request may define derivedAttributes, each a name
   and a CEL expression evaluated for every candidate device, and a matchAttribute or
@@ -10,7 +11,7 @@ Feature: KEP-6080 derived attributes: a claim computes the attribute its constra
   Background:
     Given the API server keeps derived attributes in ResourceClaims
 
-  @kep-6080 @core
+  @kep-6080 @extended @cluster-check
   Scenario Outline: The API server rejects a ResourceClaim with <defect>
     When a ResourceClaim "bad" is submitted with <defect>
     Then the API server rejects it as Invalid with cause Invalid at "<field>" saying "<text>"
@@ -20,7 +21,7 @@ Feature: KEP-6080 derived attributes: a claim computes the attribute its constra
       | a derived attribute that no constraint references  | spec.devices.requests[0].exactly.derivedAttributes[0].name       | must be referenced by at least one matchAttribute or distinctAttribute |
       | a derived attribute whose expression returns a map | spec.devices.requests[0].exactly.derivedAttributes[0].expression | must evaluate to a primitive scalar                                    |
 
-  @kep-6080 @core
+  @kep-6080 @extended @cluster-check
   Scenario: matchAttribute over a derived attribute takes devices that agree on the computed value
     Given the test driver publishes a pool "numa" of devices with the int attribute "numa": anchor 1, sibling 0, stranger 2
     And a ResourceClaim "socket" requesting the test driver's device "anchor" and 1 more with the same derived "derived/socket", "numa" divided by 2
@@ -28,7 +29,7 @@ Feature: KEP-6080 derived attributes: a claim computes the attribute its constra
     Then pod "aligned" is scheduled
     And the claim "socket" is allocated exactly the test driver's devices "anchor" and "sibling"
 
-  @kep-6080 @core
+  @kep-6080 @extended @cluster-check
   Scenario: A derived attribute shadows the physical attribute of its name in constraints
     Given the test driver publishes a pool "numa" of devices with the int attribute "numa": anchor 1, sibling 0, stranger 2
     And a ResourceClaim "shadow" requesting the test driver's device "anchor" and 1 more with the same derived "numa", "numa" divided by 2

@@ -321,7 +321,7 @@ func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
-	res, err := st.run(ctx)
+	res, _, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}

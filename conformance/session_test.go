@@ -167,7 +167,7 @@ func TestSessionCloseWithoutScenarios(t *testing.T) {
 	if !errors.Is(err, ErrNoScenarios) {
 		t.Errorf("Close: got %v, want ErrNoScenarios", err)
 	}
-	if res.OK() {
-		t.Error("Result.OK() = true with no scenarios")
+	if v := report.Judge(res); v.Outcome != report.CouldNotCertify {
+		t.Errorf("verdict %s with no scenarios, want %s", v.Outcome, report.CouldNotCertify)
 	}
 }

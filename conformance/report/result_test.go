@@ -155,9 +155,6 @@ func TestParseCucumberJSON(t *testing.T) {
 	if diff := cmp.Diff(wantByTag, res.ByTag); diff != "" {
 		t.Errorf("by tag (-want +got):\n%s", diff)
 	}
-	if res.OK() {
-		t.Error("OK() = true with failures")
-	}
 }
 
 func TestParseCucumberJSONErrors(t *testing.T) {
@@ -177,31 +174,6 @@ func TestParseCucumberJSONErrors(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestResultOK(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		c         Counts
-		skipsFail bool
-		want      bool
-	}{
-		"all passed":                    {Counts{Passed: 3}, false, true},
-		"passed and skipped":            {Counts{Passed: 3, Skipped: 2}, false, true},
-		"only skipped":                  {Counts{Skipped: 2}, false, true},
-		"skipped with fail-on-skip":     {Counts{Passed: 3, Skipped: 1}, true, false},
-		"no skip with fail-on-skip":     {Counts{Passed: 3}, true, true},
-		"nothing ran":                   {Counts{}, false, false},
-		"one failed":                    {Counts{Passed: 3, Failed: 1}, false, false},
-		"undefined is strict":           {Counts{Passed: 3, Undefined: 1}, false, false},
-		"pending is strict":             {Counts{Passed: 3, Pending: 1}, false, false},
-		"failed even with fail-on-skip": {Counts{Passed: 3, Failed: 1}, true, false},
-	}
-	for name, tc := range tests {
-		if got := (Result{Counts: tc.c, SkipsFail: tc.skipsFail}).OK(); got != tc.want {
-			t.Errorf("%s: OK() = %t, want %t", name, got, tc.want)
-		}
 	}
 }
 
@@ -249,7 +221,8 @@ func TestWriteSummary(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	h := SummaryHeader{Driver: "gpu.drakit.dev", DeviceClass: "gpu.drakit.dev", Tags: "@kep-4381", Server: "https://127.0.0.1:6443 (Kubernetes v1.37.2)"}
-	if err := WriteSummary(&b, h, goldenResult()); err != nil {
+	res := goldenResult()
+	if err := WriteSummary(&b, h, res, Judge(res)); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "summary.golden", b.Bytes())

@@ -51,11 +51,13 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error { return usageError(check(cmd, args)) }
 }
 
-// exitCode is the exit code of err and the message to print: an
-// exitError's, or 1 for any other error.
+// exitCode is the exit code of err and the message to print: 0 for none,
+// an exitError's, or 1 for any other error.
 func exitCode(err error) (int, string) {
 	var e *exitError
 	switch {
+	case err == nil:
+		return 0, ""
 	case errors.As(err, &e) && e.bare:
 		return e.code, e.Error()
 	case errors.As(err, &e):
@@ -86,7 +88,7 @@ reference DRA driver and runs Gherkin conformance features against any driver.`,
 		// command's context carries the logger.
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			if err := logging.Apply(); err != nil {
-				return err
+				return usageError(err)
 			}
 			c.SetContext(logflags.Context(c.Context(), "drakit"))
 			return nil
@@ -107,8 +109,7 @@ func main() {
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	klog.Flush()
-	if err != nil {
-		code, msg := exitCode(err)
+	if code, msg := exitCode(err); code != 0 {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(code)
 	}

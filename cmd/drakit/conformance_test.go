@@ -214,3 +214,24 @@ func TestDeclaredFlagsAreTheDeclaredFields(t *testing.T) {
 		}
 	}
 }
+
+// TestExitCodesDocumented: drakit conformance --help and the README name
+// every exit code with its verdict.
+func TestExitCodesDocumented(t *testing.T) {
+	long := newConformanceCommand().Long
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, verdict := range map[int]string{
+		report.ExitConformant: report.Conformant.String(), report.ExitNotConformant: report.NotConformant.String(),
+		report.ExitUsage: "usage error", report.ExitCouldNotCertify: report.CouldNotCertify.String(),
+	} {
+		if want := fmt.Sprintf("%d  %s", code, verdict); !strings.Contains(long, want) {
+			t.Errorf("drakit conformance --help lacks %q", want)
+		}
+		if want := fmt.Sprintf("| %d | %s", code, verdict); !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -440,6 +441,15 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 			t.Errorf("%s:%d %q: %s (%s), want skipped as unclaimed", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 		}
 	}
+	claimed := 0
+	for _, sr := range res.Scenarios {
+		if slices.Contains(sr.Claimed, string(declaration.CapabilityNUMANodeAttribute)) {
+			claimed++
+		}
+	}
+	if claimed == 0 {
+		t.Error("no scenario noted the claimed capability numaNodeAttribute for the verdict")
+	}
 	for _, r := range []string{unclaimed, partitionSkipReason, restartSkipReason} {
 		if reasons[r] == 0 {
 			t.Errorf("no scenario skipped for %q", r)
@@ -456,8 +466,8 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range doc.Profiles {
-		if p.Name == "partitionable" && p.Result != "unclaimed" {
-			t.Errorf("profile partitionable: result %s, want unclaimed", p.Result)
+		if p.Name == "partitionable" && p.Result != string(report.NotApplicable) {
+			t.Errorf("profile partitionable: result %s, want %s", p.Result, report.NotApplicable)
 		}
 	}
 	if t.Failed() {

@@ -72,9 +72,9 @@
 //     defect, never the driver's), a Core scenario was skipped other than as
 //     exempt, or with Result.SkipsFail (--fail-on-skip) an Extended one;
 //   - else Conformant when one passed;
-//   - else Could not certify when an Extended one was skipped other than as
-//     exempt, Not eligible when one was not eligible, and Not applicable
-//     otherwise (they do not apply, or only cluster checks ran).
+//   - else Not eligible when one was not eligible, and Not applicable
+//     otherwise: no scenario exercised the driver (they do not apply to it,
+//     only cluster checks ran, or only Extended ones that could not run).
 //
 // A skipped Core scenario that is not exempt never yields Conformant. The
 // run is Not conformant with any finding; else Could not certify when a

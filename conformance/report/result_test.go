@@ -35,8 +35,8 @@ const statusFeature = `Feature: statuses
 
   @kep-2
   Scenario: is skipped
-    Given a capability the cluster lacks
-    Then a passing step
+    Given the driver claims partitionableDevices
+    Then a capability the cluster lacks
 
   @kep-2
   Scenario: is pending
@@ -83,6 +83,9 @@ func runStatusFeature(t *testing.T) []byte {
 			ctx = godog.Attach(ctx, godog.Attachment{FileName: SkipReasonAttachment, MediaType: "text/plain", Body: []byte("the cluster lacks it")})
 			return ctx, godog.ErrSkip
 		})
+		sc.Step(`^the driver claims (\w+)$`, func(ctx context.Context, c string) (context.Context, error) {
+			return godog.Attach(ctx, godog.Attachment{FileName: ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(c)}), nil
+		})
 		sc.Step(`^a pending step$`, func() error { return godog.ErrPending })
 		sc.Step(`^an ambiguous step$`, func() error { return nil })
 		sc.Step(`^an ambiguous (step)$`, func(string) error { return nil })
@@ -113,7 +116,7 @@ func TestParseCucumberJSON(t *testing.T) {
 	want := []ScenarioResult{
 		{Name: "passes", Line: 8, Tags: []string{"@kep-1", "@slow"}, Status: StatusPassed},
 		{Name: "fails", Line: 12, Tags: []string{"@kep-1"}, Status: StatusFailed, Message: "claim gpu-1: expected 2 devices, got 1", Diagnostics: "diagnostics/x.txt"},
-		{Name: "is skipped", Line: 17, Tags: []string{"@kep-2"}, Status: StatusSkipped, Message: "the cluster lacks it"},
+		{Name: "is skipped", Line: 17, Tags: []string{"@kep-2"}, Status: StatusSkipped, Message: "the cluster lacks it", Claimed: []string{"partitionableDevices"}},
 		{Name: "is pending", Line: 22, Tags: []string{"@kep-2"}, Status: StatusPending},
 		{Name: "is ambiguous", Line: 26, Tags: []string{"@kep-2"}, Status: StatusFailed, Diagnostics: "diagnostics/x.txt"},
 		{Name: "is undefined", Line: 30, Tags: []string{"@kep-3"}, Status: StatusUndefined},

@@ -186,10 +186,10 @@ func plural(n int, word string) string {
 //     declaration field it needs), and with SkipsFail an Extended one too,
 //     keep the kit from certifying the profile;
 //   - Not conformant with a finding, else Could not certify with such a
-//     reason, else Conformant when a scenario passed; else Could not
-//     certify when an Extended scenario was skipped for such a reason,
-//     Not eligible when one was not eligible, and Not applicable when
-//     the rest did not apply to the driver or only cluster checks ran.
+//     reason, else Conformant when a scenario passed; else Not eligible
+//     when one was not eligible, and Not applicable otherwise: no scenario
+//     exercised the driver (they did not apply to it, only cluster checks
+//     ran, or only Extended ones that could not run).
 //
 // The run is Not conformant with a finding anywhere; else Could not
 // certify when a profile could not be certified, a cluster check failed,
@@ -254,7 +254,6 @@ func Judge(r Result) Verdict {
 func judgeProfile(name string, scenarios []ScenarioResult, skipsFail bool) ProfileVerdict {
 	pv := ProfileVerdict{Name: name}
 	var passed, eligibility bool
-	var unchecked []Reason
 	for _, s := range scenarios {
 		if isClusterCheck(s.Tags) {
 			continue
@@ -279,8 +278,6 @@ func judgeProfile(name string, scenarios []ScenarioResult, skipsFail bool) Profi
 				pv.CouldNotCertify = append(pv.CouldNotCertify, reasonOf(s, "a Core scenario could not run: "+s.Message))
 			case skipsFail:
 				pv.CouldNotCertify = append(pv.CouldNotCertify, reasonOf(s, "skipped, and skips fail this run (--fail-on-skip): "+s.Message))
-			default:
-				unchecked = append(unchecked, reasonOf(s, "no scenario of the driver passed, and this one could not run: "+s.Message))
 			}
 		}
 	}
@@ -291,8 +288,6 @@ func judgeProfile(name string, scenarios []ScenarioResult, skipsFail bool) Profi
 		pv.Outcome = CouldNotCertify
 	case passed:
 		pv.Outcome = Conformant
-	case len(unchecked) > 0:
-		pv.Outcome, pv.CouldNotCertify = CouldNotCertify, unchecked
 	case eligibility:
 		pv.Outcome = NotEligible
 	default:

@@ -78,13 +78,6 @@ type Reason struct {
 	Diagnostics string `json:"diagnostics,omitempty"`
 }
 
-func (r Reason) String() string {
-	if r.Location == "" {
-		return r.Message
-	}
-	return fmt.Sprintf("%s  %s: %s", r.Location, r.Name, r.Message)
-}
-
 // ProfileVerdict is one profile's verdict on the driver.
 type ProfileVerdict struct {
 	Name    string

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cucumber/godog"
 	resourceapi "k8s.io/api/resource/v1"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/report"
 )
 
 // numaNodeAttribute is the standard attribute of KEP-6072.
@@ -124,12 +126,14 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 }
 
 // requireCapability lets a scenario go on when the driver claims the
-// capability. Otherwise the scenario is skipped as unclaimed — unless the
-// driver's slices show the capability: a driver must not escape a
-// scenario by leaving unclaimed what it publishes, so that fails.
+// capability, noting the claim for the verdict: a claimed capability whose
+// scenario then cannot run is a finding. Otherwise the scenario is skipped
+// as unclaimed — unless the driver's slices show the capability: a driver
+// must not escape a scenario by leaving unclaimed what it publishes, so
+// that fails.
 func (w *world) requireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
 	if w.cfg.claims(name) {
-		return ctx, nil
+		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
 	sl, err := w.driverSlices(ctx)
 	if err != nil {

@@ -238,9 +238,12 @@ type Config struct {
 	// (one of report.ProfileNames) that Tags selects;
 	// empty runs every profile.
 	Profile string
-	// FailOnSkip makes a skipped scenario fail the run, for drivers that
-	// must support every feature the run selects (make conformance sets it
-	// for the reference driver). Default false: skips are reported only.
+	// FailOnSkip makes a skipped Extended scenario or cluster check keep
+	// the kit from certifying the driver (Could not certify), as a skipped
+	// Core scenario always does; skips that say the scenario does not apply
+	// to the driver or the cluster is not eligible never do (report.Judge).
+	// For drivers that must support every feature the run selects (make
+	// conformance sets it for the reference drivers).
 	FailOnSkip bool
 	// Hardware says that the driver under test manages real devices rather
 	// than drakit's emulator: scenarios tagged @emulator are skipped, with

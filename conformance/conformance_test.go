@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/klog/v2/ktesting"
+
+	"drakit.dev/drakit/conformance/report"
 )
 
 // TestConformance certifies the reference driver (its declaration,
@@ -31,12 +33,11 @@ func TestConformance(t *testing.T) {
 	}
 	cfg.TestingT = t
 	_, ctx := ktesting.NewTestContext(t)
-	res, err := Run(ctx, cfg)
+	v, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("conformance run: %v", err)
 	}
-	if !res.OK() {
-		t.Errorf("conformance: %d failed, %d undefined, %d pending of %d scenarios (%d skipped); see %s",
-			res.Failed, res.Undefined, res.Pending, res.Total(), res.Skipped, cfg.ArtifactsDir)
+	if v.Outcome != report.Conformant {
+		t.Errorf("conformance: %s; see %s", v.Line(), cfg.ArtifactsDir)
 	}
 }

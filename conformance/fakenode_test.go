@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,7 +322,7 @@ func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
-	res, err := st.run(ctx)
+	res, _, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -442,6 +443,15 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 			t.Errorf("%s:%d %q: %s (%s), want skipped as unclaimed or not eligible", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 		}
 	}
+	claimed := 0
+	for _, sr := range res.Scenarios {
+		if slices.Contains(sr.Claimed, string(declaration.CapabilityNUMANodeAttribute)) {
+			claimed++
+		}
+	}
+	if claimed == 0 {
+		t.Error("no scenario noted the claimed capability numaNodeAttribute for the verdict")
+	}
 	for _, r := range []string{unclaimed, partitionSkipReason, restartSkipReason} {
 		if reasons[r] == 0 {
 			t.Errorf("no scenario skipped for %q", r)
@@ -458,8 +468,8 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range doc.Profiles {
-		if p.Name == "partitionable" && p.Result != "unclaimed" {
-			t.Errorf("profile partitionable: result %s, want unclaimed", p.Result)
+		if p.Name == "partitionable" && p.Result != string(report.NotApplicable) {
+			t.Errorf("profile partitionable: result %s, want %s", p.Result, report.NotApplicable)
 		}
 	}
 	if t.Failed() {

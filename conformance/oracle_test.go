@@ -56,7 +56,7 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 	node.wrong = map[string]wrongDecision{"missed": wrongUnschedulable, "misplaced-dev": wrongDevice}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: node.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-1-oracle/oracle.feature": {Data: []byte(oracleFeature)}}}
-	res, err := st.run(context.Background())
+	res, _, err := st.run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -42,16 +42,21 @@ const resourceGroupVersion = "resource.k8s.io/v1"
 // that checked nothing certifies nothing.
 var ErrNoScenarios = errors.New("no scenario matches the tag filter")
 
+// Verdict is the judgement of a run (report.Judge).
+type Verdict = report.Verdict
+
 // Run runs the features against the cluster and driver of cfg, writes the
-// reports and prints the summary to cfg.Output. Scenario outcomes are in the
-// Result (see Result.OK); an error means the run could not take place or
-// selected no scenario.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+// reports and prints the summary to cfg.Output, and returns the run's
+// verdict, which every report states. An error means the run could not
+// take place, or selected no scenario (ErrNoScenarios: the verdict says
+// so).
+func Run(ctx context.Context, cfg Config) (Verdict, error) {
 	s, err := newSuite(cfg)
 	if err != nil {
-		return Result{}, err
+		return Verdict{}, err
 	}
-	return s.run(ctx)
+	_, v, err := s.run(ctx)
+	return v, err
 }
 
 // newSuite validates cfg, checks that the cluster answers and serves the
@@ -89,11 +94,11 @@ func newSuite(cfg Config) (*suite, error) {
 }
 
 // run runs the suite's features with godog and writes the reports.
-func (s *suite) run(ctx context.Context) (Result, error) {
+func (s *suite) run(ctx context.Context) (Result, Verdict, error) {
 	cfg := s.cfg
 	tags, err := report.Filter(cfg.Profile, cfg.Tags)
 	if err != nil {
-		return Result{}, err
+		return Result{}, Verdict{}, err
 	}
 	seed := cfg.Randomize
 	if seed == -1 {
@@ -102,11 +107,11 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	stop := make(chan struct{})
 	defer close(stop)
 	if err := s.prepare(ctx, stop); err != nil {
-		return Result{}, err
+		return Result{}, Verdict{}, err
 	}
 	selected, err := report.Selected(s.features, tags)
 	if err != nil {
-		return Result{}, err
+		return Result{}, Verdict{}, err
 	}
 	s.progress = newProgress(len(selected), cfg.Output, cfg.Format == "progress")
 	klog.FromContext(ctx).Info("Running conformance features", "scenarios", len(selected), "concurrency", cfg.Concurrency, "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
@@ -126,16 +131,16 @@ func (s *suite) run(ctx context.Context) (Result, error) {
 	}
 	status := godog.TestSuite{Name: "drakit", ScenarioInitializer: s.initScenario, Options: &opts}.Run()
 	if status > 1 {
-		return Result{}, fmt.Errorf("run features: godog could not start (status %d, reason on stderr)", status)
+		return Result{}, Verdict{}, fmt.Errorf("run features: godog could not start (status %d, reason on stderr)", status)
 	}
 	f, err := os.Open(cucumber)
 	if err != nil {
-		return Result{}, fmt.Errorf("read the cucumber report: %w", err)
+		return Result{}, Verdict{}, fmt.Errorf("read the cucumber report: %w", err)
 	}
 	defer f.Close()
 	res, err := report.ParseCucumberJSON(f)
 	if err != nil {
-		return Result{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
+		return Result{}, Verdict{}, fmt.Errorf("read the cucumber report %s: %w", cucumber, err)
 	}
 	res.Seed = seed
 	return s.finish(ctx, res, tags)
@@ -159,14 +164,16 @@ func (s *suite) prepare(ctx context.Context, stop <-chan struct{}) error {
 	return s.removeLeftoverRules(ctx)
 }
 
-// finish writes the reports of a run's Result (cucumber.json is written
-// already), prints the summary to Output and returns res;
+// finish judges a run's Result once and writes its reports (cucumber.json
+// is written already) with that verdict, prints the summary to Output,
+// which ends with the verdict's line, and returns res and the verdict;
 // ErrNoScenarios when no scenario ran.
-func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, error) {
+func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, Verdict, error) {
 	cfg := s.cfg
 	res.SkipsFail = cfg.FailOnSkip
+	v := report.Judge(res)
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
-		return res, err
+		return res, v, err
 	}
 	kinds := []report.DeviceKind{{Name: "devices", DeviceClass: cfg.deviceClass()}}
 	if cfg.PartitionClassName != "" {
@@ -177,26 +184,25 @@ func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, er
 	}
 	in := report.Input{Driver: cfg.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
 		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
-	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res) }); err != nil {
-		return res, err
+	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res, v) }); err != nil {
+		return res, v, err
 	}
-	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware}
+	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware,
+		Reports: []string{filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, CucumberFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}}
 	var summary strings.Builder
-	if err := report.WriteSummary(&summary, header, res); err != nil {
-		return res, err
+	if err := report.WriteSummary(&summary, header, res, v); err != nil {
+		return res, v, err
 	}
-	fmt.Fprintf(&summary, "reports: %s\n", strings.Join([]string{
-		filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, CucumberFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}, " "))
 	if err := os.WriteFile(filepath.Join(s.artifacts, SummaryFile), []byte(summary.String()), 0o644); err != nil {
-		return res, fmt.Errorf("write summary: %w", err)
+		return res, v, fmt.Errorf("write summary: %w", err)
 	}
 	if _, err := fmt.Fprint(cfg.Output, "\n"+summary.String()); err != nil {
-		return res, fmt.Errorf("print summary: %w", err)
+		return res, v, fmt.Errorf("print summary: %w", err)
 	}
 	if res.Total() == 0 {
-		return res, fmt.Errorf("%w %q", ErrNoScenarios, tags)
+		return res, v, fmt.Errorf("%w %q", ErrNoScenarios, tags)
 	}
-	return res, nil
+	return res, v, nil
 }
 
 // writeFile writes a report file through render.

@@ -94,7 +94,7 @@ func TestSuiteRun(t *testing.T) {
 	s := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 
-	res, err := s.run(context.Background())
+	res, v, err := s.run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v\noutput:\n%s", err, out.String())
 	}
@@ -165,13 +165,14 @@ func TestSuiteRun(t *testing.T) {
 	if want := "4 scenarios (1 passed, 1 failed, 1 skipped, 1 undefined)\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("the progress output's closing line is not %q:\n%s", want, out.String())
 	}
-	for _, want := range []string{"4 total, 1 passed, 1 failed, 1 skipped, 1 undefined, 0 pending", "reason: " + cdiSkipReason, "result: FAILED"} {
+	for _, want := range []string{"driver checks: 4 total, 1 passed, 1 failed, 1 skipped, 0 not eligible, 1 undefined, 0 pending", cdiSkipReason,
+		"\nverdict: Not conformant (1 finding)\n"} {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
 	}
-	if res.OK() {
-		t.Error("Result.OK() = true for a run with failures")
+	if v.Outcome != report.NotConformant {
+		t.Errorf("verdict %s for a run with a failure, want %s", v.Outcome, report.NotConformant)
 	}
 	if os.Getenv("DRAKIT_SHOW_OUTPUT") != "" {
 		t.Logf("output:\n%s", out.String())
@@ -187,12 +188,12 @@ func TestSuiteRunNoScenarios(t *testing.T) {
 	cfg.Output = &bytes.Buffer{}
 	s := &suite{cfg: cfg, kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
-	res, err := s.run(context.Background())
+	_, v, err := s.run(context.Background())
 	if !errors.Is(err, ErrNoScenarios) {
 		t.Errorf("run: got %v, want ErrNoScenarios", err)
 	}
-	if res.OK() {
-		t.Error("Result.OK() = true with no scenarios")
+	if v.Outcome != report.CouldNotCertify {
+		t.Errorf("verdict %s with no scenarios, want %s", v.Outcome, report.CouldNotCertify)
 	}
 }
 
@@ -271,7 +272,7 @@ func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
 	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second}
 	cfg.Output = &bytes.Buffer{}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS}
-	res, err := st.run(ctx)
+	res, _, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -148,7 +148,8 @@ func (x *Session) Close(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return x.s.finish(ctx, res, "")
+	res, _, err = x.s.finish(ctx, res, "")
+	return res, err
 }
 
 func (x *Session) isClosed() bool {

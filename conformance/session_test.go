@@ -136,7 +136,7 @@ func TestSessionRunsOneScenarioAtATime(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Errorf("per-scenario reports left behind: %v (err %v)", left, err)
 	}
-	if !strings.Contains(out.String(), "7 total, 4 passed, 1 failed, 1 skipped, 1 undefined, 0 pending") {
+	if !strings.Contains(out.String(), "driver checks: 7 total, 4 passed, 1 failed, 1 skipped, 0 not eligible, 1 undefined, 0 pending") {
 		t.Errorf("Close did not print the summary:\n%s", out.String())
 	}
 	nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -167,7 +167,7 @@ func TestSessionCloseWithoutScenarios(t *testing.T) {
 	if !errors.Is(err, ErrNoScenarios) {
 		t.Errorf("Close: got %v, want ErrNoScenarios", err)
 	}
-	if res.OK() {
-		t.Error("Result.OK() = true with no scenarios")
+	if v := report.Judge(res); v.Outcome != report.CouldNotCertify {
+		t.Errorf("verdict %s with no scenarios, want %s", v.Outcome, report.CouldNotCertify)
 	}
 }

@@ -51,7 +51,7 @@ func TestLintRulesFailADefectivePool(t *testing.T) {
 	out := &strings.Builder{}
 	cfg.Output = out
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, gates: fakeGates}
-	res, err := st.run(context.Background())
+	res, _, err := st.run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"drakit.dev/drakit/conformance"
@@ -67,9 +67,28 @@ a device. On a terminal a status line shows scenario n/N and the current step.
 
 Writes junit.xml, cucumber.json, summary.txt, conformance-report.yaml and
 diagnostics/ of failed scenarios to --artifacts and prints the summary per KEP
-tag. Exits non-zero when a scenario failed, was undefined or pending, or none
-ran, and with --fail-on-skip when one was skipped. Skipped scenarios are
-listed with their reason and never counted as passed.
+tag. Skipped scenarios are listed with their reason and never counted as
+passed. Scenarios tagged @cluster-check check the API server, scheduler or
+controllers, not the driver: they are counted and listed apart and do not
+make the driver's verdict (a failed one keeps the kit from certifying it).
+
+The verdict, judged once over the scenarios the run selected, is the last
+line of the summary and of the output, the verdict of
+conformance-report.yaml, and the exit code:
+
+  0  Conformant: every scenario of the driver passed (those that do not apply
+     to it, it does not claim, or the cluster is not eligible for, aside)
+  1  Not conformant: a scenario failed, or a capability the driver claims
+     could not be checked; the findings are listed
+  2  usage error: bad flags or arguments, a declaration that does not load
+     or validate, an unknown profile
+  3  Could not certify: a Core scenario could not run (node access or a
+     declaration field missing), a step is undefined or pending, a cluster
+     check failed, nothing exercised the driver, or the run could not
+     reach or set up the cluster; the reasons are listed
+
+A skipped Core scenario never yields Conformant; with --fail-on-skip a
+skipped Extended scenario or cluster check does not either.
 
 --provider sets the cluster up around the run (package environment, on
 sigs.k8s.io/e2e-framework; 'drakit environment up|down' runs the same
@@ -101,13 +120,13 @@ and --request-timeout.`,
     --driver gpu.example.com --uuid-attribute uuid \
     --observers cdi,env --device-env-name 'GPU_DEVICE_{attribute:index}' --device-env-value '{device}' \
     --hardware --profile core`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Output = cmd.OutOrStdout()
 			if cfg.DriverConfig != "" {
 				d, err := declaration.Load(cfg.DriverConfig)
 				if err != nil {
-					return err
+					return usageError(err)
 				}
 				cfg.ApplyDeclaration(d, func(field string) bool { return cmd.Flags().Changed(declaredFlags[field]) })
 			}
@@ -118,26 +137,22 @@ and --request-timeout.`,
 				check.Kubeconfig = "set by the provider"
 			}
 			if err := check.Validate(); err != nil {
-				return err
+				return usageError(err)
 			}
 			env, err := lf.environment(cmd.Flags(), kube, cfg.ArtifactsDir)
 			if err != nil {
-				return err
+				return usageError(err)
 			}
-			return env.Run(cmd.Context(), envconf.New(), func(ctx context.Context, ecfg *envconf.Config) (context.Context, error) {
+			var v conformance.Verdict
+			err = env.Run(cmd.Context(), envconf.New(), func(ctx context.Context, ecfg *envconf.Config) (context.Context, error) {
 				run, err := withEnvironment(ctx, cfg, env, ecfg, lf.provider, cmd.Flags().Changed)
 				if err != nil {
 					return ctx, err
 				}
-				res, err := conformance.Run(ctx, run)
-				if err != nil {
-					return ctx, err
-				}
-				if !res.OK() {
-					return ctx, errors.New(failureLine(res))
-				}
-				return ctx, nil
+				v, err = conformance.Run(ctx, run)
+				return ctx, err
 			})
+			return verdictError(cmd.Context(), v, err)
 		},
 	}
 	kube = bindConformanceFlags(cmd.Flags(), &cfg)
@@ -212,7 +227,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *kubeFlags 
 	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")
 	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
 	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
-	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped scenario fails the run (for a driver that must support every selected feature)")
+	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped Extended scenario or cluster check keeps the kit from certifying the driver too, as a skipped Core one always does (exit 3; for a driver that must support every selected feature)")
 	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real devices, not drakit's emulator: @emulator scenarios are skipped, with that reason")
 	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
 	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
@@ -228,14 +243,27 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *kubeFlags 
 	return kube
 }
 
-// failureLine is the error the command exits with when scenarios failed;
-// the summary above it has the details.
-func failureLine(res conformance.Result) string {
-	if res.Total() == 0 {
-		return "conformance: no scenario ran"
+// verdictError is what drakit conformance exits with after a run with
+// verdict v whose set-up, run or tear-down ended with err: nil when
+// Conformant; the verdict's line, the summary's last, with its exit code
+// when not; Could not certify when the run could not take place. A Not
+// conformant verdict stands over a tear-down's error, which is logged.
+func verdictError(ctx context.Context, v conformance.Verdict, err error) error {
+	if err != nil && errors.Is(err, conformance.ErrNoScenarios) && v.Outcome != "" {
+		err = nil // the verdict says that no scenario ran
 	}
-	return fmt.Sprintf("conformance failed: %d of %d scenarios failed, %d undefined, %d pending (%d skipped)",
-		res.Failed, res.Total(), res.Undefined, res.Pending, res.Skipped)
+	switch {
+	case v.Outcome == report.NotConformant:
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "The run did not end cleanly")
+		}
+		return &exitError{code: v.ExitCode(), err: errors.New(v.Line()), bare: true}
+	case err != nil:
+		return &exitError{code: report.ExitCouldNotCertify, err: err}
+	case v.Outcome == report.Conformant:
+		return nil
+	}
+	return &exitError{code: v.ExitCode(), err: errors.New(v.Line()), bare: true}
 }
 
 // withEnvironment returns cfg for the environment set up: the provider's

@@ -1,7 +1,10 @@
 package main
 
 import (
-	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,25 +55,142 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 	tests := map[string]struct {
 		args []string
 		want string
+		code int
 	}{
-		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--driver-config", "../../docs/examples/env-only-driver.yaml"}, want: "load kubeconfig: stat /nonexistent/kubeconfig"},
-		"no driver":               {args: []string{"--kubeconfig", "/k"}, want: "DriverName: required"},
-		"invalid flags":           {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config"},
-		"unknown profile":         {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: ` + strings.Join(report.ProfileNames(), ", ") + `)`},
-		"no kubeconfig":           {args: nil, want: "Kubeconfig: required"},
+		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--driver-config", "../../docs/examples/env-only-driver.yaml"},
+			want: "load kubeconfig: stat /nonexistent/kubeconfig", code: report.ExitCouldNotCertify},
+		"no driver":         {args: []string{"--kubeconfig", "/k"}, want: "DriverName: required", code: report.ExitUsage},
+		"invalid flags":     {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config", code: report.ExitUsage},
+		"unknown profile":   {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: ` + strings.Join(report.ProfileNames(), ", ") + `)`, code: report.ExitUsage},
+		"no kubeconfig":     {args: nil, want: "Kubeconfig: required", code: report.ExitUsage},
+		"no declaration":    {args: []string{"--kubeconfig", "/k", "--driver-config", "/nonexistent/driver.yaml"}, want: "/nonexistent/driver.yaml", code: report.ExitUsage},
+		"unknown flag":      {args: []string{"--kubeconfig", "/k", "--no-such-flag"}, want: "unknown flag: --no-such-flag", code: report.ExitUsage},
+		"an argument":       {args: []string{"--kubeconfig", "/k", "extra"}, want: `unknown command "extra"`, code: report.ExitUsage},
+		"bad logging flags": {args: []string{"--kubeconfig", "/k", "--logging-format", "xml"}, want: "apply logging flags", code: report.ExitUsage},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			cmd := newConformanceCommand()
-			cmd.SetArgs(append(tc.args, "--artifacts", t.TempDir()))
-			var out bytes.Buffer
-			cmd.SetOut(&out)
-			cmd.SetErr(&out)
-			err := cmd.Execute()
+			_, err := runRoot(t, append([]string{"conformance"}, append(tc.args, "--artifacts", t.TempDir())...)...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
+			if code, _ := exitCode(err); code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
 		})
+	}
+}
+
+// TestSummarizeExitCodes re-judges the report package's fixture runs:
+// summarize's last line and exit code are the verdict's of each run, as
+// drakit conformance's would be, and of the runs together.
+func TestSummarizeExitCodes(t *testing.T) {
+	fixture := func(t *testing.T, name string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("..", "..", "conformance", "report", "testdata", "cucumber-"+name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, conformance.CucumberFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	tests := map[string]struct {
+		runs       []string
+		failOnSkip bool
+		want       report.Outcome
+	}{
+		"success":                   {runs: []string{"success"}, want: report.Conformant},
+		"partial":                   {runs: []string{"partial"}, want: report.Conformant},
+		"partial with fail-on-skip": {runs: []string{"partial"}, failOnSkip: true, want: report.CouldNotCertify},
+		"failure":                   {runs: []string{"failure"}, want: report.NotConformant},
+		"success and partial":       {runs: []string{"success", "partial"}, failOnSkip: true, want: report.CouldNotCertify},
+		"success and failure":       {runs: []string{"success", "failure"}, want: report.NotConformant},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"conformance", "summarize"}
+			if tc.failOnSkip {
+				args = append(args, "--fail-on-skip")
+			}
+			var runs []report.Run
+			for _, r := range tc.runs {
+				dir := fixture(t, r)
+				args = append(args, dir)
+				run, err := report.ReadRun(dir, conformance.CucumberFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run.Result.SkipsFail = tc.failOnSkip
+				runs = append(runs, run)
+			}
+			out, err := runRoot(t, args...)
+			code, msg := exitCode(err)
+			if want := tc.want.ExitCode(); code != want {
+				t.Errorf("exit code %d (%v), want %d", code, err, want)
+			}
+			judged := report.JudgeRuns(runs)
+			if judged.Outcome != tc.want {
+				t.Errorf("verdict %s, want %s", judged.Outcome, tc.want)
+			}
+			if len(runs) == 1 {
+				if v := report.Judge(runs[0].Result); v.Line() != judged.Line() {
+					t.Errorf("summarize says %q of one run, the run's verdict is %q", judged.Line(), v.Line())
+				}
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if last := lines[len(lines)-1]; last != judged.Line() {
+				t.Errorf("summary ends with %q, want %q", last, judged.Line())
+			}
+			if err != nil && msg != judged.Line() {
+				t.Errorf("error message %q, want the summary's last line %q", msg, judged.Line())
+			}
+		})
+	}
+	if _, err := runRoot(t, "conformance", "summarize", filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("summarize of a directory without a cucumber.json succeeded")
+	} else if code, _ := exitCode(err); code != report.ExitUsage {
+		t.Errorf("summarize of a directory without a cucumber.json: exit code %d, want %d", code, report.ExitUsage)
+	}
+}
+
+// TestVerdictError: drakit conformance exits with the verdict's code and
+// line; a run that could not take place could not certify.
+func TestVerdictError(t *testing.T) {
+	pass := report.ScenarioResult{URI: "kep-4381-x/a.feature", Line: 1, Tags: []string{"@kep-4381", "@core"}, Status: report.StatusPassed}
+	fail := report.ScenarioResult{URI: "kep-4381-x/a.feature", Line: 2, Tags: []string{"@kep-4381", "@core"}, Status: report.StatusFailed, Message: "wrong device"}
+	skip := report.ScenarioResult{URI: "kep-4381-x/a.feature", Line: 3, Tags: []string{"@kep-4381", "@core"}, Status: report.StatusSkipped, Message: "no node access"}
+	judge := func(s ...report.ScenarioResult) report.Verdict { return report.Judge(report.Result{Scenarios: s}) }
+	tests := map[string]struct {
+		v    report.Verdict
+		err  error
+		code int
+		msg  string
+	}{
+		"conformant":                      {v: judge(pass), code: 0},
+		"not conformant":                  {v: judge(pass, fail), code: 1, msg: "verdict: Not conformant (1 finding)"},
+		"not conformant, tear-down error": {v: judge(pass, fail), err: errors.New("tear down"), code: 1, msg: "verdict: Not conformant (1 finding)"},
+		"could not certify":               {v: judge(pass, skip), code: 3, msg: "verdict: Could not certify (1 reason)"},
+		"no scenario ran":                 {v: judge(), err: fmt.Errorf("%w %q", conformance.ErrNoScenarios, "@x"), code: 3, msg: "verdict: Could not certify (1 reason)"},
+		"cluster unreachable":             {err: errors.New("reach API server"), code: 3, msg: "drakit: reach API server"},
+		"conformant, tear-down error":     {v: judge(pass), err: errors.New("tear down"), code: 3, msg: "drakit: tear down"},
+	}
+	for name, tc := range tests {
+		err := verdictError(t.Context(), tc.v, tc.err)
+		if tc.code == 0 {
+			if err != nil {
+				t.Errorf("%s: %v, want none", name, err)
+			}
+			continue
+		}
+		if code, msg := exitCode(err); code != tc.code || msg != tc.msg {
+			t.Errorf("%s: exit %d %q, want %d %q", name, code, msg, tc.code, tc.msg)
+		}
 	}
 }
 
@@ -91,6 +211,27 @@ func TestDeclaredFlagsAreTheDeclaredFields(t *testing.T) {
 		}
 		if cmd.Flags().Lookup(flag) == nil {
 			t.Errorf("field %s: flag --%s does not exist", f, flag)
+		}
+	}
+}
+
+// TestExitCodesDocumented: drakit conformance --help and the README name
+// every exit code with its verdict.
+func TestExitCodesDocumented(t *testing.T) {
+	long := newConformanceCommand().Long
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, verdict := range map[int]string{
+		report.ExitConformant: report.Conformant.String(), report.ExitNotConformant: report.NotConformant.String(),
+		report.ExitUsage: "usage error", report.ExitCouldNotCertify: report.CouldNotCertify.String(),
+	} {
+		if want := fmt.Sprintf("%d  %s", code, verdict); !strings.Contains(long, want) {
+			t.Errorf("drakit conformance --help lacks %q", want)
+		}
+		if want := fmt.Sprintf("| %d | %s", code, verdict); !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,8 +22,49 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/internal/logflags"
 )
+
+// exitError ends drakit with its code. A verdict's (bare) is printed as
+// it is: the line the summary above it ends with.
+type exitError struct {
+	code int
+	err  error
+	bare bool
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a usage error's: bad flags or arguments, input that does
+// not load or validate (report.ExitUsage).
+func usageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: report.ExitUsage, err: err}
+}
+
+// usageArgs makes the errors of an argument check usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error { return usageError(check(cmd, args)) }
+}
+
+// exitCode is the exit code of err and the message to print: 0 for none,
+// an exitError's, or 1 for any other error.
+func exitCode(err error) (int, string) {
+	var e *exitError
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.As(err, &e) && e.bare:
+		return e.code, e.Error()
+	case errors.As(err, &e):
+		return e.code, "drakit: " + e.Error()
+	}
+	return 1, "drakit: " + err.Error()
+}
 
 // subcommands is filled by the init functions of this package's files.
 var subcommands []func() *cobra.Command
@@ -46,7 +88,7 @@ reference DRA driver and runs Gherkin conformance features against any driver.`,
 		// command's context carries the logger.
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			if err := logging.Apply(); err != nil {
-				return err
+				return usageError(err)
 			}
 			if err := absolutePathFlags(c.Flags()); err != nil {
 				return err
@@ -55,6 +97,7 @@ reference DRA driver and runs Gherkin conformance features against any driver.`,
 			return nil
 		},
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	logging.AddFlags(root.PersistentFlags())
 	_ = root.RegisterFlagCompletionFunc("logging-format", cobra.FixedCompletions(logflags.Formats, cobra.ShellCompDirectiveNoFileComp)) // bound above
 	for _, c := range subcommands {
@@ -69,8 +112,8 @@ func main() {
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	klog.Flush()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "drakit:", err)
-		os.Exit(1)
+	if code, msg := exitCode(err); code != 0 {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(code)
 	}
 }

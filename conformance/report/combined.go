@@ -41,20 +41,43 @@ type kepRow struct {
 	runs    []string
 }
 
-// CombinedOK says whether runs together certify what they ran: every run
-// ran a scenario and none failed, was undefined or pending, or was skipped
-// in a run that fails on skips.
-func CombinedOK(runs []Run) bool {
-	if len(runs) == 0 {
-		return false
-	}
+// Combined is the verdict of several runs: each run's (Judge), and theirs
+// together (CombinedOutcome).
+type Combined struct {
+	Outcome Outcome
+	Runs    []Verdict
+}
+
+// JudgeRuns judges each run and the runs together.
+func JudgeRuns(runs []Run) Combined {
+	c := Combined{}
 	for _, r := range runs {
-		if !r.Result.OK() {
-			return false
+		c.Runs = append(c.Runs, Judge(r.Result))
+	}
+	c.Outcome = CombinedOutcome(c.Runs)
+	return c
+}
+
+// Line is the combined summary's last line, in the words of a run's
+// (Verdict.Line): for one run, the same line; the findings and reasons
+// are those of every run.
+func (c Combined) Line() string {
+	if len(c.Runs) == 0 {
+		return "verdict: " + c.Outcome.String() + " (no run)"
+	}
+	var all Verdict
+	all.Outcome = c.Outcome
+	for _, v := range c.Runs {
+		if v.Outcome == c.Outcome {
+			all.Findings = append(all.Findings, v.Findings...)
+			all.CouldNotCertify = append(all.CouldNotCertify, v.CouldNotCertify...)
 		}
 	}
-	return true
+	return all.Line()
 }
+
+// ExitCode is the exit code of the runs together.
+func (c Combined) ExitCode() int { return c.Outcome.ExitCode() }
 
 // WriteCombinedSummary renders the summary of several runs of one kit
 // invocation (make conformance's runs against each reference driver): a
@@ -62,8 +85,9 @@ func CombinedOK(runs []Run) bool {
 // fsys and of the runs: how many scenarios the features hold, how many ran
 // over all runs (a scenario may run against several drivers) and their
 // outcome, and which runs ran them. A KEP whose scenarios ran in no run is
-// named below the table; so is every scenario that did not pass.
-func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run) error {
+// named below the table; so is every scenario that did not pass. c is
+// JudgeRuns(runs): each run's line says its verdict, the last line theirs.
+func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run, c Combined) error {
 	all, err := allScenarios(fsys)
 	if err != nil {
 		return err
@@ -90,15 +114,15 @@ func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run) error {
 	var b strings.Builder
 	var total Counts
 	fmt.Fprintf(&b, "drakit conformance summary of %d runs\n", len(runs))
-	for _, r := range runs {
+	for i, r := range runs {
 		res := r.Result
 		total.Passed += res.Passed
 		total.Failed += res.Failed
 		total.Skipped += res.Skipped
 		total.Undefined += res.Undefined
 		total.Pending += res.Pending
-		fmt.Fprintf(&b, "run %s: %d scenarios, %d passed, %d failed, %d skipped, %d undefined, %d pending\n",
-			r.Name, res.Total(), res.Passed, res.Failed, res.Skipped, res.Undefined, res.Pending)
+		fmt.Fprintf(&b, "run %s: %s; %d scenarios, %d passed, %d failed, %d skipped, %d undefined, %d pending\n",
+			r.Name, c.Runs[i].Line(), res.Total(), res.Passed, res.Failed, res.Skipped, res.Undefined, res.Pending)
 		for tag, c := range res.ByTag {
 			kr := row(tag)
 			kr.ran.Passed += c.Passed
@@ -147,11 +171,7 @@ func WriteCombinedSummary(w io.Writer, fsys fs.FS, runs []Run) error {
 	if len(notPassed) > 0 {
 		fmt.Fprintf(&b, "\nnot passed (details in each run's summary.txt):\n%s\n", strings.Join(notPassed, "\n"))
 	}
-	verdict := "PASSED"
-	if !CombinedOK(runs) {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(&b, "\nresult: %s\n", verdict)
+	fmt.Fprintf(&b, "\n%s\n", c.Line())
 	_, err = io.WriteString(w, b.String())
 	return err
 }

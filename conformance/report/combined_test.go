@@ -55,18 +55,18 @@ func TestWriteCombinedSummary(t *testing.T) {
 		runs = append(runs, r)
 	}
 	var b strings.Builder
-	if err := WriteCombinedSummary(&b, fsys, runs); err != nil {
+	if err := WriteCombinedSummary(&b, fsys, runs, JudgeRuns(runs)); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
 	for _, want := range []string{
 		"drakit conformance summary of 2 runs",
-		"run gpu: 2 scenarios, 2 passed, 0 failed, 0 skipped",
-		"run nic: 1 scenarios, 0 passed, 0 failed, 1 skipped",
+		"run gpu: verdict: Conformant; 2 scenarios, 2 passed, 0 failed, 0 skipped",
+		"run nic: verdict: Could not certify (2 reasons); 1 scenarios, 0 passed, 0 failed, 1 skipped",
 		"all runs: 3 scenarios run, 2 passed, 0 failed, 1 skipped, 0 undefined, 0 pending; the features hold 4",
 		"KEPs whose scenarios no run selected: @kep-30",
 		"nic: skipped kep-x/two.feature:3  ten extended",
-		"result: PASSED",
+		"\nverdict: Could not certify (2 reasons)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("combined summary lacks %q:\n%s", want, got)
@@ -82,14 +82,19 @@ func TestWriteCombinedSummary(t *testing.T) {
 		t.Errorf("line of @kep-10 = %q, want %q", kep10, want)
 	}
 
-	// A run that fails on skips makes the whole result fail.
-	runs[1].Result.SkipsFail = true
-	b.Reset()
-	if err := WriteCombinedSummary(&b, fsys, runs); err != nil {
+	// A run that failed makes the runs together Not conformant.
+	cukeRun(t, filepath.Join(root, "nic"), [3]string{"@kep-10", "failed", "ten extended"})
+	nic, err := ReadRun(filepath.Join(root, "nic"), "cucumber.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "result: FAILED") {
-		t.Errorf("a skip in a run that fails on skips did not fail the combined result:\n%s", b.String())
+	runs[1] = nic
+	b.Reset()
+	if err := WriteCombinedSummary(&b, fsys, runs, JudgeRuns(runs)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "\nverdict: Not conformant (1 finding)\n") {
+		t.Errorf("a failed run did not make the runs Not conformant:\n%s", b.String())
 	}
 }
 

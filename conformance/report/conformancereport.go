@@ -80,6 +80,30 @@ type document struct {
 	Profiles []profileReport `json:"profiles"`
 	// Unprofiled are the scenarios of no profile that did not pass.
 	Unprofiled *scenarioLists `json:"unprofiled,omitempty"`
+	// ClusterChecks are the cluster checks that ran: they validate the
+	// cluster and do not judge the driver.
+	ClusterChecks *clusterChecksReport `json:"clusterChecks,omitempty"`
+	// Verdict is the run's.
+	Verdict verdictReport `json:"verdict"`
+}
+
+// verdictReport is a run's verdict (Judge).
+type verdictReport struct {
+	// Result is the Outcome: conformant, not-conformant or
+	// could-not-certify.
+	Result          Outcome  `json:"result"`
+	Findings        []Reason `json:"findings,omitempty"`
+	CouldNotCertify []Reason `json:"couldNotCertify,omitempty"`
+	// DriverChecks and ClusterChecks count the scenarios that judge the
+	// driver and the cluster checks.
+	DriverChecks  tally `json:"driverChecks"`
+	ClusterChecks tally `json:"clusterChecks"`
+}
+
+// clusterChecksReport lists the cluster checks that ran by outcome.
+type clusterChecksReport struct {
+	Passed []scenarioEntry `json:"passed,omitempty"`
+	scenarioLists
 }
 
 type kubernetesInfo struct {
@@ -113,23 +137,31 @@ type runInfo struct {
 	Seed int64 `json:"seed,omitempty"`
 }
 
+// profileReport is a profile's verdict and scenarios. Its keys come out
+// sorted: result right after name, which scripts rely on.
 type profileReport struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
-	// Result is success, partial, failure or unclaimed (judge).
-	Result   string      `json:"result"`
-	Core     tally       `json:"core"`
-	Extended tally       `json:"extended"`
-	KEPs     []kepReport `json:"keps"`
+	// Result is the profile's Outcome (Judge).
+	Result          Outcome  `json:"result"`
+	Findings        []Reason `json:"findings,omitempty"`
+	CouldNotCertify []Reason `json:"couldNotCertify,omitempty"`
+	// Core and Extended count the scenarios that judge the driver;
+	// ClusterChecks the cluster checks, whatever their level.
+	Core          tally       `json:"core"`
+	Extended      tally       `json:"extended"`
+	ClusterChecks tally       `json:"clusterChecks"`
+	KEPs          []kepReport `json:"keps"`
 }
 
 type kepReport struct {
 	KEP int `json:"kep"`
 	// Gate is the feature gate of the KEP's sub-feature whose scenarios
 	// the entry counts (profile.gates); absent for the KEP's own.
-	Gate     string `json:"gate,omitempty"`
-	Core     tally  `json:"core"`
-	Extended tally  `json:"extended"`
+	Gate          string `json:"gate,omitempty"`
+	Core          tally  `json:"core"`
+	Extended      tally  `json:"extended"`
+	ClusterChecks tally  `json:"clusterChecks"`
 	scenarioLists
 }
 
@@ -139,22 +171,43 @@ type scenarioLists struct {
 	Skipped []scenarioEntry `json:"skipped,omitempty"`
 }
 
-// tally counts scenarios; failed includes undefined and pending ones.
+// tally counts scenarios; failed includes undefined and pending ones,
+// skipped does not include those the cluster is not eligible for.
 type tally struct {
-	Passed  int `json:"passed"`
-	Failed  int `json:"failed"`
-	Skipped int `json:"skipped"`
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	NotEligible int `json:"notEligible"`
 }
 
-func (t *tally) add(s Status) {
-	switch s {
-	case StatusPassed:
+func (t *tally) add(s ScenarioResult) {
+	switch {
+	case s.Status == StatusPassed:
 		t.Passed++
-	case StatusSkipped:
+	case s.Status == StatusSkipped && notEligible(s.Message):
+		t.NotEligible++
+	case s.Status == StatusSkipped:
 		t.Skipped++
 	default:
 		t.Failed++
 	}
+}
+
+// addTo counts s in the tally of its kind: cluster checks apart, the
+// driver's scenarios by level.
+func addTo(core, extended, cluster *tally, s ScenarioResult) {
+	switch {
+	case isClusterCheck(s.Tags):
+		cluster.add(s)
+	case levelOf(s.Tags) == levelCore:
+		core.add(s)
+	default:
+		extended.add(s)
+	}
+}
+
+func tallyOf(c Checks) tally {
+	return tally{Passed: c.Passed, Failed: c.Failed + c.Undefined + c.Pending, Skipped: c.Skipped, NotEligible: c.NotEligible}
 }
 
 type scenarioEntry struct {
@@ -169,16 +222,20 @@ type scenarioEntry struct {
 	// Unclaimed says that the driver does not claim the capability the
 	// skipped scenario needs.
 	Unclaimed bool `json:"unclaimed,omitempty"`
+	// ClusterCheck says that the scenario checks the cluster, not the
+	// driver.
+	ClusterCheck bool `json:"clusterCheck,omitempty"`
 	// Error is why a scenario failed.
 	Error       string `json:"error,omitempty"`
 	Diagnostics string `json:"diagnostics,omitempty"`
 }
 
 // WriteConformanceReport writes conformance-report.yaml: the run, the
-// driver, and per profile and per KEP the Core and Extended scenarios
-// passed, failed and skipped, every skip with its reason, and the
-// profile's result.
-func WriteConformanceReport(w io.Writer, in Input, r Result) error {
+// driver, per profile its verdict with its reasons and per KEP the Core
+// and Extended scenarios and the cluster checks passed, failed and skipped,
+// every skip with its reason, the cluster checks, and the run's verdict. v
+// is Judge(r).
+func WriteConformanceReport(w io.Writer, in Input, r Result, v Verdict) error {
 	scenarios := r.Scenarios
 	if in.Features != nil {
 		notRun, err := scenariosNotRun(in.Features, r.Scenarios, in.Tags)
@@ -202,6 +259,8 @@ func WriteConformanceReport(w io.Writer, in Input, r Result) error {
 		Driver:     driverInfo{Name: orUnknown(in.Driver), Version: orUnknown(in.DriverVersion), DeviceKinds: in.DeviceKinds},
 		Run:        runInfo{Profile: in.Profile, Tags: in.Tags, Hardware: "emulated", Seed: r.Seed},
 		Profiles:   []profileReport{},
+		Verdict: verdictReport{Result: v.Outcome, Findings: v.Findings, CouldNotCertify: v.CouldNotCertify,
+			DriverChecks: tallyOf(v.Driver), ClusterChecks: tallyOf(v.Cluster)},
 	}
 	if in.Date.IsZero() {
 		doc.Date = time.Now().UTC().Format(time.RFC3339)
@@ -218,9 +277,15 @@ func WriteConformanceReport(w io.Writer, in Input, r Result) error {
 	if doc.Driver.DeviceKinds == nil {
 		doc.Driver.DeviceKinds = []DeviceKind{}
 	}
-	ran := map[string]bool{}
-	for _, s := range r.Scenarios {
-		ran[location(s)] = true
+	if len(v.ClusterChecks) > 0 {
+		cc := &clusterChecksReport{}
+		for _, s := range v.ClusterChecks {
+			if s.Status == StatusPassed {
+				cc.Passed = append(cc.Passed, entryOf(s))
+			}
+			cc.add(s)
+		}
+		doc.ClusterChecks = cc
 	}
 	var unprofiled scenarioLists
 	for _, s := range scenarios {
@@ -235,10 +300,8 @@ func WriteConformanceReport(w io.Writer, in Input, r Result) error {
 	if len(unprofiled.Failed)+len(unprofiled.Skipped) > 0 {
 		doc.Unprofiled = &unprofiled
 	}
-	for _, p := range profiles {
-		if pr, ok := profileOf(p, scenarios, ran); ok {
-			doc.Profiles = append(doc.Profiles, pr)
-		}
+	for _, pv := range v.Profiles {
+		doc.Profiles = append(doc.Profiles, profileOf(pv, scenarios))
 	}
 	data, err := yaml.Marshal(doc)
 	if err != nil {
@@ -250,29 +313,17 @@ func WriteConformanceReport(w io.Writer, in Input, r Result) error {
 	return nil
 }
 
-// profileOf reports the profile's scenarios; ok is false when none of them
-// ran.
-func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (profileReport, bool) {
-	pr := profileReport{Name: p.name, Description: p.description, KEPs: []kepReport{}}
-	var outcomes []outcome
-	anyRan := false
+// profileOf reports a profile's verdict and its scenarios, those the run
+// did not select included.
+func profileOf(pv ProfileVerdict, scenarios []ScenarioResult) profileReport {
+	p, _ := lookupProfile(pv.Name) // a name of profiles: Judge's
+	pr := profileReport{Name: p.name, Description: p.description, Result: pv.Outcome, Findings: pv.Findings,
+		CouldNotCertify: pv.CouldNotCertify, KEPs: []kepReport{}}
 	for _, s := range scenarios {
-		if !p.includes(s.Tags) {
-			continue
-		}
-		anyRan = anyRan || ran[location(s)]
-		o := outcome{level: levelOf(s.Tags), status: s.Status, unclaimed: s.Status == StatusSkipped && UnclaimedSkip(s.Message), notRun: !ran[location(s)]}
-		outcomes = append(outcomes, o)
-		if o.level == levelCore {
-			pr.Core.add(s.Status)
-		} else {
-			pr.Extended.add(s.Status)
+		if p.includes(s.Tags) {
+			addTo(&pr.Core, &pr.Extended, &pr.ClusterChecks, s)
 		}
 	}
-	if !anyRan {
-		return profileReport{}, false
-	}
-	pr.Result = judge(outcomes)
 	entries := make([]kepReport, 0, len(p.keps)+len(p.gates))
 	for _, kep := range p.keps {
 		entries = append(entries, kepReport{KEP: kep})
@@ -285,21 +336,21 @@ func profileOf(p profile, scenarios []ScenarioResult, ran map[string]bool) (prof
 			if !p.includes(s.Tags) || kr.Gate != gateOf(s.Tags) || kr.Gate == "" && !slices.Contains(keps(s.Tags), kr.KEP) {
 				continue
 			}
-			if levelOf(s.Tags) == levelCore {
-				kr.Core.add(s.Status)
-			} else {
-				kr.Extended.add(s.Status)
-			}
+			addTo(&kr.Core, &kr.Extended, &kr.ClusterChecks, s)
 			kr.add(s)
 		}
 		pr.KEPs = append(pr.KEPs, kr)
 	}
-	return pr, true
+	return pr
+}
+
+func entryOf(s ScenarioResult) scenarioEntry {
+	return scenarioEntry{Name: printable(s.Name), Location: location(s), Conformance: levelOf(s.Tags), ClusterCheck: isClusterCheck(s.Tags)}
 }
 
 // add lists a scenario that did not pass.
 func (l *scenarioLists) add(s ScenarioResult) {
-	e := scenarioEntry{Name: printable(s.Name), Location: location(s), Conformance: levelOf(s.Tags)}
+	e := entryOf(s)
 	switch s.Status {
 	case StatusPassed:
 		return

@@ -50,18 +50,18 @@ func profileResults(t *testing.T, doc map[string]any) map[string]string {
 
 // TestWriteConformanceReport renders the reports of three fixture runs
 // (cucumber JSON in testdata) and checks them against golden files and the
-// profile results: unclaimed Extended skips succeed, an Extended skip the
-// kit could not avoid is partial, a failure, a skipped Core scenario and an
-// undefined step fail.
+// profile results: unclaimed Extended skips and an Extended skip the kit
+// could not avoid are conformant; a failure is not, a skipped Core scenario
+// and an undefined step keep the kit from certifying.
 func TestWriteConformanceReport(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		gates []string
 		want  map[string]string
 	}{
-		"success": {gates: []string{"DRAPartitionableDevicesType", "DRADeviceCompatibilityGroups"}, want: map[string]string{"core": "success", "partitionable": "success"}},
-		"partial": {want: map[string]string{"core": "partial"}},
-		"failure": {want: map[string]string{"core": "failure", "partitionable": "failure", "alpha": "failure"}},
+		"success": {gates: []string{"DRAPartitionableDevicesType", "DRADeviceCompatibilityGroups"}, want: map[string]string{"core": "conformant", "partitionable": "conformant"}},
+		"partial": {want: map[string]string{"core": "conformant"}},
+		"failure": {want: map[string]string{"core": "not-conformant", "partitionable": "could-not-certify", "alpha": "could-not-certify"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestWriteConformanceReport(t *testing.T) {
 			in := fixtureInput()
 			in.FeatureGates = tc.gates
 			var b bytes.Buffer
-			if err := WriteConformanceReport(&b, in, res); err != nil {
+			if err := WriteConformanceReport(&b, in, res, Judge(res)); err != nil {
 				t.Fatalf("WriteConformanceReport: %v", err)
 			}
 			checkGolden(t, "conformance-report-"+name+".golden.yaml", b.Bytes())
@@ -101,7 +101,7 @@ func TestWriteConformanceReportUnknowns(t *testing.T) {
 	var b bytes.Buffer
 	res := Result{Scenarios: []ScenarioResult{{URI: "kep-4381-x/a.feature", Line: 3, Name: "a", Tags: []string{"@kep-4381", "@core"}, Status: StatusPassed}}}
 	start := time.Now().UTC().Truncate(time.Second)
-	if err := WriteConformanceReport(&b, Input{}, res); err != nil {
+	if err := WriteConformanceReport(&b, Input{}, res, Judge(res)); err != nil {
 		t.Fatal(err)
 	}
 	doc := readReport(t, b.Bytes())
@@ -182,17 +182,17 @@ func TestScenariosNotRun(t *testing.T) {
 	in := fixtureInput()
 	in.Profile, in.Tags, in.Features = "core", tags, features
 	var b bytes.Buffer
-	if err := WriteConformanceReport(&b, in, res); err != nil {
+	if err := WriteConformanceReport(&b, in, res, Judge(res)); err != nil {
 		t.Fatal(err)
 	}
 	doc := readReport(t, b.Bytes())
-	if diff := cmp.Diff(map[string]string{"core": "partial"}, profileResults(t, doc)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"core": "conformant"}, profileResults(t, doc)); diff != "" {
 		t.Errorf("profile results (-want +got):\n%s", diff)
 	}
 	core := doc["profiles"].([]any)[0].(map[string]any)
 	wantCounts := map[string]any{
-		"core":     map[string]any{"passed": 1.0, "failed": 0.0, "skipped": 0.0},
-		"extended": map[string]any{"passed": 2.0, "failed": 0.0, "skipped": 1.0},
+		"core":     map[string]any{"passed": 1.0, "failed": 0.0, "skipped": 0.0, "notEligible": 0.0},
+		"extended": map[string]any{"passed": 2.0, "failed": 0.0, "skipped": 1.0, "notEligible": 0.0},
 	}
 	for level, want := range wantCounts {
 		if diff := cmp.Diff(want, core[level]); diff != "" {
@@ -215,7 +215,7 @@ func TestScenariosNotRun(t *testing.T) {
 func TestWriteConformanceReportBadFeatures(t *testing.T) {
 	t.Parallel()
 	in := Input{Features: fstest.MapFS{"kep-1-x/bad.feature": {Data: []byte("@tag\n")}}}
-	err := WriteConformanceReport(&bytes.Buffer{}, in, Result{})
+	err := WriteConformanceReport(&bytes.Buffer{}, in, Result{}, Judge(Result{}))
 	if err == nil || !strings.Contains(err.Error(), "parse feature kep-1-x/bad.feature") {
 		t.Errorf("got %v, want a parse error naming the file", err)
 	}

@@ -3,12 +3,14 @@
 // and writes them: junit.xml, which counts a skipped scenario as skipped
 // (godog's own junit formatter has no <skipped> element and counts skips as
 // passes), the human summary per KEP tag, and conformance-report.yaml, the
-// result per conformance profile.
+// verdict per conformance profile and of the run (Judge).
 //
 // ParseCucumberJSON derives each scenario's outcome from its steps and
-// reads two attachments: the skip reason (SkipReasonAttachment) of a skipped
-// step and the diagnostics file (DiagnosticsDir/<file>) of a failed
-// scenario. Skipped scenarios are never counted as passed.
+// reads three attachments: the skip reason (SkipReasonAttachment) of a
+// skipped step, the diagnostics file (DiagnosticsDir/<file>) of a failed
+// scenario, and the capabilities the driver claims that the scenario
+// needs (ClaimedCapabilityAttachment). Skipped scenarios are never counted
+// as passed.
 //
 // # Conformance levels and profiles
 //
@@ -50,32 +52,36 @@
 // profile and a godog tag filter into the tag filter of a run of that
 // profile (drakit conformance --profile).
 //
-// # A profile's result
+// # The verdict
 //
-// A scenario of the profile that the run did not select (the tag filter
-// left it out) counts as skipped. A skip is "unclaimed" when its reason
-// says that the driver does not claim the capability the scenario needs, in
-// the words of conformance/declaration: "capability " followed by a known
-// Capability's String and " unclaimed", for example "capability
-// numaNodeAttribute (KEP-6072) unclaimed", or when it says that the
-// driver's declaration leaves out what the scenario needs
-// (NotDeclaredPrefix: a partition kind, a memory capacity). The result is
+// Judge judges a run once, over the scenarios it selected; WriteSummary
+// ends with its line (Verdict.Line), WriteConformanceReport writes it, and
+// drakit conformance exits with its code (ExitConformant 0, ExitNotConformant
+// 1, ExitCouldNotCertify 3; ExitUsage 2 is for usage errors). A skip is
+// exempt when its reason says the scenario does not apply to the driver
+// (UnclaimedSkip: "capability " followed by a known Capability's String and
+// " unclaimed", or NotDeclaredPrefix) or that the cluster cannot run it
+// (NotEligiblePrefix). Scenarios tagged ClusterCheckTag check the cluster,
+// not the driver: they are counted and listed apart and never make a
+// profile's verdict. Per profile, over the driver's scenarios:
 //
-//   - unclaimed when every scenario of the profile was skipped, every Core
-//     one that ran as unclaimed: the driver does not claim what the profile
-//     is about, so it neither conforms to it nor fails it;
-//   - failure when a scenario of the profile failed (an ambiguous step
-//     included), was undefined or pending, when a Core scenario was skipped
-//     other than as unclaimed, or when none passed. A Core scenario that
-//     needs a capability the driver does not claim does not apply to it:
-//     in a profile that also holds scenarios every driver and cluster must
-//     pass (the kit's own devices: KEP-5945, KEP-5491 and KEP-6080 in
-//     alpha, fractional ranges in consumable-capacity), those decide;
-//   - else partial when an Extended scenario was skipped other than as
-//     unclaimed: the kit, the cluster or the hardware could not exercise
-//     something the driver may well do;
-//   - else success: every scenario passed, but Extended ones the driver
-//     does not claim.
+//   - Not conformant: a scenario failed, or one that needs a capability the
+//     driver claims (ScenarioResult.Claimed, from ClaimedCapabilityAttachment)
+//     was skipped other than as exempt — each a finding;
+//   - else Could not certify: a step was undefined or pending (the kit's
+//     defect, never the driver's), a Core scenario was skipped other than as
+//     exempt, or with Result.SkipsFail (--fail-on-skip) an Extended one;
+//   - else Conformant when one passed;
+//   - else Not eligible when one was not eligible, and Not applicable
+//     otherwise: no scenario exercised the driver (they do not apply to it,
+//     only cluster checks ran, or only Extended ones that could not run).
+//
+// A skipped Core scenario that is not exempt never yields Conformant. The
+// run is Not conformant with any finding; else Could not certify when a
+// profile could not be certified, a cluster check failed, was undefined or
+// pending (or, with SkipsFail, skipped other than as exempt), no scenario of
+// the driver passed, or none ran; else Conformant. Scenarios the tag
+// filter left out are not judged; the report lists them as not run.
 //
 // The kit's steps skip as unclaimed for capabilities the driver's
 // declaration leaves unclaimed (conformance.Config.Capabilities), and fail
@@ -84,7 +90,9 @@
 // # conformance-report.yaml
 //
 // WriteConformanceReport writes a versioned document (APIVersion, Kind);
-// its keys come out sorted, as sigs.k8s.io/yaml writes them. What the
+// its keys come out sorted, as sigs.k8s.io/yaml writes them (a profile's
+// result line comes right after its name line, which scripts rely on; the
+// example below is ordered for reading). What the
 // runner cannot tell (Input) it says is "unknown". Profiles of which no
 // scenario ran are left out; scenarios of no profile that did not pass are
 // listed under unprofiled.
@@ -105,20 +113,28 @@
 //	run: {profile: all, tags: ~@emulator, hardware: real, seed: 42}
 //	profiles:
 //	- name: core
+//	  result: conformant     # right after name: conformant, not-conformant, could-not-certify, not-applicable, not-eligible
 //	  description: 'structured parameters (KEP-4381, GA): what every DRA driver does'
-//	  result: partial
-//	  core: {passed: 9, failed: 0, skipped: 0}
-//	  extended: {passed: 3, failed: 0, skipped: 2}
+//	  core: {passed: 9, failed: 0, skipped: 0, notEligible: 0}
+//	  extended: {passed: 3, failed: 0, skipped: 2, notEligible: 0}
+//	  clusterChecks: {passed: 4, failed: 0, skipped: 0, notEligible: 0}
+//	  # findings and couldNotCertify: name, location, conformance, message (diagnostics)
 //	  keps:
 //	  - kep: 4381
-//	    core: {passed: 9, failed: 0, skipped: 0}
-//	    extended: {passed: 3, failed: 0, skipped: 2}
+//	    core: {passed: 9, failed: 0, skipped: 0, notEligible: 0}
+//	    extended: {passed: 3, failed: 0, skipped: 2, notEligible: 0}
 //	    skipped:
 //	    - name: Deleting a pod removes its claim's CDI spec from the node
 //	      location: kep-4381-structured-parameters/deallocation.feature:34
 //	      conformance: extended
 //	      reason: 'the kit cannot see the node''s file system: ...'
 //	    # and failed, when some did: name, location, conformance, status, error, diagnostics
+//	clusterChecks: {passed: [...], failed: [...], skipped: [...]}
+//	verdict:
+//	  result: conformant     # the run's: conformant, not-conformant, could-not-certify
+//	  driverChecks: {passed: 12, failed: 0, skipped: 2, notEligible: 0}
+//	  clusterChecks: {passed: 4, failed: 0, skipped: 0, notEligible: 0}
+//	  # findings, couldNotCertify: every profile's and the run's
 //
 // The package imports nothing of the conformance package, which imports it.
 package report

@@ -311,59 +311,6 @@ func (p profile) includes(tags []string) bool {
 	return false
 }
 
-// Profile results.
-const (
-	resultSuccess   = "success"
-	resultPartial   = "partial"
-	resultFailure   = "failure"
-	resultUnclaimed = "unclaimed"
-)
-
-// outcome is what the profile rule looks at for one scenario.
-type outcome struct {
-	level  level
-	status Status
-	// unclaimed says that the scenario was skipped because the driver does
-	// not claim the capability it needs (UnclaimedSkip).
-	unclaimed bool
-	// notRun says that the run's tag filter left the scenario out.
-	notRun bool
-}
-
-// judge is the result of a profile whose scenarios had these outcomes
-// (scenarios the run did not select count as skipped, not unclaimed):
-// unclaimed when all were skipped, every Core one that ran as unclaimed;
-// failure when one failed, was undefined or pending, a Core scenario was
-// skipped other than as unclaimed, or none passed; else partial when an
-// Extended scenario was skipped for another reason than an unclaimed
-// capability; else success.
-func judge(outcomes []outcome) string {
-	if slices.ContainsFunc(outcomes, func(o outcome) bool { return o.unclaimed }) &&
-		!slices.ContainsFunc(outcomes, func(o outcome) bool {
-			return o.status != StatusSkipped || o.level == levelCore && !o.unclaimed && !o.notRun
-		}) {
-		return resultUnclaimed
-	}
-	passed, partial := false, false
-	for _, o := range outcomes {
-		switch {
-		case o.status == StatusPassed:
-			passed = true
-		case o.status != StatusSkipped, o.level == levelCore && !o.unclaimed:
-			return resultFailure
-		case !o.unclaimed:
-			partial = true
-		}
-	}
-	switch {
-	case !passed:
-		return resultFailure
-	case partial:
-		return resultPartial
-	}
-	return resultSuccess
-}
-
 // ClusterCheckTag marks a scenario that checks the API server, the
 // scheduler or a controller rather than the driver: it validates the
 // cluster, and the report lists it apart from the driver's verdict.

@@ -13,45 +13,6 @@ import (
 	"drakit.dev/drakit/features"
 )
 
-// TestProfileResultRule checks the rule of doc.go outcome by outcome.
-func TestProfileResultRule(t *testing.T) {
-	t.Parallel()
-	core := func(s Status) outcome { return outcome{level: levelCore, status: s} }
-	ext := func(s Status) outcome { return outcome{level: levelExtended, status: s} }
-	unclaimed := outcome{level: levelExtended, status: StatusSkipped, unclaimed: true}
-	tests := map[string]struct {
-		outcomes []outcome
-		want     string
-	}{
-		"all passed":                               {[]outcome{core(StatusPassed), ext(StatusPassed)}, resultSuccess},
-		"extended skipped as unclaimed":            {[]outcome{core(StatusPassed), unclaimed}, resultSuccess},
-		"extended skipped by the kit":              {[]outcome{core(StatusPassed), ext(StatusSkipped)}, resultPartial},
-		"unclaimed and kit skips":                  {[]outcome{core(StatusPassed), unclaimed, ext(StatusSkipped)}, resultPartial},
-		"core skipped":                             {[]outcome{core(StatusPassed), core(StatusSkipped)}, resultFailure},
-		"core skipped as unclaimed":                {[]outcome{core(StatusPassed), {level: levelCore, status: StatusSkipped, unclaimed: true}}, resultSuccess},
-		"core failed":                              {[]outcome{core(StatusFailed), ext(StatusPassed)}, resultFailure},
-		"extended failed":                          {[]outcome{core(StatusPassed), ext(StatusFailed)}, resultFailure},
-		"extended undefined":                       {[]outcome{core(StatusPassed), ext(StatusUndefined)}, resultFailure},
-		"core pending":                             {[]outcome{core(StatusPending)}, resultFailure},
-		"failure wins over a later skip":           {[]outcome{ext(StatusFailed), ext(StatusSkipped), core(StatusPassed)}, resultFailure},
-		"nothing passed, all unclaimed":            {[]outcome{unclaimed, {level: levelCore, status: StatusSkipped, unclaimed: true}}, resultUnclaimed},
-		"unclaimed and left out":                   {[]outcome{unclaimed, {level: levelExtended, status: StatusSkipped, notRun: true}}, resultUnclaimed},
-		"unclaimed, an extended skipped otherwise": {[]outcome{{level: levelCore, status: StatusSkipped, unclaimed: true}, ext(StatusSkipped)}, resultUnclaimed},
-		"a core skipped otherwise":                 {[]outcome{unclaimed, core(StatusSkipped)}, resultFailure},
-		"unclaimed and one passed":                 {[]outcome{{level: levelCore, status: StatusSkipped, unclaimed: true}, ext(StatusPassed)}, resultSuccess},
-		"core unclaimed, a core skipped otherwise": {[]outcome{core(StatusPassed), {level: levelCore, status: StatusSkipped, unclaimed: true}, core(StatusSkipped)}, resultFailure},
-		"only left out":                            {[]outcome{{level: levelCore, status: StatusSkipped, notRun: true}}, resultFailure},
-		"no scenario":                              {nil, resultFailure},
-		"only extended, passed and skipped":        {[]outcome{ext(StatusPassed), ext(StatusSkipped)}, resultPartial},
-		"only extended, passed and unclaimed":      {[]outcome{ext(StatusPassed), unclaimed}, resultSuccess},
-	}
-	for name, tc := range tests {
-		if got := judge(tc.outcomes); got != tc.want {
-			t.Errorf("%s: judge = %s, want %s", name, got, tc.want)
-		}
-	}
-}
-
 func TestFilter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

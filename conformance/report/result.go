@@ -66,6 +66,9 @@ type ScenarioResult struct {
 	Diagnostics string
 	// Duration is the time its steps took.
 	Duration time.Duration
+	// Claimed are the capabilities the driver claims that the scenario
+	// needs: its steps found them claimed (ClaimedCapabilityAttachment).
+	Claimed []string
 }
 
 // Result is the outcome of a run.
@@ -79,29 +82,26 @@ type Result struct {
 	Scenarios []ScenarioResult
 	// Seed is the scenario order seed; 0 means the written order.
 	Seed int64
-	// SkipsFail makes a skipped scenario fail the run (Config.FailOnSkip).
+	// SkipsFail makes a skipped Extended scenario and cluster check keep
+	// the kit from certifying the driver, as a skipped Core scenario always
+	// does (Config.FailOnSkip; Judge).
 	SkipsFail bool
 }
 
 // Attachment names ParseCucumberJSON recognizes in the cucumber report: the
-// skip reason attached to a skipped step, and a scenario's diagnostics file
-// attached as DiagnosticsDir/<file>.
+// skip reason attached to a skipped step, a scenario's diagnostics file
+// attached as DiagnosticsDir/<file>, and the name of a capability the
+// scenario needs that a step found the driver claims.
 const (
-	SkipReasonAttachment = "skip-reason"
-	DiagnosticsDir       = "diagnostics"
+	SkipReasonAttachment        = "skip-reason"
+	DiagnosticsDir              = "diagnostics"
+	ClaimedCapabilityAttachment = "claimed-capability"
 )
 
 // NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
 const NoKEPTag = "(no KEP tag)"
 
 var kepTag = regexp.MustCompile(`^@kep-[0-9]+$`)
-
-// OK says whether the run certifies the driver: at least one scenario ran
-// and none failed, was undefined or pending. Skipped scenarios do not fail
-// a run, unless SkipsFail is set; they are listed in the summary.
-func (r Result) OK() bool {
-	return r.Total() > 0 && r.Failed == 0 && r.Undefined == 0 && r.Pending == 0 && !(r.SkipsFail && r.Skipped > 0)
-}
 
 // Cucumber JSON, as godog's cucumber formatter writes it; only the fields
 // the kit reads.
@@ -218,6 +218,8 @@ func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) 
 				}
 			case strings.HasPrefix(emb.Name, DiagnosticsDir+"/"):
 				sr.Diagnostics = emb.Name
+			case emb.Name == ClaimedCapabilityAttachment && !slices.Contains(sr.Claimed, string(body)):
+				sr.Claimed = append(sr.Claimed, string(body))
 			}
 		}
 	}

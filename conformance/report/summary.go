@@ -12,11 +12,17 @@ import (
 type SummaryHeader struct {
 	Driver, DeviceClass, Tags, Server string
 	Hardware                          bool
+	// Reports are the run's report files, named above the verdict.
+	Reports []string
 }
 
-// WriteSummary renders the human summary: totals, a table per KEP tag, and
-// every failed, undefined, pending and skipped scenario with its reason.
-func WriteSummary(w io.Writer, h SummaryHeader, r Result) error {
+// WriteSummary renders the human summary of a run whose verdict is v
+// (Judge(r)): the counts of the driver's scenarios and of the cluster
+// checks, a table per KEP tag, each profile's verdict, the findings and
+// what kept the kit from certifying the driver, the cluster checks that did
+// not pass, every other skipped scenario with its reason, and last the
+// verdict's line.
+func WriteSummary(w io.Writer, h SummaryHeader, r Result, v Verdict) error {
 	var b strings.Builder
 	hw := "emulated (drakit emulator)"
 	if h.Hardware {
@@ -36,8 +42,8 @@ func WriteSummary(w io.Writer, h SummaryHeader, r Result) error {
 		fmt.Fprintf(&b, "cluster: %s\n", h.Server)
 	}
 	fmt.Fprintf(&b, "tags: %s  order: %s\n", tags, order)
-	fmt.Fprintf(&b, "scenarios: %d total, %d passed, %d failed, %d skipped, %d undefined, %d pending\n\n",
-		r.Total(), r.Passed, r.Failed, r.Skipped, r.Undefined, r.Pending)
+	fmt.Fprintf(&b, "driver checks: %s\n", v.Driver)
+	fmt.Fprintf(&b, "cluster checks: %s (they validate the cluster, not the driver)\n\n", v.Cluster)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TAG\tTOTAL\tPASSED\tFAILED\tSKIPPED\tUNDEFINED\tPENDING\t")
@@ -54,52 +60,98 @@ func WriteSummary(w io.Writer, h SummaryHeader, r Result) error {
 		return fmt.Errorf("render summary table: %w", err)
 	}
 
-	sections := []struct {
-		title  string
-		status Status
-	}{
-		{"Failed", StatusFailed},
-		{"Undefined (steps without a definition)", StatusUndefined},
-		{"Pending", StatusPending},
-		{"Skipped (not passed: the cluster or driver cannot exercise them)", StatusSkipped},
-	}
-	for _, sec := range sections {
-		var list []ScenarioResult
-		for _, s := range r.Scenarios {
-			if s.Status == sec.status {
-				list = append(list, s)
-			}
+	if len(v.Profiles) > 0 {
+		fmt.Fprintf(&b, "\nProfiles:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, p := range v.Profiles {
+			fmt.Fprintf(tw, "  %s\t%s\n", p.Name, profileLine(p))
 		}
-		if len(list) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n%s:\n", sec.title)
-		for _, s := range list {
-			fmt.Fprintf(&b, "  %s:%d  %s\n", s.URI, s.Line, s.Name)
-			if s.Message != "" {
-				label := "error"
-				if s.Status == StatusSkipped {
-					label = "reason"
-				}
-				fmt.Fprintf(&b, "    %s: %s\n", label, indent(s.Message, "      "))
-			}
-			if s.Diagnostics != "" {
-				fmt.Fprintf(&b, "    diagnostics: %s\n", s.Diagnostics)
-			}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("render summary profiles: %w", err)
 		}
 	}
-	verdict := "PASSED"
-	switch {
-	case r.Total() == 0:
-		verdict = "FAILED (no scenario ran)"
-	case !r.OK():
-		verdict = "FAILED"
-	case r.Skipped > 0:
-		verdict = fmt.Sprintf("PASSED with %d skipped", r.Skipped)
+	writeReasons(&b, "Findings (the driver is not conformant)", "error", v.Findings)
+	writeReasons(&b, "Could not certify", "reason", v.CouldNotCertify)
+
+	listed := map[string]bool{}
+	for _, rs := range [][]Reason{v.Findings, v.CouldNotCertify} {
+		for _, x := range rs {
+			listed[x.Location] = true
+		}
 	}
-	fmt.Fprintf(&b, "\nresult: %s\n", verdict)
+	var clusterNotPassed, skipped, notEligibleList []ScenarioResult
+	for _, s := range r.Scenarios {
+		switch {
+		case s.Status == StatusPassed:
+		case s.Status == StatusSkipped && notEligible(s.Message):
+			notEligibleList = append(notEligibleList, s)
+		case isClusterCheck(s.Tags):
+			clusterNotPassed = append(clusterNotPassed, s)
+		case s.Status == StatusSkipped && !listed[location(s)]:
+			skipped = append(skipped, s)
+		}
+	}
+	writeScenarios(&b, "Cluster checks that did not pass (the cluster, not the driver)", clusterNotPassed)
+	writeScenarios(&b, "Skipped (not passed: they do not apply to the driver, or are Extended and could not run)", skipped)
+	writeScenarios(&b, "Not eligible on this cluster", notEligibleList)
+	if len(h.Reports) > 0 {
+		fmt.Fprintf(&b, "\nreports: %s\n", strings.Join(h.Reports, " "))
+	}
+	fmt.Fprintf(&b, "\n%s\n", v.Line())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// profileLine is a profile's verdict in the summary's words.
+func profileLine(p ProfileVerdict) string {
+	switch p.Outcome {
+	case NotConformant:
+		return p.Outcome.String() + " (" + plural(len(p.Findings), "finding") + ")"
+	case CouldNotCertify:
+		return p.Outcome.String() + " (" + plural(len(p.CouldNotCertify), "reason") + ")"
+	}
+	return p.Outcome.String()
+}
+
+// writeReasons lists reasons under a title, each with its label.
+func writeReasons(b *strings.Builder, title, label string, reasons []Reason) {
+	if len(reasons) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", title)
+	for _, r := range reasons {
+		if r.Location == "" {
+			fmt.Fprintf(b, "  %s\n", indent(r.Message, "    "))
+			continue
+		}
+		fmt.Fprintf(b, "  %s  %s\n", r.Location, r.Name)
+		fmt.Fprintf(b, "    %s: %s\n", label, indent(r.Message, "      "))
+		if r.Diagnostics != "" {
+			fmt.Fprintf(b, "    diagnostics: %s\n", r.Diagnostics)
+		}
+	}
+}
+
+// writeScenarios lists scenarios under a title, with their status and
+// message.
+func writeScenarios(b *strings.Builder, title string, list []ScenarioResult) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", title)
+	for _, s := range list {
+		fmt.Fprintf(b, "  %s  %s (%s)\n", location(s), s.Name, s.Status)
+		if s.Message != "" {
+			label := "error"
+			if s.Status == StatusSkipped {
+				label = "reason"
+			}
+			fmt.Fprintf(b, "    %s: %s\n", label, indent(s.Message, "      "))
+		}
+		if s.Diagnostics != "" {
+			fmt.Fprintf(b, "    diagnostics: %s\n", s.Diagnostics)
+		}
+	}
 }
 
 // indent indents every line after the first.

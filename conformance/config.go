@@ -161,9 +161,22 @@ type Config struct {
 	DeviceEnvValue string
 	// Observers are the kit's ways of checking what a container sees that
 	// the driver declares (declaration.Observer names: cdi, env,
-	// deviceNodes, mounts, nvml). Steps of an undeclared observer skip,
-	// with the reason: the NVML and NVIDIA device node checks need nvml.
+	// deviceNodes, mounts, nvml). An undeclared observer's checks do not
+	// run: the NVML and NVIDIA device node checks need nvml. env,
+	// deviceNodes, mounts and nvml judge from inside the container, so
+	// they decide where the kit cannot read the node.
 	Observers []string
+	// DeviceNodes and Mounts are the device nodes and mounts the driver
+	// injects per allocated device of its whole-device kind (declaration
+	// deviceKinds[].deviceNodes and mounts): what the deviceNodes and
+	// mounts observers check. Each of those observers needs its list.
+	DeviceNodes []declaration.DeviceNode
+	Mounts      []declaration.Mount
+	// ProbeHostNetwork runs the probe pods in the node's network namespace,
+	// for a cluster without a pod network (drakit's local cluster has no
+	// CNI, local-cluster.md §14). Default false: a real cluster's policy
+	// may forbid host networking, and the probe needs no network.
+	ProbeHostNetwork bool
 	// SharedDeviceClassName is the DeviceClass of the driver's shared
 	// devices (KEP-5075: allowMultipleAllocations), SharedIdentityAttribute
 	// their identity attribute (as UUIDAttribute) and SharedCapacity the
@@ -452,6 +465,22 @@ func (c Config) Validate() error {
 	for _, o := range c.Observers {
 		if !slices.Contains(declaration.KnownObservers(), declaration.Observer(o)) {
 			bad("Observers", "%q is not one of %v", o, declaration.KnownObservers())
+		}
+	}
+	if c.observes(declaration.ObserverDeviceNodes) && len(c.DeviceNodes) == 0 {
+		bad("DeviceNodes", "the deviceNodes observer needs the device nodes the driver injects per device (deviceKinds[].deviceNodes of a declaration)")
+	}
+	if c.observes(declaration.ObserverMounts) && len(c.Mounts) == 0 {
+		bad("Mounts", "the mounts observer needs the mounts the driver injects per device (deviceKinds[].mounts of a declaration)")
+	}
+	for i, n := range c.DeviceNodes {
+		if err := n.Validate(); err != nil {
+			bad(fmt.Sprintf("DeviceNodes[%d]", i), "%v", err)
+		}
+	}
+	for i, m := range c.Mounts {
+		if err := m.Validate(); err != nil {
+			bad(fmt.Sprintf("Mounts[%d]", i), "%v", err)
 		}
 	}
 	if c.NodeSysfsRoot != "" && !filepath.IsAbs(c.NodeSysfsRoot) {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 )
 
 // Fields ApplyDeclaration can set, by their Config field name.
@@ -92,6 +93,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	if !explicit(fieldObservers) {
 		c.Observers = s.Observers
 	}
+	c.DeviceNodes, c.Mounts = s.DeviceNodes, s.Mounts
 	if !explicit(fieldCapabilities) {
 		c.Capabilities = s.Capabilities
 	}
@@ -118,4 +120,10 @@ func (c *Config) deviceEnv() *declaration.EnvVariable {
 		value = declaration.DefaultEnvValue
 	}
 	return &declaration.EnvVariable{Name: c.DeviceEnvName, Value: value}
+}
+
+// injected is what the driver declares a container gets per device of its
+// whole-device kind, for the observers.
+func (c *Config) injected() observe.Injected {
+	return observe.Injected{Driver: c.DriverName, Identity: c.UUIDAttribute, Env: c.deviceEnv(), DeviceNodes: c.DeviceNodes, Mounts: c.Mounts}
 }

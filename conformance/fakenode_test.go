@@ -64,6 +64,10 @@ type fakeNode struct {
 	// names start with a key: leave them unschedulable, or give them a
 	// device their selectors do not select.
 	wrong map[string]wrongDecision
+	// container, when set, changes what a pod's container sees after the
+	// fake driver prepared its claims: a broken driver, or a container
+	// without NVML.
+	container func(pod string, r *probe.Report)
 }
 
 func (f *fakeNode) wrongFor(claim string) wrongDecision {
@@ -191,6 +195,9 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 		}
 		f.prepare(c, devices, &report)
 	}
+	if f.container != nil {
+		f.container(pod.Name, &report)
+	}
 	pod.Spec.NodeName = "127.0.0.1"
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
@@ -315,22 +322,41 @@ func ptrTrue() *bool { b := true; return &b }
 // temporary directories of the test.
 func runOnFakeNode(t *testing.T, cfg Config) (report.Result, string) {
 	t.Helper()
+	return runFakeNode(t, cfg, fakeRun{})
+}
+
+// fakeRun varies a run on the fake node.
+type fakeRun struct {
+	// blind keeps the node's CDI directory and kubelet root dir from the
+	// kit, as on a cluster whose nodes it cannot read.
+	blind bool
+	// container is the fake node's fakeNode.container.
+	container func(pod string, r *probe.Report)
+}
+
+func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) {
+	t.Helper()
 	kube, ctx := fakeClusterWithGPUs(t)
-	cfg.NodeCDIDir, cfg.NodeKubeletRootDir = t.TempDir(), t.TempDir()
+	cdiDir, kubeletDir := t.TempDir(), t.TempDir()
+	cfg.NodeCDIDir, cfg.NodeKubeletRootDir = cdiDir, kubeletDir
+	if run.blind {
+		cfg.NodeCDIDir, cfg.NodeKubeletRootDir = "", ""
+	}
 	out := &strings.Builder{}
 	cfg.Output = out
-	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
+	node := newFakeNode(t, kube, testDriver, cdiDir, kubeletDir)
+	node.container = run.container
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
 	res, _, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	entries, err := os.ReadDir(cfg.NodeCDIDir)
+	entries, err := os.ReadDir(cdiDir)
 	if err != nil || len(entries) != 0 {
 		t.Errorf("CDI specs left: %v (err %v)", entries, err)
 	}
-	if state, err := readKubeletDRAState(cfg.NodeKubeletRootDir); err != nil || len(state) != 0 {
+	if state, err := readKubeletDRAState(kubeletDir); err != nil || len(state) != 0 {
 		t.Errorf("prepared claims left: %v (err %v)", state, err)
 	}
 	return res, out.String()
@@ -544,6 +570,11 @@ func fakeClusterWithGPUs(t *testing.T) (*fake.Clientset, context.Context) {
 	}
 	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1,
 		gpu("gpu-0", "GPU-aaaa-0", 0), gpu("gpu-1", "GPU-aaaa-1", 0), gpu("gpu-2", "GPU-aaaa-2", 1), gpu("gpu-3", "GPU-aaaa-3", 1))
+	for i := range s.Spec.Devices {
+		// The reference driver's minor, which its declared device node
+		// /dev/nvidia{attribute:minor} names.
+		s.Spec.Devices[i].Attributes["minor"] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(i))}
+	}
 	// Owned by the Node, as the kubelet plugin library publishes it.
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}}
 	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {

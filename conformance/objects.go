@@ -172,15 +172,19 @@ type podClaim struct {
 	claim, template string
 }
 
-// probePod is a pod that runs drakit-probe --hold with access to claims.
-// Every pod follows the local cluster's rules (local-cluster.md §14, §18.5):
-// host network, explicit API server address, restartPolicy Never and a short
-// grace period.
+// probePod is a pod that runs drakit-probe --hold with access to claims,
+// on the node under test (Config.NodeName) when the kit names one: a
+// required node affinity, so that the scheduler still allocates the
+// claims (spec.nodeName would bypass it), which callers that place a pod
+// on another node replace. It uses the host network only where the
+// cluster needs it (Config.ProbeHostNetwork), and follows the local
+// cluster's other rules (local-cluster.md §14, §18.5): explicit API server
+// address, restartPolicy Never and a short grace period.
 func probePod(s *suite, name string, claims []podClaim) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: kitMeta(name),
 		Spec: corev1.PodSpec{
-			HostNetwork:                   true,
+			HostNetwork:                   s.cfg.ProbeHostNetwork,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](probeGracePeriodSeconds),
 			AutomountServiceAccountToken:  ptr.To(false),
@@ -195,6 +199,9 @@ func probePod(s *suite, name string, claims []podClaim) *corev1.Pod {
 				},
 			}},
 		},
+	}
+	if node := s.cfg.NodeName; node != "" {
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
 	}
 	for _, c := range claims {
 		pc := corev1.PodResourceClaim{Name: c.name}

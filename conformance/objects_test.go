@@ -20,8 +20,9 @@ func TestProbePod(t *testing.T) {
 	s := &suite{cfg: cfg, apiHost: "127.0.0.1", apiPort: 16443}
 	pod := probePod(s, "p", []podClaim{{name: "gpu", template: "one-gpu"}, {name: "shared", claim: "shared"}})
 	spec := pod.Spec
-	if !spec.HostNetwork || spec.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(spec.TerminationGracePeriodSeconds, 0) != 5 {
-		t.Errorf("pod spec = hostNetwork %t, restartPolicy %s, grace %v; want true, Never, 5", spec.HostNetwork, spec.RestartPolicy, spec.TerminationGracePeriodSeconds)
+	if spec.HostNetwork || spec.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(spec.TerminationGracePeriodSeconds, 0) != 5 || spec.Affinity != nil || spec.NodeName != "" {
+		t.Errorf("pod spec = hostNetwork %t, restartPolicy %s, grace %v, affinity %v, nodeName %q; want false, Never, 5, none, none",
+			spec.HostNetwork, spec.RestartPolicy, spec.TerminationGracePeriodSeconds, spec.Affinity, spec.NodeName)
 	}
 	c := spec.Containers[0]
 	if diff := cmp.Diff([]string{"/usr/bin/drakit-probe", "--hold"}, c.Command); diff != "" {
@@ -43,6 +44,25 @@ func TestProbePod(t *testing.T) {
 	}
 	if diff := cmp.Diff([]corev1.ResourceClaim{{Name: "gpu"}, {Name: "shared"}}, c.Resources.Claims); diff != "" {
 		t.Errorf("container claims (-want +got):\n%s", diff)
+	}
+}
+
+// A probe pod of a kit that names the node under test is required to run
+// there (by node affinity: the scheduler must still allocate its claims),
+// and uses the host network only where the cluster needs it.
+func TestProbePodOnTheNodeUnderTest(t *testing.T) {
+	t.Parallel()
+	cfg := referenceDriverConfig()
+	cfg.NodeName, cfg.ProbeHostNetwork = "node-b", true
+	spec := probePod(&suite{cfg: cfg}, "p", nil).Spec
+	if !spec.HostNetwork || spec.NodeName != "" {
+		t.Errorf("hostNetwork %t, nodeName %q; want true and no nodeName", spec.HostNetwork, spec.NodeName)
+	}
+	want := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-b"}}}}},
+	}}}
+	if diff := cmp.Diff(want, spec.Affinity); diff != "" {
+		t.Errorf("affinity (-want +got):\n%s", diff)
 	}
 }
 

@@ -154,6 +154,12 @@ type contractResult struct {
 	// peerEnv are the variables the CDI devices of other drivers in the
 	// pod's claims set: the pod's, but not the driver's to account for.
 	peerEnv []string
+	// shown are the driver's devices (pool/device, by the kubelet's record
+	// of every claim on the node) whose CDI devices' every edit the
+	// container shows, sorted: the container's own account of its
+	// devices. A CDI device the kubelet records for no device is shown by
+	// its CDI device ID.
+	shown []string
 }
 
 // contract checks the DRA contract on the node for a running pod: for every
@@ -231,6 +237,34 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 		}
 	}
 	res.others = len(others)
-	res.findings = append(res.findings, observe.CheckCDIEdits(p.name, res.edits, others, observe.ObservedOf(*p.report))...)
+	seen := observe.ObservedOf(*p.report)
+	res.findings = append(res.findings, observe.CheckCDIEdits(p.name, res.edits, others, seen)...)
+	deviceOf := map[string]string{}
+	for _, claimState := range state {
+		for _, d := range claimState.DriverState[w.cfg.DriverName].Devices {
+			for _, id := range d.CDIDeviceIDs {
+				deviceOf[id] = d.PoolName + "/" + d.DeviceName
+			}
+		}
+	}
+	shown := map[string]bool{}
+	show := func(id string) {
+		if d, ok := deviceOf[id]; ok {
+			shown[d] = true
+		} else {
+			shown[id] = true
+		}
+	}
+	for _, id := range res.cdiIDs {
+		if e, err := observe.CDIEditsOf(cache, id); err == nil && e.ShownIn(seen) {
+			show(id)
+		}
+	}
+	for id, e := range others {
+		if e.ShownIn(seen) {
+			show(id)
+		}
+	}
+	res.shown = devicesOf(shown)
 	return res, nil
 }

@@ -34,11 +34,21 @@ const checksAttachment = "checks"
 // seenDevices is what the kit found a pod's container to see, kept for
 // comparisons with other pods after the pod is gone.
 type seenDevices struct {
+	// nodeChecked says that the kit read the node: prepared and cdi hold
+	// what it found there.
+	nodeChecked bool
 	// prepared are the devices the driver prepared for the pod's claims
-	// (pool/device), sorted.
+	// (pool/device), sorted, as the kubelet recorded them.
 	prepared []string
+	// cdi are the node's CDI devices whose every edit the container shows,
+	// sorted.
+	cdi []string
+	// shown are the driver's devices on the node (pool/device) that the
+	// container shows by what the driver declares it injects
+	// (observe.ShownDevices), sorted.
+	shown []string
 	// nvml are the GPU and MIG device UUIDs NVML showed, sorted; nil
-	// without the nvml observer.
+	// without the nvml observer or when NVML could not be loaded.
 	nvml []string
 }
 
@@ -55,61 +65,105 @@ func (w *world) podWithDevices(name string) (*podRecord, error) {
 	return p, nil
 }
 
-// podSeesAllocatedDevices is KEP-4381's promise for a pod: the DRA contract
-// (the driver prepared exactly the allocated devices, the container shows
-// exactly their CDI edits and none of another device's), then every
-// observer the driver declares: its per-device environment variables, and
-// NVML with the NVIDIA device nodes. It attaches which checks ran.
+// containerObservers are the observers the driver declares that judge from
+// inside the container, without the node's files.
+func (w *world) containerObservers() []string {
+	var out []string
+	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
+		out = append(out, string(declaration.ObserverEnv))
+	}
+	for _, o := range []declaration.Observer{declaration.ObserverDeviceNodes, declaration.ObserverMounts, declaration.ObserverNVML} {
+		if w.cfg.observes(o) {
+			out = append(out, string(o))
+		}
+	}
+	return out
+}
+
+// cannotObserveReason is the skip reason when neither the node nor the
+// container can be observed: the driver cannot be certified, it is not a
+// scenario that does not apply.
+func cannotObserveReason(nodeReason string) string {
+	return "could not certify what the container sees: " + nodeReason +
+		", and the driver declares no observer that judges from inside the container (env, deviceNodes, mounts or nvml)"
+}
+
+// podSeesAllocatedDevices is KEP-4381's promise for a pod: where the kit
+// can read the node, the DRA contract (the driver prepared exactly the
+// allocated devices, the container shows exactly their CDI edits and none
+// of another device's); then every observer the driver declares that
+// judges from inside the container: its per-device environment variables,
+// device nodes and mounts, and NVML with the NVIDIA device nodes. Without
+// the node those decide; with neither, or with an NVML that could not be
+// loaded and no finding otherwise, the step skips as could-not-certify. It
+// attaches which checks ran.
 func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
-	if reason := w.contractAccess(); reason != "" {
-		return skip(ctx, reason)
+	nodeReason := w.contractAccess()
+	inContainer := w.containerObservers()
+	if nodeReason != "" && len(inContainer) == 0 {
+		return skip(ctx, cannotObserveReason(nodeReason))
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
 		return ctx, err
 	}
-	c, err := w.contract(p)
+	var (
+		bad    []string
+		checks []string
+		c      contractResult
+		seen   = &seenDevices{}
+	)
+	if nodeReason == "" {
+		if c, err = w.contract(p); err != nil {
+			return ctx, err
+		}
+		bad = c.findings
+		seen.nodeChecked, seen.prepared, seen.cdi = true, c.prepared, c.shown
+		checks = append(checks, fmt.Sprintf("the DRA contract: the driver prepared %s, the container shows exactly their CDI edits (%d CDI devices) and none of the node's %d other CDI devices",
+			strings.Join(c.prepared, ", "), len(c.cdiIDs), c.others))
+	} else {
+		checks = append(checks, "not checked: the DRA contract on the node ("+nodeReason+"); the container-side observers decide")
+	}
+	node, err := w.nodeDevices(ctx, p)
 	if err != nil {
 		return ctx, err
 	}
-	bad := c.findings
-	checks := []string{fmt.Sprintf("the DRA contract: the driver prepared %s, the container shows exactly their CDI edits (%d CDI devices) and none of the node's %d other CDI devices",
-		strings.Join(c.prepared, ", "), len(c.cdiIDs), c.others)}
-	seen := &seenDevices{prepared: c.prepared}
+	in := w.cfg.injected()
 	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
-		envBad, err := w.envFindings(ctx, name, p, c.peerEnv)
-		if err != nil {
-			return ctx, err
-		}
-		bad = append(bad, envBad...)
+		bad = append(bad, w.envFindings(name, p, node, c.peerEnv)...)
 		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")
 	}
-	if w.cfg.observes(declaration.ObserverNVML) {
-		bad = append(bad, w.nvmlFindings(name, p, c)...)
-		seen.nvml = nvmlIDs(*p.report)
-		checks = append(checks, "nvml: NVML in the container lists exactly the allocated GPUs and partitions, the NVIDIA device nodes are exactly theirs and their CDI edits'")
+	mine, others := w.wholeKind(p.devices, node)
+	if w.cfg.observes(declaration.ObserverDeviceNodes) {
+		bad = append(bad, observe.CheckDeclaredDeviceNodes(name, in, mine, others, *p.report)...)
+		checks = append(checks, "deviceNodes: the declared device nodes of every allocated device, of their type and numbers, none of another device of the node")
 	}
+	if w.cfg.observes(declaration.ObserverMounts) {
+		bad = append(bad, observe.CheckDeclaredMounts(name, in, mine, others, *p.report)...)
+		checks = append(checks, "mounts: the declared mounts of every allocated device, read-only where declared, none of another device of the node")
+	}
+	var unjudged string
+	if w.cfg.observes(declaration.ObserverNVML) {
+		if unjudged = observe.NVMLUnavailable(name, *p.report); unjudged == "" {
+			bad = append(bad, w.nvmlFindings(name, p, c, nodeReason == "")...)
+			seen.nvml = nvmlIDs(*p.report)
+			checks = append(checks, "nvml: NVML in the container lists exactly the allocated GPUs and partitions, the NVIDIA device nodes are exactly theirs (and their CDI edits', with the node)")
+		} else {
+			checks = append(checks, "not judged: nvml ("+unjudged+")")
+		}
+	}
+	seen.shown = observe.ShownDevices(in, w.cfg.observes(declaration.ObserverNVML), node, *p.report)
 	p.seen = seen
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
+	if len(bad) == 0 && unjudged != "" {
+		return skip(ctx, "could not certify what the container sees through NVML: "+unjudged)
+	}
 	return ctx, findings(bad)
 }
 
-// envFindings compares the container's per-device variables with the
-// allocated devices and the other devices of their nodes. Variables that
-// other drivers' CDI devices of the pod's claims set (peerEnv) are theirs,
-// whatever they look like.
-func (w *world) envFindings(ctx context.Context, name string, p *podRecord, peerEnv []string) ([]string, error) {
-	report := *p.report
-	if len(peerEnv) > 0 {
-		report.Env = maps.Clone(report.Env)
-		for _, n := range peerEnv {
-			delete(report.Env, n)
-		}
-	}
-	env := w.cfg.deviceEnv()
-	if env == nil {
-		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, report), nil
-	}
+// nodeDevices are the driver's devices on the nodes of the devices
+// allocated to the pod, allocated or not, with their identity.
+func (w *world) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device, error) {
 	all, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -120,13 +174,66 @@ func (w *world) envFindings(ctx context.Context, name string, p *podRecord, peer
 			nodes[d.Node] = true
 		}
 	}
-	var node []observe.Device
+	var out []observe.Device
 	for _, d := range all {
-		if nodes[d.Node] {
-			node = append(node, observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity})
+		if !nodes[d.Node] {
+			continue
+		}
+		od := observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity}
+		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+			od.UUID = *a.StringValue
+		}
+		out = append(out, od)
+	}
+	return out, nil
+}
+
+// wholeKind narrows the allocated and the node's devices to those the
+// declared device nodes and mounts describe, the whole-device kind's: not
+// partitions, and among the others not the parents of allocated
+// partitions, whose nodes the container rightly has.
+func (w *world) wholeKind(allocated, node []observe.Device) (mine, others []observe.Device) {
+	names := w.cfg.partitionNames()
+	isPartition := func(d observe.Device) (observe.Partition, bool) {
+		if w.cfg.PartitionClassName == "" {
+			return observe.Partition{}, false
+		}
+		return names.Partition(d.Attributes)
+	}
+	parents := map[string]bool{}
+	for _, d := range allocated {
+		if part, ok := isPartition(d); ok {
+			parents[part.ParentUUID] = true
+			continue
+		}
+		mine = append(mine, d)
+	}
+	for _, d := range node {
+		if _, ok := isPartition(d); ok || (d.UUID != "" && parents[d.UUID]) {
+			continue
+		}
+		others = append(others, d)
+	}
+	return mine, others
+}
+
+// envFindings compares the container's per-device variables with the
+// allocated devices and the other devices of their nodes. Variables that
+// other drivers' CDI devices of the pod's claims set (peerEnv, known with
+// the node) are theirs, whatever they look like.
+func (w *world) envFindings(name string, p *podRecord, node []observe.Device, peerEnv []string) []string {
+	report := *p.report
+	if len(peerEnv) > 0 {
+		report.Env = maps.Clone(report.Env)
+		for _, n := range peerEnv {
+			delete(report.Env, n)
 		}
 	}
-	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, report), nil
+	env := w.cfg.deviceEnv()
+	if env == nil {
+		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, report)
+	}
+	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, report)
 }
 
 // nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
@@ -134,9 +241,9 @@ func (w *world) envFindings(ctx context.Context, name string, p *podRecord, peer
 const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 
 // nvmlFindings compares NVML in the container and its NVIDIA device nodes
-// with the allocated GPUs and partitions, and the NVIDIA nodes with those
-// the pod's CDI edits inject.
-func (w *world) nvmlFindings(name string, p *podRecord, c contractResult) []string {
+// with the allocated GPUs and partitions and, with the node (withNode),
+// the NVIDIA nodes with those the pod's CDI edits inject.
+func (w *world) nvmlFindings(name string, p *podRecord, c contractResult, withNode bool) []string {
 	names := w.cfg.partitionNames()
 	partitions := false
 	for _, d := range p.devices {
@@ -151,6 +258,9 @@ func (w *world) nvmlFindings(name string, p *podRecord, c contractResult) []stri
 	} else {
 		bad = append(bad, observe.CheckNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report)...)
 		bad = append(bad, observe.CheckDeviceNodes(name, p.devices, *p.report)...)
+	}
+	if !withNode {
+		return bad
 	}
 	return append(bad, observe.CheckNodesUnder(name, nvidiaNodePrefix, c.edits, observe.ObservedOf(*p.report))...)
 }
@@ -167,9 +277,12 @@ func (w *world) seenBy(name string) (*seenDevices, error) {
 	return p.seen, nil
 }
 
-// podsSeeSameDevices: the driver prepared the same devices for both pods
-// and, with the nvml observer, NVML showed the same GPUs and partitions.
-// The other pod may be gone; what it saw is remembered.
+// podsSeeSameDevices compares what each pod's own container showed: the
+// driver's devices it shows by what the driver declares it injects, with
+// the node the CDI devices whose edits it shows, with the nvml observer
+// the GPUs and partitions NVML lists. The other pod may be gone; what it
+// saw is remembered. A pod that shows nothing of the driver by any of
+// these leaves nothing to compare, which is a finding, not a pass.
 func (w *world) podsSeeSameDevices(name, other string) error {
 	a, err := w.seenBy(name)
 	if err != nil {
@@ -180,10 +293,21 @@ func (w *world) podsSeeSameDevices(name, other string) error {
 		return err
 	}
 	var bad []string
-	if !slices.Equal(a.prepared, b.prepared) {
-		bad = append(bad, fmt.Sprintf("the driver prepared %s for pod %s and %s for pod %s", list(a.prepared), name, list(b.prepared), other))
+	for _, s := range []struct {
+		pod  string
+		seen *seenDevices
+	}{{name, a}, {other, b}} {
+		if len(s.seen.shown) == 0 && len(s.seen.cdi) == 0 && len(s.seen.nvml) == 0 {
+			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.pod, w.cfg.DriverName))
+		}
 	}
-	if a.nvml != nil && !slices.Equal(a.nvml, b.nvml) {
+	if !slices.Equal(a.shown, b.shown) {
+		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, list(a.shown), w.cfg.DriverName, other, list(b.shown)))
+	}
+	if a.nodeChecked && b.nodeChecked && !slices.Equal(a.cdi, b.cdi) {
+		bad = append(bad, fmt.Sprintf("pod %s shows the CDI edits of devices %s, pod %s showed those of %s", name, list(a.cdi), other, list(b.cdi)))
+	}
+	if a.nvml != nil && b.nvml != nil && !slices.Equal(a.nvml, b.nvml) {
 		bad = append(bad, fmt.Sprintf("pod %s sees %s through NVML, pod %s saw %s", name, list(a.nvml), other, list(b.nvml)))
 	}
 	return findings(bad)

@@ -340,8 +340,11 @@ func (w *world) podSeesExtendedDevices(ctx context.Context, name string, n int) 
 	if len(ids) != n {
 		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.name, len(ids), w.cfg.DriverName, list(ids), n))
 	}
-	if len(p.seen.prepared) != n {
+	switch {
+	case p.seen.nodeChecked && len(p.seen.prepared) != n:
 		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.seen.prepared), list(p.seen.prepared), n))
+	case !p.seen.nodeChecked && len(p.seen.shown) != n:
+		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.seen.shown), w.cfg.DriverName, list(p.seen.shown), n))
 	}
 	return ctx, findings(bad)
 }

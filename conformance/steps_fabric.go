@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -119,6 +120,9 @@ func (w *world) seenClique(name string) (clique string, gpus int, problems []str
 	p, err := w.runningPod(name)
 	if err != nil {
 		return "", 0, nil, err
+	}
+	if why := observe.NVMLUnavailable(name, *p.report); why != "" {
+		return "", 0, nil, errors.New(why) // no finding about the driver's devices
 	}
 	seen := map[string][]string{}
 	for _, g := range p.report.NVML.GPUs {

@@ -42,7 +42,7 @@ deploy() { # deploy VARIANT [FLAGS...]: the plain driver alone, with its own sta
 }
 kit() { # kit VARIANT [FLAGS...]: the conformance run against the plain driver's declaration
   local variant=$1; shift
-  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$variant" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$out/$variant" --node-cdi-dir "$DRAKIT_CDI_DIR" \
     --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --driver-config docs/examples/plain-driver.yaml \
     --no-colors --format progress --concurrency 3 "$@"
 }

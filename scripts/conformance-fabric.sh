@@ -76,13 +76,13 @@ live_check TestIntegrationControllerSliceAdmission ./reference/deploy "the contr
 
 # The scenarios use whole cliques and whole hosts: one at a time.
 log "running the @nvlink-fabric features against the GPU driver"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/fabric/kit" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/fabric/kit" --node-cdi-dir "$DRAKIT_CDI_DIR" \
   --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
   --node-emulator-roots "$roots" \
   --driver-config docs/examples/reference-driver.yaml --tags '@nvlink-fabric' --no-colors --fail-on-skip --concurrency 1
 log "running the @tpu-torus features against the TPU driver"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/tpu" --node-emulator-roots "$roots" \
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/tpu" --node-emulator-roots "$roots" \
   --driver-config docs/examples/reference-tpu-driver.yaml --tags '@tpu-torus' --no-colors --fail-on-skip --concurrency 1
 log "running the @multi-node features against the TPU driver's sub-slices"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/multinode" --node-emulator-roots "$roots" \
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/multinode" --node-emulator-roots "$roots" \
   --driver-config docs/examples/reference-tpu-driver.yaml --tags '@multi-node && @multi-host' --no-colors --fail-on-skip --concurrency 1

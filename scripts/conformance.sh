@@ -72,7 +72,7 @@ explain_pid=$!
 
 kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario must pass
   log "running the conformance features against the $1 driver ($2)"
-  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/$1" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+  $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/$1" --node-cdi-dir "$DRAKIT_CDI_DIR" \
     --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
     --node-cgroup-root /sys/fs/cgroup --driver-config "$2" --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
 }
@@ -139,7 +139,7 @@ $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRA
   --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --registrar-dir "$interpose_dir"
 log "running the kubelet-contract features against the GPU driver through drakit interpose"
-$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$ARTIFACTS/interpose" --node-cdi-dir "$DRAKIT_CDI_DIR" \
+$drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/interpose" --node-cdi-dir "$DRAKIT_CDI_DIR" \
   --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
   --driver-config docs/examples/reference-driver.yaml --tags '@interpose' --interpose "$interpose_control" \
   --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"

@@ -211,6 +211,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *kubeFlags 
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
 	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
 	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
+	f.BoolVar(&cfg.ProbeHostNetwork, "probe-host-network", cfg.ProbeHostNetwork, "run the probe pods with hostNetwork, for a cluster without a pod network (drakit's local cluster; --provider local sets it)")
 	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
 	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
 	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
@@ -311,6 +312,7 @@ func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(fl
 		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.CDIDir }
 		set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.KubeletRootDir }
 		set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" }
+		set["probe-host-network"] = func() { cfg.ProbeHostNetwork = true } // no CNI on the local cluster
 	default:
 		if n.HostCDIDir != "" {
 			set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }

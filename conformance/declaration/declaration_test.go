@@ -34,7 +34,7 @@ func TestInvalidDeclarations(t *testing.T) {
 		"duplicate-key":   {want: []string{`line 6: key "name" already set`}, sentinel: strictyaml.ErrSyntax},
 		"second-document": {want: []string{"line 12: a second YAML document"}, sentinel: strictyaml.ErrMultipleDocuments},
 		"not-mapping":     {want: []string{"the document must be a mapping"}, sentinel: strictyaml.ErrNotMapping},
-		"unknown-field":   {want: []string{"line 8: deviceKinds[0].deviceClas: Forbidden: unknown field; known fields: deviceClass, faults, identity"}},
+		"unknown-field":   {want: []string{"line 8: deviceKinds[0].deviceClas: Forbidden: unknown field; known fields: deviceClass, deviceNodes, faults, identity"}},
 		"case-field":      {want: []string{"line 8: deviceKinds[0].DeviceClass: Forbidden: unknown field"}},
 		"wrong-type": {want: []string{
 			"line 11: deviceKinds[0].observers: Invalid value: \"cdi\": must be a list",
@@ -105,7 +105,17 @@ func TestInvalidDeclarations(t *testing.T) {
 			`line 26: deviceKinds[3].identity.env.name: Invalid value: "GPU_{attribute:bad-name}": placeholder {attribute:bad-name}: the name part must be a C identifier`,
 			`line 31: deviceKinds[4].identity.env.value: Invalid value: "1": has no placeholder`,
 		}},
-		"env-not-observed":         {want: []string{`line 12: deviceKinds[0].observers: Invalid value: ["cdi","nvml"]: identity.env is declared, so list the env observer`}},
+		"env-not-observed": {want: []string{`line 12: deviceKinds[0].observers: Invalid value: ["cdi","nvml"]: identity.env is declared, so list the env observer`}},
+		"injected": {want: []string{
+			`line 13: deviceKinds[0].deviceNodes[0]: Invalid value: {"path":"/dev/gpu0"}: path "/dev/gpu0": has no placeholder`,
+			`line 14: deviceKinds[0].deviceNodes[1]: Invalid value: {"path":"/var/gpu{device}"}: path "/var/gpu{device}": must be below /dev/`,
+			`line 15: deviceKinds[0].deviceNodes[2]: Invalid value: {"path":"/dev/gpu{device}","type":"x","major":"1a","minor":"{attribute:minor}"}: type "x": must be "c" or "b"; major "1a": must be a decimal device number`,
+			`line 16: deviceKinds[0].deviceNodes[3].path: Duplicate value: "/dev/gpu{device}": also deviceKinds[0].deviceNodes[2].path`,
+			`line 18: deviceKinds[0].mounts[0]: Invalid value: {"path":"run/{device}"}: path "run/{device}": must be an absolute, clean path`,
+			`line 19: deviceKinds[0].mounts[1]: Invalid value: {"path":"/run/{device}/../x"}: path "/run/{device}/../x": must be an absolute, clean path`,
+			`line 23: deviceKinds[1].observers: Invalid value: ["cdi","mounts"]: deviceKinds[1].deviceNodes is declared, so list the deviceNodes observer`,
+			`line 20: deviceKinds[1].mounts: Required value: the mounts observer checks the mounts`,
+		}},
 		"env-observer-without-env": {want: []string{"line 9: deviceKinds[0].identity.env: Required value: the env observer checks the variable declared here"}},
 		"observers": {want: []string{
 			`line 11: deviceKinds[0].observers[1]: Unsupported value: "smi": supported values: "cdi", "env", "deviceNodes", "mounts", "nvml"`,

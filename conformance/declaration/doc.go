@@ -27,6 +27,14 @@
 //	  memoryCapacity: memory         # optional: capacity holding memory in bytes
 //	  numaNodesAttribute: closeNUMANodes  # optional, with listTypeAttributes: int list of close NUMA nodes
 //	  observers: [cdi, env, deviceNodes, nvml]   # default: cdi, plus env with identity.env
+//	  deviceNodes:                   # with the deviceNodes observer: nodes per allocated device
+//	  - path: "/dev/nvidia{attribute:minor}"     # below /dev
+//	    type: c                      # optional: c or b
+//	    major: "195"                 # optional: decimal or a pattern
+//	    minor: "{attribute:minor}"   # optional
+//	  mounts:                        # with the mounts observer: mounts per allocated device
+//	  - path: "/var/run/gpu/{device}"
+//	    readOnly: true               # optional: the container must see it ro
 //	- name: mig
 //	  deviceClass: mig.gpu.drakit.dev
 //	  identity: {attribute: uuid, env: {name: "DRAKIT_DEVICE_{device}"}}
@@ -50,7 +58,8 @@
 //
 // # Placeholders
 //
-// identity.env.name and identity.env.value are patterns. {device} stands
+// identity.env.name and identity.env.value are patterns, and so are
+// deviceNodes[*].path, major and minor and mounts[*].path. {device} stands
 // for the device's name in its ResourceSlice, {identity} for the value of
 // identity.attribute, {attribute:<name>} for the value of the device's
 // attribute <name> (ints in decimal). In the name every substituted value
@@ -59,16 +68,25 @@
 // literal text of a name is letters, digits and "_", starting with a letter
 // or "_". The value takes substitutions verbatim. Each pattern needs a
 // placeholder; braces are only for placeholders. EnvVariable.ExpandName and
-// ExpandValue apply a pattern to a device.
+// ExpandValue apply a pattern to a device. A path takes substitutions
+// verbatim, each within one path element (a value with "/" does not
+// expand); it must be absolute and clean, a device node's below /dev, and
+// needs a placeholder. A device number expands to a decimal number, or is
+// one. DeviceNode.Expand and Mount.ExpandPath apply them to a device.
 //
 // # Observers
 //
-// cdi compares the container with the claim's CDI spec (the DRA contract,
-// for every driver); env checks identity.env; deviceNodes and mounts check
-// that the container has the device nodes and mounts of exactly the
-// allocated devices; nvml asks NVML in the container for exactly the
-// allocated GPUs and MIG devices, by identity. An observer applies to a
-// kind when the kind lists it.
+// cdi compares the container with the claim's CDI spec on the node (the
+// DRA contract, for every driver, where the kit can read the node);
+// env checks identity.env; deviceNodes and mounts check deviceNodes and
+// mounts: the container has those of every allocated device (each node of
+// the declared type and numbers, each mount read-only where declared) and
+// none of another device of the driver on the node; nvml asks NVML in the
+// container for exactly the allocated GPUs and MIG devices, by identity.
+// An observer applies to a kind when the kind lists it; deviceNodes and
+// mounts are listed exactly when the kind declares deviceNodes and mounts.
+// env, deviceNodes, mounts and nvml judge from inside the container, so
+// they decide without access to the node's files.
 //
 // # Capabilities
 //

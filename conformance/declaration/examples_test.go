@@ -146,6 +146,27 @@ func TestEnvOnlyDriverExample(t *testing.T) {
 	}
 }
 
+// The plain driver's declaration says what reference/plaindriver injects
+// per device: PLAIN_DEVICE_<index>=<device> and a read-only mount of
+// /var/run/plain/<device>, no device node.
+func TestPlainDriverExample(t *testing.T) {
+	t.Parallel()
+	d, err := Load(filepath.Join(examplesDir, "plain-driver.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := d.DeviceKinds[0]
+	if !slices.Equal(k.Observers, []Observer{ObserverCDI, ObserverEnv, ObserverMounts}) || len(k.DeviceNodes) != 0 {
+		t.Errorf("observers %v, device nodes %v; want cdi, env and mounts, no device node", k.Observers, k.DeviceNodes)
+	}
+	if len(k.Mounts) != 1 || !k.Mounts[0].ReadOnly {
+		t.Fatalf("mounts %+v, want one read-only mount", k.Mounts)
+	}
+	if got, err := k.Mounts[0].ExpandPath(DeviceValues{Name: "dev-1"}); err != nil || got != "/var/run/plain/dev-1" {
+		t.Errorf("mount of dev-1 %q, %v; want /var/run/plain/dev-1", got, err)
+	}
+}
+
 // The reference NIC driver's declaration: VFs are its whole devices, PF
 // bandwidth shares its shared kind, the GPUs their PCIe root peers.
 func TestReferenceNICDriverExample(t *testing.T) {

@@ -168,18 +168,11 @@ func expand(pattern string, v DeviceValues, convert func(string) string) (string
 	}
 	var b strings.Builder
 	for _, s := range segs {
-		var value string
-		switch {
-		case s.placeholder == "":
+		if s.placeholder == "" {
 			b.WriteString(s.literal)
 			continue
-		case s.placeholder == PlaceholderDevice:
-			value = v.Name
-		case s.placeholder == PlaceholderIdentity:
-			value = v.Identity
-		case v.Attribute != nil:
-			value, _ = v.Attribute(s.attribute)
 		}
+		value := placeholderValue(s, v)
 		if value == "" {
 			return "", fmt.Errorf("expand pattern %q for device %s: %s: %w", pattern, v.Name, s.placeholder, ErrMissingValue)
 		}

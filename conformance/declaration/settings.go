@@ -40,6 +40,10 @@ type Settings struct {
 	Hardware bool
 	// Observers are the whole-device kind's observers.
 	Observers []string
+	// DeviceNodes and Mounts are the whole-device kind's deviceNodes and
+	// mounts.
+	DeviceNodes []DeviceNode
+	Mounts      []Mount
 	// DeviceEnvName and DeviceEnvValue are the whole-device kind's
 	// identity.env patterns, when DeviceEnvPrefix cannot say them.
 	DeviceEnvName, DeviceEnvValue string
@@ -125,6 +129,7 @@ func (d *Declaration) KitSettings() Settings {
 		for _, o := range whole.Observers {
 			s.Observers = append(s.Observers, string(o))
 		}
+		s.DeviceNodes, s.Mounts = slices.Clone(whole.DeviceNodes), slices.Clone(whole.Mounts)
 		if whole.PCI != nil {
 			s.PCIVendor, s.PCIClass = whole.PCI.Vendor, whole.PCI.Class
 		}

@@ -107,6 +107,13 @@ type DeviceKind struct {
 	// Observers are the kit's ways of checking what a container of this
 	// kind sees (Observer). Default: cdi, plus env when Identity.Env is set.
 	Observers []Observer `json:"observers,omitempty"`
+	// DeviceNodes are the device nodes a container gets per allocated
+	// device of this kind. Required with the deviceNodes observer, and
+	// only with it.
+	DeviceNodes []DeviceNode `json:"deviceNodes,omitempty"`
+	// Mounts are the mounts a container gets per allocated device of this
+	// kind. Required with the mounts observer, and only with it.
+	Mounts []Mount `json:"mounts,omitempty"`
 	// SharedCapacity makes this a kind of shared devices (KEP-5075): its
 	// devices set allowMultipleAllocations, and several claims share one,
 	// each consuming part of this capacity (a resource.k8s.io
@@ -225,6 +232,45 @@ type EnvVariable struct {
 // DefaultEnvValue is EnvVariable.Value's default: the device's identity.
 const DefaultEnvValue = "{identity}"
 
+// DeviceNode is a device node the driver injects into a container for one
+// device, written as patterns (see the package documentation): Path
+// "/dev/nvidia{attribute:minor}" with Major "195" and Minor
+// "{attribute:minor}" is /dev/nvidia3, c 195:3 for a GPU of minor 3.
+type DeviceNode struct {
+	// Path is the node's path in the container, below /dev. Substituted
+	// values are taken verbatim and must not contain "/". It must contain
+	// a placeholder, so that each device gets its own node. Required.
+	Path string `json:"path"`
+	// Type is the node's type: "c" (character) or "b" (block). Optional:
+	// empty accepts either.
+	Type string `json:"type,omitempty"`
+	// Major and Minor are the node's device numbers, patterns that expand
+	// to decimal numbers ("195", "{attribute:minor}"). Optional: an empty
+	// one is not checked. With both, a node of these numbers at any other
+	// path also shows the device.
+	Major string `json:"major,omitempty"`
+	Minor string `json:"minor,omitempty"`
+}
+
+// Device node types of DeviceNode.Type.
+const (
+	CharDevice  = "c"
+	BlockDevice = "b"
+)
+
+// Mount is a mount the driver injects into a container for one device,
+// written as a pattern: Path "/var/run/plain/{device}".
+type Mount struct {
+	// Path is the mount point in the container, an absolute path.
+	// Substituted values are taken verbatim and must not contain "/". It
+	// must contain a placeholder, so that each device gets its own mount.
+	// Required.
+	Path string `json:"path"`
+	// ReadOnly says that the container gets the mount read-only (mount
+	// option ro). Optional: false leaves the option unchecked.
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
+
 // PCIFunction matches a node's PCI functions in sysfs.
 type PCIFunction struct {
 	// Vendor is the PCI vendor ID, four hex digits ("10de"). Required.
@@ -264,11 +310,13 @@ const (
 	// ObserverEnv checks Identity.Env: one variable per allocated device
 	// with the expected value, none for another device.
 	ObserverEnv Observer = "env"
-	// ObserverDeviceNodes checks that the container has the device nodes of
-	// exactly the allocated devices of this kind.
+	// ObserverDeviceNodes checks DeviceKind.DeviceNodes: the container has
+	// every declared device node of each allocated device, and none of
+	// another device of the driver.
 	ObserverDeviceNodes Observer = "deviceNodes"
-	// ObserverMounts checks that the container has the mounts of exactly
-	// the allocated devices of this kind.
+	// ObserverMounts checks DeviceKind.Mounts: the container has every
+	// declared mount of each allocated device (read-only where declared),
+	// and none of another device of the driver.
 	ObserverMounts Observer = "mounts"
 	// ObserverNVML asks NVML inside the container which GPUs and MIG
 	// devices it sees: exactly the allocated ones, by identity (NVML UUIDs).

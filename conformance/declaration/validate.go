@@ -308,6 +308,42 @@ func validateObservers(path *field.Path, k *DeviceKind) field.ErrorList {
 	case !observesEnv && k.Identity.Env != nil:
 		errs = append(errs, field.Invalid(op, k.Observers, "identity.env is declared, so list the env observer (or remove identity.env)"))
 	}
+	_, observesNodes := seen[ObserverDeviceNodes]
+	errs = append(errs, validateInjected(path.Child("deviceNodes"), op, k.Observers, observesNodes, ObserverDeviceNodes, k.DeviceNodes,
+		"the device nodes a container gets per device, e.g. {path: \"/dev/mydev{attribute:index}\"}")...)
+	_, observesMounts := seen[ObserverMounts]
+	errs = append(errs, validateInjected(path.Child("mounts"), op, k.Observers, observesMounts, ObserverMounts, k.Mounts,
+		"the mounts a container gets per device, e.g. {path: \"/var/run/mydev/{device}\", readOnly: true}")...)
+	return errs
+}
+
+// injected is a declared device node or mount.
+type injected interface {
+	Validate() error
+	comparablePath() string
+}
+
+func (n DeviceNode) comparablePath() string { return n.Path }
+func (m Mount) comparablePath() string      { return m.Path }
+
+// validateInjected checks a kind's deviceNodes or mounts: listed exactly
+// when their observer is, each valid, no path twice.
+func validateInjected[T injected](path, op *field.Path, observers []Observer, observed bool, o Observer, items []T, example string) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case observed && len(items) == 0:
+		errs = append(errs, field.Required(path, fmt.Sprintf("the %s observer checks %s", o, example)))
+	case !observed && len(items) > 0:
+		errs = append(errs, field.Invalid(op, observers, fmt.Sprintf("%s is declared, so list the %s observer (or remove %s)", path, o, path)))
+	}
+	seen := map[string]*field.Path{}
+	for i, item := range items {
+		ip := path.Index(i)
+		if err := item.Validate(); err != nil {
+			errs = append(errs, field.Invalid(ip, item, err.Error()))
+		}
+		errs = append(errs, unique(ip.Child("path"), item.comparablePath(), seen)...)
+	}
 	return errs
 }
 

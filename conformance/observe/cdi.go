@@ -57,6 +57,32 @@ func (e ContainerEdits) EnvNames() []string {
 	return out
 }
 
+// ShownIn says whether the container shows every edit of e, and e makes
+// at least one: every environment entry with its value, every device node
+// of its type and numbers, every mount point.
+func (e ContainerEdits) ShownIn(seen Observed) bool {
+	if len(e.env) == 0 && len(e.nodes) == 0 && len(e.mounts) == 0 {
+		return false
+	}
+	for _, kv := range e.env {
+		name, value, _ := strings.Cut(kv, "=")
+		if got, ok := seen.env[name]; !ok || got != value {
+			return false
+		}
+	}
+	for path, want := range e.nodes {
+		if seen.nodes[path] != want {
+			return false
+		}
+	}
+	for _, m := range e.mounts {
+		if !seen.mounts[m] {
+			return false
+		}
+	}
+	return true
+}
+
 // Observed is what the probe saw, in the terms of ContainerEdits.
 type Observed struct {
 	env    map[string]string

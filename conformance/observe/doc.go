@@ -15,8 +15,10 @@
 //	pod p: allocated device node/gpu-2 (claim c, uuid GPU-2) is not visible through NVML in the container (NVML lists no GPUs)
 //
 // No finding (a nil or empty slice) means the container saw exactly what
-// was allocated. Callers turn findings into a step's error; observe never
-// fails or skips a scenario itself.
+// was allocated, but for the NVML checks of a container in which NVML
+// could not be loaded (NVMLUnavailable): they cannot judge it, and their
+// callers must say so rather than pass. Callers turn findings into a
+// step's error; observe never fails or skips a scenario itself.
 //
 // Attribute and capacity names are spelled as the kit's configuration
 // spells them: a bare name ("uuid") is in the driver's domain, a qualified

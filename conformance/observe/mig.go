@@ -80,6 +80,9 @@ type allocatedPartition struct {
 //
 //	pod p: GPU GPU-5 is allocated whole, but NVML also shows 1 MIG devices on it
 func CheckMIGNVML(pod string, names PartitionNames, allocated []Device, r probe.Report) []string {
+	if r.NVML.Unavailable != "" {
+		return nil
+	}
 	out, seen := nvmlGPUs(pod, r)
 	whole := map[string]bool{}
 	wantParts := map[string][]allocatedPartition{} // parent UUID -> partitions
@@ -178,6 +181,9 @@ const capsDir = probe.DevPath + "/nvidia-caps"
 //
 //	pod p: capability node /dev/nvidia-caps/nvidia-cap1 is not the capability of any MIG device NVML shows in the container
 func CheckMIGDeviceNodes(pod string, r probe.Report) []string {
+	if r.NVML.Unavailable != "" {
+		return nil
+	}
 	var out []string
 	if len(r.NVML.GPUs) == 0 {
 		return []string{fmt.Sprintf("pod %s: NVML shows no GPU in the container, so there are no device nodes to check", pod)}

@@ -20,14 +20,30 @@ func isGPUNode(d probe.DeviceNode) bool {
 	return d.Type == probe.CharDevice && d.Major == nvidiaMajor && d.Minor <= nvidiaMaxGPUMinor
 }
 
+// NVMLUnavailable says why NVML cannot judge the container: it could not
+// be loaded or initialized there (no libnvidia-ml, a failed dlopen, a
+// failed nvmlInit), which says nothing about the devices the container
+// got; "" when NVML ran. The NVML checks (CheckNVML, CheckDeviceNodes,
+// CheckMIGNVML, CheckMIGDeviceNodes) judge nothing then and return no
+// findings, which the caller must not take for a pass.
+func NVMLUnavailable(pod string, r probe.Report) string {
+	if r.NVML.Unavailable == "" {
+		return ""
+	}
+	return fmt.Sprintf("pod %s: NVML could not be loaded in the container (%s), so the kit cannot see its GPUs through NVML", pod, r.NVML.Unavailable)
+}
+
 // CheckNVML compares the GPUs NVML enumerates inside the container with the
 // devices allocated to the pod's claims, identified by their UUID attribute
-// (named uuidAttr in findings). Findings: NVML failed in the container; an
-// allocated device has no UUID; an allocated GPU is not listed; NVML lists
+// (named uuidAttr in findings). Findings: a call of NVML failed in the
+// container; an allocated device has no UUID; an allocated GPU is not listed; NVML lists
 // a GPU that is not allocated, as in
 //
 //	pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims
 func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []string {
+	if r.NVML.Unavailable != "" {
+		return nil
+	}
 	out, seen := nvmlGPUs(pod, r)
 	want := map[string]bool{}
 	for _, d := range allocated {
@@ -58,6 +74,9 @@ func CheckNVML(pod, uuidAttr string, allocated []Device, r probe.Report) []strin
 //
 //	pod p: no device node 195:2 (/dev/nvidia2) for allocated device node/gpu-2 (uuid GPU-2)
 func CheckDeviceNodes(pod string, allocated []Device, r probe.Report) []string {
+	if r.NVML.Unavailable != "" {
+		return nil
+	}
 	var out []string
 	minorOf := map[string]int{}
 	for _, g := range r.NVML.GPUs {
@@ -118,7 +137,7 @@ func gpuList(gpus []probe.GPU) string {
 }
 
 // nvmlGPUs are the GPUs NVML showed in the container by UUID, and the
-// finding that NVML failed there, if it did.
+// finding that a call of the initialized NVML failed there, if one did.
 func nvmlGPUs(pod string, r probe.Report) ([]string, map[string]probe.GPU) {
 	var out []string
 	if r.NVML.Error != "" {

@@ -49,13 +49,19 @@ func TestCheckNVML(t *testing.T) {
 			},
 			want: []string{"pod p: NVML in the container lists GPU GPU-5 (minor 5, bus 0000:9a:00.0), which is not allocated to the pod's claims"},
 		},
-		"NVML failed": {
+		"NVML call failed": {
 			allocated: []Device{gpu2},
-			report:    func(r *probe.Report) { r.NVML = probe.NVML{Error: "initialize NVML: ERROR_LIBRARY_NOT_FOUND"} },
+			report:    func(r *probe.Report) { r.NVML = probe.NVML{Error: "count GPUs: ERROR_UNKNOWN"} },
 			want: []string{
-				"pod p: NVML in the container failed: initialize NVML: ERROR_LIBRARY_NOT_FOUND",
+				"pod p: NVML in the container failed: count GPUs: ERROR_UNKNOWN",
 				"pod p: allocated device node/gpu-2 (claim c, uuid GPU-2) is not visible through NVML in the container (NVML lists no GPUs)",
 			},
+		},
+		// Not a finding about device access: the caller says that NVML
+		// cannot judge (TestNVMLUnavailable).
+		"NVML not loaded": {
+			allocated: []Device{gpu2},
+			report:    func(r *probe.Report) { r.NVML = probe.NVML{Unavailable: "initialize NVML: ERROR_LIBRARY_NOT_FOUND"} },
 		},
 		"device without UUID attribute": {
 			allocated: []Device{{Claim: "c", Pool: "node", Device: "gpu-2"}},
@@ -133,5 +139,33 @@ func TestCheckDeviceNodes(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// An NVML that could not be loaded is no finding of any NVML check, and
+// NVMLUnavailable says why; a loaded NVML that shows the wrong GPU is.
+func TestNVMLUnavailable(t *testing.T) {
+	t.Parallel()
+	r := baseReport()
+	r.NVML = probe.NVML{Unavailable: "initialize NVML: ERROR_LIBRARY_NOT_FOUND", GPUs: []probe.GPU{}}
+	want := "pod p: NVML could not be loaded in the container (initialize NVML: ERROR_LIBRARY_NOT_FOUND), so the kit cannot see its GPUs through NVML"
+	if got := NVMLUnavailable("p", r); got != want {
+		t.Errorf("NVMLUnavailable = %q, want %q", got, want)
+	}
+	names := PartitionNames{}
+	for name, got := range map[string][]string{
+		"CheckNVML":           CheckNVML("p", "uuid", []Device{gpu2}, r),
+		"CheckDeviceNodes":    CheckDeviceNodes("p", []Device{gpu2}, r),
+		"CheckMIGNVML":        CheckMIGNVML("p", names, []Device{gpu2}, r),
+		"CheckMIGDeviceNodes": CheckMIGDeviceNodes("p", r),
+	} {
+		if len(got) != 0 {
+			t.Errorf("%s with NVML unavailable: %q, want no findings about device access", name, got)
+		}
+	}
+	loaded := baseReport()
+	loaded.NVML.GPUs[0].UUID = "GPU-5"
+	if NVMLUnavailable("p", loaded) != "" || len(CheckNVML("p", "uuid", []Device{gpu2}, loaded)) == 0 {
+		t.Errorf("a loaded NVML showing GPU-5 for allocated GPU-2: no finding")
 	}
 }

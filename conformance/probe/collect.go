@@ -71,9 +71,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Collect gathers the report. It fails only when the device tree or the
-// device metadata files cannot be read; NVML problems are recorded in
-// Report.NVML.Error.
+// Collect gathers the report. It fails only when the device tree, the
+// mount table or the device metadata files cannot be read; NVML problems
+// are recorded in Report.NVML (Unavailable, Error).
 func Collect(ctx context.Context, opts Options) (Report, error) {
 	if err := opts.Validate(); err != nil {
 		return Report{}, err
@@ -100,7 +100,7 @@ func Collect(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	report := Report{Devices: devices, Env: parseEnviron(environ), NVML: collectNVML(lib), Mounts: mounts, Metadata: metadata}
-	logger.V(2).Info("Collected probe report", "devices", len(report.Devices), "gpus", len(report.NVML.GPUs), "nvmlError", report.NVML.Error, "metadataFiles", len(report.Metadata))
+	logger.V(2).Info("Collected probe report", "devices", len(report.Devices), "gpus", len(report.NVML.GPUs), "nvmlUnavailable", report.NVML.Unavailable, "nvmlError", report.NVML.Error, "metadataFiles", len(report.Metadata))
 	return report, nil
 }
 
@@ -170,11 +170,13 @@ func parseEnviron(environ []string) map[string]string {
 	return env
 }
 
-// collectNVML enumerates every GPU and records all failures in NVML.Error.
+// collectNVML enumerates every GPU and records the failures of an
+// initialized NVML in NVML.Error; one that cannot be initialized is
+// NVML.Unavailable.
 func collectNVML(lib Library) (out NVML) {
 	out.GPUs = []GPU{}
 	if err := lib.Init(); err != nil {
-		out.Error = fmt.Sprintf("initialize NVML: %v", err)
+		out.Unavailable = fmt.Sprintf("initialize NVML: %v", err)
 		return out
 	}
 	var errs []string

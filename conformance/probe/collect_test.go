@@ -132,7 +132,7 @@ func TestCollectNVML(t *testing.T) {
 		},
 		"library missing": {
 			lib:  &fakeNVML{initErr: errors.New("ERROR_LIBRARY_NOT_FOUND")},
-			want: NVML{Error: "initialize NVML: ERROR_LIBRARY_NOT_FOUND", GPUs: []GPU{}},
+			want: NVML{Unavailable: "initialize NVML: ERROR_LIBRARY_NOT_FOUND", GPUs: []GPU{}},
 		},
 		"count fails": {
 			lib:           &fakeNVML{version: "1.0", countErr: errors.New("ERROR_UNKNOWN")},
@@ -182,7 +182,7 @@ func withIndex(g GPU, i int) GPU {
 }
 
 // TestCollectRealNVMLMissing loads NVML the way the probe does, from a path
-// that does not exist: the probe must report the error, not crash.
+// that does not exist: the probe must report NVML unavailable, not crash.
 func TestCollectRealNVMLMissing(t *testing.T) {
 	t.Parallel()
 	lib := NewNVML(filepath.Join(t.TempDir(), "libnvidia-ml.so.1"))
@@ -190,8 +190,8 @@ func TestCollectRealNVMLMissing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
-	if !strings.HasPrefix(got.NVML.Error, "initialize NVML: ") {
-		t.Errorf("NVML.Error = %q, want an initialize NVML error", got.NVML.Error)
+	if !strings.HasPrefix(got.NVML.Unavailable, "initialize NVML: ") || got.NVML.Error != "" {
+		t.Errorf("NVML.Unavailable = %q, Error = %q; want unavailable with an initialize NVML error, no error", got.NVML.Unavailable, got.NVML.Error)
 	}
 	if len(got.NVML.GPUs) != 0 {
 		t.Errorf("NVML.GPUs = %v, want none", got.NVML.GPUs)

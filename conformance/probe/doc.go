@@ -4,10 +4,11 @@
 //
 // Collect gathers a Report: every character and block device node under the
 // container's /dev (path, type, major, minor), the process environment, and
-// the GPUs that NVML enumerates through libnvidia-ml.so.1. A missing NVML
-// library, or any NVML call that fails, is recorded in Report.NVML.Error and
-// never aborts the collection: a container without GPU access is a valid
-// observation.
+// the GPUs that NVML enumerates through libnvidia-ml.so.1, and the mount
+// points of /proc/self/mountinfo with their read-only option. An NVML that
+// cannot be loaded or initialized is recorded in Report.NVML.Unavailable,
+// any later NVML call that fails in Report.NVML.Error; neither aborts the
+// collection: a container without GPU access is a valid observation.
 //
 // Contract with the kit (docs/architecture.md, "Probe"): cmd/drakit-probe
 // prints exactly one line

@@ -58,8 +58,14 @@ type DeviceNode struct {
 
 // NVML is the GPU inventory as NVML reports it.
 type NVML struct {
-	// Error is empty when every NVML call succeeded. Otherwise it says which
-	// calls failed; the other fields then hold what could be read.
+	// Unavailable says why NVML could not be loaded or initialized in the
+	// container (no libnvidia-ml, a failed dlopen, nvmlInit failing); empty
+	// when it initialized. An unavailable NVML says nothing about the
+	// container's devices: the other fields are then empty.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Error is empty when every call of an initialized NVML succeeded.
+	// Otherwise it says which calls failed; the other fields then hold
+	// what could be read.
 	Error         string `json:"error,omitempty"`
 	DriverVersion string `json:"driverVersion,omitempty"`
 	GPUs          []GPU  `json:"gpus"`

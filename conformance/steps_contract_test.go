@@ -1,10 +1,12 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"drakit.dev/drakit/conformance/kubeletapi"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/conformance/report"
@@ -98,6 +103,10 @@ type contractDriver struct {
 	unprepareFails bool
 	// wipesOnRestart removes its CDI specs when it starts.
 	wipesOnRestart bool
+	// socket serves the driver's registration and DRAPlugin sockets in
+	// the kubelet's plugin registry; prepareOnce makes a prepare of a
+	// prepared claim fail there.
+	socket, prepareOnce bool
 }
 
 const (
@@ -131,6 +140,16 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 	kube.PrependReactor("delete", "pods", d.onPodDelete)
 	if err := kube.Tracker().Add(d.driverPod()); err != nil {
 		t.Fatal(err)
+	}
+	if drv.socket {
+		// Below the 108-byte limit of a unix socket's path.
+		dir, err := os.MkdirTemp("", "kubelet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		cfg.NodeKubeletRootDir, f.kubeletDir = dir, dir
+		d.serveSockets(t, dir)
 	}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-4381-structured-parameters/driver-contract.feature": {Data: contractFeature(t)}}}
@@ -311,6 +330,80 @@ func (d *fakeContractDriver) share() {
 	}
 }
 
+// serveSockets serves the driver's registration socket in the plugin
+// registry below the kubelet's root dir and its DRAPlugin endpoint, which
+// answers from the fake kubelet's checkpoint.
+func (d *fakeContractDriver) serveSockets(t *testing.T, root string) {
+	endpoint := filepath.Join(root, "dra.sock")
+	d.serve(t, endpoint, func(s *grpc.Server) { drapb.RegisterDRAPluginServer(s, fakeDRAPlugin{d: d}) })
+	d.serve(t, filepath.Join(root, kubeletapi.PluginRegistryDir, testDriver+"-reg.sock"), func(s *grpc.Server) {
+		registerapi.RegisterRegistrationServer(s, fakeRegistrar{info: &registerapi.PluginInfo{Type: registerapi.DRAPlugin, Name: testDriver, Endpoint: endpoint,
+			SupportedVersions: []string{drapb.DRAPluginService}}})
+	})
+}
+
+func (d *fakeContractDriver) serve(t *testing.T, path string, register func(*grpc.Server)) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	register(s)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+}
+
+type fakeRegistrar struct {
+	registerapi.UnimplementedRegistrationServer
+	info *registerapi.PluginInfo
+}
+
+func (f fakeRegistrar) GetInfo(context.Context, *registerapi.InfoRequest) (*registerapi.PluginInfo, error) {
+	return f.info, nil
+}
+
+// fakeDRAPlugin answers a prepare of a claim the fake kubelet prepared with
+// its CDI devices (an error with prepareOnce), and every unprepare with
+// success.
+type fakeDRAPlugin struct {
+	drapb.UnimplementedDRAPluginServer
+	d *fakeContractDriver
+}
+
+func (p fakeDRAPlugin) NodePrepareResources(_ context.Context, req *drapb.NodePrepareResourcesRequest) (*drapb.NodePrepareResourcesResponse, error) {
+	f := p.d.node
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]*drapb.NodePrepareResourceResponse{}
+	for _, c := range req.Claims {
+		prepared, ok := f.prepared[types.UID(c.Uid)]
+		switch {
+		case !ok:
+			out[c.Uid] = &drapb.NodePrepareResourceResponse{Error: "the fake prepares through its kubelet only"}
+		case p.d.prepareOnce:
+			out[c.Uid] = &drapb.NodePrepareResourceResponse{Error: "claim already prepared"}
+		default:
+			var devices []*drapb.Device
+			for _, dev := range prepared.DriverState[f.driver].Devices {
+				devices = append(devices, &drapb.Device{PoolName: dev.PoolName, DeviceName: dev.DeviceName, CdiDeviceIds: dev.CDIDeviceIDs})
+			}
+			out[c.Uid] = &drapb.NodePrepareResourceResponse{Devices: devices}
+		}
+	}
+	return &drapb.NodePrepareResourcesResponse{Claims: out}, nil
+}
+
+func (fakeDRAPlugin) NodeUnprepareResources(_ context.Context, req *drapb.NodeUnprepareResourcesRequest) (*drapb.NodeUnprepareResourcesResponse, error) {
+	out := map[string]*drapb.NodeUnprepareResourceResponse{}
+	for _, c := range req.Claims {
+		out[c.Uid] = &drapb.NodeUnprepareResourceResponse{}
+	}
+	return &drapb.NodeUnprepareResourcesResponse{Claims: out}, nil
+}
+
 // Scenario names of driver-contract.feature.
 const (
 	scenarioUnprepared     = "A claim is unprepared when its pod goes, and its device serves the next claim"
@@ -368,6 +461,9 @@ func TestDriverContractFailsBrokenDrivers(t *testing.T) {
 		{"unprepare leaks CDI devices not named after the claim", "@kep-4381 && @extended", contractDriver{sharedSpec: true, leaks: true}, map[string]string{
 			scenarioCDIGone: "still defined: k8s.gpu.drakit.dev/gpu=gpu-0 in drakit-gpus.json",
 		}},
+		{"prepare of a prepared claim fails", "@kep-4381 && @extended", contractDriver{socket: true, prepareOnce: true}, map[string]string{
+			scenarioIdempotent: "a repeated NodePrepareResources of prepared claim gpu failed: claim already prepared",
+		}},
 		{"restart wipes the CDI specs", "@kep-4381", contractDriver{wipesOnRestart: true}, map[string]string{
 			scenarioRestart:        "unresolvable CDI devices",
 			scenarioRestartCDIGone: "that the kubelet got for it (a container started now could not get them)",
@@ -385,5 +481,16 @@ func TestDriverContractFailsBrokenDrivers(t *testing.T) {
 				t.Logf("output:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestDriverContractIdempotentOnTheSocket: with the driver's sockets in the
+// kubelet's plugin registry, an idempotent driver passes the socket
+// scenario.
+func TestDriverContractIdempotentOnTheSocket(t *testing.T) {
+	t.Parallel()
+	got, out := runContractOnFakeNode(t, contractDriver{socket: true}, "@kep-4381 && @extended")
+	if sr := got[scenarioIdempotent]; sr.Status != report.StatusPassed {
+		t.Errorf("%q: %s (%s), want passed\noutput:\n%s", scenarioIdempotent, sr.Status, sr.Message, out)
 	}
 }

@@ -24,7 +24,7 @@ type stepDef struct {
 // the world w.
 func (w *world) steps() []stepDef {
 	var all []stepDef
-	for _, group := range [][]stepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.podGroupSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.adminAccessSteps(), w.poolStatusSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.metadataSteps(), w.nodeAllocSteps(), w.attributeSteps(), w.registrationSteps(), w.podResourcesSteps(), w.fabricSteps(), w.torusSteps()} {
+	for _, group := range [][]stepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.podGroupSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.adminAccessSteps(), w.poolStatusSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.metadataSteps(), w.nodeAllocSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.podResourcesSteps(), w.fabricSteps(), w.torusSteps()} {
 		all = append(all, group...)
 	}
 	return all

@@ -12,6 +12,10 @@
 //     NodeUnprepareResources with no claims, a call every driver must
 //     answer (unprepare is idempotent and every claim of a call, here none,
 //     gets an answer) and that changes nothing on the node.
+//   - Prepare and Unprepare call a driver's DRAPlugin v1
+//     NodePrepareResources and NodeUnprepareResources as the kubelet does,
+//     for the kit's idempotency checks: a repeated call must answer as
+//     the first.
 //   - ServiceName tells a registered version that names a gRPC service
 //     ("v1.DRAPlugin") from anything else (semver, an empty string).
 //   - PodResources is a client of the kubelet's podresources v1 socket

@@ -29,26 +29,3 @@ Feature: KEP-4381 structured parameters: deleting a pod releases its devices
     And the claim "kept" is allocated 1 device
     When pod "user" is deleted
     Then the claim "kept" is deallocated and reserved for no pod
-
-  @kep-4381 @extended
-  Scenario: Deleting a pod removes its claim's CDI spec from the node
-    Given the kit can read the node's CDI directory
-    And a ResourceClaimTemplate "one" requesting 1 device
-    When a pod "cdi" is created with a claim "dev" from template "one"
-    Then pod "cdi" is running
-    And the node's CDI directory has a spec for the claim "dev" of pod "cdi"
-    When pod "cdi" is deleted
-    Then the node's CDI directory has no spec for the claim "dev" of pod "cdi"
-
-  @kep-4381 @extended
-  Scenario: A claim prepared before the driver restarts is unprepared after it
-    Given the kit can read the node's CDI directory
-    And a ResourceClaimTemplate "one" requesting 1 device
-    When a pod "survivor" is created with a claim "dev" from template "one"
-    Then pod "survivor" is running
-    And the node's CDI directory has a spec for the claim "dev" of pod "survivor"
-    When the driver's pods are restarted
-    Then the driver publishes at least 1 device
-    When pod "survivor" is deleted
-    Then the claim "dev" of pod "survivor" is deleted
-    And the node's CDI directory has no spec for the claim "dev" of pod "survivor"

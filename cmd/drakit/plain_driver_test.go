@@ -42,7 +42,7 @@ func TestPlainDriverManifestsCommand(t *testing.T) {
 // refuse bad flags, naming them, before the kubeconfig is read.
 func TestPlainDriverValidatesBeforeConnecting(t *testing.T) {
 	for _, tc := range []struct{ flag, value, want string }{
-		{"defect", "slow", `Defect (--defect): unknown defect "slow" (known: extra-device, leave-cdi-spec, duplicate-device-names; empty for none)`},
+		{"defect", "slow", `Defect (--defect): unknown defect "slow" (known: extra-device, wrong-device, missing-env, env-wrong-value, mount-missing, mount-writable, device-node-missing, extra-device-node, no-cdi-edits, unresolvable-cdi-device, config-ignored, duplicate-device-names, duplicate-identity, attribute-type, counters-overcommitted, counters-underconsumed, prepare-fails, prepare-slow, shares-refused, admin-access-refused, not-idempotent, unprepare-fails, leave-cdi-spec, unprepare-keeps-device, state-lost-on-restart; empty for none)`},
 		{"devices", "0", "Devices (--devices): 0 devices: must be between 1 and 128"},
 		{"state-dir", "/etc", `StateDir (--state-dir) "/etc" is a system directory`},
 	} {

@@ -40,7 +40,7 @@ func TestBuildResources(t *testing.T) {
 	} {
 		t.Run("defect="+string(tc.defect), func(t *testing.T) {
 			t.Parallel()
-			got := buildResources(testNode, testNode, nodeDevices(testNode, 3), tc.defect)
+			got := buildResources(testNode, testNode, nodeDevices(testNode, 3, ""), "", tc.defect)
 			want := resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
 				testNode: {Slices: []resourceslice.Slice{{Devices: tc.want}}},
 			}}

@@ -49,3 +49,25 @@ func TestPlainDriverValidatesBeforeConnecting(t *testing.T) {
 		checkValidatesBeforeConnecting(t, newPlainDriverCommand, tc.flag, tc.value, tc.want)
 	}
 }
+
+// TestPlainDriverVariantManifests: --variant names the deployment, the
+// driver and the state directory after the variant, and --style adds the
+// style's device classes.
+func TestPlainDriverVariantManifests(t *testing.T) {
+	t.Setenv("DRAKIT_RUN_DIR", "/run/k")
+	t.Setenv("DRAKIT_CDI_DIR", "/run/k/cdi")
+	t.Setenv("DRAKIT_KUBELET_ROOT_DIR", "/run/k/kubelet")
+	out := manifestsOutput(t, newPlainDriverCommand, "--variant", "parts", "--style", "partitions", "--http-port", "9501")
+	checkManifestsOutput(t, out, 9, "an admission policy and its binding, two DeviceClasses",
+		"path: /run/k/plain-driver-parts\n",
+		"path: /run/k/kubelet/plugins/parts.plain.drakit.dev\n",
+		"- --driver-name=parts.plain.drakit.dev\n",
+		"- --style=partitions\n",
+		"name: partition.parts.plain.drakit.dev\n",
+		"namespace: drakit-plain-parts\n",
+		`request.userInfo.username == "system:serviceaccount:drakit-plain-parts:drakit-plain-parts"`,
+	)
+	if strings.Contains(out, "namespace: drakit-plain\n") {
+		t.Errorf("variant manifests use the default namespace:\n%s", out)
+	}
+}

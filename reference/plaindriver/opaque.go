@@ -11,11 +11,10 @@ import (
 )
 
 // The opaque configuration StyleStrictConfig decodes: parameters
-// {"apiVersion": "plain.drakit.dev/v1", "kind": "DeviceConfig", "label":
-// "<label>"}, nothing else.
+// {"apiVersion": "<driver name>/v1", "kind": "DeviceConfig", "label":
+// "<label>"}, nothing else (ConfigAPIVersion).
 const (
-	ConfigAPIVersion = "plain.drakit.dev/v1"
-	ConfigKind       = "DeviceConfig"
+	ConfigKind = "DeviceConfig"
 	// maxLabel bounds a label, which becomes an environment variable's
 	// value.
 	maxLabel = 63
@@ -30,10 +29,14 @@ type DeviceConfig struct {
 	Label      string `json:"label"`
 }
 
-// decodeConfig decodes parameters strictly: unknown fields, another
+// ConfigAPIVersion is the apiVersion of driver's opaque configuration:
+// <driver>/v1.
+func ConfigAPIVersion(driver string) string { return driver + "/v1" }
+
+// decodeConfig decodes driver's parameters strictly: unknown fields, another
 // apiVersion or kind, trailing data, and a label that is empty, longer than
 // maxLabel or not printable ASCII are errors.
-func decodeConfig(parameters []byte) (DeviceConfig, error) {
+func decodeConfig(driver string, parameters []byte) (DeviceConfig, error) {
 	var c DeviceConfig
 	dec := json.NewDecoder(bytes.NewReader(parameters))
 	dec.DisallowUnknownFields()
@@ -43,8 +46,8 @@ func decodeConfig(parameters []byte) (DeviceConfig, error) {
 	if dec.More() {
 		return DeviceConfig{}, errors.New("decode opaque config: data after the object")
 	}
-	if c.APIVersion != ConfigAPIVersion || c.Kind != ConfigKind {
-		return DeviceConfig{}, fmt.Errorf("opaque config is %s %s, want %s %s", c.APIVersion, c.Kind, ConfigAPIVersion, ConfigKind)
+	if c.APIVersion != ConfigAPIVersion(driver) || c.Kind != ConfigKind {
+		return DeviceConfig{}, fmt.Errorf("opaque config is %s %s, want %s %s", c.APIVersion, c.Kind, ConfigAPIVersion(driver), ConfigKind)
 	}
 	if c.Label == "" || len(c.Label) > maxLabel || strings.IndexFunc(c.Label, func(r rune) bool { return r < ' ' || r > '~' }) >= 0 {
 		return DeviceConfig{}, fmt.Errorf("opaque config: label %q must be 1 to %d printable ASCII characters", c.Label, maxLabel)
@@ -66,7 +69,7 @@ func claimLabels(claim *resourceapi.ResourceClaim, driver string) (map[string]st
 		if c.Opaque == nil || c.Opaque.Driver != driver {
 			continue
 		}
-		cfg, err := decodeConfig(c.Opaque.Parameters.Raw)
+		cfg, err := decodeConfig(driver, c.Opaque.Parameters.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("allocation config %d (%s): %w", i, c.Source, err)
 		}

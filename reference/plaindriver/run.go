@@ -52,9 +52,9 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 		logger.Info("Running with a deliberate defect, for the conformance kit to catch", "defect", cfg.Defect)
 	}
 	if cfg.Defect == DefectStateLost {
-		cp := filepath.Join(cfg.StateDir, pluginharness.CheckpointFile)
-		if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove checkpoint %s: %w", cp, err)
+		cp, err := dropCheckpoint(cfg.StateDir)
+		if err != nil {
+			return err
 		}
 		logger.Info("Defect state-lost-on-restart: started without the checkpoint", "checkpoint", cp)
 	}
@@ -75,4 +75,14 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 		}
 		return newPlugin(inner, n, cfg.DriverName, PrepareDelay), nil
 	})
+}
+
+// dropCheckpoint removes the checkpoint in stateDir (DefectStateLost) and
+// returns its path.
+func dropCheckpoint(stateDir string) (string, error) {
+	cp := filepath.Join(stateDir, pluginharness.CheckpointFile)
+	if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("remove checkpoint %s: %w", cp, err)
+	}
+	return cp, nil
 }

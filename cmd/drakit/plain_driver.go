@@ -102,8 +102,12 @@ the same --variant (and --style) removes that variant alone.`,
 			flags = fs
 		},
 		validate: func() error { return resolved().Validate() },
-		apply:    func(ctx context.Context, cs kubernetes.Interface) error { return deploy.ApplyPlain(ctx, cs, *resolved()) },
-		remove:   func(ctx context.Context, cs kubernetes.Interface) error { return deploy.DeletePlain(ctx, cs, *resolved()) },
+		apply: func(ctx context.Context, cs kubernetes.Interface) error {
+			return deploy.ApplyPlain(ctx, cs, *resolved())
+		},
+		remove: func(ctx context.Context, cs kubernetes.Interface) error {
+			return deploy.DeletePlain(ctx, cs, *resolved())
+		},
 		objects: func() ([]runtime.Object, error) {
 			m, err := deploy.PlainObjects(*resolved())
 			if err != nil {

@@ -60,9 +60,9 @@ func TestStylesAndContainerDefects(t *testing.T) {
 	serial1 := "PLN-12ca17b4-1"
 	id := "k8s.plain.drakit.dev/claim=" + uidA + "-dev-1"
 	for _, tc := range []struct {
-		style Style
+		style  Style
 		defect Defect
-		check func(t *testing.T, ids []string, e cdispec.ContainerEdits)
+		check  func(t *testing.T, ids []string, e cdispec.ContainerEdits)
 	}{
 		{StyleMounts, "", func(t *testing.T, ids []string, e cdispec.ContainerEdits) {
 			m := mountOf(e, "/var/run/plain/dev-1")

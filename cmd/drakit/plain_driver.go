@@ -70,7 +70,7 @@ func newPlainDriverCommand() *cobra.Command {
 		resolvePlainVariant(flags, &opts)
 		return &opts
 	}
-	return driverDeployCommand{
+	cmd := driverDeployCommand{
 		use:   "plain-driver",
 		short: "Deploy or delete the plain DRA driver (plain devices through CDI env and mounts; deliberate defects)",
 		long: `Deploys drakit's plain DRA driver, plain.drakit.dev by default
@@ -116,4 +116,6 @@ the same --variant (and --style) removes that variant alone.`,
 			return m.List(), nil
 		},
 	}.command()
+	cmd.AddCommand(newPlainMatrixCommand())
+	return cmd
 }

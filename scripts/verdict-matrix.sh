@@ -11,8 +11,10 @@
 # <!-- matrix:begin --> and <!-- matrix:end --> markers. Exits non-zero when a verdict is not the
 # expected one or a variant could not be deployed.
 #   MATRIX_PARALLEL  kit runs at once (default 4: the scenarios mostly wait on the cluster)
-#   MATRIX_NODES     nodes of the local cluster (default 1: variants that need more are listed,
-#                    not run, and not counted)
+#   MATRIX_NODES     nodes of the local cluster: 1 (variants that need more are listed, not run,
+#                    and not counted). More is refused for now: the nodes of a multi-node local
+#                    cluster have host paths of their own, so each variant would have to be
+#                    deployed once per node (deploy.PlainOptions.Node), as conformance-fabric.sh does.
 #   MATRIX_ONLY      variants to run, separated by spaces (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +26,7 @@ cd "$DRAKIT_REPO"
 : "${MATRIX_README:=}"
 out="$ARTIFACTS/matrix"
 started=$SECONDS
+[ "$MATRIX_NODES" = 1 ] || die "MATRIX_NODES=$MATRIX_NODES: only a one-node cluster is supported (see the header)"
 
 scripts/install-deps.sh
 scripts/build-components.sh

@@ -499,7 +499,7 @@ func TestPlainVariantValidate(t *testing.T) {
 		want   string
 	}{
 		{"bad-variant", func(o *PlainOptions) { o.Variant = "Bad_Name" }, "Variant (--variant): variant \"Bad_Name\""},
-		{"long-variant", func(o *PlainOptions) { o.Variant = strings.Repeat("a", 31) }, "has 31 characters, at most 30"},
+		{"long-variant", func(o *PlainOptions) { o.Variant = strings.Repeat("a", 14) }, "has 14 characters, at most 13"},
 		{"bad-style", func(o *PlainOptions) { o.Style = "x" }, "Style (--style): unknown style \"x\""},
 		{"defect-needs-style", func(o *PlainOptions) { o.Style, o.Defect = plaindriver.StyleEnvOnly, plaindriver.DefectMountWritable },
 			"Defect (--defect): defect mount-writable needs style mounts, not env-only"},
@@ -513,5 +513,32 @@ func TestPlainVariantValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want ErrInvalidOptions with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlainMatrixVariantsDeploy: every variant of the verdict matrix
+// deploys beside the others on drakit's local cluster: its options are
+// valid (socket paths included) and its objects collide with no other
+// variant's.
+func TestPlainMatrixVariantsDeploy(t *testing.T) {
+	t.Parallel()
+	seen := map[string]string{}
+	for i, v := range plaindriver.Matrix() {
+		o := localClusterPlainOptions()
+		o.Variant, o.DriverName, o.Style, o.Defect = v.Name, plaindriver.VariantDriverName(v.Name), v.Style, v.Defect
+		o.StateDir, o.HTTPPort = o.StateDir+"-"+v.Name, 9501+i
+		m, err := PlainObjects(o)
+		if err != nil {
+			t.Errorf("variant %s: %v", v.Name, err)
+			continue
+		}
+		for _, obj := range m.List() {
+			meta := obj.(metav1.Object)
+			k := fmt.Sprintf("%T %s/%s", obj, meta.GetNamespace(), meta.GetName())
+			if other, ok := seen[k]; ok {
+				t.Errorf("%s is variant %s's and %s's", k, other, v.Name)
+			}
+			seen[k] = v.Name
+		}
 	}
 }

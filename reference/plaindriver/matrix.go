@@ -12,7 +12,7 @@ import (
 // for the variant (Declaration).
 type Variant struct {
 	// Name names the variant's deployment and artifacts: the defect, or
-	// the style for a correct one.
+	// the style for a correct one, shortened to MaxVariantName characters.
 	Name   string
 	Style  Style
 	Defect Defect
@@ -69,7 +69,7 @@ func Matrix() []Variant {
 		{Name: "env-only", Style: StyleEnvOnly, Tags: tagsCore},
 		{Name: "device-nodes", Style: StyleDeviceNodes, Tags: tagsCore, NodeAccess: true},
 		{Name: "partitions", Style: StylePartitions, Tags: tagsCore, NodeAccess: true},
-		{Name: "consumable-capacity", Style: StyleConsumableCapacity, Tags: tagsCore, NodeAccess: true},
+		{Name: "consumable", Style: StyleConsumableCapacity, Tags: tagsCore, NodeAccess: true},
 		{Name: "strict-config", Style: StyleStrictConfig, Tags: tagsCore, NodeAccess: true},
 		{Name: "multi-node", Style: StyleMounts, Tags: "@core || @multi-node", NodeAccess: true, Nodes: 2},
 
@@ -77,37 +77,37 @@ func Matrix() []Variant {
 		// Without node directories: the container-side observers alone.
 		{Name: "wrong-device", Style: StyleEnvOnly, Defect: DefectWrongDevice, Tags: tagsContainer, Finding: findingNotAllocated},
 		{Name: "missing-env", Style: StyleMounts, Defect: DefectMissingEnv, Tags: tagsContainer, Finding: "no environment variable PLAIN_DEVICE_"},
-		{Name: "env-wrong-value", Style: StyleMounts, Defect: DefectEnvWrongValue, Tags: tagsContainer, Finding: "wants PLAIN_DEVICE_"},
+		{Name: "env-wrong", Style: StyleMounts, Defect: DefectEnvWrongValue, Tags: tagsContainer, Finding: "wants PLAIN_DEVICE_"},
 		{Name: "mount-missing", Style: StyleMounts, Defect: DefectMountMissing, Tags: tagsContainer, Finding: "/var/run/plain/dev-"},
-		{Name: "mount-writable", Style: StyleMounts, Defect: DefectMountWritable, Tags: tagsContainer, Finding: "/var/run/plain/dev-"},
-		{Name: "device-node-missing", Style: StyleDeviceNodes, Defect: DefectDeviceNodeMissing, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
-		{Name: "extra-device-node", Style: StyleDeviceNodes, Defect: DefectExtraDeviceNode, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
+		{Name: "mount-rw", Style: StyleMounts, Defect: DefectMountWritable, Tags: tagsContainer, Finding: "/var/run/plain/dev-"},
+		{Name: "node-missing", Style: StyleDeviceNodes, Defect: DefectDeviceNodeMissing, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
+		{Name: "extra-node", Style: StyleDeviceNodes, Defect: DefectExtraDeviceNode, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
 		{Name: "no-cdi-edits", Style: StyleMounts, Defect: DefectNoCDIEdits, Tags: tagsContainer, Finding: "without a CDI device: the container cannot get it", NodeAccess: true},
-		{Name: "unresolvable-cdi-device", Style: StyleMounts, Defect: DefectUnresolvableCDIDevice, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "bad-cdi-id", Style: StyleMounts, Defect: DefectUnresolvableCDIDevice, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "config-ignored", Style: StyleStrictConfig, Defect: DefectConfigIgnored, Tags: "@kep-4816 && @core", Finding: "PLAIN_DEVICE_", NodeAccess: true},
-		{Name: "duplicate-device-names", Style: StyleMounts, Defect: DefectDuplicateDeviceNames, Tags: "@kep-4381 && @core && ~@slices",
+		{Name: "cfg-ignored", Style: StyleStrictConfig, Defect: DefectConfigIgnored, Tags: "@kep-4816 && @core", Finding: "PLAIN_DEVICE_", NodeAccess: true},
+		{Name: "dup-names", Style: StyleMounts, Defect: DefectDuplicateDeviceNames, Tags: "@kep-4381 && @core && ~@slices",
 			Finding: "to publish at least 1 devices in ResourceSlices", NodeAccess: true, KitFlags: []string{"--publish-timeout", "10s"}, Verified: true},
-		{Name: "duplicate-identity", Style: StyleMounts, Defect: DefectDuplicateIdentity, Tags: tagsSlices, Finding: "is also the identity of device"},
-		{Name: "attribute-type", Style: StyleMounts, Defect: DefectAttributeType, Tags: tagsSlices, Finding: "resource.kubernetes.io/numaNode is the string"},
-		{Name: "counters-overcommitted", Style: StylePartitions, Defect: DefectCountersOvercommitted, Tags: "@kep-4815 && @slices", Finding: "it can never be allocated"},
-		{Name: "counters-underconsumed", Style: StylePartitions, Defect: DefectCountersUnderconsumed, Tags: "@kep-4815 && @core && ~@slices", Finding: findingNotPending, NodeAccess: true},
+		{Name: "dup-identity", Style: StyleMounts, Defect: DefectDuplicateIdentity, Tags: tagsSlices, Finding: "is also the identity of device"},
+		{Name: "attr-type", Style: StyleMounts, Defect: DefectAttributeType, Tags: tagsSlices, Finding: "resource.kubernetes.io/numaNode is the string"},
+		{Name: "counters-over", Style: StylePartitions, Defect: DefectCountersOvercommitted, Tags: "@kep-4815 && @slices", Finding: "it can never be allocated"},
+		{Name: "counters-low", Style: StylePartitions, Defect: DefectCountersUnderconsumed, Tags: "@kep-4815 && @core && ~@slices", Finding: findingNotPending, NodeAccess: true},
 		{Name: "prepare-fails", Style: StyleMounts, Defect: DefectPrepareFails, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
 		{Name: "prepare-slow", Style: StyleMounts, Defect: DefectPrepareSlow, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "150s"}},
-		{Name: "shares-refused", Style: StyleConsumableCapacity, Defect: DefectSharesRefused, Tags: "@kep-5075 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "no-shares", Style: StyleConsumableCapacity, Defect: DefectSharesRefused, Tags: "@kep-5075 && @core", Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "admin-access-refused", Style: StyleMounts, Defect: DefectAdminAccessRefused, Tags: "@kep-5018 && ~@cluster-check", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "admin-refused", Style: StyleMounts, Defect: DefectAdminAccessRefused, Tags: "@kep-5018 && ~@cluster-check", Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "not-idempotent", Style: StyleMounts, Defect: DefectNotIdempotent, Tags: "@kep-4381 && @core", Finding: "not-idempotent", NodeAccess: true},
-		{Name: "unprepare-fails", Style: StyleMounts, Defect: DefectUnprepareFails, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "prep-twice", Style: StyleMounts, Defect: DefectNotIdempotent, Tags: "@kep-4381 && @core", Finding: "not-idempotent", NodeAccess: true},
+		{Name: "unprep-fails", Style: StyleMounts, Defect: DefectUnprepareFails, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s", "--cleanup-timeout", "30s"}},
-		{Name: "leave-cdi-spec", Style: StyleMounts, Defect: DefectLeaveCDISpec, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
+		{Name: "leave-spec", Style: StyleMounts, Defect: DefectLeaveCDISpec, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}, Verified: true},
-		{Name: "unprepare-keeps-device", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "unprep-keeps", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "state-lost-on-restart", Style: StyleMounts, Defect: DefectStateLost, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
+		{Name: "state-lost", Style: StyleMounts, Defect: DefectStateLost, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}},
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // MaxVariantName bounds a variant's name: it prefixes the driver name
-// (<variant>.plain.drakit.dev, at most 63 characters) and names the
-// deployment's namespace and objects (drakit-plain-<variant>, a label
-// value of at most 63 characters), with room to spare.
-const MaxVariantName = 30
+// <variant>.plain.drakit.dev, which names the kubelet registration socket
+// <kubelet root>/plugins_registry/<driver>-reg.sock, at most 107 bytes
+// long: 13 leaves 50 for the kubelet's root directory (drakit's local
+// cluster's under /home/<user>/.local/state).
+const MaxVariantName = 13
 
 // ValidateVariantName reports a name that is not a DNS label of at most
 // MaxVariantName characters; the empty name (no variant) is valid.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test: unit and integration tests, then the kit certifying the reference driver end to end,
-# then the kit certifying the plain (not GPU-shaped) test driver and failing its broken variants.
+# then the verdict matrix: the plain test driver's correct styles Conformant and its defects Not conformant.
 # The cluster components are built first, so the integration tests that start a real cluster
 # (cluster.TestUpDownLeavesNothingBehind) run instead of skipping on a fresh machine.
 set -euo pipefail
@@ -10,4 +10,4 @@ scripts/install-deps.sh
 scripts/build-components.sh
 scripts/unit.sh
 scripts/conformance.sh
-scripts/certify-plain-driver.sh
+scripts/verdict-matrix.sh

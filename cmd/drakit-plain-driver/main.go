@@ -28,6 +28,12 @@ func parse(args []string) (cfg plaindriver.Config, logging *logflags.Logging, he
 	})
 	f.String(&cfg.StateDir, "state-dir", "STATE_DIR", "the driver's directory: checkpoint and devices/<device>/serial, mounted into containers")
 	f.Int(&cfg.Devices, "devices", "DEVICES", "number of devices to publish, dev-0 … dev-<n-1>")
+	styles := make([]string, 0, len(plaindriver.Styles()))
+	for _, s := range plaindriver.Styles() {
+		styles = append(styles, string(s))
+	}
+	f.String((*string)(&cfg.Style), "style", "STYLE",
+		"how devices are published and handed to containers: "+strings.Join(styles, ", ")+"; empty: mounts")
 	known := make([]string, 0, len(plaindriver.Defects()))
 	for _, d := range plaindriver.Defects() {
 		known = append(known, string(d))

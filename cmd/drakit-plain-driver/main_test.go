@@ -14,7 +14,7 @@ import (
 func clearEnv(t *testing.T) {
 	t.Helper()
 	drivercmdtest.ClearEnv(t, "DRIVER_NAME", "NODE_NAME", "STATE_DIR", "KUBELET_REGISTRAR_DIR", "KUBELET_PLUGIN_DIR",
-		"CDI_DIR", "KUBECONFIG", "HTTP_ENDPOINT", "DEVICES", "DEFECT")
+		"CDI_DIR", "KUBECONFIG", "HTTP_ENDPOINT", "DEVICES", "STYLE", "DEFECT")
 }
 
 // TestParseMapsEveryFlag: each flag sets its Config field, every field has a
@@ -26,14 +26,15 @@ func TestParseMapsEveryFlag(t *testing.T) {
 	t.Setenv("DEFECT", "leave-cdi-spec")
 	cfg, _, help, err := parse([]string{
 		"--driver-name=plain.example.com", "--state-dir=/s", "--kubelet-registrar-dir=/r", "--kubelet-plugin-dir=/p",
-		"--cdi-dir=/c", "--kubeconfig=/k", "--http-endpoint=127.0.0.1:9999", "--devices=3", "--defect=extra-device", "--v=4",
+		"--cdi-dir=/c", "--kubeconfig=/k", "--http-endpoint=127.0.0.1:9999", "--devices=3", "--style=device-nodes", "--defect=extra-device", "--v=4",
 	})
 	if err != nil || help {
 		t.Fatalf("parse: %v (help %v)", err, help)
 	}
 	want := plaindriver.Config{
 		DriverName: "plain.example.com", NodeName: "from-env", Devices: 3, StateDir: "/s",
-		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", HTTPEndpoint: "127.0.0.1:9999", Defect: plaindriver.DefectExtraDevice,
+		KubeletRegistrarDir: "/r", KubeletPluginDir: "/p", CDIDir: "/c", Kubeconfig: "/k", HTTPEndpoint: "127.0.0.1:9999", Style: plaindriver.StyleDeviceNodes,
+		Defect: plaindriver.DefectExtraDevice,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -78,7 +79,7 @@ func TestRunRejectsUnknownDefect(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("NODE_NAME", "node-a")
 	err := run([]string{"--defect=slow"})
-	if err == nil || !strings.Contains(err.Error(), `unknown defect "slow" (known: extra-device, leave-cdi-spec, duplicate-device-names; empty for none)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown defect "slow" (known: extra-device, wrong-device, missing-env, env-wrong-value, mount-missing, mount-writable, device-node-missing, extra-device-node, no-cdi-edits, unresolvable-cdi-device, config-ignored, duplicate-device-names, duplicate-identity, attribute-type, counters-overcommitted, counters-underconsumed, prepare-fails, prepare-slow, shares-refused, admin-access-refused, not-idempotent, unprepare-fails, leave-cdi-spec, unprepare-keeps-device, state-lost-on-restart; empty for none)`) {
 		t.Errorf("error %v, want the unknown defect with the known ones", err)
 	}
 }

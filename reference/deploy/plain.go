@@ -2,12 +2,15 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -24,8 +27,21 @@ const (
 	PlainName = "drakit-plain-driver"
 )
 
-// plainWorkload is the plain driver's.
-var plainWorkload = workload{PlainNamespace, PlainName, ""}
+// plainWorkload is the plain driver's: PlainNamespace and PlainName, or
+// for a variant PlainVariantName(variant) for both, so that variants run
+// side by side.
+func plainWorkload(variant string) workload {
+	if variant == "" {
+		return workload{PlainNamespace, PlainName, ""}
+	}
+	n := PlainVariantName(variant)
+	return workload{n, n, ""}
+}
+
+// PlainVariantName names a variant's namespace, DaemonSet, service
+// account, cluster role and binding and admission policy and binding:
+// drakit-plain-<variant>.
+func PlainVariantName(variant string) string { return "drakit-plain-" + variant }
 
 // PlainOptions says how to deploy the plain driver (reference/plaindriver).
 // Paths are host paths on the nodes.
@@ -44,6 +60,16 @@ type PlainOptions struct {
 	StateDir string
 	// Devices is how many devices the driver publishes.
 	Devices int
+	// Variant, when set, deploys the driver beside other variants: its
+	// namespace and objects are named PlainVariantName(Variant) instead of
+	// PlainNamespace and PlainName. The driver name, state directory and
+	// HTTP port must then be the variant's own too (drakit plain-driver
+	// derives the driver name from it). A DNS label of at most
+	// plaindriver.MaxVariantName characters.
+	Variant string
+	// Style is how the driver publishes devices and hands them to
+	// containers; empty for plaindriver.StyleMounts.
+	Style plaindriver.Style
 	// Defect is the deliberate bug the driver runs with; empty for none.
 	Defect plaindriver.Defect
 	// APIServerHost and APIServerPort are how the hostNetwork driver pod
@@ -86,7 +112,7 @@ func DefaultPlainOptions() PlainOptions {
 
 // common returns the options every driver's deployment has.
 func (o *PlainOptions) common() driverOptions {
-	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, PlainName}
+	return driverOptions{o.DriverName, o.Image, o.KubeletRootDir, o.CDIDir, o.APIServerHost, o.APIServerPort, o.Timeout, "", o.Node, o.HTTPPort, plainWorkload(o.Variant).name}
 }
 
 // Validate reports every invalid field by name and flag of drakit
@@ -96,10 +122,22 @@ func (o *PlainOptions) common() driverOptions {
 // ErrInvalidOptions.
 func (o *PlainOptions) Validate() error {
 	var own []error
-	if err := o.Defect.Validate(); err != nil {
-		own = append(own, fmt.Errorf("Defect (--defect): %w", err))
-	} else if err := plaindriver.ValidateDevices(o.Devices, o.Defect); err != nil {
-		own = append(own, fmt.Errorf("Devices (--devices): %w", err))
+	if err := plaindriver.ValidateVariantName(o.Variant); err != nil {
+		own = append(own, fmt.Errorf("Variant (--variant): %w", err))
+	}
+	styleErr, defectErr := o.Style.Validate(), o.Defect.Validate()
+	if styleErr != nil {
+		own = append(own, fmt.Errorf("Style (--style): %w", styleErr))
+	}
+	if defectErr != nil {
+		own = append(own, fmt.Errorf("Defect (--defect): %w", defectErr))
+	}
+	if styleErr == nil && defectErr == nil {
+		if err := o.Defect.ValidateStyle(o.Style); err != nil {
+			own = append(own, fmt.Errorf("Defect (--defect): %w", err))
+		} else if err := plaindriver.ValidateDevices(o.Devices, o.Style, o.Defect); err != nil {
+			own = append(own, fmt.Errorf("Devices (--devices): %w", err))
+		}
 	}
 	return o.common().validate(own, hostPathOption{"StateDir", "state-dir", o.StateDir})
 }
@@ -108,13 +146,23 @@ func (o *PlainOptions) Validate() error {
 // PlainOptions.
 type PlainManifests struct {
 	// DriverObjects' DeviceClass is <driver name>: every device of the
-	// driver.
+	// driver, or its whole devices in a style with more kinds.
 	DriverObjects
+	// KindClasses are the classes of the style's other kinds
+	// (plaindriver.DeviceClasses): partition.<driver name>,
+	// shared.<driver name>.
+	KindClasses []*resourceapi.DeviceClass
 }
 
 // List returns the objects in the order they are applied: the policy before
 // the DaemonSet, so that no driver pod runs unconstrained.
-func (m *PlainManifests) List() []runtime.Object { return m.list() }
+func (m *PlainManifests) List() []runtime.Object {
+	extra := make([]runtime.Object, len(m.KindClasses))
+	for i, c := range m.KindClasses {
+		extra[i] = c
+	}
+	return m.list(extra...)
+}
 
 // decodePlain decodes manifests/plain as written.
 func decodePlain() (*PlainManifests, error) {
@@ -122,13 +170,14 @@ func decodePlain() (*PlainManifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PlainManifests{m}, nil
+	return &PlainManifests{DriverObjects: m}, nil
 }
 
 // PlainObjects validates opts and renders manifests/plain for them: the
 // driver name (DeviceClass name and selector, driver flag, plugin
-// directory, the policy's driver), the image, the number of devices, the
-// defect, every host path and the apiserver's address.
+// directory, the policy's driver), the style's device classes, the image,
+// the number of devices, the style and the defect, every host path, the
+// apiserver's address and, for a variant, its namespace and names.
 func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -137,11 +186,25 @@ func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := renderClasses(deviceClass{"plain/deviceclass.yaml", opts.DriverName, fmt.Sprintf("device.driver == %q", opts.DriverName), m.DeviceClass}); err != nil {
+	var classes []deviceClass
+	for i, c := range plaindriver.DeviceClasses(opts.DriverName, opts.Style) {
+		class := m.DeviceClass
+		if i > 0 {
+			class = m.DeviceClass.DeepCopy()
+			m.KindClasses = append(m.KindClasses, class)
+		}
+		classes = append(classes, deviceClass{"plain/deviceclass.yaml", c.Name, c.Expression, class})
+	}
+	if err := renderClasses(classes...); err != nil {
 		return nil, err
 	}
 	if err := renderPolicy(m.Policy, opts.DriverName); err != nil {
 		return nil, fmt.Errorf("manifest plain/validatingadmissionpolicy.yaml: %w", err)
+	}
+	if opts.Variant != "" {
+		if err := renamePlain(m, plainWorkload(opts.Variant)); err != nil {
+			return nil, err
+		}
 	}
 	if err := renderPlainPod(&m.DaemonSet.Spec.Template.Spec, opts); err != nil {
 		return nil, fmt.Errorf("manifest plain/daemonset.yaml: %w", err)
@@ -155,6 +218,7 @@ func PlainObjects(opts PlainOptions) (*PlainManifests, error) {
 func renderPlainPod(pod *corev1.PodSpec, opts PlainOptions) error {
 	_, err := renderDriverPod(pod, opts.common(), map[string]string{
 		"devices":   strconv.Itoa(opts.Devices),
+		"style":     string(opts.Style),
 		"defect":    string(opts.Defect),
 		"state-dir": opts.StateDir,
 	}, map[string]string{"state-dir": opts.StateDir})
@@ -178,7 +242,7 @@ func ApplyPlain(ctx context.Context, client kubernetes.Interface, opts PlainOpti
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
 	publishes := opts.Defect != plaindriver.DefectDuplicateDeviceNames
-	if err := waitReady(ctx, client, plainWorkload.on(opts.Node), opts.DriverName, opts.Timeout, publishes); err != nil || publishes {
+	if err := waitReady(ctx, client, plainWorkload(opts.Variant).on(opts.Node), opts.DriverName, opts.Timeout, publishes); err != nil || publishes {
 		return err
 	}
 	n, err := deleteSlices(ctx, client, opts.DriverName)
@@ -198,5 +262,51 @@ func DeletePlain(ctx context.Context, client kubernetes.Interface, opts PlainOpt
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	return deleteDriver(ctx, client, plainWorkload.on(opts.Node), opts.DriverName, []string{opts.DriverName}, opts.Timeout)
+	var classes []string
+	for _, c := range plaindriver.DeviceClasses(opts.DriverName, opts.Style) {
+		classes = append(classes, c.Name)
+	}
+	return deleteDriver(ctx, client, plainWorkload(opts.Variant).on(opts.Node), opts.DriverName, classes, opts.Timeout)
+}
+
+// plainAccountCondition is the plain policy's matchCondition that matches
+// the driver's service account.
+const plainAccountCondition = "driver-service-account"
+
+// renamePlain moves the deployment to w's namespace and names: the
+// namespace, the service account and the objects named after it, the
+// subject of the role binding, the username the policy matches, and the
+// app label of every object and the DaemonSet's selector.
+func renamePlain(m *PlainManifests, w workload) error {
+	matched := false
+	for i := range m.Policy.Spec.MatchConditions {
+		if c := &m.Policy.Spec.MatchConditions[i]; c.Name == plainAccountCondition {
+			c.Expression = fmt.Sprintf("request.userInfo.username == %q", serviceaccount.MakeUsername(w.namespace, w.name))
+			matched = true
+		}
+	}
+	if !matched {
+		return fmt.Errorf("manifest plain/validatingadmissionpolicy.yaml: no matchCondition %s", plainAccountCondition)
+	}
+	if len(m.ClusterRoleBinding.Subjects) != 1 {
+		return errors.New("manifest plain/clusterrolebinding.yaml: want exactly one subject")
+	}
+	m.Namespace.Name = w.namespace
+	m.ServiceAccount.Name, m.ServiceAccount.Namespace = w.name, w.namespace
+	m.ClusterRole.Name = w.name
+	m.ClusterRoleBinding.Name, m.ClusterRoleBinding.RoleRef.Name = w.name, w.name
+	m.ClusterRoleBinding.Subjects[0].Name, m.ClusterRoleBinding.Subjects[0].Namespace = w.name, w.namespace
+	m.Policy.Name, m.PolicyBinding.Name, m.PolicyBinding.Spec.PolicyName = w.name, w.name, w.name
+	ds := m.DaemonSet
+	ds.Name, ds.Namespace, ds.Spec.Template.Spec.ServiceAccountName = w.name, w.namespace, w.name
+	for _, set := range []map[string]string{
+		m.ServiceAccount.Labels, m.ClusterRole.Labels, m.ClusterRoleBinding.Labels, m.Policy.Labels, m.PolicyBinding.Labels,
+		ds.Labels, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels,
+	} {
+		if _, ok := set[AppLabel]; !ok {
+			return fmt.Errorf("manifests plain: an object has no label %s", AppLabel)
+		}
+		set[AppLabel] = w.name
+	}
+	return nil
 }

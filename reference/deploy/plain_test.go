@@ -45,6 +45,12 @@ func TestPlainObjectsGolden(t *testing.T) {
 			o.Devices, o.Defect = 2, plaindriver.DefectExtraDevice
 			return o
 		}},
+		{"plain-variant-partitions.yaml", func() PlainOptions {
+			o := localClusterPlainOptions()
+			o.Variant, o.DriverName, o.Style, o.StateDir, o.HTTPPort = "parts", plaindriver.VariantDriverName("parts"), plaindriver.StylePartitions, o.StateDir+"-parts", 9501
+			o.Defect = plaindriver.DefectCountersOvercommitted
+			return o
+		}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			t.Parallel()
@@ -106,6 +112,7 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 	wantArgs := []string{
 		"--driver-name=plain.drakit.dev",
 		"--devices=4",
+		"--style=",
 		"--defect=",
 		"--state-dir=" + opts.StateDir,
 		"--cdi-dir=" + opts.CDIDir,
@@ -155,7 +162,7 @@ func TestPlainObjectsSubstitute(t *testing.T) {
 		t.Errorf("device class %s", got)
 	}
 	p := compilePolicy(t, m.Policy)
-	plainSA := serviceAccountOn(plainWorkload, "node-a")
+	plainSA := serviceAccountOn(plainWorkload(""), "node-a")
 	if got := p.admit(t, admission.Create, slice("plain.example.com", "node-a"), nil, plainSA); got != nil {
 		t.Errorf("renamed driver creating its own slice: denied %q", got)
 	}
@@ -210,7 +217,7 @@ func TestPlainPolicy(t *testing.T) {
 
 	pp, gp := compilePolicy(t, plain.Policy), compilePolicy(t, gpu.Policy)
 	const driver = "plain.drakit.dev"
-	plainSA := serviceAccountOn(plainWorkload, "node-a")
+	plainSA := serviceAccountOn(plainWorkload(""), "node-a")
 	for _, tc := range []struct {
 		name string
 		p    *compiledPolicy
@@ -253,7 +260,7 @@ func TestPlainOptionsValidate(t *testing.T) {
 		{"valid-local-cluster", func(o *PlainOptions) { *o = localClusterPlainOptions() }, nil},
 		{"valid-every-defect", func(o *PlainOptions) { o.Defect = plaindriver.DefectDuplicateDeviceNames }, nil},
 		{"unknown-defect", func(o *PlainOptions) { o.Defect = "slow" }, []string{
-			`Defect (--defect): unknown defect "slow" (known: extra-device, leave-cdi-spec, duplicate-device-names; empty for none)`,
+			`Defect (--defect): unknown defect "slow" (known: extra-device, wrong-device, missing-env, env-wrong-value, mount-missing, mount-writable, device-node-missing, extra-device-node, no-cdi-edits, unresolvable-cdi-device, config-ignored, duplicate-device-names, duplicate-identity, attribute-type, counters-overcommitted, counters-underconsumed, prepare-fails, prepare-slow, shares-refused, admin-access-refused, not-idempotent, unprepare-fails, leave-cdi-spec, unprepare-keeps-device, state-lost-on-restart; empty for none)`,
 		}},
 		{"devices", func(o *PlainOptions) { o.Devices = 0 }, []string{"Devices (--devices): 0 devices: must be between 1 and 128"}},
 		{"devices-for-extra-device", func(o *PlainOptions) { o.Devices, o.Defect = 1, plaindriver.DefectExtraDevice }, []string{
@@ -298,7 +305,7 @@ func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 	opts := DefaultPlainOptions()
 	opts.Timeout = 10 * time.Second
 	checkBesideTheReferenceDriver(t, besideTheReferenceDriver{
-		w: plainWorkload, driverName: opts.DriverName, classes: []string{opts.DriverName},
+		w: plainWorkload(""), driverName: opts.DriverName, classes: []string{opts.DriverName},
 		apply:     func(ctx context.Context, client kubernetes.Interface) error { return ApplyPlain(ctx, client, opts) },
 		remove:    func(ctx context.Context, client kubernetes.Interface) error { return DeletePlain(ctx, client, opts) },
 		applyName: "ApplyPlain", removeName: "DeletePlain",
@@ -354,7 +361,7 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			simulateWorkload(ctx, t, client, plainWorkload, opts.DriverName, false)
+			simulateWorkload(ctx, t, client, plainWorkload(""), opts.DriverName, false)
 			err := ApplyPlain(ctx, client, opts)
 			switch {
 			case tc.wantErr == "" && err != nil:
@@ -398,5 +405,140 @@ func TestApplyPlainRejectsInvalidOptions(t *testing.T) {
 	}
 	if nss, _ := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{}); len(nss.Items) != 0 {
 		t.Errorf("invalid options still created %d namespaces", len(nss.Items))
+	}
+}
+
+// TestPlainVariantsSideBySide: two variants' objects collide nowhere: no
+// cluster-scoped name, no namespaced name in a shared namespace, no host
+// path of their own, no port, no pod label selecting the other's pods and
+// no admission policy matching the other's service account.
+func TestPlainVariantsSideBySide(t *testing.T) {
+	t.Parallel()
+	variant := func(name string, port int, s plaindriver.Style) PlainOptions {
+		o := localClusterPlainOptions()
+		o.Variant, o.DriverName, o.Style, o.StateDir, o.HTTPPort = name, plaindriver.VariantDriverName(name), s, o.StateDir+"-"+name, port
+		return o
+	}
+	a, err := PlainObjects(variant("env-only", 9501, plaindriver.StyleEnvOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PlainObjects(variant("partitions", 9502, plaindriver.StylePartitions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := PlainObjects(localClusterPlainOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ kind, namespace, name string }
+	keys := func(m *PlainManifests) map[key]bool {
+		out := map[key]bool{}
+		for _, obj := range m.List() {
+			o := obj.(metav1.Object)
+			out[key{fmt.Sprintf("%T", obj), o.GetNamespace(), o.GetName()}] = true
+		}
+		return out
+	}
+	ka, kb, kd := keys(a), keys(b), keys(def)
+	for k := range ka {
+		if kb[k] || kd[k] {
+			t.Errorf("%v is in both deployments", k)
+		}
+	}
+	for k := range kb {
+		if kd[k] {
+			t.Errorf("%v is in the variant and the default deployment", k)
+		}
+	}
+	if len(b.KindClasses) != 1 || b.KindClasses[0].Name != "partition.partitions.plain.drakit.dev" {
+		t.Errorf("partitions style's kind classes %v, want partition.partitions.plain.drakit.dev", b.KindClasses)
+	}
+	for _, m := range []*PlainManifests{a, b} {
+		ns := m.Namespace.Name
+		if m.DaemonSet.Namespace != ns || m.ServiceAccount.Namespace != ns || m.ClusterRoleBinding.Subjects[0].Namespace != ns {
+			t.Errorf("%s: the DaemonSet, service account and role binding subject are not all in namespace %s", m.DaemonSet.Name, ns)
+		}
+		sa := serviceaccount.MakeUsername(ns, m.ServiceAccount.Name)
+		if got := m.Policy.Spec.MatchConditions[0].Expression; !strings.Contains(got, `"`+sa+`"`) {
+			t.Errorf("policy %s matches %s, want %s", m.Policy.Name, got, sa)
+		}
+		if m.DaemonSet.Spec.Template.Spec.ServiceAccountName != m.ServiceAccount.Name || m.ClusterRoleBinding.Subjects[0].Name != m.ServiceAccount.Name ||
+			m.ClusterRoleBinding.RoleRef.Name != m.ClusterRole.Name || m.PolicyBinding.Spec.PolicyName != m.Policy.Name {
+			t.Errorf("%s: the objects do not refer to each other", m.DaemonSet.Name)
+		}
+		if got, want := m.DaemonSet.Spec.Selector.MatchLabels[AppLabel], m.DaemonSet.Name; got != want || m.DaemonSet.Spec.Template.Labels[AppLabel] != want {
+			t.Errorf("DaemonSet %s selects %s=%s, want its own name", m.DaemonSet.Name, AppLabel, got)
+		}
+	}
+	if sa, sb := a.DaemonSet.Spec.Selector.MatchLabels[AppLabel], b.DaemonSet.Spec.Selector.MatchLabels[AppLabel]; sa == sb {
+		t.Errorf("both DaemonSets select %s=%s", AppLabel, sa)
+	}
+	paths := map[string]string{}
+	for _, m := range []*PlainManifests{a, b} {
+		for _, v := range m.DaemonSet.Spec.Template.Spec.Volumes {
+			if v.Name == "registrar-dir" || v.Name == "cdi-dir" {
+				continue // shared by every driver on the node
+			}
+			if other, ok := paths[v.HostPath.Path]; ok {
+				t.Errorf("host path %s is both %s's and %s's", v.HostPath.Path, other, m.DaemonSet.Name)
+			}
+			paths[v.HostPath.Path] = m.DaemonSet.Name
+		}
+	}
+	if pa, pb := a.DaemonSet.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Port, b.DaemonSet.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Port; pa == pb {
+		t.Errorf("both listen on port %s", pa.String())
+	}
+}
+
+func TestPlainVariantValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*PlainOptions)
+		want   string
+	}{
+		{"bad-variant", func(o *PlainOptions) { o.Variant = "Bad_Name" }, "Variant (--variant): variant \"Bad_Name\""},
+		{"long-variant", func(o *PlainOptions) { o.Variant = strings.Repeat("a", 14) }, "has 14 characters, at most 13"},
+		{"bad-style", func(o *PlainOptions) { o.Style = "x" }, "Style (--style): unknown style \"x\""},
+		{"defect-needs-style", func(o *PlainOptions) { o.Style, o.Defect = plaindriver.StyleEnvOnly, plaindriver.DefectMountWritable },
+			"Defect (--defect): defect mount-writable needs style mounts, not env-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := DefaultPlainOptions()
+			tc.mutate(&o)
+			err := o.Validate()
+			if err == nil || !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want ErrInvalidOptions with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlainMatrixVariantsDeploy: every variant of the verdict matrix
+// deploys beside the others on drakit's local cluster: its options are
+// valid (socket paths included) and its objects collide with no other
+// variant's.
+func TestPlainMatrixVariantsDeploy(t *testing.T) {
+	t.Parallel()
+	seen := map[string]string{}
+	for i, v := range plaindriver.Matrix() {
+		o := localClusterPlainOptions()
+		o.Variant, o.DriverName, o.Style, o.Defect = v.Name, plaindriver.VariantDriverName(v.Name), v.Style, v.Defect
+		o.StateDir, o.HTTPPort = o.StateDir+"-"+v.Name, 9501+i
+		m, err := PlainObjects(o)
+		if err != nil {
+			t.Errorf("variant %s: %v", v.Name, err)
+			continue
+		}
+		for _, obj := range m.List() {
+			meta := obj.(metav1.Object)
+			k := fmt.Sprintf("%T %s/%s", obj, meta.GetNamespace(), meta.GetName())
+			if other, ok := seen[k]; ok {
+				t.Errorf("%s is variant %s's and %s's", k, other, v.Name)
+			}
+			seen[k] = v.Name
+		}
 	}
 }

@@ -44,7 +44,25 @@ func TestConfigValidate(t *testing.T) {
 		{"valid-leave-cdi-spec", func(c *Config) { c.Defect = DefectLeaveCDISpec }, nil},
 		{"valid-duplicate-device-names", func(c *Config) { c.Defect, c.Devices = DefectDuplicateDeviceNames, 127 }, nil},
 		{"unknown-defect", func(c *Config) { c.Defect = "slow" }, []string{
-			`Defect: unknown defect "slow" (known: extra-device, leave-cdi-spec, duplicate-device-names; empty for none)`,
+			`Defect: unknown defect "slow" (known: extra-device, wrong-device, missing-env, env-wrong-value, mount-missing, ` +
+				`mount-writable, device-node-missing, extra-device-node, no-cdi-edits, unresolvable-cdi-device, config-ignored, ` +
+				`duplicate-device-names, duplicate-identity, attribute-type, counters-overcommitted, counters-underconsumed, ` +
+				`prepare-fails, prepare-slow, shares-refused, admin-access-refused, not-idempotent, unprepare-fails, ` +
+				`leave-cdi-spec, unprepare-keeps-device, state-lost-on-restart; empty for none)`,
+		}},
+		{"unknown-style", func(c *Config) { c.Style = "fancy" }, []string{
+			`Style: unknown style "fancy" (known: mounts, env-only, device-nodes, partitions, consumable-capacity, strict-config; empty for mounts)`,
+		}},
+		{"valid-every-style", func(c *Config) { c.Style = StyleDeviceNodes }, nil},
+		{"defect-needs-style", func(c *Config) { c.Style, c.Defect = StyleEnvOnly, DefectMountMissing }, []string{
+			"Defect: defect mount-missing needs style mounts, not env-only",
+		}},
+		{"defect-default-style", func(c *Config) { c.Defect = DefectMountWritable }, nil},
+		{"partitions-fit-one-slice", func(c *Config) { c.Style, c.Devices = StylePartitions, 10 }, []string{
+			"Devices: 10 devices: must be between 1 and 9 with style partitions",
+		}},
+		{"consumable-capacity-room", func(c *Config) { c.Style, c.Devices = StyleConsumableCapacity, 127 }, []string{
+			"Devices: 127 devices: must be between 1 and 126 with style consumable-capacity",
 		}},
 		{"no-devices", func(c *Config) { c.Devices = 0 }, []string{"Devices: 0 devices: must be between 1 and 128"}},
 		{"too-many-devices", func(c *Config) { c.Devices = 129 }, []string{"Devices: 129 devices: must be between 1 and 128"}},

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -25,6 +26,7 @@ type testPlugin = pluginharness.Plugin[pluginharness.PreparedDevice, *pluginharn
 type testEnv struct {
 	stateDir, cdiDir string
 	devices          int
+	style            Style
 	defect           Defect
 }
 
@@ -37,14 +39,33 @@ func newTestEnv(t *testing.T, defect Defect) *testEnv {
 // tryPlugin starts a plugin as run does, without the kubelet plugin helper.
 func (e *testEnv) tryPlugin(t *testing.T) (*testPlugin, error) {
 	t.Helper()
-	cfg := Config{DriverName: testDriver, NodeName: testNode, Devices: e.devices, StateDir: e.stateDir, CDIDir: e.cdiDir, Defect: e.defect}
+	p, _, err := e.tryNode(t)
+	return p, err
+}
+
+// tryNode is tryPlugin that also returns the driver's node.
+func (e *testEnv) tryNode(t *testing.T) (*testPlugin, *node, error) {
+	t.Helper()
+	cfg := Config{DriverName: testDriver, NodeName: testNode, Devices: e.devices, StateDir: e.stateDir, CDIDir: e.cdiDir, Style: e.style, Defect: e.defect}
 	n := newNode(cfg)
 	if err := writeDeviceDirs(e.stateDir, n.devices); err != nil {
 		t.Fatal(err)
 	}
 	hcfg := harnessConfig(cfg, n)
 	hcfg.Fatal = func(err error) { t.Errorf("fatal error: %v", err) }
-	return pluginharness.New[pluginharness.PreparedDevice, *pluginharness.PreparedDevice](t.Context(), n, hcfg)
+	p, err := pluginharness.New[pluginharness.PreparedDevice, *pluginharness.PreparedDevice](t.Context(), n, hcfg)
+	return p, n, err
+}
+
+// wrapped is the plugin run serves: the harness's wrapped for the style
+// and defect, with a prepare delay of delay.
+func (e *testEnv) wrapped(t *testing.T, delay time.Duration) *plugin {
+	t.Helper()
+	p, n, err := e.tryNode(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newPlugin(p, n, testDriver, delay)
 }
 
 func (e *testEnv) plugin(t *testing.T) *testPlugin {

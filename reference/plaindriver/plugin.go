@@ -2,6 +2,8 @@ package plaindriver
 
 import (
 	"context"
+	"fmt"
+	"sync"
 
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
@@ -31,13 +33,21 @@ type node struct {
 	stateDir string
 	devices  []device          // by index
 	byName   map[string]device // the same devices by name
+	style    Style
 	defect   Defect
+
+	mu sync.Mutex
+	// claimLabels are the configured labels of the claims being prepared
+	// (StyleStrictConfig), by claim UID and request: the plugin sets them
+	// from the claim before the harness asks for its edits.
+	claimLabels map[string]map[string]string
 }
 
 var _ pluginharness.Driver[pluginharness.PreparedDevice] = (*node)(nil)
 
 func newNode(cfg Config) *node {
-	n := &node{name: cfg.NodeName, stateDir: cfg.StateDir, devices: nodeDevices(cfg.NodeName, cfg.Devices), defect: cfg.Defect}
+	n := &node{name: cfg.NodeName, stateDir: cfg.StateDir, devices: nodeDevices(cfg.NodeName, cfg.Devices, cfg.Style),
+		style: cfg.Style, defect: cfg.Defect, claimLabels: map[string]map[string]string{}}
 	n.byName = make(map[string]device, len(n.devices))
 	for _, d := range n.devices {
 		n.byName[d.Name] = d
@@ -64,12 +74,36 @@ func harnessConfig(cfg Config, n *node) pluginharness.Config {
 
 // Discover returns the node's pool (buildResources).
 func (n *node) Discover(context.Context, map[string]preparedClaim) (resourceslice.DriverResources, error) {
-	return buildResources(n.name, n.name, n.devices, n.defect), nil
+	return buildResources(n.name, n.name, n.devices, n.style, n.defect), nil
 }
 
 // Admit admits every device: admin access changes nothing for a plain
-// device.
-func (n *node) Admit(string, bool) error { return nil }
+// device. DefectAdminAccessRefused refuses admin access.
+func (n *node) Admit(device string, admin bool) error {
+	if admin && n.defect == DefectAdminAccessRefused {
+		return fmt.Errorf("device %s: admin access is not supported (defect %s)", device, n.defect)
+	}
+	return nil
+}
+
+// setLabels records the configured labels of claim uid for Edits; nil
+// forgets them.
+func (n *node) setLabels(uid string, labels map[string]string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if labels == nil {
+		delete(n.claimLabels, uid)
+		return
+	}
+	n.claimLabels[uid] = labels
+}
+
+// labels returns the configured labels of claim uid, by request.
+func (n *node) labels(uid string) map[string]string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.claimLabels[uid]
+}
 
 // Prepare has nothing to do on the node.
 func (n *node) Prepare(context.Context, string, *preparedClaim, func() error) error { return nil }

@@ -270,7 +270,7 @@ func TestCheckpointFormat(t *testing.T) {
 func TestWriteDeviceDirsReplacesWrongContent(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
-	devs := nodeDevices("node-a", 2)
+	devs := nodeDevices("node-a", 2, "")
 	if err := os.MkdirAll(filepath.Join(state, "devices", "dev-1"), 0o755); err != nil {
 		t.Fatal(err)
 	}

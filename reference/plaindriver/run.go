@@ -2,8 +2,11 @@ package plaindriver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -48,6 +51,13 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 	if cfg.Defect != "" {
 		logger.Info("Running with a deliberate defect, for the conformance kit to catch", "defect", cfg.Defect)
 	}
+	if cfg.Defect == DefectStateLost {
+		cp, err := dropCheckpoint(cfg.StateDir)
+		if err != nil {
+			return err
+		}
+		logger.Info("Defect state-lost-on-restart: started without the checkpoint", "checkpoint", cp)
+	}
 	hcfg := harnessConfig(cfg, n)
 	hcfg.Client = client
 	hcfg.RegistrarDir = cfg.KubeletRegistrarDir
@@ -56,7 +66,23 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, republish
 	hcfg.HTTPEndpoint = cfg.HTTPEndpoint
 	hcfg.RunningLog = func() []any {
 		return []any{"devices", len(n.devices), "registrarDir", cfg.KubeletRegistrarDir, "pluginDir", pluginDir,
-			"cdiDir", cfg.CDIDir, "stateDir", cfg.StateDir}
+			"cdiDir", cfg.CDIDir, "stateDir", cfg.StateDir, "style", cfg.Style.effective()}
 	}
-	return pluginharness.Run[pluginharness.PreparedDevice](ctx, n, hcfg)
+	return pluginharness.Serve(ctx, hcfg, func(ctx context.Context, hcfg pluginharness.Config) (pluginharness.Served, error) {
+		inner, err := pluginharness.New[pluginharness.PreparedDevice, *pluginharness.PreparedDevice](ctx, n, hcfg)
+		if err != nil {
+			return nil, err
+		}
+		return newPlugin(inner, n, cfg.DriverName, PrepareDelay), nil
+	})
+}
+
+// dropCheckpoint removes the checkpoint in stateDir (DefectStateLost) and
+// returns its path.
+func dropCheckpoint(stateDir string) (string, error) {
+	cp := filepath.Join(stateDir, pluginharness.CheckpointFile)
+	if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("remove checkpoint %s: %w", cp, err)
+	}
+	return cp, nil
 }

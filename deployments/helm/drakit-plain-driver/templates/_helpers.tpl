@@ -212,6 +212,7 @@ here (and a value in values.yaml) to extend the driver's command line.
 {{- define "drakit-plain-driver.args" -}}
 - --driver-name={{ include "drakit-plain-driver.driverName" . }}
 - --devices={{ int .Values.devices }}
+- --style={{ .Values.style }}
 - --defect={{ .Values.defect }}
 - --state-dir={{ include "drakit-plain-driver.hostPath" (list "stateDir" .Values.stateDir) }}
 - --cdi-dir={{ include "drakit-plain-driver.hostPath" (list "cdiDir" .Values.cdiDir) }}

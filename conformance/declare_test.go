@@ -27,8 +27,8 @@ func TestApplyDeclaration(t *testing.T) {
 	if cfg.DriverNamespace != "given" {
 		t.Errorf("DriverNamespace %q, want the explicit value kept", cfg.DriverNamespace)
 	}
-	if cfg.ProfileAttribute != "" || len(cfg.Capabilities) != 0 {
-		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions or capabilities leaves them empty", cfg.ProfileAttribute, cfg.Capabilities)
+	if cfg.ProfileAttribute != "" || !slices.Equal(cfg.Capabilities, []string{"adminAccess"}) {
+		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions leaves the first empty, and this one claims adminAccess alone", cfg.ProfileAttribute, cfg.Capabilities)
 	}
 	cfg.Kubeconfig = "k"
 	if err := cfg.Validate(); err != nil {

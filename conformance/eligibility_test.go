@@ -82,7 +82,7 @@ func TestNotEligibleSkipped(t *testing.T) {
 			s.gates = []string{"DRAPrioritizedList"}
 			kube.Resources = []*metav1.APIResourceList{{GroupVersion: "v1"}, {GroupVersion: "resource.k8s.io/v1"}}
 		}
-		res, err := s.run(context.Background())
+		res, _, err := s.run(context.Background())
 		if err != nil {
 			t.Fatalf("run: %v\noutput:\n%s", err, out.String())
 		}

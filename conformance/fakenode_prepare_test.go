@@ -45,6 +45,20 @@ func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []publishedDevi
 		report.Devices = append(report.Devices, probe.DeviceNode{Path: node, Type: "c", Major: 195, Minor: uint32(minor)})
 		report.NVML.GPUs = append(report.NVML.GPUs, probe.GPU{Index: len(report.NVML.GPUs), UUID: uuid, Minor: minor})
 	}
+	// The fake driver applies configs of its own, as a driver decodes
+	// only those: each key becomes FAKE_CONFIG_<KEY> in the claim's first
+	// CDI device.
+	for _, cfg := range c.Status.Allocation.Devices.Config {
+		var params map[string]string
+		if cfg.Opaque == nil || cfg.Opaque.Driver != f.driver || json.Unmarshal(cfg.Opaque.Parameters.Raw, &params) != nil || len(spec.Devices) == 0 {
+			continue
+		}
+		for k, v := range params {
+			name := "FAKE_CONFIG_" + strings.ToUpper(k)
+			spec.Devices[0].ContainerEdits.Env = append(spec.Devices[0].ContainerEdits.Env, name+"="+v)
+			report.Env[name] = v
+		}
+	}
 	data, err := json.Marshal(spec)
 	if err == nil {
 		err = os.WriteFile(f.cdiSpecPath(c), data, 0o644)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,7 +180,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 			return false, nil, nil
 		}
 		// As the scheduler does for node-local devices: the node by name.
-		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results},
+		c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: results, Config: allocationConfig(c)},
 			NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
 				Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"127.0.0.1"},
 			}}}}}}
@@ -362,6 +363,25 @@ func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) 
 	return res, out.String()
 }
 
+// allocationConfig is the claim's config as the scheduler copies it into
+// the allocation (the fake allocates every request).
+func allocationConfig(c *resourceapi.ResourceClaim) []resourceapi.DeviceAllocationConfiguration {
+	var out []resourceapi.DeviceAllocationConfiguration
+	for _, cfg := range c.Spec.Devices.Config {
+		out = append(out, resourceapi.DeviceAllocationConfiguration{Source: resourceapi.AllocationConfigSourceClaim,
+			Requests: cfg.Requests, DeviceConfiguration: cfg.DeviceConfiguration})
+	}
+	return out
+}
+
+// fakeOpaqueConfig is the fake driver's configuration sample: the fake
+// driver sets FAKE_CONFIG_<KEY>=<value> for every key of a config of its
+// own (fakeNode.prepare).
+var fakeOpaqueConfig = &declaration.OpaqueConfig{
+	Parameters: json.RawMessage(`{"strategy":"TimeSlicing"}`),
+	Env:        map[string]string{"FAKE_CONFIG_STRATEGY": "TimeSlicing"},
+}
+
 // TestFeaturesOnFakeNode runs the real KEP-4381 features on the fake node,
 // one scenario at a time and three at a time (each holding the GPUs it
 // needs), and expects every scenario that the fake can play to pass: this
@@ -385,6 +405,7 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 			cfg.PartitionClassName = ""   // the fake node has no MIG: those scenarios must skip
 			cfg.DriverPodSelector = ""    // nor driver pods to restart
 			cfg.PCIeRootPeerClasses = nil // nor another driver
+			cfg.OpaqueConfig = fakeOpaqueConfig
 			res, out := runOnFakeNode(t, cfg)
 			judged := 0
 			for _, sr := range res.Scenarios {
@@ -405,8 +426,8 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 					t.Errorf("%s:%d %q: %s: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 				}
 			}
-			if judged != 14 {
-				t.Errorf("%d scenarios judged, want the 14 outside validation.feature that the fake can play", judged)
+			if judged != 15 {
+				t.Errorf("%d scenarios judged, want the 15 outside validation.feature that the fake can play", judged)
 			}
 			if t.Failed() {
 				t.Logf("output:\n%s", out)

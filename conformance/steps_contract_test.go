@@ -153,7 +153,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 	}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-4381-structured-parameters/driver-contract.feature": {Data: contractFeature(t)}}}
-	res, err := st.run(ctx)
+	res, _, err := st.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}

@@ -2,13 +2,16 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -45,8 +48,9 @@ func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (
 }
 
 // podShowsSampleConfig checks that the pod's container has every variable
-// the declaration names as the sample's effect, with its value: what the
-// container sees, not what the driver says it did.
+// the declaration names as the sample's effect, with its value (a name with
+// placeholders once per device allocated to the pod): what the container
+// sees, not what the driver says it did.
 func (w *world) podShowsSampleConfig(name string) error {
 	sample := w.cfg.OpaqueConfig
 	if sample == nil {
@@ -56,14 +60,35 @@ func (w *world) podShowsSampleConfig(name string) error {
 	if err != nil {
 		return err
 	}
+	in := w.cfg.injected()
 	var bad []string
-	for _, k := range slices.Sorted(maps.Keys(sample.Env)) {
+	check := func(k, want string) {
 		got, ok := p.report.Env[k]
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("pod %s: the driver ignored the opaque config its declaration supplies: the container has no %s (want %s=%s)", name, k, k, sample.Env[k]))
-		case got != sample.Env[k]:
-			bad = append(bad, fmt.Sprintf("pod %s: the driver did not apply the opaque config its declaration supplies: the container has %s=%s, want %s", name, k, got, sample.Env[k]))
+			bad = append(bad, fmt.Sprintf("pod %s: the driver ignored the opaque config its declaration supplies: the container has no %s (want %s=%s)", name, k, k, want))
+		case got != want:
+			bad = append(bad, fmt.Sprintf("pod %s: the driver did not apply the opaque config its declaration supplies: the container has %s=%s, want %s", name, k, got, want))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(sample.Env)) {
+		pattern := declaration.EnvVariable{Name: k, Value: sample.Env[k]}
+		if !strings.ContainsRune(k, '{') {
+			check(k, sample.Env[k])
+			continue
+		}
+		if len(p.devices) == 0 {
+			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.cfg.DriverName, k))
+		}
+		for _, d := range p.devices {
+			v := in.Values(d)
+			n, nerr := pattern.ExpandName(v)
+			val, verr := pattern.ExpandValue(v)
+			if err := errors.Join(nerr, verr); err != nil {
+				bad = append(bad, fmt.Sprintf("pod %s: device %s: %v", name, d.ID(), err))
+				continue
+			}
+			check(n, val)
 		}
 	}
 	return findings(bad)

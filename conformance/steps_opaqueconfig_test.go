@@ -7,10 +7,13 @@ import (
 	"testing"
 
 	"github.com/cucumber/godog"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -70,11 +73,38 @@ func TestPodShowsSampleConfig(t *testing.T) {
 	} {
 		w := &world{suite: &suite{cfg: cfg}, pods: map[string]*podRecord{"p": {name: "p", report: &probe.Report{Env: tc.env}}}}
 		err := w.podShowsSampleConfig("p")
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: err = %v, want a finding with %q", tc.name, err, tc.want)
-		}
+		judge(t, tc.name, err, tc.want)
+	}
+
+	// A variable per device, named by the device's attributes, as an
+	// upstream-style driver sets GPU_DEVICE_<index>_SHARING.
+	cfg.OpaqueConfig = &declaration.OpaqueConfig{Parameters: sampleConfig.Parameters,
+		Env: map[string]string{"GPU_DEVICE_{attribute:index}_SHARING": "TimeSlicing on {device}"}}
+	devices := []observe.Device{
+		{Pool: "n", Device: "gpu-1", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"index": {IntValue: ptr.To[int64](1)}}},
+		{Pool: "n", Device: "gpu-3", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"index": {IntValue: ptr.To[int64](3)}}},
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"per device", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1", "GPU_DEVICE_3_SHARING": "TimeSlicing on gpu-3"}, ""},
+		{"one device ignored", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1"}, "no GPU_DEVICE_3_SHARING"},
+	} {
+		w := &world{suite: &suite{cfg: cfg}, pods: map[string]*podRecord{"p": {name: "p", report: &probe.Report{Env: tc.env}, devices: devices}}}
+		judge(t, tc.name, w.podShowsSampleConfig("p"), tc.want)
+	}
+}
+
+// judge checks a step's error: none when want is empty, else a finding
+// containing want.
+func judge(t *testing.T, name string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: err = %v, want a finding with %q", name, err, want)
 	}
 }

@@ -8,17 +8,19 @@ import (
 )
 
 // pathFlags are the flags, of whichever subcommand, that name a file or
-// directory. The libraries want absolute, clean paths (a cluster's run dir is
-// used from processes with other working directories), so a relative value
-// given on the command line is made absolute against the working directory
-// before the subcommand runs: `drakit cluster up --images-dir _output/images`
-// works as a user types it.
+// directory of this machine. The libraries want absolute, clean paths (a
+// cluster's run dir is used from processes with other working
+// directories), so a relative value given on the command line is made
+// absolute against the working directory before the subcommand runs:
+// `drakit cluster up --images-dir _output/images` works as a user types it.
+// The deployments' host paths are paths on the cluster's nodes, which no
+// working directory here can resolve: they stay as given (and must be
+// absolute).
 var pathFlags = map[string]bool{
 	"run-dir": true, "components-dir": true, "images-dir": true, "kind-state-dir": true,
 	"artifacts": true, "driver-config": true, "root": true, "emulator-root": true, "library-dir": true,
 	"node-kubelet-root-dir": true, "node-emulator-root": true, "node-cgroup-root": true, "node-sysfs": true, "node-cdi-dir": true,
-	"kubelet-root-dir": true, "cdi-dir": true, "state-dir": true, "host-root": true, "driver-root": true,
-	"registrar-dir": true, "kubelet-registrar-dir": true, "rules": true, "pid-file": true, "nvml-header-dir": true,
+	"kubelet-registrar-dir": true, "rules": true, "pid-file": true, "nvml-header-dir": true,
 	"shim": true, "cluster-config": true,
 }
 

@@ -155,7 +155,9 @@ type OpaqueConfig struct {
 	Parameters json.RawMessage `json:"parameters"`
 	// Env are environment variables every container of a claim whose
 	// devices got this configuration has, with these values: the effect the
-	// kit checks. At least one. Required.
+	// kit checks. A name with a placeholder (see the package documentation)
+	// is one variable per allocated device, GPU_DEVICE_{attribute:index}_SHARING
+	// say, and so is its value's. At least one. Required.
 	Env map[string]string `json:"env"`
 }
 

@@ -2,6 +2,7 @@ package declaration
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -205,11 +206,31 @@ func validateOpaqueConfig(path *field.Path, c *OpaqueConfig) field.ErrorList {
 		errs = append(errs, field.Required(ep, "at least one variable a container shows when its devices got the sample: the effect the kit checks"))
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
-		if !cIdentifier.MatchString(name) {
-			errs = append(errs, field.Invalid(ep.Key(name), name, "must be an environment variable name: letters, digits and _, not starting with a digit"))
+		if err := c.validateEnv(name); err != nil {
+			errs = append(errs, field.Invalid(ep.Key(name), name, err.Error()))
 		}
 	}
 	return errs
+}
+
+// validateEnv checks one variable of the effect: a plain name, or a
+// pattern of one per device, and a value that is text or a pattern.
+func (c *OpaqueConfig) validateEnv(name string) error {
+	if strings.ContainsRune(name, '{') {
+		if err := validateEnvName(name); err != nil {
+			return err
+		}
+	} else if !cIdentifier.MatchString(name) {
+		return errors.New("must be an environment variable name: letters, digits and _, not starting with a digit")
+	}
+	value := c.Env[name]
+	if _, err := parsePattern(value); err != nil {
+		return fmt.Errorf("value %q: %w", value, err)
+	}
+	if strings.ContainsRune(value, 0) {
+		return errors.New("an environment variable cannot hold a NUL character")
+	}
+	return nil
 }
 
 // unique reports value when an earlier field (in seen) has it, and

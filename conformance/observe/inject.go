@@ -20,7 +20,8 @@ type Injected struct {
 	Mounts      []declaration.Mount
 }
 
-func (in Injected) values(d Device) declaration.DeviceValues {
+// Values are what the declaration's placeholders stand for, for device d.
+func (in Injected) Values(d Device) declaration.DeviceValues {
 	return deviceValues(in.Driver, in.Identity, d.Device, d.Attributes)
 }
 
@@ -57,7 +58,7 @@ func CheckDeclaredDeviceNodes(pod string, in Injected, allocated, node []Device,
 	for _, d := range allocated {
 		mine[d.ID()] = true
 		for _, pattern := range in.DeviceNodes {
-			e, err := pattern.Expand(in.values(d))
+			e, err := pattern.Expand(in.Values(d))
 			if err != nil {
 				out = append(out, fmt.Sprintf("pod %s: allocated device %s: device node: %v", pod, d.ID(), err))
 				continue
@@ -79,7 +80,7 @@ func CheckDeclaredDeviceNodes(pod string, in Injected, allocated, node []Device,
 			continue
 		}
 		for _, pattern := range in.DeviceNodes {
-			e, err := pattern.Expand(in.values(d))
+			e, err := pattern.Expand(in.Values(d))
 			if err != nil || minePaths[e.Path] {
 				continue // a device the pattern cannot name, or a node an allocated device has too
 			}
@@ -119,7 +120,7 @@ func CheckDeclaredMounts(pod string, in Injected, allocated, node []Device, r pr
 	for _, d := range allocated {
 		mine[d.ID()] = true
 		for _, pattern := range in.Mounts {
-			p, err := pattern.ExpandPath(in.values(d))
+			p, err := pattern.ExpandPath(in.Values(d))
 			if err != nil {
 				out = append(out, fmt.Sprintf("pod %s: allocated device %s: mount: %v", pod, d.ID(), err))
 				continue
@@ -139,7 +140,7 @@ func CheckDeclaredMounts(pod string, in Injected, allocated, node []Device, r pr
 			continue
 		}
 		for _, pattern := range in.Mounts {
-			p, err := pattern.ExpandPath(in.values(d))
+			p, err := pattern.ExpandPath(in.Values(d))
 			if err != nil || minePaths[p] {
 				continue
 			}
@@ -177,7 +178,7 @@ func ShownDevices(in Injected, nvml bool, node []Device, r probe.Report) []strin
 		}
 	}
 	shown := func(d Device) bool {
-		v := in.values(d)
+		v := in.Values(d)
 		if in.Env != nil {
 			name, errName := in.Env.ExpandName(v)
 			value, errValue := in.Env.ExpandValue(v)

@@ -84,7 +84,7 @@ kit() { # kit VARIANT: certify the variant; its exit code goes to exit-code
   local n=$1 rc=0 args=() extra=()
   $drakit plain-driver matrix declaration "$n" >"$out/$n/declaration.yaml"
   args=(--kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$n" --driver-config "$out/$n/declaration.yaml"
-    --tags "${tags[$n]}" --no-colors --format progress --concurrency 2)
+    --tags "${tags[$n]}" --no-colors --format progress --concurrency 2 --probe-host-network)
   if [ "${access[$n]}" = yes ]; then
     args+=(--node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR")
   fi

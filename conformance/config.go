@@ -234,6 +234,9 @@ type Config struct {
 	// deviceKinds[].opaqueConfig; no flag); nil: the scenarios that pass
 	// the driver opaque configuration do not apply.
 	OpaqueConfig *declaration.OpaqueConfig
+	// DeviceKindNames are the declared kinds' names by their DeviceClass,
+	// for the reports (declaration deviceKinds[].name; no flag).
+	DeviceKindNames map[string]string
 	// DriverConfig is the path of a driver declaration
 	// (conformance/declaration) whose values fill every driver setting that
 	// was not given explicitly; empty: none.

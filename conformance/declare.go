@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/conformance/observe"
 )
 
@@ -82,6 +83,10 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 		c.PCIeRootPeerClasses = s.PCIeRootPeerClasses
 	}
 	c.OpaqueConfig = s.OpaqueConfig
+	c.DeviceKindNames = map[string]string{}
+	for _, k := range d.DeviceKinds {
+		c.DeviceKindNames[k.DeviceClass] = k.Name
+	}
 	c.TorusChipClassName, c.TorusSubsliceClassName, c.TorusShapeAttribute = s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute
 	c.BindingConditions, c.BindingFailureConditions, c.BindingConditionsSetBy = s.BindingConditions, s.BindingFailureConditions, s.BindingConditionsSetBy
 	if !explicit(fieldFaultResponses) {
@@ -97,6 +102,26 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	if !explicit(fieldCapabilities) {
 		c.Capabilities = s.Capabilities
 	}
+}
+
+// deviceKinds are the kinds of device the run requests, by their DeviceClass
+// (whole devices, partitions, shared devices), each with the name its
+// declaration gives it (DeviceKindNames) or, without one, a generic name.
+func (c *Config) deviceKinds() []report.DeviceKind {
+	kind := func(class, generic string) report.DeviceKind {
+		if name := c.DeviceKindNames[class]; name != "" {
+			return report.DeviceKind{Name: name, DeviceClass: class}
+		}
+		return report.DeviceKind{Name: generic, DeviceClass: class}
+	}
+	kinds := []report.DeviceKind{kind(c.deviceClass(), "devices")}
+	if c.PartitionClassName != "" {
+		kinds = append(kinds, kind(c.PartitionClassName, "partitions"))
+	}
+	if c.SharedDeviceClassName != "" {
+		kinds = append(kinds, kind(c.SharedDeviceClassName, "shared devices"))
+	}
+	return kinds
 }
 
 // observes reports whether the driver declares the observer.

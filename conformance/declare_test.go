@@ -30,6 +30,9 @@ func TestApplyDeclaration(t *testing.T) {
 	if cfg.ProfileAttribute != "" || !slices.Equal(cfg.Capabilities, []string{"adminAccess"}) {
 		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions leaves the first empty, and this one claims adminAccess alone", cfg.ProfileAttribute, cfg.Capabilities)
 	}
+	if k := cfg.deviceKinds(); len(k) != 1 || k[0].Name != "gpu" || k[0].DeviceClass != "gpu.example.com" {
+		t.Errorf("device kinds %+v, want the declared kind gpu of DeviceClass gpu.example.com", k)
+	}
 	cfg.Kubeconfig = "k"
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("config after the declaration: %v", err)

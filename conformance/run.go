@@ -175,19 +175,13 @@ func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, Ve
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
 		return res, v, err
 	}
-	kinds := []report.DeviceKind{{Name: "devices", DeviceClass: cfg.deviceClass()}}
-	if cfg.PartitionClassName != "" {
-		kinds = append(kinds, report.DeviceKind{Name: "partitions", DeviceClass: cfg.PartitionClassName})
-	}
-	if cfg.SharedDeviceClassName != "" {
-		kinds = append(kinds, report.DeviceKind{Name: "shared devices", DeviceClass: cfg.SharedDeviceClassName})
-	}
+	kinds := cfg.deviceKinds()
 	in := report.Input{Driver: cfg.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
 		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
 	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res, v) }); err != nil {
 		return res, v, err
 	}
-	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceClass: cfg.deviceClass(), Tags: tags, Server: s.server, Hardware: cfg.Hardware,
+	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceKinds: kinds, Tags: tags, Server: s.server, Hardware: cfg.Hardware,
 		Reports: []string{filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, CucumberFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}}
 	var summary strings.Builder
 	if err := report.WriteSummary(&summary, header, res, v); err != nil {

@@ -223,7 +223,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 func TestWriteSummary(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	h := SummaryHeader{Driver: "gpu.drakit.dev", DeviceClass: "gpu.drakit.dev", Tags: "@kep-4381", Server: "https://127.0.0.1:6443 (Kubernetes v1.37.2)"}
+	h := SummaryHeader{Driver: "gpu.drakit.dev", DeviceKinds: []DeviceKind{{Name: "gpu", DeviceClass: "gpu.drakit.dev"}}, Tags: "@kep-4381", Server: "https://127.0.0.1:6443 (Kubernetes v1.37.2)"}
 	res := goldenResult()
 	if err := WriteSummary(&b, h, res, Judge(res)); err != nil {
 		t.Fatal(err)

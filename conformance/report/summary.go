@@ -10,8 +10,12 @@ import (
 
 // SummaryHeader describes the run in the summary's first lines.
 type SummaryHeader struct {
-	Driver, DeviceClass, Tags, Server string
-	Hardware                          bool
+	Driver, Tags, Server string
+	// DeviceKinds are the kinds of device the run requested.
+	DeviceKinds []DeviceKind
+	// Hardware says that the driver's devices are not drakit's emulator's
+	// (they may be real devices, or simulated by the driver itself).
+	Hardware bool
 	// Reports are the run's report files, named above the verdict.
 	Reports []string
 }
@@ -24,9 +28,13 @@ type SummaryHeader struct {
 // verdict's line.
 func WriteSummary(w io.Writer, h SummaryHeader, r Result, v Verdict) error {
 	var b strings.Builder
-	hw := "emulated (drakit emulator)"
+	hw := "drakit's emulator"
 	if h.Hardware {
-		hw = "real GPUs"
+		hw = "the driver's own (not drakit's emulator)"
+	}
+	kinds := make([]string, 0, len(h.DeviceKinds))
+	for _, k := range h.DeviceKinds {
+		kinds = append(kinds, fmt.Sprintf("%s (DeviceClass %s)", k.Name, k.DeviceClass))
 	}
 	tags := h.Tags
 	if tags == "" {
@@ -37,7 +45,10 @@ func WriteSummary(w io.Writer, h SummaryHeader, r Result, v Verdict) error {
 		order = fmt.Sprintf("random, seed %d", r.Seed)
 	}
 	fmt.Fprintf(&b, "drakit conformance summary\n")
-	fmt.Fprintf(&b, "driver: %s  device class: %s  hardware: %s\n", h.Driver, h.DeviceClass, hw)
+	fmt.Fprintf(&b, "driver: %s  devices: %s\n", h.Driver, hw)
+	if len(kinds) > 0 {
+		fmt.Fprintf(&b, "device kinds: %s\n", strings.Join(kinds, ", "))
+	}
 	if h.Server != "" {
 		fmt.Fprintf(&b, "cluster: %s\n", h.Server)
 	}

@@ -260,8 +260,16 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 			show(id)
 		}
 	}
+	// Of the node's other CDI devices only the driver's own count: those
+	// the kubelet records for it, and unrecorded ones of its CDI vendor
+	// (k8s.<driver>, a spec its unprepare left). Another driver may inject
+	// the very same edits (two variants of one driver side by side), and
+	// its devices say nothing about this driver's.
+	vendor := "k8s." + w.cfg.DriverName
 	for id, e := range others {
-		if e.ShownIn(seen) {
+		_, recorded := deviceOf[id]
+		v, _, _ := strings.Cut(id, "/")
+		if (recorded || v == vendor || v == w.cfg.DriverName) && e.ShownIn(seen) {
 			show(id)
 		}
 	}

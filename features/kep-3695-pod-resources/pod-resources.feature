@@ -13,7 +13,7 @@ Feature: KEP-3695 the kubelet's PodResources API reports DRA claims
     Given the kit can reach the kubelet's pod resources API
     And the driver publishes at least 1 device
 
-  @kep-3695 @core
+  @kep-3695 @extended
   Scenario: List and Get report the claim's devices and CDI devices for the container that uses it
     Given the kit can read the node's CDI directory
     And a ResourceClaim "gpu" requesting 1 device
@@ -23,7 +23,7 @@ Feature: KEP-3695 the kubelet's PodResources API reports DRA claims
     And the kubelet's pod resources Get reports for pod "user" the devices and CDI devices of its claims
     And pod "user" sees exactly the devices allocated to its claims
 
-  @kep-3695 @core
+  @kep-3695 @extended
   Scenario: Two claims of a pod are reported each with its own devices
     Given the kit can read the node's CDI directory
     And a ResourceClaim "first" requesting 1 device
@@ -33,13 +33,13 @@ Feature: KEP-3695 the kubelet's PodResources API reports DRA claims
     And the kubelet's pod resources List reports for pod "pair" the devices and CDI devices of its claims
     And the kubelet's pod resources Get reports for pod "pair" the devices and CDI devices of its claims
 
-  @kep-3695 @core @cluster-check
+  @kep-3695 @extended @cluster-check
   Scenario: A pod without claims has no dynamic resources
     When a pod "plain" is created without claims
     Then pod "plain" is running
     And the kubelet's pod resources List and Get report no dynamic resources for pod "plain"
 
-  @kep-3695 @core
+  @kep-3695 @extended
   Scenario: A deleted pod is no longer reported
     Given the kit can read the node's CDI directory
     And a ResourceClaim "gpu" requesting 1 device

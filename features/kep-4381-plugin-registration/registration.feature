@@ -16,7 +16,7 @@ Feature: KEP-4381 structured parameters: the driver's kubelet plugin registratio
     Given the kit can reach the kubelet's plugin registry
     And the driver publishes at least 1 device
 
-  @kep-4381 @core @registration
+  @kep-4381 @extended @registration
   Scenario: The driver registers as a DRA plugin with the kubelet
     Then the driver's registration socket answers GetInfo as a DRAPlugin named after the driver
     And the endpoint the driver registered is a unix socket that serves DRAPlugin

@@ -29,8 +29,15 @@ Feature: KEP-4816 prioritized list: the scheduler takes the first alternative it
     Then pod "takes-one" is running
     And the claim "falls-back" is allocated 1 device
     And the claim "falls-back" is allocated for exactly the requests "gpu/one"
-    And the kubelet recorded the devices the driver prepared for the claim "falls-back" under request "gpu" alone
     And pod "takes-one" sees exactly the devices allocated to its claims
+
+  @kep-4816 @extended
+  Scenario: The driver returns a subrequest's devices to the kubelet under the request's name
+    Given a ResourceClaim "falls-back" requesting first more devices than the scenario may use as "too-many", else 1 device as "one"
+    When a pod "takes-one" is created with the claim "falls-back"
+    Then pod "takes-one" is running
+    And the claim "falls-back" is allocated for exactly the requests "gpu/one"
+    And the kubelet recorded the devices the driver prepared for the claim "falls-back" under request "gpu" alone
 
   @kep-4816 @core
   Scenario: A constraint on a subrequest makes the scheduler choose the next one

@@ -277,11 +277,12 @@ func (w *world) submitSliceWithTaints(ctx context.Context, name string, n int) e
 }
 
 // removeLeftoverRules deletes the DeviceTaintRules of earlier runs of the
-// kit (labelled as its own) before the scenarios start: a run killed in the
-// middle of a scenario leaves its rules behind, and a NoExecute one would
-// evict the pods of every later scenario on its device. Two runs of the kit
-// on one cluster at once would fight over the devices anyway, so every rule
-// of the kit found now is a leftover.
+// kit (labelled as its own) for the driver under test before the scenarios
+// start: a run killed in the middle of a scenario leaves its rules behind,
+// and a NoExecute one would evict the pods of every later scenario on its
+// device. Rules for other drivers' devices are left alone: they may be a
+// run of the kit against another driver on the same cluster at the same
+// time (the verdict matrix certifies many drivers side by side).
 func (s *suite) removeLeftoverRules(ctx context.Context) error {
 	list, err := s.kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: labelManagedBy + "=" + managedByKit})
 	if apierrors.IsNotFound(err) {
@@ -292,6 +293,9 @@ func (s *suite) removeLeftoverRules(ctx context.Context) error {
 	}
 	var errs []error
 	for _, r := range list.Items {
+		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.cfg.DriverName {
+			continue
+		}
 		klog.FromContext(ctx).Info("Deleting a DeviceTaintRule an earlier run of the kit left behind", "rule", r.Name, "effect", r.Spec.Taint.Effect)
 		if err := s.kube.ResourceV1().DeviceTaintRules().Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete DeviceTaintRule %s left by an earlier run: %w", r.Name, err))

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,19 +123,26 @@ func TestParseTaint(t *testing.T) {
 func TestRemoveLeftoverRules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rule := func(name string, labels map[string]string) *resourceapi.DeviceTaintRule {
+	rule := func(name, driver string, labels map[string]string) *resourceapi.DeviceTaintRule {
 		return &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Spec: resourceapi.DeviceTaintRuleSpec{Taint: resourceapi.DeviceTaint{Key: "drakit.dev/broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}}
+			Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To(driver)},
+				Taint: resourceapi.DeviceTaint{Key: "drakit.dev/broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}}
 	}
-	kube := fake.NewClientset(rule("drakit-abcde-broken", kitMeta("x").Labels), rule("admins-own", nil))
-	if err := (&suite{kube: kube}).removeLeftoverRules(ctx); err != nil {
+	kube := fake.NewClientset(rule("drakit-abcde-broken", "gpu.drakit.dev", kitMeta("x").Labels), rule("admins-own", "gpu.drakit.dev", nil),
+		rule("drakit-fghij-broken", "other.example.com", kitMeta("y").Labels))
+	if err := (&suite{kube: kube, cfg: Config{DriverName: "gpu.drakit.dev"}}).removeLeftoverRules(ctx); err != nil {
 		t.Fatal(err)
 	}
 	list, err := kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 1 || list.Items[0].Name != "admins-own" {
-		t.Errorf("left %v, want only the rule the kit did not create", list.Items)
+	var left []string
+	for _, r := range list.Items {
+		left = append(left, r.Name)
+	}
+	slices.Sort(left)
+	if !slices.Equal(left, []string{"admins-own", "drakit-fghij-broken"}) {
+		t.Errorf("left %v, want the rule the kit did not create and the one of another driver's run", left)
 	}
 }

@@ -82,7 +82,7 @@ Feature: KEP-5055 device taints: a tainted device is allocated only to claims th
     Then pod "next" is running
     And the claim "next" is allocated device "marked"
 
-  @kep-5055 @core
+  @kep-5055 @core @cluster-check
   Scenario: An admin-access claim gets a NoSchedule-tainted device only when it tolerates the taint
     Given the scenario holds device "busy" of the driver
     And the scenario's namespace allows admin access

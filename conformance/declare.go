@@ -2,8 +2,8 @@ package conformance
 
 import (
 	"drakit.dev/drakit/conformance/declaration"
-	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/report"
 )
 
 // Fields ApplyDeclaration can set, by their Config field name.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cucumber/godog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"drakit.dev/drakit/conformance/lint"
 	"drakit.dev/drakit/conformance/report"
@@ -64,33 +66,47 @@ func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
 	return in, nil
 }
 
-func (w *world) passLintRule(ctx context.Context, rule string) error {
+// passLintRule fails the scenario with the rule's findings; its warnings
+// (parts of the rule no KEP or API requires) it only attaches.
+func (w *world) passLintRule(ctx context.Context, rule string) (context.Context, error) {
 	in, err := w.lintInput(ctx)
 	if err != nil {
-		return err
+		return ctx, err
 	}
 	var found []lint.Finding
 	switch rule {
 	case lint.RuleInventory:
 		if found, err = w.sysfsFindings(ctx, in, lint.Inventory); err != nil {
-			return err
+			return ctx, err
 		}
 	case lint.RuleNUMANode:
 		if found, err = w.sysfsFindings(ctx, in, lint.NUMANode); err != nil {
-			return err
+			return ctx, err
 		}
 	default:
 		check, ok := lint.Rules[rule]
 		if !ok {
-			return fmt.Errorf("no lint rule %q (known: %v)", rule, lint.RuleNames())
+			return ctx, fmt.Errorf("no lint rule %q (known: %v)", rule, lint.RuleNames())
 		}
 		found = check(in)
 	}
 	var msgs []string
 	for _, f := range found {
+		if f.Warning {
+			ctx = warn(ctx, f.String())
+			continue
+		}
 		msgs = append(msgs, f.String())
 	}
-	return findings(msgs)
+	return ctx, findings(msgs)
+}
+
+// warn attaches a warning to the scenario: advice that no KEP or API
+// requires, which the summary and the report list and the verdict never
+// counts.
+func warn(ctx context.Context, msg string) context.Context {
+	klog.FromContext(ctx).Info("Warning, not counted in the verdict", "warning", msg)
+	return godog.Attach(ctx, godog.Attachment{FileName: report.WarningAttachment, MediaType: "text/plain", Body: []byte(msg)})
 }
 
 // sysfsRule is a lint rule that compares the devices of a kind on a node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,6 +89,9 @@ func (w *world) podIsRunning(ctx context.Context, name string) error {
 		return false, describePod(got), nil
 	})
 	if err != nil {
+		if warning := w.lastWarning(ctx, name); warning != "" {
+			return fmt.Errorf("%w; its last warning event: %s", err, warning)
+		}
 		return err
 	}
 	report, err := w.readContainerReport(ctx, name, probeContainer)
@@ -306,4 +310,24 @@ func (w *world) probeImageProblem(pod *corev1.Pod) string {
 			w.cfg.ProbeImage, cs.State.Waiting.Reason, cs.State.Waiting.Message)
 	}
 	return ""
+}
+
+// lastWarning is the pod's newest Warning event, "<reason>: <message>" (the
+// kubelet's FailedPrepareDynamicResources carries the driver's error), or
+// "" when it has none or the kit cannot read them.
+func (w *world) lastWarning(ctx context.Context, pod string) string {
+	list, err := w.kube.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",type=" + corev1.EventTypeWarning})
+	if err != nil {
+		return ""
+	}
+	// The field selector is the API server's; checked again for clients
+	// that do not apply it.
+	warnings := slices.DeleteFunc(list.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.Name != pod || e.Type != corev1.EventTypeWarning
+	})
+	if len(warnings) == 0 {
+		return ""
+	}
+	last := slices.MaxFunc(warnings, func(a, b corev1.Event) int { return eventTime(a).Time.Compare(eventTime(b).Time) })
+	return last.Reason + ": " + last.Message
 }

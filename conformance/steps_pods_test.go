@@ -3,8 +3,11 @@ package conformance
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestProbeImageProblem(t *testing.T) {
@@ -23,5 +26,29 @@ func TestProbeImageProblem(t *testing.T) {
 	}
 	if got := w.probeImageProblem(waiting("ContainerCreating")); got != "" {
 		t.Errorf("a pod still being created: %q, want no problem", got)
+	}
+}
+
+// TestLastWarning: the newest Warning event of the pod, whichever time
+// field its source set, with its reason; Normal events and other pods'
+// do not count.
+func TestLastWarning(t *testing.T) {
+	t.Parallel()
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(int64(s), 0)) }
+	ev := func(name, pod, typ, reason string, ts metav1.Time) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, InvolvedObject: corev1.ObjectReference{Name: pod},
+			Type: typ, Reason: reason, Message: reason + " message", LastTimestamp: ts}
+	}
+	kube := fake.NewClientset(
+		ev("a", "p", corev1.EventTypeWarning, "FailedScheduling", at(10)),
+		ev("b", "p", corev1.EventTypeWarning, "FailedPrepareDynamicResources", at(20)),
+		ev("c", "p", corev1.EventTypeNormal, "Scheduled", at(30)),
+	)
+	w := &world{suite: &suite{kube: kube}, ns: "ns"}
+	if got, want := w.lastWarning(t.Context(), "p"), "FailedPrepareDynamicResources: FailedPrepareDynamicResources message"; got != want {
+		t.Errorf("lastWarning = %q, want %q", got, want)
+	}
+	if got := w.lastWarning(t.Context(), "other"); got != "" {
+		t.Errorf("lastWarning of a pod without events = %q, want none", got)
 	}
 }

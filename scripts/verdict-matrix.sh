@@ -10,7 +10,7 @@
 # and specificity); with MATRIX_README=<file> it also puts the table between that file's
 # <!-- matrix:begin --> and <!-- matrix:end --> markers. Exits non-zero when a verdict is not the
 # expected one or a variant could not be deployed.
-#   MATRIX_PARALLEL  kit runs at once (default 4: the scenarios mostly wait on the cluster)
+#   MATRIX_PARALLEL  kit runs at once (default 6: the scenarios mostly wait on the cluster)
 #   MATRIX_NODES     nodes of the local cluster: 1 (variants that need more are listed, not run,
 #                    and not counted). More is refused for now: the nodes of a multi-node local
 #                    cluster have host paths of their own, so each variant would have to be
@@ -20,7 +20,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
 : "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
-: "${MATRIX_PARALLEL:=4}"
+: "${MATRIX_PARALLEL:=6}"
 : "${MATRIX_NODES:=1}"
 : "${MATRIX_ONLY:=}"
 : "${MATRIX_README:=}"

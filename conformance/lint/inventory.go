@@ -97,7 +97,7 @@ func Inventory(in Input, node, sysfs string, kind PCIKind, inKind func(pool, dev
 			return
 		}
 		bad := func(format string, args ...any) {
-			out = append(out, Finding{RuleInventory, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)})
+			out = append(out, newFinding(RuleInventory, basisInventory, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)))
 		}
 		a, ok := d.Attributes[attrPCIBusID]
 		if !ok || a.StringValue == nil {
@@ -123,7 +123,7 @@ func Inventory(in Input, node, sysfs string, kind PCIKind, inKind func(pool, dev
 	}
 	sort.Strings(missing)
 	for _, addr := range missing {
-		out = append(out, Finding{RuleInventory, "", "", "", fmt.Sprintf("node %s has PCI function %s (vendor %s class %s*), no device of the driver publishes it", node, addr, kind.Vendor, kind.Class)})
+		out = append(out, newFinding(RuleInventory, basisInventory, "", "", "", fmt.Sprintf("node %s has PCI function %s (vendor %s class %s*), no device of the driver publishes it", node, addr, kind.Vendor, kind.Class)))
 	}
 	return out, nil
 }

@@ -12,18 +12,27 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Finding is one broken rule.
+// Finding is one broken rule, or a warning: a part of a rule that no KEP
+// or API requires, which the kit reports as advice and never counts in the
+// verdict.
 type Finding struct {
-	Rule   string
-	Pool   string
-	Slice  string
-	Device string
+	Rule string
+	// Basis is what the rule, or the part of it that found this, enforces:
+	// a KEP, an API field's documented meaning, what the scheduler or the
+	// kubelet does, or the driver's declaration. A warning's says that it
+	// has none, and why the kit advises it anyway.
+	Basis   string
+	Warning bool
+	Pool    string
+	Slice   string
+	Device  string
 	// Message says what is wrong, in a sentence.
 	Message string
 }
 
-// String names the rule, pool, slice and device: "rule pools: pool p, slice
-// s, device d: message".
+// String cites the rule and its basis and names the pool, slice and
+// device: "rule pools (KEP-4381: …): pool p, ResourceSlice s, device d:
+// message".
 func (f Finding) String() string {
 	var where []string
 	if f.Pool != "" {
@@ -35,11 +44,35 @@ func (f Finding) String() string {
 	if f.Device != "" {
 		where = append(where, "device "+f.Device)
 	}
+	rule := fmt.Sprintf("rule %s (%s)", f.Rule, f.Basis)
 	if len(where) == 0 {
-		return fmt.Sprintf("rule %s: %s", f.Rule, f.Message)
+		return fmt.Sprintf("%s: %s", rule, f.Message)
 	}
-	return fmt.Sprintf("rule %s: %s: %s", f.Rule, strings.Join(where, ", "), f.Message)
+	return fmt.Sprintf("%s: %s: %s", rule, strings.Join(where, ", "), f.Message)
 }
+
+// The bases of the rules and of their parts (doc.go tabulates them).
+// Those starting with NoBasis make warnings.
+const (
+	basisPoolComplete = "KEP-4381: spec.pool.resourceSliceCount is the number of slices of the pool at its generation, and the scheduler allocates only from a pool whose slices it all sees"
+	basisPoolDevices  = "KEP-4381: a device name is unique in its pool; the scheduler treats a pool with a duplicate as invalid"
+	basisPoolNodes    = "KEP-4381: spec.nodeName, nodeSelector and allNodes say where the pool's devices are, and the scheduler counts a pool's slices per node: a pool whose slices select different nodes is incomplete on some"
+	basisStandard     = "KEP-4381, KEP-6072: resource.kubernetes.io/pcieRoot, pciBusID and numaNode have the types and formats of k8s.io/dynamic-resource-allocation/deviceattribute"
+	basisIdentity     = "the declaration: its uuidAttribute names one device, and the kit selects devices by it"
+	basisNodeExists   = "KEP-4381: spec.nodeName names the node the pool's devices are on"
+	basisCounterSets  = "KEP-4815: a device that consumes a counter set or counter its pool does not declare makes the pool invalid"
+	basisCounterFit   = "KEP-4815: the scheduler allocates a device only while its pool's counters hold what it consumes"
+	basisInventory    = "the declaration's PCI vendor and class, and the node's sysfs: resource.kubernetes.io/pciBusID and pcieRoot (KEP-4381, deviceattribute) name the device's PCI function and its root complex"
+	basisNUMANode     = "KEP-6072: resource.kubernetes.io/numaNode is the sysfs numa_node of the device's PCI function, omitted where that is -1 (a list starts with it, KEP-5491)"
+	basisPCIeDomain   = "KEP-6072, deviceattribute: resource.kubernetes.io/pcieRoot is pci<domain>:<bus> of the device's PCI function"
+
+	// NoBasis starts the basis of a warning.
+	NoBasis               = "no KEP or API basis, a warning"
+	noBasisOwner          = NoBasis + ": the kubelet plugin library gives a driver's slices one owner"
+	noBasisStandardName   = NoBasis + ": the API lets any domain name an attribute, but Kubernetes defines only pcieRoot, pciBusID and numaNode in resource.kubernetes.io"
+	noBasisQualifiedNames = NoBasis + ": the API lets a third party's domain name an attribute, but another driver's names may mean something else there"
+	noBasisNodeOwner      = NoBasis + ": the kubelet plugin library makes the Node the owner, so that its slices go with it"
+)
 
 // Input is what the rules judge.
 type Input struct {
@@ -138,8 +171,8 @@ func pools(in Input) []pool {
 }
 
 // Pools checks each pool: complete at its newest generation, one
-// resourceSliceCount, unique device names, one owner and one node
-// selection.
+// resourceSliceCount, unique device names and one node selection; a pool
+// of several owners is a warning.
 func Pools(in Input) []Finding {
 	var out []Finding
 	for _, p := range pools(in) {
@@ -147,32 +180,38 @@ func Pools(in Input) []Finding {
 		count := first.Spec.Pool.ResourceSliceCount
 		for _, s := range p.slices[1:] {
 			if s.Spec.Pool.ResourceSliceCount != count {
-				out = append(out, Finding{RulePools, p.name, s.Name, "", fmt.Sprintf("resourceSliceCount is %d, ResourceSlice %s of the same generation says %d",
-					s.Spec.Pool.ResourceSliceCount, first.Name, count)})
+				out = append(out, newFinding(RulePools, basisPoolComplete, p.name, s.Name, "", fmt.Sprintf("resourceSliceCount is %d, ResourceSlice %s of the same generation says %d",
+					s.Spec.Pool.ResourceSliceCount, first.Name, count)))
 			}
 		}
 		if int64(len(p.slices)) != count {
-			out = append(out, Finding{RulePools, p.name, "", "", fmt.Sprintf("generation %d has %d slices, its resourceSliceCount is %d: the pool is incomplete, the scheduler allocates nothing from it",
-				first.Spec.Pool.Generation, len(p.slices), count)})
+			out = append(out, newFinding(RulePools, basisPoolComplete, p.name, "", "", fmt.Sprintf("generation %d has %d slices, its resourceSliceCount is %d: the pool is incomplete, the scheduler allocates nothing from it",
+				first.Spec.Pool.Generation, len(p.slices), count)))
 		}
 		seen := map[string]string{}
 		for _, s := range p.slices {
 			for _, d := range s.Spec.Devices {
 				if other, dup := seen[d.Name]; dup {
-					out = append(out, Finding{RulePools, p.name, s.Name, d.Name, fmt.Sprintf("the device name is also in ResourceSlice %s of the pool", other)})
+					out = append(out, newFinding(RulePools, basisPoolDevices, p.name, s.Name, d.Name, fmt.Sprintf("the device name is also in ResourceSlice %s of the pool", other)))
 					continue
 				}
 				seen[d.Name] = s.Name
 			}
 			if owner, want := ownerOf(s), ownerOf(first); owner != want {
-				out = append(out, Finding{RulePools, p.name, s.Name, "", fmt.Sprintf("owned by %s, ResourceSlice %s of the pool by %s: a pool has one owner", owner, first.Name, want)})
+				out = append(out, newFinding(RulePools, noBasisOwner, p.name, s.Name, "", fmt.Sprintf("owned by %s, ResourceSlice %s of the pool by %s: a pool has one owner", owner, first.Name, want)))
 			}
 			if sel, want := nodeSelection(s), nodeSelection(first); sel != want {
-				out = append(out, Finding{RulePools, p.name, s.Name, "", fmt.Sprintf("selects %s, ResourceSlice %s of the pool %s", sel, first.Name, want)})
+				out = append(out, newFinding(RulePools, basisPoolNodes, p.name, s.Name, "", fmt.Sprintf("selects %s, ResourceSlice %s of the pool %s", sel, first.Name, want)))
 			}
 		}
 	}
 	return out
+}
+
+// newFinding is a finding of rule, or a warning where its basis is
+// NoBasis.
+func newFinding(rule, basis, pool, slice, device, msg string) Finding {
+	return Finding{Rule: rule, Basis: basis, Warning: strings.HasPrefix(basis, NoBasis), Pool: pool, Slice: slice, Device: device, Message: msg}
 }
 
 // ownerOf describes a slice's controller owner.
@@ -211,12 +250,13 @@ func devices(in Input, f func(p pool, s *resourceapi.ResourceSlice, d *resourcea
 	}
 }
 
-// StandardAttributes checks the resource.kubernetes.io attributes.
+// StandardAttributes checks the types and formats of the standard
+// attributes, and warns of other names in their domain.
 func StandardAttributes(in Input) []Finding {
 	var out []Finding
 	devices(in, func(p pool, s *resourceapi.ResourceSlice, d *resourceapi.Device) {
-		bad := func(format string, args ...any) {
-			out = append(out, Finding{RuleStandardAttributes, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)})
+		bad := func(basis, format string, args ...any) {
+			out = append(out, newFinding(RuleStandardAttributes, basis, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)))
 		}
 		for _, name := range sortedNames(d.Attributes) {
 			a := d.Attributes[resourceapi.QualifiedName(name)]
@@ -226,28 +266,28 @@ func StandardAttributes(in Input) []Finding {
 			switch name {
 			case attrPCIeRoot:
 				if a.StringValue == nil || !pcieRootRe.MatchString(*a.StringValue) {
-					bad("%s is %s, want a string pci<domain>:<bus> (pci0000:00)", name, describe(a))
+					bad(basisStandard, "%s is %s, want a string pci<domain>:<bus> (pci0000:00)", name, describe(a))
 				}
 			case attrPCIBusID:
 				if a.StringValue == nil || !pciBusIDRe.MatchString(*a.StringValue) {
-					bad("%s is %s, want a string <domain>:<bus>:<device>.<function> (0000:07:00.0)", name, describe(a))
+					bad(basisStandard, "%s is %s, want a string <domain>:<bus>:<device>.<function> (0000:07:00.0)", name, describe(a))
 				}
 			case attrNUMANode:
 				// An int, or with list-type attributes (KEP-5491) an int
 				// list: the device's own node first (KEP-6072).
 				if !nonNegativeInts(a) {
-					bad("%s is %s, want a non-negative int or a non-empty list of them (omitted when the kernel reports -1)", name, describe(a))
+					bad(basisStandard, "%s is %s, want a non-negative int or a non-empty list of them (omitted when the kernel reports -1)", name, describe(a))
 				}
 			default:
-				bad("%s is not a standard attribute (%s, %s, %s)", name, attrPCIeRoot, attrPCIBusID, attrNUMANode)
+				bad(noBasisStandardName, "%s is not a standard attribute (%s, %s, %s)", name, attrPCIeRoot, attrPCIBusID, attrNUMANode)
 			}
 		}
 	})
 	return out
 }
 
-// QualifiedNames checks that attribute and capacity names are bare (the
-// driver's domain), in the driver's domain or the standard one.
+// QualifiedNames warns of attribute and capacity names that are not bare
+// (the driver's domain), in the driver's domain or the standard one.
 func QualifiedNames(in Input) []Finding {
 	var out []Finding
 	devices(in, func(p pool, s *resourceapi.ResourceSlice, d *resourceapi.Device) {
@@ -260,8 +300,8 @@ func QualifiedNames(in Input) []Finding {
 			if slices.Contains(in.OtherDrivers, domain) {
 				whose = "driver " + domain + "'s"
 			}
-			out = append(out, Finding{RuleQualifiedNames, p.name, s.Name, d.Name,
-				fmt.Sprintf("%s %s is in domain %s, %s: a driver names its own attributes (%s/…, or a bare name) and the standard ones (%s/…)", kind, name, domain, whose, in.Driver, standardDomain)})
+			out = append(out, newFinding(RuleQualifiedNames, noBasisQualifiedNames, p.name, s.Name, d.Name,
+				fmt.Sprintf("%s %s is in domain %s, %s: a driver names its own attributes (%s/…, or a bare name) and the standard ones (%s/…)", kind, name, domain, whose, in.Driver, standardDomain)))
 		}
 		for _, name := range sortedNames(d.Attributes) {
 			check("attribute", name)
@@ -291,7 +331,7 @@ func Identity(in Input) []Finding {
 		}
 		id := p.name + "/" + d.Name
 		if other, dup := seen[*a.StringValue]; dup {
-			out = append(out, Finding{RuleIdentity, p.name, s.Name, d.Name, fmt.Sprintf("%s %q is also the identity of device %s", full, *a.StringValue, other)})
+			out = append(out, newFinding(RuleIdentity, basisIdentity, p.name, s.Name, d.Name, fmt.Sprintf("%s %q is also the identity of device %s", full, *a.StringValue, other)))
 			return
 		}
 		seen[*a.StringValue] = id
@@ -299,7 +339,8 @@ func Identity(in Input) []Finding {
 	return out
 }
 
-// NodeSelection checks slices for one node: the Node exists and owns them.
+// NodeSelection checks that the Node a slice is for exists, and warns
+// where it does not own the slice.
 func NodeSelection(in Input) []Finding {
 	nodes := map[string]corev1.Node{}
 	for _, n := range in.Nodes {
@@ -314,7 +355,7 @@ func NodeSelection(in Input) []Finding {
 			}
 			n, ok := nodes[name]
 			if !ok {
-				out = append(out, Finding{RuleNodeSelection, p.name, s.Name, "", fmt.Sprintf("nodeName %s names no Node of the cluster", name)})
+				out = append(out, newFinding(RuleNodeSelection, basisNodeExists, p.name, s.Name, "", fmt.Sprintf("nodeName %s names no Node of the cluster", name)))
 				continue
 			}
 			owned := false
@@ -324,7 +365,7 @@ func NodeSelection(in Input) []Finding {
 				}
 			}
 			if !owned {
-				out = append(out, Finding{RuleNodeSelection, p.name, s.Name, "", fmt.Sprintf("for node %s but not owned by that Node (owner %s): it outlives the node", name, ownerOf(s))})
+				out = append(out, newFinding(RuleNodeSelection, noBasisNodeOwner, p.name, s.Name, "", fmt.Sprintf("for node %s but not owned by that Node (owner %s): it outlives the node", name, ownerOf(s))))
 			}
 		}
 	}
@@ -346,7 +387,7 @@ func Counters(in Input) []Finding {
 				for _, c := range d.ConsumesCounters {
 					set, ok := sets[c.CounterSet]
 					if !ok {
-						out = append(out, Finding{RuleCounters, p.name, s.Name, d.Name, fmt.Sprintf("consumes counter set %s, which no slice of the pool declares", c.CounterSet)})
+						out = append(out, newFinding(RuleCounters, basisCounterSets, p.name, s.Name, d.Name, fmt.Sprintf("consumes counter set %s, which no slice of the pool declares", c.CounterSet)))
 						continue
 					}
 					for _, name := range sortedNames(c.Counters) {
@@ -354,10 +395,10 @@ func Counters(in Input) []Finding {
 						used := c.Counters[name].Value
 						switch {
 						case !ok:
-							out = append(out, Finding{RuleCounters, p.name, s.Name, d.Name, fmt.Sprintf("consumes counter %s, which counter set %s lacks", name, set.Name)})
+							out = append(out, newFinding(RuleCounters, basisCounterSets, p.name, s.Name, d.Name, fmt.Sprintf("consumes counter %s, which counter set %s lacks", name, set.Name)))
 						case used.Cmp(total.Value) > 0:
-							out = append(out, Finding{RuleCounters, p.name, s.Name, d.Name, fmt.Sprintf("consumes %s of counter %s, counter set %s holds %s: it can never be allocated",
-								used.String(), name, set.Name, total.Value.String())})
+							out = append(out, newFinding(RuleCounters, basisCounterFit, p.name, s.Name, d.Name, fmt.Sprintf("consumes %s of counter %s, counter set %s holds %s: it can never be allocated",
+								used.String(), name, set.Name, total.Value.String())))
 						}
 					}
 				}

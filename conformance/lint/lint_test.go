@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,59 +69,71 @@ func TestEachRuleCanFail(t *testing.T) {
 		rule   string
 		break_ func(in *Input)
 		want   string
+		// warning: no KEP or API requires what the break breaks.
+		warning bool
 	}{
 		{RulePools, func(in *Input) { in.Slices[1].Spec.Pool.ResourceSliceCount = 3 },
-			"rule pools: pool n1, ResourceSlice s-devices: resourceSliceCount is 2, ResourceSlice s-counters of the same generation says 3"},
+			"pool n1, ResourceSlice s-devices: resourceSliceCount is 2, ResourceSlice s-counters of the same generation says 3", false},
 		{RulePools, func(in *Input) { in.Slices = in.Slices[:1] },
-			"rule pools: pool n1: generation 1 has 1 slices, its resourceSliceCount is 2: the pool is incomplete"},
+			"pool n1: generation 1 has 1 slices, its resourceSliceCount is 2: the pool is incomplete", false},
 		{RulePools, func(in *Input) { in.Slices[1].Spec.Devices = []resourceapi.Device{{Name: "gpu-0"}} },
-			"rule pools: pool n1, ResourceSlice s-devices, device gpu-0: the device name is also in ResourceSlice s-counters of the pool"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: the device name is also in ResourceSlice s-counters of the pool", false},
 		{RulePools, func(in *Input) { in.Slices[1].OwnerReferences = nil },
-			"rule pools: pool n1, ResourceSlice s-devices: owned by Node n1, ResourceSlice s-counters of the pool by nobody: a pool has one owner"},
+			"pool n1, ResourceSlice s-devices: owned by Node n1, ResourceSlice s-counters of the pool by nobody: a pool has one owner", true},
 		{RuleStandardAttributes, func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = str("0") },
-			`rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the string "0", want a non-negative int`},
+			`pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the string "0", want a non-negative int`, false},
 		{RuleStandardAttributes, func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIBusID] = str("07:00.0") },
-			`rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pciBusID is the string "07:00.0", want a string <domain>:<bus>:<device>.<function>`},
+			`pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pciBusID is the string "07:00.0", want a string <domain>:<bus>:<device>.<function>`, false},
 		{RuleStandardAttributes, func(in *Input) {
 			in.Slices[0].Spec.Devices[1].Attributes["resource.kubernetes.io/gpuModel"] = str("A100")
 		},
-			"rule standard-attributes: pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/gpuModel is not a standard attribute"},
+			"pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/gpuModel is not a standard attribute", true},
 		{RuleQualifiedNames, func(in *Input) {
 			in.OtherDrivers = []string{"nic.example.com"}
 			in.Slices[0].Spec.Devices[1].Attributes["nic.example.com/rdma"] = resourceapi.DeviceAttribute{BoolValue: ptr.To(true)}
-		}, "rule qualified-names: pool n1, ResourceSlice s-devices, device gpu-1: attribute nic.example.com/rdma is in domain nic.example.com, driver nic.example.com's"},
+		}, "pool n1, ResourceSlice s-devices, device gpu-1: attribute nic.example.com/rdma is in domain nic.example.com, driver nic.example.com's", true},
 		{RuleIdentity, func(in *Input) { in.Slices[0].Spec.Devices[1].Attributes["uuid"] = str("GPU-0") },
-			`rule identity: pool n1, ResourceSlice s-devices, device gpu-1: gpu.example.com/uuid "GPU-0" is also the identity of device n1/gpu-0`},
+			`pool n1, ResourceSlice s-devices, device gpu-1: gpu.example.com/uuid "GPU-0" is also the identity of device n1/gpu-0`, false},
 		{RuleNodeSelection, func(in *Input) { in.Nodes = nil },
-			"rule node-selection: pool n1, ResourceSlice s-counters: nodeName n1 names no Node of the cluster"},
+			"pool n1, ResourceSlice s-counters: nodeName n1 names no Node of the cluster", false},
 		{RuleNodeSelection, func(in *Input) { in.Nodes[0].UID = "new-uid" },
-			"rule node-selection: pool n1, ResourceSlice s-counters: for node n1 but not owned by that Node (owner Node n1): it outlives the node"},
+			"pool n1, ResourceSlice s-counters: for node n1 but not owned by that Node (owner Node n1): it outlives the node", true},
 		{RuleCounters, func(in *Input) { in.Slices[0].Spec.Devices[2].ConsumesCounters[0].CounterSet = "gpu-9" },
-			"rule counters: pool n1, ResourceSlice s-devices, device gpu-2-half: consumes counter set gpu-9, which no slice of the pool declares"},
+			"pool n1, ResourceSlice s-devices, device gpu-2-half: consumes counter set gpu-9, which no slice of the pool declares", false},
 		{RuleCounters, func(in *Input) {
 			in.Slices[0].Spec.Devices[2].ConsumesCounters[0].Counters["memory"] = resourceapi.Counter{Value: resource.MustParse("80Gi")}
-		}, "rule counters: pool n1, ResourceSlice s-devices, device gpu-2-half: consumes 80Gi of counter memory, counter set gpu-2 holds 40Gi: it can never be allocated"},
+		}, "pool n1, ResourceSlice s-devices, device gpu-2-half: consumes 80Gi of counter memory, counter set gpu-2 holds 40Gi: it can never be allocated", false},
 		{RuleCounters, func(in *Input) {
 			in.Slices[0].Spec.Devices[2].ConsumesCounters[0].Counters["engines"] = resourceapi.Counter{Value: resource.MustParse("1")}
-		}, "rule counters: pool n1, ResourceSlice s-devices, device gpu-2-half: consumes counter engines, which counter set gpu-2 lacks"},
+		}, "pool n1, ResourceSlice s-devices, device gpu-2-half: consumes counter engines, which counter set gpu-2 lacks", false},
 	}
 	for _, tc := range tests {
 		in := good()
 		in.Nodes = []corev1.Node{*node.DeepCopy()}
 		tc.break_(&in)
 		var got []string
+		found := false
 		for _, f := range Rules[tc.rule](in) {
 			got = append(got, f.String())
-		}
-		found := false
-		for _, g := range got {
-			found = found || strings.HasPrefix(g, tc.want)
+			found = found || f.Rule == tc.rule && f.Warning == tc.warning && citesBasis(f) &&
+				strings.HasPrefix(f.String(), "rule "+tc.rule+" ("+f.Basis+"): "+tc.want)
 		}
 		if !found {
-			t.Errorf("rule %s: findings %q, want one starting %q", tc.rule, got, tc.want)
+			t.Errorf("rule %s: %q, want a finding (warning %t) citing its rule and basis, then %q", tc.rule, got, tc.warning, tc.want)
 		}
 	}
 }
+
+// citesBasis says whether a finding cites a KEP or the declaration, and a
+// warning says that it has no such basis.
+func citesBasis(f Finding) bool {
+	if f.Warning {
+		return strings.HasPrefix(f.Basis, NoBasis+": ")
+	}
+	return kepOrDeclaration.MatchString(f.Basis)
+}
+
+var kepOrDeclaration = regexp.MustCompile(`^(KEP-[0-9]+|the declaration)`)
 
 // sysfsNode renders a kernel-shaped sysfs with two NVIDIA 3D controllers
 // under pci0000:00 (NUMA 0) and one NIC.
@@ -189,24 +202,24 @@ func TestNUMANode(t *testing.T) {
 		want   string
 	}{
 		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = num(1) }, sysfs,
-			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is 1, the node's sysfs says 0000:07:00.0 is on NUMA node 0"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is 1, the node's sysfs says 0000:07:00.0 is on NUMA node 0"},
 		{func(in *Input) {
 			in.Slices[0].Spec.Devices[0].Attributes[attrNUMANode] = resourceapi.DeviceAttribute{IntValues: []int64{1, 0}}
 		}, sysfs,
-			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is [1 0], whose first element must be the device's own NUMA node"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is [1 0], whose first element must be the device's own NUMA node"},
 		{func(in *Input) { delete(in.Slices[0].Spec.Devices[1].Attributes, attrNUMANode) }, sysfs,
-			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-1: publishes no resource.kubernetes.io/numaNode, the node's sysfs puts 0000:0f:00.0 on NUMA node 0"},
+			"pool n1, ResourceSlice s-devices, device gpu-1: publishes no resource.kubernetes.io/numaNode, the node's sysfs puts 0000:0f:00.0 on NUMA node 0"},
 		{func(*Input) {}, none,
-			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the int 0, but the node's sysfs puts 0000:07:00.0 on no NUMA node"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/numaNode is the int 0, but the node's sysfs puts 0000:07:00.0 on no NUMA node"},
 		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIeRoot] = str("pci0001:00") }, sysfs,
-			"rule numa-node: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0001:00, outside the PCI domain 0000"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0001:00, outside the PCI domain 0000"},
 	} {
 		in := good()
 		tc.break_(&in)
 		got := check(in, tc.sysfs)
 		found := false
 		for _, f := range got {
-			found = found || strings.HasPrefix(f.String(), tc.want)
+			found = found || citesBasis(f) && !f.Warning && strings.HasPrefix(f.String(), "rule "+f.Rule+" ("+f.Basis+"): "+tc.want)
 		}
 		if !found {
 			t.Errorf("findings %v, want one starting %q", got, tc.want)
@@ -229,13 +242,13 @@ func TestInventory(t *testing.T) {
 		want   string
 	}{
 		{func(in *Input) { in.Slices[0].Spec.Devices = in.Slices[0].Spec.Devices[1:] },
-			"rule inventory: node n1 has PCI function 0000:07:00.0 (vendor 10de class 0302*), no device of the driver publishes it"},
+			"node n1 has PCI function 0000:07:00.0 (vendor 10de class 0302*), no device of the driver publishes it"},
 		{func(in *Input) { in.Slices[0].Spec.Devices[1].Attributes[attrPCIBusID] = str("0000:1a:00.0") },
-			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/pciBusID is 0000:1a:00.0, which the node has no PCI function of vendor 10de class 0302* at"},
+			"pool n1, ResourceSlice s-devices, device gpu-1: resource.kubernetes.io/pciBusID is 0000:1a:00.0, which the node has no PCI function of vendor 10de class 0302* at"},
 		{func(in *Input) { in.Slices[0].Spec.Devices[0].Attributes[attrPCIeRoot] = str("pci0000:80") },
-			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0000:80, the node's sysfs puts 0000:07:00.0 under pci0000:00"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: resource.kubernetes.io/pcieRoot is pci0000:80, the node's sysfs puts 0000:07:00.0 under pci0000:00"},
 		{func(in *Input) { delete(in.Slices[0].Spec.Devices[0].Attributes, attrPCIBusID) },
-			"rule inventory: pool n1, ResourceSlice s-devices, device gpu-0: publishes no resource.kubernetes.io/pciBusID"},
+			"pool n1, ResourceSlice s-devices, device gpu-0: publishes no resource.kubernetes.io/pciBusID"},
 	} {
 		in := good()
 		tc.break_(&in)
@@ -245,7 +258,7 @@ func TestInventory(t *testing.T) {
 		}
 		found := false
 		for _, f := range got {
-			found = found || strings.HasPrefix(f.String(), tc.want)
+			found = found || citesBasis(f) && !f.Warning && strings.HasPrefix(f.String(), "rule "+f.Rule+" ("+f.Basis+"): "+tc.want)
 		}
 		if !found {
 			t.Errorf("findings %v, want one starting %q", got, tc.want)

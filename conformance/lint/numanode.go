@@ -39,26 +39,26 @@ func NUMANode(in Input, node, sysfs string, kind PCIKind, inKind func(pool, devi
 		if !ok {
 			return
 		}
-		bad := func(format string, args ...any) {
-			out = append(out, Finding{RuleNUMANode, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)})
+		bad := func(basis, format string, args ...any) {
+			out = append(out, newFinding(RuleNUMANode, basis, p.name, s.Name, d.Name, fmt.Sprintf(format, args...)))
 		}
 		n, has := d.Attributes[attrNUMANode]
 		switch {
 		case f.numaNode < 0 && has:
-			bad("%s is %s, but the node's sysfs puts %s on no NUMA node (numa_node -1): the attribute must be omitted", attrNUMANode, describe(n), addr)
+			bad(basisNUMANode, "%s is %s, but the node's sysfs puts %s on no NUMA node (numa_node -1): the attribute must be omitted", attrNUMANode, describe(n), addr)
 		case f.numaNode >= 0 && !has:
-			bad("publishes no %s, the node's sysfs puts %s on NUMA node %d", attrNUMANode, addr, f.numaNode)
+			bad(basisNUMANode, "publishes no %s, the node's sysfs puts %s on NUMA node %d", attrNUMANode, addr, f.numaNode)
 		case f.numaNode >= 0 && n.IntValue != nil && *n.IntValue != f.numaNode:
-			bad("%s is %d, the node's sysfs says %s is on NUMA node %d", attrNUMANode, *n.IntValue, addr, f.numaNode)
+			bad(basisNUMANode, "%s is %d, the node's sysfs says %s is on NUMA node %d", attrNUMANode, *n.IntValue, addr, f.numaNode)
 		case f.numaNode >= 0 && n.IntValues != nil && n.IntValues[0] != f.numaNode:
-			bad("%s is %v, whose first element must be the device's own NUMA node: the node's sysfs says %s is on NUMA node %d", attrNUMANode, n.IntValues, addr, f.numaNode)
+			bad(basisNUMANode, "%s is %v, whose first element must be the device's own NUMA node: the node's sysfs says %s is on NUMA node %d", attrNUMANode, n.IntValues, addr, f.numaNode)
 		case f.numaNode >= 0 && n.IntValue == nil && n.IntValues == nil:
-			bad("%s is %s, want an int or an int list", attrNUMANode, describe(n))
+			bad(basisNUMANode, "%s is %s, want an int or an int list", attrNUMANode, describe(n))
 		}
 		if r, ok := d.Attributes[attrPCIeRoot]; ok && r.StringValue != nil {
 			domain, _, _ := strings.Cut(addr, ":")
 			if !strings.HasPrefix(*r.StringValue, "pci"+domain+":") {
-				bad("%s is %s, outside the PCI domain %s of its %s %s", attrPCIeRoot, *r.StringValue, domain, attrPCIBusID, addr)
+				bad(basisPCIeDomain, "%s is %s, outside the PCI domain %s of its %s %s", attrPCIeRoot, *r.StringValue, domain, attrPCIBusID, addr)
 			}
 		}
 	})

@@ -85,6 +85,9 @@ type document struct {
 	ClusterChecks *clusterChecksReport `json:"clusterChecks,omitempty"`
 	// Verdict is the run's.
 	Verdict verdictReport `json:"verdict"`
+	// Warnings are the scenarios' advice that no KEP or API requires:
+	// never counted in the verdict.
+	Warnings []Reason `json:"warnings,omitempty"`
 }
 
 // verdictReport is a run's verdict (Judge).
@@ -233,8 +236,8 @@ type scenarioEntry struct {
 // WriteConformanceReport writes conformance-report.yaml: the run, the
 // driver, per profile its verdict with its reasons and per KEP the Core
 // and Extended scenarios and the cluster checks passed, failed and skipped,
-// every skip with its reason, the cluster checks, and the run's verdict. v
-// is Judge(r).
+// every skip with its reason, the cluster checks, the run's verdict and
+// the warnings, which it does not count. v is Judge(r).
 func WriteConformanceReport(w io.Writer, in Input, r Result, v Verdict) error {
 	scenarios := r.Scenarios
 	if in.Features != nil {
@@ -261,6 +264,7 @@ func WriteConformanceReport(w io.Writer, in Input, r Result, v Verdict) error {
 		Profiles:   []profileReport{},
 		Verdict: verdictReport{Result: v.Outcome, Findings: v.Findings, CouldNotCertify: v.CouldNotCertify,
 			DriverChecks: tallyOf(v.Driver), ClusterChecks: tallyOf(v.Cluster)},
+		Warnings: v.Warnings,
 	}
 	if in.Date.IsZero() {
 		doc.Date = time.Now().UTC().Format(time.RFC3339)

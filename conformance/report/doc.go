@@ -6,10 +6,12 @@
 // verdict per conformance profile and of the run (Judge).
 //
 // ParseCucumberJSON derives each scenario's outcome from its steps and
-// reads three attachments: the skip reason (SkipReasonAttachment) of a
+// reads four attachments: the skip reason (SkipReasonAttachment) of a
 // skipped step, the diagnostics file (DiagnosticsDir/<file>) of a failed
-// scenario, and the capabilities the driver claims that the scenario
-// needs (ClaimedCapabilityAttachment). Skipped scenarios are never counted
+// scenario, the capabilities the driver claims that the scenario needs
+// (ClaimedCapabilityAttachment), and warnings (WarningAttachment): advice
+// that no KEP or API requires, which the summary and the report list
+// apart and the verdict never counts. Skipped scenarios are never counted
 // as passed.
 //
 // # Conformance levels and profiles
@@ -135,6 +137,11 @@
 //	  driverChecks: {passed: 12, failed: 0, skipped: 2, notEligible: 0}
 //	  clusterChecks: {passed: 4, failed: 0, skipped: 0, notEligible: 0}
 //	  # findings, couldNotCertify: every profile's and the run's
+//	warnings:                # advice no KEP or API requires, not counted in the verdict
+//	- name: The driver's slices for a node name a Node of the cluster
+//	  location: kep-4381-structured-parameters/slices.feature:30
+//	  conformance: core
+//	  message: 'rule node-selection (no KEP or API basis, a warning: ...): ...'
 //
 // The package imports nothing of the conformance package, which imports it.
 package report

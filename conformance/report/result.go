@@ -69,6 +69,9 @@ type ScenarioResult struct {
 	// Claimed are the capabilities the driver claims that the scenario
 	// needs: its steps found them claimed (ClaimedCapabilityAttachment).
 	Claimed []string
+	// Warnings are what its steps advise that no KEP or API requires
+	// (WarningAttachment); they never change its status or the verdict.
+	Warnings []string
 }
 
 // Result is the outcome of a run.
@@ -90,12 +93,14 @@ type Result struct {
 
 // Attachment names ParseCucumberJSON recognizes in the cucumber report: the
 // skip reason attached to a skipped step, a scenario's diagnostics file
-// attached as DiagnosticsDir/<file>, and the name of a capability the
-// scenario needs that a step found the driver claims.
+// attached as DiagnosticsDir/<file>, the name of a capability the
+// scenario needs that a step found the driver claims, and a warning: what
+// a step advises though no KEP or API requires it.
 const (
 	SkipReasonAttachment        = "skip-reason"
 	DiagnosticsDir              = "diagnostics"
 	ClaimedCapabilityAttachment = "claimed-capability"
+	WarningAttachment           = "warning"
 )
 
 // NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
@@ -220,6 +225,8 @@ func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) 
 				sr.Diagnostics = emb.Name
 			case emb.Name == ClaimedCapabilityAttachment && !slices.Contains(sr.Claimed, string(body)):
 				sr.Claimed = append(sr.Claimed, string(body))
+			case emb.Name == WarningAttachment:
+				sr.Warnings = append(sr.Warnings, string(body))
 			}
 		}
 	}

@@ -76,7 +76,9 @@ func runStatusFeature(t *testing.T) []byte {
 	}
 	godog.TestSuite{Name: "status", Options: &opts, ScenarioInitializer: func(sc *godog.ScenarioContext) {
 		sc.Step(`^a passing step$`, func() error { return nil })
-		sc.Step(`^step passes$`, func() error { return nil })
+		sc.Step(`^step passes$`, func(ctx context.Context) (context.Context, error) {
+			return godog.Attach(ctx, godog.Attachment{FileName: WarningAttachment, MediaType: "text/plain", Body: []byte("a convention unkept")}), nil
+		})
 		sc.Step(`^a failing step$`, func() error { return errors.New("claim gpu-1: expected 2 devices, got 1") })
 		sc.Step(`^step fails$`, func() error { return errors.New("pod p: no device node 195:3") })
 		sc.Step(`^a capability the cluster lacks$`, func(ctx context.Context) (context.Context, error) {
@@ -120,7 +122,7 @@ func TestParseCucumberJSON(t *testing.T) {
 		{Name: "is pending", Line: 22, Tags: []string{"@kep-2"}, Status: StatusPending},
 		{Name: "is ambiguous", Line: 26, Tags: []string{"@kep-2"}, Status: StatusFailed, Diagnostics: "diagnostics/x.txt"},
 		{Name: "is undefined", Line: 30, Tags: []string{"@kep-3"}, Status: StatusUndefined},
-		{Name: "outline 1", Line: 40, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusPassed},
+		{Name: "outline 1", Line: 40, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusPassed, Warnings: []string{"a convention unkept"}},
 		{Name: "outline 2", Line: 41, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusFailed, Message: "pod p: no device node 195:3", Diagnostics: "diagnostics/x.txt"},
 	}
 	for i := range want {

@@ -23,7 +23,8 @@ type SummaryHeader struct {
 // WriteSummary renders the human summary of a run whose verdict is v
 // (Judge(r)): the counts of the driver's scenarios and of the cluster
 // checks, a table per KEP tag, each profile's verdict, the findings and
-// what kept the kit from certifying the driver, the cluster checks that did
+// what kept the kit from certifying the driver, the warnings (advice no KEP
+// or API requires, never counted), the cluster checks that did
 // not pass, every other skipped scenario with its reason, and last the
 // verdict's line.
 func WriteSummary(w io.Writer, h SummaryHeader, r Result, v Verdict) error {
@@ -83,6 +84,7 @@ func WriteSummary(w io.Writer, h SummaryHeader, r Result, v Verdict) error {
 	}
 	writeReasons(&b, "Findings (the driver is not conformant)", "error", v.Findings)
 	writeReasons(&b, "Could not certify", "reason", v.CouldNotCertify)
+	writeReasons(&b, "Warnings (not counted in the verdict)", "warning", v.Warnings)
 
 	listed := map[string]bool{}
 	for _, rs := range [][]Reason{v.Findings, v.CouldNotCertify} {

@@ -139,6 +139,9 @@ type Verdict struct {
 	Driver, Cluster Checks
 	// ClusterChecks are the cluster checks that ran, in run order.
 	ClusterChecks []ScenarioResult
+	// Warnings are every scenario's (ScenarioResult.Warnings), in run
+	// order: advice that no KEP or API requires, never counted.
+	Warnings []Reason
 }
 
 // Line is the verdict's last line in the summary and on the console, and
@@ -184,7 +187,8 @@ func plural(n int, word string) string {
 //     exercised the driver (they did not apply to it, only cluster checks
 //     ran, or only Extended ones that could not run).
 //
-// The run is Not conformant with a finding anywhere; else Could not
+// Warnings are listed, never judged. The run is Not conformant with a
+// finding anywhere; else Could not
 // certify when a profile could not be certified, a cluster check failed,
 // was undefined or pending (or, with SkipsFail, skipped other than as not
 // applying or not eligible), no scenario of the driver passed, or none
@@ -201,6 +205,9 @@ func Judge(r Result) Verdict {
 		}
 		name, _ := ProfileOf(s.Tags)
 		byProfile[name] = append(byProfile[name], s)
+		for _, w := range s.Warnings {
+			v.Warnings = append(v.Warnings, reasonOf(s, w))
+		}
 	}
 	for _, p := range profiles {
 		if list, ok := byProfile[p.name]; ok {

@@ -249,6 +249,46 @@ func TestCombinedLineOfOneRun(t *testing.T) {
 	}
 }
 
+// TestWarningsNeverJudged: a scenario's warnings are listed in the
+// summary and the report, and change neither its verdict nor the run's.
+func TestWarningsNeverJudged(t *testing.T) {
+	t.Parallel()
+	const advice = "rule node-selection (no KEP or API basis, a warning: a convention): not owned by its Node"
+	warned := sc(4381, "core", StatusPassed, "")
+	warned.Warnings = []string{advice}
+	for name, res := range map[string]Result{
+		"passed":  {Scenarios: []ScenarioResult{warned}},
+		"failing": {Scenarios: []ScenarioResult{warned, sc(4381, "core", StatusFailed, "rule node-selection (KEP-4381: …): names no Node")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bare := Result{Scenarios: slices.Clone(res.Scenarios)}
+			bare.Scenarios[0].Warnings = nil
+			v, without := Judge(res), Judge(bare)
+			if v.Outcome != without.Outcome || len(v.Findings) != len(without.Findings) || len(v.CouldNotCertify) != len(without.CouldNotCertify) {
+				t.Errorf("with a warning %s %q, without %s %q", v.Outcome, v.Line(), without.Outcome, without.Line())
+			}
+			if len(v.Warnings) != 1 || v.Warnings[0].Message != advice || v.Warnings[0].Location != location(warned) {
+				t.Errorf("warnings %+v, want %q at %s", v.Warnings, advice, location(warned))
+			}
+			var summary, rep bytes.Buffer
+			if err := WriteSummary(&summary, SummaryHeader{}, res, v); err != nil {
+				t.Fatal(err)
+			}
+			if want := "\nWarnings (not counted in the verdict):\n  " + location(warned) + "  " + warned.Name + "\n    warning: " + advice + "\n"; !strings.Contains(summary.String(), want) {
+				t.Errorf("summary lacks %q:\n%s", want, summary.String())
+			}
+			if err := WriteConformanceReport(&rep, fixtureInput(), res, v); err != nil {
+				t.Fatal(err)
+			}
+			warnings := asList(readReport(t, rep.Bytes())["warnings"])
+			if len(warnings) != 1 || warnings[0].(map[string]any)["message"] != advice {
+				t.Errorf("report warnings %v, want %q", warnings, advice)
+			}
+		})
+	}
+}
+
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l

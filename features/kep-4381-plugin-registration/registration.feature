@@ -9,7 +9,9 @@ Feature: KEP-4381 structured parameters: the driver's kubelet plugin registratio
   deleted, as a rolling update does) registers again; the kubelet keeps pods that hold prepared
   claims running meanwhile and unprepares their claims through the new driver later. When the last
   plugin of a driver disconnects or unregisters, the kubelet deletes the driver's ResourceSlices
-  for the node 30 s later, unless the driver registers again within those 30 s. The scenarios that
+  for the node 30 s later, unless the driver registers again within those 30 s: then its devices
+  stay published (a slice replaced meanwhile, with another UID, is only a warning: no KEP or API
+  stops a driver from replacing its own slices). The scenarios that
   stop or restart the driver run alone, and restore the driver, with its slices, even when they fail.
 
   Background:
@@ -51,4 +53,4 @@ Feature: KEP-4381 structured parameters: the driver's kubelet plugin registratio
   Scenario: The kubelet keeps the slices of a driver back within 30 seconds
     When the driver stops on the node
     And the driver runs again on the node
-    Then the driver's ResourceSlices for the node outlive the kubelet's 30 second grace unchanged
+    Then the driver's devices on the node outlive the kubelet's 30 second grace

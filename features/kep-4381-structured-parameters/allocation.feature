@@ -11,7 +11,7 @@ Feature: KEP-4381 structured parameters: a pod gets exactly the devices allocate
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4381 @core
+  @kep-4381 @core @smoke
   Scenario: A pod with a ResourceClaimTemplate for one device sees exactly that device
     Given a ResourceClaimTemplate "one" requesting 1 device
     When a pod "solo" is created with a claim "dev" from template "one"

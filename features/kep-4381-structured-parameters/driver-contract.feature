@@ -11,7 +11,7 @@ Feature: KEP-4381 structured parameters: the driver's side of the kubelet's cont
     Given the driver's DeviceClass exists
     And the driver publishes at least 1 device
 
-  @kep-4381 @core
+  @kep-4381 @core @smoke
   Scenario: A claim is unprepared when its pod goes, and its device serves the next claim
     Given a ResourceClaim "first" requesting 1 device
     When a pod "user" is created with the claim "first"

@@ -52,6 +52,10 @@ const (
 	tagsContainer = "@kep-4381 && @core && ~@slices"
 	tagsSlices    = "@kep-4381 && @core && @slices"
 	tagsCore      = "@core"
+	// tagsSmoke are the two scenarios of a pod that gets a device and of
+	// its claim unprepared when it goes: what a driver whose prepare or
+	// unprepare fails cannot pass.
+	tagsSmoke = "@smoke"
 )
 
 // The findings the kit's steps report, as summary.txt quotes them.
@@ -59,6 +63,7 @@ const (
 	findingNotAllocated = "which is not allocated to the pod's claims"
 	findingNeverRuns    = "to run; last seen"
 	findingNotPending   = "expected it to stay pending as unschedulable"
+	findingCDILeft      = "to remove the CDI devices of claim"
 )
 
 // Matrix returns the verdict matrix: every style, then every defect, each
@@ -92,7 +97,7 @@ func matrixRows() []Variant {
 		{Name: "node-missing", Style: StyleDeviceNodes, Defect: DefectDeviceNodeMissing, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
 		{Name: "extra-node", Style: StyleDeviceNodes, Defect: DefectExtraDeviceNode, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
 		{Name: "no-cdi-edits", Style: StyleMounts, Defect: DefectNoCDIEdits, Tags: tagsContainer, Finding: "without a CDI device: the container cannot get it", NodeAccess: true},
-		{Name: "bad-cdi-id", Style: StyleMounts, Defect: DefectUnresolvableCDIDevice, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "bad-cdi-id", Style: StyleMounts, Defect: DefectUnresolvableCDIDevice, Tags: tagsSmoke, Finding: "unresolvable CDI devices", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
 		{Name: "cfg-ignored", Style: StyleStrictConfig, Defect: DefectConfigIgnored, Tags: tagsContainer, Finding: "ignored the opaque config its declaration supplies", NodeAccess: true},
 		{Name: "dup-names", Style: StyleMounts, Defect: DefectDuplicateDeviceNames, Tags: "@kep-4381 && @core && ~@slices",
@@ -101,22 +106,22 @@ func matrixRows() []Variant {
 		{Name: "attr-type", Style: StyleMounts, Defect: DefectAttributeType, Tags: tagsSlices, Finding: "resource.kubernetes.io/numaNode is the string"},
 		{Name: "counters-over", Style: StylePartitions, Defect: DefectCountersOvercommitted, Tags: "@kep-4815 && @slices", Finding: "it can never be allocated"},
 		{Name: "counters-low", Style: StylePartitions, Defect: DefectCountersUnderconsumed, Tags: "@kep-4815 && @core && ~@slices", Finding: findingNotPending, NodeAccess: true},
-		{Name: "prepare-fails", Style: StyleMounts, Defect: DefectPrepareFails, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "prepare-fails", Style: StyleMounts, Defect: DefectPrepareFails, Tags: tagsSmoke, Finding: "(defect prepare-fails)", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "prepare-slow", Style: StyleMounts, Defect: DefectPrepareSlow, Tags: tagsContainer, Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "prepare-slow", Style: StyleMounts, Defect: DefectPrepareSlow, Tags: tagsSmoke, Finding: "DeadlineExceeded", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "150s"}},
-		{Name: "no-shares", Style: StyleConsumableCapacity, Defect: DefectSharesRefused, Tags: "@kep-5075 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "no-shares", Style: StyleConsumableCapacity, Defect: DefectSharesRefused, Tags: "@kep-5075 && @core", Finding: "(defect shares-refused)", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "admin-refused", Style: StyleMounts, Defect: DefectAdminAccessRefused, Tags: "@kep-5018 && ~@cluster-check", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "admin-refused", Style: StyleMounts, Defect: DefectAdminAccessRefused, Tags: "@kep-5018 && ~@cluster-check", Finding: "(defect admin-access-refused)", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "prep-twice", Style: StyleMounts, Defect: DefectNotIdempotent, Tags: "@kep-4381 && @core", Finding: "not-idempotent", NodeAccess: true},
-		{Name: "unprep-fails", Style: StyleMounts, Defect: DefectUnprepareFails, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "prep-twice", Style: StyleMounts, Defect: DefectNotIdempotent, Tags: "@kep-4381 && @extended && ~@interpose", Finding: "not-idempotent", NodeAccess: true},
+		{Name: "unprep-fails", Style: StyleMounts, Defect: DefectUnprepareFails, Tags: tagsSmoke, Finding: "does the driver's unprepare fail?", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s", "--cleanup-timeout", "30s"}},
-		{Name: "leave-spec", Style: StyleMounts, Defect: DefectLeaveCDISpec, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
+		{Name: "leave-spec", Style: StyleMounts, Defect: DefectLeaveCDISpec, Tags: "@kep-4381 && @extended && ~@interpose", Finding: findingCDILeft, NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}, Verified: true},
-		{Name: "unprep-keeps", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: "@kep-4381 && @core", Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "unprep-keeps", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: tagsSmoke, Finding: findingNeverRuns, NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
-		{Name: "state-lost", Style: StyleMounts, Defect: DefectStateLost, Tags: "@kep-4381", Finding: "to be removed from", NodeAccess: true,
+		{Name: "state-lost", Style: StyleMounts, Defect: DefectStateLost, Tags: "@kep-4381 && @extended && ~@interpose", Finding: findingCDILeft, NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}},
 	}
 }

@@ -119,7 +119,7 @@ func matrixRows() []Variant {
 			KitFlags: []string{"--pod-start-timeout", "90s", "--cleanup-timeout", "30s"}},
 		{Name: "leave-spec", Style: StyleMounts, Defect: DefectLeaveCDISpec, Tags: "@kep-4381 && @extended && ~@interpose", Finding: findingCDILeft, NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}, Verified: true},
-		{Name: "unprep-keeps", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: tagsSmoke, Finding: findingNeverRuns, NodeAccess: true,
+		{Name: "unprep-keeps", Style: StyleMounts, Defect: DefectUnprepareKeepsDevice, Tags: tagsSmoke, Finding: "(defect unprepare-keeps-device)", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
 		{Name: "state-lost", Style: StyleMounts, Defect: DefectStateLost, Tags: "@kep-4381 && @extended && ~@interpose", Finding: findingCDILeft, NodeAccess: true,
 			KitFlags: []string{"--cleanup-timeout", "20s"}},

@@ -154,11 +154,12 @@ type contractResult struct {
 	// peerEnv are the variables the CDI devices of other drivers in the
 	// pod's claims set: the pod's, but not the driver's to account for.
 	peerEnv []string
-	// shown are the driver's devices (pool/device, by the kubelet's record
-	// of every claim on the node) whose CDI devices' every edit the
-	// container shows, sorted: the container's own account of its
-	// devices. A CDI device the kubelet records for no device is shown by
-	// its CDI device ID.
+	// shown are the driver's devices of the pod's claims (pool/device, by
+	// the kubelet's record) whose CDI devices' every edit the container
+	// shows, sorted: the container's own account of its devices. The
+	// node's other CDI devices do not count: a device prepared for another
+	// claim may make only edits this container shares (common device
+	// nodes), which says nothing about the container.
 	shown []string
 }
 
@@ -257,19 +258,6 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	}
 	for _, id := range res.cdiIDs {
 		if e, err := observe.CDIEditsOf(cache, id); err == nil && e.ShownIn(seen) {
-			show(id)
-		}
-	}
-	// Of the node's other CDI devices only the driver's own count: those
-	// the kubelet records for it, and unrecorded ones of its CDI vendor
-	// (k8s.<driver>, a spec its unprepare left). Another driver may inject
-	// the very same edits (two variants of one driver side by side), and
-	// its devices say nothing about this driver's.
-	vendor := "k8s." + w.cfg.DriverName
-	for id, e := range others {
-		_, recorded := deviceOf[id]
-		v, _, _ := strings.Cut(id, "/")
-		if (recorded || v == vendor || v == w.cfg.DriverName) && e.ShownIn(seen) {
 			show(id)
 		}
 	}

@@ -97,7 +97,7 @@ log "running the KEP-4815 scenarios as Ginkgo specs (conformance/ginkgo/example)
 ginkgo_out=$(go test -count=1 -v -timeout 30m -run '^TestIntegrationGinkgoExample$' ./conformance/ginkgo/example -args \
   --ginkgo.label-filter='kep-4815 && !multi-node && !tpu-torus' --ginkgo.no-color --ginkgo.junit-report="$ARTIFACTS/ginkgo/ginkgo-junit.xml" \
   --drakit.kubeconfig="$DRAKIT_KUBECONFIG" --drakit.node-cdi-dir="$DRAKIT_CDI_DIR" --drakit.node-emulator-root="$DRAKIT_EMULATOR_ROOT" \
-  --drakit.node-kubelet-root-dir="$DRAKIT_KUBELET_ROOT_DIR" --drakit.artifacts="$ARTIFACTS/ginkgo" --drakit.fail-on-skip 2>&1) ||
+  --drakit.node-kubelet-root-dir="$DRAKIT_KUBELET_ROOT_DIR" --drakit.artifacts="$ARTIFACTS/ginkgo" --drakit.fail-on-skip --drakit.probe-host-network 2>&1) ||
   { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite failed"; }
 grep -q -- '--- PASS: TestIntegrationGinkgoExample' <<<"$ginkgo_out" && grep -Eq '^Ran [1-9][0-9]* of [0-9]+ Specs' <<<"$ginkgo_out" ||
   { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite ran no spec (skipped, or the label filter selected none)"; }

@@ -52,6 +52,7 @@ func Flags(fs *flag.FlagSet) *conformance.Config {
 	fs.IntVar(&cfg.APIServerPort, f("apiserver-port"), cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
 	fs.BoolVar(&cfg.FailOnSkip, f("fail-on-skip"), cfg.FailOnSkip, "a scenario the kit skips fails its spec (for a driver that must support every selected feature)")
 	fs.BoolVar(&cfg.NoColors, f("no-colors"), cfg.NoColors, "no ANSI colors in the kit's progress output")
+	fs.BoolVar(&cfg.ProbeHostNetwork, f("probe-host-network"), cfg.ProbeHostNetwork, "probe pods use the node's network: for a cluster without a pod network (drakit's local cluster)")
 	fs.DurationVar(&cfg.Timeouts.API, f("api-timeout"), cfg.Timeouts.API, "bound of the preflight and of namespace setup")
 	fs.DurationVar(&cfg.Timeouts.Publish, f("publish-timeout"), cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
 	fs.DurationVar(&cfg.Timeouts.PodStart, f("pod-start-timeout"), cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")

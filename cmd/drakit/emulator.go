@@ -27,7 +27,7 @@ func newEmulatorCommand() *cobra.Command {
 		newEmulatorValidateCommand(), newEmulatorBuildShimCommand(), newEmulatorShimFunctionsCommand(),
 		newEmulatorMIGCommand(), newEmulatorExecCommand(), newEmulatorSRIOVCommand(), newEmulatorWatchCommand(),
 		newEmulatorLinkCommand(), newEmulatorVFRemoveCommand(), newEmulatorFaultCommand(),
-		newEmulatorClusterProfileCommand())
+		newEmulatorClusterProfileCommand(), newEmulatorNRIPluginCommand())
 	return cmd
 }
 

@@ -90,6 +90,12 @@ type Config struct {
 	RuntimeConfig string
 	// Verbosity is every component's --v.
 	Verbosity int
+	// EmulatorNRIPlugin is the drakit executable whose `emulator nri-plugin`
+	// every node's containerd runs as a pre-registered NRI plugin with that
+	// node's EmulatorRoot: containers given an emulated GPU get NVML whatever
+	// the DRA driver's CDI edits hold (package emulator/nri). Empty: NRI
+	// stays off.
+	EmulatorNRIPlugin string
 
 	// StartTimeout bounds the wait for each component's readiness, for the
 	// Node to become Ready and for its not-ready taint to go.
@@ -167,6 +173,9 @@ func (c Config) Validate() error {
 		if strings.IndexFunc(p.value, unicode.IsControl) >= 0 {
 			return bad(p.field, "%q contains a control character", p.value)
 		}
+	}
+	if p := c.EmulatorNRIPlugin; p != "" && (!filepath.IsAbs(p) || filepath.Clean(p) != p || strings.IndexFunc(p, unicode.IsControl) >= 0) {
+		return bad("EmulatorNRIPlugin", "%q must be an absolute, clean path (the drakit executable) or empty", p)
 	}
 	if c.Nodes < 1 || c.Nodes > MaxNodes {
 		return bad("Nodes", "%d is outside 1..%d", c.Nodes, MaxNodes)

@@ -130,8 +130,8 @@ func tomlString(s string) string { return strconv.Quote(s) }
 // root, state and sockets, CDI specs from CDIDir, oom_score_adj restricted
 // (hosts without CAP_SYS_RESOURCE), the local pause image as sandbox image, a
 // loopback-only CNI configuration in a private dir with no plugin binaries,
-// the MIG manager runtime handler (MIGManagerRuntimeClass), NRI off, and the
-// CRI stream server on 127.0.0.1 only.
+// the MIG manager runtime handler (MIGManagerRuntimeClass), NRI with only the
+// emulator's plugin (nriConfig), and the CRI stream server on 127.0.0.1 only.
 func containerdConfig(cfg Config, sandboxImage string) string {
 	dir := containerdDir(cfg)
 	q := tomlString
@@ -160,12 +160,10 @@ state = %s
   [plugins.'io.containerd.grpc.v1.cri']
     disable_tcp_service = true
     stream_server_address = "127.0.0.1"
-  [plugins.'io.containerd.nri.v1.nri']
-    disable = true
-`,
+%s`,
 		q(filepath.Join(dir, "root")), q(filepath.Join(dir, "state")),
 		q(ContainerdSocket(cfg)), q(ContainerdSocket(cfg)+".ttrpc"), q(filepath.Join(dir, "debug.sock")),
-		q(CDIDir(cfg)), q(cniConfDir(cfg)), q(cniBinDir(cfg)), migManagerRuntimeConfig(cfg), q(sandboxImage))
+		q(CDIDir(cfg)), q(cniConfDir(cfg)), q(cniBinDir(cfg)), migManagerRuntimeConfig(cfg), q(sandboxImage), nriConfig(cfg))
 }
 
 // cniConfig is the loopback-only CNI configuration: with it the CRI reports

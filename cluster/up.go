@@ -276,7 +276,8 @@ func writeSchedulerConfig(cfg Config) error {
 }
 
 // prepareNodeDir creates a node's dirs and writes its containerd, CNI,
-// kubelet, crictl and sysctl files and its MIG manager base spec.
+// kubelet, crictl and sysctl files, its MIG manager base spec and the
+// emulator's NRI plugin.
 func prepareNodeDir(ctx context.Context, cfg Config) error {
 	for _, d := range []string{logDir(cfg), pidDir(cfg), containerdDir(cfg), kubeletDir(cfg),
 		CDIDir(cfg), cniConfDir(cfg), cniBinDir(cfg)} {
@@ -303,6 +304,9 @@ func prepareNodeDir(ctx context.Context, cfg Config) error {
 		}
 	}
 	if err := writeMIGManagerSpec(ctx, cfg); err != nil {
+		return err
+	}
+	if err := writeEmulatorNRIPlugin(cfg); err != nil {
 		return err
 	}
 	return writeSysctlFiles(cfg)

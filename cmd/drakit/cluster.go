@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,6 +44,14 @@ func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "how long up waits for each component and for the Node")
 	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long down waits after SIGTERM before SIGKILL")
 	fs.DurationVar(&cfg.PodDeleteTimeout, "pod-delete-timeout", cfg.PodDeleteTimeout, "how long down waits for pods to terminate before forcing")
+	if cfg.EmulatorNRIPlugin == "" {
+		// This drakit: containerd runs its `emulator nri-plugin`.
+		if exe, err := os.Executable(); err == nil {
+			cfg.EmulatorNRIPlugin = exe
+		}
+	}
+	fs.StringVar(&cfg.EmulatorNRIPlugin, "emulator-nri-plugin", cfg.EmulatorNRIPlugin,
+		"the drakit executable whose 'emulator nri-plugin' every node's containerd runs, so that a container given an emulated GPU gets NVML whatever the driver's CDI edits hold (empty: NRI off)")
 }
 
 func newClusterCommand() *cobra.Command {

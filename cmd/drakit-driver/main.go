@@ -38,6 +38,8 @@ func run(args []string) error {
 		"publish every device with bindingConditions <driver-name>/attached and bindingFailureConditions <driver-name>/attach-failed (KEP-5007), which an attach controller outside the driver sets")
 	f.Bool(&cfg.ListAttributes, "list-attributes", "LIST_ATTRIBUTES",
 		"publish the int list attribute closeNUMANodes on every device (KEP-5491, alpha gate DRAListTypeAttributes)")
+	f.Bool(&cfg.DeviceNodesOnly, "device-nodes-only", "DEVICE_NODES_ONLY",
+		"CDI edits give only the devices' nodes and /dev/nvidiactl (no NVML library, state or DRAKIT_DEVICE_* variables): the node's container stack provides NVML, as for a third-party driver")
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err

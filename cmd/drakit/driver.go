@@ -25,6 +25,7 @@ func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	}.bind(fs)
 	fs.StringVar(&o.DriverRoot, "driver-root", o.DriverRoot, "NVIDIA driver root on the node: the emulator root ($DRAKIT_EMULATOR_ROOT)")
 	fs.BoolVar(&o.PartitionableAlpha, "partitionable-alpha", o.PartitionableAlpha, "publish partitionTypeAttribute and compatibilityGroups (alpha gates DRAPartitionableDevicesType, KEP-4815, and DRADeviceCompatibilityGroups, KEP-5963, on)")
+	fs.BoolVar(&o.DeviceNodesOnly, "device-nodes-only", o.DeviceNodesOnly, "CDI edits give only device nodes: containers get NVML from the node's container stack (on drakit's local cluster, the emulator's NRI plugin), as with a third-party driver")
 	fs.BoolVar(&o.ListAttributes, "list-attributes", o.ListAttributes, "publish the int list attribute closeNUMANodes, the NUMA nodes close to each device (alpha gate DRAListTypeAttributes, KEP-5491, on)")
 	fs.BoolVar(&o.DeviceMetadata, "device-metadata", o.DeviceMetadata, "write device metadata files for containers (KEP-5304); --device-metadata=false: none")
 	fs.BoolVar(&o.BindingConditions, "binding-conditions", o.BindingConditions, "publish every device with bindingConditions <driver name>/attached and bindingFailureConditions <driver name>/attach-failed (KEP-5007); an attach controller, such as the conformance kit's, sets them")

@@ -134,6 +134,9 @@ func renderPod(pod *corev1.PodSpec, opts Options) error {
 	if opts.ListAttributes {
 		c.Args = append(c.Args, "--list-attributes=true")
 	}
+	if opts.DeviceNodesOnly {
+		c.Args = append(c.Args, "--device-nodes-only=true")
+	}
 	if opts.RuntimeClassName != "" {
 		pod.RuntimeClassName = ptr.To(opts.RuntimeClassName)
 	}

@@ -67,6 +67,10 @@ type Options struct {
 	// closeNUMANodes (--list-attributes; KEP-5491, the cluster needs the
 	// alpha gate DRAListTypeAttributes). Default false.
 	ListAttributes bool
+	// DeviceNodesOnly makes the driver's CDI edits only device nodes
+	// (--device-nodes-only): containers get NVML from the node's container
+	// stack, on the local cluster from the emulator's NRI plugin.
+	DeviceNodesOnly bool
 	// RuntimeClassName is the driver pods' RuntimeClass; empty means the
 	// node's default runtime. Dynamic MIG reads the MIG config capability, a
 	// character device that a container's device cgroup (runc's) refuses

@@ -81,6 +81,9 @@ func (h *hardware) Edits(_ context.Context, _ string, claim preparedClaim) (plug
 	if len(devs) == 0 {
 		return pluginharness.Edits{}, nil
 	}
+	if h.deviceNodesOnly {
+		return deviceNodeEdits(h.driverRoot, devs), nil
+	}
 	return cdiEdits(h.driverRoot, h.nvmlLib, devs)
 }
 
@@ -132,4 +135,23 @@ func cdiEdits(driverRoot, nvmlLib string, devs []cdiDevice) (pluginharness.Edits
 		e.Devices = append(e.Devices, pluginharness.DeviceEdits{Device: d.name, Edits: edits})
 	}
 	return e, nil
+}
+
+// deviceNodeEdits are the edits of devs with Config.DeviceNodesOnly: each
+// device's nodes, and /dev/nvidiactl for the whole spec.
+func deviceNodeEdits(driverRoot string, devs []cdiDevice) pluginharness.Edits {
+	e := pluginharness.Edits{Claim: cdispec.ContainerEdits{
+		DeviceNodes: []*cdispec.DeviceNode{{Path: "/dev/nvidiactl", HostPath: filepath.Join(driverRoot, "dev", "nvidiactl")}},
+	}}
+	for _, d := range devs {
+		var edits cdispec.ContainerEdits
+		for _, n := range d.nodes {
+			edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{
+				Path:     "/dev/" + n,
+				HostPath: filepath.Join(driverRoot, "dev", filepath.FromSlash(n)),
+			})
+		}
+		e.Devices = append(e.Devices, pluginharness.DeviceEdits{Device: d.name, Edits: edits})
+	}
+	return e
 }

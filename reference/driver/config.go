@@ -75,6 +75,13 @@ type Config struct {
 	// has them. A cluster without the gate drops the list and rejects the
 	// slice. Default false.
 	ListAttributes bool
+	// DeviceNodesOnly makes a claim's CDI edits only its devices' nodes
+	// and /dev/nvidiactl: no NVML library, no NVML state, no
+	// DRAKIT_DEVICE_<DEVICE> variables. The node's container stack then
+	// provides NVML, as it does for a third-party driver that leaves the
+	// libraries to it (on drakit's emulated nodes: emulator/nri). Default
+	// false.
+	DeviceNodesOnly bool
 	// HTTPEndpoint, when set, is the loopback host:port the driver serves
 	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
 	// none.

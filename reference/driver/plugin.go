@@ -28,6 +28,8 @@ type hardware struct {
 	partitionAlpha bool
 	// bindingConditions publishes the devices with binding conditions.
 	bindingConditions bool
+	// deviceNodesOnly makes the CDI edits device nodes only.
+	deviceNodesOnly bool
 
 	// Set by Discover.
 	inventory *Inventory

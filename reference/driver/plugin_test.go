@@ -67,6 +67,40 @@ func TestPrepareWritesCDISpec(t *testing.T) {
 	}
 }
 
+// TestPrepareDeviceNodesOnly: with --device-nodes-only the spec gives the
+// device's node and nvidiactl, and nothing a driver that leaves NVML to the
+// node's container stack would give: no library, no state, no variable.
+func TestPrepareDeviceNodesOnly(t *testing.T) {
+	t.Parallel()
+	env := newPluginEnv(t)
+	p := env.plugin(t)
+	p.hw.deviceNodesOnly = true
+	got := harnesstest.PrepareOne(t, p, harnesstest.AllocatedClaim("one", uidA, harnesstest.AllocResult(testDriver, testNode, "gpu", "gpu-3")))
+	if got.Err != nil {
+		t.Fatalf("prepare: %v", got.Err)
+	}
+	spec, err := cdiapi.ReadSpec(env.specPath(uidA), 0)
+	if err != nil {
+		t.Fatalf("read back CDI spec: %v", err)
+	}
+	wantSpec := &cdispec.Spec{
+		Version: "0.5.0",
+		Kind:    "k8s.gpu.drakit.dev/claim",
+		Devices: []cdispec.Device{{
+			Name: uidA + "-gpu-3",
+			ContainerEdits: cdispec.ContainerEdits{
+				DeviceNodes: []*cdispec.DeviceNode{{Path: "/dev/nvidia3", HostPath: filepath.Join(env.root.dir, "dev/nvidia3")}},
+			},
+		}},
+		ContainerEdits: cdispec.ContainerEdits{
+			DeviceNodes: []*cdispec.DeviceNode{{Path: "/dev/nvidiactl", HostPath: filepath.Join(env.root.dir, "dev/nvidiactl")}},
+		},
+	}
+	if diff := cmp.Diff(wantSpec, spec.Spec); diff != "" {
+		t.Errorf("CDI spec (-want +got):\n%s", diff)
+	}
+}
+
 // TestPrepareCDISpecInjects applies the spec to an OCI spec the way a
 // container runtime does, which needs real character devices.
 func TestPrepareCDISpecInjects(t *testing.T) {

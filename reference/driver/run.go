@@ -55,6 +55,7 @@ func run(ctx context.Context, cfg Config, client kubernetes.Interface, disc Disc
 		mig:               mig,
 		partitionAlpha:    cfg.PartitionableAlpha,
 		bindingConditions: cfg.BindingConditions,
+		deviceNodesOnly:   cfg.DeviceNodesOnly,
 	}
 	hcfg := harnessConfig(cfg.DriverName, cfg.NodeName, pluginDir, cfg.CDIDir)
 	hcfg.Client = client

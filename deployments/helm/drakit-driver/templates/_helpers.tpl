@@ -254,6 +254,9 @@ here (and a value in values.yaml) to extend the driver's command line.
 {{- if gt (int .Values.httpPort) 0 }}
 - --http-endpoint=127.0.0.1:{{ int .Values.httpPort }}
 {{- end }}
+{{- if .Values.deviceNodesOnly }}
+- --device-nodes-only=true
+{{- end }}
 {{- if .Values.listAttributes }}
 - --list-attributes=true
 {{- end }}

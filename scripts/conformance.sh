@@ -105,6 +105,20 @@ grep -E '^Ran [0-9]+ of [0-9]+ Specs' <<<"$ginkgo_out" | while read -r line; do 
 kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
 kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
 
+# --- a GPU driver whose CDI edits are device nodes alone (a third-party driver's shape) ------------
+# The GPU driver redeployed with --device-nodes-only gives its containers no NVML library, no NVML
+# state and no variables: NVML comes from the node, the emulator's NRI plugin in every node's
+# containerd (emulator/nri), as a real node's container stack gives it. Its declaration observes NVML
+# and /dev only (docs/examples/reference-driver-device-nodes.yaml); the driver checks of Core and the
+# profiles this driver claims must all pass on what NVML shows inside the containers.
+log "redeploying the reference GPU driver with CDI edits of device nodes alone"
+$drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
+$drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
+  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
+  --device-nodes-only
+kit gpu-device-nodes docs/examples/reference-driver-device-nodes.yaml "@core && ~@cluster-check && $KIT_TAGS_GPU"
+# --- end of device nodes alone --------------------------------------------------------------------
+
 # --- binding conditions (KEP-5007) on the GPU driver's own devices --------------------------------
 # With --binding-conditions every GPU device waits for gpu.drakit.dev/attached, which the kit's attach
 # controller sets (docs/examples/reference-driver-binding-conditions.yaml: setBy: kit); no other run
@@ -169,4 +183,4 @@ ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/confor
 # --- one summary of every run, per KEP ----------------------------------------------------------
 log "summarizing every run per KEP into $ARTIFACTS/summary.txt"
 $drakit conformance summarize --out "$ARTIFACTS/summary.txt" --fail-on-skip \
-  "$ARTIFACTS/gpu" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/gpu-binding" "$ARTIFACTS/interpose" fabric="$ARTIFACTS/fabric/kit" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
+  "$ARTIFACTS/gpu" "$ARTIFACTS/gpu-device-nodes" "$ARTIFACTS/nic" "$ARTIFACTS/cpu" "$ARTIFACTS/gpu-binding" "$ARTIFACTS/interpose" fabric="$ARTIFACTS/fabric/kit" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"

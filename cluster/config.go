@@ -20,10 +20,12 @@ var ErrInvalidConfig = errors.New("invalid cluster config")
 // its terminating NUL).
 const maxSocketPath = 107
 
-// reservedPluginSocketName is how many bytes of a socket path under
-// <KubeletRootDir>/plugins_registry/ are kept free for a DRA driver's
-// registration socket name ("<driver name>-reg.sock").
-const reservedPluginSocketName = 32
+// DriverNameReserve is the driver name length, in bytes, that every node's
+// kubelet root dir leaves room for in the longest socket path a DRA driver
+// creates below it: the per-pod DRA socket of PerPodDRASocket. Validate
+// refuses a KubeletRootBase that leaves less; the default leaves 37 bytes
+// (38 on nodes 1 to 9). MaxDriverName gives a kubelet root dir's exact room.
+const DriverNameReserve = 32
 
 // DefaultFeatureGates is every DRA-related feature gate of Kubernetes v1.37.2
 // that is not locked to its default (local-cluster.md §9.1), all enabled. The
@@ -68,6 +70,15 @@ type Config struct {
 	// that Up creates in every hierarchy and Down removes. Node i > 1 gets
 	// CgroupRoot-<i>.
 	CgroupRoot string
+	// KubeletRootBase is where the nodes' kubelet root dirs are mounted:
+	// node i's at <KubeletRootBase>/k<i>, a bind mount of its store in
+	// RunDir (<node dir>/kubelet/root). A DRA driver's sockets live below
+	// the kubelet root dir, and a RunDir in a home directory is too long
+	// for a per-pod DRA socket (PerPodDRASocket) of a real driver name:
+	// this short path keeps DriverNameReserve bytes free for the name.
+	// Up creates it (its parent must exist) and Down removes it when Up
+	// created it. It must neither contain RunDir nor lie inside it.
+	KubeletRootBase string
 	// Nodes is how many nodes (each a kubelet with its own containerd) the
 	// cluster runs, 1..MaxNodes. Node i is named NodeName plus i-1; see
 	// NodePaths for its paths.
@@ -112,8 +123,9 @@ type Config struct {
 }
 
 // DefaultConfig returns the configuration of docs/architecture.md: state in
-// ${XDG_STATE_HOME:-$HOME/.local/state}/drakit/cluster, components and images
-// in ${XDG_CACHE_HOME:-$HOME/.cache}/drakit, the ports of local-cluster.md §9.2.
+// ${XDG_STATE_HOME:-$HOME/.local/state}/drakit/cluster, the kubelet root dirs
+// mounted in /run/drakit, components and images in
+// ${XDG_CACHE_HOME:-$HOME/.cache}/drakit, the ports of local-cluster.md §9.2.
 func DefaultConfig() Config {
 	home, _ := os.UserHomeDir()
 	state := os.Getenv("XDG_STATE_HOME")
@@ -135,6 +147,7 @@ func DefaultConfig() Config {
 		NodeName:              "127.0.0.1",
 		ServiceCIDR:           "10.0.0.0/24",
 		CgroupRoot:            "/drakit-kubelet",
+		KubeletRootBase:       "/run/drakit",
 		Nodes:                 1,
 		APIServerPort:         6443,
 		EtcdClientPort:        23790,
@@ -166,6 +179,7 @@ func (c Config) Validate() error {
 	}
 	for _, p := range []struct{ field, value string }{
 		{"RunDir", c.RunDir}, {"ComponentsDir", c.ComponentsDir}, {"ImagesDir", c.ImagesDir},
+		{"KubeletRootBase", c.KubeletRootBase},
 	} {
 		if !filepath.IsAbs(p.value) || filepath.Clean(p.value) != p.value || p.value == "/" {
 			return bad(p.field, "%q must be an absolute, clean path other than /", p.value)
@@ -182,9 +196,16 @@ func (c Config) Validate() error {
 	}
 	// The last node's paths are the longest.
 	last := c.node(c.Nodes)
-	if longest := len(KubeletRootDir(last)) + len("/plugins_registry/") + reservedPluginSocketName; longest > maxSocketPath {
-		return bad("RunDir", "%q is %d bytes too long: driver sockets under %s/plugins_registry/ must stay within the %d-byte unix socket limit",
-			c.RunDir, longest-maxSocketPath, KubeletRootDir(last), maxSocketPath)
+	if sock := ContainerdSocket(last) + ".ttrpc"; len(sock) > maxSocketPath {
+		return bad("RunDir", "%q is %d bytes too long: node %d's containerd socket %s is %d bytes, over the %d-byte unix socket limit",
+			c.RunDir, len(sock)-maxSocketPath, c.Nodes, sock, len(sock), maxSocketPath)
+	}
+	if isUnder(c.KubeletRootBase, c.RunDir) || isUnder(c.RunDir, c.KubeletRootBase) {
+		return bad("KubeletRootBase", "%q must neither contain RunDir %q nor lie inside it: it holds the mount points of RunDir's kubelet root dirs", c.KubeletRootBase, c.RunDir)
+	}
+	if sock := PerPodDRASocket(KubeletRootDir(last), strings.Repeat("d", DriverNameReserve), podUIDPlaceholder); len(sock) > maxSocketPath {
+		return bad("KubeletRootBase", "%q is %d bytes too long: node %d's per-pod DRA socket for a %d-byte driver name, %s, is %d bytes, over the %d-byte unix socket limit",
+			c.KubeletRootBase, len(sock)-maxSocketPath, c.Nodes, DriverNameReserve, sock, len(sock), maxSocketPath)
 	}
 	if strings.HasPrefix(c.ComponentsDir+"/", c.RunDir+"/") || strings.HasPrefix(c.ImagesDir+"/", c.RunDir+"/") {
 		return bad("RunDir", "%q must not contain ComponentsDir or ImagesDir: Down removes RunDir", c.RunDir)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +22,20 @@ func TestDefaultConfigPaths(t *testing.T) {
 		{"ImagesDir", cfg.ImagesDir, "/home/u/.cache/drakit/images"},
 		{"KubeconfigPath", KubeconfigPath(cfg), "/home/u/.local/state/drakit/cluster/kubeconfig"},
 		{"CDIDir", CDIDir(cfg), "/home/u/.local/state/drakit/cluster/cdi"},
-		{"KubeletRootDir", KubeletRootDir(cfg), "/home/u/.local/state/drakit/cluster/kubelet/root"},
+		{"KubeletRootBase", cfg.KubeletRootBase, "/run/drakit"},
+		{"KubeletRootDir", KubeletRootDir(cfg), "/run/drakit/k1"},
+		{"kubeletRootStore", kubeletRootStore(cfg), "/home/u/.local/state/drakit/cluster/kubelet/root"},
 		{"EmulatorRoot", EmulatorRoot(cfg), "/home/u/.local/state/drakit/cluster/emulator"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
 		}
+	}
+
+	// Per-pod DRA sockets fit real driver names (compute-domain.nvidia.com,
+	// strict-config.plain.drakit.dev) on every node.
+	if got := MaxDriverName(KubeletRootDir(cfg.node(MaxNodes))); got != 37 {
+		t.Errorf("MaxDriverName of node %d = %d, want 37", MaxNodes, got)
 	}
 
 	t.Setenv("XDG_STATE_HOME", "/s")
@@ -54,7 +63,12 @@ func TestConfigValidate(t *testing.T) {
 		{"relative run dir", func(c *Config) { c.RunDir = "state/cluster" }, "RunDir"},
 		{"unclean run dir", func(c *Config) { c.RunDir = "/tmp/x/../y" }, "RunDir"},
 		{"root run dir", func(c *Config) { c.RunDir = "/" }, "RunDir"},
-		{"run dir too long for sockets", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 60) }, "RunDir"},
+		{"run dir too long for sockets", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 70) }, "RunDir"},
+		{"long run dir in a home directory", func(c *Config) { c.RunDir = "/home/a-long-user-name/.local/state/drakit/cluster" }, ""},
+		{"relative kubelet root base", func(c *Config) { c.KubeletRootBase = "run/drakit" }, "KubeletRootBase"},
+		{"kubelet root base too long", func(c *Config) { c.KubeletRootBase = "/run/" + strings.Repeat("d", 13) }, "KubeletRootBase"},
+		{"kubelet root base in the run dir", func(c *Config) { c.KubeletRootBase = c.RunDir + "/k" }, "KubeletRootBase"},
+		{"run dir in the kubelet root base", func(c *Config) { c.KubeletRootBase = "/tmp/drakit" }, "KubeletRootBase"},
 		{"run dir holds the cache", func(c *Config) { c.ComponentsDir = c.RunDir + "/components" }, "RunDir"},
 		{"control character", func(c *Config) { c.ImagesDir = "/tmp/a\nb" }, "ImagesDir"},
 		{"relative components dir", func(c *Config) { c.ComponentsDir = "c" }, "ComponentsDir"},
@@ -102,6 +116,31 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %q, want it to name field %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// TestValidateSocketErrors checks that a path too long for its sockets is
+// refused with the field, the socket path, its length and by how much it is
+// too long.
+func TestValidateSocketErrors(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RunDir, cfg.ComponentsDir, cfg.ImagesDir = "/tmp/drakit/cluster", "/tmp/cache/components", "/tmp/cache/images"
+	cfg.KubeletRootBase = "/run/kubelet-roots-of-drakit"
+	sock := "/run/kubelet-roots-of-drakit/k1/plugins/" + strings.Repeat("d", DriverNameReserve) + "/dra-" + podUIDPlaceholder + ".sock"
+	want := fmt.Sprintf(`KubeletRootBase: "/run/kubelet-roots-of-drakit" is 11 bytes too long: node 1's per-pod DRA socket for a 32-byte driver name, %s, is 118 bytes, over the 107-byte unix socket limit`, sock)
+	if err := cfg.Validate(); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Validate = %v, want it to end with %q", err, want)
+	}
+	if len(sock) != 118 || MaxDriverName("/run/kubelet-roots-of-drakit/k1") != DriverNameReserve-11 {
+		t.Errorf("socket %s is %d bytes, MaxDriverName %d", sock, len(sock), MaxDriverName("/run/kubelet-roots-of-drakit/k1"))
+	}
+
+	cfg = DefaultConfig()
+	cfg.RunDir, cfg.Nodes = "/tmp/"+strings.Repeat("r", 61), 16
+	sock = cfg.RunDir + "/nodes/16/containerd/containerd.sock.ttrpc"
+	want = fmt.Sprintf(`RunDir: %q is 1 bytes too long: node 16's containerd socket %s is 108 bytes, over the 107-byte unix socket limit`, cfg.RunDir, sock)
+	if err := cfg.Validate(); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Validate = %v, want it to end with %q", err, want)
 	}
 }
 

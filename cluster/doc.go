@@ -24,11 +24,14 @@
 //     file, or a directory others can write are refused with ErrNotOwned
 //     before anything is touched. Down without a RunDir does nothing.
 //   - Everything Up creates lives under Config.RunDir, except what the
-//     kubelet and the runc shim create at fixed host paths and the kubelet's
-//     cgroups (Config.CgroupRoot in every hierarchy). Up records which of those
-//     host paths (the cgroup roots among them) did not exist before it (a
-//     ledger in RunDir), so Down removes only what the cluster created; a
-//     cgroup root that exists before the first Up is refused (ErrNotOwned).
+//     kubelet and the runc shim create at fixed host paths, the kubelet's
+//     cgroups (Config.CgroupRoot in every hierarchy) and the mount points of
+//     the kubelet root dirs (Config.KubeletRootBase). Up records which of
+//     those host paths (the cgroup roots among them) did not exist before it
+//     (a ledger in RunDir), so Down removes only what the cluster created; a
+//     cgroup root that exists before the first Up is refused (ErrNotOwned),
+//     and so is a kubelet root dir mount point where something else is
+//     mounted or that holds files.
 //   - The cluster is authenticated as a kubeadm cluster is: etcd speaks TLS
 //     with client certificates of its own CA (the apiserver is its only
 //     client; plain HTTP serves only /health and /metrics); the kubelet
@@ -43,9 +46,15 @@
 //     binding timeout"; it is left out when a binding-condition gate is off.
 //   - The kubelet runs in a private mount namespace (unshare) where the four
 //     sysctl files its setupKernelTunables wants are bind-mounted over
-//     /proc/sys, so no host sysctl is ever written. Its root dir is a shared
-//     bind mount, so the volumes it mounts there (service account tokens)
-//     propagate to the host namespace where containerd reads them.
+//     /proc/sys, so no host sysctl is ever written. Its root dir is its store
+//     in RunDir (<node dir>/kubelet/root) bind-mounted at
+//     <KubeletRootBase>/k<i>: short, so that a driver's per-pod DRA socket
+//     (PerPodDRASocket) fits the unix socket limit for driver names of
+//     DriverNameReserve bytes whatever RunDir is (Validate checks it;
+//     MaxDriverName and Status give the exact room). The mount is shared, in
+//     a peer group of its own, so the volumes the kubelet mounts there
+//     (service account tokens) propagate to the host namespace where
+//     containerd reads them, and nowhere else.
 //   - Down deletes every pod first (pods with resource claims first, while the
 //     DRA driver pods can still unprepare them), stops the components in
 //     reverse order by PID (SIGTERM, then SIGKILL after Config.StopTimeout),
@@ -65,7 +74,8 @@
 //     its runtime it does not own, so nodes cannot share one), cgroup root,
 //     kubelet identity and serving certificate, and its own dirs: node 1's
 //     are the single-node layout in RunDir, node i's the same layout in
-//     <RunDir>/nodes/<i> (NodePaths). Every node's containerd imports
+//     <RunDir>/nodes/<i>, its kubelet root dir <KubeletRootBase>/k<i>
+//     (NodePaths). Every node's containerd imports
 //     ImagesDir. Up records the node count in RunDir and refuses another one
 //     over the same RunDir; Down and Status act on the recorded nodes.
 //

@@ -130,18 +130,32 @@ func removeCgroupTree(dir string) error {
 	return nil
 }
 
-// ensureSharedRootDir makes sure the kubelet's root dir is on a mount with
-// shared propagation in the host mount namespace. The kubelet runs in its own
-// mount namespace (for the sysctl files); the tmpfs volumes it mounts under
-// its root dir (service account tokens, secrets) reach the host namespace,
+// mountKubeletRoot mounts a node's kubelet root dir: its store in RunDir
+// bind-mounted at the short KubeletRootDir, so that the sockets DRA drivers
+// create below it fit the unix socket limit (Config.KubeletRootBase). It is
+// a real mount point, not a symlink: the kubelet uses --root-dir as given
+// and matches the paths below it against the mount table
+// (hostutil.MakeRShared, mount-utils), which holds resolved paths only.
+// The mount is shared, in a peer group of its own: the kubelet runs in its
+// own mount namespace (for the sysctl files), and the tmpfs volumes it
+// mounts there (service account tokens, secrets) reach the host namespace,
 // where containerd bind-mounts them into containers, only through a shared
-// mount. Where the containing mount is private (hosts without systemd) the
-// root dir is bind-mounted onto itself and made shared; Down unmounts it with
-// everything else under RunDir.
-func ensureSharedRootDir(cfg Config) (bool, error) {
-	root := KubeletRootDir(cfg)
-	if err := os.MkdirAll(root, 0o750); err != nil {
-		return false, fmt.Errorf("create kubelet root dir: %w", err)
+// mount; a group of its own keeps them from propagating to the store's path
+// through the mount RunDir is on. A mount point that shows the store already
+// is the cluster's (an earlier Up); anything else mounted there, or a
+// directory with files, is refused. It reports whether it mounted.
+func mountKubeletRoot(cfg Config) (bool, error) {
+	store, root := kubeletRootStore(cfg), KubeletRootDir(cfg)
+	if err := os.MkdirAll(store, 0o750); err != nil {
+		return false, fmt.Errorf("create kubelet root dir store: %w", err)
+	}
+	for _, dir := range []string{cfg.KubeletRootBase, root} {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return false, fmt.Errorf("create kubelet root dir mount point: %w", err)
+		}
+	}
+	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+		return false, fmt.Errorf("kubelet root dir %s: %w: not a directory (%v)", root, ErrNotOwned, err)
 	}
 	mounts, err := readMountInfo(mountInfoPath)
 	if err != nil {
@@ -151,21 +165,45 @@ func ensureSharedRootDir(cfg Config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if m.shared() {
-		return false, nil
-	}
-	if m.MountPoint != root {
+	if m.MountPoint == root {
+		if !sameDir(root, store) {
+			return false, fmt.Errorf("kubelet root dir %s: %w: a %s mount other than %s is there (another cluster's? run its `drakit cluster down`), "+
+				"or choose another --kubelet-root-base", root, ErrNotOwned, m.FSType, store)
+		}
+		if m.shared() {
+			return false, nil
+		}
+	} else {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return false, fmt.Errorf("read kubelet root dir %s: %w", root, err)
+		}
+		if len(entries) > 0 {
+			return false, fmt.Errorf("kubelet root dir %s: %w: it holds %s, which the mount would hide; choose another --kubelet-root-base",
+				root, ErrNotOwned, entryNames(entries, 3))
+		}
 		if err := recordMount(cfg, root); err != nil {
 			return false, err
 		}
-		if err := syscall.Mount(root, root, "", syscall.MS_BIND, ""); err != nil {
-			return false, fmt.Errorf("bind-mount kubelet root dir %s: %w", root, err)
+		if err := syscall.Mount(store, root, "", syscall.MS_BIND, ""); err != nil {
+			return false, fmt.Errorf("bind-mount kubelet root dir %s at %s: %w", store, root, err)
+		}
+		if err := syscall.Mount("", root, "", syscall.MS_PRIVATE, ""); err != nil {
+			return false, fmt.Errorf("make kubelet root dir %s private: %w", root, err)
 		}
 	}
 	if err := syscall.Mount("", root, "", syscall.MS_SHARED, ""); err != nil {
 		return false, fmt.Errorf("make kubelet root dir %s shared: %w", root, err)
 	}
 	return true, nil
+}
+
+// sameDir reports whether paths a and b are the same directory (a bind
+// mount shows its source's inode).
+func sameDir(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // unmountOwn unmounts, deepest first, the mounts below RunDir that are the
@@ -222,7 +260,8 @@ type hostPathEntry struct {
 
 // hostPathCandidates lists the paths outside RunDir that the kubelet, the
 // runc shim or containerd create at fixed places (§17, §18.6), containerd's
-// k8s.io cgroup and every kubelet's cgroupRoot in every hierarchy.
+// k8s.io cgroup, every kubelet's cgroupRoot in every hierarchy, and
+// KubeletRootBase with the kubelet root dirs' mount points that Up makes.
 func hostPathCandidates(cfg Config, mounts []mountEntry) []hostPathEntry {
 	entries := []hostPathEntry{
 		{"/var/lib/kubelet", removeEmpty},
@@ -240,6 +279,10 @@ func hostPathCandidates(cfg Config, mounts []mountEntry) []hostPathEntry {
 		{"/etc/cni", removeEmpty},
 		{"/usr/libexec/kubernetes", removeTree},
 		{"/run/kubernetes", removeEmpty},
+		{cfg.KubeletRootBase, removeEmpty},
+	}
+	for _, n := range cfg.nodes() {
+		entries = append(entries, hostPathEntry{KubeletRootDir(n), removeEmpty})
 	}
 	v1, v2 := cgroupHierarchies(mounts)
 	if v2 != "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -130,5 +131,81 @@ func TestCgroupTreeHelpers(t *testing.T) {
 	}
 	if err := removeCgroupTree(filepath.Join(root, "absent")); err != nil {
 		t.Errorf("removeCgroupTree of an absent cgroup = %v", err)
+	}
+}
+
+// TestMountKubeletRoot checks the kubelet root dir's mount: its store in
+// RunDir at the short KubeletRootDir, shared in a peer group of its own (a
+// volume mounted below it does not show below the store's path), kept by a
+// second Up, refused where something else is mounted or files would be
+// hidden, and unmounted by Down's unmount step with what lies below it.
+func TestMountKubeletRoot(t *testing.T) {
+	needRoot(t)
+	cfg := ownershipConfig(t)
+	// RunDir on a shared mount, as on a systemd host, where a plain bind
+	// mount of the store would join that mount's peer group.
+	parent := filepath.Dir(cfg.RunDir)
+	if err := syscall.Mount(parent, parent, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount here: %v", err)
+	}
+	if err := syscall.Mount("", parent, "", syscall.MS_SHARED, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimRunDir(cfg); err != nil {
+		t.Fatal(err)
+	}
+	root, store := KubeletRootDir(cfg), kubeletRootStore(cfg)
+	if mounted, err := mountKubeletRoot(cfg); err != nil || !mounted {
+		t.Fatalf("mountKubeletRoot = %v, %v; want it mounted", mounted, err)
+	}
+	mounts, err := readMountInfo(mountInfoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := mountOf(mounts, root+"/plugins"); err != nil || m.MountPoint != root || !m.shared() || !sameDir(root, store) {
+		t.Fatalf("mount of %s = %+v, %v; want a shared mount of %s", root, m, err, store)
+	}
+	if mounted, err := mountKubeletRoot(cfg); err != nil || mounted {
+		t.Errorf("second mountKubeletRoot = %v, %v; want the mount kept", mounted, err)
+	}
+	// A volume the kubelet mounts: under the root dir, not under the store.
+	volume := filepath.Join(root, "pods", "u", "volumes", "token")
+	if err := os.MkdirAll(volume, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", volume, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	if mounts, _ = readMountInfo(mountInfoPath); len(mountsUnder(mounts, store)) != 0 {
+		t.Errorf("mounts below the store %s: %v, want none (the root dir's peer group is its own)", store, mountsUnder(mounts, store))
+	}
+
+	// Another node whose mount point is taken, and one whose holds files.
+	other := cfg
+	other.Nodes = 3
+	if err := os.MkdirAll(KubeletRootDir(other.node(2)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", KubeletRootDir(other.node(2)), "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mountKubeletRoot(other.node(2)); !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "a tmpfs mount other than") {
+		t.Errorf("mountKubeletRoot over a foreign mount = %v, want ErrNotOwned naming it", err)
+	}
+	if err := os.MkdirAll(filepath.Join(KubeletRootDir(other.node(3)), "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mountKubeletRoot(other.node(3)); !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "holds data") {
+		t.Errorf("mountKubeletRoot over files = %v, want ErrNotOwned naming them", err)
+	}
+	if err := syscall.Unmount(KubeletRootDir(other.node(2)), 0); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, foreign, err := unmountOwn(cfg); err != nil || len(foreign) != 0 {
+		t.Fatalf("unmountOwn = foreign %v, %v", foreign, err)
+	}
+	if mounts, _ = readMountInfo(mountInfoPath); len(mountsUnder(mounts, mountRoots(cfg)...)) != 0 {
+		t.Errorf("still mounted after unmountOwn: %v", mountsUnder(mounts, mountRoots(cfg)...))
 	}
 }

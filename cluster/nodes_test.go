@@ -31,7 +31,7 @@ func TestNodePaths(t *testing.T) {
 	}
 	// Node 1 keeps the single-node layout, the same paths the cluster-wide
 	// functions return.
-	want1 := Node{Index: 1, Name: "127.0.0.1", Dir: "/r", KubeletRootDir: "/r/kubelet/root", CDIDir: "/r/cdi",
+	want1 := Node{Index: 1, Name: "127.0.0.1", Dir: "/r", KubeletRootDir: "/run/drakit/k1", CDIDir: "/r/cdi",
 		EmulatorRoot: "/r/emulator", ContainerdSocket: "/r/containerd/containerd.sock", CgroupRoot: "/drakit-kubelet"}
 	if diff := cmp.Diff(want1, first); diff != "" {
 		t.Errorf("node 1 (-want +got):\n%s", diff)
@@ -44,7 +44,7 @@ func TestNodePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want3 := Node{Index: 3, Name: "127.0.0.3", Dir: "/r/nodes/3", KubeletRootDir: "/r/nodes/3/kubelet/root", CDIDir: "/r/nodes/3/cdi",
+	want3 := Node{Index: 3, Name: "127.0.0.3", Dir: "/r/nodes/3", KubeletRootDir: "/run/drakit/k3", CDIDir: "/r/nodes/3/cdi",
 		EmulatorRoot: "/r/nodes/3/emulator", ContainerdSocket: "/r/nodes/3/containerd/containerd.sock", CgroupRoot: "/drakit-kubelet-3"}
 	if diff := cmp.Diff(want3, third); diff != "" {
 		t.Errorf("node 3 (-want +got):\n%s", diff)
@@ -83,9 +83,13 @@ func TestConfigValidateNodes(t *testing.T) {
 		{"no nodes", func(c *Config) { c.Nodes = 0 }, "Nodes: 0 is outside 1..16"},
 		{"too many nodes", func(c *Config) { c.Nodes = MaxNodes + 1 }, "Nodes: 17 is outside 1..16"},
 		{"last node leaves loopback", func(c *Config) { c.NodeName, c.Nodes = "127.255.255.254", 3 }, "NodeName: \"127.255.255.254\": node 3 would be 128.0.0.0"},
-		// 39 bytes: node 1's plugin sockets fit, node 16's (in nodes/16) do not.
-		{"run dir too long for the last node", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 34); c.Nodes = 16 }, "RunDir"},
-		{"run dir fits one node", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 34); c.Nodes = 1 }, ""},
+		// 67 bytes: node 1's containerd socket fits, node 16's (in nodes/16) does not.
+		{"run dir too long for the last node", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 62); c.Nodes = 16 }, "RunDir"},
+		{"run dir fits one node", func(c *Config) { c.RunDir = "/tmp/" + strings.Repeat("d", 62); c.Nodes = 1 }, ""},
+		// 17 bytes: node 9's root dir (k9) leaves room for 32-byte driver names, node 10's (k10) does not.
+		{"kubelet root base too long for node 10", func(c *Config) { c.KubeletRootBase = "/run/" + strings.Repeat("d", 12); c.Nodes = 10 },
+			"KubeletRootBase: \"/run/dddddddddddd\" is 1 bytes too long: node 10's per-pod DRA socket"},
+		{"kubelet root base fits 9 nodes", func(c *Config) { c.KubeletRootBase = "/run/" + strings.Repeat("d", 12); c.Nodes = 9 }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +133,7 @@ func TestRenderExtraNode(t *testing.T) {
 		}
 	}
 	args := componentArgs(n3)[Kubelet]
-	for _, want := range []string{"--hostname-override=127.0.0.3", "--root-dir=/r/nodes/3/kubelet/root",
+	for _, want := range []string{"--hostname-override=127.0.0.3", "--root-dir=/run/drakit/k3",
 		"--kubeconfig=/r/pki/kubelet-3.kubeconfig", "--config=/r/nodes/3/kubelet/config.yaml"} {
 		if !contains(args, want) {
 			t.Errorf("node 3 kubelet args %v lack %s", args, want)
@@ -153,7 +157,7 @@ func TestRenderExtraNode(t *testing.T) {
 	}
 	// Down finds every node's mounts and cgroup roots.
 	areas := mountAreas(cfg)
-	for _, want := range []string{"/r/kubelet/root", "/r/containerd", "/r/nodes/4/kubelet/root", "/r/nodes/4/containerd"} {
+	for _, want := range []string{"/run/drakit/k1", "/r/kubelet/root", "/r/containerd", "/run/drakit/k4", "/r/nodes/4/kubelet/root", "/r/nodes/4/containerd"} {
 		if !contains(areas, want) {
 			t.Errorf("mount areas %v lack %s", areas, want)
 		}

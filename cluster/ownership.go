@@ -213,15 +213,28 @@ type mountLedger struct {
 
 func mountLedgerPath(cfg Config) string { return filepath.Join(cfg.RunDir, "mounts.json") }
 
-// mountAreas are the directories below RunDir where the nodes' kubelets
-// (volumes of their pods) and containerds (container root filesystems,
-// sandbox shm) mount; Down unmounts what is below them.
+// mountAreas are the directories where the nodes' kubelets (volumes of
+// their pods) and containerds (container root filesystems, sandbox shm)
+// mount; Down unmounts what is below them. A kubelet mounts below its root
+// dir in KubeletRootBase; its store in RunDir is an area too, for what
+// propagates there and for a cluster that an older drakit brought up with
+// the kubelet root dir in RunDir.
 func mountAreas(cfg Config) []string {
 	var areas []string
 	for _, n := range cfg.nodes() {
-		areas = append(areas, KubeletRootDir(n), containerdDir(n))
+		areas = append(areas, KubeletRootDir(n), kubeletRootStore(n), containerdDir(n))
 	}
 	return areas
+}
+
+// mountRoots are the directories the cluster's mounts are found in: RunDir
+// and every node's kubelet root dir.
+func mountRoots(cfg Config) []string {
+	roots := []string{cfg.RunDir}
+	for _, n := range cfg.nodes() {
+		roots = append(roots, KubeletRootDir(n))
+	}
+	return roots
 }
 
 // recordMount adds a mount point Up made to the mount ledger, before the
@@ -260,11 +273,11 @@ func readMountLedger(cfg Config) (mountLedger, error) {
 	return l, nil
 }
 
-// ownMounts splits the mounts at or below RunDir into the cluster's (recorded
-// by Up, or inside a mount area) and the foreign ones, which Down leaves
-// alone.
+// ownMounts splits the mounts at or below RunDir and the kubelet root dirs
+// into the cluster's (recorded by Up, or inside a mount area) and the
+// foreign ones, which Down leaves alone.
 func ownMounts(cfg Config, l mountLedger, mounts []mountEntry) (own, foreign []mountEntry) {
-	for _, m := range mountsUnder(mounts, cfg.RunDir) {
+	for _, m := range mountsUnder(mounts, mountRoots(cfg)...) {
 		mine := slices.Contains(l.Mounted, m.MountPoint)
 		for _, area := range mountAreas(cfg) {
 			if m.MountPoint != area && isUnder(m.MountPoint, area) {

@@ -13,12 +13,14 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// ownershipConfig is a configuration whose run dir lies in a fresh temporary
-// directory and whose cgroup root and ports no cluster uses.
+// ownershipConfig is a configuration whose run dir and kubelet root base
+// are fresh temporary directories and whose cgroup root and ports no
+// cluster uses.
 func ownershipConfig(t *testing.T) Config {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.RunDir = filepath.Join(shortTempDir(t), "run")
+	cfg.KubeletRootBase = shortKubeletRootBase(t)
 	cfg.ImagesDir = t.TempDir()
 	cfg.CgroupRoot = "/drakit-ownership-test"
 	cfg.APIServerPort = 16543
@@ -38,6 +40,26 @@ func shortTempDir(t *testing.T) string {
 	t.Cleanup(func() {
 		syscall.Unmount(dir, syscall.MNT_DETACH) // nothing is mounted there unless a test failed
 		os.Chmod(filepath.Join(dir, "run"), 0o755)
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// shortKubeletRootBase is a temporary kubelet root base short enough for
+// per-pod DRA sockets of DriverNameReserve-byte driver names: /tmp/dkNNN.
+func shortKubeletRootBase(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "dk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Nothing is mounted there unless a test failed.
+		if mounts, err := readMountInfo(mountInfoPath); err == nil {
+			for _, m := range mountsUnder(mounts, dir) {
+				syscall.Unmount(m.MountPoint, syscall.MNT_DETACH)
+			}
+		}
 		os.RemoveAll(dir)
 	})
 	return dir

@@ -29,10 +29,41 @@ func KubeconfigPath(cfg Config) string { return filepath.Join(cfg.RunDir, "kubec
 // node's.
 func CDIDir(cfg Config) string { return filepath.Join(nodeDir(cfg), "cdi") }
 
-// KubeletRootDir is node 1's kubelet --root-dir. DRA kubelet plugins put
-// their sockets under <root>/plugins/<driver>/ and register in
-// <root>/plugins_registry/. NodePaths has every node's.
-func KubeletRootDir(cfg Config) string { return filepath.Join(nodeDir(cfg), "kubelet", "root") }
+// KubeletRootDir is node 1's kubelet --root-dir: <KubeletRootBase>/k1, where
+// Up bind-mounts its store in RunDir (<RunDir>/kubelet/root). DRA kubelet
+// plugins put their sockets under <root>/plugins/<driver>/ and register in
+// <root>/plugins_registry/; the short path leaves room for the driver's name
+// (MaxDriverName). NodePaths has every node's.
+func KubeletRootDir(cfg Config) string {
+	return filepath.Join(cfg.KubeletRootBase, "k"+strconv.Itoa(cfg.index()))
+}
+
+// kubeletRootStore is the directory in RunDir that Up mounts at a node's
+// KubeletRootDir: pod volumes and plugin data stay on RunDir's file system
+// (KubeletRootBase is usually a tmpfs) and go with it on Down.
+func kubeletRootStore(cfg Config) string { return filepath.Join(kubeletDir(cfg), "root") }
+
+// podUIDPlaceholder stands for a pod UID (36 bytes, as every UID the API
+// server assigns) in socket paths whose length is checked.
+const podUIDPlaceholder = "00000000-0000-0000-0000-000000000000"
+
+// PerPodDRASocket is the DRA socket that a driver with per-pod socket names
+// (kubeletplugin.RollingUpdate, so that two pods of its DaemonSet can serve
+// at once during a rolling update) creates under a kubelet root dir:
+// <root>/plugins/<driver>/dra-<pod UID>.sock. It is the longest socket a
+// kubelet plugin makes there: its registration socket
+// <root>/plugins_registry/<driver>-<pod UID>-reg.sock falls back to shorter,
+// hashed names when it is too long, the DRA socket has no such fallback.
+func PerPodDRASocket(kubeletRootDir, driver, podUID string) string {
+	return kubeletRootDir + "/plugins/" + driver + "/dra-" + podUID + ".sock"
+}
+
+// MaxDriverName is the longest driver name (bytes) whose per-pod DRA socket
+// under kubeletRootDir fits the unix socket limit; it is negative when
+// none fits.
+func MaxDriverName(kubeletRootDir string) int {
+	return maxSocketPath - len(PerPodDRASocket(kubeletRootDir, "", podUIDPlaceholder))
+}
 
 // EmulatorRoot is where `drakit emulator render` writes node 1's emulated
 // hardware; the cluster only provides the path (and removes it on Down).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -264,12 +265,12 @@ func unescapeOctal(s string) string {
 	return b.String()
 }
 
-// mountsUnder returns the mounts at dir or below, deepest (latest) first,
-// the order in which they can be unmounted.
-func mountsUnder(mounts []mountEntry, dir string) []mountEntry {
+// mountsUnder returns the mounts at or below any of dirs, deepest (latest)
+// first, the order in which they can be unmounted.
+func mountsUnder(mounts []mountEntry, dirs ...string) []mountEntry {
 	var under []mountEntry
 	for i := len(mounts) - 1; i >= 0; i-- {
-		if isUnder(mounts[i].MountPoint, dir) {
+		if slices.ContainsFunc(dirs, func(dir string) bool { return isUnder(mounts[i].MountPoint, dir) }) {
 			under = append(under, mounts[i])
 		}
 	}

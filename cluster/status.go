@@ -27,7 +27,10 @@ type State struct {
 	APIServer      string `json:"apiServer"`
 	CDIDir         string `json:"cdiDir"`
 	KubeletRootDir string `json:"kubeletRootDir"`
-	EmulatorRoot   string `json:"emulatorRoot"`
+	// MaxDriverName is the longest driver name (bytes) whose per-pod DRA
+	// socket (PerPodDRASocket) fits the unix socket limit on every node.
+	MaxDriverName int    `json:"maxDriverName"`
+	EmulatorRoot  string `json:"emulatorRoot"`
 	// ImagesDir is the images dir Up imported from (its record in the run
 	// dir), else the configured one; Images are the archives Up imported.
 	ImagesDir        string   `json:"imagesDir"`
@@ -78,6 +81,8 @@ func Status(ctx context.Context, cfg Config) (State, error) {
 		RunDir: cfg.RunDir, Kubeconfig: KubeconfigPath(cfg), APIServer: APIServerURL(cfg),
 		CDIDir: CDIDir(cfg), KubeletRootDir: KubeletRootDir(cfg), EmulatorRoot: EmulatorRoot(cfg),
 		ImagesDir: cfg.ImagesDir, ContainerdSocket: ContainerdSocket(cfg), Kubectl: kubectl,
+		// The last node's root dir is the longest.
+		MaxDriverName: MaxDriverName(KubeletRootDir(cfg.node(cfg.Nodes))),
 	}
 	if rec, ok := readImportedImages(cfg); ok {
 		st.ImagesDir, st.Images = rec.Dir, rec.Archives

@@ -19,8 +19,9 @@ import (
 )
 
 // e2eConfig is a cluster apart from the default one: its own short run dir,
-// cgroup root and ports (those of the verified runs of local-cluster.md
-// §18.6), so the test never touches a cluster a developer has up.
+// kubelet root base, cgroup root and ports (those of the verified runs of
+// local-cluster.md §18.6), so the test never touches a cluster a developer
+// has up.
 func e2eConfig(t *testing.T) Config {
 	t.Helper()
 	cfg := DefaultConfig()
@@ -38,6 +39,7 @@ func e2eConfig(t *testing.T) Config {
 	})
 	cfg.RunDir = runDir
 	cfg.ImagesDir = t.TempDir()
+	cfg.KubeletRootBase = "/run/drakit-e2e"
 	cfg.CgroupRoot = "/drakit-e2e"
 	cfg.APIServerPort = 16443
 	cfg.EtcdClientPort, cfg.EtcdPeerPort, cfg.EtcdMetricsPort = 23792, 23802, 23812
@@ -367,7 +369,7 @@ func assertNothingLeft(t *testing.T, cfg Config, before hostSnapshot, recorded m
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range mountsUnder(mounts, cfg.RunDir) {
+	for _, m := range mountsUnder(mounts, mountRoots(cfg)...) {
 		t.Errorf("still mounted after Down: %s (%s)", m.MountPoint, m.FSType)
 	}
 	for _, dir := range cgroupRootDirs(cfg, mounts) {

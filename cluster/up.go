@@ -93,6 +93,11 @@ func Up(ctx context.Context, cfg Config) error {
 				return err
 			}
 			if p != nil {
+				if u.name == Kubelet {
+					if err := checkKubeletRootDir(u.cfg, p); err != nil {
+						return err
+					}
+				}
 				running[u] = p
 				continue
 			}
@@ -393,7 +398,7 @@ func portFree(host string, port int, wait time.Duration) error {
 }
 
 // beforeStart prepares the host for a component: the kubelet needs its
-// cgroup root and a shared root dir.
+// cgroup root and its root dir mounted.
 func beforeStart(ctx context.Context, cfg Config, name string) error {
 	if name != Kubelet {
 		return nil
@@ -406,14 +411,37 @@ func beforeStart(ctx context.Context, cfg Config, name string) error {
 	if err := ensureCgroupRoot(cfg, mounts); err != nil {
 		return err
 	}
-	bound, err := ensureSharedRootDir(cfg)
+	mounted, err := mountKubeletRoot(cfg)
 	if err != nil {
 		return err
 	}
-	if bound {
-		klog.FromContext(ctx).V(1).Info("Made the kubelet root dir a shared mount", "path", KubeletRootDir(cfg))
+	if mounted {
+		klog.FromContext(ctx).V(1).Info("Mounted the kubelet root dir", "path", KubeletRootDir(cfg), "store", kubeletRootStore(cfg))
 	}
 	return nil
+}
+
+// checkKubeletRootDir refuses a running kubelet whose --root-dir is not the
+// node's KubeletRootDir (one an older drakit started, with the root dir in
+// RunDir, or one started with another --kubelet-root-base): drivers
+// deployed by the paths Status reports would register where that kubelet
+// never looks.
+func checkKubeletRootDir(cfg Config, p *process) error {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.ref.PID))
+	if err != nil {
+		return fmt.Errorf("read kubelet command line: %w", err)
+	}
+	want := "--root-dir=" + KubeletRootDir(cfg)
+	for _, arg := range splitCmdline(raw) {
+		if arg == want {
+			return nil
+		}
+		if root, ok := strings.CutPrefix(arg, "--root-dir="); ok {
+			return fmt.Errorf("kubelet of node %s (pid %d) runs with root dir %s, not %s: run drakit cluster down, then up",
+				nodeName(cfg), p.ref.PID, root, KubeletRootDir(cfg))
+		}
+	}
+	return fmt.Errorf("kubelet of node %s (pid %d) runs without %s: run drakit cluster down, then up", nodeName(cfg), p.ref.PID, want)
 }
 
 // warnOtherKubelets logs kubelets of other clusters on this host: every

@@ -86,7 +86,7 @@ func TestLocalNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Node{
-		Name: "127.0.0.2", KubeletRootDir: filepath.Join(cfg.RunDir, "nodes/2/kubelet/root"), CDIDir: filepath.Join(cfg.RunDir, "nodes/2/cdi"),
+		Name: "127.0.0.2", KubeletRootDir: filepath.Join(cfg.KubeletRootBase, "k2"), CDIDir: filepath.Join(cfg.RunDir, "nodes/2/cdi"),
 		EmulatorRoot: filepath.Join(cfg.RunDir, "nodes/2/emulator"), ShimLibrary: "/shim.so", StateDir: filepath.Join(cfg.RunDir, "nodes/2"),
 		LogDir: filepath.Join(cfg.RunDir, "nodes/2/logs"), OnHost: true, HTTPPortOffset: 10,
 	}

@@ -30,6 +30,7 @@ func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, fmt.Sprintf("number of nodes (1..%d), each a kubelet with its own containerd; up only (without it, up keeps a running cluster's): down, status and logs act on the nodes up started", cluster.MaxNodes))
 	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "service cluster IP range (required by the apiserver; never routed)")
 	fs.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, "node 1's kubelet top-level cgroup (node i: <cgroup-root>-<i>), created by up and removed by down")
+	fs.StringVar(&cfg.KubeletRootBase, "kubelet-root-base", cfg.KubeletRootBase, fmt.Sprintf("where up mounts node i's kubelet root dir, at k<i>: short, so that DRA drivers' per-pod sockets fit for driver names of %d bytes and more", cluster.DriverNameReserve))
 	fs.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "kube-apiserver secure port")
 	fs.IntVar(&cfg.EtcdClientPort, "etcd-client-port", cfg.EtcdClientPort, "etcd client port")
 	fs.IntVar(&cfg.EtcdPeerPort, "etcd-peer-port", cfg.EtcdPeerPort, "etcd peer port")
@@ -65,12 +66,16 @@ its own containerd. Node i is named --node-name plus i-1 (127.0.0.1, 127.0.0.2,
 ...), its kubelet serves on that address (ports --kubelet-port and
 --kubelet-healthz-port on every node) in cgroup root --cgroup-root (node i > 1:
 <cgroup-root>-<i>). Node 1 keeps its state directly in the run dir; node i > 1
-in <run-dir>/nodes/<i>, with the same layout: kubelet/root (kubelet root dir),
-cdi (CDI dir), emulator (emulator root), containerd/containerd.sock, logs.
-Every node's containerd imports the images dir.
+in <run-dir>/nodes/<i>, with the same layout: kubelet/root (the kubelet root
+dir's store), cdi (CDI dir), emulator (emulator root), containerd/containerd.sock,
+logs. Node i's kubelet root dir is its store mounted at <kubelet-root-base>/k<i>
+(/run/drakit/k1, ...): DRA drivers put their sockets below it, and a per-pod
+socket <root>/plugins/<driver>/dra-<pod UID>.sock must fit the 107-byte unix
+socket limit. Every node's containerd imports the images dir.
 
 'status -o env' prints node 1's paths as DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR,
-DRAKIT_EMULATOR_ROOT, DRAKIT_CONTAINERD_SOCKET and DRAKIT_NODE_NAME, the node
+DRAKIT_EMULATOR_ROOT, DRAKIT_CONTAINERD_SOCKET and DRAKIT_NODE_NAME, the longest
+driver name whose per-pod sockets fit on every node as DRAKIT_MAX_DRIVER_NAME, the node
 names as DRAKIT_NODES="127.0.0.1 127.0.0.2 ...", and every node i's as
 DRAKIT_NODE_<i>_NAME, DRAKIT_NODE_<i>_KUBELET_ROOT_DIR, DRAKIT_NODE_<i>_CDI_DIR,
 DRAKIT_NODE_<i>_EMULATOR_ROOT and DRAKIT_NODE_<i>_CONTAINERD_SOCKET
@@ -167,6 +172,7 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 			{"DRAKIT_APISERVER", st.APIServer},
 			{"DRAKIT_CDI_DIR", st.CDIDir},
 			{"DRAKIT_KUBELET_ROOT_DIR", st.KubeletRootDir},
+			{"DRAKIT_MAX_DRIVER_NAME", strconv.Itoa(st.MaxDriverName)},
 			{"DRAKIT_EMULATOR_ROOT", st.EmulatorRoot},
 			{"DRAKIT_IMAGES_DIR", st.ImagesDir},
 			{"DRAKIT_CONTAINERD_SOCKET", st.ContainerdSocket},
@@ -229,8 +235,8 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 		if len(st.Images) > 0 {
 			images = strings.Join(st.Images, " ")
 		}
-		_, err := fmt.Fprintf(w, "\nkubeconfig        %s\napiserver         %s\nCDI dir           %s\nkubelet root dir  %s\nemulator root     %s\nimages dir        %s\nimages            %s\ncontainerd socket %s\nkubectl           %s\n",
-			st.Kubeconfig, st.APIServer, st.CDIDir, st.KubeletRootDir, st.EmulatorRoot, st.ImagesDir, images, st.ContainerdSocket, st.Kubectl)
+		_, err := fmt.Fprintf(w, "\nkubeconfig        %s\napiserver         %s\nCDI dir           %s\nkubelet root dir  %s\nmax driver name   %d bytes (per-pod DRA sockets fit on every node)\nemulator root     %s\nimages dir        %s\nimages            %s\ncontainerd socket %s\nkubectl           %s\n",
+			st.Kubeconfig, st.APIServer, st.CDIDir, st.KubeletRootDir, st.MaxDriverName, st.EmulatorRoot, st.ImagesDir, images, st.ContainerdSocket, st.Kubectl)
 		return err
 	}
 	return fmt.Errorf("--output %q: want text, json or env", output)

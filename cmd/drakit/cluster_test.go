@@ -52,7 +52,7 @@ func TestStatusEnvOutputIsShell(t *testing.T) {
 func TestStatusEnvListsEveryNode(t *testing.T) {
 	cfg := cluster.DefaultConfig()
 	cfg.RunDir, cfg.Nodes = "/run/d", 3
-	st := cluster.State{NodeName: "127.0.0.1", KubeletRootDir: "/run/d/kubelet/root", CDIDir: "/run/d/cdi"}
+	st := cluster.State{NodeName: "127.0.0.1", KubeletRootDir: "/run/drakit/k1", CDIDir: "/run/d/cdi", MaxDriverName: 38}
 	for _, n := range cluster.AllNodes(cfg) {
 		st.Nodes = append(st.Nodes, cluster.NodeState{Node: n, State: "schedulable"})
 	}
@@ -60,14 +60,14 @@ func TestStatusEnvListsEveryNode(t *testing.T) {
 	if err := printStatus(&buf, st, "env"); err != nil {
 		t.Fatal(err)
 	}
-	script := buf.String() + `printf '%s\n' "$DRAKIT_NODE_NAME" "$DRAKIT_KUBELET_ROOT_DIR" "$DRAKIT_NODES" "$DRAKIT_NODE_1_CDI_DIR" ` +
+	script := buf.String() + `printf '%s\n' "$DRAKIT_NODE_NAME" "$DRAKIT_KUBELET_ROOT_DIR" "$DRAKIT_MAX_DRIVER_NAME" "$DRAKIT_NODES" "$DRAKIT_NODE_1_CDI_DIR" ` +
 		`"$DRAKIT_NODE_3_NAME" "$DRAKIT_NODE_3_KUBELET_ROOT_DIR" "$DRAKIT_NODE_3_CDI_DIR" "$DRAKIT_NODE_3_EMULATOR_ROOT" "$DRAKIT_NODE_2_CONTAINERD_SOCKET"`
 	out, err := exec.Command("sh", "-c", script).Output()
 	if err != nil {
 		t.Fatalf("sh: %v\n%s", err, script)
 	}
-	want := "127.0.0.1\n/run/d/kubelet/root\n127.0.0.1 127.0.0.2 127.0.0.3\n/run/d/cdi\n" +
-		"127.0.0.3\n/run/d/nodes/3/kubelet/root\n/run/d/nodes/3/cdi\n/run/d/nodes/3/emulator\n/run/d/nodes/2/containerd/containerd.sock\n"
+	want := "127.0.0.1\n/run/drakit/k1\n38\n127.0.0.1 127.0.0.2 127.0.0.3\n/run/d/cdi\n" +
+		"127.0.0.3\n/run/drakit/k3\n/run/d/nodes/3/cdi\n/run/d/nodes/3/emulator\n/run/d/nodes/2/containerd/containerd.sock\n"
 	if string(out) != want {
 		t.Errorf("evaluated env output = %q, want %q", out, want)
 	}
@@ -75,7 +75,7 @@ func TestStatusEnvListsEveryNode(t *testing.T) {
 	if err := printStatus(&buf, st, "text"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"3 nodes", "127.0.0.2  schedulable  /run/d/nodes/2/kubelet/root"} {
+	for _, want := range []string{"3 nodes", "127.0.0.2  schedulable  /run/drakit/k2", "max driver name   38 bytes"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text status lacks %q:\n%s", want, buf.String())
 		}

@@ -186,7 +186,7 @@ func TestWithEnvironment(t *testing.T) {
 	run := lf.local.RunDir
 	want := cfg
 	want.Kubeconfig, want.NodeName, want.NodeCgroupRoot = "/run/kubeconfig", "127.0.0.1", "/sys/fs/cgroup"
-	want.NodeKubeletRootDir, want.NodeEmulatorRoot = filepath.Join(run, "kubelet/root"), filepath.Join(run, "emulator")
+	want.NodeKubeletRootDir, want.NodeEmulatorRoot = filepath.Join(lf.local.KubeletRootBase, "k1"), filepath.Join(run, "emulator")
 	want.NodeSysfsRoot = filepath.Join(run, "emulator/sys")
 	want.ProbeHostNetwork = true // the local cluster has no pod network
 	want.NodeEmulatorRoots = map[string]string{"127.0.0.1": filepath.Join(run, "emulator"), "127.0.0.2": filepath.Join(run, "nodes/2/emulator")}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,7 +42,7 @@ func defaultFaultConfig() faultConfig {
 // Validate checks the flags op (a subcommand name) takes.
 func (c *faultConfig) Validate(op string) error {
 	if c.Root == "" {
-		return errors.New("--root: required: the emulator root ('drakit emulator render --root')")
+		return errors.New("--root: required: the emulator root ('drakit emulator render --root'), or $DRAKIT_EMULATOR_ROOT")
 	}
 	needDevice := op != "list" && op != "lose-mig"
 	switch {
@@ -86,7 +87,11 @@ it through NVML: every change is an atomic rewrite of the node's NVML state
 client of the node, and events wake clients waiting in nvmlEventSetWait.
 Devices are named by GPU-<uuid>, PCI bus id (00000000:1B:00.0 or
 0000:1b:00.0) or minor, or MIG-<uuid> for a MIG device where a command says
-so. See the README, "Injecting hardware faults", for the Xid table.`,
+so. --root defaults to $DRAKIT_EMULATOR_ROOT, which drakit conformance sets
+for the fault command of a driver declaration (deviceKinds[].faultCommand):
+'xid --device {identity} --code {fault}' injects, 'reset --device {identity}'
+ends the faults. See the README, "Injecting hardware faults", for the Xid
+table.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(faultXidCommand(), faultECCCommand(), faultThrottleCommand(), faultLoseCommand(),
@@ -109,7 +114,9 @@ func faultCommand(use, short, example string, flags func(*cobra.Command, *faultC
 			return run(c, &cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Root, "root", "", "emulator root directory, rendered by 'drakit emulator render'")
+	// The default lets a conformance declaration's faultCommand name no
+	// root: the kit sets $DRAKIT_EMULATOR_ROOT to the node's.
+	cmd.Flags().StringVar(&cfg.Root, "root", os.Getenv("DRAKIT_EMULATOR_ROOT"), "emulator root directory, rendered by 'drakit emulator render' ($DRAKIT_EMULATOR_ROOT)")
 	if op != "list" && op != "lose-mig" {
 		cmd.Flags().StringVar(&cfg.Device, "device", "", "the GPU: GPU-<uuid>, PCI bus id or minor")
 	}

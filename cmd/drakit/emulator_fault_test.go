@@ -93,7 +93,10 @@ func TestEmulatorFault(t *testing.T) {
 		t.Errorf("the lost MIG device's capability node: %v", err)
 	}
 
-	if out, err := runEmulator(t, "fault", "reset", "--root", root, "--device", "0"); err != nil {
+	// The root from the environment, as a declaration's faultCommand runs
+	// it: the kit sets $DRAKIT_EMULATOR_ROOT.
+	t.Setenv("DRAKIT_EMULATOR_ROOT", root)
+	if out, err := runEmulator(t, "fault", "reset", "--device", gpu0.UUID); err != nil {
 		t.Errorf("reset: %q, %v", out, err)
 	}
 	st = faultStatus(t, root)
@@ -107,6 +110,7 @@ func TestEmulatorFault(t *testing.T) {
 }
 
 func TestEmulatorFaultErrors(t *testing.T) {
+	t.Setenv("DRAKIT_EMULATOR_ROOT", "") // --root is required without it
 	root := renderNICRoot(t)
 	s, err := nvmlstate.ReadFile(filepath.Join(root, nvmlstate.RelativePath))
 	if err != nil {

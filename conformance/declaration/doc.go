@@ -35,6 +35,11 @@
 //	  mounts:                        # with the mounts observer: mounts per allocated device
 //	  - path: "/var/run/gpu/{device}"
 //	    readOnly: true               # optional: the container must see it ro
+//	  faults:                        # optional, first whole kind: faults the kit may inject
+//	  - {xid: 48, health: Unhealthy, taint: NoExecute}   # or fault: <word> for any other
+//	  faultCommand:                  # with faults: run on the kit's host, each an argv
+//	    inject: [drakit, emulator, fault, xid, --device, "{identity}", --code, "{fault}"]
+//	    reset: [drakit, emulator, fault, reset, --device, "{identity}"]
 //	- name: mig
 //	  deviceClass: mig.gpu.drakit.dev
 //	  identity: {attribute: uuid, env: {name: "DRAKIT_DEVICE_{device}"}}
@@ -73,6 +78,17 @@
 // expand); it must be absolute and clean, a device node's below /dev, and
 // needs a placeholder. A device number expands to a decimal number, or is
 // one. DeviceNode.Expand and Mount.ExpandPath apply them to a device.
+//
+// faultCommand.inject and reset are argvs whose arguments are patterns of
+// those placeholders and two more: {node}, the node whose ResourceSlice
+// publishes the device, and {fault}, the fault as declared (its fault, or
+// its xid in decimal). Substitutions are verbatim, one argument each: no
+// shell splits or expands them. The program, the first element, has no
+// placeholder; each command names the device, and inject names {fault}
+// when more than one fault is declared. FaultCommand.ExpandInject and
+// ExpandReset apply them. The kit runs them on its own host with a
+// timeout; a bare program name is looked for beside the kit's executable
+// first, then in PATH.
 //
 // # Observers
 //
@@ -114,8 +130,9 @@
 // selector, the patterns, unique kinds, classes and observers, known
 // observers, capabilities and hardware, partitions only with
 // partitionableDevices claimed and claimed only with a kind of partitions,
-// each claimed capability's requirements, and a parent kind that exists
-// and is whole. Every content error matches errors.Is(err, ErrInvalid);
+// each claimed capability's requirements, a parent kind that exists
+// and is whole, and faults, each named once by fault or xid, with a fault
+// command and only then. Every content error matches errors.Is(err, ErrInvalid);
 // field problems come as one *ValidationError with each field's path and,
 // for a parsed document, the line it is written on (for a missing field,
 // the line of the object that lacks it). Validate is deterministic and

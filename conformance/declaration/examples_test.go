@@ -24,7 +24,7 @@ func TestExamplesLoad(t *testing.T) {
 			t.Errorf("example %s: %v", f, err)
 		}
 	}
-	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-cpu-driver.yaml", "reference-driver-binding-conditions.yaml", "reference-driver.yaml", "reference-nic-driver.yaml", "reference-tpu-driver.yaml"}; !slices.Equal(names, want) {
+	if want := []string{"env-only-driver.yaml", "plain-driver.yaml", "reference-cpu-driver.yaml", "reference-driver-binding-conditions.yaml", "reference-driver-device-nodes.yaml", "reference-driver.yaml", "reference-nic-driver.yaml", "reference-tpu-driver.yaml"}; !slices.Equal(names, want) {
 		t.Errorf("examples %v, want %v", names, want)
 	}
 }

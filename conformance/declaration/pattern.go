@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,6 +49,12 @@ type segment struct {
 
 // parsePattern splits a pattern into literals and placeholders.
 func parsePattern(pattern string) ([]segment, error) {
+	return parsePatternWith(pattern, nil)
+}
+
+// parsePatternWith is parsePattern that knows the extra placeholders too
+// ({node} and {fault} of a fault command).
+func parsePatternWith(pattern string, extra []string) ([]segment, error) {
 	var out []segment
 	rest := pattern
 	for rest != "" {
@@ -67,7 +74,7 @@ func parsePattern(pattern string) ([]segment, error) {
 			return nil, fmt.Errorf("placeholder %q is not closed with \"}\"", truncateText(rest[open:]))
 		}
 		inner := rest[open+1 : open+1+end]
-		s, err := placeholderSegment(inner)
+		s, err := placeholderSegment(inner, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -77,10 +84,10 @@ func parsePattern(pattern string) ([]segment, error) {
 	return out, nil
 }
 
-func placeholderSegment(inner string) (segment, error) {
+func placeholderSegment(inner string, extra []string) (segment, error) {
 	whole := "{" + inner + "}"
 	switch {
-	case whole == PlaceholderDevice || whole == PlaceholderIdentity:
+	case whole == PlaceholderDevice || whole == PlaceholderIdentity || slices.Contains(extra, whole):
 		return segment{placeholder: whole}, nil
 	case strings.HasPrefix(inner, attributePlaceholder):
 		name := strings.TrimPrefix(inner, attributePlaceholder)
@@ -89,8 +96,8 @@ func placeholderSegment(inner string) (segment, error) {
 		}
 		return segment{placeholder: whole, attribute: name}, nil
 	}
-	return segment{}, fmt.Errorf("unknown placeholder %s; known: %s, %s, {attribute:<name>}",
-		truncateText(whole), PlaceholderDevice, PlaceholderIdentity)
+	known := append([]string{PlaceholderDevice, PlaceholderIdentity, "{attribute:<name>}"}, extra...)
+	return segment{}, fmt.Errorf("unknown placeholder %s; known: %s", truncateText(whole), strings.Join(known, ", "))
 }
 
 // truncateText shortens user text quoted in messages.
@@ -166,17 +173,24 @@ func expand(pattern string, v DeviceValues, convert func(string) string) (string
 	if err != nil {
 		return "", fmt.Errorf("expand pattern %q: %w: %w", pattern, ErrInvalid, err)
 	}
+	return substitute(pattern, segs, v.Name, func(s segment) string { return placeholderValue(s, v) }, convert)
+}
+
+// substitute writes a parsed pattern with each placeholder's value
+// converted; a placeholder without a value is an ErrMissingValue naming
+// the device.
+func substitute(pattern string, segs []segment, device string, value func(segment) string, convert func(string) string) (string, error) {
 	var b strings.Builder
 	for _, s := range segs {
 		if s.placeholder == "" {
 			b.WriteString(s.literal)
 			continue
 		}
-		value := placeholderValue(s, v)
-		if value == "" {
-			return "", fmt.Errorf("expand pattern %q for device %s: %s: %w", pattern, v.Name, s.placeholder, ErrMissingValue)
+		v := value(s)
+		if v == "" {
+			return "", fmt.Errorf("expand pattern %q for device %s: %s: %w", pattern, device, s.placeholder, ErrMissingValue)
 		}
-		b.WriteString(convert(value))
+		b.WriteString(convert(v))
 	}
 	return b.String(), nil
 }

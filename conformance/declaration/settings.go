@@ -56,9 +56,11 @@ type Settings struct {
 	// PCIeRootPeerClasses are the whole-device kind's pcieRootPeers.
 	PCIeRootPeerClasses []string
 	// FaultResponses are the whole-device kind's faults, each as
-	// "<xid>=<health>" or "<xid>=<health>/<taint effect>"
-	// (FormatFaultResponse).
+	// "<fault>=<health>" or "<fault>=<health>/<taint effect>"
+	// (FormatFaultResponse), and FaultCommand its faultCommand (nil
+	// without).
 	FaultResponses []string
+	FaultCommand   *FaultCommand
 	// TorusChipClass, TorusSubsliceClass and TorusShapeAttribute are the
 	// torus section's; all empty without one (the @tpu-torus scenarios
 	// skip).
@@ -78,9 +80,10 @@ type Settings struct {
 }
 
 // FormatFaultResponse writes a fault response as the kit's
-// --fault-responses flag takes it: "48=Unhealthy/NoExecute", "13=Healthy".
+// --fault-responses flag takes it: "48=Unhealthy/NoExecute" (Xid 48),
+// "ecc-double=Unhealthy/NoExecute", "13=Healthy".
 func FormatFaultResponse(f FaultResponse) string {
-	s := fmt.Sprintf("%d=%s", f.Xid, f.Health)
+	s := fmt.Sprintf("%s=%s", f.Name(), f.Health)
 	if f.Taint != "" {
 		s += "/" + f.Taint
 	}
@@ -139,6 +142,7 @@ func (d *Declaration) KitSettings() Settings {
 		for _, f := range whole.Faults {
 			s.FaultResponses = append(s.FaultResponses, FormatFaultResponse(f))
 		}
+		s.FaultCommand = whole.FaultCommand
 	}
 	if b := d.BindingConditions; b != nil {
 		s.BindingConditions, s.BindingFailureConditions = slices.Clone(b.Conditions), slices.Clone(b.FailureConditions)

@@ -3,6 +3,7 @@ package declaration
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // APIVersion and Kind identify a driver declaration document.
@@ -129,12 +130,14 @@ type DeviceKind struct {
 	// NIC). The kit's alignment scenarios claim a device of this kind and
 	// one of the first peer class with the same pcieRoot. Optional.
 	PCIeRootPeers []string `json:"pcieRootPeers,omitempty"`
-	// Faults are the emulated hardware faults the kit may inject under this
-	// kind's devices (Xid errors of the GPU whose UUID is the device's
-	// identity, on drakit's emulated node) and how the driver answers each.
+	// Faults are the hardware faults the kit may inject under this kind's
+	// devices, through FaultCommand, and how the driver answers each.
 	// Optional; the kit's fault scenarios of KEP-4680 and KEP-5055 need it.
 	// Only on the first whole-device kind.
 	Faults []FaultResponse `json:"faults,omitempty"`
+	// FaultCommand is how the kit injects Faults under a device and ends
+	// them. Required with Faults, and only with them.
+	FaultCommand *FaultCommand `json:"faultCommand,omitempty"`
 	// NUMANodesAttribute is an int list attribute (KEP-5491) of every
 	// device of this kind: the NUMA nodes the device is close to, the
 	// NUMA node of its PCI function first, then the nodes of the same
@@ -165,9 +168,15 @@ type OpaqueConfig struct {
 // devices: the health it reports for the device (KEP-4680) and the taint
 // it puts on the device in its ResourceSlice (KEP-5055).
 type FaultResponse struct {
-	// Xid is the Xid error (internal/nvidiahw's catalogue, or any code) the
-	// emulated GPU reports. Required, above 0.
-	Xid uint64 `json:"xid"`
+	// Fault names the fault as the fault command takes it ({fault}): a
+	// word of letters, digits and ".", "_", ":", "+", "/", "-", starting
+	// with a letter or digit, at most 63 characters ("ecc-double",
+	// "link-down"). Exactly one of Fault and Xid.
+	Fault string `json:"fault,omitempty"`
+	// Xid is an Xid error of an NVIDIA GPU (internal/nvidiahw's catalogue,
+	// or any code above 0): the fault named by its decimal code, which is
+	// what {fault} stands for. Exactly one of Fault and Xid.
+	Xid uint64 `json:"xid,omitempty"`
 	// Health is what the driver reports for the device while the fault
 	// lasts: Healthy or Unhealthy. Required.
 	Health string `json:"health"`
@@ -175,6 +184,33 @@ type FaultResponse struct {
 	// the fault lasts: NoSchedule, NoExecute or None; empty when it puts
 	// none.
 	Taint string `json:"taint,omitempty"`
+}
+
+// Name is the fault as the fault command takes it: Fault, or Xid in
+// decimal; "" when neither is set.
+func (f FaultResponse) Name() string {
+	if f.Fault == "" && f.Xid > 0 {
+		return strconv.FormatUint(f.Xid, 10)
+	}
+	return f.Fault
+}
+
+// FaultCommand is the command the kit runs on its own host to inject a
+// fault under a device and to end it, each an argv (no shell) whose
+// elements are patterns: {device}, {identity} and {attribute:<name>} as
+// elsewhere, {node} for the node whose ResourceSlice publishes the device
+// and {fault} for the fault as declared (FaultResponse.Name). A bare
+// program name is looked for beside the kit's own executable first, then
+// in PATH, so that "drakit" is the drakit that runs the kit.
+type FaultCommand struct {
+	// Inject makes the device's hardware report one fault: it returns once
+	// the fault is in place. It names the device with a placeholder, and
+	// the fault with {fault} when more than one is declared. Required.
+	Inject []string `json:"inject"`
+	// Reset ends every fault of the device's hardware, as a GPU reset
+	// does; resetting a healthy device must succeed. It names the device
+	// with a placeholder. Required.
+	Reset []string `json:"reset"`
 }
 
 // Fault health values and taint effects a FaultResponse may name.

@@ -177,6 +177,14 @@ func (d *Declaration) validateDeviceKinds(path *field.Path) field.ErrorList {
 			}
 		}
 		errs = append(errs, validateFaults(kp.Child("faults"), k.Faults)...)
+		switch fp := kp.Child("faultCommand"); {
+		case len(k.Faults) > 0 && k.FaultCommand == nil:
+			errs = append(errs, field.Required(fp, `the command the kit injects the faults with and ends them, e.g. {inject: [drakit, emulator, fault, xid, --device, "{identity}", --code, "{fault}"], reset: [drakit, emulator, fault, reset, --device, "{identity}"]}`))
+		case k.FaultCommand != nil && len(k.Faults) == 0:
+			errs = append(errs, field.Forbidden(fp, "only with faults: the faults it injects"))
+		case k.FaultCommand != nil:
+			errs = append(errs, validateFaultCommand(fp, k.FaultCommand, len(k.Faults))...)
+		}
 		switch {
 		case k.Partitions != nil:
 			errs = append(errs, d.validatePartitions(kp.Child("partitions"), i)...)
@@ -476,17 +484,26 @@ func validateQualifiedName(name string) error {
 	return nil
 }
 
-// validateFaults checks a kind's fault responses: each Xid once, a known
-// health, a known taint effect.
+// validateFaults checks a kind's fault responses: each fault named once,
+// by fault or by xid, a known health, a known taint effect.
 func validateFaults(path *field.Path, faults []FaultResponse) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[uint64]*field.Path{}
+	seen := map[string]*field.Path{}
 	for i, f := range faults {
 		fp := path.Index(i)
-		if f.Xid == 0 {
-			errs = append(errs, field.Required(fp.Child("xid"), "the Xid error the emulated GPU reports, e.g. 48"))
-		} else {
-			errs = append(errs, unique(fp.Child("xid"), f.Xid, seen)...)
+		switch {
+		case f.Fault != "" && f.Xid != 0:
+			errs = append(errs, field.Invalid(fp.Child("xid"), f.Xid, "fault and xid name the same thing: give one"))
+		case f.Fault == "" && f.Xid == 0:
+			errs = append(errs, field.Required(fp.Child("fault"), "the fault as the fault command takes it, e.g. ecc-double; or xid, an NVIDIA Xid error such as 48"))
+		case f.Fault != "":
+			bad := validateFaultName(fp.Child("fault"), f.Fault)
+			if len(bad) == 0 {
+				bad = unique(fp.Child("fault"), f.Name(), seen)
+			}
+			errs = append(errs, bad...)
+		default:
+			errs = append(errs, unique(fp.Child("xid"), f.Name(), seen)...)
 		}
 		switch f.Health {
 		case FaultHealthy, FaultUnhealthy:

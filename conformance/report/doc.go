@@ -6,13 +6,14 @@
 // verdict per conformance profile and of the run (Judge).
 //
 // ParseCucumberJSON derives each scenario's outcome from its steps and
-// reads four attachments: the skip reason (SkipReasonAttachment) of a
+// reads five attachments: the skip reason (SkipReasonAttachment) of a
 // skipped step, the diagnostics file (DiagnosticsDir/<file>) of a failed
 // scenario, the capabilities the driver claims that the scenario needs
-// (ClaimedCapabilityAttachment), and warnings (WarningAttachment): advice
+// (ClaimedCapabilityAttachment), warnings (WarningAttachment): advice
 // that no KEP or API requires, which the summary and the report list
-// apart and the verdict never counts. Skipped scenarios are never counted
-// as passed.
+// apart and the verdict never counts, and the mark of a first failed step
+// that failed through the kit, not the driver (KitFailureAttachment).
+// Skipped scenarios are never counted as passed.
 //
 // # Conformance levels and profiles
 //
@@ -67,12 +68,14 @@
 // not the driver: they are counted and listed apart and never make a
 // profile's verdict. Per profile, over the driver's scenarios:
 //
-//   - Not conformant: a scenario failed, or one that needs a capability the
+//   - Not conformant: a scenario failed, not through the kit, or one that needs a capability the
 //     driver claims (ScenarioResult.Claimed, from ClaimedCapabilityAttachment)
 //     was skipped other than as exempt — each a finding;
 //   - else Could not certify: a step was undefined or pending (the kit's
-//     defect, never the driver's), a Core scenario was skipped other than as
-//     exempt, or with Result.SkipsFail (--fail-on-skip) an Extended one;
+//     defect, never the driver's), a scenario failed through the kit
+//     (ScenarioResult.KitFailure: a fault command that failed, a driver it
+//     could not stop), a Core scenario was skipped other than as exempt, or
+//     with Result.SkipsFail (--fail-on-skip) an Extended one;
 //   - else Conformant when one passed;
 //   - else Not eligible when one was not eligible, and Not applicable
 //     otherwise: no scenario exercised the driver (they do not apply to it,

@@ -72,6 +72,11 @@ type ScenarioResult struct {
 	// Warnings are what its steps advise that no KEP or API requires
 	// (WarningAttachment); they never change its status or the verdict.
 	Warnings []string
+	// KitFailure says that the scenario failed for want of what the kit
+	// needed, not through the driver: its first failed step carries
+	// KitFailureAttachment. It keeps the kit from certifying the driver
+	// and is no finding.
+	KitFailure bool
 }
 
 // Result is the outcome of a run.
@@ -94,13 +99,16 @@ type Result struct {
 // Attachment names ParseCucumberJSON recognizes in the cucumber report: the
 // skip reason attached to a skipped step, a scenario's diagnostics file
 // attached as DiagnosticsDir/<file>, the name of a capability the
-// scenario needs that a step found the driver claims, and a warning: what
-// a step advises though no KEP or API requires it.
+// scenario needs that a step found the driver claims, a warning: what
+// a step advises though no KEP or API requires it, and the mark of a step
+// that failed through the kit or what it was given (a fault command that
+// failed, a driver it could not stop), not through the driver.
 const (
 	SkipReasonAttachment        = "skip-reason"
 	DiagnosticsDir              = "diagnostics"
 	ClaimedCapabilityAttachment = "claimed-capability"
 	WarningAttachment           = "warning"
+	KitFailureAttachment        = "kit-failure"
 )
 
 // NoKEPTag is the ByTag key of scenarios without a @kep-<number> tag.
@@ -205,7 +213,11 @@ func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) 
 		if st.Result.Duration != nil {
 			sr.Duration += time.Duration(*st.Result.Duration)
 		}
+		// Only the first failure decides whose it is: a later one may
+		// follow from it.
+		first := false
 		if (st.Result.Status == "failed" || st.Result.Status == "ambiguous") && sr.Message == "" {
+			first = true
 			sr.Message = st.Result.Error
 			if sr.Message == "" {
 				sr.Message = fmt.Sprintf("step %q %s", strings.TrimSpace(st.Keyword)+" "+st.Name, st.Result.Status)
@@ -227,6 +239,8 @@ func scenarioResult(feature, uri string, e cukeElement) (ScenarioResult, error) 
 				sr.Claimed = append(sr.Claimed, string(body))
 			case emb.Name == WarningAttachment:
 				sr.Warnings = append(sr.Warnings, string(body))
+			case emb.Name == KitFailureAttachment && first && st.Result.Status == "failed":
+				sr.KitFailure = true
 			}
 		}
 	}

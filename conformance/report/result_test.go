@@ -50,6 +50,11 @@ const statusFeature = `Feature: statuses
   Scenario: is undefined
     Given a step nobody defined
 
+  @kep-5
+  Scenario: fails through the kit
+    When the kit fails
+    Then a failing step
+
   @kep-3
   Scenario Outline: outline <n>
     Then step <result>
@@ -88,6 +93,9 @@ func runStatusFeature(t *testing.T) []byte {
 		sc.Step(`^the driver claims (\w+)$`, func(ctx context.Context, c string) (context.Context, error) {
 			return godog.Attach(ctx, godog.Attachment{FileName: ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(c)}), nil
 		})
+		sc.Step(`^the kit fails$`, func(ctx context.Context) (context.Context, error) {
+			return godog.Attach(ctx, godog.Attachment{FileName: KitFailureAttachment, MediaType: "text/plain", Body: []byte("x")}), errors.New("fault command exited with code 2")
+		})
 		sc.Step(`^a pending step$`, func() error { return godog.ErrPending })
 		sc.Step(`^an ambiguous step$`, func() error { return nil })
 		sc.Step(`^an ambiguous (step)$`, func(string) error { return nil })
@@ -122,8 +130,10 @@ func TestParseCucumberJSON(t *testing.T) {
 		{Name: "is pending", Line: 22, Tags: []string{"@kep-2"}, Status: StatusPending},
 		{Name: "is ambiguous", Line: 26, Tags: []string{"@kep-2"}, Status: StatusFailed, Diagnostics: "diagnostics/x.txt"},
 		{Name: "is undefined", Line: 30, Tags: []string{"@kep-3"}, Status: StatusUndefined},
-		{Name: "outline 1", Line: 40, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusPassed, Warnings: []string{"a convention unkept"}},
-		{Name: "outline 2", Line: 41, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusFailed, Message: "pod p: no device node 195:3", Diagnostics: "diagnostics/x.txt"},
+		// Its first failure is the kit's.
+		{Name: "fails through the kit", Line: 34, Tags: []string{"@kep-5"}, Status: StatusFailed, Message: "fault command exited with code 2", Diagnostics: "diagnostics/x.txt", KitFailure: true},
+		{Name: "outline 1", Line: 45, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusPassed, Warnings: []string{"a convention unkept"}},
+		{Name: "outline 2", Line: 46, Tags: []string{"@kep-3", "@kep-4"}, Status: StatusFailed, Message: "pod p: no device node 195:3", Diagnostics: "diagnostics/x.txt"},
 	}
 	for i := range want {
 		want[i].Feature, want[i].URI = "statuses", uri
@@ -147,7 +157,7 @@ func TestParseCucumberJSON(t *testing.T) {
 	if diff := cmp.Diff(want, res.Scenarios, opts...); diff != "" {
 		t.Errorf("scenarios (-want +got):\n%s", diff)
 	}
-	wantCounts := Counts{Passed: 2, Failed: 3, Skipped: 1, Undefined: 1, Pending: 1}
+	wantCounts := Counts{Passed: 2, Failed: 4, Skipped: 1, Undefined: 1, Pending: 1}
 	if diff := cmp.Diff(wantCounts, res.Counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
@@ -156,6 +166,7 @@ func TestParseCucumberJSON(t *testing.T) {
 		"@kep-2": {Failed: 1, Skipped: 1, Pending: 1},
 		"@kep-3": {Passed: 1, Failed: 1, Undefined: 1},
 		"@kep-4": {Passed: 1, Failed: 1},
+		"@kep-5": {Failed: 1},
 	}
 	if diff := cmp.Diff(wantByTag, res.ByTag); diff != "" {
 		t.Errorf("by tag (-want +got):\n%s", diff)

@@ -172,15 +172,18 @@ func plural(n int, word string) string {
 // counted apart and never make a profile's verdict. Per profile, over the
 // scenarios that judge the driver:
 //
-//   - a failed scenario, Core or Extended, is a finding; so is a skipped one
+//   - a failed scenario, Core or Extended, is a finding, unless the kit
+//     failed it (ScenarioResult.KitFailure); so is a skipped one
 //     that needed a capability the driver claims (ScenarioResult.Claimed),
 //     unless it does not apply (UnclaimedSkip) or the cluster is not
 //     eligible (NotEligiblePrefix): a claimed capability that cannot be
 //     checked is a failure;
 //   - an undefined or pending step (a defect of the kit, not the driver's),
-//     a Core scenario skipped for any other reason (access the kit lacks, a
-//     declaration field it needs), and with SkipsFail an Extended one too,
-//     keep the kit from certifying the profile;
+//     a scenario the kit failed (a fault command that failed, a driver it
+//     could not stop), a Core scenario skipped for any other reason
+//     (access the kit lacks, a declaration field it needs), and with
+//     SkipsFail an Extended one too, keep the kit from certifying the
+//     profile;
 //   - Not conformant with a finding, else Could not certify with such a
 //     reason, else Conformant when a scenario passed; else Not eligible
 //     when one was not eligible, and Not applicable otherwise: no scenario
@@ -264,6 +267,11 @@ func judgeProfile(name string, scenarios []ScenarioResult, skipsFail bool) Profi
 		case StatusFailed:
 			f := reasonOf(s, s.Message)
 			f.Diagnostics = s.Diagnostics
+			if s.KitFailure {
+				f.Message = printable("the kit could not carry out a step, which says nothing of the driver: " + s.Message)
+				pv.CouldNotCertify = append(pv.CouldNotCertify, f)
+				break
+			}
 			pv.Findings = append(pv.Findings, f)
 		case StatusUndefined, StatusPending:
 			pv.CouldNotCertify = append(pv.CouldNotCertify, reasonOf(s, kitDefect(s)))

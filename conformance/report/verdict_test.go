@@ -31,6 +31,11 @@ func sc(kep int, lvl string, status Status, msg string, extra ...string) Scenari
 		Tags: append([]string{fmt.Sprintf("@kep-%d", kep), "@" + lvl}, extra...), Status: status, Message: msg}
 }
 
+func kitFailed(s ScenarioResult) ScenarioResult {
+	s.KitFailure = true
+	return s
+}
+
 func claimed(s ScenarioResult, capability string) ScenarioResult {
 	s.Claimed = []string{capability}
 	return s
@@ -76,6 +81,14 @@ func TestJudge(t *testing.T) {
 			reason: "claimed capability partitionableDevices could not be checked: " + noAccess},
 		"claimed capability, cluster not eligible": {scenarios: []ScenarioResult{pass, claimed(sc(4815, "core", StatusSkipped, ineligible), "partitionableDevices")},
 			profiles: map[string]Outcome{"core": Conformant, "partitionable": NotEligible}, want: Conformant},
+		// A fault command that failed says nothing of the driver, even
+		// under a claimed capability.
+		"failed through the kit": {scenarios: []ScenarioResult{pass, kitFailed(claimed(sc(4680, "extended", StatusFailed, "fault command exited with code 2"), "deviceHealth"))},
+			profiles: map[string]Outcome{"core": Conformant, "device-health": CouldNotCertify}, want: CouldNotCertify,
+			reason: "the kit could not carry out a step, which says nothing of the driver: fault command exited with code 2"},
+		"failed through the kit and the driver": {scenarios: []ScenarioResult{pass, kitFailed(sc(4680, "extended", StatusFailed, "fault command exited with code 2")),
+			sc(4680, "core", StatusFailed, "pod p shows Unknown")},
+			profiles: map[string]Outcome{"core": Conformant, "device-health": NotConformant}, want: NotConformant, reason: "pod p shows Unknown"},
 		"undefined step": {scenarios: []ScenarioResult{pass, sc(4381, "extended", StatusUndefined, "")},
 			profiles: map[string]Outcome{"core": CouldNotCertify}, want: CouldNotCertify, reason: "no definition"},
 		"pending step": {scenarios: []ScenarioResult{pass, sc(4381, "core", StatusPending, "")},

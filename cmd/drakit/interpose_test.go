@@ -25,7 +25,7 @@ func TestInterposeRejectsBadFlags(t *testing.T) {
 		{nil, "--driver-registration-socket: required"},
 		{[]string{"--driver-registration-socket", "/var/lib/kubelet/plugins_registry/x-reg.sock"}, "in the kubelet's registration directory"},
 		{[]string{"--driver-registration-socket", "/d/x-reg.sock", "--control", "0.0.0.0:7070"}, "loopback only"},
-		{[]string{"--driver-registration-socket", "/" + strings.Repeat("s", 110)}, "longer than 107"},
+		{[]string{"--driver-registration-socket", "/" + strings.Repeat("s", 110)}, "is 111 bytes, 4 over the 107-byte AF_UNIX limit"},
 	} {
 		cmd := newInterposeCommand()
 		cmd.SetArgs(tc.args)

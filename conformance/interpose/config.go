@@ -59,8 +59,10 @@ func (c Config) Validate() error {
 		case path == "":
 		case !filepath.IsAbs(path):
 			errs = append(errs, fmt.Errorf("--%s %q: want an absolute path", flag, path))
-		case len(path) > pluginharness.MaxSocketPath:
-			errs = append(errs, fmt.Errorf("--%s %q: %d bytes, longer than %d (AF_UNIX limit)", flag, path, len(path), pluginharness.MaxSocketPath))
+		default:
+			if err := pluginharness.CheckSocketPath(path); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
+			}
 		}
 	}
 	socket("driver-registration-socket", c.DriverRegistrationSocket, true)
@@ -90,8 +92,8 @@ func (c Config) Validate() error {
 // error.
 func controlNetwork(addr string) (string, error) {
 	if strings.HasPrefix(addr, "/") {
-		if len(addr) > pluginharness.MaxSocketPath {
-			return "", fmt.Errorf("%d bytes, longer than %d (AF_UNIX limit)", len(addr), pluginharness.MaxSocketPath)
+		if err := pluginharness.CheckSocketPath(addr); err != nil {
+			return "", err
 		}
 		return "unix", nil
 	}

@@ -107,9 +107,9 @@ func Start(ctx context.Context, cfg Config, hooks Hooks) (_ *Interposer, err err
 		ip.endpoint = filepath.Join(filepath.Dir(ip.info.Endpoint), "interpose.sock")
 	}
 	ip.regSocket = filepath.Join(cfg.KubeletRegistrarDir, ip.info.Name+"-reg.sock")
-	for _, s := range []struct{ what, path string }{{"endpoint", ip.endpoint}, {"registration socket", ip.regSocket}} {
-		if len(s.path) > pluginharness.MaxSocketPath {
-			return nil, fmt.Errorf("%w: %s %s is %d bytes, longer than %d (AF_UNIX limit)", ErrInvalidConfig, s.what, s.path, len(s.path), pluginharness.MaxSocketPath)
+	for _, s := range []struct{ what, path string }{{"endpoint", ip.endpoint}, {"registration", ip.regSocket}} {
+		if err := pluginharness.CheckSocketPath(s.path); err != nil {
+			return nil, fmt.Errorf("%w: %s %w", ErrInvalidConfig, s.what, err)
 		}
 	}
 	if ip.endpoint == ip.info.Endpoint {

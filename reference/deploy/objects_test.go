@@ -334,9 +334,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"invalid-no-timeout", func(o *Options) { o.Timeout = 0 }, []string{"Timeout (--timeout) 0s must be positive"}},
 		{"invalid-socket-too-long", func(o *Options) { o.KubeletRootDir = "/" + strings.Repeat("k", 80) }, []string{
 			`KubeletRootDir (--kubelet-root-dir) "/` + strings.Repeat("k", 80) + `": the driver's socket /` + strings.Repeat("k", 80) +
-				`/plugins_registry/gpu.drakit.dev-reg.sock is longer than 107 bytes (AF_UNIX limit)`,
+				`/plugins_registry/gpu.drakit.dev-reg.sock is 122 bytes, 15 over the 107-byte AF_UNIX limit`,
 			`KubeletRootDir (--kubelet-root-dir) "/` + strings.Repeat("k", 80) + `": the driver's socket /` + strings.Repeat("k", 80) +
-				`/plugins/gpu.drakit.dev/dra.sock is longer than 107 bytes (AF_UNIX limit)`,
+				`/plugins/gpu.drakit.dev/dra.sock is 113 bytes, 6 over the 107-byte AF_UNIX limit`,
 		}},
 		{"invalid-everything-at-once", func(o *Options) {
 			o.Image, o.CDIDir, o.DriverRoot, o.Timeout = "", "/etc", "/", -time.Second

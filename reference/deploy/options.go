@@ -243,9 +243,8 @@ func checkSockets(kubeletRootDir, registrarDir, pluginDir, driverName string) []
 	var errs []error
 	registration, dra := pluginharness.Sockets(registrarDir, pluginDir, driverName)
 	for _, sock := range []string{registration, dra} {
-		if len(sock) > pluginharness.MaxSocketPath {
-			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's socket %s is longer than %d bytes (AF_UNIX limit)",
-				kubeletRootDir, sock, pluginharness.MaxSocketPath))
+		if err := pluginharness.CheckSocketPath(sock); err != nil {
+			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's %w", kubeletRootDir, err))
 		}
 	}
 	return errs

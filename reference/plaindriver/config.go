@@ -390,8 +390,8 @@ func (c *Config) Validate() error {
 			{"KubeletRegistrarDir", c.KubeletRegistrarDir, registration},
 			{"KubeletPluginDir", c.EffectiveKubeletPluginDir(), dra},
 		} {
-			if len(s.socket) > pluginharness.MaxSocketPath {
-				errs = append(errs, fmt.Errorf("%s %q: socket %s is longer than %d bytes (AF_UNIX limit)", s.field, s.dir, s.socket, pluginharness.MaxSocketPath))
+			if err := pluginharness.CheckSocketPath(s.socket); err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %w", s.field, s.dir, err))
 			}
 		}
 	}

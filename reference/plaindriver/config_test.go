@@ -86,7 +86,7 @@ func TestConfigValidate(t *testing.T) {
 		}},
 		{"socket-too-long", func(c *Config) { c.KubeletRegistrarDir = "/" + strings.Repeat("r", 90) }, []string{
 			`KubeletRegistrarDir "/` + strings.Repeat("r", 90) + `": socket /` + strings.Repeat("r", 90) +
-				`/plain.drakit.dev-reg.sock is longer than 107 bytes (AF_UNIX limit)`,
+				`/plain.drakit.dev-reg.sock is 117 bytes, 10 over the 107-byte AF_UNIX limit`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

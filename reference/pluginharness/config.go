@@ -70,13 +70,22 @@ func CheckPaths(paths ...PathField) error {
 // it is in (KubeletRegistrarDir, KubeletPluginDir).
 func CheckSockets(registrarDir, pluginDir, driverName string) error {
 	registration, dra := Sockets(registrarDir, pluginDir, driverName)
-	if len(registration) > MaxSocketPath {
-		return fmt.Errorf("KubeletRegistrarDir %q: registration socket %s is longer than %d bytes (AF_UNIX limit)",
-			registrarDir, registration, MaxSocketPath)
+	if err := CheckSocketPath(registration); err != nil {
+		return fmt.Errorf("KubeletRegistrarDir %q: registration %w", registrarDir, err)
 	}
-	if len(dra) > MaxSocketPath {
-		return fmt.Errorf("KubeletPluginDir %q: DRA socket %s is longer than %d bytes (AF_UNIX limit)",
-			pluginDir, dra, MaxSocketPath)
+	if err := CheckSocketPath(dra); err != nil {
+		return fmt.Errorf("KubeletPluginDir %q: DRA %w", pluginDir, err)
+	}
+	return nil
+}
+
+// CheckSocketPath reports a socket path longer than MaxSocketPath with its
+// length and the limit, before anything binds it: the kernel refuses it
+// with no more than EINVAL ("bind: invalid argument"), and a driver that
+// meets it at start crash-loops without saying which path is too long.
+func CheckSocketPath(path string) error {
+	if len(path) > MaxSocketPath {
+		return fmt.Errorf("socket %s is %d bytes, %d over the %d-byte AF_UNIX limit", path, len(path), len(path)-MaxSocketPath, MaxSocketPath)
 	}
 	return nil
 }

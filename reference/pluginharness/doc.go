@@ -135,7 +135,8 @@
 // and its own directories stay in the driver; the checks every driver makes
 // alike are here: CheckNames (the driver name a DNS subdomain of at most 63
 // characters, the node name required and usable as a pool name),
-// CheckPaths (absolute paths, or empty where derived), CheckSockets and
+// CheckPaths (absolute paths, or empty where derived), CheckSockets (with
+// CheckSocketPath: a socket path, its length and the limit) and
 // EffectivePluginDir (/var/lib/kubelet/plugins/<driver> unless given).
 // Their errors name the field and are not classified: each driver wraps
 // them in its own ErrInvalidConfig.

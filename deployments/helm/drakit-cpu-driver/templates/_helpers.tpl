@@ -208,7 +208,7 @@ other), and the driver's sockets fit AF_UNIX's 107 bytes.
 {{- end }}
 {{- range list (printf "%s/%s-reg.sock" (include "drakit-cpu-driver.registrarDir" .) (include "drakit-cpu-driver.driverName" .)) (printf "%s/dra.sock" (include "drakit-cpu-driver.pluginDir" .)) }}
 {{- if gt (len .) 107 }}
-{{- fail (printf "kubeletRootDir %q: the driver's socket %s is longer than 107 bytes (AF_UNIX limit)" $.Values.kubeletRootDir .) }}
+{{- fail (printf "kubeletRootDir %q: the driver's socket %s is %d bytes, %d over the 107-byte AF_UNIX limit" $.Values.kubeletRootDir . (len .) (sub (len .) 107)) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -235,7 +235,7 @@ and the driver's sockets fit AF_UNIX's 107 bytes.
 {{- end }}
 {{- range list (printf "%s/%s-reg.sock" (include "drakit-tpu-driver.registrarDir" .) (include "drakit-tpu-driver.driverName" .)) (printf "%s/dra.sock" (include "drakit-tpu-driver.pluginDir" .)) }}
 {{- if gt (len .) 107 }}
-{{- fail (printf "kubeletRootDir %q: the driver's socket %s is longer than 107 bytes (AF_UNIX limit)" $.Values.kubeletRootDir .) }}
+{{- fail (printf "kubeletRootDir %q: the driver's socket %s is %d bytes, %d over the 107-byte AF_UNIX limit" $.Values.kubeletRootDir . (len .) (sub (len .) 107)) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -11,22 +11,23 @@
 # <!-- matrix:begin --> and <!-- matrix:end --> markers. Exits non-zero when a verdict is not the
 # expected one or a variant could not be deployed.
 #   MATRIX_PARALLEL  kit runs at once (default 6: the scenarios mostly wait on the cluster)
-#   MATRIX_NODES     nodes of the local cluster: 1 (variants that need more are listed, not run,
-#                    and not counted). More is refused for now: the nodes of a multi-node local
-#                    cluster have host paths of their own, so each variant would have to be
-#                    deployed once per node (deploy.PlainOptions.Node), as conformance-fabric.sh does.
+#   MATRIX_NODES     nodes of the local cluster (default 2). Every variant runs on node 1, pinned to it
+#                    (--node) with node 1's paths; a variant that needs n nodes (the multi-node style)
+#                    is deployed once per node 1..n, each with that node's paths and HTTP port, as
+#                    conformance-fabric.sh deploys its drivers. With fewer nodes than a variant
+#                    needs it is listed, not run, and not counted.
 #   MATRIX_ONLY      variants to run, separated by spaces (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
 : "${ARTIFACTS:=$DRAKIT_REPO/artifacts}"
 : "${MATRIX_PARALLEL:=6}"
-: "${MATRIX_NODES:=1}"
+: "${MATRIX_NODES:=2}"
 : "${MATRIX_ONLY:=}"
 : "${MATRIX_README:=}"
 out="$ARTIFACTS/matrix"
 started=$SECONDS
-[ "$MATRIX_NODES" = 1 ] || die "MATRIX_NODES=$MATRIX_NODES: only a one-node cluster is supported (see the header)"
+[[ "$MATRIX_NODES" =~ ^[1-9][0-9]*$ ]] || die "MATRIX_NODES=$MATRIX_NODES: want a number of nodes, 1 or more"
 
 scripts/install-deps.sh
 scripts/build-components.sh
@@ -67,24 +68,31 @@ throttle() { # throttle: wait until fewer than MATRIX_PARALLEL background jobs r
   done
 }
 
-deploy() { # deploy VARIANT PORT: the variant beside the others; a failure is recorded, not fatal here
-  local n=$1 port=$2 args=()
+deploy() { # deploy VARIANT PORT: the variant beside the others on each node it needs (node i's HTTP port
+  # 1000*(i-1) above PORT); a failure is recorded, not fatal here
+  local n=$1 port=$2 args=() i name root cdi state
   [ -z "${defect[$n]}" ] || args+=(--defect "${defect[$n]}")
-  if $drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-      --cdi-dir "$DRAKIT_CDI_DIR" --state-dir "$DRAKIT_RUN_DIR/plain-$n" --variant "$n" --style "${style[$n]}" \
-      --http-port "$port" "${args[@]}" >"$out/$n/deploy.log" 2>&1; then
-    log "variant $n: deployed (${style[$n]}${defect[$n]:+, defect ${defect[$n]}})"
-  else
-    echo "deploy failed (see deploy.log)" >"$out/$n/not-run"
-    log "variant $n: DEPLOY FAILED (see $out/$n/deploy.log)"
-  fi
+  for (( i = 1; i <= nodes[$n]; i++ )); do
+    name=DRAKIT_NODE_${i}_NAME root=DRAKIT_NODE_${i}_KUBELET_ROOT_DIR cdi=DRAKIT_NODE_${i}_CDI_DIR
+    # The nodes share the host: each instance keeps its state apart.
+    state=$DRAKIT_RUN_DIR/plain-$n
+    [ "$i" = 1 ] || state+=-$i
+    if ! $drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --node "${!name}" --kubelet-root-dir "${!root}" \
+        --cdi-dir "${!cdi}" --state-dir "$state" --variant "$n" --style "${style[$n]}" \
+        --http-port $(( port + 1000 * (i - 1) )) "${args[@]}" >>"$out/$n/deploy.log" 2>&1; then
+      echo "deploy on node ${!name} failed (see deploy.log)" >"$out/$n/not-run"
+      log "variant $n: DEPLOY FAILED on node ${!name} (see $out/$n/deploy.log)"
+      return
+    fi
+  done
+  log "variant $n: deployed (${style[$n]}${defect[$n]:+, defect ${defect[$n]}}; $(( nodes[$n] )) node(s))"
 }
 
 kit() { # kit VARIANT: certify the variant; its exit code goes to exit-code
   local n=$1 rc=0 args=() extra=()
   $drakit plain-driver matrix declaration "$n" >"$out/$n/declaration.yaml"
   args=(--kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$n" --driver-config "$out/$n/declaration.yaml"
-    --tags "${tags[$n]}" --no-colors --format progress --concurrency 2 --probe-host-network)
+    --tags "${tags[$n]}" --no-colors --format progress --concurrency 2 --probe-host-network --node-name "$DRAKIT_NODE_1_NAME")
   if [ "${access[$n]}" = yes ]; then
     args+=(--node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR")
   fi

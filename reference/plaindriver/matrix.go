@@ -54,7 +54,9 @@ const (
 	tagsCore      = "@core"
 	// tagsSmoke are the two scenarios of a pod that gets a device and of
 	// its claim unprepared when it goes: what a driver whose prepare or
-	// unprepare fails cannot pass.
+	// unprepare fails cannot pass, and where the kit first compares a
+	// container with its allocation, which is enough to catch a defect in
+	// what containers get (the styles run the whole of Core).
 	tagsSmoke = "@smoke"
 )
 
@@ -87,16 +89,16 @@ func matrixRows() []Variant {
 		{Name: "strict-config", Style: StyleStrictConfig, Tags: tagsCore, NodeAccess: true},
 		{Name: "multi-node", Style: StyleMounts, Tags: "@core,@multi-node", NodeAccess: true, Nodes: 2},
 
-		{Name: "extra-device", Style: StyleMounts, Defect: DefectExtraDevice, Tags: tagsContainer, Finding: findingNotAllocated, NodeAccess: true, Verified: true},
+		{Name: "extra-device", Style: StyleMounts, Defect: DefectExtraDevice, Tags: tagsSmoke, Finding: findingNotAllocated, NodeAccess: true, Verified: true},
 		// Without node directories: the container-side observers alone.
-		{Name: "wrong-device", Style: StyleEnvOnly, Defect: DefectWrongDevice, Tags: tagsContainer, Finding: findingNotAllocated},
-		{Name: "missing-env", Style: StyleMounts, Defect: DefectMissingEnv, Tags: tagsContainer, Finding: "no environment variable PLAIN_DEVICE_"},
-		{Name: "env-wrong", Style: StyleMounts, Defect: DefectEnvWrongValue, Tags: tagsContainer, Finding: "wants PLAIN_DEVICE_"},
-		{Name: "mount-missing", Style: StyleMounts, Defect: DefectMountMissing, Tags: tagsContainer, Finding: "/var/run/plain/dev-"},
-		{Name: "mount-rw", Style: StyleMounts, Defect: DefectMountWritable, Tags: tagsContainer, Finding: "/var/run/plain/dev-"},
-		{Name: "node-missing", Style: StyleDeviceNodes, Defect: DefectDeviceNodeMissing, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
-		{Name: "extra-node", Style: StyleDeviceNodes, Defect: DefectExtraDeviceNode, Tags: tagsContainer, Finding: "/dev/plain/dev-"},
-		{Name: "no-cdi-edits", Style: StyleMounts, Defect: DefectNoCDIEdits, Tags: tagsContainer, Finding: "without a CDI device: the container cannot get it", NodeAccess: true},
+		{Name: "wrong-device", Style: StyleEnvOnly, Defect: DefectWrongDevice, Tags: tagsSmoke, Finding: findingNotAllocated},
+		{Name: "missing-env", Style: StyleMounts, Defect: DefectMissingEnv, Tags: tagsSmoke, Finding: "no environment variable PLAIN_DEVICE_"},
+		{Name: "env-wrong", Style: StyleMounts, Defect: DefectEnvWrongValue, Tags: tagsSmoke, Finding: "wants PLAIN_DEVICE_"},
+		{Name: "mount-missing", Style: StyleMounts, Defect: DefectMountMissing, Tags: tagsSmoke, Finding: "/var/run/plain/dev-"},
+		{Name: "mount-rw", Style: StyleMounts, Defect: DefectMountWritable, Tags: tagsSmoke, Finding: "/var/run/plain/dev-"},
+		{Name: "node-missing", Style: StyleDeviceNodes, Defect: DefectDeviceNodeMissing, Tags: tagsSmoke, Finding: "/dev/plain/dev-"},
+		{Name: "extra-node", Style: StyleDeviceNodes, Defect: DefectExtraDeviceNode, Tags: tagsSmoke, Finding: "/dev/plain/dev-"},
+		{Name: "no-cdi-edits", Style: StyleMounts, Defect: DefectNoCDIEdits, Tags: tagsSmoke, Finding: "without a CDI device: the container cannot get it", NodeAccess: true},
 		{Name: "bad-cdi-id", Style: StyleMounts, Defect: DefectUnresolvableCDIDevice, Tags: tagsSmoke, Finding: "unresolvable CDI devices", NodeAccess: true,
 			KitFlags: []string{"--pod-start-timeout", "90s"}},
 		{Name: "cfg-ignored", Style: StyleStrictConfig, Defect: DefectConfigIgnored, Tags: tagsContainer, Finding: "ignored the opaque config its declaration supplies", NodeAccess: true},

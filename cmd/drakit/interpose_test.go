@@ -22,7 +22,8 @@ func TestInterposeRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "--driver-registration-socket: required"},
+		{nil, "--driver-registration-socket or --driver-registrar-dir: one is required"},
+		{[]string{"--driver-registrar-dir", "/var/lib/kubelet/plugins_registry"}, "in the kubelet's registration directory"},
 		{[]string{"--driver-registration-socket", "/var/lib/kubelet/plugins_registry/x-reg.sock"}, "in the kubelet's registration directory"},
 		{[]string{"--driver-registration-socket", "/d/x-reg.sock", "--control", "0.0.0.0:7070"}, "loopback only"},
 		{[]string{"--driver-registration-socket", "/" + strings.Repeat("s", 110)}, "is 111 bytes, 4 over the 107-byte AF_UNIX limit"},

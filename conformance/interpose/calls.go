@@ -20,9 +20,9 @@ import (
 func (ip *Interposer) prepare(ctx context.Context, service string, req *drapb.NodePrepareResourcesRequest) (*drapb.NodePrepareResourcesResponse, error) {
 	rec := Record{Method: MethodPrepare, Service: service, Source: SourceKubelet, Start: time.Now(), Claims: claimRecords(req.GetClaims())}
 	var resp *drapb.NodePrepareResourcesResponse
-	err := ip.intercept(ctx, &rec, req.GetClaims(), func(ctx context.Context) error {
+	err := ip.intercept(ctx, &rec, req.GetClaims(), func(ctx context.Context, driver *DriverClient) error {
 		var err error
-		resp, err = ip.driver.NodePrepareResources(ctx, req)
+		resp, err = driver.NodePrepareResources(ctx, req)
 		if err == nil {
 			notePrepared(rec.Claims, resp)
 		}
@@ -40,9 +40,9 @@ func (ip *Interposer) prepare(ctx context.Context, service string, req *drapb.No
 func (ip *Interposer) unprepare(ctx context.Context, service string, req *drapb.NodeUnprepareResourcesRequest) (*drapb.NodeUnprepareResourcesResponse, error) {
 	rec := Record{Method: MethodUnprepare, Service: service, Source: SourceKubelet, Start: time.Now(), Claims: claimRecords(req.GetClaims())}
 	var resp *drapb.NodeUnprepareResourcesResponse
-	err := ip.intercept(ctx, &rec, req.GetClaims(), func(ctx context.Context) error {
+	err := ip.intercept(ctx, &rec, req.GetClaims(), func(ctx context.Context, driver *DriverClient) error {
 		var err error
-		resp, err = ip.driver.NodeUnprepareResources(ctx, req)
+		resp, err = driver.NodeUnprepareResources(ctx, req)
 		if err == nil {
 			noteUnprepared(rec.Claims, resp)
 		}
@@ -57,14 +57,16 @@ func (ip *Interposer) unprepare(ctx context.Context, service string, req *drapb.
 }
 
 // intercept runs one call of the kubelet: the rules before it (a fault
-// that fails the call keeps it from the driver), the driver, the rules
-// after it (replace sets a claim's per-claim error in the driver's
-// answer), and records it.
-func (ip *Interposer) intercept(ctx context.Context, rec *Record, claims []*drapb.Claim, call func(context.Context) error, replace func(uid, msg string)) error {
+// that fails the call keeps it from the driver), the driver instance
+// followed when the call reaches it, the rules after it (replace sets a
+// claim's per-claim error in the driver's answer), and records it.
+func (ip *Interposer) intercept(ctx context.Context, rec *Record, claims []*drapb.Claim, call func(context.Context, *DriverClient) error, replace func(uid, msg string)) error {
 	err := ip.fire(ctx, rec, PointBefore, claims, nil)
 	if err == nil {
+		in := ip.cur.Load()
+		rec.DriverEndpoint = in.info.Endpoint
 		start := time.Now()
-		driverErr := call(ctx)
+		driverErr := call(ctx, in.driver)
 		rec.DriverDuration = time.Since(start)
 		rec.DriverCode, rec.DriverMessage = codeOf(driverErr)
 		if driverErr != nil {
@@ -151,11 +153,12 @@ func (ip *Interposer) record(ctx context.Context, rec Record) Record {
 
 // forwardHealth forwards the driver's health stream of one version to the
 // kubelet until either side ends it, and records it.
-func forwardHealth[Resp any](ip *Interposer, service string, open func(context.Context) (grpc.ServerStreamingClient[Resp], error), out grpc.ServerStreamingServer[Resp]) error {
+func forwardHealth[Resp any](ip *Interposer, service string, open func(context.Context, *DriverClient) (grpc.ServerStreamingClient[Resp], error), out grpc.ServerStreamingServer[Resp]) error {
 	ctx := out.Context()
-	rec := Record{Method: "NodeWatchResources", Service: service, Source: SourceKubelet, Start: time.Now()}
+	driver := ip.cur.Load()
+	rec := Record{Method: "NodeWatchResources", Service: service, Source: SourceKubelet, Start: time.Now(), DriverEndpoint: driver.info.Endpoint}
 	err := func() error {
-		in, err := open(ctx)
+		in, err := open(ctx, driver.driver)
 		if err != nil {
 			return err
 		}
@@ -182,8 +185,9 @@ func forwardHealth[Resp any](ip *Interposer, service string, open func(context.C
 // Prepare calls the driver's NodePrepareResources directly (no fault
 // fires) and returns the call's record, which the records keep too.
 func (ip *Interposer) Prepare(ctx context.Context, claims []*drapb.Claim) Record {
-	rec := Record{Method: MethodPrepare, Service: "direct", Source: SourceDirect, Start: time.Now(), Claims: claimRecords(claims)}
-	resp, err := ip.driver.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: claims})
+	in := ip.cur.Load()
+	rec := Record{Method: MethodPrepare, Service: "direct", Source: SourceDirect, Start: time.Now(), Claims: claimRecords(claims), DriverEndpoint: in.info.Endpoint}
+	resp, err := in.driver.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: claims})
 	if err == nil {
 		notePrepared(rec.Claims, resp)
 	}
@@ -192,8 +196,9 @@ func (ip *Interposer) Prepare(ctx context.Context, claims []*drapb.Claim) Record
 
 // Unprepare calls the driver's NodeUnprepareResources directly.
 func (ip *Interposer) Unprepare(ctx context.Context, claims []*drapb.Claim) Record {
-	rec := Record{Method: MethodUnprepare, Service: "direct", Source: SourceDirect, Start: time.Now(), Claims: claimRecords(claims)}
-	resp, err := ip.driver.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: claims})
+	in := ip.cur.Load()
+	rec := Record{Method: MethodUnprepare, Service: "direct", Source: SourceDirect, Start: time.Now(), Claims: claimRecords(claims), DriverEndpoint: in.info.Endpoint}
+	resp, err := in.driver.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: claims})
 	if err == nil {
 		noteUnprepared(rec.Claims, resp)
 	}

@@ -21,8 +21,15 @@ type Config struct {
 	// registration directory of its own (its kubelet registrar directory
 	// pointed away from the kubelet's), e.g.
 	// /var/lib/kubelet/plugins/gpu.drakit.dev-interposed/gpu.drakit.dev-reg.sock.
-	// Required.
+	// It or DriverRegistrarDir is required.
 	DriverRegistrationSocket string
+	// DriverRegistrarDir is the driver's registration directory, for a
+	// driver whose socket names change: one with per-pod socket names
+	// (kubeletplugin.RollingUpdate: <driver>-<pod UID>-reg.sock, or the
+	// hashed names it falls back to, and dra-<pod UID>.sock) gets new ones
+	// with every pod of its DaemonSet. The interposer follows the newest
+	// socket there that serves the driver, across rolling updates.
+	DriverRegistrarDir string
 	// KubeletRegistrarDir is the kubelet's plugin registration directory,
 	// where the interposer registers as <driver>-reg.sock.
 	KubeletRegistrarDir string
@@ -65,13 +72,27 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	socket("driver-registration-socket", c.DriverRegistrationSocket, true)
+	switch {
+	case c.DriverRegistrationSocket == "" && c.DriverRegistrarDir == "":
+		errs = append(errs, errors.New("--driver-registration-socket or --driver-registrar-dir: one is required"))
+	case c.DriverRegistrationSocket != "" && c.DriverRegistrarDir != "":
+		errs = append(errs, errors.New("--driver-registration-socket and --driver-registrar-dir: give one, not both"))
+	}
+	socket("driver-registration-socket", c.DriverRegistrationSocket, false)
 	socket("endpoint", c.Endpoint, false)
+	// The driver's registration directory: the socket's, or the one given.
+	flag, path, dir := "driver-registration-socket", c.DriverRegistrationSocket, filepath.Dir(c.DriverRegistrationSocket)
+	if c.DriverRegistrarDir != "" {
+		flag, path, dir = "driver-registrar-dir", c.DriverRegistrarDir, c.DriverRegistrarDir
+		if !filepath.IsAbs(dir) {
+			errs = append(errs, fmt.Errorf("--driver-registrar-dir %q: want an absolute path", dir))
+		}
+	}
 	if c.KubeletRegistrarDir == "" || !filepath.IsAbs(c.KubeletRegistrarDir) {
 		errs = append(errs, fmt.Errorf("--kubelet-registrar-dir %q: want an absolute path", c.KubeletRegistrarDir))
-	} else if c.DriverRegistrationSocket != "" && filepath.Clean(filepath.Dir(c.DriverRegistrationSocket)) == filepath.Clean(c.KubeletRegistrarDir) {
-		errs = append(errs, fmt.Errorf("--driver-registration-socket %q: in the kubelet's registration directory, so the driver registers itself; "+
-			"point the driver's registrar directory elsewhere", c.DriverRegistrationSocket))
+	} else if filepath.Clean(dir) == filepath.Clean(c.KubeletRegistrarDir) {
+		errs = append(errs, fmt.Errorf("--%s %q: in the kubelet's registration directory, so the driver registers itself; "+
+			"point the driver's registrar directory elsewhere", flag, path))
 	}
 	if c.Control != "" {
 		if _, err := controlNetwork(c.Control); err != nil {

@@ -6,7 +6,8 @@
 // Placement. The driver under test registers in a registration directory
 // of its own (its kubelet registrar directory pointed away from the
 // kubelet's). Start asks the driver's registration socket
-// (Config.DriverRegistrationSocket) Registration.GetInfo
+// (Config.DriverRegistrationSocket, or the newest socket in
+// Config.DriverRegistrarDir) Registration.GetInfo
 // (k8s.io/kubelet/pkg/apis/pluginregistration/v1) for its name, endpoint
 // and supported versions (a missing socket, a failing GetInfo and a plugin
 // that is not a DRAPlugin are errors: ErrNoDriver, ErrNotDRAPlugin), serves
@@ -19,6 +20,18 @@
 // removes every socket it created; a stale socket file is replaced, a
 // served one refused (ErrSocketInUse); no socket path exceeds
 // pluginharness.MaxSocketPath.
+//
+// Following the driver. The interposer keeps looking at the driver's
+// registration sockets while it runs (follow.go) and forwards to the
+// newest that answers GetInfo for the driver, as the kubelet calls the most
+// recently registered instance of a driver. So it follows a driver with
+// per-pod socket names (kubeletplugin.RollingUpdate: the registration
+// socket <driver>-<pod UID>-reg.sock or the hashed name the library falls
+// back to, the DRA socket dra-<pod UID>.sock) across a rolling update of
+// its DaemonSet, and a driver whose container restarted. The kubelet keeps
+// the one registration of the interposer; a new instance gets the
+// kubelet's last registration status from the interposer. Records name
+// the driver endpoint each call went to.
 //
 // Records. Every call is a Record (method, service, source kubelet or
 // direct, claims with the driver's devices, CDI IDs and per-claim errors,

@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	dhv1 "k8s.io/kubelet/pkg/apis/dra-health/v1"
 	dhv1alpha1 "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
@@ -22,6 +24,7 @@ var knownServices = []string{drapb.DRAPluginService, drav1beta1.DRAPluginService
 // newest DRAPlugin version it offers (v1, else v1beta1, whose messages are
 // wire-compatible with v1's and converted through their encoding).
 type DriverClient struct {
+	endpoint       string
 	conn           *grpc.ClientConn
 	services       []string
 	v1             drapb.DRAPluginClient
@@ -41,7 +44,7 @@ func NewDriverClient(endpoint string, services []string) (*DriverClient, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connect to driver endpoint %s: %w", endpoint, err)
 	}
-	d := &DriverClient{conn: conn, services: services}
+	d := &DriverClient{endpoint: endpoint, conn: conn, services: services}
 	if slices.Contains(services, drapb.DRAPluginService) {
 		d.v1 = drapb.NewDRAPluginClient(conn)
 	} else {
@@ -97,6 +100,25 @@ func (d *DriverClient) NodeUnprepareResources(ctx context.Context, req *drapb.No
 		return nil, err
 	}
 	return convert(out, &drapb.NodeUnprepareResourcesResponse{})
+}
+
+// watchHealthV1 opens the driver's DRAResourceHealth v1 stream. An
+// instance without the service (one that a rolling update brought in may
+// offer fewer than the first, whose services the interposer serves)
+// answers Unimplemented, as the driver itself would.
+func (d *DriverClient) watchHealthV1(ctx context.Context, req *dhv1.NodeWatchResourcesRequest) (grpc.ServerStreamingClient[dhv1.NodeWatchResourcesResponse], error) {
+	if d.healthV1 == nil {
+		return nil, status.Errorf(codes.Unimplemented, "driver endpoint %s does not offer %s", d.endpoint, dhv1.DRAResourceHealthService)
+	}
+	return d.healthV1.NodeWatchResources(ctx, req)
+}
+
+// watchHealthV1alpha1 is watchHealthV1 for v1alpha1.
+func (d *DriverClient) watchHealthV1alpha1(ctx context.Context, req *dhv1alpha1.NodeWatchResourcesRequest) (grpc.ServerStreamingClient[dhv1alpha1.NodeWatchResourcesResponse], error) {
+	if d.healthV1alpha1 == nil {
+		return nil, status.Errorf(codes.Unimplemented, "driver endpoint %s does not offer %s", d.endpoint, dhv1alpha1.DRAResourceHealthService)
+	}
+	return d.healthV1alpha1.NodeWatchResources(ctx, req)
 }
 
 // Close closes the connection.

@@ -28,6 +28,8 @@ type fakeDriver struct {
 	dir, regSocket, endpoint string
 	pluginType               string
 	versions                 []string
+	// servers are the registration and DRA servers, which stop stops.
+	servers []*grpc.Server
 
 	mu       sync.Mutex
 	prepared map[string]int // prepare calls per claim UID
@@ -41,8 +43,16 @@ const fakeName = "fake.drakit.dev"
 func startFakeDriver(t *testing.T, pluginType string, versions ...string) *fakeDriver {
 	t.Helper()
 	dir := shortTempDir(t)
-	f := &fakeDriver{dir: dir, regSocket: filepath.Join(dir, "reg", fakeName+"-reg.sock"), endpoint: filepath.Join(dir, "plugin", "dra.sock"),
-		pluginType: pluginType, versions: versions, prepared: map[string]int{}}
+	return startFakeInstance(t, dir, filepath.Join(dir, "reg", fakeName+"-reg.sock"), filepath.Join(dir, "plugin", "dra.sock"), pluginType, versions...)
+}
+
+// startFakeInstance serves a fake driver on the given registration socket
+// and endpoint (one pod of a driver, when the names are per pod); dir is
+// the test's directory. The servers stop (and remove their sockets) with
+// stop, or at the end of the test.
+func startFakeInstance(t *testing.T, dir, regSocket, endpoint, pluginType string, versions ...string) *fakeDriver {
+	t.Helper()
+	f := &fakeDriver{dir: dir, regSocket: regSocket, endpoint: endpoint, pluginType: pluginType, versions: versions, prepared: map[string]int{}}
 	mkdirs(t, filepath.Dir(f.regSocket), filepath.Dir(f.endpoint))
 	dra := grpc.NewServer()
 	drapb.RegisterDRAPluginServer(dra, fakeV1{f: f})
@@ -52,7 +62,16 @@ func startFakeDriver(t *testing.T, pluginType string, versions ...string) *fakeD
 	reg := grpc.NewServer()
 	registerapi.RegisterRegistrationServer(reg, fakeRegistration{f: f})
 	serve(t, reg, f.regSocket)
+	f.servers = []*grpc.Server{reg, dra}
 	return f
+}
+
+// stop stops the driver as a pod that shuts down cleanly does: it stops
+// serving and its sockets go.
+func (f *fakeDriver) stop() {
+	for _, s := range f.servers {
+		s.Stop()
+	}
 }
 
 func serve(t *testing.T, s *grpc.Server, path string) {
@@ -63,6 +82,14 @@ func serve(t *testing.T, s *grpc.Server, path string) {
 	}
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
+}
+
+// registered reports whether the driver was told its registration
+// succeeded.
+func (f *fakeDriver) registered() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.statuses) > 0 && f.statuses[len(f.statuses)-1].PluginRegistered
 }
 
 func (f *fakeDriver) prepareCalls(uid string) int {

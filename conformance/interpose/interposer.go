@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
@@ -38,12 +37,21 @@ var (
 // Interposer sits between the kubelet and one driver. Start it with Start;
 // Close stops it and removes its sockets.
 type Interposer struct {
-	cfg        Config
-	hooks      Hooks
-	info       *registerapi.PluginInfo
-	driver     *DriverClient
-	driverReg  registerapi.RegistrationClient
-	regConn    *grpc.ClientConn
+	cfg   Config
+	hooks Hooks
+	// name and services are the driver's, as the first instance answered
+	// GetInfo: what the interposer registers with and serves.
+	name     string
+	services []string
+	// cur is the driver instance the calls go to (follow.go); known are
+	// the instances the follower found serving, by registration socket.
+	// Only Start and then the follower touch known.
+	cur        atomic.Pointer[instance]
+	known      map[string]*instance
+	stopFollow context.CancelFunc
+	followDone chan struct{}
+	// lastStatus is the kubelet's last NotifyRegistrationStatus.
+	lastStatus atomic.Pointer[registerapi.RegistrationStatus]
 	rules      ruleSet
 	rec        *recorder
 	conns      *connListener
@@ -72,14 +80,14 @@ type Hooks map[string]func(context.Context) error
 
 // Start validates cfg, loads its rules, asks the driver's registration
 // socket who it is, serves the driver's DRA services on its own endpoint,
-// registers with the kubelet and serves the control endpoint. hooks may be
-// nil.
+// registers with the kubelet, serves the control endpoint and follows the
+// driver's registration sockets until Close. hooks may be nil.
 func Start(ctx context.Context, cfg Config, hooks Hooks) (_ *Interposer, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	logger := klog.FromContext(ctx)
-	ip := &Interposer{cfg: cfg, hooks: hooks}
+	ip := &Interposer{cfg: cfg, hooks: hooks, known: map[string]*instance{}}
 	defer func() {
 		if err != nil {
 			_ = ip.Close()
@@ -99,20 +107,24 @@ func Start(ctx context.Context, cfg Config, hooks Hooks) (_ *Interposer, err err
 	if ip.rec, err = newRecorder(cfg.Records); err != nil {
 		return nil, err
 	}
-	if err := ip.discover(ctx); err != nil {
+	first, err := ip.discover(ctx)
+	if err != nil {
 		return nil, err
 	}
+	ip.name, ip.services = first.info.Name, first.driver.Services()
 	ip.endpoint = cfg.Endpoint
 	if ip.endpoint == "" {
-		ip.endpoint = filepath.Join(filepath.Dir(ip.info.Endpoint), "interpose.sock")
+		// Beside the driver's: every instance of a driver serves in the
+		// same plugin data directory.
+		ip.endpoint = filepath.Join(filepath.Dir(first.info.Endpoint), "interpose.sock")
 	}
-	ip.regSocket = filepath.Join(cfg.KubeletRegistrarDir, ip.info.Name+"-reg.sock")
+	ip.regSocket = filepath.Join(cfg.KubeletRegistrarDir, ip.name+"-reg.sock")
 	for _, s := range []struct{ what, path string }{{"endpoint", ip.endpoint}, {"registration", ip.regSocket}} {
 		if err := pluginharness.CheckSocketPath(s.path); err != nil {
 			return nil, fmt.Errorf("%w: %s %w", ErrInvalidConfig, s.what, err)
 		}
 	}
-	if ip.endpoint == ip.info.Endpoint {
+	if ip.endpoint == first.info.Endpoint {
 		return nil, fmt.Errorf("%w: --endpoint %s is the driver's own endpoint", ErrInvalidConfig, ip.endpoint)
 	}
 
@@ -142,43 +154,36 @@ func Start(ctx context.Context, cfg Config, hooks Hooks) (_ *Interposer, err err
 	ip.reg = grpc.NewServer()
 	registerapi.RegisterRegistrationServer(ip.reg, registration{ip: ip})
 	go func() { _ = ip.reg.Serve(regLn) }()
-	logger.Info("Interposing", "driver", ip.info.Name, "driverEndpoint", ip.info.Endpoint, "endpoint", ip.endpoint,
-		"registration", ip.regSocket, "services", ip.driver.Services(), "control", ip.ControlAddr())
+
+	followCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
+	ip.stopFollow, ip.followDone = stop, make(chan struct{})
+	go ip.follow(followCtx)
+	logger.Info("Interposing", "driver", ip.name, "driverRegistration", first.socket, "driverEndpoint", first.info.Endpoint,
+		"endpoint", ip.endpoint, "registration", ip.regSocket, "services", ip.services, "control", ip.ControlAddr())
 	return ip, nil
 }
 
-// discover waits for the driver's registration socket, asks it GetInfo and
-// connects to the driver's endpoint.
-func (ip *Interposer) discover(ctx context.Context) error {
-	socket := ip.cfg.DriverRegistrationSocket
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fmt.Errorf("connect to driver registration socket %s: %w", socket, err)
-	}
-	ip.regConn, ip.driverReg = conn, registerapi.NewRegistrationClient(conn)
+// discover waits for the driver's registration socket to answer GetInfo
+// as a DRA plugin and connects to the driver's endpoint: the first instance
+// the interposer follows.
+func (ip *Interposer) discover(ctx context.Context) (*instance, error) {
+	var first *instance
 	var last error
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, ip.cfg.DriverWait, true, func(ctx context.Context) (bool, error) {
-		if _, err := os.Stat(socket); err != nil {
-			last = fmt.Errorf("not found (is the driver's registrar directory %s?): %w", filepath.Dir(socket), err)
-			return false, nil
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, ip.cfg.DriverWait, true, func(ctx context.Context) (bool, error) {
+		first, last = ip.scan(ctx)
+		// A socket that answers as something else will not change its mind.
+		if errors.Is(last, ErrNotDRAPlugin) {
+			return false, last
 		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		ip.info, last = ip.driverReg.GetInfo(cctx, &registerapi.InfoRequest{})
-		return last == nil, nil
+		return first != nil, nil
 	})
+	if errors.Is(err, ErrNotDRAPlugin) {
+		return nil, err
+	}
 	if err != nil {
-		return fmt.Errorf("%w: %s within %s: %w", ErrNoDriver, socket, ip.cfg.DriverWait, last)
+		return nil, fmt.Errorf("%w: %s within %s: %w", ErrNoDriver, ip.driverSource(), ip.cfg.DriverWait, last)
 	}
-	if ip.info.GetType() != registerapi.DRAPlugin || ip.info.GetName() == "" || ip.info.GetEndpoint() == "" {
-		return fmt.Errorf("%w: %s answers type %q, name %q, endpoint %q (want type %s with a name and an endpoint)",
-			ErrNotDRAPlugin, socket, ip.info.GetType(), ip.info.GetName(), ip.info.GetEndpoint(), registerapi.DRAPlugin)
-	}
-	ip.driver, err = NewDriverClient(ip.info.GetEndpoint(), ip.info.GetSupportedVersions())
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotDRAPlugin, err)
-	}
-	return nil
+	return first, nil
 }
 
 // listen creates a listener, replacing a stale unix socket file (one no
@@ -213,6 +218,10 @@ func (ip *Interposer) listen(network, addr string) (net.Listener, error) {
 // registration socket first (the kubelet deregisters the driver).
 func (ip *Interposer) Close() error {
 	var errs []error
+	if ip.stopFollow != nil {
+		ip.stopFollow()
+		<-ip.followDone
+	}
 	if ip.reg != nil {
 		ip.reg.Stop()
 	}
@@ -228,12 +237,13 @@ func (ip *Interposer) Close() error {
 		}
 	}
 	ip.sockets = nil
-	if ip.driver != nil {
-		errs = append(errs, ip.driver.Close())
+	for _, in := range ip.known {
+		errs = append(errs, in.close())
 	}
-	if ip.regConn != nil {
-		errs = append(errs, ip.regConn.Close())
+	if in := ip.cur.Load(); in != nil && ip.known[in.socket] != in {
+		errs = append(errs, in.close())
 	}
+	ip.known = nil
 	if ip.rec != nil {
 		errs = append(errs, ip.rec.close())
 	}
@@ -242,19 +252,23 @@ func (ip *Interposer) Close() error {
 
 // Info is what the interposer serves and for whom.
 type Info struct {
-	Driver         string   `json:"driver"`
-	DriverEndpoint string   `json:"driverEndpoint"`
-	Endpoint       string   `json:"endpoint"`
-	Registration   string   `json:"registration"`
-	Services       []string `json:"services"`
+	Driver string `json:"driver"`
+	// DriverRegistration and DriverEndpoint are the sockets of the driver
+	// instance the calls go to now.
+	DriverRegistration string   `json:"driverRegistration"`
+	DriverEndpoint     string   `json:"driverEndpoint"`
+	Endpoint           string   `json:"endpoint"`
+	Registration       string   `json:"registration"`
+	Services           []string `json:"services"`
 	// Registered says the kubelet reported the registration successful.
 	Registered bool `json:"registered"`
 }
 
 // Info describes the interposer.
 func (ip *Interposer) Info() Info {
-	return Info{Driver: ip.info.Name, DriverEndpoint: ip.info.Endpoint, Endpoint: ip.endpoint, Registration: ip.regSocket,
-		Services: ip.driver.Services(), Registered: ip.registered.Load()}
+	in := ip.cur.Load()
+	return Info{Driver: ip.name, DriverRegistration: in.socket, DriverEndpoint: in.info.Endpoint, Endpoint: ip.endpoint,
+		Registration: ip.regSocket, Services: ip.services, Registered: ip.registered.Load()}
 }
 
 // ControlAddr is the control endpoint's address ("" without one).

@@ -33,6 +33,10 @@ type Record struct {
 	// DriverDuration the driver's part (0 when it was not called).
 	Duration       time.Duration `json:"duration"`
 	DriverDuration time.Duration `json:"driverDuration,omitempty"`
+	// DriverEndpoint is the socket of the driver instance the call went to
+	// (it changes when a driver with per-pod sockets rolls); "" when the
+	// driver was not called.
+	DriverEndpoint string `json:"driverEndpoint,omitempty"`
 	// Claims are the request's claims with the driver's answer for each.
 	Claims []ClaimRecord `json:"claims,omitempty"`
 	// DriverCode and DriverMessage are the driver's gRPC status ("" when

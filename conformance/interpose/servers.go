@@ -63,8 +63,8 @@ type healthV1 struct {
 }
 
 func (s healthV1) NodeWatchResources(req *dhv1.NodeWatchResourcesRequest, out grpc.ServerStreamingServer[dhv1.NodeWatchResourcesResponse]) error {
-	return forwardHealth(s.ip, dhv1.DRAResourceHealthService, func(ctx context.Context) (grpc.ServerStreamingClient[dhv1.NodeWatchResourcesResponse], error) {
-		return s.ip.driver.healthV1.NodeWatchResources(ctx, req)
+	return forwardHealth(s.ip, dhv1.DRAResourceHealthService, func(ctx context.Context, d *DriverClient) (grpc.ServerStreamingClient[dhv1.NodeWatchResourcesResponse], error) {
+		return d.watchHealthV1(ctx, req)
 	}, out)
 }
 
@@ -74,14 +74,14 @@ type healthV1alpha1 struct {
 }
 
 func (s healthV1alpha1) NodeWatchResources(req *dhv1alpha1.NodeWatchResourcesRequest, out grpc.ServerStreamingServer[dhv1alpha1.NodeWatchResourcesResponse]) error {
-	return forwardHealth(s.ip, dhv1alpha1.DRAResourceHealthService, func(ctx context.Context) (grpc.ServerStreamingClient[dhv1alpha1.NodeWatchResourcesResponse], error) {
-		return s.ip.driver.healthV1alpha1.NodeWatchResources(ctx, req)
+	return forwardHealth(s.ip, dhv1alpha1.DRAResourceHealthService, func(ctx context.Context, d *DriverClient) (grpc.ServerStreamingClient[dhv1alpha1.NodeWatchResourcesResponse], error) {
+		return d.watchHealthV1alpha1(ctx, req)
 	}, out)
 }
 
 // registerDRA registers on s the services the driver offers.
 func (ip *Interposer) registerDRA(s *grpc.Server) {
-	for _, service := range ip.driver.Services() {
+	for _, service := range ip.services {
 		switch service {
 		case drapb.DRAPluginService:
 			drapb.RegisterDRAPluginServer(s, draV1{ip: ip})
@@ -106,17 +106,21 @@ type registration struct {
 func (s registration) GetInfo(context.Context, *registerapi.InfoRequest) (*registerapi.PluginInfo, error) {
 	return &registerapi.PluginInfo{
 		Type:              registerapi.DRAPlugin,
-		Name:              s.ip.info.Name,
+		Name:              s.ip.name,
 		Endpoint:          s.ip.endpoint,
-		SupportedVersions: s.ip.driver.Services(),
+		SupportedVersions: s.ip.services,
 	}, nil
 }
 
+// NotifyRegistrationStatus passes the kubelet's verdict on to the driver
+// instance followed now; the follower passes it on to the instances it
+// follows later.
 func (s registration) NotifyRegistrationStatus(ctx context.Context, st *registerapi.RegistrationStatus) (*registerapi.RegistrationStatusResponse, error) {
 	logger := klog.FromContext(ctx)
 	logger.Info("Kubelet registration status", "registered", st.GetPluginRegistered(), "error", st.GetError())
 	s.ip.registered.Store(st.GetPluginRegistered())
-	if _, err := s.ip.driverReg.NotifyRegistrationStatus(ctx, st); err != nil {
+	s.ip.lastStatus.Store(st)
+	if _, err := s.ip.cur.Load().reg.NotifyRegistrationStatus(ctx, st); err != nil {
 		logger.Error(err, "Pass the registration status on to the driver")
 	}
 	return &registerapi.RegistrationStatusResponse{}, nil

@@ -190,11 +190,18 @@ type Config struct {
 	// (declaration deviceKinds[].pcieRootPeers). Empty: the alignment
 	// scenarios skip.
 	PCIeRootPeerClasses []string
-	// FaultResponses are the emulated hardware faults the kit may inject
-	// under the driver's whole devices and the driver's answer to each,
-	// "<xid>=<health>[/<taint effect>]" (declaration deviceKinds[].faults,
-	// e.g. 48=Unhealthy/NoExecute). Empty: the fault scenarios skip.
+	// FaultResponses are the hardware faults the kit may inject under the
+	// driver's whole devices and the driver's answer to each,
+	// "<fault>=<health>[/<taint effect>]" (declaration deviceKinds[].faults,
+	// e.g. 48=Unhealthy/NoExecute for Xid 48). Empty: the fault scenarios
+	// do not apply. Each needs FaultCommand.
 	FaultResponses []string
+	// FaultCommand is how the kit injects FaultResponses' faults under a
+	// device and ends them (declaration deviceKinds[].faultCommand; no
+	// flag): commands the kit runs on its own host, bounded by
+	// Timeouts.FaultCommand. A command that fails keeps the kit from
+	// certifying the driver and is no finding.
+	FaultCommand *declaration.FaultCommand
 	// TorusChipClassName, TorusSubsliceClassName and TorusShapeAttribute
 	// are a torus driver's classes of chips and multi-host sub-slices and
 	// the sub-slices' shape attribute (declaration torus). Empty: the
@@ -308,6 +315,9 @@ type Timeouts struct {
 	// claim whose binding conditions never hold loses its allocation only
 	// after it, so the kit waits that long and PodStart more.
 	SchedulerBinding time.Duration
+	// FaultCommand bounds each run of the driver's fault command: a GPU
+	// reset may take tens of seconds.
+	FaultCommand time.Duration
 }
 
 // DefaultConfig returns the kit's defaults. The driver under test is not
@@ -327,6 +337,7 @@ func DefaultConfig() Config {
 			Cleanup:   2 * time.Minute,
 			// kube-scheduler's DynamicResourcesArgs.bindingTimeout default.
 			SchedulerBinding: 10 * time.Minute,
+			FaultCommand:     time.Minute,
 		},
 		Concurrency: 1,
 		Format:      "pretty",
@@ -419,8 +430,17 @@ func (c Config) Validate() error {
 			bad("PCIeRootPeerClasses", "%q is not a DNS subdomain: %s", peer, strings.Join(msgs, "; "))
 		}
 	}
-	if _, err := parseFaultResponses(c.FaultResponses); err != nil {
+	responses, err := parseFaultResponses(c.FaultResponses)
+	if err != nil {
 		bad("FaultResponses", "%v", err)
+	}
+	switch {
+	case len(c.FaultResponses) > 0 && c.FaultCommand == nil:
+		bad("FaultCommand", "required with FaultResponses: the command the kit injects the faults with (deviceKinds[].faultCommand of a driver declaration)")
+	case c.FaultCommand != nil:
+		if err := c.FaultCommand.Validate(len(responses)); err != nil {
+			bad("FaultCommand", "%v", err)
+		}
 	}
 	if err := validateCapabilities(c.Capabilities); err != nil {
 		bad("Capabilities", "%v", err)
@@ -544,6 +564,7 @@ func (c Config) Validate() error {
 		{"Timeouts.PodDelete", c.Timeouts.PodDelete},
 		{"Timeouts.Cleanup", c.Timeouts.Cleanup},
 		{"Timeouts.SchedulerBinding", c.Timeouts.SchedulerBinding},
+		{"Timeouts.FaultCommand", c.Timeouts.FaultCommand},
 	} {
 		if d.val <= 0 {
 			bad(d.name, "%v must be positive", d.val)

@@ -92,6 +92,7 @@ func (c *Config) ApplyDeclaration(d *declaration.Declaration, explicit func(fiel
 	if !explicit(fieldFaultResponses) {
 		c.FaultResponses = s.FaultResponses
 	}
+	c.FaultCommand = s.FaultCommand
 	if !explicit(fieldHardware) {
 		c.Hardware = s.Hardware
 	}

@@ -4,34 +4,38 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"drakit.dev/drakit/conformance/declaration"
 )
 
 // faultResponse is a parsed Config.FaultResponses entry: what the driver
-// answers when the emulated GPU under one of its devices reports Xid.
+// answers when the hardware under one of its devices reports the fault.
 type faultResponse struct {
-	xid    uint64
+	// fault is the fault as the fault command takes it ({fault}): a name,
+	// or an Xid in decimal.
+	fault  string
 	health string
 	// taint is the taint effect, "" for none.
 	taint string
 }
 
-// parseFaultResponses parses "<xid>=<health>[/<taint>]" entries, the form
+// parseFaultResponses parses "<fault>=<health>[/<taint>]" entries, the form
 // declaration.FormatFaultResponse writes; an error names each bad entry.
 func parseFaultResponses(entries []string) ([]faultResponse, error) {
 	var (
 		out  []faultResponse
 		errs []error
-		seen = map[uint64]bool{}
+		seen = map[string]bool{}
 	)
 	for _, e := range entries {
-		xid, answer, ok := strings.Cut(e, "=")
-		n, err := strconv.ParseUint(xid, 10, 64)
-		if !ok || err != nil || n == 0 {
-			errs = append(errs, fmt.Errorf("%q: want <xid>=<health>[/<taint effect>] with an Xid above 0, e.g. 48=Unhealthy/NoExecute", e))
+		fault, answer, ok := strings.Cut(e, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("%q: want <fault>=<health>[/<taint effect>], e.g. 48=Unhealthy/NoExecute (an Xid) or ecc-double=Unhealthy", e))
+			continue
+		}
+		if err := declaration.ValidateFaultName(fault); err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", e, err))
 			continue
 		}
 		health, taint, _ := strings.Cut(answer, "/")
@@ -43,12 +47,12 @@ func parseFaultResponses(entries []string) ([]faultResponse, error) {
 			errs = append(errs, fmt.Errorf("%q: taint effect %q is not one of %s", e, taint, strings.Join(declaration.FaultTaintEffects, ", ")))
 			continue
 		}
-		if seen[n] {
-			errs = append(errs, fmt.Errorf("%q: Xid %d answered twice", e, n))
+		if seen[fault] {
+			errs = append(errs, fmt.Errorf("%q: fault %s answered twice", e, fault))
 			continue
 		}
-		seen[n] = true
-		out = append(out, faultResponse{xid: n, health: health, taint: taint})
+		seen[fault] = true
+		out = append(out, faultResponse{fault: fault, health: health, taint: taint})
 	}
 	return out, errors.Join(errs...)
 }

@@ -21,7 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-var shortTimeouts = Timeouts{API: time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: time.Second, SchedulerBinding: time.Second}
+var shortTimeouts = Timeouts{API: time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: time.Second, SchedulerBinding: time.Second, FaultCommand: time.Second}
 
 func TestLedgerOrder(t *testing.T) {
 	t.Parallel()

@@ -87,9 +87,6 @@ func newSuite(cfg Config) (*suite, error) {
 	}
 	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
 		impersonate: impersonator(restCfg)}
-	if cfg.NodeEmulatorRoot != "" && !cfg.Hardware {
-		s.faults = emulatorFaults{root: cfg.NodeEmulatorRoot}
-	}
 	return s, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
 )
@@ -54,7 +55,10 @@ func testConfig(t *testing.T) Config {
 	cfg.ArtifactsDir = t.TempDir()
 	cfg.Format = "progress"
 	cfg.NoColors = true
-	cfg.Timeouts = Timeouts{API: 2 * time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: 2 * time.Second, SchedulerBinding: time.Second}
+	cfg.Timeouts = Timeouts{API: 2 * time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: 2 * time.Second, SchedulerBinding: time.Second, FaultCommand: 5 * time.Second}
+	// The reference declaration's command would break the emulated GPUs of
+	// a live node whose root the environment names.
+	cfg.FaultCommand = &declaration.FaultCommand{Inject: []string{"true", "{identity}", "{fault}"}, Reset: []string{"true", "{identity}"}}
 	return cfg
 }
 
@@ -269,7 +273,7 @@ func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.Concurrency = 4
-	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second}
+	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second, FaultCommand: time.Second}
 	cfg.Output = &bytes.Buffer{}
 	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS}
 	res, _, err := st.run(ctx)

@@ -65,14 +65,16 @@ func (w *world) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSe
 
 // stopDriver makes the driver's DaemonSet select no node and waits until
 // its pods are gone. The scenario's cleanup runs it again, whatever the
-// outcome.
+// outcome. It needs nothing of the driver but its declared pods
+// (driver.pods), run by a DaemonSet as DRA kubelet plugins are; a driver
+// the kit cannot stop so is the kit's failure, not the driver's.
 func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 	if w.cfg.DriverPodSelector == "" {
 		return skip(ctx, restartSkipReason)
 	}
 	ds, err := w.driverDaemonSet(ctx)
 	if err != nil {
-		return ctx, err
+		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	st, err := w.beforeStop(ctx)
 	if err != nil {
@@ -81,7 +83,7 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 	yes := "true"
 	st.requested = time.Now()
 	if err := w.patchDriverNodeSelector(ctx, ds, &yes); err != nil {
-		return ctx, err
+		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	w.stop = st
 	w.releases = append(w.releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
@@ -97,7 +99,12 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 		return len(left) == 0, strings.Join(left, "; "), nil
 	})
 	st.gone = time.Now()
-	return ctx, err
+	if err != nil {
+		// Something outside the driver (an operator that restores its
+		// DaemonSet, a finalizer) keeps its pods.
+		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
+	}
+	return ctx, nil
 }
 
 // beforeStop records, before the kit stops the driver, the nodes its pods
@@ -178,7 +185,7 @@ func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 }
 
 // restartSkipReason explains why restart scenarios do not apply.
-const restartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (--driver-pod-selector)"
+const restartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"
 
 // restartDriverPods deletes every pod of the driver and waits until as many
 // new ones (other UIDs) run with all containers ready. The driver's

@@ -10,18 +10,26 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/report"
 )
 
-// hardwareSteps break the emulated hardware under a claim's device (an Xid
-// error of its GPU) and check what the driver and Kubernetes make of it:
-// the taint the driver declared (KEP-5055), the eviction of the pods that
-// use a NoExecute-tainted device, and the taint's end after the GPU's reset.
+// hardwareSteps break the hardware under a claim's device through the
+// fault command the driver declares (drakit's emulator supplies one: an
+// Xid error of the GPU, then a reset) and check what the driver and
+// Kubernetes make of it: the health in the pod's status (KEP-4680), the
+// taint the driver declared (KEP-5055), the eviction of the pods that use
+// a NoExecute-tainted device, and the taint's end after the reset.
 func (w *world) hardwareSteps() []stepDef {
 	return []stepDef{
-		// A fault reaches every claim on the GPU (its MIG devices too).
+		// A fault reaches every claim on the hardware (a GPU's MIG
+		// devices too).
 		{`^the kit can inject hardware faults under the driver's devices$`, w.canInjectFaults, needsExclusive},
-		{`^the GPU under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, w.injectDeclaredFault, nil},
-		{`^the GPU under the device of the claim "([^"]+)" is reset$`, w.resetFaultedGPU, nil},
+		{`^the hardware under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, w.injectDeclaredFault, nil},
+		{`^the hardware under the device of the claim "([^"]+)" is reset$`, w.resetFaultedDevice, nil},
 		{`^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, w.deviceTaintedAsDeclared, nil},
 		{`^within (\d+) seconds the device of the claim "([^"]+)" has no taint$`, w.deviceUntainted, nil},
 		{`^the device of the claim "([^"]+)" stays without a taint for (\d+) seconds$`, w.deviceStaysUntainted, nil},
@@ -29,36 +37,25 @@ func (w *world) hardwareSteps() []stepDef {
 	}
 }
 
-// faultInjector changes the emulated hardware of the node under test.
-// Implementations are safe for concurrent use; Reset of a healthy GPU is a
-// no-op.
-type faultInjector interface {
-	// InjectXid makes the GPU whose UUID is gpu report the Xid error,
-	// with the state change the error implies.
-	InjectXid(ctx context.Context, gpu string, xid uint64) error
-	// Reset resets the GPU, as nvidia-smi -r: its faults are gone.
-	Reset(ctx context.Context, gpu string) error
-}
-
 // injectedFault is the fault a scenario injected.
 type injectedFault struct {
-	claim, gpu string
-	// result is the claim's device when the fault was injected: the
-	// claim may be deallocated afterwards (its pod evicted).
+	claim string
+	// target is what the fault command's placeholders stood for, kept
+	// for the reset and result the claim's device when the fault was
+	// injected: the claim may be deallocated afterwards (its pod evicted).
+	target   declaration.FaultValues
 	result   resourceapi.DeviceRequestAllocationResult
 	response faultResponse
 	at       time.Time
 }
 
-const noFaultResponsesReason = "the driver declares no answers to hardware faults (deviceKinds[].faults, --fault-responses)"
+// noFaultResponsesReason is why the fault scenarios do not apply: without
+// declared faults the kit has nothing to inject.
+const noFaultResponsesReason = report.NotDeclaredPrefix + "the driver declares no hardware faults the kit may inject (deviceKinds[].faults and faultCommand, or --fault-responses)"
 
+// canInjectFaults needs declared faults only: Validate holds the fault
+// command to them.
 func (w *world) canInjectFaults(ctx context.Context) (context.Context, error) {
-	if w.cfg.Hardware {
-		return skip(ctx, hardwareSkipReason)
-	}
-	if w.cfg.NodeEmulatorRoot == "" || w.faults == nil {
-		return skip(ctx, noEmulatorRootReason)
-	}
 	if len(w.cfg.FaultResponses) == 0 {
 		return skip(ctx, noFaultResponsesReason)
 	}
@@ -78,9 +75,9 @@ func (w *world) pickResponse(answer string) (faultResponse, bool) {
 	return faultResponse{}, false
 }
 
-// claimGPU is the identity (the GPU UUID) of the one driver device
-// allocated to the claim, and its allocation result.
-func (w *world) claimGPU(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+// claimDevice is the identity of the one driver device allocated to the
+// claim, and its allocation result.
+func (w *world) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
 	_, results, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
 		return "", resourceapi.DeviceRequestAllocationResult{}, err
@@ -94,18 +91,43 @@ func (w *world) claimGPU(ctx context.Context, claim string) (string, resourceapi
 	}
 	id := stringAttr(dev.Attributes, w.cfg.UUIDAttribute)
 	if id == "" {
-		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which GPU to break", results[0].Pool, results[0].Device, claim, w.cfg.UUIDAttribute)
+		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.cfg.UUIDAttribute)
 	}
 	return id, results[0], nil
 }
 
-// deviceOfClaim is claimGPU, or for the claim the scenario broke the
+// deviceOfClaim is claimDevice, or for the claim the scenario broke the
 // device of, that device even after the claim lost it.
 func (w *world) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
 	if w.fault != nil && w.fault.claim == claim {
-		return w.fault.gpu, w.fault.result, nil
+		return w.fault.target.Identity, w.fault.result, nil
 	}
-	return w.claimGPU(ctx, claim)
+	return w.claimDevice(ctx, claim)
+}
+
+// faultTarget is what the fault command's placeholders stand for for the
+// allocated device: its name, identity and attributes as its ResourceSlice
+// publishes them, and the slice's node (or the device's, with per-device
+// node selection).
+func (w *world) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (declaration.FaultValues, error) {
+	list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
+	if err != nil {
+		return declaration.FaultValues{}, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
+	}
+	for _, s := range list.Items {
+		if s.Spec.Pool.Name != r.Pool {
+			continue
+		}
+		for _, d := range s.Spec.Devices {
+			if d.Name == r.Device {
+				return declaration.FaultValues{
+					DeviceValues: observe.DeviceValues(w.cfg.DriverName, w.cfg.UUIDAttribute, d.Name, d.Attributes),
+					Node:         ptr.Deref(s.Spec.NodeName, ptr.Deref(d.NodeName, "")),
+				}, nil
+			}
+		}
+	}
+	return declaration.FaultValues{}, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
 }
 
 // sliceDeviceOf is the allocated device as the driver's slices publish it
@@ -124,36 +146,60 @@ func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAl
 func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
 	resp, ok := w.pickResponse(answer)
 	if !ok {
-		return skip(ctx, fmt.Sprintf("the driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", answer))
+		return skip(ctx, fmt.Sprintf("%sthe driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", report.NotDeclaredPrefix, answer))
 	}
-	gpu, result, err := w.claimGPU(ctx, claim)
+	_, result, err := w.claimDevice(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
-	// Whatever happens next, the GPU is reset when the scenario ends, so
-	// that the next scenario finds it healthy and untainted.
-	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), gpu) })
+	target, err := w.faultTarget(ctx, result)
+	if err != nil {
+		return ctx, err
+	}
+	target.Fault = resp.fault
+	argv, err := w.cfg.FaultCommand.ExpandInject(target)
+	if err != nil {
+		return ctx, kitFailure(fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err))
+	}
+	// Whatever happens next, the device is reset when the scenario ends,
+	// so that the next scenario finds it healthy and untainted.
+	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), target) })
 	// Eviction steps watch the scenario's pods from before the fault.
 	pods, err := w.kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list the scenario's pods: %w", err)
 	}
 	w.taint.podsRV = pods.ResourceVersion
-	w.fault = &injectedFault{claim: claim, gpu: gpu, result: result, response: resp, at: time.Now()}
-	if err := w.faults.InjectXid(ctx, gpu, resp.xid); err != nil {
-		return ctx, fmt.Errorf("inject Xid %d into GPU %s (claim %s): %w", resp.xid, gpu, claim, err)
+	w.fault = &injectedFault{claim: claim, target: target, result: result, response: resp, at: time.Now()}
+	out, err := w.runFaultCommand(ctx, target.Node, argv)
+	if err != nil {
+		return ctx, fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err)
 	}
-	klog.FromContext(ctx).Info("Injected a hardware fault", "gpu", gpu, "xid", resp.xid, "claim", claim)
-	return attachText(ctx, "fault", fmt.Sprintf("Xid %d into GPU %s; the driver declares health %s, taint %q", resp.xid, gpu, resp.health, resp.taint)), nil
+	klog.FromContext(ctx).Info("Injected a hardware fault", "fault", resp.fault, "device", result.Device, "identity", target.Identity, "node", target.Node, "claim", claim)
+	return attachText(ctx, "fault", fmt.Sprintf("fault %s under device %s/%s (%s) on node %s; the driver declares health %s, taint %q\n$ %s\n%s",
+		resp.fault, result.Pool, result.Device, target.Identity, target.Node, resp.health, resp.taint, commandLine(argv), out)), nil
 }
 
-// resetAndSettle resets the GPU and waits until the driver's slices show
-// none of its devices tainted.
-func (w *world) resetAndSettle(ctx context.Context, gpu string) error {
-	if err := w.faults.Reset(ctx, gpu); err != nil {
-		return fmt.Errorf("reset GPU %s: %w", gpu, err)
+// resetDevice runs the fault command's reset for the device.
+func (w *world) resetDevice(ctx context.Context, target declaration.FaultValues) error {
+	argv, err := w.cfg.FaultCommand.ExpandReset(target)
+	if err != nil {
+		return kitFailure(fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err))
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of GPU %s to lose their taints after its reset", gpu), func(ctx context.Context) (bool, string, error) {
+	if _, err := w.runFaultCommand(ctx, target.Node, argv); err != nil {
+		return fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err)
+	}
+	return nil
+}
+
+// resetAndSettle resets the device and waits until the driver's slices
+// show none of its devices (itself, or partitions that name it as their
+// parent) tainted.
+func (w *world) resetAndSettle(ctx context.Context, target declaration.FaultValues) error {
+	if err := w.resetDevice(ctx, target); err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
 		list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.cfg.DriverName})
 		if err != nil {
 			return false, err.Error(), nil
@@ -161,7 +207,7 @@ func (w *world) resetAndSettle(ctx context.Context, gpu string) error {
 		var tainted []string
 		for _, s := range list.Items {
 			for _, d := range s.Spec.Devices {
-				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.cfg.UUIDAttribute) == gpu || stringAttr(d.Attributes, w.cfg.ParentUUIDAttribute) == gpu) {
+				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.cfg.UUIDAttribute) == target.Identity || stringAttr(d.Attributes, w.cfg.ParentUUIDAttribute) == target.Identity) {
 					tainted = append(tainted, d.Name)
 				}
 			}
@@ -170,12 +216,12 @@ func (w *world) resetAndSettle(ctx context.Context, gpu string) error {
 	})
 }
 
-func (w *world) resetFaultedGPU(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) resetFaultedDevice(ctx context.Context, claim string) (context.Context, error) {
 	if w.fault == nil || w.fault.claim != claim {
 		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
 	}
-	if err := w.faults.Reset(ctx, w.fault.gpu); err != nil {
-		return ctx, fmt.Errorf("reset GPU %s: %w", w.fault.gpu, err)
+	if err := w.resetDevice(ctx, w.fault.target); err != nil {
+		return ctx, err
 	}
 	w.fault.at = time.Now() // what follows is timed from the reset
 	return ctx, nil
@@ -187,7 +233,7 @@ func (w *world) attachSinceFault(ctx context.Context, what string) context.Conte
 	if w.fault == nil {
 		return ctx
 	}
-	return attachText(ctx, "latency", fmt.Sprintf("%s %.3fs after Xid %d into %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.xid, w.fault.gpu))
+	return attachText(ctx, "latency", fmt.Sprintf("%s %.3fs after fault %s under %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.fault, w.fault.target.Identity))
 }
 
 func describeTaints(ts []resourceapi.DeviceTaint) string {
@@ -213,7 +259,7 @@ func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 		return ctx, err
 	}
 	var last string
-	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after Xid %d", r.Pool, r.Device, claim, want, w.fault.response.xid), func(ctx context.Context) (bool, string, error) {
+	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after fault %s", r.Pool, r.Device, claim, want, w.fault.response.fault), func(ctx context.Context) (bool, string, error) {
 		d, err := w.sliceDeviceOf(ctx, r)
 		if err != nil {
 			return false, err.Error(), nil

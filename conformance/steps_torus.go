@@ -188,10 +188,7 @@ func (c seenChip) String() string {
 
 // hostFile reads the ground truth of node's TPU host.
 func (w *world) hostFile(node string) (*tpuhw.HostFile, error) {
-	root := w.cfg.NodeEmulatorRoots[node]
-	if root == "" && (w.cfg.NodeName == "" || w.cfg.NodeName == node) {
-		root = w.cfg.NodeEmulatorRoot
-	}
+	root := w.cfg.nodeEmulatorRoot(node)
 	if root == "" {
 		return nil, fmt.Errorf("the kit knows no emulator root of node %s (NodeEmulatorRoots, or NodeEmulatorRoot for the one node): it cannot read the host's ground truth", node)
 	}

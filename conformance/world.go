@@ -67,10 +67,6 @@ type suite struct {
 	// eligibility is what the cluster offers the scenarios' needs.
 	eligibility eligibility
 
-	// faults injects hardware faults into the node's emulated hardware;
-	// nil when the kit has no emulator root (NodeEmulatorRoot).
-	faults faultInjector
-
 	// stepNeeds are the step patterns with needs, for scenarioDemand.
 	needsOnce sync.Once
 	stepNeeds []stepNeeds
@@ -196,8 +192,11 @@ func (s *suite) initScenario(sc *godog.ScenarioContext) {
 		w.progress.step(w.scenario, st.Text)
 		return ctx, nil
 	})
-	sc.StepContext().After(func(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, _ error) (context.Context, error) {
+	sc.StepContext().After(func(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 		w.outcome = worse(w.outcome, status)
+		if status == godog.StepFailed {
+			ctx = markKitFailure(ctx, err)
+		}
 		return ctx, nil // an error here would be added to the step's own
 	})
 	for _, st := range w.steps() {
@@ -278,7 +277,13 @@ func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioE
 		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.ns, err))
 	}
 	if cleanupErr != nil {
-		return ctx, fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
+		cleanupErr = fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
+		if !failed {
+			// The cleanup's failure is the scenario's first (a reset
+			// command that failed is the kit's).
+			ctx = markKitFailure(ctx, cleanupErr)
+		}
+		return ctx, cleanupErr
 	}
 	return ctx, nil
 }

@@ -19,7 +19,7 @@ import (
 // driver on any cluster of the Kubernetes version, so none carries them.
 var notInCore = map[string]string{
 	"@emulator":        "needs drakit's hardware emulator on the node",
-	"@hardware-faults": "breaks the emulated GPU under a device (an Xid error, a reset)",
+	"@hardware-faults": "breaks the hardware under a device through the driver's fault command: what a fault means is the vendor's",
 	"@nvlink-fabric":   "needs NVML's NVLink fabric state and IMEX channels: NVIDIA's hardware",
 	"@tpu-torus":       "needs the emulator's TPU torus as ground truth",
 	"@interpose":       "needs the driver redeployed behind drakit interpose",
@@ -31,7 +31,7 @@ var notInCore = map[string]string{
 // notInCoreSteps are steps that need the same, whatever the scenario's
 // tags say.
 var notInCoreSteps = map[*regexp.Regexp]string{
-	regexp.MustCompile(`^the kit can inject hardware faults`):                           "needs drakit's hardware emulator, or a fault command, under the devices",
+	regexp.MustCompile(`^the kit can inject hardware faults`):                           "needs a fault command under the devices and the vendor's meaning of a fault",
 	regexp.MustCompile(`NVML state lock`):                                               "needs drakit's hardware emulator on the node",
 	regexp.MustCompile(`^the driver declares (an NVLink fabric|IMEX channels)`):         "needs NVIDIA's NVLink fabric",
 	regexp.MustCompile(`^the driver declares a torus`):                                  "needs the emulator's TPU torus",

@@ -29,7 +29,7 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 		"--node-emulator-roots", "127.0.0.1=/r1,127.0.0.2=/r2",
 		"--driver-pod-selector", "app=d", "--tags", "@kep-4381", "--profile", "core", "--fail-on-skip", "--hardware", "--artifacts", "/a",
 		"--api-timeout", "1s", "--publish-timeout", "2s", "--pod-start-timeout", "3s", "--pod-delete-timeout", "4s",
-		"--cleanup-timeout", "5s", "--scheduler-binding-timeout", "6s", "--concurrency", "3", "--random", "-1", "--format", "progress", "--no-colors",
+		"--cleanup-timeout", "5s", "--scheduler-binding-timeout", "6s", "--fault-command-timeout", "7s", "--concurrency", "3", "--random", "-1", "--format", "progress", "--no-colors",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 		APIServerHost: "127.0.0.2", APIServerPort: 16443, NodeCDIDir: "/cdi", DriverNamespace: "gpu",
 		NodeEmulatorRoots: map[string]string{"127.0.0.1": "/r1", "127.0.0.2": "/r2"},
 		DriverPodSelector: "app=d", Tags: "@kep-4381", Profile: "core", FailOnSkip: true, Hardware: true, ArtifactsDir: "/a",
-		Timeouts:    conformance.Timeouts{API: time.Second, Publish: 2 * time.Second, PodStart: 3 * time.Second, PodDelete: 4 * time.Second, Cleanup: 5 * time.Second, SchedulerBinding: 6 * time.Second},
+		Timeouts:    conformance.Timeouts{API: time.Second, Publish: 2 * time.Second, PodStart: 3 * time.Second, PodDelete: 4 * time.Second, Cleanup: 5 * time.Second, SchedulerBinding: 6 * time.Second, FaultCommand: 7 * time.Second},
 		Concurrency: 3, Randomize: -1, Format: "progress", NoColors: true,
 	}
 	if diff := cmp.Diff(want, cfg, cmpopts.IgnoreFields(conformance.Config{}, "Output", "TestingT")); diff != "" {

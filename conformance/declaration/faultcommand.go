@@ -150,3 +150,9 @@ func validateFaultName(path *field.Path, name string) field.ErrorList {
 	}
 	return nil
 }
+
+// ValidateFaultName checks a fault's name as a declaration's
+// deviceKinds[].faults[].fault is checked.
+func ValidateFaultName(name string) error {
+	return validateFaultName(field.NewPath("fault"), name).ToAggregate()
+}

@@ -59,6 +59,7 @@ func Flags(fs *flag.FlagSet) *conformance.Config {
 	fs.DurationVar(&cfg.Timeouts.PodDelete, f("pod-delete-timeout"), cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
 	fs.DurationVar(&cfg.Timeouts.Cleanup, f("cleanup-timeout"), cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
 	fs.DurationVar(&cfg.Timeouts.SchedulerBinding, f("scheduler-binding-timeout"), cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s)")
+	fs.DurationVar(&cfg.Timeouts.FaultCommand, f("fault-command-timeout"), cfg.Timeouts.FaultCommand, "how long each run of the driver's fault command (deviceKinds[].faultCommand) may take")
 	return &cfg
 }
 

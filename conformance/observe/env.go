@@ -58,9 +58,9 @@ func CheckEnv(pod, prefix string, allocated []Device, r probe.Report) []string {
 	return out
 }
 
-// deviceValues are a device's values for the patterns: its name, its
-// identity attribute and every attribute of the driver.
-func deviceValues(driver, identity, name string, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) declaration.DeviceValues {
+// DeviceValues are a device's values for the declaration's patterns: its
+// name, its identity attribute and every attribute of the driver.
+func DeviceValues(driver, identity, name string, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) declaration.DeviceValues {
 	v := declaration.DeviceValues{Name: name, Attribute: func(attr string) (string, bool) {
 		a, ok := LookupAttribute(attrs, driver, attr)
 		if !ok {
@@ -89,7 +89,7 @@ func CheckEnvPattern(pod, driver, identity string, env *declaration.EnvVariable,
 	mine := map[string]bool{}
 	for _, d := range allocated {
 		mine[d.ID()] = true
-		v := deviceValues(driver, identity, d.Device, d.Attributes)
+		v := DeviceValues(driver, identity, d.Device, d.Attributes)
 		name, err := env.ExpandName(v)
 		if err != nil {
 			out = append(out, fmt.Sprintf("pod %s: allocated device %s: %v", pod, d.ID(), err))
@@ -111,7 +111,7 @@ func CheckEnvPattern(pod, driver, identity string, env *declaration.EnvVariable,
 		if mine[d.ID()] {
 			continue
 		}
-		v := deviceValues(driver, identity, d.Device, d.Attributes)
+		v := DeviceValues(driver, identity, d.Device, d.Attributes)
 		name, errName := env.ExpandName(v)
 		value, errValue := env.ExpandValue(v)
 		if errName != nil || errValue != nil {

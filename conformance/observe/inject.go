@@ -22,7 +22,7 @@ type Injected struct {
 
 // Values are what the declaration's placeholders stand for, for device d.
 func (in Injected) Values(d Device) declaration.DeviceValues {
-	return deviceValues(in.Driver, in.Identity, d.Device, d.Attributes)
+	return DeviceValues(in.Driver, in.Identity, d.Device, d.Attributes)
 }
 
 // nodeNumbers renders a node's type and numbers as "c 195:3".

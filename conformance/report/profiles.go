@@ -156,7 +156,7 @@ var profiles = []profile{
 	},
 	{
 		name:        "hardware-faults",
-		description: "faults of the hardware under a driver's devices (@hardware-faults): the kit breaks the emulated GPU under a claim (an Xid error, then a reset) and reads what the API server stored: the health the driver streams into the pod's status (KEP-4680) and the taints it publishes (KEP-5055); drivers of drakit's emulated GPUs",
+		description: "faults of the hardware under a driver's devices (@hardware-faults): the kit breaks the hardware under a claim with the fault command the driver declares (drakit's emulator supplies one for its GPUs: an Xid error, then a reset) and reads what the API server stored: the health the driver streams into the pod's status (KEP-4680) and the taints it publishes (KEP-5055), as the driver declares its answer to each fault; drivers that declare faults and a fault command",
 		gates:       []profileGate{{name: "hardware-faults", kep: 4680}, {name: "hardware-faults", kep: 5055}},
 	},
 	{

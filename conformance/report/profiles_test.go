@@ -161,7 +161,7 @@ func TestProfileOf(t *testing.T) {
 		"partitionable":         {[]string{"@extended", "@kep-4815"}, "partitionable", true},
 		"partition types' gate": {[]string{"@kep-4815", "@DRAPartitionableDevicesType", "@core"}, "alpha", true},
 		"NVLink fabric":         {[]string{"@kep-4381", "@extended", "@nvlink-fabric"}, "nvidia-fabric", true},
-		"faults of KEP-5055":    {[]string{"@kep-5055", "@extended", "@hardware-faults", "@emulator"}, "hardware-faults", true},
+		"faults of KEP-5055":    {[]string{"@kep-5055", "@extended", "@hardware-faults"}, "hardware-faults", true},
 		"a gate of another KEP": {[]string{"@kep-4815", "@hardware-faults"}, "partitionable", true},
 		"alpha KEP":             {[]string{"@kep-5963"}, "alpha", true},
 		"no KEP":                {[]string{"@core"}, "", false},

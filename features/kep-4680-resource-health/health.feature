@@ -3,26 +3,27 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
   kubelet shows it, per allocated device, in status.containerStatuses[].allocatedResourcesStatus of the
   pods that use it (health Healthy, Unhealthy or Unknown, and the driver's message). A device not
   refreshed within the health timeout, or whose driver went away, is Unknown. The kit breaks the
-  emulated GPU under a claim's device (an Xid error, then a reset, as nvidia-smi -r) and reads what
-  the API server stored in the pod's status, never the driver's own account.
+  hardware under a claim's device with the fault command the driver declares (drakit's emulator
+  supplies one for its GPUs: an Xid error, then a reset as nvidia-smi -r) and reads what the API
+  server stored in the pod's status, never the driver's own account.
 
   Background:
     Given the driver claims the capability "deviceHealth"
     And the driver publishes at least 1 device
 
-  @kep-4680 @extended @emulator @hardware-faults
+  @kep-4680 @extended @hardware-faults
   Scenario: A device fault shows as Unhealthy in the pod's status, and the reset as Healthy again
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "ailing" requesting 1 device
     When a pod "patient" is created with the claim "ailing"
     Then pod "patient" is running
     And within 30 seconds pod "patient" shows the devices of the claim "ailing" as Healthy
-    When the GPU under the device of the claim "ailing" reports the fault the driver answers with a NoSchedule taint
+    When the hardware under the device of the claim "ailing" reports the fault the driver answers with a NoSchedule taint
     Then within 10 seconds pod "patient" shows the devices of the claim "ailing" as Unhealthy
-    When the GPU under the device of the claim "ailing" is reset
+    When the hardware under the device of the claim "ailing" is reset
     Then within 10 seconds pod "patient" shows the devices of the claim "ailing" as Healthy
 
-  @kep-4680 @extended @emulator @hardware-faults
+  @kep-4680 @extended @hardware-faults
   Scenario: Two pods on different devices each see only their own device's health
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "broken" requesting 1 device
@@ -34,17 +35,17 @@ Feature: KEP-4680 device health in the pod's status: what the driver streams rea
     And pod "unlucky" sees exactly the devices allocated to its claims
     And pod "lucky" sees exactly the devices allocated to its claims
     And pods "unlucky" and "lucky" see different devices
-    When the GPU under the device of the claim "broken" reports the fault the driver answers with a NoSchedule taint
+    When the hardware under the device of the claim "broken" reports the fault the driver answers with a NoSchedule taint
     Then within 10 seconds pod "unlucky" shows the devices of the claim "broken" as Unhealthy
     And within 5 seconds pod "lucky" shows the devices of the claim "sound" as Healthy
 
-  @kep-4680 @extended @emulator @hardware-faults
-  Scenario: An application error (Xid 13) leaves the device Healthy
+  @kep-4680 @extended @hardware-faults
+  Scenario: A fault the driver answers with no taint leaves the device Healthy
     Given the kit can inject hardware faults under the driver's devices
     And a ResourceClaim "buggy" requesting 1 device
     When a pod "crasher" is created with the claim "buggy"
     Then pod "crasher" is running
-    When the GPU under the device of the claim "buggy" reports the fault the driver answers with no taint
+    When the hardware under the device of the claim "buggy" reports the fault the driver answers with no taint
     Then the device of the claim "buggy" stays without a taint for 5 seconds
     And within 5 seconds pod "crasher" shows the devices of the claim "buggy" as Healthy
 

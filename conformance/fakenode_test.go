@@ -202,6 +202,21 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 	pod.Spec.NodeName = "127.0.0.1"
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	// The fake kubelet shows what the fake driver streams (KEP-4680):
+	// every allocated device Healthy, in every container's status, under
+	// the pod's claim entry; claims holds one claim per entry.
+	var health []corev1.ResourceStatus
+	for i, c := range claims {
+		rs := corev1.ResourceStatus{Name: corev1.ResourceName("claim:" + pod.Spec.ResourceClaims[i].Name)}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			rs.Resources = append(rs.Resources, corev1.ResourceHealth{ResourceID: corev1.ResourceID(r.Driver + "/" + r.Pool + "/" + r.Device), Health: corev1.ResourceHealthStatusHealthy})
+		}
+		health = append(health, rs)
+	}
+	for _, ctr := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: ctr.Name, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, AllocatedResourcesStatus: health})
+	}
 	f.mu.Lock()
 	f.reports[ns+"/"+pod.Name] = report
 	f.mu.Unlock()
@@ -573,7 +588,7 @@ func TestFeaturesFailWhatTheDriverPublishesButDoesNotClaim(t *testing.T) {
 
 // fakeGates are the feature gates the fake cluster claims to have on: a
 // fake clientset cannot serve the API server's /metrics.
-var fakeGates = []string{"DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAAdminAccess"}
+var fakeGates = []string{"DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints", "DRAAdminAccess", "ResourceHealthStatus"}
 
 // fakeClusterWithGPUs is a fake cluster with the test driver's DeviceClass
 // and four GPUs on two NUMA nodes of node 127.0.0.1, a Ready Node.

@@ -18,7 +18,8 @@
 // use the driver's devices) is tagged @cluster-check; one that exercises the
 // driver at all (its slices, a pod running with its devices, what the
 // container sees) is not. A scenario that needs a feature gate that is off
-// by default says so with @needs-gate-<gate>
+// by default, or a beta one a cluster may turn off, says so with
+// @needs-gate-<gate>
 // (@needs-gate-DRAListTypeAttributes), one that needs an API version the
 // API server does not serve by default with @needs-api-<version>.<group>,
 // its APIService's name (@needs-api-v1alpha3.resource.k8s.io), on the

@@ -8,8 +8,9 @@ import (
 )
 
 // Eligibility tags: a scenario that needs what a cluster may lack, a
-// feature gate that is off by default or an API version the API server does
-// not serve by default, says so by tag (on the scenario or its Feature), so
+// feature gate that is off by default (or a beta one a cluster may turn
+// off) or an API version the API server does not serve by default, says
+// so by tag (on the scenario or its Feature), so
 // that the kit can find the cluster not eligible for it before it runs a
 // step, and say so with NotEligiblePrefix.
 const (

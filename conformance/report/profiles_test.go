@@ -82,11 +82,10 @@ func TestProfilesCoverFeatures(t *testing.T) {
 	}
 	// withoutCore are the profiles whose scenarios all need an alpha
 	// feature gate, or hardware only some drivers have (the emulator's,
-	// NVIDIA's, the node's PCI functions), and with them the profile whose
-	// only scenario needing neither waits for a driver stop the kit may be
-	// unable to make (device-health), and pod-resources, whose every
-	// scenario reads the kubelet's PodResources socket on the node.
-	withoutCore := []string{"pool-status", "node-allocatable", "numa-node", "alpha", "device-health", "hardware-faults", "nvidia-fabric", "tpu-torus", "pci-topology", "pod-resources"}
+	// NVIDIA's, the node's PCI functions, a vendor's faults), and
+	// pod-resources, whose every scenario reads the kubelet's PodResources
+	// socket on the node.
+	withoutCore := []string{"pool-status", "node-allocatable", "numa-node", "alpha", "hardware-faults", "nvidia-fabric", "tpu-torus", "pci-topology", "pod-resources"}
 	kepsSeen := map[int]bool{}
 	gatesSeen := map[string]bool{}
 	coreOf := map[string]int{}

@@ -40,9 +40,10 @@ func (w *world) hardwareSteps() []stepDef {
 // injectedFault is the fault a scenario injected.
 type injectedFault struct {
 	claim string
-	// target is what the fault command's placeholders stood for, kept
-	// for the reset and result the claim's device when the fault was
-	// injected: the claim may be deallocated afterwards (its pod evicted).
+	// target is what the fault command's placeholders stood for and
+	// result the claim's device when the fault was injected, kept for the
+	// reset and the later steps: the claim may lose the device (its pod
+	// evicted, the claim deallocated).
 	target   declaration.FaultValues
 	result   resourceapi.DeviceRequestAllocationResult
 	response faultResponse

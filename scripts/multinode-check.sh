@@ -4,8 +4,8 @@
 # node's emulator root with the node name as UUID seed, deploys the reference GPU driver once per node
 # (drakit driver deploy --node), waits for a ResourceSlice per node, runs a pod with a GPU claim on the
 # third node (or the last) and checks that it sees one of that node's GPUs, then takes the cluster down
-# and checks that nothing is left: no process using the run dir, no mount below it, no cgroup root,
-# no run dir.
+# and checks that nothing is left: no process using the run dir, no mount below it or the kubelet
+# root dirs (/run/drakit/k<i>), no cgroup root, no run dir, no kubelet root dir.
 #
 # Needs root, scripts/build.sh and scripts/build-images.sh (or DRAKIT_IMAGES_DIR naming a dir with
 # probe.tar and driver.tar). Takes the cluster lock (/tmp/drakit-cluster.lock) itself.
@@ -121,6 +121,11 @@ k get pods -o wide
 
 log "cluster down"
 run_dir=$DRAKIT_RUN_DIR
+kubelet_roots=()
+for i in $(seq 1 "$NODES"); do
+  root=DRAKIT_NODE_${i}_KUBELET_ROOT_DIR
+  kubelet_roots+=("${!root}")
+done
 $drakit cluster down
 trap - EXIT
 left=""
@@ -129,6 +134,10 @@ for p in /proc/[0-9]*; do
 done
 [ -z "$left" ] || die "processes still use $run_dir:$left"
 ! grep -q -- "$run_dir" /proc/self/mountinfo || die "mounts left below $run_dir: $(grep -- "$run_dir" /proc/self/mountinfo)"
+for root in "${kubelet_roots[@]}"; do
+  ! grep -qE -- " $root( |/)" /proc/self/mountinfo || die "mounts left at or below $root: $(grep -E -- " $root( |/)" /proc/self/mountinfo)"
+  [ ! -e "$root" ] || die "kubelet root dir $root left"
+done
 cgroups=$(find /sys/fs/cgroup -maxdepth 2 -name 'drakit-kubelet*' 2>/dev/null)
 [ -z "$cgroups" ] || die "cgroups left: $cgroups"
 [ ! -e "$run_dir" ] || die "run dir $run_dir left"

@@ -1,9 +1,14 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // emulatorNRIPluginName is the plugin's file in containerd's NRI plugin
@@ -47,8 +52,8 @@ func writeEmulatorNRIPlugin(cfg Config) error {
 		return nil
 	}
 	p := emulatorNRIPluginPath(cfg)
-	script := fmt.Sprintf("#!/bin/sh\nexec %s emulator nri-plugin --root %s 2>>%s\n",
-		shellQuote(cfg.EmulatorNRIPlugin), shellQuote(EmulatorRoot(cfg)), shellQuote(filepath.Join(logDir(cfg), "nri-emulator.log")))
+	script := fmt.Sprintf("#!/bin/sh\nexec %s emulator nri-plugin --root %s --ready-file %s 2>>%s\n",
+		shellQuote(cfg.EmulatorNRIPlugin), shellQuote(EmulatorRoot(cfg)), shellQuote(emulatorNRIPluginReady(cfg)), shellQuote(emulatorNRIPluginLog(cfg)))
 	if err := writeFileAtomic(p, []byte(script), 0o755); err != nil {
 		return fmt.Errorf("write the emulator's NRI plugin: %w", err)
 	}
@@ -57,3 +62,43 @@ func writeEmulatorNRIPlugin(cfg Config) error {
 
 // shellQuote quotes s as one POSIX shell word.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func emulatorNRIPluginReady(cfg Config) string {
+	return filepath.Join(nriDir(cfg), "emulator-plugin.ready")
+}
+func emulatorNRIPluginLog(cfg Config) string { return filepath.Join(logDir(cfg), "nri-emulator.log") }
+
+// forgetEmulatorNRIPlugin removes the ready file of an earlier containerd
+// before this node's containerd starts.
+func forgetEmulatorNRIPlugin(cfg Config) error {
+	if err := os.Remove(emulatorNRIPluginReady(cfg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the emulator's NRI plugin ready file: %w", err)
+	}
+	return nil
+}
+
+// waitEmulatorNRIPlugin waits until the node's containerd, which has just
+// started, has the emulator's NRI plugin registered: containerd only logs a
+// warning for a plugin that does not start, and the containers would lack
+// NVML without a word.
+func waitEmulatorNRIPlugin(ctx context.Context, cfg Config) error {
+	if cfg.EmulatorNRIPlugin == "" {
+		return nil
+	}
+	ready := emulatorNRIPluginReady(cfg)
+	deadline := time.Now().Add(cfg.StartTimeout)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("start the emulator's NRI plugin on node %s: containerd did not register it within %v (its log: %s; containerd's: %s)",
+				nodeName(cfg), cfg.StartTimeout, emulatorNRIPluginLog(cfg), LogPath(cfg, Containerd))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

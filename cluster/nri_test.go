@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNRIConfig(t *testing.T) {
@@ -62,7 +63,7 @@ func TestEmulatorNRIPluginScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(b), "emulator\nnri-plugin\n--root\n"+EmulatorRoot(node)+"\n"; got != want {
+	if got, want := string(b), "emulator\nnri-plugin\n--root\n"+EmulatorRoot(node)+"\n--ready-file\n"+emulatorNRIPluginReady(node)+"\n"; got != want {
 		t.Errorf("drakit got arguments %q, want %q", got, want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(logDir(node), "nri-emulator.log")); string(b) != "to-stderr\n" {
@@ -88,5 +89,39 @@ func TestValidateEmulatorNRIPlugin(t *testing.T) {
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "EmulatorNRIPlugin") {
 			t.Errorf("EmulatorNRIPlugin %q: got %v, want an error naming the field", p, err)
 		}
+	}
+}
+
+// TestWaitEmulatorNRIPlugin: up waits for the plugin's ready file, and
+// names the logs to read when containerd never registered the plugin.
+func TestWaitEmulatorNRIPlugin(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RunDir = t.TempDir()
+	cfg.EmulatorNRIPlugin = "/opt/drakit"
+	cfg.StartTimeout = 300 * time.Millisecond
+	if err := os.MkdirAll(nriDir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := waitEmulatorNRIPlugin(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), emulatorNRIPluginLog(cfg)) || !strings.Contains(err.Error(), LogPath(cfg, Containerd)) {
+		t.Fatalf("without a ready file: got %v, want an error naming both logs", err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = os.WriteFile(emulatorNRIPluginReady(cfg), []byte("ready\n"), 0o644)
+	}()
+	cfg.StartTimeout = 10 * time.Second
+	if err := waitEmulatorNRIPlugin(t.Context(), cfg); err != nil {
+		t.Fatalf("with the ready file written: %v", err)
+	}
+	if err := forgetEmulatorNRIPlugin(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(emulatorNRIPluginReady(cfg)); !os.IsNotExist(err) {
+		t.Errorf("the ready file is still there after forgetEmulatorNRIPlugin (%v)", err)
+	}
+	cfg.EmulatorNRIPlugin = ""
+	if err := waitEmulatorNRIPlugin(t.Context(), cfg); err != nil {
+		t.Errorf("without the plugin: %v", err)
 	}
 }

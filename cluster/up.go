@@ -155,7 +155,14 @@ func Up(ctx context.Context, cfg Config) error {
 				}
 			case Containerd:
 				importing++
-				go func() { imported <- importImages(ctx, u.cfg) }()
+				startedNow := p.done != nil
+				go func() {
+					err := importImages(ctx, u.cfg)
+					if startedNow {
+						err = errors.Join(err, waitEmulatorNRIPlugin(ctx, u.cfg))
+					}
+					imported <- err
+				}()
 			}
 		}
 	}
@@ -400,6 +407,9 @@ func portFree(host string, port int, wait time.Duration) error {
 // beforeStart prepares the host for a component: the kubelet needs its
 // cgroup root and its root dir mounted.
 func beforeStart(ctx context.Context, cfg Config, name string) error {
+	if name == Containerd {
+		return forgetEmulatorNRIPlugin(cfg)
+	}
 	if name != Kubelet {
 		return nil
 	}

@@ -36,5 +36,6 @@ on every node with that node's emulator root.`,
 		},
 	}
 	cmd.Flags().StringVar(&p.Root, "root", "", "the node's emulator root, rendered by 'drakit emulator render'")
+	cmd.Flags().StringVar(&p.ReadyFile, "ready-file", "", "a file written once containerd has registered the plugin (empty: none)")
 	return cmd
 }

@@ -32,6 +32,24 @@ const gpuMinorLimit = 254
 type Plugin struct {
 	// Root is the node's emulator root (drakit emulator render --root).
 	Root string
+	// ReadyFile, when set, is written once containerd has registered the
+	// plugin and handed it the node's pods, so that whoever started
+	// containerd can tell that the plugin serves (containerd only warns
+	// about a plugin that fails to start).
+	ReadyFile string
+}
+
+// Synchronize is the NRI hook containerd calls once the plugin is
+// registered: nothing to change in running containers; it marks the plugin
+// ready.
+func (p *Plugin) Synchronize(_ context.Context, _ []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+	if p.ReadyFile == "" {
+		return nil, nil
+	}
+	if err := os.WriteFile(p.ReadyFile, []byte("ready\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("mark the emulator's NRI plugin ready: %w", err)
+	}
+	return nil, nil
 }
 
 // CreateContainer is the NRI hook: the adjustment that gives a container

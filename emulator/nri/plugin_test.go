@@ -139,3 +139,16 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestSynchronizeMarksReady(t *testing.T) {
+	ready := filepath.Join(t.TempDir(), "ready")
+	if _, err := (&Plugin{Root: "/r", ReadyFile: ready}).Synchronize(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ready); err != nil {
+		t.Errorf("no ready file after Synchronize: %v", err)
+	}
+	if upd, err := (&Plugin{Root: "/r"}).Synchronize(context.Background(), nil, nil); upd != nil || err != nil {
+		t.Errorf("without a ready file: got %v, %v", upd, err)
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"drakit.dev/drakit/internal/shellquote"
 )
 
 // emulatorNRIPluginName is the plugin's file in containerd's NRI plugin
@@ -53,15 +54,12 @@ func writeEmulatorNRIPlugin(cfg Config) error {
 	}
 	p := emulatorNRIPluginPath(cfg)
 	script := fmt.Sprintf("#!/bin/sh\nexec %s emulator nri-plugin --root %s --ready-file %s 2>>%s\n",
-		shellQuote(cfg.EmulatorNRIPlugin), shellQuote(EmulatorRoot(cfg)), shellQuote(emulatorNRIPluginReady(cfg)), shellQuote(emulatorNRIPluginLog(cfg)))
+		shellquote.Quote(cfg.EmulatorNRIPlugin), shellquote.Quote(EmulatorRoot(cfg)), shellquote.Quote(emulatorNRIPluginReady(cfg)), shellquote.Quote(emulatorNRIPluginLog(cfg)))
 	if err := writeFileAtomic(p, []byte(script), 0o755); err != nil {
 		return fmt.Errorf("write the emulator's NRI plugin: %w", err)
 	}
 	return nil
 }
-
-// shellQuote quotes s as one POSIX shell word.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func emulatorNRIPluginReady(cfg Config) string {
 	return filepath.Join(nriDir(cfg), "emulator-plugin.ready")

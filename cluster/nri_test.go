@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"drakit.dev/drakit/internal/shellquote"
 )
 
 func TestNRIConfig(t *testing.T) {
@@ -36,7 +38,7 @@ func TestEmulatorNRIPluginScript(t *testing.T) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "it's drakit")
 	out := filepath.Join(dir, "args")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >"+shellQuote(out)+"\necho to-stderr >&2\n"), 0o755); err != nil {
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >"+shellquote.Quote(out)+"\necho to-stderr >&2\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()

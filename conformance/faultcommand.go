@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"drakit.dev/drakit/conformance/report"
+	"drakit.dev/drakit/internal/shellquote"
 )
 
 // kitError is a failure of the kit, or of what it was given, not of the
@@ -155,7 +156,7 @@ func commandLine(argv []string) string {
 		if plainArgument.MatchString(a) {
 			quoted[i] = a
 		} else {
-			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			quoted[i] = shellquote.Quote(a)
 		}
 	}
 	return strings.Join(quoted, " ")

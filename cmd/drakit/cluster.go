@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/cluster"
+	"drakit.dev/drakit/internal/shellquote"
 )
 
 func init() { register(newClusterCommand) }
@@ -179,7 +180,7 @@ func printStatus(w io.Writer, st cluster.State, output string) error {
 			{"DRAKIT_KUBECTL", st.Kubectl},
 			{"DRAKIT_NODE_NAME", st.NodeName},
 		} {
-			if _, err := fmt.Fprintf(w, "%s=%s\n", kv.k, shellQuote(kv.v)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s=%s\n", kv.k, shellquote.Quote(kv.v)); err != nil {
 				return err
 			}
 		}
@@ -249,7 +250,7 @@ func printNodesEnv(w io.Writer, nodes []cluster.NodeState) error {
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	if _, err := fmt.Fprintf(w, "DRAKIT_NODES=%s\n", shellQuote(strings.Join(names, " "))); err != nil {
+	if _, err := fmt.Fprintf(w, "DRAKIT_NODES=%s\n", shellquote.Quote(strings.Join(names, " "))); err != nil {
 		return err
 	}
 	for _, n := range nodes {
@@ -258,23 +259,10 @@ func printNodesEnv(w io.Writer, nodes []cluster.NodeState) error {
 			{"NAME", n.Name}, {"KUBELET_ROOT_DIR", n.KubeletRootDir}, {"CDI_DIR", n.CDIDir},
 			{"EMULATOR_ROOT", n.EmulatorRoot}, {"CONTAINERD_SOCKET", n.ContainerdSocket},
 		} {
-			if _, err := fmt.Fprintf(w, "%s%s=%s\n", prefix, kv.k, shellQuote(kv.v)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s%s=%s\n", prefix, kv.k, shellquote.Quote(kv.v)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// shellQuote quotes s for POSIX sh.
-func shellQuote(s string) string {
-	out := "'"
-	for _, r := range s {
-		if r == '\'' {
-			out += `'\''`
-			continue
-		}
-		out += string(r)
-	}
-	return out + "'"
 }

@@ -1,0 +1,65 @@
+package kit
+
+import (
+	"slices"
+	"testing"
+
+	"drakit.dev/drakit/conformance/declaration"
+)
+
+// TestApplyDeclaration applies the env-only example driver's declaration:
+// its settings replace the reference defaults (no partitions, no NVML, no
+// per-device prefix), except a field given explicitly.
+func TestApplyDeclaration(t *testing.T) {
+	d, err := declaration.Load("../docs/examples/env-only-driver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.DriverNamespace = "given"
+	cfg.ApplyDeclaration(d, func(field string) bool { return field == "DriverNamespace" })
+	if cfg.DriverName != "gpu.example.com" || cfg.PartitionClassName != "" || cfg.DeviceEnvPrefix != "" || !cfg.Hardware {
+		t.Errorf("declared settings not applied: %+v", cfg)
+	}
+	if cfg.observes(declaration.ObserverNVML) || !cfg.observes(declaration.ObserverCDI) {
+		t.Errorf("observers %v, want cdi and env without nvml", cfg.Observers)
+	}
+	if cfg.DriverNamespace != "given" {
+		t.Errorf("DriverNamespace %q, want the explicit value kept", cfg.DriverNamespace)
+	}
+	if cfg.ProfileAttribute != "" || !slices.Equal(cfg.Capabilities, []string{"adminAccess"}) {
+		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions leaves the first empty, and this one claims adminAccess alone", cfg.ProfileAttribute, cfg.Capabilities)
+	}
+	if k := cfg.deviceKinds(); len(k) != 1 || k[0].Name != "gpu" || k[0].DeviceClass != "gpu.example.com" {
+		t.Errorf("device kinds %+v, want the declared kind gpu of DeviceClass gpu.example.com", k)
+	}
+	cfg.Kubeconfig = "k"
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("config after the declaration: %v", err)
+	}
+}
+
+// TestApplyReferenceDeclaration: everything the kit knows about the
+// reference driver comes from its declaration.
+func TestApplyReferenceDeclaration(t *testing.T) {
+	cfg := referenceDriverConfig()
+	type settings struct {
+		driver, class, uuid, envPrefix, partitions, profile, parent, memory, ns, selector string
+	}
+	want := settings{"gpu.drakit.dev", "gpu.drakit.dev", "uuid", "DRAKIT_DEVICE_", "mig.gpu.drakit.dev", "profile", "parentUUID", "memory",
+		"drakit-system", "app.kubernetes.io/name=drakit-driver"}
+	got := settings{cfg.DriverName, cfg.DeviceClassName, cfg.UUIDAttribute, cfg.DeviceEnvPrefix, cfg.PartitionClassName, cfg.ProfileAttribute,
+		cfg.ParentUUIDAttribute, cfg.MemoryCapacity, cfg.DriverNamespace, cfg.DriverPodSelector}
+	if got != want {
+		t.Errorf("settings:\n got %+v\nwant %+v", got, want)
+	}
+	if w := []string{"deviceHealth", "deviceHealthMessages", "partitionableDevices", "partitionableDevicesType", "adminAccess", "deviceTaints", "deviceMetadata", "listTypeAttributes", "deviceCompatibilityGroups", "numaNodeAttribute"}; !slices.Equal(cfg.Capabilities, w) {
+		t.Errorf("capabilities %v, want %v", cfg.Capabilities, w)
+	}
+	if cfg.NUMANodesAttribute != "closeNUMANodes" {
+		t.Errorf("NUMA nodes attribute %q, want closeNUMANodes", cfg.NUMANodesAttribute)
+	}
+	if !cfg.observes(declaration.ObserverNVML) || cfg.Hardware {
+		t.Errorf("observers %v hardware %t, want nvml on emulated hardware", cfg.Observers, cfg.Hardware)
+	}
+}

@@ -1,0 +1,303 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cucumber/godog"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/inventory"
+	"drakit.dev/drakit/conformance/observe"
+)
+
+// scenarioNeeds add up what a scenario's steps need of the driver's devices
+// (stepDef.needs): the whole devices its claims take at once, the
+// partitionable devices it names or partitions anywhere, the pre-created
+// partitions, and whether it disturbs the driver for everyone.
+type scenarioNeeds struct {
+	wholeAtLeast, wholeClaims int
+	wholeWithoutCounters      bool
+	sameAttribute             resourceapi.QualifiedName
+	partitionableAtLeast      int
+	partitionableNamed        map[string]bool
+	partitionsAnywhere        int
+	roles                     map[inventory.Role]bool
+	preCreatedAtLeast         int
+	preCreatedNamed           map[string]bool
+	shared                    int
+	exclusive                 bool
+}
+
+func newScenarioNeeds() *scenarioNeeds {
+	return &scenarioNeeds{partitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, preCreatedNamed: map[string]bool{}}
+}
+
+// demand is the lease the needs ask for.
+func (n *scenarioNeeds) demand() inventory.Demand {
+	d := inventory.Demand{
+		Whole:                max(n.wholeAtLeast, n.wholeClaims),
+		SameAttribute:        n.sameAttribute,
+		WholeWithoutCounters: n.wholeWithoutCounters,
+		Partitionable:        max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
+		PreCreated:           max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
+		Shared:               n.shared,
+		Exclusive:            n.exclusive,
+	}
+	for _, r := range inventory.Roles() {
+		if n.roles[r] {
+			d.Roles = append(d.Roles, r)
+		}
+	}
+	return d
+}
+
+// Needs of the steps, by what their arguments say.
+func needsWhole(atLeast bool, countArg int) func(*scenarioNeeds, []string) {
+	return func(n *scenarioNeeds, args []string) {
+		c, err := strconv.Atoi(args[countArg])
+		if err != nil {
+			return // godog reports the bad argument when the step runs
+		}
+		if atLeast {
+			n.wholeAtLeast = max(n.wholeAtLeast, c)
+		} else {
+			n.wholeClaims += c
+		}
+	}
+}
+
+func needsOneWhole(n *scenarioNeeds, _ []string) { n.wholeClaims++ }
+
+func needsExclusive(n *scenarioNeeds, _ []string) { n.exclusive = true }
+
+func needsShared(n *scenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
+
+func needsRole(n *scenarioNeeds, role string) {
+	if r, err := inventory.ParseRole(role); err == nil {
+		n.roles[r] = true
+	}
+}
+
+// suiteNeeds matches step texts with the kit's step patterns that have
+// needs; built once per run.
+type stepNeeds struct {
+	re    *regexp.Regexp
+	needs func(*scenarioNeeds, []string)
+}
+
+// scenarioDemand sums the needs of the scenario's steps.
+func (s *suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
+	s.needsOnce.Do(func() {
+		for _, st := range (&world{suite: s}).steps() {
+			if st.needs != nil {
+				s.stepNeeds = append(s.stepNeeds, stepNeeds{re: regexp.MustCompile(st.pattern), needs: st.needs})
+			}
+		}
+	})
+	n := newScenarioNeeds()
+	for _, step := range sc.Steps {
+		for _, sn := range s.stepNeeds {
+			if m := sn.re.FindStringSubmatch(step.Text); m != nil {
+				sn.needs(n, m[1:])
+				break
+			}
+		}
+	}
+	return n.demand()
+}
+
+// devicePool is the lease pool over the driver's devices, built on first
+// use: once the driver publishes (within the publish timeout), its devices
+// of the kit's DeviceClass and partition class are divided into units. A
+// driver that publishes nothing, or a missing DeviceClass, gives an empty
+// pool: every demand is then never satisfiable and scenarios run alone.
+func (s *suite) devicePool(ctx context.Context) *inventory.Pool {
+	s.poolOnce.Do(func() {
+		w := &world{suite: s}
+		if err := w.driverPublishesAtLeast(ctx, 1); err != nil {
+			klog.FromContext(ctx).Info("No devices to lease: scenarios that need devices run one at a time", "err", err)
+			s.pool = inventory.NewPool(nil)
+			return
+		}
+		devices, err := w.inventoryDevices(ctx)
+		if err != nil {
+			klog.FromContext(ctx).Info("No devices to lease: scenarios that need devices run one at a time", "err", err)
+		}
+		sl, err := s.driverSlices(ctx)
+		if err != nil {
+			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
+		}
+		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.cfg.DriverName))))
+	})
+	return s.pool
+}
+
+// inventoryDevices are the driver's devices of the kit's DeviceClass (whole)
+// and partition class (partitions), as conformance/inventory sees them.
+func (w *world) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
+	whole, err := w.classDevices(ctx, w.cfg.deviceClass())
+	if err != nil {
+		return nil, err
+	}
+	var parts []publishedDevice
+	if w.cfg.PartitionClassName != "" {
+		// A missing partition class leaves the whole devices to lease; the
+		// partition steps say that it is missing.
+		if parts, err = w.classDevices(ctx, w.cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+			return nil, err
+		}
+	}
+	var shared []publishedDevice
+	if w.cfg.SharedDeviceClassName != "" {
+		// As with partitions: the KEP-5075 steps say that it is missing.
+		if shared, err = w.classDevices(ctx, w.cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+			return nil, err
+		}
+	}
+	var out []inventory.Device
+	for _, d := range whole {
+		out = append(out, w.inventoryDevice(d, inventory.KindWhole))
+	}
+	for _, d := range parts {
+		out = append(out, w.inventoryDevice(d, inventory.KindPartition))
+	}
+	for _, d := range shared {
+		out = append(out, w.inventoryDevice(d, inventory.KindShared))
+	}
+	return out, nil
+}
+
+func (w *world) inventoryDevice(d publishedDevice, kind inventory.Kind) inventory.Device {
+	str := func(attr string) string {
+		if attr == "" {
+			return ""
+		}
+		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr)
+		if !ok || a.StringValue == nil {
+			return ""
+		}
+		return *a.StringValue
+	}
+	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
+	for name, a := range d.Attributes {
+		domain, id := observe.SplitAttribute(w.cfg.DriverName, string(name))
+		attrs[resourceapi.QualifiedName(domain+"/"+id)] = a
+	}
+	identity := w.cfg.UUIDAttribute
+	if kind == inventory.KindShared {
+		identity = w.cfg.SharedIdentityAttribute
+	}
+	dev := inventory.Device{Kind: kind, Pool: d.Pool, Name: d.Name, Identity: str(identity), Attributes: attrs, Consumes: d.Consumes}
+	if kind == inventory.KindPartition {
+		dev.Parent, dev.Profile = str(w.cfg.ParentUUIDAttribute), str(w.cfg.ProfileAttribute)
+	}
+	return dev
+}
+
+// acquireDevices leases what the scenario's steps need. A demand the
+// driver's devices can never meet makes the scenario run alone, so that its
+// own steps skip or fail as they would in a run of one scenario at a time.
+func (w *world) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
+	d := w.scenarioDemand(sc)
+	if d.Empty() {
+		return nil
+	}
+	pool := w.devicePool(ctx)
+	owner := fmt.Sprintf("scenario %q (namespace %s)", sc.Name, w.ns)
+	w.progress.waiting(sc, d)
+	lease, err := pool.Acquire(ctx, owner, d)
+	if errors.Is(err, inventory.ErrNeverSatisfiable) {
+		klog.FromContext(ctx).V(1).Info("Running the scenario alone", "reason", err)
+		lease, err = pool.Acquire(ctx, owner, inventory.Demand{Exclusive: true})
+	}
+	if err != nil {
+		return fmt.Errorf("lease the devices the scenario needs: %w", err)
+	}
+	w.lease = lease
+	return nil
+}
+
+// leasedUnits are the units the scenario holds; all units of the pool when
+// it holds none (a scenario whose steps need no device but look at some).
+func (w *world) leasedUnits(ctx context.Context) []inventory.Unit {
+	if w.lease != nil && len(w.lease.Units) > 0 {
+		return w.lease.Units
+	}
+	return w.devicePool(ctx).Units()
+}
+
+// leaseSelectors restrict the requests of a claim for the driver's classes
+// to the scenario's leased devices (leaseSelector). Claims of a scenario
+// that holds no lease are left alone.
+func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
+	add := func(class string, sels *[]resourceapi.DeviceSelector) {
+		if e := w.leaseSelector(class); e != "" {
+			*sels = append(*sels, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
+		}
+	}
+	for i := range spec.Devices.Requests {
+		r := &spec.Devices.Requests[i]
+		if r.Exactly != nil {
+			add(r.Exactly.DeviceClassName, &r.Exactly.Selectors)
+		}
+		for j := range r.FirstAvailable {
+			add(r.FirstAvailable[j].DeviceClassName, &r.FirstAvailable[j].Selectors)
+		}
+	}
+}
+
+// leaseSelector is the CEL selector that keeps devices of one of the
+// driver's classes to the scenario's leased devices: whole and shared
+// devices by their identity, partitions by their parent's; "" for another
+// class, or when the scenario holds no lease.
+func (w *world) leaseSelector(class string) string {
+	if w.lease == nil || len(w.lease.Units) == 0 || class == "" {
+		return ""
+	}
+	var identities, parents []string
+	for _, u := range w.lease.Units {
+		identities = append(identities, u.Parents()...)
+		for _, p := range u.Partitions {
+			if p.Parent != "" {
+				parents = append(parents, p.Parent)
+			}
+		}
+	}
+	switch class {
+	case w.cfg.deviceClass():
+		return inListSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, identities)
+	case w.cfg.PartitionClassName:
+		return inListSelector(w.cfg.DriverName, w.cfg.ParentUUIDAttribute, parents)
+	case w.cfg.SharedDeviceClassName:
+		return inListSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
+	}
+	return ""
+}
+
+// inListSelector matches the driver's devices whose string attribute is one
+// of values.
+func inListSelector(driver, attr string, values []string) string {
+	quoted := make([]string, 0, len(values))
+	seen := map[string]bool{}
+	for _, v := range values {
+		if !seen[v] {
+			seen[v] = true
+			quoted = append(quoted, strconv.Quote(v))
+		}
+	}
+	return fmt.Sprintf("%s in [%s]", attributeExpr(driver, attr), strings.Join(quoted, ", "))
+}
+
+// releaseDevices gives the lease back, once the scenario's cleanup has
+// released every device.
+func (w *world) releaseDevices() {
+	w.lease.Release()
+	w.lease = nil
+}

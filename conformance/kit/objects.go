@@ -1,0 +1,217 @@
+package kit
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+// requestName is the name of the single request in the kit's claims.
+const requestName = "gpu"
+
+// probeContainer is the name of the probe's container in the kit's pods.
+const probeContainer = "probe"
+
+// Probe pods end within this grace period; the probe exits on SIGTERM at
+// once, so this only bounds a misbehaving container.
+const probeGracePeriodSeconds = 5
+
+func kitMeta(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Labels: map[string]string{labelManagedBy: managedByKit}}
+}
+
+// exactRequest is a request named name for count devices of class.
+func exactRequest(name, class string, count int64, selectors ...string) resourceapi.DeviceRequest {
+	req := resourceapi.DeviceRequest{
+		Name: name,
+		Exactly: &resourceapi.ExactDeviceRequest{
+			DeviceClassName: class,
+			AllocationMode:  resourceapi.DeviceAllocationModeExactCount,
+			Count:           count,
+		},
+	}
+	for _, expr := range selectors {
+		req.Exactly.Selectors = append(req.Exactly.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: expr}})
+	}
+	return req
+}
+
+// claimSpec asks for count devices of class in one request.
+func claimSpec(class string, count int64, selectors ...string) resourceapi.ResourceClaimSpec {
+	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{exactRequest(requestName, class, count, selectors...)},
+	}}
+}
+
+func newClaim(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaim {
+	return &resourceapi.ResourceClaim{ObjectMeta: kitMeta(name), Spec: spec}
+}
+
+func newClaimTemplate(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaimTemplate {
+	return &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: kitMeta(name),
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: spec},
+	}
+}
+
+// withMatchAttribute constrains all requests of spec to the same value of
+// attr (a fully qualified name).
+func withMatchAttribute(spec resourceapi.ResourceClaimSpec, attr string) resourceapi.ResourceClaimSpec {
+	fq := resourceapi.FullyQualifiedName(attr)
+	spec.Devices.Constraints = append(spec.Devices.Constraints, resourceapi.DeviceConstraint{MatchAttribute: &fq})
+	return spec
+}
+
+// claimDefects are the claims the validation scenarios submit, by the text
+// that names them in the features.
+var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
+	"count -1 in an ExactCount request": func(class string) resourceapi.ResourceClaimSpec {
+		return claimSpec(class, -1)
+	},
+	"count 0 in an ExactCount request": func(class string) resourceapi.ResourceClaimSpec {
+		return claimSpec(class, 0)
+	},
+	"a CEL selector that does not compile": func(class string) resourceapi.ResourceClaimSpec {
+		return claimSpec(class, 1, `device.driver ==`)
+	},
+	"33 requests": func(class string) resourceapi.ResourceClaimSpec {
+		var spec resourceapi.ResourceClaimSpec
+		for i := range resourceapi.DeviceRequestsMaxSize + 1 {
+			spec.Devices.Requests = append(spec.Devices.Requests, exactRequest("gpu-"+strconv.Itoa(i), class, 1))
+		}
+		return spec
+	},
+	// KEP-6080 derived attributes (dra-1.37-spec.md §16).
+	"a derived attribute that no constraint references": func(class string) resourceapi.ResourceClaimSpec {
+		return derivedSpec(class, "derived/driver", "device.driver", false)
+	},
+	"a derived attribute whose expression returns a map": func(class string) resourceapi.ResourceClaimSpec {
+		return derivedSpec(class, "derived/attributes", "device.attributes", true)
+	},
+	// KEP-4816 prioritized lists (dra-1.37-spec.md §2, behaviour 1).
+	"9 subrequests": func(class string) resourceapi.ResourceClaimSpec {
+		var subs []resourceapi.DeviceSubRequest
+		for i := range resourceapi.FirstAvailableDeviceRequestMaxSize + 1 {
+			subs = append(subs, subRequest("sub-"+strconv.Itoa(i), class, 1))
+		}
+		return firstAvailableSpec(subs...)
+	},
+	"two subrequests of the same name": func(class string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("twin", class, 1), subRequest("twin", class, 2))
+	},
+	"a subrequest without a deviceClassName": func(string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("classless", "", 1))
+	},
+	"a subrequest whose name is not a DNS label": func(class string) resourceapi.ResourceClaimSpec {
+		return firstAvailableSpec(subRequest("Not_A_Label", class, 1))
+	},
+	"a request with both exactly and firstAvailable": func(class string) resourceapi.ResourceClaimSpec {
+		spec := claimSpec(class, 1)
+		spec.Devices.Requests[0].FirstAvailable = []resourceapi.DeviceSubRequest{subRequest("alternative", class, 1)}
+		return spec
+	},
+	"config for a subrequest that does not exist": func(class string) resourceapi.ResourceClaimSpec {
+		spec := firstAvailableSpec(subRequest("present", class, 1))
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{requestName + "/absent"},
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: "drakit.dev", Parameters: runtime.RawExtension{Raw: []byte(`{}`)}}}}}
+		return spec
+	},
+	// KEP-5018 admin access (dra-1.37-spec.md §3, behaviour 1).
+	"an adminAccess request": func(class string) resourceapi.ResourceClaimSpec {
+		spec := claimSpec(class, 1)
+		spec.Devices.Requests[0].Exactly.AdminAccess = ptr.To(true)
+		return spec
+	},
+	// KEP-5055 tolerations (dra-1.37-spec.md §5, behaviour 3).
+	"a toleration with operator Exists and a value": func(class string) resourceapi.ResourceClaimSpec {
+		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Value: "planned"})
+	},
+	"a toleration with operator Within": func(class string) resourceapi.ResourceClaimSpec {
+		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: "Within", Value: "planned"})
+	},
+	"a toleration with effect PreferNoSchedule": func(class string) resourceapi.ResourceClaimSpec {
+		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
+	},
+	"a toleration without an operator": func(class string) resourceapi.ResourceClaimSpec {
+		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
+	},
+}
+
+// withTolerations gives the spec's first request the tolerations.
+func withTolerations(spec resourceapi.ResourceClaimSpec, ts ...resourceapi.DeviceToleration) resourceapi.ResourceClaimSpec {
+	spec.Devices.Requests[0].Exactly.Tolerations = ts
+	return spec
+}
+
+// defectClaim builds the claim a feature names, or says which names exist.
+func defectClaim(name, defect, class string) (*resourceapi.ResourceClaim, error) {
+	build, ok := claimDefects[defect]
+	if !ok {
+		known := make([]string, 0, len(claimDefects))
+		for k := range claimDefects {
+			known = append(known, strconv.Quote(k))
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("unknown claim defect %q; the kit knows %s", defect, strings.Join(known, ", "))
+	}
+	return newClaim(name, build(class)), nil
+}
+
+// podClaim is one entry of a probe pod's spec.resourceClaims.
+type podClaim struct {
+	// name is the entry's name, referenced by the container.
+	name string
+	// claim or template: exactly one is set.
+	claim, template string
+}
+
+// probePod is a pod that runs drakit-probe --hold with access to claims,
+// on the node under test (Config.NodeName) when the kit names one: a
+// required node affinity, so that the scheduler still allocates the
+// claims (spec.nodeName would bypass it), which callers that place a pod
+// on another node replace. It uses the host network only where the
+// cluster needs it (Config.ProbeHostNetwork), and follows the local
+// cluster's other rules (local-cluster.md §14, §18.5): explicit API server
+// address, restartPolicy Never and a short grace period.
+func probePod(s *suite, name string, claims []podClaim) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: kitMeta(name),
+		Spec: corev1.PodSpec{
+			HostNetwork:                   s.cfg.ProbeHostNetwork,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: ptr.To[int64](probeGracePeriodSeconds),
+			AutomountServiceAccountToken:  ptr.To(false),
+			Containers: []corev1.Container{{
+				Name:            probeContainer,
+				Image:           s.cfg.ProbeImage,
+				ImagePullPolicy: s.cfg.ImagePullPolicy,
+				Command:         []string{s.cfg.ProbeBinary, "--hold"},
+				Env: []corev1.EnvVar{
+					{Name: "KUBERNETES_SERVICE_HOST", Value: s.apiHost},
+					{Name: "KUBERNETES_SERVICE_PORT", Value: strconv.Itoa(s.apiPort)},
+				},
+			}},
+		},
+	}
+	if node := s.cfg.NodeName; node != "" {
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
+	}
+	for _, c := range claims {
+		pc := corev1.PodResourceClaim{Name: c.name}
+		if c.claim != "" {
+			pc.ResourceClaimName = ptr.To(c.claim)
+		} else {
+			pc.ResourceClaimTemplateName = ptr.To(c.template)
+		}
+		pod.Spec.ResourceClaims = append(pod.Spec.ResourceClaims, pc)
+		pod.Spec.Containers[0].Resources.Claims = append(pod.Spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.name})
+	}
+	return pod
+}

@@ -1,0 +1,88 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// adminAccessSteps are KEP-5018's: the namespace label that permits
+// adminAccess requests, and what the API server stored of them. Claims for
+// a named device with admin access and their allocation are steps of
+// steps_taints.go, which KEP-5055 shares.
+func (w *world) adminAccessSteps() []stepDef {
+	return []stepDef{
+		{`^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, w.namespaceAdminAccessLabel, nil},
+		{`^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, w.storedAdminAccess, nil},
+		{`^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, w.submitAdminAllocation, nil},
+	}
+}
+
+// namespaceAdminAccessLabel sets the label to a value; only "true" permits
+// admin access (namespaceAllowsAdminAccess).
+func (w *world) namespaceAdminAccessLabel(ctx context.Context, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, adminAccessLabel, value)
+	if _, err := w.kube.CoreV1().Namespaces().Patch(ctx, w.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label namespace %s %s=%s: %w", w.ns, adminAccessLabel, value, err)
+	}
+	return nil
+}
+
+// storedAdminAccess checks that every request of the object, as stored,
+// asks for admin access.
+func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error {
+	var spec resourceapi.ResourceClaimSpec
+	switch kind {
+	case kindClaim:
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get claim %s: %w", name, err)
+		}
+		spec = c.Spec
+	default:
+		t, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get ResourceClaimTemplate %s: %w", name, err)
+		}
+		spec = t.Spec.Spec
+	}
+	var bad []string
+	for _, r := range spec.Devices.Requests {
+		if r.Exactly == nil || r.Exactly.AdminAccess == nil || !*r.Exactly.AdminAccess {
+			bad = append(bad, fmt.Sprintf("%s %s: request %s is stored without adminAccess: true", kind, name, r.Name))
+		}
+	}
+	return findings(bad)
+}
+
+// submitAdminAllocation writes, as a scheduler would, an allocation of the
+// named device with adminAccess: true into the status of the claim (one
+// request, not yet allocated), and remembers the API server's answer. The
+// API server must refuse it where the namespace does not allow admin
+// access; where it accepts it, the claim holds the device until cleanup
+// deletes it.
+func (w *world) submitAdminAllocation(ctx context.Context, claim, device string) error {
+	d, err := w.taintedDevice(device)
+	if err != nil {
+		return err
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	if c.Status.Allocation != nil || len(c.Spec.Devices.Requests) != 1 {
+		return fmt.Errorf("claim %s: the step needs a claim with one request that is not allocated", claim)
+	}
+	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+		Results: []resourceapi.DeviceRequestAllocationResult{{
+			Request: c.Spec.Devices.Requests[0].Name, Driver: w.cfg.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
+		}},
+	}}
+	_, err = w.kube.ResourceV1().ResourceClaims(w.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	w.submitted = &submission{kind: kindClaim, name: claim + " (status)", err: err}
+	return nil
+}

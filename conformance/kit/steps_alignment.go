@@ -1,0 +1,242 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/report"
+)
+
+// alignmentSteps claim a device of the driver together with a device of
+// another driver (a PCIe root peer: the GPU beside a NIC) under one
+// matchAttribute constraint on a standard attribute, and check the pair
+// against the node's PCI topology.
+func (w *world) alignmentSteps() []stepDef {
+	return []stepDef{
+		{`^the driver's devices have a PCIe root peer DeviceClass$`, w.hasPeerClass, needsExclusive},
+		{`^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, w.claimWithPeer, nil},
+		{`^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, w.claimUnalignable, nil},
+		{`^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, w.claimBelowOneRoot, nil},
+		{`^the devices the driver allocated to the claim "([^"]+)" are PCI functions of the node$`, w.claimDevicesInSysfs, nil},
+	}
+}
+
+// Standard attributes of k8s.io/dynamic-resource-allocation/deviceattribute.
+const (
+	pcieRootAttribute = "resource.kubernetes.io/pcieRoot"
+	pciBusIDAttribute = "resource.kubernetes.io/pciBusID"
+)
+
+// peerRequest names the request for the peer driver's device.
+const peerRequest = "peer"
+
+func (w *world) peerClass() string {
+	if len(w.cfg.PCIeRootPeerClasses) == 0 {
+		return ""
+	}
+	return w.cfg.PCIeRootPeerClasses[0]
+}
+
+func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
+	peer := w.peerClass()
+	if peer == "" {
+		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no DeviceClass of another driver whose devices share its PCIe roots (deviceKinds[].pcieRootPeers, or --pcie-root-peer-classes)")
+	}
+	if _, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, peer, metav1.GetOptions{}); err != nil {
+		return ctx, fmt.Errorf("get the peer DeviceClass %s: %w", peer, err)
+	}
+	return ctx, nil
+}
+
+// peerSpec asks for n devices of the kit's class and one of the peer
+// class, all with the same value of attr.
+func (w *world) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
+	domain, id := observe.SplitAttribute(w.cfg.DriverName, attr)
+	spec := claimSpec(w.cfg.deviceClass(), n)
+	spec.Devices.Requests = append(spec.Devices.Requests, exactRequest(peerRequest, w.peerClass(), 1))
+	return withMatchAttribute(spec, domain+"/"+id)
+}
+
+func (w *world) claimWithPeer(ctx context.Context, name, attr string) error {
+	return w.createClaim(ctx, newClaim(name, w.peerSpec(1, attr)))
+}
+
+// claimUnalignable asks for one more device of the kit's class than share
+// any one value of attr, so that no peer device can have their value.
+func (w *world) claimUnalignable(ctx context.Context, name, attr string) error {
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+	if err != nil {
+		return err
+	}
+	count := map[string]int{}
+	most := 0
+	for _, d := range devices {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr); ok {
+			k := d.Node + "/" + attributeText(a)
+			count[k]++
+			most = max(most, count[k])
+		}
+	}
+	if most == 0 {
+		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.cfg.deviceClass(), attr)
+	}
+	return w.createClaim(ctx, newClaim(name, w.peerSpec(int64(most+1), attr)))
+}
+
+// attributeText is an attribute's value as text.
+func attributeText(a resourceapi.DeviceAttribute) string {
+	switch {
+	case a.StringValue != nil:
+		return *a.StringValue
+	case a.IntValue != nil:
+		return fmt.Sprint(*a.IntValue)
+	case a.BoolValue != nil:
+		return fmt.Sprint(*a.BoolValue)
+	case a.VersionValue != nil:
+		return *a.VersionValue
+	}
+	return ""
+}
+
+// claimBelowOneRoot resolves the PCI address every allocated device of the
+// claim publishes (any driver's) in the node's sysfs: all must hang below
+// one root complex, the one their pcieRoot attribute names.
+func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
+	if w.cfg.NodeSysfsRoot == "" {
+		return skip(ctx, sysfsSkipReason)
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	if c.Status.Allocation == nil {
+		return ctx, fmt.Errorf("claim %s is not allocated", claim)
+	}
+	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list ResourceSlices: %w", err)
+	}
+	var bad, seen []string
+	roots := map[string]bool{}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		attrs, ok := sliceDevice(slices.Items, r)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s of claim %s is in no ResourceSlice", r.Driver, r.Pool, r.Device, claim))
+			continue
+		}
+		busID, published := stringAttr(attrs, pciBusIDAttribute), stringAttr(attrs, pcieRootAttribute)
+		if busID == "" {
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, pciBusIDAttribute))
+			continue
+		}
+		root, err := pcieRootOf(w.cfg.NodeSysfsRoot, busID)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s: %v", r.Driver, r.Pool, r.Device, err))
+			continue
+		}
+		roots[root] = true
+		seen = append(seen, fmt.Sprintf("%s/%s/%s at %s below %s", r.Driver, r.Pool, r.Device, busID, root))
+		if published != root {
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes %s %q, the node's sysfs puts %s below %s", r.Driver, r.Pool, r.Device, pcieRootAttribute, published, busID, root))
+		}
+	}
+	if len(roots) > 1 {
+		bad = append(bad, fmt.Sprintf("claim %s: its devices hang below %d root complexes: %s", claim, len(roots), strings.Join(seen, "; ")))
+	}
+	return attachText(ctx, "pcie roots", strings.Join(seen, "\n")), findings(bad)
+}
+
+// sliceDevice finds an allocated device's attributes in the slices.
+func sliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, bool) {
+	if d := findSliceDevice(items, r); d != nil {
+		return d.Attributes, true
+	}
+	return nil, false
+}
+
+// findSliceDevice is the allocated device as the slices publish it, nil
+// when none does.
+func findSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
+	for i := range items {
+		s := &items[i]
+		if s.Spec.Driver != r.Driver || s.Spec.Pool.Name != r.Pool {
+			continue
+		}
+		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
+			return &s.Spec.Devices[j]
+		}
+	}
+	return nil
+}
+
+func stringAttr(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, name string) string {
+	if a, ok := attrs[resourceapi.QualifiedName(name)]; ok && a.StringValue != nil {
+		return *a.StringValue
+	}
+	return ""
+}
+
+// pcieRootOf is the root complex (pci<domain>:<bus>) a PCI function hangs
+// below: the first element after "devices" of its sysfs path, as the
+// kernel's /sys/bus/pci/devices/<address> link resolves.
+func pcieRootOf(sysfs, busID string) (string, error) {
+	link := filepath.Join(sysfs, "bus", "pci", "devices", busID)
+	target, err := os.Readlink(link)
+	if err != nil {
+		return "", fmt.Errorf("the node's sysfs has no PCI function %s: %w", busID, err)
+	}
+	parts := strings.Split(filepath.ToSlash(target), "/")
+	for i, p := range parts {
+		if p == "devices" && i+1 < len(parts) && strings.HasPrefix(parts[i+1], "pci") {
+			return parts[i+1], nil
+		}
+	}
+	return "", fmt.Errorf("%s links to %s, which is below no root complex", link, target)
+}
+
+// claimDevicesInSysfs: every device the driver allocated to the claim that
+// publishes a PCI address is a PCI function in the node's sysfs now, with
+// the vendor the driver declares (a VF the driver had to create exists once
+// its claim is prepared). A device without a PCI address is a finding: the
+// step is for drivers of PCI devices.
+func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
+	if w.cfg.NodeSysfsRoot == "" {
+		return skip(ctx, sysfsSkipReason)
+	}
+	c, results, err := w.allocatedClaim(ctx, claim)
+	if err != nil {
+		return ctx, err
+	}
+	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("list ResourceSlices: %w", err)
+	}
+	var bad, seen []string
+	for _, r := range results {
+		attrs, ok := sliceDevice(slices.Items, r)
+		busID := stringAttr(attrs, pciBusIDAttribute)
+		if !ok || busID == "" {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, pciBusIDAttribute))
+			continue
+		}
+		dir := filepath.Join(w.cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)
+		vendor, err := os.ReadFile(filepath.Join(dir, "vendor"))
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s, which the node's sysfs does not have (%v)", c.Name, r.Pool, r.Device, busID, err))
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("%s/%s: %s vendor %s", r.Pool, r.Device, busID, strings.TrimSpace(string(vendor))))
+		if w.cfg.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.cfg.PCIVendor {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.cfg.PCIVendor))
+		}
+	}
+	return attachText(ctx, "pci functions", strings.Join(seen, "\n")), findings(bad)
+}

@@ -1,0 +1,483 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"drakit.dev/drakit/conformance/observe"
+)
+
+// claimSteps create ResourceClaims and templates and check what the API
+// server and the scheduler did with them.
+func (w *world) claimSteps() []stepDef {
+	return []stepDef{
+		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, w.templateRequesting, needsWhole(false, 1)},
+		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, w.templatePinned, needsOneWhole},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, w.claimRequesting, needsWhole(false, 1)},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching, needsWhole(false, 1)},
+		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany, nil},
+		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim, nil},
+		{`^a ResourceClaimTemplate "([^"]+)" is submitted with (.+)$`, w.submitClaimTemplate, nil},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid, nil},
+		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, w.rejectedAsInvalidSaying, nil},
+		{`^the API server accepts it$`, w.submissionAccepted, nil},
+		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest, nil},
+		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated, nil},
+		{`^the claim "([^"]+)" is not allocated$`, w.claimNotAllocated, nil},
+		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, w.claimReservedForPods, nil},
+		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, w.claimDeallocated, nil},
+		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, w.generatedClaimDeleted, nil},
+		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, w.allocatedShareAttribute, nil},
+	}
+}
+
+// createClaim creates a claim of the scenario, restricted to the devices the
+// scenario leased (leaseSelectors).
+func (w *world) createClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
+	w.leaseSelectors(&claim.Spec)
+	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create ResourceClaim %s: %w", claim.Name, err)
+	}
+	w.ledger.add(kindClaim, claim.Name)
+	return nil
+}
+
+// createClaimTemplate creates a template of the scenario, restricted to the
+// devices the scenario leased (leaseSelectors).
+func (w *world) createClaimTemplate(ctx context.Context, tmpl *resourceapi.ResourceClaimTemplate) error {
+	w.leaseSelectors(&tmpl.Spec.Spec)
+	_, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, tmpl, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create ResourceClaimTemplate %s: %w", tmpl.Name, err)
+	}
+	w.ledger.add(kindClaimTemplate, tmpl.Name)
+	return nil
+}
+
+func (w *world) templateRequesting(ctx context.Context, name string, n int) error {
+	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+}
+
+// templatePinned selects the first device of the kit's DeviceClass, among
+// those the scenario leased, that has an identity, by a CEL selector on its
+// identity attribute, so that only this device is eligible.
+func (w *world) templatePinned(ctx context.Context, name string) error {
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+	if err != nil {
+		return err
+	}
+	leased := map[string]bool{}
+	for _, u := range w.leasedUnits(ctx) {
+		for _, id := range u.Parents() {
+			leased[id] = true
+		}
+	}
+	for _, d := range devices {
+		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+		if !ok || a.StringValue == nil || *a.StringValue == "" || !leased[*a.StringValue] {
+			continue
+		}
+		sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, *a.StringValue)
+		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	}
+	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.cfg.DriverName, w.cfg.UUIDAttribute)
+}
+
+func (w *world) claimRequesting(ctx context.Context, name string, n int) error {
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+}
+
+func (w *world) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
+	domain, id := observe.SplitAttribute(w.cfg.DriverName, attr)
+	spec := withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)
+	return w.createClaim(ctx, newClaim(name, spec))
+}
+
+// claimTooMany asks for one device more than the kit's DeviceClass selects
+// on the best-equipped node.
+// A node with AllocationResultsMaxSize devices or more cannot be asked for
+// more: a claim holds at most that many (the scheduler then fails the pod
+// with an error, not as unschedulable), so the scenario skips.
+func (w *world) claimTooMany(ctx context.Context, name string) (context.Context, error) {
+	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+	if err != nil {
+		return ctx, err
+	}
+	n := maxDevicesOnOneNode(devices) + 1
+	if n > resourceapi.AllocationResultsMaxSize {
+		return skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
+			n-1, w.cfg.deviceClass(), resourceapi.AllocationResultsMaxSize))
+	}
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+}
+
+// submitClaim tries to create a claim and remembers the outcome for the
+// steps that judge it.
+func (w *world) submitClaim(ctx context.Context, name, defect string) error {
+	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
+	if err != nil {
+		return err
+	}
+	_, err = w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	if err == nil {
+		w.ledger.add(kindClaim, name)
+	}
+	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	return nil
+}
+
+// submitClaimTemplate tries to create a template for a claim a validation
+// scenario names, and remembers the outcome as submitClaim does.
+func (w *world) submitClaimTemplate(ctx context.Context, name, defect string) error {
+	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
+	if err != nil {
+		return err
+	}
+	_, err = w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, newClaimTemplate(name, claim.Spec), metav1.CreateOptions{})
+	if err == nil {
+		w.ledger.add(kindClaimTemplate, name)
+	}
+	w.submitted = &submission{kind: kindClaimTemplate, name: name, err: err}
+	return nil
+}
+
+func (w *world) lastSubmission() (*submission, error) {
+	if w.submitted == nil {
+		return nil, errors.New("nothing was submitted (a step \"a ResourceClaim ... is submitted with ...\" or \"a ResourceSlice ... is submitted\" must come first)")
+	}
+	return w.submitted, nil
+}
+
+func (w *world) rejectedAsInvalid(cause, field string) error {
+	s, err := w.lastSubmission()
+	if err != nil {
+		return err
+	}
+	return checkInvalid(s.label(), s.err, cause, field, "")
+}
+
+// rejectedAsInvalidSaying is rejectedAsInvalid whose cause's message must
+// contain text as well.
+func (w *world) rejectedAsInvalidSaying(cause, field, text string) error {
+	s, err := w.lastSubmission()
+	if err != nil {
+		return err
+	}
+	return checkInvalid(s.label(), s.err, cause, field, text)
+}
+
+// causeType accepts a cause type with or without its FieldValue prefix.
+func causeType(cause string) metav1.CauseType {
+	if strings.HasPrefix(cause, "FieldValue") {
+		return metav1.CauseType(cause)
+	}
+	return metav1.CauseType("FieldValue" + cause)
+}
+
+// checkInvalid checks that err, the answer to creating the object called
+// what ("ResourceClaim bad"), is a 422 Invalid whose details list a cause of
+// the given type at exactly field, with a message that contains text
+// (anything for "").
+func checkInvalid(what string, err error, cause, field, text string) error {
+	want := causeType(cause)
+	if err == nil {
+		return fmt.Errorf("the API server accepted %s; expected 422 Invalid with a %s cause at %s", what, want, field)
+	}
+	if !apierrors.IsInvalid(err) {
+		return fmt.Errorf("%s was rejected, but not as Invalid (reason %s): %v", what, apierrors.ReasonForError(err), err)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return fmt.Errorf("%s was rejected as Invalid without details.causes: %v", what, err)
+	}
+	causes := status.Status().Details.Causes
+	var seen []string
+	for _, c := range causes {
+		if c.Type == want && c.Field == field && strings.Contains(c.Message, text) {
+			return nil
+		}
+		seen = append(seen, fmt.Sprintf("%s at %s (%s)", c.Type, c.Field, c.Message))
+	}
+	if text != "" {
+		return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s saying %q; causes: %s", what, want, field, text, strings.Join(seen, "; "))
+	}
+	return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s; causes: %s", what, want, field, strings.Join(seen, "; "))
+}
+
+func (w *world) submissionAccepted() error {
+	s, err := w.lastSubmission()
+	if err != nil {
+		return err
+	}
+	if s.err != nil {
+		return fmt.Errorf("the API server rejected %s: %v", s.label(), s.err)
+	}
+	return nil
+}
+
+func (w *world) claimStoresRequest(ctx context.Context, claim, request, mode string, count int) error {
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Name != request {
+			continue
+		}
+		if r.Exactly == nil {
+			return fmt.Errorf("claim %s: request %s has no exactly field as stored", claim, request)
+		}
+		var bad []string
+		if string(r.Exactly.AllocationMode) != mode {
+			bad = append(bad, fmt.Sprintf("claim %s: request %s is stored with allocationMode %q, expected %q", claim, request, r.Exactly.AllocationMode, mode))
+		}
+		if r.Exactly.Count != int64(count) {
+			bad = append(bad, fmt.Sprintf("claim %s: request %s is stored with count %d, expected %d", claim, request, r.Exactly.Count, count))
+		}
+		return findings(bad)
+	}
+	return fmt.Errorf("claim %s has no request %s as stored", claim, request)
+}
+
+// claimRef resolves "the claim X" (a ResourceClaim named X) or "the claim X
+// of pod P" (the claim behind P's claim entry X, generated from a template)
+// to the object. Once a pod ran, its claims are remembered, so they can be
+// named after the pod is gone.
+func (w *world) claimRef(ctx context.Context, claim, pod string) (claimRecord, string, error) {
+	if pod == "" {
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return claimRecord{}, "", fmt.Errorf("get claim %s: %w", claim, err)
+		}
+		return claimRecord{name: c.Name, uid: c.UID}, "claim " + claim, nil
+	}
+	p, err := w.pod(pod)
+	if err != nil {
+		return claimRecord{}, "", err
+	}
+	label := fmt.Sprintf("claim %s of pod %s", claim, pod)
+	if rec, ok := p.claims[claim]; ok {
+		return rec, fmt.Sprintf("%s (%s)", label, rec.name), nil
+	}
+	name, err := w.podClaimName(ctx, pod, claim)
+	if err != nil {
+		return claimRecord{}, "", err
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return claimRecord{}, "", fmt.Errorf("get %s (%s): %w", label, name, err)
+	}
+	return claimRecord{name: c.Name, uid: c.UID}, fmt.Sprintf("%s (%s)", label, name), nil
+}
+
+// driverResults are the allocation results of the driver under test.
+func driverResults(c *resourceapi.ResourceClaim, driver string) []resourceapi.DeviceRequestAllocationResult {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []resourceapi.DeviceRequestAllocationResult
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Driver == driver {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func resultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
+	if len(results) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.Pool + "/" + r.Device
+	}
+	return strings.Join(ids, ", ")
+}
+
+func (w *world) claimAllocated(ctx context.Context, claim, pod string, n int) error {
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return err
+	}
+	return w.checkClaimAllocated(ctx, ref, label, n)
+}
+
+// checkClaimAllocated waits until the claim is allocated and checks that it
+// got n devices of the driver, that they are published, and the allocation
+// (checkAllocation).
+func (w *world) checkClaimAllocated(ctx context.Context, ref claimRecord, label string, n int) error {
+	var c *resourceapi.ResourceClaim
+	err := poll(ctx, w.cfg.Timeouts.PodStart, label+" to be allocated", func(ctx context.Context) (bool, string, error) {
+		got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		c = got
+		return got.Status.Allocation != nil, "not allocated", nil
+	})
+	if err != nil {
+		return err
+	}
+	results := driverResults(c, w.cfg.DriverName)
+	if len(results) != n {
+		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.cfg.DriverName, len(results), resultIDs(results))
+	}
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, r := range results {
+		if _, ok := findDevice(devices, r.Pool, r.Device); !ok {
+			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.cfg.DriverName))
+		}
+	}
+	if len(bad) > 0 {
+		return findings(bad)
+	}
+	node, err := w.allocationNode(ctx, c)
+	if err != nil {
+		return err
+	}
+	return w.checkAllocation(ctx, ref.name, node)
+}
+
+func (w *world) claimNotAllocated(ctx context.Context, claim string) error {
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	if c.Status.Allocation != nil {
+		return fmt.Errorf("claim %s is allocated (devices %s), expected no allocation", claim, resultIDs(c.Status.Allocation.Devices.Results))
+	}
+	return nil
+}
+
+func (w *world) claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
+	want := map[types.UID]string{}
+	for _, name := range []string{podA, podB} {
+		p, err := w.pod(name)
+		if err != nil {
+			return err
+		}
+		want[p.uid] = name
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	return findings(checkReservedFor(claim, c.Status.ReservedFor, want))
+}
+
+// checkReservedFor compares status.reservedFor with the pods (by UID) that
+// should be in it, and only them.
+func checkReservedFor(claim string, got []resourceapi.ResourceClaimConsumerReference, want map[types.UID]string) []string {
+	var out []string
+	seen := map[types.UID]bool{}
+	for _, r := range got {
+		name, ok := want[r.UID]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("claim %s is reserved for %s %s (uid %s), which is not one of the expected pods", claim, r.Resource, r.Name, r.UID))
+		case r.Resource != "pods" || r.APIGroup != "" || r.Name != name:
+			out = append(out, fmt.Sprintf("claim %s: reservedFor entry for uid %s is {apiGroup %q, resource %q, name %q}, expected the core pod %s", claim, r.UID, r.APIGroup, r.Resource, r.Name, name))
+		}
+		seen[r.UID] = true
+	}
+	for uid, name := range want {
+		if !seen[uid] {
+			out = append(out, fmt.Sprintf("claim %s is not reserved for pod %s (uid %s)", claim, name, uid))
+		}
+	}
+	return sortedCopy(out)
+}
+
+func (w *world) claimDeallocated(ctx context.Context, claim string) error {
+	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be deallocated and reserved for no pod", claim), func(ctx context.Context) (bool, string, error) {
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		allocated := "not allocated"
+		if c.Status.Allocation != nil {
+			allocated = "allocated " + resultIDs(c.Status.Allocation.Devices.Results)
+		}
+		return c.Status.Allocation == nil && len(c.Status.ReservedFor) == 0,
+			fmt.Sprintf("%s, reserved for %d consumers", allocated, len(c.Status.ReservedFor)), nil
+	})
+}
+
+func (w *world) generatedClaimDeleted(ctx context.Context, claim, pod string) error {
+	ref, label, err := w.claimRef(ctx, claim, pod)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, w.cfg.Timeouts.Cleanup, label+" to be deleted by the resourceclaim controller", func(ctx context.Context) (bool, string, error) {
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if c.UID != ref.uid {
+			return true, "", nil // a new claim with the same name
+		}
+		return false, fmt.Sprintf("still there (allocated %t, reserved for %d, finalizers %v, deleting %t)",
+			c.Status.Allocation != nil, len(c.Status.ReservedFor), c.Finalizers, c.DeletionTimestamp != nil), nil
+	})
+}
+
+func (w *world) allocatedShareAttribute(ctx context.Context, claim, attr string) error {
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	results := driverResults(c, w.cfg.DriverName)
+	if len(results) == 0 {
+		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.cfg.DriverName)
+	}
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return err
+	}
+	return findings(checkSameAttribute(claim, attr, w.cfg.DriverName, results, devices))
+}
+
+// checkSameAttribute checks that all allocated devices have one value of
+// attr according to their ResourceSlices.
+func checkSameAttribute(claim, attr, driver string, results []resourceapi.DeviceRequestAllocationResult, devices []publishedDevice) []string {
+	var out []string
+	values := map[string][]string{}
+	for _, r := range results {
+		d, ok := findDevice(devices, r.Pool, r.Device)
+		if !ok {
+			out = append(out, fmt.Sprintf("claim %s: allocated device %s/%s is not in any ResourceSlice of driver %s", claim, r.Pool, r.Device, driver))
+			continue
+		}
+		a, ok := observe.LookupAttribute(d.Attributes, driver, attr)
+		if !ok {
+			out = append(out, fmt.Sprintf("claim %s: allocated device %s has no attribute %s", claim, d.ID(), attr))
+			continue
+		}
+		v := observe.AttributeString(a)
+		values[v] = append(values[v], d.ID())
+	}
+	if len(values) > 1 {
+		var parts []string
+		for v, ids := range values {
+			parts = append(parts, fmt.Sprintf("%s=%s on %s", attr, v, strings.Join(ids, ", ")))
+		}
+		out = append(out, fmt.Sprintf("claim %s: the allocated devices have different values of %s despite the matchAttribute constraint: %s", claim, attr, strings.Join(sortedCopy(parts), "; ")))
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/internal/nvidiahw"
+)
+
+// fabricSteps claim GPUs of one multi-node NVLink clique and the IMEX
+// channels of a clique (the declaration's fabric section) and check them
+// against ground truth: the cliques NVML reports inside the container (the
+// probe's report, the emulated GPUs' fabric state), never the driver's
+// attributes, and the IMEX channel device nodes the container has. The
+// steps name no node: the multi-node ones hold on any number of nodes.
+func (w *world) fabricSteps() []stepDef {
+	return []stepDef{
+		{`^the driver declares an NVLink fabric$`, w.declaresFabric, needsExclusive},
+		{`^the driver declares IMEX channels$`, w.declaresIMEXChannels, needsExclusive},
+		{`^the cluster has (\d+) nodes in one NVLink clique$`, w.nodesInOneClique, nil},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices of one NVLink clique$`, w.claimOfOneClique, nil},
+		{`^a ResourceClaim "([^"]+)" requesting an IMEX channel$`, w.claimIMEXChannel, nil},
+		{`^the GPUs pod "([^"]+)" sees are (\d+) GPUs of one NVLink clique$`, w.podSeesOneClique, nil},
+		{`^pod "([^"]+)" sees exactly one IMEX channel$`, w.podSeesOneChannel, nil},
+		{`^pods "([^"]+)" and "([^"]+)" see GPUs of the same NVLink clique$`, w.podsShareClique, nil},
+		{`^pods "([^"]+)" and "([^"]+)" see the same IMEX channel$`, w.podsShareChannel, nil},
+	}
+}
+
+const (
+	noFabricReason   = "the driver declares no NVLink fabric (fabric.cliqueAttribute, --clique-attribute)"
+	noChannelsReason = "the driver declares no IMEX channel class (fabric.channelClass, --imex-channel-class)"
+)
+
+// cliqueNodes groups the nodes of the driver's published devices by the
+// declared clique attribute.
+func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, d := range devices {
+		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.CliqueAttribute)
+		if !ok || a.StringValue == nil || d.Node == allNodes || slices.Contains(out[*a.StringValue], d.Node) {
+			continue
+		}
+		out[*a.StringValue] = append(out[*a.StringValue], d.Node)
+	}
+	return out, nil
+}
+
+func (w *world) declaresFabric(ctx context.Context) (context.Context, error) {
+	if w.cfg.CliqueAttribute == "" {
+		return skip(ctx, noFabricReason)
+	}
+	cliques, err := w.cliqueNodes(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if len(cliques) == 0 {
+		return skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
+			w.cfg.DriverName, w.cfg.CliqueAttribute))
+	}
+	return ctx, nil
+}
+
+// declaresIMEXChannels waits for the channel class to select devices: the
+// driver's controller publishes them once the nodes' slices are there.
+func (w *world) declaresIMEXChannels(ctx context.Context) (context.Context, error) {
+	ctx, err := w.declaresFabric(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.IMEXChannelClassName == "" {
+		return skip(ctx, noChannelsReason)
+	}
+	return ctx, poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.cfg.IMEXChannelClassName),
+		func(ctx context.Context) (bool, string, error) {
+			devices, err := w.classDevices(ctx, w.cfg.IMEXChannelClassName)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return len(devices) > 0, fmt.Sprintf("%d devices", len(devices)), nil
+		})
+}
+
+func (w *world) nodesInOneClique(ctx context.Context, n int) (context.Context, error) {
+	cliques, err := w.cliqueNodes(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	var sizes []string
+	for c, nodes := range cliques {
+		if len(nodes) >= n {
+			return ctx, nil
+		}
+		sizes = append(sizes, fmt.Sprintf("%s: %s", c, strings.Join(nodes, ", ")))
+	}
+	slices.Sort(sizes)
+	return skip(ctx, fmt.Sprintf("no NVLink clique has %d nodes (%s)", n, strings.Join(sizes, "; ")))
+}
+
+func (w *world) claimOfOneClique(ctx context.Context, name string, n int) error {
+	domain, id := observe.SplitAttribute(w.cfg.DriverName, w.cfg.CliqueAttribute)
+	return w.createClaim(ctx, newClaim(name, withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)))
+}
+
+func (w *world) claimIMEXChannel(ctx context.Context, name string) error {
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.IMEXChannelClassName, 1)))
+}
+
+// seenClique is the one clique NVML reports for every GPU the pod sees;
+// problems says what is wrong otherwise.
+func (w *world) seenClique(name string) (clique string, gpus int, problems []string, err error) {
+	p, err := w.runningPod(name)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if why := observe.NVMLUnavailable(name, *p.report); why != "" {
+		return "", 0, nil, errors.New(why) // no finding about the driver's devices
+	}
+	seen := map[string][]string{}
+	for _, g := range p.report.NVML.GPUs {
+		seen[g.Clique] = append(seen[g.Clique], g.UUID)
+	}
+	switch {
+	case p.report.NVML.Error != "":
+		problems = append(problems, fmt.Sprintf("pod %s: NVML in the container failed: %s", name, p.report.NVML.Error))
+	case len(seen) > 1:
+		problems = append(problems, fmt.Sprintf("pod %s sees GPUs of %d NVLink cliques: %v", name, len(seen), seen))
+	case len(seen[""]) > 0:
+		problems = append(problems, fmt.Sprintf("pod %s sees GPUs that NVML reports in no NVLink clique: %v", name, seen[""]))
+	}
+	for c := range seen {
+		clique = c
+	}
+	return clique, len(p.report.NVML.GPUs), problems, nil
+}
+
+func (w *world) podSeesOneClique(_ context.Context, name string, n int) error {
+	_, gpus, problems, err := w.seenClique(name)
+	if err != nil {
+		return err
+	}
+	if gpus != n {
+		problems = append(problems, fmt.Sprintf("pod %s sees %d GPUs through NVML, its claim asked for %d", name, gpus, n))
+	}
+	return findings(problems)
+}
+
+// seenChannel is the one IMEX channel device node the pod has.
+func (w *world) seenChannel(name string) (string, error) {
+	p, err := w.runningPod(name)
+	if err != nil {
+		return "", err
+	}
+	var channels []string
+	for _, d := range p.report.Devices {
+		if strings.HasPrefix(d.Path, nvidiahw.IMEXChannelDir+"/") {
+			channels = append(channels, fmt.Sprintf("%s (%d:%d)", d.Path, d.Major, d.Minor))
+		}
+	}
+	if len(channels) != 1 {
+		return "", fmt.Errorf("pod %s has %d IMEX channel device nodes under %s, want exactly the allocated one: %v",
+			name, len(channels), nvidiahw.IMEXChannelDir, channels)
+	}
+	return channels[0], nil
+}
+
+func (w *world) podSeesOneChannel(_ context.Context, name string) error {
+	_, err := w.seenChannel(name)
+	return err
+}
+
+func (w *world) podsShareClique(_ context.Context, a, b string) error {
+	ca, _, pa, err := w.seenClique(a)
+	if err != nil {
+		return err
+	}
+	cb, _, pb, err := w.seenClique(b)
+	if err != nil {
+		return err
+	}
+	problems := append(pa, pb...)
+	if len(problems) == 0 && ca != cb {
+		problems = append(problems, fmt.Sprintf("pod %s sees GPUs of NVLink clique %s, pod %s of clique %s", a, ca, b, cb))
+	}
+	return findings(problems)
+}
+
+func (w *world) podsShareChannel(_ context.Context, a, b string) error {
+	ca, err := w.seenChannel(a)
+	if err != nil {
+		return err
+	}
+	cb, err := w.seenChannel(b)
+	if err != nil {
+		return err
+	}
+	if ca != cb {
+		return fmt.Errorf("pods %s and %s share the channel claim but see different IMEX channels: %s and %s", a, b, ca, cb)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"drakit.dev/drakit/conformance/declaration"
+)
+
+// numaNodeSteps check the standard attribute resource.kubernetes.io/numaNode
+// (KEP-6072) of the driver's devices against the node's sysfs: the claims
+// select a NUMA node that the sysfs, not the driver, names.
+func (w *world) numaNodeSteps() []stepDef {
+	return []stepDef{
+		{`^a ResourceClaim "([^"]+)" requesting 1 device on (the|another) NUMA node (?:than )?the node's sysfs gives it$`, w.claimSysfsNUMANode, needsOneWhole},
+		{`^the device allocated to the claim "([^"]+)" is on that NUMA node in the node's sysfs$`, w.claimDeviceOnSysfsNUMANode, nil},
+	}
+}
+
+// sysfsNUMANode reads the numa_node of the PCI function at addr below the
+// node's sysfs: -1 when the kernel knows none.
+func (w *world) sysfsNUMANode(addr string) (int64, error) {
+	path := filepath.Join(w.cfg.NodeSysfsRoot, "bus", "pci", "devices", addr, "numa_node")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read the node's sysfs numa_node of PCI function %s: %w", addr, err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// claimSysfsNUMANode asks for 1 device, the one the scenario leased, with a
+// selector on the numaNode that the node's sysfs gives the device's PCI
+// function (relation "the") or on another one ("another"). The claim is
+// allocated exactly when the driver publishes the sysfs value.
+func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (context.Context, error) {
+	ctx, err := w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute)
+	if err != nil {
+		return ctx, err
+	}
+	if w.cfg.NodeSysfsRoot == "" {
+		return skip(ctx, sysfsSkipReason)
+	}
+	if w.lease == nil || len(w.lease.Units) == 0 || len(w.lease.Units[0].Whole) == 0 {
+		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by NUMA node", name)
+	}
+	d := w.lease.Units[0].Whole[0]
+	a, ok := d.Attributes[pciBusIDAttribute]
+	if !ok || a.StringValue == nil {
+		return skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
+	}
+	node, err := w.sysfsNUMANode(*a.StringValue)
+	if err != nil {
+		return ctx, err
+	}
+	if node < 0 {
+		return skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
+	}
+	want := node
+	if relation == "another" {
+		want = node + 1
+	}
+	if w.numaNodes == nil {
+		w.numaNodes = map[string]int64{}
+	}
+	w.numaNodes[name] = want
+	// includes() would take a list too, but needs the alpha list-type
+	// attributes; an int numaNode is what every 1.37 cluster knows.
+	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+}
+
+// claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
+// is, by its pciBusID, a PCI function that the node's sysfs puts on the
+// NUMA node the claim selected.
+func (w *world) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) error {
+	want, ok := w.numaNodes[claim]
+	if !ok {
+		return fmt.Errorf("claim %s selected no NUMA node (a step \"a ResourceClaim ... on the NUMA node the node's sysfs gives it\" must come first)", claim)
+	}
+	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	results := driverResults(c, w.cfg.DriverName)
+	if len(results) != 1 {
+		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, resultIDs(results), w.cfg.DriverName)
+	}
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return err
+	}
+	id := results[0].Pool + "/" + results[0].Device
+	for _, d := range devices {
+		if d.ID() != id {
+			continue
+		}
+		a, ok := d.Attributes[pciBusIDAttribute]
+		if !ok || a.StringValue == nil {
+			return fmt.Errorf("claim %s: device %s publishes no %s", claim, id, pciBusIDAttribute)
+		}
+		got, err := w.sysfsNUMANode(*a.StringValue)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("claim %s selected NUMA node %d and got device %s, whose PCI function %s the node's sysfs puts on NUMA node %d", claim, want, id, *a.StringValue, got)
+		}
+		return nil
+	}
+	return fmt.Errorf("claim %s: allocated device %s is not in the driver's ResourceSlices", claim, id)
+}

@@ -1,0 +1,333 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/probe"
+)
+
+// podSteps create probe pods, wait for them and delete them.
+func (w *world) podSteps() []stepDef {
+	return []stepDef{
+		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim, nil},
+		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim, nil},
+		{`^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, w.podWithClaims, nil},
+		{`^pod "([^"]+)" is running$`, w.podIsRunning, nil},
+		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable, nil},
+		{`^pod "([^"]+)" is deleted$`, w.deletePod, nil},
+	}
+}
+
+func (w *world) createPod(ctx context.Context, name string, claims []podClaim) error {
+	return w.createProbePod(ctx, probePod(w.suite, name, claims))
+}
+
+// createProbePod creates a probe pod (probePod, possibly changed by the
+// caller) and records it.
+func (w *world) createProbePod(ctx context.Context, pod *corev1.Pod) error {
+	name := pod.Name
+	if _, exists := w.pods[name]; exists {
+		return fmt.Errorf("pod %s: the scenario already created a pod with this name", name)
+	}
+	pod, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create pod %s: %w", name, err)
+	}
+	w.ledger.add(kindPod, name)
+	w.pods[name] = &podRecord{name: name, uid: pod.UID}
+	klog.FromContext(ctx).V(2).Info("Created probe pod", "pod", name, "uid", pod.UID)
+	return nil
+}
+
+func (w *world) podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
+	return w.createPod(ctx, pod, []podClaim{{name: claim, template: template}})
+}
+
+func (w *world) podWithClaim(ctx context.Context, pod, claim string) error {
+	return w.createPod(ctx, pod, []podClaim{{name: claim, claim: claim}})
+}
+
+func (w *world) podWithClaims(ctx context.Context, pod, first, second string) error {
+	return w.createPod(ctx, pod, []podClaim{{name: first, claim: first}, {name: second, claim: second}})
+}
+
+// podIsRunning waits for the pod to run, reads its probe report and
+// resolves its claims and their allocated devices, which later steps
+// compare with the report.
+func (w *world) podIsRunning(ctx context.Context, name string) error {
+	p, err := w.pod(name)
+	if err != nil {
+		return err
+	}
+	var pod *corev1.Pod
+	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to run", name), func(ctx context.Context) (bool, string, error) {
+		got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		pod = got
+		switch got.Status.Phase {
+		case corev1.PodRunning:
+			return true, "", nil
+		case corev1.PodSucceeded, corev1.PodFailed:
+			return false, "", fmt.Errorf("pod %s ended before the kit could inspect it: %s; log tail: %s",
+				name, describePod(got), w.logTail(ctx, name))
+		}
+		if problem := w.probeImageProblem(got); problem != "" {
+			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
+		}
+		return false, describePod(got), nil
+	})
+	if err != nil {
+		if warning := w.lastWarning(ctx, name); warning != "" {
+			return fmt.Errorf("%w; its last warning event: %s", err, warning)
+		}
+		return err
+	}
+	report, err := w.readContainerReport(ctx, name, probeContainer)
+	if err != nil {
+		return err
+	}
+	p.report = &report
+	return w.resolvePodClaims(ctx, p, pod)
+}
+
+// readContainerReport polls the log of a probe container of the pod until
+// the probe's report line shows up.
+func (w *world) readContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
+	var report probe.Report
+	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of container %s of pod %s", container, name), func(ctx context.Context) (bool, string, error) {
+		data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: container})
+		if err != nil {
+			return false, "read log: " + err.Error(), nil
+		}
+		r, err := probe.ParseLogs(string(data))
+		if errors.Is(err, probe.ErrNoReport) {
+			return false, fmt.Sprintf("no report yet (%d bytes of log)", len(data)), nil
+		}
+		if err != nil {
+			return false, "", fmt.Errorf("pod %s: %w", name, err)
+		}
+		report = r
+		return true, "", nil
+	})
+	return report, err
+}
+
+// resolvePodClaims records the pod's claims and the driver's devices
+// allocated to them, joined with their ResourceSlice entries: the claims of
+// its claim entries and the claim the scheduler created for its extended
+// resources (KEP-5004), under the entry extendedClaimEntry.
+func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+	devices, err := w.currentDevices(ctx)
+	if err != nil {
+		return err
+	}
+	p.claims = map[string]claimRecord{}
+	p.devices = nil
+	var bad []string
+	resolve := func(entry, claimName string) error {
+		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claimName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.name, entry, claimName, err)
+		}
+		p.claims[entry] = claimRecord{name: c.Name, uid: c.UID}
+		if c.Status.Allocation == nil {
+			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.name, entry, claimName))
+			return nil
+		}
+		for _, r := range driverResults(c, w.cfg.DriverName) {
+			d, ok := findDevice(devices, r.Pool, r.Device)
+			if !ok {
+				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.name, claimName, r.Pool, r.Device, w.cfg.DriverName))
+				continue
+			}
+			ad := observe.Device{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
+			if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+				ad.UUID = *a.StringValue
+			}
+			p.devices = append(p.devices, ad)
+		}
+		return nil
+	}
+	for _, pc := range pod.Spec.ResourceClaims {
+		claimName, err := w.podClaimName(ctx, p.name, pc.Name)
+		if err != nil {
+			return err
+		}
+		if err := resolve(pc.Name, claimName); err != nil {
+			return err
+		}
+	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
+		if err := resolve(extendedClaimEntry, st.ResourceClaimName); err != nil {
+			return err
+		}
+	}
+	return findings(bad)
+}
+
+// podClaimName is the ResourceClaim behind a pod's claim entry: the named
+// claim, or the one generated from a template (pod.status.resourceClaimStatuses).
+func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, error) {
+	got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("get pod %s: %w", pod, err)
+	}
+	for _, pc := range got.Spec.ResourceClaims {
+		if pc.Name == entry && pc.ResourceClaimName != nil {
+			return *pc.ResourceClaimName, nil
+		}
+	}
+	for _, st := range got.Status.ResourceClaimStatuses {
+		if st.Name == entry {
+			if st.ResourceClaimName == nil {
+				return "", fmt.Errorf("pod %s: claim entry %s needs no ResourceClaim according to pod.status.resourceClaimStatuses", pod, entry)
+			}
+			return *st.ResourceClaimName, nil
+		}
+	}
+	return "", fmt.Errorf("pod %s: claim entry %s has no ResourceClaim yet (not in pod.status.resourceClaimStatuses)", pod, entry)
+}
+
+// podUnschedulable waits for the scheduler to mark the pod unschedulable
+// and fails at once if the pod gets bound to a node instead; the reference
+// allocator must then find no allocation of its claims either (the oracle).
+func (w *world) podUnschedulable(ctx context.Context, name string) (context.Context, error) {
+	if err := w.waitUnschedulable(ctx, name); err != nil {
+		return ctx, err
+	}
+	return w.proveUnschedulable(ctx, name)
+}
+
+func (w *world) waitUnschedulable(ctx context.Context, name string) error {
+	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if pod.Spec.NodeName != "" {
+			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending as unschedulable (%s)", name, pod.Spec.NodeName, describePod(pod))
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return true, "", nil
+			}
+		}
+		return false, describePod(pod), nil
+	})
+}
+
+func (w *world) deletePod(ctx context.Context, name string) error {
+	p, err := w.pod(name)
+	if err != nil {
+		return err
+	}
+	if err := w.kube.CoreV1().Pods(w.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s: %w", name, err)
+	}
+	return poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("pod %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if pod.UID != p.uid {
+			return true, "", nil
+		}
+		return false, describePod(pod), nil
+	})
+}
+
+// describePod summarizes a pod's state for messages: phase, conditions that
+// are not true, and container states.
+func describePod(pod *corev1.Pod) string {
+	parts := []string{"phase " + string(pod.Status.Phase)}
+	if pod.Spec.NodeName != "" {
+		parts = append(parts, "node "+pod.Spec.NodeName)
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			continue
+		}
+		s := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		if c.Reason != "" || c.Message != "" {
+			s += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		}
+		parts = append(parts, s)
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil:
+			parts = append(parts, fmt.Sprintf("container %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		case cs.State.Terminated != nil:
+			t := cs.State.Terminated
+			parts = append(parts, fmt.Sprintf("container %s terminated: exit code %d, %s %s", cs.Name, t.ExitCode, t.Reason, t.Message))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logTail is the end of the probe container's log, for error messages.
+func (w *world) logTail(ctx context.Context, name string) string {
+	lines := int64(20)
+	data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines})
+	if err != nil {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	if len(data) == 0 {
+		return "(empty)"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// imageReasons are the container waiting reasons that say the node cannot
+// get the image: no wait makes the pod start.
+var imageReasons = map[string]bool{"ErrImageNeverPull": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}
+
+// probeImageProblem says why the node cannot run the probe image, with the
+// fix; "" when nothing says so.
+func (w *world) probeImageProblem(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Waiting == nil || !imageReasons[cs.State.Waiting.Reason] {
+			continue
+		}
+		return fmt.Sprintf("the node cannot get the probe image %s (%s: %s). Import it into the node's container runtime "+
+			"(drakit's local cluster: make cluster-up imports _output/images, or drakit images import _output/images/probe.tar), "+
+			"or give an image the node can pull with --probe-image and --image-pull-policy IfNotPresent",
+			w.cfg.ProbeImage, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+	}
+	return ""
+}
+
+// lastWarning is the pod's newest Warning event, "<reason>: <message>" (the
+// kubelet's FailedPrepareDynamicResources carries the driver's error), or
+// "" when it has none or the kit cannot read them.
+func (w *world) lastWarning(ctx context.Context, pod string) string {
+	list, err := w.kube.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",type=" + corev1.EventTypeWarning})
+	if err != nil {
+		return ""
+	}
+	// The field selector is the API server's; checked again for clients
+	// that do not apply it.
+	warnings := slices.DeleteFunc(list.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.Name != pod || e.Type != corev1.EventTypeWarning
+	})
+	if len(warnings) == 0 {
+		return ""
+	}
+	last := slices.MaxFunc(warnings, func(a, b corev1.Event) int { return eventTime(a).Time.Compare(eventTime(b).Time) })
+	return last.Reason + ": " + last.Message
+}

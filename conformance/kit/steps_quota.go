@@ -1,0 +1,96 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// quotaSteps put a ResourceQuota on the devices of the driver's DeviceClass
+// in the scenario's namespace (it goes with the namespace) and check what
+// the API server's quota admission charged.
+func (w *world) quotaSteps() []stepDef {
+	return []stepDef{
+		{`^the scenario's namespace has a ResourceQuota of (\d+) devices of the driver's DeviceClass$`, w.namespaceDeviceQuota, nil},
+		{`^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)" is submitted$`, w.submitFirstAvailable, nil},
+		{`^the ResourceQuota rejects it as exceeded$`, w.rejectedByQuota, nil},
+		{`^the ResourceQuota counts (\d+) devices of the driver's DeviceClass as used$`, w.quotaUsed, nil},
+	}
+}
+
+// deviceQuotaName is the name of the scenario's ResourceQuota.
+const deviceQuotaName = "devices"
+
+// deviceQuotaResource is the quota resource that counts the devices claims
+// of the namespace request from a DeviceClass.
+func deviceQuotaResource(class string) corev1.ResourceName {
+	return corev1.ResourceName(class + ".deviceclass.resource.k8s.io/devices")
+}
+
+// namespaceDeviceQuota creates the quota and waits until the quota
+// controller has filled in its status: admission enforces status.hard.
+func (w *world) namespaceDeviceQuota(ctx context.Context, n int) error {
+	res := deviceQuotaResource(w.cfg.deviceClass())
+	q := &corev1.ResourceQuota{ObjectMeta: kitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{
+		Hard: corev1.ResourceList{res: *resource.NewQuantity(int64(n), resource.DecimalSI)},
+	}}
+	if _, err := w.kube.CoreV1().ResourceQuotas(w.ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ResourceQuota %s: %w", deviceQuotaName, err)
+	}
+	return poll(ctx, w.cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
+		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		_, ok := got.Status.Hard[res]
+		return ok, "status.hard does not list " + string(res), nil
+	})
+}
+
+// submitFirstAvailable tries to create a prioritized-list claim and
+// remembers the outcome, as submitClaim does.
+func (w *world) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
+	class := w.cfg.deviceClass()
+	claim := newClaim(name, firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second))))
+	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	if err == nil {
+		w.ledger.add(kindClaim, name)
+	}
+	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	return nil
+}
+
+func (w *world) rejectedByQuota() error {
+	s, err := w.lastSubmission()
+	if err != nil {
+		return err
+	}
+	if s.err == nil {
+		return fmt.Errorf("the API server accepted %s; expected 403 Forbidden: exceeded quota %s", s.label(), deviceQuotaName)
+	}
+	if !apierrors.IsForbidden(s.err) || !strings.Contains(s.err.Error(), "exceeded quota: "+deviceQuotaName) {
+		return fmt.Errorf("%s was rejected, but not as exceeding quota %s (reason %s): %v", s.label(), deviceQuotaName, apierrors.ReasonForError(s.err), s.err)
+	}
+	return nil
+}
+
+func (w *world) quotaUsed(ctx context.Context, n int) error {
+	res := deviceQuotaResource(w.cfg.deviceClass())
+	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
+	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", deviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
+		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		used, ok := got.Status.Used[res]
+		if !ok {
+			return false, "status.used does not list " + string(res), nil
+		}
+		return used.Cmp(want) == 0, "status.used counts " + used.String(), nil
+	})
+}

@@ -1,0 +1,369 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/cucumber/godog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/inventory"
+	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/probe"
+)
+
+// Labels the kit puts on what it creates.
+const (
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	managedByKit   = "drakit-conformance"
+	// namespacePrefix is the generateName of scenario namespaces.
+	namespacePrefix = "drakit-"
+)
+
+// suite is what all scenarios of one run share. It is built once by Run and
+// only read afterwards.
+type suite struct {
+	cfg     Config
+	kube    kubernetes.Interface
+	apiHost string
+	apiPort int
+	// artifacts is the absolute artifacts directory.
+	artifacts string
+	// features holds the feature files (features.FS outside tests).
+	features fs.FS
+	// server describes the API server for the summary; kubernetesVersion
+	// is its version for the report ("" when unknown).
+	server            string
+	kubernetesVersion string
+	// logs reads a container log; nil means through the API server. Tests
+	// replace it, because fake clientsets cannot serve logs.
+	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)
+	// impersonate makes a client acting as another identity (a driver's
+	// ServiceAccount); nil when the kit cannot (tests with a fake).
+	impersonate func(rest.ImpersonationConfig) (kubernetes.Interface, error)
+	// progress follows the scenarios; nil shows nothing.
+	progress *progress
+	// sliceLister reads the driver's ResourceSlices from the run's
+	// informer; nil lists them from the API server (driverSlices).
+	sliceLister resourcelisters.ResourceSliceLister
+	// gates are the API server's enabled feature gates, read once
+	// (allocatorFeatures); tests set them, a fake cannot serve /metrics.
+	gatesOnce sync.Once
+	gates     []string
+	gatesErr  error
+
+	// eligibility is what the cluster offers the scenarios' needs.
+	eligibility eligibility
+
+	// stepNeeds are the step patterns with needs, for scenarioDemand.
+	needsOnce sync.Once
+	stepNeeds []stepNeeds
+	// pool leases the driver's devices to scenarios (devicePool).
+	poolOnce sync.Once
+	pool     *inventory.Pool
+}
+
+// podLogs reads a container's log.
+func (s *suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error) {
+	if s.logs != nil {
+		return s.logs(ctx, ns, pod, opts)
+	}
+	return s.kube.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
+}
+
+// world is one scenario's state. initScenario creates one per scenario and
+// binds the scenario's steps and hooks to it (never to a global), so that
+// scenarios can run concurrently.
+type world struct {
+	*suite
+	scenario *godog.Scenario
+	ns       string
+	ledger   *ledger
+	// pods are the pods the scenario created, by name; kept after deletion
+	// so later steps can compare with what they saw.
+	pods map[string]*podRecord
+	// groups are the PodGroups the scenario created (KEP-5729), by name;
+	// kept after deletion, like pods.
+	groups map[string]*podGroupRecord
+	// multiNode is the driver's device available on several nodes that
+	// the multi-host steps use, once found.
+	multiNode *multiNodeDevice
+	// submitted is the outcome of the last "is submitted with" step.
+	submitted *submission
+	// numaNodes are the NUMA nodes the scenario's claims select by the
+	// standard numaNode attribute (KEP-6072), by claim name.
+	numaNodes map[string]int64
+	// named are the devices the scenario named ("a partitionable device
+	// "big" with ... partitions"), by alias.
+	named map[string]named
+	// shared is the shared device the scenario's claims share (KEP-5075),
+	// once picked; asks are what its claims asked of it, by claim name.
+	shared *sharedTarget
+	asks   map[string]capacityAsk
+	// taint is what the KEP-5055 steps remember: named devices, rules.
+	taint taintState
+	// torus is what the @tpu-torus steps remember: groups of pods.
+	torus torusState
+	// poolStatus is what the KEP-5677 steps remember: requests, devices.
+	poolStatus poolStatusState
+	// extended is what the KEP-5004 steps remember: DeviceClasses with
+	// their extended resource names, the nodes' resources.
+	extended extendedState
+	// attach is the scenario's attach controller (KEP-5007).
+	attach attachController
+	// nodeAlloc is what the KEP-5517 steps remember.
+	nodeAlloc nodeAllocState
+	// releases undo what the scenario holds on the node (the emulator's
+	// NVML state lock); cleanup runs them first, whatever the outcome.
+	releases []func() error
+	// heldLock is the emulator's NVML state lock while the scenario holds it.
+	heldLock *os.File
+	// stop is what the kit saw when the scenario stopped the driver, once
+	// it did (steps_driver.go, steps_registration.go).
+	stop *driverStop
+	// fault is the hardware fault the scenario injected, once it did.
+	fault *injectedFault
+	// outcome is the worst status of the scenario's steps so far.
+	outcome godog.StepResultStatus
+	// notEligible is why the cluster cannot run the scenario, once
+	// checkEligibility found it; notEligibleNoted once a step carries it.
+	notEligible      string
+	notEligibleNoted bool
+	// lease holds the devices the scenario's steps need (acquireDevices),
+	// from the Before hook until its cleanup is done; nil for a scenario
+	// that needs none.
+	lease *inventory.Lease
+}
+
+// podRecord is what the kit learned about one of its pods.
+type podRecord struct {
+	name string
+	uid  types.UID
+	// report is the probe's report, read once the pod runs.
+	report *probe.Report
+	// claims are the pod's claims, resolved once it runs, by the name of
+	// the pod's claim entry (spec.resourceClaims[].name).
+	claims map[string]claimRecord
+	// devices are the driver's devices allocated to the pod's claims, with
+	// their ResourceSlice attributes, resolved once the pod runs.
+	devices []observe.Device
+	// seen is what the container was found to see, once a "sees exactly"
+	// step compared it.
+	seen *seenDevices
+}
+
+// claimRecord identifies a ResourceClaim object.
+type claimRecord struct {
+	name string
+	uid  types.UID
+}
+
+// submission is an object the scenario tried to create.
+type submission struct {
+	kind, name string
+	err        error
+}
+
+func (s *submission) label() string { return s.kind + " " + s.name }
+
+// initScenario registers the hooks and steps of one scenario. godog calls
+// it once per scenario, so the world it creates is that scenario's alone:
+// the steps are bound to it, and the Before hook fills in its namespace.
+func (s *suite) initScenario(sc *godog.ScenarioContext) {
+	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, groups: map[string]*podGroupRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
+	sc.Before(w.checkEligibility)
+	sc.Before(w.beforeScenario)
+	sc.After(w.afterScenario)
+	sc.StepContext().After(w.noteNotEligible)
+	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
+		w.progress.step(w.scenario, st.Text)
+		return ctx, nil
+	})
+	sc.StepContext().After(func(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
+		w.outcome = worse(w.outcome, status)
+		if status == godog.StepFailed {
+			ctx = markKitFailure(ctx, err)
+		}
+		return ctx, nil // an error here would be added to the step's own
+	})
+	for _, st := range w.steps() {
+		sc.Step(st.pattern, st.fn)
+	}
+}
+
+// beforeScenario creates the scenario's namespace and waits until pods can be
+// created in it.
+func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
+	w.scenario = sc
+	w.progress.start(sc)
+	if w.notEligible != "" {
+		return ctx, nil // checkEligibility skips it
+	}
+	if w.cfg.Hardware && hasTag(sc, EmulatorTag) {
+		// Nothing to set up: its first step, which needs the emulator,
+		// skips with hardwareSkipReason.
+		return ctx, nil
+	}
+	ns, err := w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: namespacePrefix,
+			Labels:       map[string]string{labelManagedBy: managedByKit},
+			Annotations:  map[string]string{"drakit.dev/scenario": sc.Name},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return ctx, fmt.Errorf("create scenario namespace: %w", err)
+	}
+	w.ns = ns.Name
+	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
+	// The ServiceAccount admission plugin rejects pods until the
+	// namespace's default ServiceAccount exists.
+	err = poll(ctx, w.cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
+		_, err := w.kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not found", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		return ctx, err
+	}
+	return ctx, w.acquireDevices(ctx, sc)
+}
+
+// afterScenario writes diagnostics when the scenario failed and then deletes
+// everything the scenario created, whatever its outcome.
+func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (ctx2 context.Context, err error) {
+	defer func() { w.progress.finish(sc, scenarioStatus(w.outcome, err)) }()
+	if w.ns == "" {
+		return ctx, nil // Before failed before creating anything
+	}
+	// The devices are free for other scenarios once the cleanup released
+	// them (or failed to: then they are not to be trusted either way).
+	defer w.releaseDevices()
+	// Cleanup must run even when the run is being cancelled.
+	cctx := context.WithoutCancel(ctx)
+	// Undefined and pending steps are the kit's own gaps, not cluster
+	// behaviour: no diagnostics for them.
+	failed := scenarioErr != nil && !errors.Is(scenarioErr, godog.ErrSkip) &&
+		!errors.Is(scenarioErr, godog.ErrUndefined) && !errors.Is(scenarioErr, godog.ErrPending)
+	diagnosed := false
+	if failed {
+		ctx = w.attachDiagnostics(cctx, ctx, scenarioErr)
+		diagnosed = true
+	}
+	cleanupErr := w.cleanup(cctx)
+	if cleanupErr != nil && !diagnosed {
+		ctx = w.attachDiagnostics(cctx, ctx, cleanupErr)
+	}
+	if err := w.kube.CoreV1().Namespaces().Delete(cctx, w.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.ns, err))
+	}
+	if cleanupErr != nil {
+		cleanupErr = fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
+		if !failed {
+			// The cleanup's failure is the scenario's first (a reset
+			// command that failed is the kit's).
+			ctx = markKitFailure(ctx, cleanupErr)
+		}
+		return ctx, cleanupErr
+	}
+	return ctx, nil
+}
+
+// statusRank orders step statuses as the reports count a scenario: a
+// failed or ambiguous step fails it, else an undefined, pending or skipped
+// one decides, in that order.
+var statusRank = map[godog.StepResultStatus]int{
+	godog.StepPassed: 0, godog.StepSkipped: 1, godog.StepPending: 2, godog.StepUndefined: 3, godog.StepAmbiguous: 4, godog.StepFailed: 4,
+}
+
+// worse is the status of a scenario with steps of both statuses.
+func worse(a, b godog.StepResultStatus) godog.StepResultStatus {
+	if statusRank[b] > statusRank[a] {
+		return b
+	}
+	return a
+}
+
+// hardwareSkipReason is why an @emulator scenario does not run against a
+// driver of real devices; the steps that need the emulator say it.
+const hardwareSkipReason = "the driver manages real devices (--hardware, or hardware: real in its declaration): " +
+	"the scenario needs drakit's hardware emulator on the node"
+
+// hasTag says whether the scenario carries the tag.
+func hasTag(sc *godog.Scenario, tag string) bool {
+	for _, t := range sc.Tags {
+		if t.Name == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// scenarioStatus is a finished scenario's status as the reports count it:
+// its worst step, failed when its cleanup failed.
+func scenarioStatus(outcome godog.StepResultStatus, cleanupErr error) string {
+	switch {
+	case cleanupErr != nil, outcome == godog.StepAmbiguous:
+		return "failed"
+	}
+	return outcome.String()
+}
+
+// skip ends the scenario as skipped, recording why: the reason is attached
+// to the step and shows up in the summary.
+func skip(ctx context.Context, reason string) (context.Context, error) {
+	ctx = godog.Attach(ctx, godog.Attachment{FileName: skipReasonAttachment, MediaType: "text/plain", Body: []byte(reason)})
+	return ctx, fmt.Errorf("%w: %s", godog.ErrSkip, reason)
+}
+
+// findings turns a list of findings into one error, nil for none.
+func findings(list []string) error {
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(list[0])
+	}
+	return fmt.Errorf("%d findings:\n- %s", len(list), strings.Join(list, "\n- "))
+}
+
+// pod returns the record of a pod the scenario created.
+func (w *world) pod(name string) (*podRecord, error) {
+	p, ok := w.pods[name]
+	if !ok {
+		return nil, fmt.Errorf("pod %s: the scenario did not create it (a step must create it first)", name)
+	}
+	return p, nil
+}
+
+// runningPod returns the record of a pod whose report and claims the kit has
+// read, which the "is running" step does.
+func (w *world) runningPod(name string) (*podRecord, error) {
+	p, err := w.pod(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.report == nil {
+		return nil, fmt.Errorf("pod %s: the kit has not seen it run yet (a step \"pod %q is running\" must come first)", name, name)
+	}
+	return p, nil
+}

@@ -2,7 +2,7 @@
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
-.PHONY: help build test unit e2e conformance conformance-fabric conformance-kind kind-node-image components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric
+.PHONY: help build test unit e2e conformance conformance-fabric conformance-kind kind-node-image components deps cluster-up cluster-down verify clean bench-nvml bench-faults bench-interpose bench-fabric docs
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,6 +53,9 @@ bench-fabric: ## Time upstream's and the reference allocator on the 1,000-node s
 
 bench-interpose: ## Time NodePrepareResources of the reference GPU driver for 1 and 8 GPUs through drakit interpose (local cluster)
 	scripts/bench-interpose.sh
+
+docs: ## Regenerate docs/scenarios.md and the README's table of profiles from the features (go test ./cmd/drakit fails while they are stale)
+	go run ./cmd/drakit conformance catalogue --out docs/scenarios.md --readme README.md
 
 verify: ## gofmt, go vet, shellcheck when installed
 	scripts/verify.sh

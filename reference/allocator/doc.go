@@ -53,9 +53,11 @@
 // unless DRAConsumableCapacity is on) and rejects it as "empty constraint";
 // the reference allocator returns the same error for that feature set and
 // honours the constraint for every other one, as upstream does.
-// Upstream's own test table (internal/allocatortesting) runs against this
-// package in table_test.go, once as is and once forcing the complete
-// search.
+// Upstream's own test table (structured/internal/allocatortesting of
+// k8s.io/dynamic-resource-allocation, read from the module cache at the
+// version go.mod requires, never copied) runs against this package in
+// table_test.go through internal/upstreamtable, once as is and once forcing
+// the complete search, every result also judged by package check.
 //
 // # Algorithm
 //

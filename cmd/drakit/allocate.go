@@ -12,8 +12,6 @@ import (
 	"drakit.dev/drakit/reference/allocator/scenario"
 )
 
-func init() { register(newAllocateCommand) }
-
 func newAllocateCommand() *cobra.Command {
 	cfg := bench.DefaultConfig()
 	cmd := &cobra.Command{

@@ -8,8 +8,6 @@ import (
 	"drakit.dev/drakit/bench/faultlatency"
 )
 
-func init() { register(newBenchCommand) }
-
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",

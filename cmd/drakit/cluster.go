@@ -16,8 +16,6 @@ import (
 	"drakit.dev/drakit/internal/shellquote"
 )
 
-func init() { register(newClusterCommand) }
-
 // bindClusterFlags maps every field of cluster.Config onto a flag.
 func bindClusterFlags(fs *pflag.FlagSet, cfg *cluster.Config) {
 	fs.StringVar(&cfg.RunDir, "run-dir", cfg.RunDir, "all cluster state: PKI, etcd data, containerd, kubelet root, logs, CDI dir, emulator root (removed by down)")

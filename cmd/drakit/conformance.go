@@ -18,8 +18,6 @@ import (
 	"drakit.dev/drakit/environment"
 )
 
-func init() { register(newConformanceCommand) }
-
 // envOr returns the environment variable's value, or def when it is unset.
 func envOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {

@@ -13,8 +13,6 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-func init() { register(newCPUDriverCommand) }
-
 // bindCPUDriverFlags maps every field of deploy.CPUOptions onto a flag; the
 // paths default to $DRAKIT_* (as drakit cluster status -o env prints them)
 // when set, the state directory to $DRAKIT_RUN_DIR/cpu-driver.

@@ -11,8 +11,6 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-func init() { register(newDriverCommand) }
-
 // bindDriverFlags maps every field of deploy.Options onto a flag; the paths
 // default to $DRAKIT_* (as drakit cluster status -o env prints them) when set.
 func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {

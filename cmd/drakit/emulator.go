@@ -14,8 +14,6 @@ import (
 	"drakit.dev/drakit/emulator/render"
 )
 
-func init() { register(newEmulatorCommand) }
-
 const profileFlagUsage = "node profile: a built-in name (see 'drakit emulator profiles') or a YAML file (a path containing / or ending in .yaml)"
 
 func newEmulatorCommand() *cobra.Command {

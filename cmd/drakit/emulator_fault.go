@@ -90,8 +90,8 @@ Devices are named by GPU-<uuid>, PCI bus id (00000000:1B:00.0 or
 so. --root defaults to $DRAKIT_EMULATOR_ROOT, which drakit conformance sets
 for the fault command of a driver declaration (deviceKinds[].faultCommand):
 'xid --device {identity} --code {fault}' injects, 'reset --device {identity}'
-ends the faults. See the README, "Injecting hardware faults", for the Xid
-table.`,
+ends the faults. The Xid table: docs/emulator.md, "Injecting hardware
+faults".`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(faultXidCommand(), faultECCCommand(), faultThrottleCommand(), faultLoseCommand(),

@@ -17,8 +17,6 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-func init() { register(newEnvironmentCommand) }
-
 // referenceDrivers are the reference drivers --deploy names, in the order
 // they are deployed.
 var referenceDrivers = []string{"gpu", "nic", "cpu", "tpu"}

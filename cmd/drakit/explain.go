@@ -13,8 +13,6 @@ import (
 	"drakit.dev/drakit/reference/allocator/scenario"
 )
 
-func init() { register(newExplainCommand) }
-
 // explainConfig is what drakit explain runs with; flags map 1:1 onto it.
 type explainConfig struct {
 	// Node restricts the explanation to one node; empty: every Ready,

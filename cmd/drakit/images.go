@@ -11,8 +11,6 @@ import (
 	"drakit.dev/drakit/cluster/images"
 )
 
-func init() { register(newImagesCommand) }
-
 func newImagesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images",

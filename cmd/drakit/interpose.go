@@ -7,8 +7,6 @@ import (
 	"drakit.dev/drakit/conformance/interpose"
 )
 
-func init() { register(newInterposeCommand) }
-
 func newInterposeCommand() *cobra.Command {
 	cfg := interpose.DefaultConfig()
 	cmd := &cobra.Command{

@@ -9,8 +9,6 @@ import (
 	"drakit.dev/drakit/environment/kind/nodeimage"
 )
 
-func init() { register(newKindCommand) }
-
 func newKindCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kind",

@@ -1,6 +1,6 @@
 // Command drakit is the kit's command line: the local cluster, the hardware
 // emulator, the reference driver's deployment and the conformance runner.
-// Each subcommand lives in its own file and registers itself in init; every
+// newRootCommand wires every command group (commandGroups); every
 // subcommand only maps flags onto a library Config and calls its Run.
 //
 // Every subcommand has the Kubernetes component conventions: the logging
@@ -66,12 +66,30 @@ func exitCode(err error) (int, string) {
 	return 1, "drakit: " + err.Error()
 }
 
-// subcommands is filled by the init functions of this package's files.
-var subcommands []func() *cobra.Command
+// commandGroups are drakit's command groups, each made by a plain
+// constructor: the one place that wires the command line.
+func commandGroups() []*cobra.Command {
+	return []*cobra.Command{
+		newClusterCommand(),
+		newEnvironmentCommand(),
+		newKindCommand(),
+		newImagesCommand(),
+		newEmulatorCommand(),
+		newDriverCommand(),
+		newNICDriverCommand(),
+		newCPUDriverCommand(),
+		newTPUDriverCommand(),
+		newPlainDriverCommand(),
+		newConformanceCommand(),
+		newExplainCommand(),
+		newAllocateCommand(),
+		newInterposeCommand(),
+		newBenchCommand(),
+		newVersionCommand(),
+	}
+}
 
-func register(c func() *cobra.Command) { subcommands = append(subcommands, c) }
-
-// newRootCommand returns drakit with every registered subcommand.
+// newRootCommand returns drakit with every command group.
 func newRootCommand() *cobra.Command {
 	logging := logflags.New()
 	root := &cobra.Command{
@@ -100,9 +118,7 @@ reference DRA driver and runs Gherkin conformance features against any driver.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	logging.AddFlags(root.PersistentFlags())
 	_ = root.RegisterFlagCompletionFunc("logging-format", cobra.FixedCompletions(logflags.Formats, cobra.ShellCompDirectiveNoFileComp)) // bound above
-	for _, c := range subcommands {
-		root.AddCommand(c())
-	}
+	root.AddCommand(commandGroups()...)
 	return root
 }
 

@@ -11,8 +11,6 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-func init() { register(newNICDriverCommand) }
-
 // bindNICDriverFlags maps every field of deploy.NICOptions onto a flag; the
 // paths default to $DRAKIT_* (as drakit cluster status -o env prints them)
 // when set.

@@ -15,8 +15,6 @@ import (
 	"drakit.dev/drakit/reference/plaindriver"
 )
 
-func init() { register(newPlainDriverCommand) }
-
 // bindPlainDriverFlags maps every field of deploy.PlainOptions onto a flag;
 // the paths default to $DRAKIT_* (as drakit cluster status -o env prints
 // them) when set, the state directory to $DRAKIT_RUN_DIR/plain-driver.

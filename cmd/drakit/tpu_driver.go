@@ -11,8 +11,6 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-func init() { register(newTPUDriverCommand) }
-
 // bindTPUDriverFlags maps every field of deploy.TPUOptions onto a flag; the
 // paths default to $DRAKIT_* when set.
 func bindTPUDriverFlags(fs *pflag.FlagSet, o *deploy.TPUOptions) {

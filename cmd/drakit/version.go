@@ -11,8 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func init() { register(newVersionCommand) }
-
 // gitVersion is drakit's version as scripts/build.sh stamps it
 // (-ldflags -X main.gitVersion=$(git describe --always --dirty)); empty in
 // a plain go build, where the module's version from the build info stands

@@ -121,7 +121,7 @@ type Config struct {
 	// Keep leaves the cluster running at the end.
 	Keep bool
 	// Reuse uses the provider's running cluster as an earlier setup left
-	// it (drakit environment up): setup only finds it, and fails when none
+	// it (drakit env up): setup only finds it, and fails when none
 	// runs; finish only exports the logs. Not with Recreate.
 	Reuse bool
 }

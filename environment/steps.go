@@ -24,7 +24,7 @@ type Runner interface {
 }
 
 // ErrNotRunning is returned when Reuse finds no running cluster.
-var ErrNotRunning = errors.New("no such cluster runs (set it up first: drakit environment up)")
+var ErrNotRunning = errors.New("no such cluster runs (set it up first: drakit env up)")
 
 // CreateCluster creates the provider's cluster or reuses a running one
 // (Recreate: destroys it first; Reuse: fails with ErrNotRunning when none runs), points ecfg at its kubeconfig, waits for

@@ -89,8 +89,8 @@ A skipped Core scenario never yields Conformant; with --fail-on-skip a
 skipped Extended scenario or cluster check does not either.
 
 --provider sets the cluster up around the run (package environment, on
-sigs.k8s.io/e2e-framework; 'drakit environment up|down' runs the same
-lifecycle without a run). existing (the default) uses the cluster of
+sigs.k8s.io/e2e-framework; 'drakit env up|down' runs the same lifecycle
+without a run, with the same flags). existing (the default) uses the cluster of
 --kubeconfig and --context as it is, once its API server answers; every
 request of the kit's clients is bounded by --request-timeout (the probe pods
 and other objects the kit creates in the cluster are not affected). local
@@ -101,13 +101,13 @@ drivers, fills in the --node-* paths not given from node 1's, runs the
 features, then stops the watcher, exports the cluster's logs to
 --artifacts/logs and tears down the cluster it created unless --keep-cluster.
 kind does the same in kind node containers (--kind-*). With
---reuse-environment, local and kind only find the cluster 'drakit
-environment up' left running, run the features against it as it is, and
+--reuse-environment, local and kind only find the cluster 'drakit env up'
+left running, run the features against it as it is, and
 export its logs: one set-up serves many runs. local and kind write their
 cluster's kubeconfig, which the kit uses as written: they refuse --context
 and --request-timeout.`,
 		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
-  eval "$(drakit cluster status -o env)"
+  eval "$(drakit env status -o env)"
   drakit conformance --driver-config docs/examples/reference-driver.yaml \
     --node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR"
   # the same, the cluster created, rendered, deployed and torn down around the run:

@@ -14,7 +14,7 @@ import (
 )
 
 // bindCPUDriverFlags maps every field of deploy.CPUOptions onto a flag; the
-// paths default to $DRAKIT_* (as drakit cluster status -o env prints them)
+// paths default to $DRAKIT_* (as drakit env status -o env prints them)
 // when set, the state directory to $DRAKIT_RUN_DIR/cpu-driver.
 func bindCPUDriverFlags(fs *pflag.FlagSet, o *deploy.CPUOptions) {
 	o.HostRoot = envOr("DRAKIT_EMULATOR_ROOT", o.HostRoot)
@@ -48,7 +48,7 @@ and added by the kubelet to the pod's cgroups. Containers get
 DRAKIT_CPU_NUMA_<id>_CPUSET, _CPUS and _MEMORY through CDI.`,
 		noun:        "the CPU driver",
 		deployShort: "Create or update the CPU driver and wait until it runs and has published its ResourceSlice",
-		example: `  eval "$(drakit cluster status -o env)"
+		example: `  eval "$(drakit env status -o env)"
   drakit cpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
     --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT"`,
 		bind:     func(fs *pflag.FlagSet) { bindCPUDriverFlags(fs, &opts) },

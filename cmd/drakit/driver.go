@@ -12,7 +12,7 @@ import (
 )
 
 // bindDriverFlags maps every field of deploy.Options onto a flag; the paths
-// default to $DRAKIT_* (as drakit cluster status -o env prints them) when set.
+// default to $DRAKIT_* (as drakit env status -o env prints them) when set.
 func bindDriverFlags(fs *pflag.FlagSet, o *deploy.Options) {
 	o.DriverRoot = envOr("DRAKIT_EMULATOR_ROOT", o.DriverRoot)
 	commonDeployFlags{
@@ -51,7 +51,7 @@ cluster (a runtime that grants exactly the MIG capability devices), or with
 --privileged where no such RuntimeClass exists.`,
 		noun:        "the driver",
 		deployShort: "Create or update the driver and wait until it runs and has published its ResourceSlices",
-		example: `  eval "$(drakit cluster status -o env)"
+		example: `  eval "$(drakit env status -o env)"
   drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
     --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT"`,
 		bind:     func(fs *pflag.FlagSet) { bindDriverFlags(fs, &opts) },

@@ -28,8 +28,8 @@ type commonDeployFlags struct {
 }
 
 // bind maps the fields onto flags; the kubelet root and the CDI directory
-// default to $DRAKIT_KUBELET_ROOT_DIR and $DRAKIT_CDI_DIR (as drakit
-// cluster status -o env prints them) when set.
+// default to $DRAKIT_KUBELET_ROOT_DIR and $DRAKIT_CDI_DIR (as drakit env
+// status -o env prints them) when set.
 func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
 	*c.kubeletRootDir = envOr("DRAKIT_KUBELET_ROOT_DIR", *c.kubeletRootDir)
 	*c.cdiDir = envOr("DRAKIT_CDI_DIR", *c.cdiDir)
@@ -43,7 +43,7 @@ func (c commonDeployFlags) bind(fs *pflag.FlagSet) {
 		"(--http-endpoint=127.0.0.1:<port>) and the liveness probe asks; 0: neither; on a multi-node local cluster each node's deployment needs its own")
 	fs.DurationVar(c.timeout, "timeout", *c.timeout, "how long deploy waits for the driver to be ready, and delete for it to go")
 	fs.StringVar(c.node, "node", *c.node, "pin to one node: DaemonSet <name>-<node, dots as dashes> with nodeSelector kubernetes.io/hostname=<node>; "+
-		"on a multi-node local cluster deploy once per node with its paths (drakit cluster status -o env: DRAKIT_NODE_<i>_*); "+
+		"on a multi-node local cluster deploy once per node with its paths (drakit env status -o env: DRAKIT_NODE_<i>_*); "+
 		"delete --node removes only that node's DaemonSet (empty: every node, one DaemonSet)")
 }
 

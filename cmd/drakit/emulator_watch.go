@@ -74,7 +74,7 @@ a session of its own with its output in --log, and returns once it watches
 (nothing when the PID file names a running watcher of --root); --stop stops
 the watcher the PID file names (SIGTERM, SIGKILL after 10s) once its command
 line shows it is a watcher of --root, and removes a PID file naming any
-other process. drakit environment starts and stops every node's watcher
+other process. drakit env up and down start and stop every node's watcher
 this way.`,
 		Example: `  drakit emulator watch --root /tmp/node &
   echo 4 > /tmp/node/sys/bus/pci/devices/0000:0c:00.0/sriov_numvfs

@@ -14,7 +14,7 @@ import (
 
 // kubeFlags are the usual Kubernetes client flags of every drakit
 // subcommand that talks to a cluster: --kubeconfig (default
-// $DRAKIT_KUBECONFIG, as drakit cluster status -o env prints it; empty:
+// $DRAKIT_KUBECONFIG, as drakit env status -o env prints it; empty:
 // $KUBECONFIG, then ~/.kube/config), --context and --request-timeout,
 // resolved by client-go's clientcmd as kubectl resolves them. They are
 // bound to fields of their own (bindKubeFlags) or of the command's

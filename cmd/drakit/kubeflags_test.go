@@ -134,11 +134,11 @@ func TestDriverSimulateClientFlags(t *testing.T) {
 	}
 }
 
-// TestEnvironmentClientFlags: environment up with the existing provider
-// checks the cluster of --context (context b's server answers, the
+// TestEnvClientFlags: env up and status with the existing provider check
+// the cluster of --context (context b's server answers, the
 // current-context's port is closed); an unknown context is an error naming
 // it; local refuses --context and --request-timeout.
-func TestEnvironmentClientFlags(t *testing.T) {
+func TestEnvClientFlags(t *testing.T) {
 	srv := readyButSlow(t)
 	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "http://127.0.0.1:1", srv.URL)
 	for _, tc := range []struct {
@@ -146,22 +146,24 @@ func TestEnvironmentClientFlags(t *testing.T) {
 		want    string // empty: success
 		wantOut string
 	}{
-		{args: []string{"up", "--provider", "existing", "--context", "b", "--request-timeout", "5s"}, wantOut: "environment up (provider existing)"},
+		{args: []string{"up", "--provider", "existing", "--context", "b", "--request-timeout", "5s"}, wantOut: "env up (provider existing)"},
+		{args: []string{"status", "--provider", "existing", "--context", "b", "-o", "env"}, wantOut: "DRAKIT_CLUSTER_UP='true'\n"},
+		{args: []string{"status", "--provider", "existing"}, wantOut: "cluster down (provider existing): the API server does not answer"},
 		{args: []string{"up", "--provider", "existing", "--context", "nope"}, want: `context "nope" does not exist`},
-		{args: []string{"up", "--provider", "local", "--context", "b"}, want: "--context: not with --provider local"},
-		{args: []string{"down", "--provider", "local", "--request-timeout", "5s"}, want: "--request-timeout: not with --provider local"},
+		{args: []string{"up", "--provider", "local", "--context", "b", "--run-dir", filepath.Join(t.TempDir(), "run")}, want: "--context: not with --provider local"},
+		{args: []string{"down", "--provider", "local", "--request-timeout", "5s", "--run-dir", filepath.Join(t.TempDir(), "run")}, want: "--request-timeout: not with --provider local"},
 	} {
-		cmd := newEnvironmentCommand()
-		cmd.SetArgs(append(tc.args, "--kubeconfig", kubeconfig, "--run-dir", filepath.Join(t.TempDir(), "run")))
+		cmd := newEnvCommand()
+		cmd.SetArgs(append(tc.args, "--kubeconfig", kubeconfig))
 		var out bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(io.Discard)
 		err := cmd.Execute()
 		switch {
 		case tc.want == "" && (err != nil || !strings.Contains(out.String(), tc.wantOut)):
-			t.Errorf("drakit environment %s: %v, output %q; want success, %q", strings.Join(tc.args, " "), err, out.String(), tc.wantOut)
+			t.Errorf("drakit env %s: %v, output %q; want success, %q", strings.Join(tc.args, " "), err, out.String(), tc.wantOut)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("drakit environment %s: %v, want an error containing %q", strings.Join(tc.args, " "), err, tc.want)
+			t.Errorf("drakit env %s: %v, want an error containing %q", strings.Join(tc.args, " "), err, tc.want)
 		}
 	}
 }

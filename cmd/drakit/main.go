@@ -70,9 +70,7 @@ func exitCode(err error) (int, string) {
 // constructor: the one place that wires the command line.
 func commandGroups() []*cobra.Command {
 	return []*cobra.Command{
-		newClusterCommand(),
-		newEnvironmentCommand(),
-		newKindCommand(),
+		newEnvCommand(),
 		newImagesCommand(),
 		newEmulatorCommand(),
 		newDriverCommand(),

@@ -118,7 +118,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"explain", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 		{[]string{"conformance", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
 		{[]string{"driver", "simulate", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
-		{[]string{"environment", "up", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
+		{[]string{"env", "up", "--kubeconfig", kubeconfig, "--context", ""}, []string{"a", "b"}},
+		{[]string{"env", "status", "--provider", ""}, []string{"existing", "kind", "local"}},
+		{[]string{"env", "status", "-o", ""}, []string{"text", "json", "env"}},
 	} {
 		out, err := runRoot(t, append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
 		if err != nil {
@@ -198,7 +200,7 @@ func TestEveryKubeconfigHasClientFlags(t *testing.T) {
 	}
 	walk(newRootCommand())
 	// deploy and delete of five drivers, explain, bench fault-latency,
-	// conformance, driver simulate, environment and its up and down
+	// conformance, driver simulate, env and its up, down, status and logs
 	if checked < 17 {
 		t.Errorf("%d subcommands with --kubeconfig checked, want every driver's deploy and delete, explain, bench, conformance, driver simulate and environment", checked)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // bindNICDriverFlags maps every field of deploy.NICOptions onto a flag; the
-// paths default to $DRAKIT_* (as drakit cluster status -o env prints them)
+// paths default to $DRAKIT_* (as drakit env status -o env prints them)
 // when set.
 func bindNICDriverFlags(fs *pflag.FlagSet, o *deploy.NICOptions) {
 	o.HostRoot = envOr("DRAKIT_EMULATOR_ROOT", o.HostRoot)
@@ -45,7 +45,7 @@ status.devices only for its own driver name on its own node
 ValidatingAdmissionPolicy limits it to the ResourceSlices of its own node.`,
 		noun:        "the NIC driver",
 		deployShort: "Create or update the NIC driver and wait until it runs and has published its ResourceSlice",
-		example: `  eval "$(drakit cluster status -o env)"
+		example: `  eval "$(drakit env status -o env)"
   drakit nic-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
     --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT"`,
 		bind:     func(fs *pflag.FlagSet) { bindNICDriverFlags(fs, &opts) },

@@ -12,7 +12,7 @@ import (
 // cluster's run dir is used from processes with other working
 // directories), so a relative value given on the command line is made
 // absolute against the working directory before the subcommand runs:
-// `drakit cluster up --images-dir _output/images` works as a user types it.
+// `drakit env up --images-dir _output/images` works as a user types it.
 // The deployments' host paths are paths on the cluster's nodes, which no
 // working directory here can resolve: they stay as given (and must be
 // absolute).

@@ -66,14 +66,13 @@ func TestPathFlagsAreBound(t *testing.T) {
 	}
 }
 
-// TestClusterTakesRelativePaths: the README's `drakit cluster up
-// --images-dir _output/images` reaches the cluster's validation with an
-// absolute path (checked on status, which validates the same Config and
-// starts nothing).
-func TestClusterTakesRelativePaths(t *testing.T) {
+// TestEnvTakesRelativePaths: `drakit env up --images-dir _output/images`
+// reaches the cluster's validation with an absolute path (checked on
+// status, which validates the same Config and starts nothing).
+func TestEnvTakesRelativePaths(t *testing.T) {
 	t.Chdir(t.TempDir())
-	out, err := runRoot(t, "cluster", "status", "--images-dir", "_output/images", "--run-dir", "run")
+	out, err := runRoot(t, "env", "status", "--images-dir", "_output/images", "--run-dir", "run")
 	if err != nil && strings.Contains(err.Error(), "absolute, clean") {
-		t.Fatalf("drakit cluster status with relative paths: %v\n%s", err, out)
+		t.Fatalf("drakit env status with relative paths: %v\n%s", err, out)
 	}
 }

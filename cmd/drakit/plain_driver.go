@@ -16,7 +16,7 @@ import (
 )
 
 // bindPlainDriverFlags maps every field of deploy.PlainOptions onto a flag;
-// the paths default to $DRAKIT_* (as drakit cluster status -o env prints
+// the paths default to $DRAKIT_* (as drakit env status -o env prints
 // them) when set, the state directory to $DRAKIT_RUN_DIR/plain-driver.
 func bindPlainDriverFlags(fs *pflag.FlagSet, o *deploy.PlainOptions) {
 	if run, ok := os.LookupEnv("DRAKIT_RUN_DIR"); ok {
@@ -90,7 +90,7 @@ drakit-plain-<variant> as driver <variant>.plain.drakit.dev, and delete with
 the same --variant (and --style) removes that variant alone.`,
 		noun:        "the plain driver",
 		deployShort: "Create or update the plain driver and wait until it runs and has published its ResourceSlice",
-		example: `  eval "$(drakit cluster status -o env)"
+		example: `  eval "$(drakit env status -o env)"
   drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
     --cdi-dir "$DRAKIT_CDI_DIR" --state-dir "$DRAKIT_RUN_DIR/plain-driver"
   drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \

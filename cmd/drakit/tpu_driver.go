@@ -44,7 +44,7 @@ directories, the CDI directory and the emulator's sysfs and tpu-env
 ResourceSlices. The controller mounts nothing of the host.`,
 		noun:        "the TPU driver",
 		deployShort: "Create or update the TPU driver and wait until its plugins and controller run",
-		example: `  eval "$(drakit cluster status -o env)"
+		example: `  eval "$(drakit env status -o env)"
   drakit tpu-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
     --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT"`,
 		bind:     func(fs *pflag.FlagSet) { bindTPUDriverFlags(fs, &opts) },

@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"drakit.dev/drakit/cluster"
+	"drakit.dev/drakit/environment"
 )
 
 // TestClusterFlagsMapOntoConfig checks that every cluster.Config field has
 // exactly one flag and every flag sets exactly one field.
 func TestClusterFlagsMapOntoConfig(t *testing.T) {
 	cfg := cluster.DefaultConfig()
-	fs := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
+	fs := pflag.NewFlagSet("env", pflag.ContinueOnError)
 	bindClusterFlags(fs, &cfg)
 	checkFlagsMapOneToOne(t, fs, &cfg)
 	if cfg.StopTimeout != 7*time.Minute+3*time.Second {
@@ -79,5 +80,32 @@ func TestStatusEnvListsEveryNode(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text status lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// TestEnvStateEnvOutput checks that `env status -o env` of a kind cluster,
+// evaluated by sh, names the provider, the kubeconfig, every node and its
+// paths in the node and on this host.
+func TestEnvStateEnvOutput(t *testing.T) {
+	st := environment.State{Running: true, Kubeconfig: "/state dir/kubeconfig", Nodes: []environment.Node{
+		environment.KindNode("drakit-control-plane", "/state dir", "172.18.0.2", 6443),
+		environment.KindNode("drakit-worker", "/state dir", "172.18.0.2", 6443),
+	}}
+	var buf bytes.Buffer
+	if err := printEnvState(&buf, "kind", st, "env"); err != nil {
+		t.Fatal(err)
+	}
+	script := buf.String() + `printf '%s\n' "$DRAKIT_PROVIDER" "$DRAKIT_CLUSTER_UP" "$DRAKIT_KUBECONFIG" "$DRAKIT_NODES" "$DRAKIT_NODE_2_NAME" "$DRAKIT_NODE_2_EMULATOR_ROOT" "$DRAKIT_NODE_2_HOST_EMULATOR_ROOT"`
+	out, err := exec.Command("sh", "-c", script).Output()
+	if err != nil {
+		t.Fatalf("sh: %v\n%s", err, script)
+	}
+	want := "kind\ntrue\n/state dir/kubeconfig\ndrakit-control-plane drakit-worker\ndrakit-worker\n/var/lib/drakit/emulator\n/state dir/drakit-worker/emulator\n"
+	if string(out) != want {
+		t.Errorf("evaluated env output = %q, want %q", out, want)
+	}
+	buf.Reset()
+	if err := printEnvState(&buf, "existing", environment.State{Detail: "the API server does not answer"}, "text"); err != nil || !strings.Contains(buf.String(), "cluster down (provider existing): the API server does not answer") {
+		t.Errorf("text: %q, %v", buf.String(), err)
 	}
 }

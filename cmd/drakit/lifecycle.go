@@ -7,9 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"drakit.dev/drakit/cluster"
 	"drakit.dev/drakit/environment"
@@ -21,8 +19,9 @@ import (
 // they are deployed.
 var referenceDrivers = []string{"gpu", "nic", "cpu", "tpu"}
 
-// lifecycleFlags are the environment's flags, which drakit environment and
-// drakit conformance share.
+// lifecycleFlags are the environment's flags, which drakit env and drakit
+// conformance share: bound once, whatever the provider; what a provider
+// does not take is refused naming the flag.
 type lifecycleFlags struct {
 	provider       string
 	local          cluster.Config
@@ -36,7 +35,14 @@ type lifecycleFlags struct {
 	reuse          bool
 	clusterConfig  string
 	kind           kind.ConfigOptions
+	// localOnly are the local cluster's flags bound (bindClusterFlags,
+	// bindLocalFlags) that only --provider local takes.
+	localOnly []string
 }
+
+// noProfile is the --emulator-profile that renders nothing (no emulated
+// hardware, no watcher).
+const noProfile = "none"
 
 // DefaultKindNodeImage is the offline node image scripts/kind-node-image.sh
 // builds.
@@ -58,7 +64,7 @@ func newLifecycleFlags(provider string) *lifecycleFlags {
 func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&l.provider, "provider", l.provider, "cluster provider: "+strings.Join(environment.ProviderNames(), ", ")+
 		" (existing: the --kubeconfig cluster, used as it is; local: drakit's process cluster, created, rendered, deployed and torn down; kind: a kind cluster in Docker from kind/cluster.yaml or --cluster-config, the same)")
-	fs.StringVar(&l.profile, "emulator-profile", l.profile, "node profile rendered on every node (local, kind; "+profileFlagUsage+")")
+	fs.StringVar(&l.profile, "emulator-profile", l.profile, "node profile rendered on every node (local, kind; "+profileFlagUsage+"; "+noProfile+": no emulated hardware and no watcher)")
 	fs.StringVar(&l.clusterProfile, "cluster-profile", l.clusterProfile, "cluster profile whose node of each node's name is rendered on it, instead of --emulator-profile (local, kind; "+clusterProfileFlagUsage+")")
 	fs.IntVar(&l.imexChannels, "imex-channels", l.imexChannels, "with --deploy gpu: IMEX channels per NVLink clique, published by the GPU driver's IMEX controller (0: no controller)")
 	fs.StringVar(&l.shim, "shim", l.shim, "the built NVML shim rendered onto the nodes (local, kind)")
@@ -75,7 +81,7 @@ func (l *lifecycleFlags) bind(fs *pflag.FlagSet) {
 // bindReuse binds --reuse-environment, which only drakit conformance
 // takes.
 func (l *lifecycleFlags) bindReuse(fs *pflag.FlagSet) {
-	fs.BoolVar(&l.reuse, "reuse-environment", l.reuse, "local, kind: run against the provider's running cluster as 'drakit environment up' left it (no render, image load or deploy; its watchers and the cluster stay; only the logs are exported); an error when none runs")
+	fs.BoolVar(&l.reuse, "reuse-environment", l.reuse, "local, kind: run against the provider's running cluster as 'drakit env up' left it (no render, image load or deploy; its watchers and the cluster stay; only the logs are exported); an error when none runs")
 }
 
 // setupFlags are the flags of what setup and finish do besides finding the
@@ -93,6 +99,33 @@ func (l *lifecycleFlags) bindLocalFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&l.local.ComponentsDir, "components-dir", l.local.ComponentsDir, "the local cluster's built components (scripts/build-components.sh)")
 	fs.StringVar(&l.local.ImagesDir, "images-dir", l.local.ImagesDir, "docker-archive images loaded into the cluster (the local cluster imports them on up)")
 	fs.IntVar(&l.local.Nodes, "nodes", l.local.Nodes, fmt.Sprintf("the local cluster's nodes (1..%d)", cluster.MaxNodes))
+	l.localOnly = append(l.localOnly, "run-dir", "components-dir", "nodes")
+}
+
+// bindClusterFlags binds every flag of the local cluster (bindClusterFlags):
+// drakit env's.
+func (l *lifecycleFlags) bindClusterFlags(fs *pflag.FlagSet) {
+	bindClusterFlags(fs, &l.local)
+	l.localOnly = append(l.localOnly, clusterFlagNames()...)
+}
+
+// sharedClusterFlags are the local cluster's flags that other providers
+// take too: kind loads the images dir's archives.
+var sharedClusterFlags = []string{"images-dir"}
+
+// clusterFlagNames are the names of the local cluster's flags that only
+// --provider local takes.
+func clusterFlagNames() []string {
+	cfg := cluster.DefaultConfig()
+	fs := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
+	bindClusterFlags(fs, &cfg)
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !slices.Contains(sharedClusterFlags, f.Name) {
+			names = append(names, f.Name)
+		}
+	})
+	return names
 }
 
 // drivers returns the --deploy drivers as the reference deployment of
@@ -182,6 +215,13 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kube *kubeFlags, artifac
 			}
 		}
 	}
+	if l.provider != "local" {
+		for _, f := range l.localOnly {
+			if fs.Lookup(f) != nil && fs.Changed(f) {
+				return nil, fmt.Errorf("--%s: only with --provider local (the local cluster's flag)", f)
+			}
+		}
+	}
 	kindOpts := l.kind
 	if kindOpts.Workers < 0 {
 		return nil, fmt.Errorf("--kind-workers %d: must not be negative", kindOpts.Workers)
@@ -206,6 +246,9 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kube *kubeFlags, artifac
 		return nil, err
 	}
 	profile := l.profile
+	if profile == noProfile {
+		profile = ""
+	}
 	if l.clusterProfile != "" {
 		if f := fs.Lookup("emulator-profile"); f != nil && f.Changed {
 			return nil, fmt.Errorf("--cluster-profile %s: not with --emulator-profile %s (render one of them)", l.clusterProfile, l.profile)
@@ -242,85 +285,4 @@ func (l *lifecycleFlags) environment(fs *pflag.FlagSet, kube *kubeFlags, artifac
 		Provider: provider, ClusterName: "drakit", ClusterConfig: l.clusterConfig, Recreate: l.recreate,
 		EmulatorProfile: profile, ClusterProfile: clusterProfile, ImageArchives: archives, Drivers: drivers, ArtifactsDir: artifacts, Keep: l.keep, Reuse: l.reuse,
 	})
-}
-
-func newEnvironmentCommand() *cobra.Command {
-	lf := newLifecycleFlags("local")
-	artifacts := os.Getenv("ARTIFACTS")
-	cmd := &cobra.Command{
-		Use:     "environment",
-		Aliases: []string{"env"},
-		Short:   "Set up or tear down a test environment: cluster, emulated hardware, watchers, images, reference drivers",
-		Long: `environment runs the kit's environment lifecycle (package environment, on
-sigs.k8s.io/e2e-framework) without running features, so that scripts set it
-up once and run many 'drakit conformance' runs against it ('drakit
-conformance --provider local' runs the same lifecycle around one run).
-
-up, in order: creates the cluster, or reuses the one that runs (--recreate
-tears it down first); renders --emulator-profile on every node, or each
-node's node of --cluster-profile (with the --shim NVML library); starts the emulator's sriov_numvfs watcher on every node
-(its log: the node's logs, emulator-watch.log); loads the archives of
---images-dir (the local cluster imports them on up); deploys the --deploy
-reference drivers (gpu: --partitionable-alpha --list-attributes and
---imex-channels, on the local cluster with RuntimeClass drakit-mig-manager;
-nic: 2 VFs per PF; cpu; tpu: its kubelet plugin and sub-slice controller),
-each waited for until it has published its slices. Where the nodes keep
-their paths apart (the local cluster's nodes), each driver is deployed once
-per node, pinned to it, and on the local cluster node i serves its
-/metrics and /healthz 10*(i-1) ports above the driver's default. It stops at the first step that
-fails; run down to clean up.
-
-down, every step whatever failed before: stops every node's watcher, exports
-the cluster's logs to --artifacts/logs (the local cluster's node i > 1 into
-logs/node-<i>), tears the cluster down unless --keep-cluster.
-
---kubeconfig, --context and --request-timeout name the existing provider's
-cluster, as kubectl's do; the local and kind providers write their
-cluster's kubeconfig, and refuse --context and --request-timeout.`,
-		Example: `  drakit environment up --provider local --recreate --images-dir _output/images --deploy gpu,nic,cpu
-  drakit environment up --provider local --recreate --nodes 4 --images-dir _output/images \
-    --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8
-  eval "$(drakit cluster status -o env)"
-  drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" ...
-  drakit environment down --provider local --artifacts artifacts`,
-	}
-	fs := cmd.PersistentFlags()
-	lf.bind(fs)
-	bindClusterFlags(fs, &lf.local)
-	kube := bindKubeFlags(fs)
-	kube.register(cmd)
-	fs.StringVar(&artifacts, "artifacts", artifacts, "down: directory whose logs/ receives the cluster's logs ($ARTIFACTS; empty: not exported)")
-
-	cmd.AddCommand(&cobra.Command{
-		Use:   "up",
-		Short: "Create or reuse the cluster, render the emulated hardware, start the watchers, load the images, deploy the drivers",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			env, err := lf.environment(c.Flags(), kube, artifacts)
-			if err != nil {
-				return err
-			}
-			ecfg := envconf.New()
-			if _, err := env.Up(c.Context(), ecfg); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "environment up (provider %s), kubeconfig %s\n", lf.provider, ecfg.KubeconfigFile())
-			return nil
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use:   "down",
-		Short: "Stop the watchers, export the logs to --artifacts/logs, tear the cluster down (unless --keep-cluster)",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			// What down does needs neither a profile nor drivers.
-			lf.profile, lf.clusterProfile, lf.imexChannels, lf.deploy = "", "", 0, []string{"none"}
-			env, err := lf.environment(c.Flags(), kube, artifacts)
-			if err != nil {
-				return err
-			}
-			return env.Down(c.Context(), envconf.New())
-		},
-	})
-	return cmd
 }

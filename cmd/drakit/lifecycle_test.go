@@ -24,7 +24,8 @@ import (
 )
 
 // TestLifecycleFlagsNameTheFlag: bad lifecycle flags of drakit conformance
-// and drakit environment fail before anything is set up, naming the flag.
+// and drakit env fail before anything is set up, naming the flag: a flag
+// the provider or the verb does not take too.
 func TestLifecycleFlagsNameTheFlag(t *testing.T) {
 	t.Setenv("DRAKIT_KUBECONFIG", "")
 	decl := "../../docs/examples/reference-driver.yaml"
@@ -47,13 +48,22 @@ func TestLifecycleFlagsNameTheFlag(t *testing.T) {
 		"kind image on local":           {args: []string{"--provider", "local", "--kind-node-image", "x", "--driver-config", decl}, want: "--kind-node-image: only with --provider kind"},
 		"kind workers on existing":      {env: true, args: []string{"up", "--provider", "existing", "--kind-workers", "1"}, want: "--kind-workers: only with --provider kind"},
 		"kind negative workers":         {env: true, args: []string{"up", "--provider", "kind", "--kind-workers", "-1"}, want: "--kind-workers -1: must not be negative"},
+		"env nodes on kind":             {env: true, args: []string{"up", "--provider", "kind", "--nodes", "2"}, want: "--nodes: only with --provider local"},
+		"env kubelet root on existing":  {env: true, args: []string{"down", "--provider", "existing", "--kubelet-root-base", "/k"}, want: "--kubelet-root-base: only with --provider local"},
+		"conformance run dir on kind":   {args: []string{"--provider", "kind", "--run-dir", "/r", "--driver-config", decl}, want: "--run-dir: only with --provider local"},
+		"env deploy on down":            {env: true, args: []string{"down", "--deploy", "gpu"}, want: "--deploy: only with 'drakit env up', not down"},
+		"env keep on up":                {env: true, args: []string{"up", "--keep-cluster"}, want: "--keep-cluster: only with 'drakit env down', not up"},
+		"env artifacts on status":       {env: true, args: []string{"status", "--artifacts", "/a"}, want: "--artifacts: only with 'drakit env down', not status"},
+		"env status output":             {env: true, args: []string{"status", "-o", "yaml"}, want: `--output "yaml": want text, json, env`},
+		"env logs on kind":              {env: true, args: []string{"logs", "--provider", "kind"}, want: "--provider kind: logs prints the local cluster's logs"},
+		"env unknown provider status":   {env: true, args: []string{"status", "--provider", "minikube"}, want: `--provider: unknown cluster provider "minikube"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cmd := newConformanceCommand()
 			args := append(tc.args, "--artifacts", t.TempDir())
 			if tc.env {
-				cmd, args = newEnvironmentCommand(), tc.args
+				cmd, args = newEnvCommand(), tc.args
 			}
 			cmd.SetArgs(args)
 			var out bytes.Buffer
@@ -298,8 +308,8 @@ func TestKindProviderFlags(t *testing.T) {
 }
 
 // TestKindScriptFlags: every flag scripts/conformance-kind.sh passes to
-// drakit conformance (summarize), drakit environment or drakit driver is
-// one of theirs.
+// drakit conformance (summarize), drakit env or drakit driver is one of
+// theirs.
 func TestKindScriptFlags(t *testing.T) {
 	script, err := os.ReadFile("../../scripts/conformance-kind.sh")
 	if err != nil {
@@ -310,7 +320,7 @@ func TestKindScriptFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	sets := []*pflag.FlagSet{
-		newConformanceCommand().Flags(), newEnvironmentCommand().PersistentFlags(),
+		newConformanceCommand().Flags(), newEnvCommand().PersistentFlags(),
 		newConformanceSummarizeCommand().Flags(), driverDeploy.InheritedFlags(), driverDeploy.Flags(),
 	}
 	known := func(name string) bool {

@@ -81,6 +81,9 @@ func checkVerbFlags(c *cobra.Command) error {
 
 func newEnvCommand() *cobra.Command {
 	lf := newLifecycleFlags("local")
+	// Up brings a bare cluster up unless told what to render and deploy
+	// (drakit conformance --provider renders and deploys by default).
+	lf.profile, lf.deploy = noProfile, []string{"none"}
 	artifacts := os.Getenv("ARTIFACTS")
 	cmd := &cobra.Command{
 		Use:   "env",
@@ -109,21 +112,22 @@ Providers (--provider):
 Verbs:
   up      creates the cluster, or reuses the one that runs (--recreate tears
           it down first; without --nodes a running local cluster keeps its
-          nodes); renders --emulator-profile on every node, or each node's
-          node of --cluster-profile, with the --shim NVML library
-          (--emulator-profile none: nothing rendered); starts the emulator's
-          sriov_numvfs watcher on every node (its log: the node's logs,
-          emulator-watch.log); loads the archives of --images-dir (the local
-          cluster imports them as it comes up); deploys the --deploy reference
-          drivers (gpu: --partitionable-alpha --list-attributes and
-          --imex-channels, on the local cluster with RuntimeClass
-          drakit-mig-manager; nic: 2 VFs per PF; cpu; tpu: its kubelet plugin
-          and sub-slice controller; none: no driver), each waited for until it
-          has published its slices. Where the nodes keep their paths apart (the
-          local cluster's nodes), each driver is deployed once per node, pinned
-          to it, and on the local cluster node i serves its /metrics and
-          /healthz 10*(i-1) ports above the driver's default. It stops at the
-          first step that fails; run down to clean up.
+          nodes); loads the archives of --images-dir (the local cluster
+          imports them as it comes up). That is all by default: a bare
+          cluster. With --emulator-profile (or --cluster-profile: each node's
+          node of it) it renders the emulated hardware on every node, with the
+          --shim NVML library, and starts the emulator's sriov_numvfs watcher
+          on every node (its log: the node's logs, emulator-watch.log); with
+          --deploy it deploys those reference drivers (gpu:
+          --partitionable-alpha --list-attributes and --imex-channels, on the
+          local cluster with RuntimeClass drakit-mig-manager; nic: 2 VFs per
+          PF; cpu; tpu: its kubelet plugin and sub-slice controller), each
+          waited for until it has published its slices. Where the nodes keep
+          their paths apart (the local cluster's nodes), each driver is
+          deployed once per node, pinned to it, and on the local cluster node
+          i serves its /metrics and /healthz 10*(i-1) ports above the driver's
+          default. It stops at the first step that fails; run down to clean
+          up.
   down    every step whatever failed before: stops every node's watcher,
           exports the cluster's logs to --artifacts/logs (the local cluster's
           node i > 1 into logs/node-<i>), tears the cluster down unless
@@ -164,17 +168,18 @@ cluster, as kubectl's do; the local and kind providers write their
 cluster's kubeconfig, and refuse --context and --request-timeout. A flag
 that the provider or the verb does not take is an error naming it.`,
 		Example: `  # the local cluster alone, left running; its paths for scripts:
-  drakit env up --emulator-profile none --deploy none --images-dir _output/images
+  drakit env up --images-dir _output/images
   eval "$(drakit env status -o env)"
   drakit env down
   # what make conformance sets up: the emulated node, three reference drivers
-  drakit env up --provider local --recreate --images-dir _output/images --deploy gpu,nic,cpu
+  drakit env up --provider local --recreate --images-dir _output/images \
+    --emulator-profile dgx-a100-mig --deploy gpu,nic,cpu
   drakit env up --provider local --recreate --nodes 4 --images-dir _output/images \
     --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8
   drakit conformance --provider local --reuse-environment --driver-config docs/examples/reference-driver.yaml
   drakit env down --provider local --artifacts artifacts
   # kind
-  drakit env up --provider kind --images-dir _output/images --deploy gpu
+  drakit env up --provider kind --images-dir _output/images --emulator-profile dgx-a100-mig --deploy gpu
   drakit env status --provider kind -o env`,
 	}
 	fs := cmd.PersistentFlags()

@@ -109,3 +109,19 @@ func TestEnvStateEnvOutput(t *testing.T) {
 		t.Errorf("text: %q, %v", buf.String(), err)
 	}
 }
+
+// TestEnvUpIsBareByDefault: drakit env up renders and deploys nothing
+// unless told to; drakit conformance --provider renders the default node
+// and deploys the GPU driver.
+func TestEnvUpIsBareByDefault(t *testing.T) {
+	env, conf := newEnvCommand().PersistentFlags(), newConformanceCommand().Flags()
+	for _, tc := range []struct {
+		fs            *pflag.FlagSet
+		name, profile string
+		deploy        string
+	}{{env, "env", "none", "[none]"}, {conf, "conformance", "dgx-a100-mig", "[gpu]"}} {
+		if p, d := tc.fs.Lookup("emulator-profile").DefValue, tc.fs.Lookup("deploy").DefValue; p != tc.profile || d != tc.deploy {
+			t.Errorf("drakit %s: --emulator-profile %q --deploy %q by default, want %q and %q", tc.name, p, d, tc.profile, tc.deploy)
+		}
+	}
+}

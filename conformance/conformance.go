@@ -29,7 +29,7 @@ func DeclaredFields() []string { return kit.DeclaredFields() }
 
 // Run runs the selected scenarios against the cluster and driver of cfg and
 // writes the reports; the verdict is the run's outcome.
-func Run(ctx context.Context, cfg Config) (Verdict, error) { return kit.Run(ctx, cfg) }
+func Run(ctx context.Context, cfg Config) (Verdict, error) { return kit.Run(ctx, cfg, Steps...) }
 
 // Open prepares a run whose scenarios the caller runs one at a time.
-func Open(ctx context.Context, cfg Config) (*Session, error) { return kit.Open(ctx, cfg) }
+func Open(ctx context.Context, cfg Config) (*Session, error) { return kit.Open(ctx, cfg, Steps...) }

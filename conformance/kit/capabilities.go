@@ -131,8 +131,8 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 // as unclaimed — unless the driver's slices show the capability: a driver
 // must not escape a scenario by leaving unclaimed what it publishes, so
 // that fails.
-func (w *world) requireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
-	if w.cfg.claims(name) {
+func (w *World) requireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
+	if w.Cfg.claims(name) {
 		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
 	sl, err := w.driverSlices(ctx)
@@ -142,16 +142,16 @@ func (w *world) requireCapability(ctx context.Context, name declaration.Capabili
 	if ev, ok := capabilityEvidence(sl)[name]; ok {
 		c, _ := declaration.LookupCapability(name)
 		return ctx, fmt.Errorf("capability %s unclaimed, but driver %s publishes it: %s; claim it (capabilities: {%s: true} in the driver declaration, or --capabilities %s) so that the kit judges it",
-			c, w.cfg.DriverName, ev, name, name)
+			c, w.Cfg.DriverName, ev, name, name)
 	}
-	return skip(ctx, unclaimedReason(name))
+	return Skip(ctx, unclaimedReason(name))
 }
 
 // claimsCapability is the step "the driver claims the capability X": the
 // scenarios of a capability that test the cluster with the kit's own test
 // driver belong to the capability's profile, and run only for drivers that
 // claim it.
-func (w *world) claimsCapability(ctx context.Context, name string) (context.Context, error) {
+func (w *World) claimsCapability(ctx context.Context, name string) (context.Context, error) {
 	if _, ok := declaration.LookupCapability(declaration.CapabilityName(name)); !ok {
 		return ctx, fmt.Errorf("%q is not a capability (known: %s)", name, strings.Join(capabilityNames(), ", "))
 	}

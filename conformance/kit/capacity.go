@@ -14,7 +14,7 @@ import (
 // computes what it expects the scheduler to record; it never asks the
 // driver.
 type capacityPolicy struct {
-	name resourceapi.QualifiedName
+	Name resourceapi.QualifiedName
 	// value is the device's capacity.
 	value int64
 	// def is the policy's default; full says the request policy gives no
@@ -32,7 +32,7 @@ type capacityPolicy struct {
 // newCapacityPolicy reads a published capacity. Quantities too large for
 // milli-units in an int64 are refused.
 func newCapacityPolicy(name resourceapi.QualifiedName, c resourceapi.DeviceCapacity) (capacityPolicy, error) {
-	p := capacityPolicy{name: name, full: true}
+	p := capacityPolicy{Name: name, full: true}
 	var err error
 	milli := func(q *resource.Quantity) int64 {
 		if q == nil || err != nil {
@@ -192,7 +192,7 @@ func (p capacityPolicy) overPolicy() int64 {
 // describe says what the policy is, for findings.
 func (p capacityPolicy) describe() string {
 	q := func(v int64) string { x := quantity(v); return x.String() }
-	s := fmt.Sprintf("capacity %s of %s", p.name, q(p.value))
+	s := fmt.Sprintf("capacity %s of %s", p.Name, q(p.value))
 	switch {
 	case len(p.values) > 0:
 		var vs []string

@@ -51,8 +51,8 @@ func selectDevices(ctx context.Context, driver string, devices []publishedDevice
 
 // classDevices returns the driver's published devices that the DeviceClass
 // className selects: the devices a request for that class can get.
-func (w *world) classDevices(ctx context.Context, className string) ([]publishedDevice, error) {
-	class, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, className, metav1.GetOptions{})
+func (w *World) classDevices(ctx context.Context, className string) ([]publishedDevice, error) {
+	class, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, className, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get DeviceClass %s: %w", className, err)
 	}
@@ -60,7 +60,7 @@ func (w *world) classDevices(ctx context.Context, className string) ([]published
 	if err != nil {
 		return nil, err
 	}
-	return selectDevices(ctx, w.cfg.DriverName, devices, classSelectors(class))
+	return selectDevices(ctx, w.Cfg.DriverName, devices, classSelectors(class))
 }
 
 // classSelectors are a DeviceClass's CEL expressions.

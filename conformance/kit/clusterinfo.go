@@ -12,7 +12,7 @@ import (
 
 // featureGates are the API server's enabled feature gates for the report;
 // nil (unknown) when the kit cannot read them, which it logs.
-func (s *suite) featureGates(ctx context.Context) []string {
+func (s *Suite) featureGates(ctx context.Context) []string {
 	if _, err := s.allocatorFeatures(ctx); err != nil {
 		klog.FromContext(ctx).Info("The report cannot name the cluster's feature gates", "err", err)
 		return nil
@@ -22,14 +22,14 @@ func (s *suite) featureGates(ctx context.Context) []string {
 
 // driverVersion is Config.DriverVersion, else the images of the driver's
 // pods ("images drakit.dev/driver:dev"), else "" (unknown).
-func (s *suite) driverVersion(ctx context.Context) string {
-	if s.cfg.DriverVersion != "" {
-		return s.cfg.DriverVersion
+func (s *Suite) driverVersion(ctx context.Context) string {
+	if s.Cfg.DriverVersion != "" {
+		return s.Cfg.DriverVersion
 	}
-	if s.cfg.DriverPodSelector == "" {
+	if s.Cfg.DriverPodSelector == "" {
 		return ""
 	}
-	pods, err := s.kube.CoreV1().Pods(s.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: s.cfg.DriverPodSelector})
+	pods, err := s.Kube.CoreV1().Pods(s.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: s.Cfg.DriverPodSelector})
 	if err != nil {
 		klog.FromContext(ctx).Info("The report cannot name the driver's version", "err", err)
 		return ""

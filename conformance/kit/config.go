@@ -555,7 +555,7 @@ func (c Config) Validate() error {
 		bad("ArtifactsDir", "%q must not contain a comma (godog separates report files with commas)", c.ArtifactsDir)
 	}
 	for _, d := range []struct {
-		name string
+		Name string
 		val  time.Duration
 	}{
 		{"Timeouts.API", c.Timeouts.API},
@@ -567,7 +567,7 @@ func (c Config) Validate() error {
 		{"Timeouts.FaultCommand", c.Timeouts.FaultCommand},
 	} {
 		if d.val <= 0 {
-			bad(d.name, "%v must be positive", d.val)
+			bad(d.Name, "%v must be positive", d.val)
 		}
 	}
 	if c.Concurrency < 1 {

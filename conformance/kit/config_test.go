@@ -170,7 +170,7 @@ func TestAPIServerAddress(t *testing.T) {
 // declaration applied (docs/examples/reference-driver.yaml), as make
 // conformance runs the kit.
 func referenceDriverConfig() Config {
-	d, err := declaration.Load("../docs/examples/reference-driver.yaml")
+	d, err := declaration.Load("../../docs/examples/reference-driver.yaml")
 	if err != nil {
 		panic(err)
 	}

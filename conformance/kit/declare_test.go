@@ -11,7 +11,7 @@ import (
 // its settings replace the reference defaults (no partitions, no NVML, no
 // per-device prefix), except a field given explicitly.
 func TestApplyDeclaration(t *testing.T) {
-	d, err := declaration.Load("../docs/examples/env-only-driver.yaml")
+	d, err := declaration.Load("../../docs/examples/env-only-driver.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestApplyDeclaration(t *testing.T) {
 func TestApplyReferenceDeclaration(t *testing.T) {
 	cfg := referenceDriverConfig()
 	type settings struct {
-		driver, class, uuid, envPrefix, partitions, profile, parent, memory, ns, selector string
+		driver, class, uuid, envPrefix, partitions, profile, parent, memory, Ns, selector string
 	}
 	want := settings{"gpu.drakit.dev", "gpu.drakit.dev", "uuid", "DRAKIT_DEVICE_", "mig.gpu.drakit.dev", "profile", "parentUUID", "memory",
 		"drakit-system", "app.kubernetes.io/name=drakit-driver"}

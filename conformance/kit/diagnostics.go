@@ -37,7 +37,7 @@ const (
 // attachDiagnostics collects the scenario's diagnostics, writes them to
 // ArtifactsDir/diagnostics/<scenario>.txt and attaches them to the report.
 // Collection problems are written into the diagnostics themselves.
-func (w *world) attachDiagnostics(cctx, ctx context.Context, cause error) context.Context {
+func (w *World) attachDiagnostics(cctx, ctx context.Context, cause error) context.Context {
 	body := w.diagnostics(cctx, cause)
 	rel := filepath.Join(diagnosticsDir, diagnosticsFileName(w.scenario.Name, w.scenario.Id))
 	path := filepath.Join(w.artifacts, rel)
@@ -65,13 +65,13 @@ func diagnosticsFileName(name, id string) string {
 // namespace's claims, templates, pods, PodGroups and Workloads (when the
 // scenario made any) and events, the probe reports, the
 // driver's ResourceSlices and the tails of the driver pods' logs.
-func (w *world) diagnostics(ctx context.Context, cause error) []byte {
+func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	var b bytes.Buffer
 	section := func(title string) { fmt.Fprintf(&b, "\n===== %s =====\n", title) }
-	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.scenario.Name, w.ns, w.cfg.DriverName, cause)
+	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.scenario.Name, w.Ns, w.Cfg.DriverName, cause)
 
 	section("ResourceClaims")
-	if list, err := w.kube.ResourceV1().ResourceClaims(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+	if list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range list.Items {
@@ -79,7 +79,7 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 		}
 	}
 	section("ResourceClaimTemplates")
-	if list, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+	if list, err := w.Kube.ResourceV1().ResourceClaimTemplates(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range list.Items {
@@ -87,16 +87,16 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 		}
 	}
 	section("Pods")
-	if list, err := w.kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+	if list, err := w.Kube.CoreV1().Pods(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range list.Items {
 			writeYAML(&b, &list.Items[i])
 		}
 	}
-	if w.ledger.has(kindPodGroup) {
+	if w.Ledger.has(KindPodGroup) {
 		section("PodGroups")
-		if list, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+		if list, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 			fmt.Fprintf(&b, "list: %v\n", err)
 		} else {
 			for i := range list.Items {
@@ -104,9 +104,9 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 			}
 		}
 	}
-	if w.ledger.has(kindWorkload) {
+	if w.Ledger.has(KindWorkload) {
 		section("Workloads")
-		if list, err := w.kube.SchedulingV1beta1().Workloads(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+		if list, err := w.Kube.SchedulingV1beta1().Workloads(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 			fmt.Fprintf(&b, "list: %v\n", err)
 		} else {
 			for i := range list.Items {
@@ -133,7 +133,7 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 		fmt.Fprintf(&b, "pod %s: %s\n", n, line)
 	}
 	section("Events (oldest first)")
-	if list, err := w.kube.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{}); err != nil {
+	if list, err := w.Kube.CoreV1().Events(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		writeEvents(&b, list.Items)
@@ -141,15 +141,15 @@ func (w *world) diagnostics(ctx context.Context, cause error) []byte {
 	if len(w.taint.rules) > 0 {
 		section("DeviceTaintRules of the scenario")
 		for _, name := range sortedCopy(slices.Collect(maps.Values(w.taint.rules))) {
-			if r, err := w.kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			if r, err := w.Kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{}); err != nil {
 				fmt.Fprintf(&b, "get %s: %v\n", name, err)
 			} else {
 				writeYAML(&b, r)
 			}
 		}
 	}
-	section("ResourceSlices of driver " + w.cfg.DriverName)
-	if slices, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName); err != nil {
+	section("ResourceSlices of driver " + w.Cfg.DriverName)
+	if slices, err := listDriverSlices(ctx, w.Kube, w.Cfg.DriverName); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range slices {
@@ -197,18 +197,18 @@ func eventTime(e corev1.Event) metav1.Time {
 }
 
 // writeDriverLogs appends the log tails of the driver's pods.
-func (w *world) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
-	if w.cfg.DriverPodSelector == "" {
+func (w *World) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
+	if w.Cfg.DriverPodSelector == "" {
 		b.WriteString("not collected: no driver pod selector configured\n")
 		return
 	}
-	pods, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
-		fmt.Fprintf(b, "list driver pods (%s): %v\n", w.cfg.DriverPodSelector, err)
+		fmt.Fprintf(b, "list driver pods (%s): %v\n", w.Cfg.DriverPodSelector, err)
 		return
 	}
 	if len(pods.Items) == 0 {
-		fmt.Fprintf(b, "no pods match %q in %s\n", w.cfg.DriverPodSelector, namespaceOrAll(w.cfg.DriverNamespace))
+		fmt.Fprintf(b, "no pods match %q in %s\n", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
 		return
 	}
 	for _, p := range pods.Items {

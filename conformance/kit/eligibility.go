@@ -60,7 +60,7 @@ func (o clusterOffer) notEligible(n report.Needs) string {
 
 // clusterOffer reads the cluster's feature gates and served API versions,
 // once per run.
-func (s *suite) clusterOffer(ctx context.Context) clusterOffer {
+func (s *Suite) clusterOffer(ctx context.Context) clusterOffer {
 	s.eligibility.once.Do(func() {
 		logger := klog.FromContext(ctx)
 		if _, err := s.allocatorFeatures(ctx); err != nil {
@@ -68,7 +68,7 @@ func (s *suite) clusterOffer(ctx context.Context) clusterOffer {
 		} else {
 			s.eligibility.offer.gates = append([]string{}, s.gates...)
 		}
-		groups, err := s.kube.Discovery().ServerGroups()
+		groups, err := s.Kube.Discovery().ServerGroups()
 		switch {
 		case err != nil:
 			logger.Info("The kit cannot tell which scenarios the cluster's API versions rule out: it runs them all", "err", err)
@@ -93,7 +93,7 @@ func (s *suite) clusterOffer(ctx context.Context) clusterOffer {
 // eligible for, before the scenario's first step and before the scenario
 // gets a namespace (beforeScenario). A malformed eligibility tag fails the
 // scenario.
-func (w *world) checkEligibility(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+func (w *World) checkEligibility(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	tags := make([]string, 0, len(sc.Tags))
 	for _, t := range sc.Tags {
 		tags = append(tags, t.Name)
@@ -115,7 +115,7 @@ func (w *world) checkEligibility(ctx context.Context, sc *godog.Scenario) (conte
 // noteNotEligible is an After step hook: it attaches the reason the
 // scenario is not eligible to its first step, which godog reports skipped
 // without what the Before hook attached.
-func (w *world) noteNotEligible(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, _ error) (context.Context, error) {
+func (w *World) noteNotEligible(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, _ error) (context.Context, error) {
 	if w.notEligible == "" || w.notEligibleNoted || status != godog.StepSkipped {
 		return ctx, nil
 	}

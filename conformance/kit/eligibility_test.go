@@ -19,7 +19,7 @@ func TestEligibilityDecision(t *testing.T) {
 	offer := clusterOffer{gates: []string{"DRAPrioritizedList", "GenericWorkload"}, apis: []string{"v1", "resource.k8s.io/v1"}}
 	tests := map[string]struct {
 		offer clusterOffer
-		needs report.Needs
+		Needs report.Needs
 		want  string
 	}{
 		"needs nothing":          {offer, report.Needs{}, ""},
@@ -34,7 +34,7 @@ func TestEligibilityDecision(t *testing.T) {
 		"no gate on":             {clusterOffer{gates: []string{}}, report.Needs{Gates: []string{"DRAListTypeAttributes"}}, "not eligible on this cluster: needs feature gate DRAListTypeAttributes"},
 	}
 	for name, tc := range tests {
-		if got := tc.offer.notEligible(tc.needs); got != tc.want {
+		if got := tc.offer.notEligible(tc.Needs); got != tc.want {
 			t.Errorf("%s: notEligible = %q, want %q", name, got, tc.want)
 		}
 	}
@@ -76,7 +76,7 @@ func TestNotEligibleSkipped(t *testing.T) {
 		cfg.Concurrency = 2
 		var out bytes.Buffer
 		cfg.Output = &out
-		s := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
+		s := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
 			features: fstest.MapFS{"kep-1-eligibility/eligibility.feature": {Data: []byte(eligibilityFeature)}}}
 		if known {
 			s.gates = []string{"DRAPrioritizedList"}

@@ -43,7 +43,7 @@ func checkExtendedClaim(pod *corev1.Pod, c *resourceapi.ResourceClaim, classes m
 		want, ok := wantReqs[r.Name]
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("%s: request %s is none the pod's extended resources ask for (expected %s)", label, r.Name, list(sortedKeys(wantReqs))))
+			bad = append(bad, fmt.Sprintf("%s: request %s is none the pod's extended resources ask for (expected %s)", label, r.Name, List(sortedKeys(wantReqs))))
 		case r.Exactly == nil:
 			bad = append(bad, fmt.Sprintf("%s: request %s is not an exactly request", label, r.Name))
 		case r.Exactly.DeviceClassName != want.DeviceClassName || r.Exactly.AllocationMode != resourceapi.DeviceAllocationModeExactCount || r.Exactly.Count != want.Count:
@@ -52,11 +52,11 @@ func checkExtendedClaim(pod *corev1.Pod, c *resourceapi.ResourceClaim, classes m
 		}
 	}
 	if !slices.Equal(sortedCopy(got), sortedKeys(wantReqs)) {
-		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, list(sortedCopy(got)), list(sortedKeys(wantReqs))))
+		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, List(sortedCopy(got)), List(sortedKeys(wantReqs))))
 	}
 	if !slices.Equal(mappingStrings(st.RequestMappings), mappingStrings(wantMappings)) {
 		bad = append(bad, fmt.Sprintf("pod %s: pod.status.extendedResourceClaimStatus maps %s, expected %s",
-			pod.Name, list(mappingStrings(st.RequestMappings)), list(mappingStrings(wantMappings))))
+			pod.Name, List(mappingStrings(st.RequestMappings)), List(mappingStrings(wantMappings))))
 	}
 	if !slices.ContainsFunc(c.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool {
 		return r.Resource == "pods" && r.Name == pod.Name && r.UID == pod.UID

@@ -51,7 +51,7 @@ var (
 // Reactors run under the fake's lock, so they use only the object tracker.
 type fakeNode struct {
 	t          *testing.T
-	kube       *fake.Clientset
+	Kube       *fake.Clientset
 	driver     string
 	cdiDir     string
 	kubeletDir string
@@ -90,7 +90,7 @@ const (
 )
 
 func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir, kubeletDir string) *fakeNode {
-	f := &fakeNode{t: t, kube: kube, driver: driver, cdiDir: cdiDir, kubeletDir: kubeletDir,
+	f := &fakeNode{t: t, Kube: kube, driver: driver, cdiDir: cdiDir, kubeletDir: kubeletDir,
 		reports: map[string]probe.Report{}, prepared: map[types.UID]preparedClaim{}}
 	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		c := a.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim)
@@ -119,7 +119,7 @@ func (f *fakeNode) logs(_ context.Context, ns, pod string, opts *corev1.PodLogOp
 }
 
 func (f *fakeNode) getClaim(ns, name string) (*resourceapi.ResourceClaim, error) {
-	obj, err := f.kube.Tracker().Get(claimsGVR, ns, name)
+	obj, err := f.Kube.Tracker().Get(claimsGVR, ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 			claims = append(claims, c)
 			continue
 		}
-		obj, err := f.kube.Tracker().Get(templatesGVR, ns, *pc.ResourceClaimTemplateName)
+		obj, err := f.Kube.Tracker().Get(templatesGVR, ns, *pc.ResourceClaimTemplateName)
 		if err != nil {
 			return false, nil, nil
 		}
@@ -154,7 +154,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 			},
 			Spec: tmpl.Spec.Spec,
 		}
-		if err := f.kube.Tracker().Add(c); err != nil {
+		if err := f.Kube.Tracker().Add(c); err != nil {
 			return true, nil, err
 		}
 		pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses, corev1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: &c.Name})
@@ -191,7 +191,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 	devices := f.devices()
 	for _, c := range claims {
 		c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID})
-		if err := f.kube.Tracker().Update(claimsGVR, c, ns); err != nil {
+		if err := f.Kube.Tracker().Update(claimsGVR, c, ns); err != nil {
 			return true, nil, err
 		}
 		f.prepare(c, devices, &report)
@@ -224,7 +224,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 }
 
 func (f *fakeNode) devices() []publishedDevice {
-	obj, err := f.kube.Tracker().List(slicesGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"), "")
+	obj, err := f.Kube.Tracker().List(slicesGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"), "")
 	if err != nil {
 		f.t.Errorf("list slices: %v", err)
 		return nil
@@ -234,7 +234,7 @@ func (f *fakeNode) devices() []publishedDevice {
 
 // allocate picks free devices first-fit for every request of the claim.
 func (f *fakeNode) allocate(c *resourceapi.ResourceClaim, taken map[string]bool) ([]resourceapi.DeviceRequestAllocationResult, bool) {
-	obj, err := f.kube.Tracker().List(claimsGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceClaim"), "")
+	obj, err := f.Kube.Tracker().List(claimsGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceClaim"), "")
 	if err != nil {
 		f.t.Errorf("list claims: %v", err)
 		return nil, false
@@ -283,7 +283,7 @@ func (f *fakeNode) selected(selectors []resourceapi.DeviceSelector, d publishedD
 // generated for the pod are deleted.
 func (f *fakeNode) onPodDelete(a k8stesting.Action) (bool, runtime.Object, error) {
 	ns, name := a.GetNamespace(), a.(k8stesting.DeleteAction).GetName()
-	obj, err := f.kube.Tracker().Get(podsGVR, ns, name)
+	obj, err := f.Kube.Tracker().Get(podsGVR, ns, name)
 	if apierrors.IsNotFound(err) {
 		return false, nil, nil
 	}
@@ -317,9 +317,9 @@ func (f *fakeNode) onPodDelete(a k8stesting.Action) (bool, runtime.Object, error
 			f.unprepare(c)
 		}
 		if len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == pod.UID {
-			err = f.kube.Tracker().Delete(claimsGVR, ns, n)
+			err = f.Kube.Tracker().Delete(claimsGVR, ns, n)
 		} else {
-			err = f.kube.Tracker().Update(claimsGVR, c, ns)
+			err = f.Kube.Tracker().Update(claimsGVR, c, ns)
 		}
 		if err != nil {
 			return true, nil, err
@@ -362,7 +362,7 @@ func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) 
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cdiDir, kubeletDir)
 	node.container = run.container
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
 	res, _, err := st.run(ctx)
 	if err != nil {
@@ -456,7 +456,7 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 // {device}) for the fake node's driver and its devices.
 func envOnlyConfig(t *testing.T) Config {
 	t.Helper()
-	d, err := declaration.Load("../docs/examples/env-only-driver.yaml")
+	d, err := declaration.Load("../../docs/examples/env-only-driver.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,13 +23,13 @@ import (
 // scenario whose first failed step fails with kit errors alone keeps the
 // kit from certifying the driver and is no finding
 // (report.KitFailureAttachment).
-type kitError struct{ err error }
+type kitError struct{ Err error }
 
-func (e *kitError) Error() string { return e.err.Error() }
-func (e *kitError) Unwrap() error { return e.err }
+func (e *kitError) Error() string { return e.Err.Error() }
+func (e *kitError) Unwrap() error { return e.Err }
 
 // kitFailure marks err as the kit's failure.
-func kitFailure(err error) error { return &kitError{err: err} }
+func kitFailure(err error) error { return &kitError{Err: err} }
 
 // onlyKitFailures says whether err is, through every wrap and join, made
 // of kit errors alone: a driver's failure joined to one still counts.
@@ -95,18 +95,18 @@ func (t *tailBuffer) String() string {
 // output. A command that cannot start, exits non-zero or outlives the
 // timeout is a kit error naming the command line, how it ended and its
 // standard error: the driver is not at fault.
-func (w *world) runFaultCommand(ctx context.Context, node string, argv []string) (string, error) {
+func (w *World) runFaultCommand(ctx context.Context, node string, argv []string) (string, error) {
 	line := commandLine(argv)
 	program, err := resolveProgram(argv[0])
 	if err != nil {
 		return "", kitFailure(fmt.Errorf("run fault command %s: %w", line, err))
 	}
-	timeout := w.cfg.Timeouts.FaultCommand
+	timeout := w.Cfg.Timeouts.FaultCommand
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, program, argv[1:]...)
 	cmd.Env = os.Environ()
-	if root := w.cfg.nodeEmulatorRoot(node); root != "" {
+	if root := w.Cfg.nodeEmulatorRoot(node); root != "" {
 		cmd.Env = append(cmd.Env, "DRAKIT_EMULATOR_ROOT="+root)
 	}
 	var stdout, stderr tailBuffer

@@ -13,14 +13,14 @@ import (
 
 // faultWorld is a world whose fault commands run with a short timeout and
 // know the emulator roots of nodes n1 (the kit's node) and n2.
-func faultWorld(t *testing.T) *world {
+func faultWorld(t *testing.T) *World {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.NodeName = "n1"
 	cfg.NodeEmulatorRoot = "/roots/n1"
 	cfg.NodeEmulatorRoots = map[string]string{"n2": "/roots/n2"}
 	cfg.Timeouts.FaultCommand = 2 * time.Second
-	return &world{suite: &suite{cfg: cfg}}
+	return &World{Suite: &Suite{Cfg: cfg}}
 }
 
 // The command gets the node's emulator root as $DRAKIT_EMULATOR_ROOT,
@@ -129,7 +129,7 @@ func TestOnlyKitFailures(t *testing.T) {
 	t.Parallel()
 	kit, driver := kitFailure(errors.New("fault command failed")), errors.New("device tainted")
 	tests := map[string]struct {
-		err  error
+		Err  error
 		want bool
 	}{
 		"nil":              {nil, false},
@@ -141,7 +141,7 @@ func TestOnlyKitFailures(t *testing.T) {
 		"not wrapped (%v)": {fmt.Errorf("inject: %v", kit), false},
 	}
 	for name, tc := range tests {
-		if got := onlyKitFailures(tc.err); got != tc.want {
+		if got := onlyKitFailures(tc.Err); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
 	}

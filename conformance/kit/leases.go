@@ -21,7 +21,7 @@ import (
 // (stepDef.needs): the whole devices its claims take at once, the
 // partitionable devices it names or partitions anywhere, the pre-created
 // partitions, and whether it disturbs the driver for everyone.
-type scenarioNeeds struct {
+type ScenarioNeeds struct {
 	wholeAtLeast, wholeClaims int
 	wholeWithoutCounters      bool
 	sameAttribute             resourceapi.QualifiedName
@@ -35,12 +35,12 @@ type scenarioNeeds struct {
 	exclusive                 bool
 }
 
-func newScenarioNeeds() *scenarioNeeds {
-	return &scenarioNeeds{partitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, preCreatedNamed: map[string]bool{}}
+func newScenarioNeeds() *ScenarioNeeds {
+	return &ScenarioNeeds{partitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, preCreatedNamed: map[string]bool{}}
 }
 
 // demand is the lease the needs ask for.
-func (n *scenarioNeeds) demand() inventory.Demand {
+func (n *ScenarioNeeds) demand() inventory.Demand {
 	d := inventory.Demand{
 		Whole:                max(n.wholeAtLeast, n.wholeClaims),
 		SameAttribute:        n.sameAttribute,
@@ -59,8 +59,8 @@ func (n *scenarioNeeds) demand() inventory.Demand {
 }
 
 // Needs of the steps, by what their arguments say.
-func needsWhole(atLeast bool, countArg int) func(*scenarioNeeds, []string) {
-	return func(n *scenarioNeeds, args []string) {
+func needsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
+	return func(n *ScenarioNeeds, args []string) {
 		c, err := strconv.Atoi(args[countArg])
 		if err != nil {
 			return // godog reports the bad argument when the step runs
@@ -73,13 +73,13 @@ func needsWhole(atLeast bool, countArg int) func(*scenarioNeeds, []string) {
 	}
 }
 
-func needsOneWhole(n *scenarioNeeds, _ []string) { n.wholeClaims++ }
+func needsOneWhole(n *ScenarioNeeds, _ []string) { n.wholeClaims++ }
 
-func needsExclusive(n *scenarioNeeds, _ []string) { n.exclusive = true }
+func needsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 
-func needsShared(n *scenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
+func needsShared(n *ScenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
 
-func needsRole(n *scenarioNeeds, role string) {
+func needsRole(n *ScenarioNeeds, role string) {
 	if r, err := inventory.ParseRole(role); err == nil {
 		n.roles[r] = true
 	}
@@ -89,15 +89,15 @@ func needsRole(n *scenarioNeeds, role string) {
 // needs; built once per run.
 type stepNeeds struct {
 	re    *regexp.Regexp
-	needs func(*scenarioNeeds, []string)
+	Needs func(*ScenarioNeeds, []string)
 }
 
 // scenarioDemand sums the needs of the scenario's steps.
-func (s *suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
+func (s *Suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
 	s.needsOnce.Do(func() {
-		for _, st := range (&world{suite: s}).steps() {
-			if st.needs != nil {
-				s.stepNeeds = append(s.stepNeeds, stepNeeds{re: regexp.MustCompile(st.pattern), needs: st.needs})
+		for _, st := range (&World{Suite: s}).steps() {
+			if st.Needs != nil {
+				s.stepNeeds = append(s.stepNeeds, stepNeeds{re: regexp.MustCompile(st.Pattern), Needs: st.Needs})
 			}
 		}
 	})
@@ -105,7 +105,7 @@ func (s *suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
 	for _, step := range sc.Steps {
 		for _, sn := range s.stepNeeds {
 			if m := sn.re.FindStringSubmatch(step.Text); m != nil {
-				sn.needs(n, m[1:])
+				sn.Needs(n, m[1:])
 				break
 			}
 		}
@@ -118,9 +118,9 @@ func (s *suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
 // of the kit's DeviceClass and partition class are divided into units. A
 // driver that publishes nothing, or a missing DeviceClass, gives an empty
 // pool: every demand is then never satisfiable and scenarios run alone.
-func (s *suite) devicePool(ctx context.Context) *inventory.Pool {
+func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 	s.poolOnce.Do(func() {
-		w := &world{suite: s}
+		w := &World{Suite: s}
 		if err := w.driverPublishesAtLeast(ctx, 1); err != nil {
 			klog.FromContext(ctx).Info("No devices to lease: scenarios that need devices run one at a time", "err", err)
 			s.pool = inventory.NewPool(nil)
@@ -134,30 +134,30 @@ func (s *suite) devicePool(ctx context.Context) *inventory.Pool {
 		if err != nil {
 			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
 		}
-		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.cfg.DriverName))))
+		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.Cfg.DriverName))))
 	})
 	return s.pool
 }
 
 // inventoryDevices are the driver's devices of the kit's DeviceClass (whole)
 // and partition class (partitions), as conformance/inventory sees them.
-func (w *world) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
-	whole, err := w.classDevices(ctx, w.cfg.deviceClass())
+func (w *World) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
+	whole, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return nil, err
 	}
 	var parts []publishedDevice
-	if w.cfg.PartitionClassName != "" {
+	if w.Cfg.PartitionClassName != "" {
 		// A missing partition class leaves the whole devices to lease; the
 		// partition steps say that it is missing.
-		if parts, err = w.classDevices(ctx, w.cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if parts, err = w.classDevices(ctx, w.Cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
 	var shared []publishedDevice
-	if w.cfg.SharedDeviceClassName != "" {
+	if w.Cfg.SharedDeviceClassName != "" {
 		// As with partitions: the KEP-5075 steps say that it is missing.
-		if shared, err = w.classDevices(ctx, w.cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if shared, err = w.classDevices(ctx, w.Cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
@@ -174,12 +174,12 @@ func (w *world) inventoryDevices(ctx context.Context) ([]inventory.Device, error
 	return out, nil
 }
 
-func (w *world) inventoryDevice(d publishedDevice, kind inventory.Kind) inventory.Device {
+func (w *World) inventoryDevice(d publishedDevice, kind inventory.Kind) inventory.Device {
 	str := func(attr string) string {
 		if attr == "" {
 			return ""
 		}
-		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr)
 		if !ok || a.StringValue == nil {
 			return ""
 		}
@@ -187,16 +187,16 @@ func (w *world) inventoryDevice(d publishedDevice, kind inventory.Kind) inventor
 	}
 	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
 	for name, a := range d.Attributes {
-		domain, id := observe.SplitAttribute(w.cfg.DriverName, string(name))
+		domain, id := observe.SplitAttribute(w.Cfg.DriverName, string(name))
 		attrs[resourceapi.QualifiedName(domain+"/"+id)] = a
 	}
-	identity := w.cfg.UUIDAttribute
+	identity := w.Cfg.UUIDAttribute
 	if kind == inventory.KindShared {
-		identity = w.cfg.SharedIdentityAttribute
+		identity = w.Cfg.SharedIdentityAttribute
 	}
 	dev := inventory.Device{Kind: kind, Pool: d.Pool, Name: d.Name, Identity: str(identity), Attributes: attrs, Consumes: d.Consumes}
 	if kind == inventory.KindPartition {
-		dev.Parent, dev.Profile = str(w.cfg.ParentUUIDAttribute), str(w.cfg.ProfileAttribute)
+		dev.Parent, dev.Profile = str(w.Cfg.ParentUUIDAttribute), str(w.Cfg.ProfileAttribute)
 	}
 	return dev
 }
@@ -204,13 +204,13 @@ func (w *world) inventoryDevice(d publishedDevice, kind inventory.Kind) inventor
 // acquireDevices leases what the scenario's steps need. A demand the
 // driver's devices can never meet makes the scenario run alone, so that its
 // own steps skip or fail as they would in a run of one scenario at a time.
-func (w *world) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
+func (w *World) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
 	d := w.scenarioDemand(sc)
 	if d.Empty() {
 		return nil
 	}
 	pool := w.devicePool(ctx)
-	owner := fmt.Sprintf("scenario %q (namespace %s)", sc.Name, w.ns)
+	owner := fmt.Sprintf("scenario %q (namespace %s)", sc.Name, w.Ns)
 	w.progress.waiting(sc, d)
 	lease, err := pool.Acquire(ctx, owner, d)
 	if errors.Is(err, inventory.ErrNeverSatisfiable) {
@@ -226,7 +226,7 @@ func (w *world) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
 
 // leasedUnits are the units the scenario holds; all units of the pool when
 // it holds none (a scenario whose steps need no device but look at some).
-func (w *world) leasedUnits(ctx context.Context) []inventory.Unit {
+func (w *World) leasedUnits(ctx context.Context) []inventory.Unit {
 	if w.lease != nil && len(w.lease.Units) > 0 {
 		return w.lease.Units
 	}
@@ -236,7 +236,7 @@ func (w *world) leasedUnits(ctx context.Context) []inventory.Unit {
 // leaseSelectors restrict the requests of a claim for the driver's classes
 // to the scenario's leased devices (leaseSelector). Claims of a scenario
 // that holds no lease are left alone.
-func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
+func (w *World) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 	add := func(class string, sels *[]resourceapi.DeviceSelector) {
 		if e := w.leaseSelector(class); e != "" {
 			*sels = append(*sels, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
@@ -257,7 +257,7 @@ func (w *world) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 // driver's classes to the scenario's leased devices: whole and shared
 // devices by their identity, partitions by their parent's; "" for another
 // class, or when the scenario holds no lease.
-func (w *world) leaseSelector(class string) string {
+func (w *World) leaseSelector(class string) string {
 	if w.lease == nil || len(w.lease.Units) == 0 || class == "" {
 		return ""
 	}
@@ -271,12 +271,12 @@ func (w *world) leaseSelector(class string) string {
 		}
 	}
 	switch class {
-	case w.cfg.deviceClass():
-		return inListSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, identities)
-	case w.cfg.PartitionClassName:
-		return inListSelector(w.cfg.DriverName, w.cfg.ParentUUIDAttribute, parents)
-	case w.cfg.SharedDeviceClassName:
-		return inListSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
+	case w.Cfg.deviceClass():
+		return inListSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, identities)
+	case w.Cfg.PartitionClassName:
+		return inListSelector(w.Cfg.DriverName, w.Cfg.ParentUUIDAttribute, parents)
+	case w.Cfg.SharedDeviceClassName:
+		return inListSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
 	}
 	return ""
 }
@@ -297,7 +297,7 @@ func inListSelector(driver, attr string, values []string) string {
 
 // releaseDevices gives the lease back, once the scenario's cleanup has
 // released every device.
-func (w *world) releaseDevices() {
+func (w *World) releaseDevices() {
 	w.lease.Release()
 	w.lease = nil
 }

@@ -33,14 +33,14 @@ const (
 	// after their pods and before the claims: a PodGroup's generated
 	// claims go with it (the garbage collector deletes them once the
 	// resourceclaim controller has dropped the group's reservation).
-	kindPodGroup = "PodGroup"
-	kindWorkload = "Workload"
+	KindPodGroup = "PodGroup"
+	KindWorkload = "Workload"
 	// ResourcePoolStatusRequests (KEP-5677), cluster-scoped and named
 	// after the scenario's namespace.
 	kindPoolStatusRequest = "ResourcePoolStatusRequest"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, kindPodGroup: 2, kindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7, kindPoolStatusRequest: 8}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, KindPodGroup: 2, KindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7, kindPoolStatusRequest: 8}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -50,15 +50,15 @@ type ledger struct {
 }
 
 type ledgerEntry struct {
-	kind, name string
+	Kind, Name string
 }
 
 // add records an object; recording one twice is harmless.
-func (l *ledger) add(kind, name string) {
+func (l *ledger) Add(kind, name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.entries {
-		if e.kind == kind && e.name == name {
+		if e.Kind == kind && e.Name == name {
 			return
 		}
 	}
@@ -70,7 +70,7 @@ func (l *ledger) has(kind string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.entries {
-		if e.kind == kind {
+		if e.Kind == kind {
 			return true
 		}
 	}
@@ -86,7 +86,7 @@ func (l *ledger) ordered() []ledgerEntry {
 	for i, e := range l.entries {
 		out[len(out)-1-i] = e
 	}
-	sort.SliceStable(out, func(i, j int) bool { return cleanupOrder[out[i].kind] < cleanupOrder[out[j].kind] })
+	sort.SliceStable(out, func(i, j int) bool { return cleanupOrder[out[i].Kind] < cleanupOrder[out[j].Kind] })
 	return out
 }
 
@@ -94,13 +94,13 @@ func (l *ledger) ordered() []ledgerEntry {
 // and then for every claim in the namespace (generated ones included) to be
 // gone, so that the next scenario finds the devices free. It reports every
 // problem, not just the first.
-func (w *world) cleanup(ctx context.Context) error {
+func (w *World) cleanup(ctx context.Context) error {
 	var errs []error
 	for i := len(w.releases) - 1; i >= 0; i-- {
 		errs = append(errs, w.releases[i]())
 	}
 	w.releases = nil
-	errs = append(errs, cleanupNamespace(ctx, w.kube, w.ns, w.ledger, w.cfg.Timeouts))
+	errs = append(errs, cleanupNamespace(ctx, w.Kube, w.Ns, w.Ledger, w.Cfg.Timeouts))
 	return errors.Join(errs...)
 }
 
@@ -109,36 +109,36 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 	var pods, rules []string
 	for _, e := range l.ordered() {
 		var err error
-		switch e.kind {
+		switch e.Kind {
 		case kindPod:
-			err = kube.CoreV1().Pods(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
-			pods = append(pods, e.name)
-		case kindPodGroup:
-			err = kube.SchedulingV1beta1().PodGroups(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
-		case kindWorkload:
-			err = kube.SchedulingV1beta1().Workloads(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.CoreV1().Pods(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
+			pods = append(pods, e.Name)
+		case KindPodGroup:
+			err = kube.SchedulingV1beta1().PodGroups(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
+		case KindWorkload:
+			err = kube.SchedulingV1beta1().Workloads(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindClaim:
-			err = kube.ResourceV1().ResourceClaims(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.ResourceV1().ResourceClaims(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindClaimTemplate:
-			err = kube.ResourceV1().ResourceClaimTemplates(ns).Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.ResourceV1().ResourceClaimTemplates(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindResourceSlice:
-			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindDeviceClass:
-			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindDeviceTaintRule:
-			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.name, metav1.DeleteOptions{})
-			rules = append(rules, e.name)
+			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.Name, metav1.DeleteOptions{})
+			rules = append(rules, e.Name)
 		case kindPoolStatusRequest:
-			err = kube.ResourceV1alpha3().ResourcePoolStatusRequests().Delete(ctx, e.name, metav1.DeleteOptions{})
+			err = kube.ResourceV1alpha3().ResourcePoolStatusRequests().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		default:
-			err = fmt.Errorf("unknown kind %s", e.kind)
+			err = fmt.Errorf("unknown kind %s", e.Kind)
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", e.kind, ns, e.name, err))
+			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", e.Kind, ns, e.Name, err))
 		}
 	}
 	if len(rules) > 0 {
-		err := poll(ctx, timeouts.Cleanup, fmt.Sprintf("DeviceTaintRules %s to be gone", strings.Join(rules, ", ")), func(ctx context.Context) (bool, string, error) {
+		err := Poll(ctx, timeouts.Cleanup, fmt.Sprintf("DeviceTaintRules %s to be gone", strings.Join(rules, ", ")), func(ctx context.Context) (bool, string, error) {
 			var left []string
 			for _, n := range rules {
 				if _, err := kube.ResourceV1().DeviceTaintRules().Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -152,7 +152,7 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 		}
 	}
 	if len(pods) > 0 {
-		err := poll(ctx, timeouts.PodDelete, fmt.Sprintf("pods %s in %s to be gone", strings.Join(pods, ", "), ns), func(ctx context.Context) (bool, string, error) {
+		err := Poll(ctx, timeouts.PodDelete, fmt.Sprintf("pods %s in %s to be gone", strings.Join(pods, ", "), ns), func(ctx context.Context) (bool, string, error) {
 			list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error(), nil
@@ -167,7 +167,7 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			errs = append(errs, err)
 		}
 	}
-	err := poll(ctx, timeouts.Cleanup, fmt.Sprintf("the ResourceClaims in %s to be deallocated and deleted", ns), func(ctx context.Context) (bool, string, error) {
+	err := Poll(ctx, timeouts.Cleanup, fmt.Sprintf("the ResourceClaims in %s to be deallocated and deleted", ns), func(ctx context.Context) (bool, string, error) {
 		list, err := kube.ResourceV1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -198,14 +198,14 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 }
 
 // pollInterval is how often waits look again.
-const pollInterval = 250 * time.Millisecond
+const PollInterval = 250 * time.Millisecond
 
 // poll calls cond until it reports done, fails, or timeout passes. cond
 // returns a short description of what it saw, which the timeout error
 // quotes: "timed out after 2m0s waiting for <what>; last seen: <status>".
-func poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (done bool, status string, err error)) error {
+func Poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (done bool, status string, err error)) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, status, err := cond(ctx)
 		last = status
 		return done, err

@@ -26,15 +26,15 @@ var shortTimeouts = Timeouts{API: time.Second, Publish: time.Second, PodStart: t
 func TestLedgerOrder(t *testing.T) {
 	t.Parallel()
 	l := &ledger{}
-	l.add(kindClaimTemplate, "t1")
-	l.add(kindClaim, "c1")
-	l.add(kindWorkload, "w1")
-	l.add(kindPodGroup, "g1")
-	l.add(kindPod, "p1")
-	l.add(kindClaim, "c2")
-	l.add(kindPod, "p2")
-	l.add(kindPod, "p1") // twice
-	want := []ledgerEntry{{kindPod, "p2"}, {kindPod, "p1"}, {kindPodGroup, "g1"}, {kindWorkload, "w1"}, {kindClaim, "c2"}, {kindClaim, "c1"}, {kindClaimTemplate, "t1"}}
+	l.Add(kindClaimTemplate, "t1")
+	l.Add(kindClaim, "c1")
+	l.Add(KindWorkload, "w1")
+	l.Add(KindPodGroup, "g1")
+	l.Add(kindPod, "p1")
+	l.Add(kindClaim, "c2")
+	l.Add(kindPod, "p2")
+	l.Add(kindPod, "p1") // twice
+	want := []ledgerEntry{{kindPod, "p2"}, {kindPod, "p1"}, {KindPodGroup, "g1"}, {KindWorkload, "w1"}, {kindClaim, "c2"}, {kindClaim, "c1"}, {kindClaimTemplate, "t1"}}
 	if diff := cmp.Diff(want, l.ordered(), cmp.AllowUnexported(ledgerEntry{})); diff != "" {
 		t.Errorf("ordered (-want +got):\n%s", diff)
 	}
@@ -56,12 +56,12 @@ func TestCleanupNamespace(t *testing.T) {
 		&resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "drakit-other"}},
 	)
 	l := &ledger{}
-	l.add(kindClaimTemplate, "t1")
-	l.add(kindClaim, "c1")
-	l.add(kindWorkload, "w1")
-	l.add(kindPodGroup, "g1")
-	l.add(kindPod, "p1")
-	l.add(kindPod, "already-gone")
+	l.Add(kindClaimTemplate, "t1")
+	l.Add(kindClaim, "c1")
+	l.Add(KindWorkload, "w1")
+	l.Add(KindPodGroup, "g1")
+	l.Add(kindPod, "p1")
+	l.Add(kindPod, "already-gone")
 	if err := cleanupNamespace(context.Background(), kube, ns, l, shortTimeouts); err != nil {
 		t.Fatalf("cleanup: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestCleanupNamespaceReportsFailures(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceclaims"}, "stuck", errors.New("no"))
 	})
 	l := &ledger{}
-	l.add(kindClaim, "stuck")
+	l.Add(kindClaim, "stuck")
 	err := cleanupNamespace(context.Background(), kube, ns, l, shortTimeouts)
 	if err == nil {
 		t.Fatal("cleanup: no error although the claim could not be deleted")
@@ -104,26 +104,26 @@ func TestCleanupNamespaceReportsFailures(t *testing.T) {
 func TestPoll(t *testing.T) {
 	t.Parallel()
 	calls := 0
-	err := poll(context.Background(), time.Second, "three calls", func(context.Context) (bool, string, error) {
+	err := Poll(context.Background(), time.Second, "three calls", func(context.Context) (bool, string, error) {
 		calls++
 		return calls == 3, "calls so far", nil
 	})
 	if err != nil || calls != 3 {
 		t.Errorf("poll: err %v after %d calls, want success after 3", err, calls)
 	}
-	err = poll(context.Background(), 300*time.Millisecond, "Godot", func(context.Context) (bool, string, error) {
+	err = Poll(context.Background(), 300*time.Millisecond, "Godot", func(context.Context) (bool, string, error) {
 		return false, "nobody came", nil
 	})
 	if err == nil || err.Error() != "timed out after 300ms waiting for Godot; last seen: nobody came" {
 		t.Errorf("poll timeout: got %v", err)
 	}
 	boom := errors.New("pod p ended")
-	if err := poll(context.Background(), time.Second, "x", func(context.Context) (bool, string, error) { return false, "", boom }); !errors.Is(err, boom) {
+	if err := Poll(context.Background(), time.Second, "x", func(context.Context) (bool, string, error) { return false, "", boom }); !errors.Is(err, boom) {
 		t.Errorf("poll with a failing condition: got %v, want %v", err, boom)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = poll(ctx, time.Minute, "a cancelled wait", func(context.Context) (bool, string, error) { return false, "waiting", nil })
+	err = Poll(ctx, time.Minute, "a cancelled wait", func(context.Context) (bool, string, error) { return false, "waiting", nil })
 	if err == nil || !strings.HasPrefix(err.Error(), "stopped waiting for a cancelled wait: context canceled") {
 		t.Errorf("poll with a cancelled context: got %v", err)
 	}

@@ -119,7 +119,7 @@ func sameMetadata(a, b metadatav1beta1.DeviceMetadata) bool {
 // driver's devices allocated to the file's request.
 type metadataWant struct {
 	driver, namespace string
-	claim             claimRecord
+	Claim             ClaimRecord
 	// entry is the pod's claim entry of a claim made from a template;
 	// empty for a claim the pod names.
 	entry string
@@ -139,8 +139,8 @@ type metadataWant struct {
 func checkMetadata(label string, obj metadatav1beta1.DeviceMetadata, want metadataWant) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, label+": "+fmt.Sprintf(format, args...)) }
-	if obj.Name != want.claim.name || obj.Namespace != want.namespace || obj.UID != want.claim.uid {
-		bad("metadata names claim %s/%s (uid %s), want %s/%s (uid %s)", obj.Namespace, obj.Name, obj.UID, want.namespace, want.claim.name, want.claim.uid)
+	if obj.Name != want.Claim.Name || obj.Namespace != want.namespace || obj.UID != want.Claim.UID {
+		bad("metadata names claim %s/%s (uid %s), want %s/%s (uid %s)", obj.Namespace, obj.Name, obj.UID, want.namespace, want.Claim.Name, want.Claim.UID)
 	}
 	switch {
 	case want.entry == "" && obj.PodClaimName != nil:

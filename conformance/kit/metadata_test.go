@@ -60,7 +60,7 @@ func sampleMetadata() *metadata.DeviceMetadata {
 
 func sampleWant() metadataWant {
 	return metadataWant{
-		driver: "gpu.example.com", namespace: "ns", claim: claimRecord{name: "c", uid: "uid-1"}, request: "gpu",
+		driver: "gpu.example.com", namespace: "ns", Claim: ClaimRecord{Name: "c", UID: "uid-1"}, request: "gpu",
 		devices: []observe.Device{{Claim: "c", Request: "gpu/one", Pool: "node-1", Device: "gpu-0",
 			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"model": gpuModel, "index": gpuIndex}}},
 	}
@@ -91,7 +91,7 @@ func TestParseMetadataStreamRefuses(t *testing.T) {
 	other.Requests[0].Devices[0].Name = "gpu-1"
 	otherAlpha := string(encodeMetadata(t, other, metadatav1alpha1.SchemeGroupVersion))
 	for _, tc := range []struct {
-		name, data, want string
+		Name, data, want string
 	}{
 		{"empty", "", "the stream holds no object"},
 		{"oldest first", alpha + beta, "starts with metadata.resource.k8s.io/v1alpha1"},
@@ -102,7 +102,7 @@ func TestParseMetadataStreamRefuses(t *testing.T) {
 		{"not JSON", beta + "}", "object 2 of the stream is not JSON"},
 		{"versions disagree", beta + otherAlpha, "describes something else"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			_, err := parseMetadataStream([]byte(tc.data))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
@@ -114,7 +114,7 @@ func TestParseMetadataStreamRefuses(t *testing.T) {
 // TestCheckMetadataFindings compares files that differ from the allocation.
 func TestCheckMetadataFindings(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
+		Name   string
 		change func(*metadata.DeviceMetadata, *metadataWant)
 		want   string
 	}{
@@ -149,7 +149,7 @@ func TestCheckMetadataFindings(t *testing.T) {
 			dm.PodClaimName = ptr.To("accel")
 		}, `podClaimName is "accel" for a claim the pod names`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			dm, want := sampleMetadata(), sampleWant()
 			tc.change(dm, &want)
 			objs, err := parseMetadataStream(encodeMetadata(t, dm, metadatav1beta1.SchemeGroupVersion))

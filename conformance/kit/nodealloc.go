@@ -126,16 +126,16 @@ func mappedMilli(s corev1.NodeAllocatableResourceClaimStatus, name corev1.Resour
 // freeCPUMilli is the node's allocatable cpu less what its pods that have
 // not ended ask for (podCPURequestMilli), as the scheduler's NodeInfo
 // counts it.
-func (w *world) freeCPUMilli(ctx context.Context) (int64, string, error) {
+func (w *World) freeCPUMilli(ctx context.Context) (int64, string, error) {
 	node, err := w.nodeName(ctx)
 	if err != nil {
 		return 0, "", err
 	}
-	n, err := w.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	n, err := w.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return 0, "", fmt.Errorf("get node %s: %w", node, err)
 	}
-	pods, err := w.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
+	pods, err := w.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
 	if err != nil {
 		return 0, "", fmt.Errorf("list pods of node %s: %w", node, err)
 	}

@@ -62,7 +62,7 @@ func TestDeviceNodes(t *testing.T) {
 
 func TestSliceNodeSelectionsSetWhatTheyName(t *testing.T) {
 	t.Parallel()
-	w := &world{ns: "drakit-x"}
+	w := &World{Ns: "drakit-x"}
 	for name, edit := range sliceNodeSelections {
 		s := w.bareTestSlice("nodes")
 		edit(s)

@@ -23,7 +23,7 @@ const probeContainer = "probe"
 // once, so this only bounds a misbehaving container.
 const probeGracePeriodSeconds = 5
 
-func kitMeta(name string) metav1.ObjectMeta {
+func KitMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: map[string]string{labelManagedBy: managedByKit}}
 }
 
@@ -51,12 +51,12 @@ func claimSpec(class string, count int64, selectors ...string) resourceapi.Resou
 }
 
 func newClaim(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaim {
-	return &resourceapi.ResourceClaim{ObjectMeta: kitMeta(name), Spec: spec}
+	return &resourceapi.ResourceClaim{ObjectMeta: KitMeta(name), Spec: spec}
 }
 
 func newClaimTemplate(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaimTemplate {
 	return &resourceapi.ResourceClaimTemplate{
-		ObjectMeta: kitMeta(name),
+		ObjectMeta: KitMeta(name),
 		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: spec},
 	}
 }
@@ -165,11 +165,11 @@ func defectClaim(name, defect, class string) (*resourceapi.ResourceClaim, error)
 }
 
 // podClaim is one entry of a probe pod's spec.resourceClaims.
-type podClaim struct {
+type PodClaim struct {
 	// name is the entry's name, referenced by the container.
-	name string
+	Name string
 	// claim or template: exactly one is set.
-	claim, template string
+	Claim, Template string
 }
 
 // probePod is a pod that runs drakit-probe --hold with access to claims,
@@ -180,19 +180,19 @@ type podClaim struct {
 // cluster needs it (Config.ProbeHostNetwork), and follows the local
 // cluster's other rules (local-cluster.md §14, §18.5): explicit API server
 // address, restartPolicy Never and a short grace period.
-func probePod(s *suite, name string, claims []podClaim) *corev1.Pod {
+func ProbePod(s *Suite, name string, claims []PodClaim) *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: kitMeta(name),
+		ObjectMeta: KitMeta(name),
 		Spec: corev1.PodSpec{
-			HostNetwork:                   s.cfg.ProbeHostNetwork,
+			HostNetwork:                   s.Cfg.ProbeHostNetwork,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](probeGracePeriodSeconds),
 			AutomountServiceAccountToken:  ptr.To(false),
 			Containers: []corev1.Container{{
 				Name:            probeContainer,
-				Image:           s.cfg.ProbeImage,
-				ImagePullPolicy: s.cfg.ImagePullPolicy,
-				Command:         []string{s.cfg.ProbeBinary, "--hold"},
+				Image:           s.Cfg.ProbeImage,
+				ImagePullPolicy: s.Cfg.ImagePullPolicy,
+				Command:         []string{s.Cfg.ProbeBinary, "--hold"},
 				Env: []corev1.EnvVar{
 					{Name: "KUBERNETES_SERVICE_HOST", Value: s.apiHost},
 					{Name: "KUBERNETES_SERVICE_PORT", Value: strconv.Itoa(s.apiPort)},
@@ -200,18 +200,18 @@ func probePod(s *suite, name string, claims []podClaim) *corev1.Pod {
 			}},
 		},
 	}
-	if node := s.cfg.NodeName; node != "" {
+	if node := s.Cfg.NodeName; node != "" {
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
 	}
 	for _, c := range claims {
-		pc := corev1.PodResourceClaim{Name: c.name}
-		if c.claim != "" {
-			pc.ResourceClaimName = ptr.To(c.claim)
+		pc := corev1.PodResourceClaim{Name: c.Name}
+		if c.Claim != "" {
+			pc.ResourceClaimName = ptr.To(c.Claim)
 		} else {
-			pc.ResourceClaimTemplateName = ptr.To(c.template)
+			pc.ResourceClaimTemplateName = ptr.To(c.Template)
 		}
 		pod.Spec.ResourceClaims = append(pod.Spec.ResourceClaims, pc)
-		pod.Spec.Containers[0].Resources.Claims = append(pod.Spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.name})
+		pod.Spec.Containers[0].Resources.Claims = append(pod.Spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.Name})
 	}
 	return pod
 }

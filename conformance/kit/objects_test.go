@@ -17,8 +17,8 @@ import (
 func TestProbePod(t *testing.T) {
 	t.Parallel()
 	cfg := referenceDriverConfig()
-	s := &suite{cfg: cfg, apiHost: "127.0.0.1", apiPort: 16443}
-	pod := probePod(s, "p", []podClaim{{name: "gpu", template: "one-gpu"}, {name: "shared", claim: "shared"}})
+	s := &Suite{Cfg: cfg, apiHost: "127.0.0.1", apiPort: 16443}
+	pod := ProbePod(s, "p", []PodClaim{{Name: "gpu", Template: "one-gpu"}, {Name: "shared", Claim: "shared"}})
 	spec := pod.Spec
 	if spec.HostNetwork || spec.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(spec.TerminationGracePeriodSeconds, 0) != 5 || spec.Affinity != nil || spec.NodeName != "" {
 		t.Errorf("pod spec = hostNetwork %t, restartPolicy %s, grace %v, affinity %v, nodeName %q; want false, Never, 5, none, none",
@@ -54,7 +54,7 @@ func TestProbePodOnTheNodeUnderTest(t *testing.T) {
 	t.Parallel()
 	cfg := referenceDriverConfig()
 	cfg.NodeName, cfg.ProbeHostNetwork = "node-b", true
-	spec := probePod(&suite{cfg: cfg}, "p", nil).Spec
+	spec := ProbePod(&Suite{Cfg: cfg}, "p", nil).Spec
 	if !spec.HostNetwork || spec.NodeName != "" {
 		t.Errorf("hostNetwork %t, nodeName %q; want true and no nodeName", spec.HostNetwork, spec.NodeName)
 	}
@@ -114,23 +114,23 @@ func TestCheckInvalid(t *testing.T) {
 		field.Invalid(field.NewPath("spec", "devices", "requests").Index(0).Child("exactly", "count"), -1, "must be greater than zero"),
 	})
 	tests := map[string]struct {
-		err                error
+		Err                error
 		cause, field, text string
 		want               string // empty: accepted
 	}{
-		"TooMany at the path":      {err: invalid, cause: "TooMany", field: "spec.devices.requests"},
-		"full cause type":          {err: invalid, cause: "FieldValueInvalid", field: "spec.devices.requests[0].exactly.count"},
-		"right type, wrong path":   {err: invalid, cause: "Invalid", field: "spec.devices.requests[0].count", want: "no cause is FieldValueInvalid at spec.devices.requests[0].count; causes: FieldValueTooMany at spec.devices.requests"},
-		"wrong type at the path":   {err: invalid, cause: "Required", field: "spec.devices.requests", want: "no cause is FieldValueRequired at spec.devices.requests"},
-		"with its message":         {err: invalid, cause: "Invalid", field: "spec.devices.requests[0].exactly.count", text: "greater than zero"},
-		"another message":          {err: invalid, cause: "TooMany", field: "spec.devices.requests", text: "immutable", want: `no cause is FieldValueTooMany at spec.devices.requests saying "immutable"; causes: FieldValueTooMany at spec.devices.requests (Too many: 33: must have at most 32 items)`},
-		"accepted":                 {err: nil, cause: "Invalid", field: "x", want: "the API server accepted ResourceClaim bad; expected 422 Invalid with a FieldValueInvalid cause at x"},
-		"rejected for other cause": {err: apierrors.NewForbidden(schema.GroupResource{Resource: "resourceclaims"}, "bad", nil), cause: "Invalid", field: "x", want: "was rejected, but not as Invalid (reason Forbidden)"},
+		"TooMany at the path":      {Err: invalid, cause: "TooMany", field: "spec.devices.requests"},
+		"full cause type":          {Err: invalid, cause: "FieldValueInvalid", field: "spec.devices.requests[0].exactly.count"},
+		"right type, wrong path":   {Err: invalid, cause: "Invalid", field: "spec.devices.requests[0].count", want: "no cause is FieldValueInvalid at spec.devices.requests[0].count; causes: FieldValueTooMany at spec.devices.requests"},
+		"wrong type at the path":   {Err: invalid, cause: "Required", field: "spec.devices.requests", want: "no cause is FieldValueRequired at spec.devices.requests"},
+		"with its message":         {Err: invalid, cause: "Invalid", field: "spec.devices.requests[0].exactly.count", text: "greater than zero"},
+		"another message":          {Err: invalid, cause: "TooMany", field: "spec.devices.requests", text: "immutable", want: `no cause is FieldValueTooMany at spec.devices.requests saying "immutable"; causes: FieldValueTooMany at spec.devices.requests (Too many: 33: must have at most 32 items)`},
+		"accepted":                 {Err: nil, cause: "Invalid", field: "x", want: "the API server accepted ResourceClaim bad; expected 422 Invalid with a FieldValueInvalid cause at x"},
+		"rejected for other cause": {Err: apierrors.NewForbidden(schema.GroupResource{Resource: "resourceclaims"}, "bad", nil), cause: "Invalid", field: "x", want: "was rejected, but not as Invalid (reason Forbidden)"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := checkInvalid("ResourceClaim bad", tc.err, tc.cause, tc.field, tc.text)
+			err := checkInvalid("ResourceClaim bad", tc.Err, tc.cause, tc.field, tc.text)
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("checkInvalid: %v", err)
@@ -170,7 +170,7 @@ func TestCheckReservedFor(t *testing.T) {
 		},
 	}
 	for name, tc := range tests {
-		if diff := cmp.Diff(tc.want, checkReservedFor("c", tc.got, want)); diff != "" {
+		if diff := cmp.Diff(tc.want, CheckReservedFor("c", tc.got, want)); diff != "" {
 			t.Errorf("%s: findings (-want +got):\n%s", name, diff)
 		}
 	}

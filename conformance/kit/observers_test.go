@@ -124,9 +124,9 @@ func TestNVMLNotLoadedIsNoFinding(t *testing.T) {
 func TestPodsSeeSameDevicesComparesTwoObservations(t *testing.T) {
 	t.Parallel()
 	cfg := referenceDriverConfig()
-	world := func(a, b *seenDevices) *world {
+	world := func(a, b *seenDevices) *World {
 		r := &probe.Report{}
-		return &world{suite: &suite{cfg: cfg}, pods: map[string]*podRecord{"a": {name: "a", report: r, seen: a}, "b": {name: "b", report: r, seen: b}}}
+		return &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"a": {Name: "a", report: r, seen: a}, "b": {Name: "b", report: r, seen: b}}}
 	}
 	same := &seenDevices{nodeChecked: true, prepared: []string{"n/gpu-0"}, cdi: []string{"n/gpu-0"}, shown: []string{"n/gpu-0"}, nvml: []string{"GPU-0"}}
 	tests := map[string]struct {

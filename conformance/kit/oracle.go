@@ -29,10 +29,10 @@ import (
 const oracleAttachment = "oracle"
 
 // allocatorFeatures are the allocator features the cluster's gates enable.
-func (s *suite) allocatorFeatures(ctx context.Context) (scenario.Features, error) {
+func (s *Suite) allocatorFeatures(ctx context.Context) (scenario.Features, error) {
 	s.gatesOnce.Do(func() {
 		if s.gates == nil {
-			s.gates, s.gatesErr = live.EnabledGates(ctx, s.kube)
+			s.gates, s.gatesErr = live.EnabledGates(ctx, s.Kube)
 		}
 	})
 	if s.gatesErr != nil {
@@ -42,18 +42,18 @@ func (s *suite) allocatorFeatures(ctx context.Context) (scenario.Features, error
 }
 
 // podClaimRefs are the ResourceClaims of a pod's claim entries.
-func (w *world) podClaimRefs(ctx context.Context, pod string) ([]types.NamespacedName, error) {
-	got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+func (w *World) podClaimRefs(ctx context.Context, pod string) ([]types.NamespacedName, error) {
+	got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	var out []types.NamespacedName
 	for _, pc := range got.Spec.ResourceClaims {
-		name, err := w.podClaimName(ctx, pod, pc.Name)
+		name, err := w.PodClaimName(ctx, pod, pc.Name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, types.NamespacedName{Namespace: w.ns, Name: name})
+		out = append(out, types.NamespacedName{Namespace: w.Ns, Name: name})
 	}
 	return out, nil
 }
@@ -62,7 +62,7 @@ func (w *world) podClaimRefs(ctx context.Context, pod string) ([]types.Namespace
 // the reference allocator finds no allocation of its unallocated claims on
 // any node either. An allocation it finds is a finding that names it, with
 // the captured scenario written to the artifacts for `drakit allocate -f`.
-func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Context, error) {
+func (w *World) proveUnschedulable(ctx context.Context, pod string) (context.Context, error) {
 	features, err := w.allocatorFeatures(ctx)
 	if err != nil {
 		return ctx, err
@@ -74,7 +74,7 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 	var pending []types.NamespacedName
 	var allocated []*resourceapi.ResourceClaim
 	for _, r := range refs {
-		c, err := w.kube.ResourceV1().ResourceClaims(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if err != nil {
 			return ctx, fmt.Errorf("get claim %s: %w", r, err)
 		}
@@ -87,7 +87,7 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 	if len(pending) == 0 {
 		return ctx, fmt.Errorf("pod %s is pending, but all its claims are allocated: nothing keeps it from being scheduled", pod)
 	}
-	ex, err := live.ExplainClaims(ctx, w.kube, features, "", pending)
+	ex, err := live.ExplainClaims(ctx, w.Kube, features, "", pending)
 	if err != nil {
 		return ctx, err
 	}
@@ -113,7 +113,7 @@ func (w *world) proveUnschedulable(ctx context.Context, pod string) (context.Con
 
 // boundElsewhere says which of the allocated claims keeps a pod off node:
 // one whose allocation's node selector does not match it; "" for none.
-func (w *world) boundElsewhere(ctx context.Context, allocated []*resourceapi.ResourceClaim, node string) (string, error) {
+func (w *World) boundElsewhere(ctx context.Context, allocated []*resourceapi.ResourceClaim, node string) (string, error) {
 	var n *corev1.Node
 	for _, c := range allocated {
 		sel := c.Status.Allocation.NodeSelector
@@ -121,7 +121,7 @@ func (w *world) boundElsewhere(ctx context.Context, allocated []*resourceapi.Res
 			continue
 		}
 		if n == nil {
-			got, err := w.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			got, err := w.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 			if err != nil {
 				return "", fmt.Errorf("get node %s: %w", node, err)
 			}
@@ -136,13 +136,13 @@ func (w *world) boundElsewhere(ctx context.Context, allocated []*resourceapi.Res
 
 // checkAllocation judges the scheduler's allocation of a claim with the
 // reference checker against the rest of the cluster's allocations.
-func (w *world) checkAllocation(ctx context.Context, claim string, node string) error {
+func (w *World) checkAllocation(ctx context.Context, claim string, node string) error {
 	features, err := w.allocatorFeatures(ctx)
 	if err != nil {
 		return err
 	}
-	ref := types.NamespacedName{Namespace: w.ns, Name: claim}
-	s, err := live.Capture(ctx, w.kube, features, node, []types.NamespacedName{ref})
+	ref := types.NamespacedName{Namespace: w.Ns, Name: claim}
+	s, err := live.Capture(ctx, w.Kube, features, node, []types.NamespacedName{ref})
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (w *world) checkAllocation(ctx context.Context, claim string, node string) 
 // saveScenario writes the captured scenario to the artifacts, with the
 // judged claims as they were before the scheduler allocated them, so that
 // `drakit allocate -f` replays it; it returns the path, or "(not saved: …)".
-func (w *world) saveScenario(s *scenario.Scenario) string {
+func (w *World) saveScenario(s *scenario.Scenario) string {
 	replay := *s
 	replay.Claims = make([]*resourceapi.ResourceClaim, len(s.Claims))
 	for i, c := range s.Claims {
@@ -167,7 +167,7 @@ func (w *world) saveScenario(s *scenario.Scenario) string {
 	if err != nil {
 		return fmt.Sprintf("(not saved: %v)", err)
 	}
-	path := filepath.Join(w.artifacts, diagnosticsDir, fmt.Sprintf("oracle-%s.yaml", w.ns))
+	path := filepath.Join(w.artifacts, diagnosticsDir, fmt.Sprintf("oracle-%s.yaml", w.Ns))
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Sprintf("(not saved: %v)", err)
 	}
@@ -177,16 +177,16 @@ func (w *world) saveScenario(s *scenario.Scenario) string {
 // allocationNode is a node the claim's allocation is for: the node of a pod
 // it is reserved for, else the first schedulable node its node selector
 // matches (all of them when it has none).
-func (w *world) allocationNode(ctx context.Context, c *resourceapi.ResourceClaim) (string, error) {
+func (w *World) allocationNode(ctx context.Context, c *resourceapi.ResourceClaim) (string, error) {
 	for _, r := range c.Status.ReservedFor {
 		if r.Resource != "pods" || r.APIGroup != "" {
 			continue
 		}
-		if pod, err := w.kube.CoreV1().Pods(c.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil && pod.Spec.NodeName != "" {
+		if pod, err := w.Kube.CoreV1().Pods(c.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err == nil && pod.Spec.NodeName != "" {
 			return pod.Spec.NodeName, nil
 		}
 	}
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
 	}

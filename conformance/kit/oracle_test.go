@@ -54,7 +54,7 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
 	node.wrong = map[string]wrongDecision{"missed": wrongUnschedulable, "misplaced-dev": wrongDevice}
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: node.logs, gates: fakeGates,
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: node.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-1-oracle/oracle.feature": {Data: []byte(oracleFeature)}}}
 	res, _, err := st.run(context.Background())
 	if err != nil {
@@ -102,7 +102,7 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 func TestBoundElsewhere(t *testing.T) {
 	t.Parallel()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "127.0.0.3", Labels: map[string]string{corev1.LabelHostname: "127.0.0.3"}}}
-	w := &world{suite: &suite{kube: fake.NewClientset(node)}}
+	w := &World{Suite: &Suite{Kube: fake.NewClientset(node)}}
 	claim := func(name string, nodes ...string) *resourceapi.ResourceClaim {
 		c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		c.Status.Allocation = &resourceapi.AllocationResult{}

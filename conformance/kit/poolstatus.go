@@ -433,7 +433,7 @@ func comparePool(got resourcealpha.PoolStatus, want expectedPool) []string {
 		return diffs
 	}
 	counts := []struct {
-		name string
+		Name string
 		got  *int32
 		want int32
 	}{
@@ -445,7 +445,7 @@ func comparePool(got resourcealpha.PoolStatus, want expectedPool) []string {
 	}
 	for _, c := range counts {
 		if c.got == nil || *c.got != c.want {
-			add("%s %s, the stored objects give %d", c.name, intString(c.got), c.want)
+			add("%s %s, the stored objects give %d", c.Name, intString(c.got), c.want)
 		}
 	}
 	if v := ptr.Deref(got.ValidationError, ""); want.ViewError == "" && v != "" || want.ViewError != "" && !strings.HasPrefix(v, want.ViewError) {

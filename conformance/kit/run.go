@@ -45,13 +45,13 @@ var ErrNoScenarios = errors.New("no scenario matches the tag filter")
 // Verdict is the judgement of a run (report.Judge).
 type Verdict = report.Verdict
 
-// Run runs the features against the cluster and driver of cfg, writes the
-// reports and prints the summary to cfg.Output, and returns the run's
-// verdict, which every report states. An error means the run could not
+// Run runs the features, with the kit's steps and those of groups, against
+// the cluster and driver of cfg, writes the reports and prints the summary
+// to cfg.Output, and returns the run's verdict, which every report states. An error means the run could not
 // take place, or selected no scenario (ErrNoScenarios: the verdict says
 // so).
-func Run(ctx context.Context, cfg Config) (Verdict, error) {
-	s, err := newSuite(cfg)
+func Run(ctx context.Context, cfg Config, groups ...StepGroup) (Verdict, error) {
+	s, err := newSuite(cfg, groups)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg Config) (Verdict, error) {
 
 // newSuite validates cfg, checks that the cluster answers and serves the
 // DRA API (preflight) and creates the suite's clients.
-func newSuite(cfg Config) (*suite, error) {
+func newSuite(cfg Config, groups []StepGroup) (*Suite, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,14 +85,14 @@ func newSuite(cfg Config) (*suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &suite{cfg: cfg, kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
-		impersonate: impersonator(restCfg)}
+	s := &Suite{Cfg: cfg, Kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
+		impersonate: impersonator(restCfg), stepGroups: groups}
 	return s, nil
 }
 
 // run runs the suite's features with godog and writes the reports.
-func (s *suite) run(ctx context.Context) (Result, Verdict, error) {
-	cfg := s.cfg
+func (s *Suite) run(ctx context.Context) (Result, Verdict, error) {
+	cfg := s.Cfg
 	tags, err := report.Filter(cfg.Profile, cfg.Tags)
 	if err != nil {
 		return Result{}, Verdict{}, err
@@ -146,7 +146,7 @@ func (s *suite) run(ctx context.Context) (Result, Verdict, error) {
 // prepare readies the artifacts directory and the cluster for a run: the
 // previous run's reports go, the slice informer starts (until stop is
 // closed) and the DeviceTaintRules a killed run left behind are deleted.
-func (s *suite) prepare(ctx context.Context, stop <-chan struct{}) error {
+func (s *Suite) prepare(ctx context.Context, stop <-chan struct{}) error {
 	if err := os.MkdirAll(filepath.Join(s.artifacts, diagnosticsDir), 0o755); err != nil {
 		return fmt.Errorf("create artifacts directory: %w", err)
 	}
@@ -165,8 +165,8 @@ func (s *suite) prepare(ctx context.Context, stop <-chan struct{}) error {
 // is written already) with that verdict, prints the summary to Output,
 // which ends with the verdict's line, and returns res and the verdict;
 // ErrNoScenarios when no scenario ran.
-func (s *suite) finish(ctx context.Context, res Result, tags string) (Result, Verdict, error) {
-	cfg := s.cfg
+func (s *Suite) finish(ctx context.Context, res Result, tags string) (Result, Verdict, error) {
+	cfg := s.Cfg
 	res.SkipsFail = cfg.FailOnSkip
 	v := report.Judge(res)
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {

@@ -17,7 +17,6 @@ import (
 	messages "github.com/cucumber/messages/go/v34"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -95,7 +94,7 @@ func TestSuiteRun(t *testing.T) {
 	cfg.Randomize = -1
 	var out bytes.Buffer
 	cfg.Output = &out
-	s := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
+	s := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 
 	res, v, err := s.run(context.Background())
@@ -190,7 +189,7 @@ func TestSuiteRunNoScenarios(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Tags = "@kep-9999"
 	cfg.Output = &bytes.Buffer{}
-	s := &suite{cfg: cfg, kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
+	s := &Suite{Cfg: cfg, Kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 	_, v, err := s.run(context.Background())
 	if !errors.Is(err, ErrNoScenarios) {
@@ -252,55 +251,6 @@ current-context: x
 				t.Errorf("Run took %v to fail", d)
 			}
 		})
-	}
-}
-
-// TestEmbeddedFeaturesAgainstFakeCluster runs the real features against a
-// fake cluster that has the driver's DeviceClass and a ResourceSlice but no
-// scheduler or kubelet. Most scenarios cannot pass there; the test checks
-// that every step copes (no panics, every scenario reported) and that
-// cleanup leaves no namespace or claim behind.
-func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
-	t.Parallel()
-	kube := fakeCluster(t)
-	ctx := context.Background()
-	if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: testDriver}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s := slice("node-gpus", testDriver, "127.0.0.1", "127.0.0.1", 1, gpu("gpu-0", "GPU-0", 0), gpu("gpu-1", "GPU-1", 0))
-	if _, err := kube.ResourceV1().ResourceSlices().Create(ctx, &s, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t)
-	cfg.Concurrency = 4
-	cfg.Timeouts = Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second, FaultCommand: time.Second}
-	cfg.Output = &bytes.Buffer{}
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS}
-	res, _, err := st.run(ctx)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if os.Getenv("DRAKIT_SHOW_OUTPUT") != "" {
-		t.Logf("output:\n%s", cfg.Output)
-	}
-	if got, want := res.Total(), countPickles(t); got != want {
-		t.Errorf("%d scenarios reported, the features have %d", got, want)
-	}
-	for _, sr := range res.Scenarios {
-		if strings.Contains(sr.Message, "panic") || strings.Contains(sr.Message, "runtime error") {
-			t.Errorf("%s:%d %s: %s", sr.URI, sr.Line, sr.Name, sr.Message)
-		}
-		if sr.Status == report.StatusUndefined || sr.Status == report.StatusPending {
-			t.Errorf("%s:%d %s is %s", sr.URI, sr.Line, sr.Name, sr.Status)
-		}
-	}
-	nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nss.Items) != 0 {
-		t.Errorf("namespaces left: %d (err %v)", len(nss.Items), err)
-	}
-	claims, err := kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
-	if err != nil || len(claims.Items) != 0 {
-		t.Errorf("claims left: %d (err %v)", len(claims.Items), err)
 	}
 }
 

@@ -27,7 +27,7 @@ import (
 // Concurrency, Randomize and TestingT do not apply: the caller selects the
 // scenarios and runs them one call at a time.
 type Session struct {
-	s    *suite
+	s    *Suite
 	stop chan struct{}
 
 	mu sync.Mutex
@@ -42,8 +42,8 @@ var ErrSessionClosed = errors.New("conformance session closed")
 
 // Open starts a Session against the cluster and driver of cfg: it checks
 // cfg and the cluster as Run does and readies the artifacts directory.
-func Open(ctx context.Context, cfg Config) (*Session, error) {
-	s, err := newSuite(cfg)
+func Open(ctx context.Context, cfg Config, groups ...StepGroup) (*Session, error) {
+	s, err := newSuite(cfg, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 }
 
 // open prepares the suite's run and returns it as a Session.
-func (s *suite) open(ctx context.Context) (*Session, error) {
+func (s *Suite) open(ctx context.Context) (*Session, error) {
 	stop := make(chan struct{})
 	if err := s.prepare(ctx, stop); err != nil {
 		close(stop)
 		return nil, err
 	}
-	klog.FromContext(ctx).Info("Opened a conformance session", "driver", s.cfg.DriverName, "server", s.server, "artifacts", s.artifacts)
+	klog.FromContext(ctx).Info("Opened a conformance session", "driver", s.Cfg.DriverName, "server", s.server, "artifacts", s.artifacts)
 	return &Session{s: s, stop: stop}, nil
 }
 
@@ -86,9 +86,9 @@ func (x *Session) RunScenario(ctx context.Context, uri string, line int) (report
 	tmp.Close()
 	defer os.Remove(cucumber)
 	opts := godog.Options{
-		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(s.cfg.Format), cucumber),
-		Output:         s.cfg.Output,
-		NoColors:       s.cfg.NoColors,
+		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(s.Cfg.Format), cucumber),
+		Output:         s.Cfg.Output,
+		NoColors:       s.Cfg.NoColors,
 		FS:             fsys,
 		Paths:          []string{path},
 		Strict:         true,

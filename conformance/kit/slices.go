@@ -44,17 +44,17 @@ func (d publishedDevice) ID() string { return d.Pool + "/" + d.Name }
 // driverSlices returns the driver's ResourceSlices from the run's informer
 // cache (startSliceInformer), which follows the API server within
 // milliseconds; without one, from the API server. Callers only read them.
-func (s *suite) driverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
+func (s *Suite) driverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
 	if s.sliceLister == nil {
-		return listDriverSlices(ctx, s.kube, s.cfg.DriverName)
+		return listDriverSlices(ctx, s.Kube, s.Cfg.DriverName)
 	}
 	cached, err := s.sliceLister.List(labels.Everything())
 	if err != nil {
-		return nil, fmt.Errorf("list ResourceSlices of driver %s from the cache: %w", s.cfg.DriverName, err)
+		return nil, fmt.Errorf("list ResourceSlices of driver %s from the cache: %w", s.Cfg.DriverName, err)
 	}
 	out := make([]resourceapi.ResourceSlice, 0, len(cached))
 	for _, sl := range cached {
-		if sl.Spec.Driver == s.cfg.DriverName {
+		if sl.Spec.Driver == s.Cfg.DriverName {
 			out = append(out, *sl)
 		}
 	}
@@ -65,17 +65,17 @@ func (s *suite) driverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, 
 // the run and waits, within the API timeout, for its first list: the steps
 // read the driver's devices many times, and each list of a node's slices
 // costs the API server hundreds of kilobytes to encode. stop ends it.
-func (s *suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(s.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, s.cfg.DriverName).String()
+func (s *Suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(s.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, s.Cfg.DriverName).String()
 	}))
 	inf := factory.Resource().V1().ResourceSlices()
 	lister, informer := inf.Lister(), inf.Informer()
 	factory.Start(stop)
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.API)
+	wctx, cancel := context.WithTimeout(ctx, s.Cfg.Timeouts.API)
 	defer cancel()
 	if !cache.WaitForCacheSync(wctx.Done(), informer.HasSynced) {
-		return fmt.Errorf("watch the ResourceSlices of driver %s: no first list within %v", s.cfg.DriverName, s.cfg.Timeouts.API)
+		return fmt.Errorf("watch the ResourceSlices of driver %s: no first list within %v", s.Cfg.DriverName, s.Cfg.Timeouts.API)
 	}
 	s.sliceLister = lister
 	return nil

@@ -14,17 +14,28 @@ import (
 // scenario's needs, from the step's captured arguments: before a scenario
 // runs, the kit sums its steps' needs into one demand and leases the
 // devices (leases.go), so that concurrent scenarios never share a device.
-type stepDef struct {
-	pattern string
-	fn      any
-	needs   func(n *scenarioNeeds, args []string)
+type StepDef struct {
+	Pattern string
+	Fn      any
+	Needs   func(n *ScenarioNeeds, args []string)
 }
 
-// steps is every step the kit defines, one group per domain noun, bound to
-// the world w.
-func (w *world) steps() []stepDef {
-	var all []stepDef
-	for _, group := range [][]stepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.podGroupSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.adminAccessSteps(), w.poolStatusSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.metadataSteps(), w.nodeAllocSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.podResourcesSteps(), w.fabricSteps(), w.torusSteps()} {
+// A StepGroup is the steps of one step package (a KEP or a domain noun),
+// bound to the scenario's world w. The kit calls it once per scenario, so
+// whatever state the group keeps for its steps lives as long as that
+// scenario and is never shared with another.
+type StepGroup func(w *World) []StepDef
+
+// steps is every step of the run, bound to the world w: the kit's own
+// groups, one per domain noun, then the run's step packages.
+func (w *World) steps() []StepDef {
+	var all []StepDef
+	if w.Suite != nil {
+		for _, group := range w.stepGroups {
+			all = append(all, group(w)...)
+		}
+	}
+	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.adminAccessSteps(), w.poolStatusSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.metadataSteps(), w.nodeAllocSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.podResourcesSteps(), w.fabricSteps(), w.torusSteps()} {
 		all = append(all, group...)
 	}
 	return all

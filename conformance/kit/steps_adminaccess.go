@@ -14,37 +14,37 @@ import (
 // adminAccess requests, and what the API server stored of them. Claims for
 // a named device with admin access and their allocation are steps of
 // steps_taints.go, which KEP-5055 shares.
-func (w *world) adminAccessSteps() []stepDef {
-	return []stepDef{
-		{`^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, w.namespaceAdminAccessLabel, nil},
-		{`^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, w.storedAdminAccess, nil},
-		{`^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, w.submitAdminAllocation, nil},
+func (w *World) adminAccessSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, Fn: w.namespaceAdminAccessLabel},
+		{Pattern: `^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, Fn: w.storedAdminAccess},
+		{Pattern: `^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, Fn: w.submitAdminAllocation},
 	}
 }
 
 // namespaceAdminAccessLabel sets the label to a value; only "true" permits
 // admin access (namespaceAllowsAdminAccess).
-func (w *world) namespaceAdminAccessLabel(ctx context.Context, value string) error {
+func (w *World) namespaceAdminAccessLabel(ctx context.Context, value string) error {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, adminAccessLabel, value)
-	if _, err := w.kube.CoreV1().Namespaces().Patch(ctx, w.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=%s: %w", w.ns, adminAccessLabel, value, err)
+	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label namespace %s %s=%s: %w", w.Ns, adminAccessLabel, value, err)
 	}
 	return nil
 }
 
 // storedAdminAccess checks that every request of the object, as stored,
 // asks for admin access.
-func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error {
+func (w *World) storedAdminAccess(ctx context.Context, kind, name string) error {
 	var spec resourceapi.ResourceClaimSpec
 	switch kind {
 	case kindClaim:
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", name, err)
 		}
 		spec = c.Spec
 	default:
-		t, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Get(ctx, name, metav1.GetOptions{})
+		t, err := w.Kube.ResourceV1().ResourceClaimTemplates(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get ResourceClaimTemplate %s: %w", name, err)
 		}
@@ -56,7 +56,7 @@ func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error 
 			bad = append(bad, fmt.Sprintf("%s %s: request %s is stored without adminAccess: true", kind, name, r.Name))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // submitAdminAllocation writes, as a scheduler would, an allocation of the
@@ -65,12 +65,12 @@ func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error 
 // API server must refuse it where the namespace does not allow admin
 // access; where it accepts it, the claim holds the device until cleanup
 // deletes it.
-func (w *world) submitAdminAllocation(ctx context.Context, claim, device string) error {
+func (w *World) submitAdminAllocation(ctx context.Context, claim, device string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -79,10 +79,10 @@ func (w *world) submitAdminAllocation(ctx context.Context, claim, device string)
 	}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
 		Results: []resourceapi.DeviceRequestAllocationResult{{
-			Request: c.Spec.Devices.Requests[0].Name, Driver: w.cfg.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
+			Request: c.Spec.Devices.Requests[0].Name, Driver: w.Cfg.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
 		}},
 	}}
-	_, err = w.kube.ResourceV1().ResourceClaims(w.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	w.submitted = &submission{kind: kindClaim, name: claim + " (status)", err: err}
+	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	w.Submitted = &Submission{Kind: kindClaim, Name: claim + " (status)", Err: err}
 	return nil
 }

@@ -19,13 +19,13 @@ import (
 // another driver (a PCIe root peer: the GPU beside a NIC) under one
 // matchAttribute constraint on a standard attribute, and check the pair
 // against the node's PCI topology.
-func (w *world) alignmentSteps() []stepDef {
-	return []stepDef{
-		{`^the driver's devices have a PCIe root peer DeviceClass$`, w.hasPeerClass, needsExclusive},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, w.claimWithPeer, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, w.claimUnalignable, nil},
-		{`^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, w.claimBelowOneRoot, nil},
-		{`^the devices the driver allocated to the claim "([^"]+)" are PCI functions of the node$`, w.claimDevicesInSysfs, nil},
+func (w *World) alignmentSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver's devices have a PCIe root peer DeviceClass$`, Fn: w.hasPeerClass, Needs: needsExclusive},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, Fn: w.claimWithPeer},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, Fn: w.claimUnalignable},
+		{Pattern: `^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, Fn: w.claimBelowOneRoot},
+		{Pattern: `^the devices the driver allocated to the claim "([^"]+)" are PCI functions of the node$`, Fn: w.claimDevicesInSysfs},
 	}
 }
 
@@ -38,19 +38,19 @@ const (
 // peerRequest names the request for the peer driver's device.
 const peerRequest = "peer"
 
-func (w *world) peerClass() string {
-	if len(w.cfg.PCIeRootPeerClasses) == 0 {
+func (w *World) peerClass() string {
+	if len(w.Cfg.PCIeRootPeerClasses) == 0 {
 		return ""
 	}
-	return w.cfg.PCIeRootPeerClasses[0]
+	return w.Cfg.PCIeRootPeerClasses[0]
 }
 
-func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
+func (w *World) hasPeerClass(ctx context.Context) (context.Context, error) {
 	peer := w.peerClass()
 	if peer == "" {
-		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no DeviceClass of another driver whose devices share its PCIe roots (deviceKinds[].pcieRootPeers, or --pcie-root-peer-classes)")
+		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no DeviceClass of another driver whose devices share its PCIe roots (deviceKinds[].pcieRootPeers, or --pcie-root-peer-classes)")
 	}
-	if _, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, peer, metav1.GetOptions{}); err != nil {
+	if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, peer, metav1.GetOptions{}); err != nil {
 		return ctx, fmt.Errorf("get the peer DeviceClass %s: %w", peer, err)
 	}
 	return ctx, nil
@@ -58,35 +58,35 @@ func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
 
 // peerSpec asks for n devices of the kit's class and one of the peer
 // class, all with the same value of attr.
-func (w *world) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, attr)
-	spec := claimSpec(w.cfg.deviceClass(), n)
+func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
+	spec := claimSpec(w.Cfg.deviceClass(), n)
 	spec.Devices.Requests = append(spec.Devices.Requests, exactRequest(peerRequest, w.peerClass(), 1))
 	return withMatchAttribute(spec, domain+"/"+id)
 }
 
-func (w *world) claimWithPeer(ctx context.Context, name, attr string) error {
+func (w *World) claimWithPeer(ctx context.Context, name, attr string) error {
 	return w.createClaim(ctx, newClaim(name, w.peerSpec(1, attr)))
 }
 
 // claimUnalignable asks for one more device of the kit's class than share
 // any one value of attr, so that no peer device can have their value.
-func (w *world) claimUnalignable(ctx context.Context, name, attr string) error {
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return err
 	}
 	count := map[string]int{}
 	most := 0
 	for _, d := range devices {
-		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr); ok {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr); ok {
 			k := d.Node + "/" + attributeText(a)
 			count[k]++
 			most = max(most, count[k])
 		}
 	}
 	if most == 0 {
-		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.cfg.deviceClass(), attr)
+		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.deviceClass(), attr)
 	}
 	return w.createClaim(ctx, newClaim(name, w.peerSpec(int64(most+1), attr)))
 }
@@ -109,18 +109,18 @@ func attributeText(a resourceapi.DeviceAttribute) string {
 // claimBelowOneRoot resolves the PCI address every allocated device of the
 // claim publishes (any driver's) in the node's sysfs: all must hang below
 // one root complex, the one their pcieRoot attribute names.
-func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
-	if w.cfg.NodeSysfsRoot == "" {
-		return skip(ctx, sysfsSkipReason)
+func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
+	if w.Cfg.NodeSysfsRoot == "" {
+		return Skip(ctx, sysfsSkipReason)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation == nil {
 		return ctx, fmt.Errorf("claim %s is not allocated", claim)
 	}
-	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	slices, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list ResourceSlices: %w", err)
 	}
@@ -137,7 +137,7 @@ func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, pciBusIDAttribute))
 			continue
 		}
-		root, err := pcieRootOf(w.cfg.NodeSysfsRoot, busID)
+		root, err := pcieRootOf(w.Cfg.NodeSysfsRoot, busID)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("device %s/%s/%s: %v", r.Driver, r.Pool, r.Device, err))
 			continue
@@ -151,7 +151,7 @@ func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 	if len(roots) > 1 {
 		bad = append(bad, fmt.Sprintf("claim %s: its devices hang below %d root complexes: %s", claim, len(roots), strings.Join(seen, "; ")))
 	}
-	return attachText(ctx, "pcie roots", strings.Join(seen, "\n")), findings(bad)
+	return attachText(ctx, "pcie roots", strings.Join(seen, "\n")), Findings(bad)
 }
 
 // sliceDevice finds an allocated device's attributes in the slices.
@@ -207,15 +207,15 @@ func pcieRootOf(sysfs, busID string) (string, error) {
 // the vendor the driver declares (a VF the driver had to create exists once
 // its claim is prepared). A device without a PCI address is a finding: the
 // step is for drivers of PCI devices.
-func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
-	if w.cfg.NodeSysfsRoot == "" {
-		return skip(ctx, sysfsSkipReason)
+func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
+	if w.Cfg.NodeSysfsRoot == "" {
+		return Skip(ctx, sysfsSkipReason)
 	}
 	c, results, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
-	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	slices, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list ResourceSlices: %w", err)
 	}
@@ -227,16 +227,16 @@ func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, pciBusIDAttribute))
 			continue
 		}
-		dir := filepath.Join(w.cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)
+		dir := filepath.Join(w.Cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)
 		vendor, err := os.ReadFile(filepath.Join(dir, "vendor"))
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s, which the node's sysfs does not have (%v)", c.Name, r.Pool, r.Device, busID, err))
 			continue
 		}
 		seen = append(seen, fmt.Sprintf("%s/%s: %s vendor %s", r.Pool, r.Device, busID, strings.TrimSpace(string(vendor))))
-		if w.cfg.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.cfg.PCIVendor {
-			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.cfg.PCIVendor))
+		if w.Cfg.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.Cfg.PCIVendor {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.Cfg.PCIVendor))
 		}
 	}
-	return attachText(ctx, "pci functions", strings.Join(seen, "\n")), findings(bad)
+	return attachText(ctx, "pci functions", strings.Join(seen, "\n")), Findings(bad)
 }

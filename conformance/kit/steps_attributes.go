@@ -23,17 +23,17 @@ import (
 // ranges of consumable capacity (KEP-5075, steps_fractional.go). Most of them
 // publish pools of the kit's test driver, whose devices no kubelet plugin
 // prepares: their pods are only ever checked to be scheduled.
-func (w *world) attributeSteps() []stepDef {
-	steps := []stepDef{
-		{`^the API server keeps list-type device attributes$`, w.apiServerKeepsListAttributes, nil},
-		{`^a ResourceSlice "([^"]+)" of the test driver is submitted with (.+)$`, w.submitAttributeSlice, nil},
-		{`^the test driver publishes a pool "([^"]+)" of devices with the int attribute "([^"]+)": (.+)$`, w.publishIntAttributePool, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with (the same|a different) "([^"]+)"$`, w.claimWithConstraint, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver whose "([^"]+)" includes (-?\d+)$`, w.claimIncludes, nil},
-		{`^the claim "([^"]+)" is allocated exactly the test driver's devices (.+)$`, w.claimAllocatedTestDeviceSet, nil},
-		{`^the API server keeps derived attributes in ResourceClaims$`, w.apiServerKeepsDerivedAttributes, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with the same derived "([^"]+)", "([^"]+)" divided by (\d+)$`, w.claimWithDerivedConstraint, nil},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, w.claimDerivedCopy, needsWhole(false, 1)},
+func (w *World) attributeSteps() []StepDef {
+	steps := []StepDef{
+		{Pattern: `^the API server keeps list-type device attributes$`, Fn: w.apiServerKeepsListAttributes},
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver is submitted with (.+)$`, Fn: w.submitAttributeSlice},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" of devices with the int attribute "([^"]+)": (.+)$`, Fn: w.publishIntAttributePool},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with (the same|a different) "([^"]+)"$`, Fn: w.claimWithConstraint},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device of the test driver whose "([^"]+)" includes (-?\d+)$`, Fn: w.claimIncludes},
+		{Pattern: `^the claim "([^"]+)" is allocated exactly the test driver's devices (.+)$`, Fn: w.claimAllocatedTestDeviceSet},
+		{Pattern: `^the API server keeps derived attributes in ResourceClaims$`, Fn: w.apiServerKeepsDerivedAttributes},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with the same derived "([^"]+)", "([^"]+)" divided by (\d+)$`, Fn: w.claimWithDerivedConstraint},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, Fn: w.claimDerivedCopy, Needs: needsWhole(false, 1)},
 	}
 	steps = append(steps, w.numaNodeSteps()...)
 	steps = append(steps, w.listAttributeSteps()...)
@@ -60,17 +60,17 @@ func testAttributeExpr(name string) string {
 // list-type attributes (the alpha gate DRAListTypeAttributes is off): a
 // dry-run create of a slice with an ints attribute shows whether it is
 // stored.
-func (w *world) apiServerKeepsListAttributes(ctx context.Context) (context.Context, error) {
+func (w *World) apiServerKeepsListAttributes(ctx context.Context) (context.Context, error) {
 	s := w.testSlice("list-gate-check", "list-gate-check", 1)
 	s.Spec.Devices = []resourceapi.Device{{Name: "dev", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 		testAttribute("numa"): {IntValues: []int64{0, 1}},
 	}}}
-	got, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceSlice with a list attribute: %w", err)
 	}
 	if len(got.Spec.Devices) != 1 || len(got.Spec.Devices[0].Attributes[testAttribute("numa")].IntValues) != 2 {
-		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAListTypeAttributes: the API server drops list-type device attributes")
+		return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAListTypeAttributes: the API server drops list-type device attributes")
 	}
 	return ctx, nil
 }
@@ -129,7 +129,7 @@ func manyDevices(n int, withList bool) []resourceapi.Device {
 // submitAttributeSlice tries to create a one-slice pool of the test driver
 // that the text describes and remembers the outcome for the "rejects it" and
 // "accepts it" steps.
-func (w *world) submitAttributeSlice(ctx context.Context, name, what string) error {
+func (w *World) submitAttributeSlice(ctx context.Context, name, what string) error {
 	if s, ok, err := w.fractionalSlice(name, what); ok || err != nil {
 		if err == nil {
 			w.submitSlice(ctx, s)
@@ -158,30 +158,30 @@ func (w *world) submitAttributeSlice(ctx context.Context, name, what string) err
 // "numa" is an empty int list. Go clients never send an empty list (the
 // field is omitempty), so the kit writes the JSON itself: a driver in
 // another language may well send one.
-func (w *world) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.ResourceSlice) error {
+func (w *World) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.ResourceSlice) error {
 	s.Spec.Devices = []resourceapi.Device{{Name: "dev"}}
 	s.APIVersion, s.Kind = resourceapi.SchemeGroupVersion.String(), "ResourceSlice"
 	body, err := jsonWithEmptyList(s, string(testAttribute("numa")))
 	if err != nil {
 		return err
 	}
-	rc := w.kube.ResourceV1().RESTClient()
+	rc := w.Kube.ResourceV1().RESTClient()
 	if c, ok := rc.(*rest.RESTClient); rc == nil || ok && c == nil {
 		return fmt.Errorf("post ResourceSlice %s: the client cannot make raw requests (a fake clientset)", s.Name)
 	}
 	err = rc.Post().Resource("resourceslices").
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.ledger.add(kindResourceSlice, s.Name)
+		w.Ledger.Add(kindResourceSlice, s.Name)
 	}
-	w.submitted = &submission{kind: kindResourceSlice, name: s.Name, err: err}
+	w.Submitted = &Submission{Kind: kindResourceSlice, Name: s.Name, Err: err}
 	return nil
 }
 
 // publishIntAttributePool publishes a one-slice pool of the test driver
 // whose devices have the int attribute attr, as spec lists them:
 // "anchor [1], near [0 1], far 2" (a list in brackets, a scalar without).
-func (w *world) publishIntAttributePool(ctx context.Context, pool, attr, spec string) error {
+func (w *World) publishIntAttributePool(ctx context.Context, pool, attr, spec string) error {
 	values, err := parseIntAttributes(spec)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func roleSelector(role string, equal bool) string {
 
 // anchoredSpec asks for the test driver's device anchor (request
 // "anchor") and n other devices of the scenario's pools (request "others").
-func (w *world) anchoredSpec(ctx context.Context, anchor string, n int64) (resourceapi.ResourceClaimSpec, error) {
+func (w *World) anchoredSpec(ctx context.Context, anchor string, n int64) (resourceapi.ResourceClaimSpec, error) {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return resourceapi.ResourceClaimSpec{}, err
@@ -259,7 +259,7 @@ func (w *world) anchoredSpec(ctx context.Context, anchor string, n int64) (resou
 // claimWithConstraint asks for the anchor and n more devices that all have
 // the same value of attr (matchAttribute), or pairwise different values
 // (distinctAttribute).
-func (w *world) claimWithConstraint(ctx context.Context, name, anchor string, n int64, relation, attr string) error {
+func (w *World) claimWithConstraint(ctx context.Context, name, anchor string, n int64, relation, attr string) error {
 	spec, err := w.anchoredSpec(ctx, anchor, n)
 	if err != nil {
 		return err
@@ -275,7 +275,7 @@ func (w *world) claimWithConstraint(ctx context.Context, name, anchor string, n 
 
 // claimIncludes asks for one device whose attribute includes v, with the
 // CEL function includes() of KEP-5491, which works on lists and scalars.
-func (w *world) claimIncludes(ctx context.Context, name, attr string, v int64) error {
+func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -290,14 +290,14 @@ func (w *world) claimIncludes(ctx context.Context, name, attr string, v int64) e
 
 // claimAllocatedTestDeviceSet checks that the claim holds exactly the test
 // driver's devices listed as `"a", "b" and "c"`, in any order.
-func (w *world) claimAllocatedTestDeviceSet(ctx context.Context, claim, list string) error {
+func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list string) error {
 	var want []string
 	for _, f := range strings.Split(strings.ReplaceAll(list, " and ", ","), ",") {
 		if f = strings.Trim(strings.TrimSpace(f), `"`); f != "" {
 			want = append(want, f)
 		}
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -319,14 +319,14 @@ func (w *world) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 // apiServerKeepsDerivedAttributes skips the scenario when the API server
 // drops derivedAttributes from claims (the alpha gate DRADerivedAttributes
 // is off): a dry-run create shows whether they are stored.
-func (w *world) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
-	claim := newClaim("derived-gate-check", derivedSpec(w.cfg.deviceClass(), "derived/driver", "device.driver", true))
-	got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+func (w *World) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
+	claim := newClaim("derived-gate-check", derivedSpec(w.Cfg.deviceClass(), "derived/driver", "device.driver", true))
+	got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceClaim with a derived attribute: %w", err)
 	}
 	if r := got.Spec.Devices.Requests; len(r) == 0 || r[0].Exactly == nil || len(r[0].Exactly.DerivedAttributes) == 0 {
-		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRADerivedAttributes: the API server drops derivedAttributes from ResourceClaims")
+		return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRADerivedAttributes: the API server drops derivedAttributes from ResourceClaims")
 	}
 	return ctx, nil
 }
@@ -349,7 +349,7 @@ func derivedSpec(class, name, expr string, constrained bool) resourceapi.Resourc
 // derived attribute, the int attribute attr divided by div for each
 // candidate of both requests, is the same. A name in the test driver's
 // domain shadows the physical attribute of that name in the constraint.
-func (w *world) claimWithDerivedConstraint(ctx context.Context, name, anchor string, n int64, derived, attr string, div int) error {
+func (w *World) claimWithDerivedConstraint(ctx context.Context, name, anchor string, n int64, derived, attr string, div int) error {
 	spec, err := w.anchoredSpec(ctx, anchor, n)
 	if err != nil {
 		return err
@@ -365,12 +365,12 @@ func (w *world) claimWithDerivedConstraint(ctx context.Context, name, anchor str
 
 // claimDerivedCopy asks for n devices of the driver's DeviceClass whose
 // derived attribute, a copy of the driver's attribute attr, is the same.
-func (w *world) claimDerivedCopy(ctx context.Context, name string, n int64, derived, attr string) error {
+func (w *World) claimDerivedCopy(ctx context.Context, name string, n int64, derived, attr string) error {
 	domain, id, ok := strings.Cut(attr, "/")
 	if !ok {
-		domain, id = w.cfg.DriverName, attr
+		domain, id = w.Cfg.DriverName, attr
 	}
-	spec := derivedSpec(w.cfg.deviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
+	spec := derivedSpec(w.Cfg.deviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
 	spec.Devices.Requests[0].Exactly.Count = n
 	return w.createClaim(ctx, newClaim(name, spec))
 }

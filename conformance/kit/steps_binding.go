@@ -20,23 +20,23 @@ import (
 // declares, that the scheduler may bind a pod to only once conditions of
 // the device hold, the kit's attach controller that reports them on the
 // claim (attach.go), and what the API server and the scheduler do.
-func (w *world) bindingSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver whose device has bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]) is submitted$`, w.submitSliceBinding, nil},
-		{`^the test driver publishes device "([^"]+)" on a node with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, w.publishBindingDevice, nil},
-		{`^the test driver publishes device "([^"]+)" for all nodes, binding to the node, with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, w.publishBindsToNodeDevice, nil},
-		{`^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with bindingConditions (\[.*\]), bindingFailureConditions (\[.*\]) and an allocationTimestamp$`, w.claimAllocatedBinding, nil},
-		{`^pod "([^"]+)" stays unbound for (\d+) seconds while the scheduler waits for binding conditions$`, w.podWaitsForBinding, nil},
-		{`^the kit's attach controller sets condition "([^"]+)" of the device of claim "([^"]+)" to (True|False)$`, w.attachSetsCondition, nil},
-		{`^the claim "([^"]+)" loses its allocation$`, w.claimLosesAllocation, nil},
-		{`^the scheduler reports for pod "([^"]+)" "([^"]+)"$`, w.schedulerReports, nil},
-		{`^the allocation of the claim "([^"]+)" is restricted to the node of pod "([^"]+)"$`, w.allocationPinnedToPodNode, nil},
+func (w *World) bindingSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose device has bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]) is submitted$`, Fn: w.submitSliceBinding},
+		{Pattern: `^the test driver publishes device "([^"]+)" on a node with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, Fn: w.publishBindingDevice},
+		{Pattern: `^the test driver publishes device "([^"]+)" for all nodes, binding to the node, with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, Fn: w.publishBindsToNodeDevice},
+		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with bindingConditions (\[.*\]), bindingFailureConditions (\[.*\]) and an allocationTimestamp$`, Fn: w.claimAllocatedBinding},
+		{Pattern: `^pod "([^"]+)" stays unbound for (\d+) seconds while the scheduler waits for binding conditions$`, Fn: w.podWaitsForBinding},
+		{Pattern: `^the kit's attach controller sets condition "([^"]+)" of the device of claim "([^"]+)" to (True|False)$`, Fn: w.attachSetsCondition},
+		{Pattern: `^the claim "([^"]+)" loses its allocation$`, Fn: w.claimLosesAllocation},
+		{Pattern: `^the scheduler reports for pod "([^"]+)" "([^"]+)"$`, Fn: w.schedulerReports},
+		{Pattern: `^the allocation of the claim "([^"]+)" is restricted to the node of pod "([^"]+)"$`, Fn: w.allocationPinnedToPodNode},
 		// The driver's own devices (steps_binding_driver.go).
-		{`^every device the driver publishes has the declared bindingConditions and bindingFailureConditions$`, w.driverDevicesCarryBindingConditions, nil},
-		{`^the kit's attach controller sets the driver's binding conditions$`, w.kitAttachesDriverDevices, nil},
-		{`^the claim "([^"]+)" is allocated a device of the driver with the declared binding conditions and an allocationTimestamp$`, w.claimAllocatedDriverBinding, nil},
-		{`^the kit's attach controller sets every declared binding condition of the device of claim "([^"]+)" to (True|False)$`, w.attachSetsDeclaredConditions, nil},
-		{`^the kit's attach controller sets the declared binding failure condition of the device of claim "([^"]+)" to True$`, w.attachSetsDeclaredFailure, nil},
+		{Pattern: `^every device the driver publishes has the declared bindingConditions and bindingFailureConditions$`, Fn: w.driverDevicesCarryBindingConditions},
+		{Pattern: `^the kit's attach controller sets the driver's binding conditions$`, Fn: w.kitAttachesDriverDevices},
+		{Pattern: `^the claim "([^"]+)" is allocated a device of the driver with the declared binding conditions and an allocationTimestamp$`, Fn: w.claimAllocatedDriverBinding},
+		{Pattern: `^the kit's attach controller sets every declared binding condition of the device of claim "([^"]+)" to (True|False)$`, Fn: w.attachSetsDeclaredConditions},
+		{Pattern: `^the kit's attach controller sets the declared binding failure condition of the device of claim "([^"]+)" to True$`, Fn: w.attachSetsDeclaredFailure},
 	}
 }
 
@@ -48,7 +48,7 @@ func bindingDevice(d *resourceapi.Device, conditions, failures []string) {
 
 // submitSliceBinding submits a one-device slice of the test driver whose
 // device has the lists, for the API server to judge.
-func (w *world) submitSliceBinding(ctx context.Context, name, conditions, failures string) error {
+func (w *World) submitSliceBinding(ctx context.Context, name, conditions, failures string) error {
 	bc, err := parseList(conditions)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func bindingArgs(conditions, failures, skip string) (bc, bfc []string, ops []res
 // publishBindingDevice publishes the device on a node with binding
 // conditions. Skipping node operations lets a pod that gets it run
 // although the test driver has no kubelet plugin (KEP-5945).
-func (w *world) publishBindingDevice(ctx context.Context, device, conditions, failures, skip string) error {
+func (w *World) publishBindingDevice(ctx context.Context, device, conditions, failures, skip string) error {
 	bc, bfc, ops, err := bindingArgs(conditions, failures, skip)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (w *world) publishBindingDevice(ctx context.Context, device, conditions, fa
 
 // publishBindsToNodeDevice publishes the device for all nodes (a device
 // any node can reach, such as a network-attached one) with bindsToNode.
-func (w *world) publishBindsToNodeDevice(ctx context.Context, device, conditions, failures, skip string) error {
+func (w *World) publishBindsToNodeDevice(ctx context.Context, device, conditions, failures, skip string) error {
 	bc, bfc, ops, err := bindingArgs(conditions, failures, skip)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (w *world) publishBindsToNodeDevice(ctx context.Context, device, conditions
 // scheduler allocates before it waits in PreBind) and checks that the
 // result carries copies of the device's lists and the allocation its
 // timestamp.
-func (w *world) claimAllocatedBinding(ctx context.Context, claim, device, conditions, failures string) error {
+func (w *World) claimAllocatedBinding(ctx context.Context, claim, device, conditions, failures string) error {
 	wantBC, err := parseList(conditions)
 	if err != nil {
 		return err
@@ -139,13 +139,13 @@ func (w *world) claimAllocatedBinding(ctx context.Context, claim, device, condit
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // waitAllocated waits for the claim to be allocated.
-func (w *world) waitAllocated(ctx context.Context, claim string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) waitAllocated(ctx context.Context, claim string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -160,13 +160,13 @@ const bindingPendingReason = "BindingConditionsPending"
 // podWaitsForBinding waits for the scheduler's BindingConditionsPending
 // event about the pod and then checks for the given time that the pod stays
 // without a node.
-func (w *world) podWaitsForBinding(ctx context.Context, pod string, seconds int) error {
+func (w *World) podWaitsForBinding(ctx context.Context, pod string, seconds int) error {
 	if err := w.waitPodEvent(ctx, pod, bindingPendingReason, ""); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 	for {
-		p, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+		p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get pod %s: %w", pod, err)
 		}
@@ -186,8 +186,8 @@ func (w *world) podWaitsForBinding(ctx context.Context, pod string, seconds int)
 
 // waitPodEvent waits for an event about the pod with the reason (any, for
 // "") and a message that contains text.
-func (w *world) waitPodEvent(ctx context.Context, pod, reason, text string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("an event %s of pod %s saying %q", reason, pod, text), func(ctx context.Context) (bool, string, error) {
+func (w *World) waitPodEvent(ctx context.Context, pod, reason, text string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("an event %s of pod %s saying %q", reason, pod, text), func(ctx context.Context) (bool, string, error) {
 		events, err := w.podEvents(ctx, pod)
 		if err != nil {
 			return false, err.Error(), nil
@@ -207,8 +207,8 @@ func (w *world) waitPodEvent(ctx context.Context, pod, reason, text string) erro
 // the condition into status.devices of the claim for its allocated device.
 // The claim's resource version before the write is kept, so that a later
 // step can watch what the scheduler does with the claim from there.
-func (w *world) attachSetsCondition(ctx context.Context, condition, claim, status string) error {
-	rv, err := w.attach.setCondition(ctx, w.kube, w.ns, claim, metav1.Condition{
+func (w *World) attachSetsCondition(ctx context.Context, condition, claim, status string) error {
+	rv, err := w.attach.setCondition(ctx, w.Kube, w.Ns, claim, metav1.Condition{
 		Type: condition, Status: metav1.ConditionStatus(status),
 		Reason: "KitAttachController", Message: "set by the drakit conformance kit's attach controller",
 	})
@@ -224,15 +224,15 @@ func (w *world) attachSetsCondition(ctx context.Context, condition, claim, statu
 // allocation: the scheduler clears the allocation of a device whose binding
 // failed or timed out, and may allocate again right after, so a poll could
 // miss it.
-func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
+func (w *World) claimLosesAllocation(ctx context.Context, claim string) error {
 	// After the attach controller's write of a failure condition the
 	// scheduler clears the allocation at once; without one, only when its
 	// binding timeout has passed since the allocation.
 	rv, written := w.attach.claimRV[claim]
-	wait := w.cfg.Timeouts.PodStart
+	wait := w.Cfg.Timeouts.PodStart
 	if !written {
-		wait += w.cfg.Timeouts.SchedulerBinding
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+		wait += w.Cfg.Timeouts.SchedulerBinding
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", claim, err)
 		}
@@ -243,7 +243,7 @@ func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	wi, err := w.kube.ResourceV1().ResourceClaims(w.ns).Watch(ctx, metav1.ListOptions{
+	wi, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", claim).String(), ResourceVersion: rv,
 	})
 	if err != nil {
@@ -266,27 +266,27 @@ func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
 		return fmt.Errorf("claim %s kept its allocation for %s after the attach controller's write", claim, wait)
 	}
 	return fmt.Errorf("claim %s kept its allocation for %s, beyond the scheduler's binding timeout (--scheduler-binding-timeout %s)",
-		claim, wait, w.cfg.Timeouts.SchedulerBinding)
+		claim, wait, w.Cfg.Timeouts.SchedulerBinding)
 }
 
 // schedulerReports waits for a scheduler event about the pod that says
 // text (FailedScheduling, from a PreBind that gave up).
-func (w *world) schedulerReports(ctx context.Context, pod, text string) error {
+func (w *World) schedulerReports(ctx context.Context, pod, text string) error {
 	return w.waitPodEvent(ctx, pod, "FailedScheduling", text)
 }
 
 // allocationPinnedToPodNode checks that the allocation's node selector
 // selects exactly the pod's node by name (bindsToNode on a device that is
 // available on all nodes).
-func (w *world) allocationPinnedToPodNode(ctx context.Context, claim, pod string) error {
-	p, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+func (w *World) allocationPinnedToPodNode(ctx context.Context, claim, pod string) error {
+	p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	if p.Spec.NodeName == "" {
 		return fmt.Errorf("pod %s is not bound to a node", pod)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}

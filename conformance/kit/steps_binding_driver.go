@@ -19,11 +19,11 @@ import (
 // driverDevicesCarryBindingConditions checks what the API server stored:
 // every device of the driver's ResourceSlices lists exactly the declared
 // bindingConditions and bindingFailureConditions.
-func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
+func (w *World) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	sl, err := listDriverSlices(ctx, w.kube, w.cfg.DriverName)
+	sl, err := listDriverSlices(ctx, w.Kube, w.Cfg.DriverName)
 	if err != nil {
 		return err
 	}
@@ -32,22 +32,22 @@ func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	for _, s := range sl {
 		for _, d := range s.Spec.Devices {
 			n++
-			if !slices.Equal(d.BindingConditions, w.cfg.BindingConditions) || !slices.Equal(d.BindingFailureConditions, w.cfg.BindingFailureConditions) {
+			if !slices.Equal(d.BindingConditions, w.Cfg.BindingConditions) || !slices.Equal(d.BindingFailureConditions, w.Cfg.BindingFailureConditions) {
 				bad = append(bad, fmt.Sprintf("device %s/%s (slice %s) has bindingConditions %q and bindingFailureConditions %q, declared %q and %q",
-					s.Spec.Pool.Name, d.Name, s.Name, d.BindingConditions, d.BindingFailureConditions, w.cfg.BindingConditions, w.cfg.BindingFailureConditions))
+					s.Spec.Pool.Name, d.Name, s.Name, d.BindingConditions, d.BindingFailureConditions, w.Cfg.BindingConditions, w.Cfg.BindingFailureConditions))
 			}
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("driver %s publishes no devices in %d ResourceSlices", w.cfg.DriverName, len(sl))
+		return fmt.Errorf("driver %s publishes no devices in %d ResourceSlices", w.Cfg.DriverName, len(sl))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // requireBindingConditions fails a scenario of a claimed capability whose
 // condition types the kit does not know (Config.Validate rules it out).
-func (w *world) requireBindingConditions() error {
-	if len(w.cfg.BindingConditions) == 0 || len(w.cfg.BindingFailureConditions) == 0 {
+func (w *World) requireBindingConditions() error {
+	if len(w.Cfg.BindingConditions) == 0 || len(w.Cfg.BindingFailureConditions) == 0 {
 		return fmt.Errorf("the driver claims the capability %s but declares no binding conditions (bindingConditions of the driver declaration)", declaration.CapabilityBindingConditions)
 	}
 	return nil
@@ -57,12 +57,12 @@ func (w *world) requireBindingConditions() error {
 // controller is to set the driver's binding conditions (setBy "kit"); a
 // driver that sets them itself decides the outcome alone, and the
 // scenario skips.
-func (w *world) kitAttachesDriverDevices(ctx context.Context) (context.Context, error) {
+func (w *World) kitAttachesDriverDevices(ctx context.Context) (context.Context, error) {
 	if err := w.requireBindingConditions(); err != nil {
 		return ctx, err
 	}
-	if w.cfg.BindingConditionsSetBy != string(declaration.SetByKit) {
-		return skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.cfg.BindingConditionsSetBy))
+	if w.Cfg.BindingConditionsSetBy != string(declaration.SetByKit) {
+		return Skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.Cfg.BindingConditionsSetBy))
 	}
 	return ctx, nil
 }
@@ -70,11 +70,11 @@ func (w *world) kitAttachesDriverDevices(ctx context.Context) (context.Context, 
 // claimAllocatedDriverBinding waits for the claim to be allocated and
 // checks that every result of the driver carries copies of the declared
 // lists and the allocation its timestamp.
-func (w *world) claimAllocatedDriverBinding(ctx context.Context, claim string) error {
+func (w *World) claimAllocatedDriverBinding(ctx context.Context, claim string) error {
 	if err := w.waitAllocated(ctx, claim); err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -84,32 +84,32 @@ func (w *world) claimAllocatedDriverBinding(ctx context.Context, claim string) e
 	var bad []string
 	n := 0
 	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != w.cfg.DriverName {
+		if r.Driver != w.Cfg.DriverName {
 			continue
 		}
 		n++
-		if !slices.Equal(r.BindingConditions, w.cfg.BindingConditions) || !slices.Equal(r.BindingFailureConditions, w.cfg.BindingFailureConditions) {
+		if !slices.Equal(r.BindingConditions, w.Cfg.BindingConditions) || !slices.Equal(r.BindingFailureConditions, w.Cfg.BindingFailureConditions) {
 			bad = append(bad, fmt.Sprintf("claim %s: the result for device %s/%s has bindingConditions %q and bindingFailureConditions %q, declared %q and %q",
-				claim, r.Pool, r.Device, r.BindingConditions, r.BindingFailureConditions, w.cfg.BindingConditions, w.cfg.BindingFailureConditions))
+				claim, r.Pool, r.Device, r.BindingConditions, r.BindingFailureConditions, w.Cfg.BindingConditions, w.Cfg.BindingFailureConditions))
 		}
 	}
 	if n == 0 {
-		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.cfg.DriverName, resultIDs(c.Status.Allocation.Devices.Results)))
+		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, resultIDs(c.Status.Allocation.Devices.Results)))
 	}
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // attachSetsDeclaredConditions sets every declared binding condition of
 // the claim's devices to the status, one write each, in the declared
 // order.
-func (w *world) attachSetsDeclaredConditions(ctx context.Context, claim, status string) error {
+func (w *World) attachSetsDeclaredConditions(ctx context.Context, claim, status string) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	for _, c := range w.cfg.BindingConditions {
+	for _, c := range w.Cfg.BindingConditions {
 		if err := w.attachSetsCondition(ctx, c, claim, status); err != nil {
 			return err
 		}
@@ -119,9 +119,9 @@ func (w *world) attachSetsDeclaredConditions(ctx context.Context, claim, status 
 
 // attachSetsDeclaredFailure sets the first declared binding failure
 // condition of the claim's devices to True.
-func (w *world) attachSetsDeclaredFailure(ctx context.Context, claim string) error {
+func (w *World) attachSetsDeclaredFailure(ctx context.Context, claim string) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	return w.attachSetsCondition(ctx, w.cfg.BindingFailureConditions[0], claim, string(metav1.ConditionTrue))
+	return w.attachSetsCondition(ctx, w.Cfg.BindingFailureConditions[0], claim, string(metav1.ConditionTrue))
 }

@@ -17,19 +17,19 @@ import (
 // shared devices (allowMultipleAllocations), each consuming part of its
 // declared shared capacity, judged by what the API server stored against
 // the request policy the driver published.
-func (w *world) capacitySteps() []stepDef {
-	return []stepDef{
-		{`^the driver publishes a shared device$`, w.driverPublishesShared, needsShared},
-		{`^a ResourceClaim "([^"]+)" requesting the smallest share of the shared device$`, w.claimSmallestShare, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the largest share of the shared device$`, w.claimLargestShare, nil},
-		{`^a ResourceClaim "([^"]+)" requesting more of the shared device than the claim "([^"]+)" leaves$`, w.claimExceedingShare, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the shared device without an amount$`, w.claimShareWithoutAmount, nil},
-		{`^a ResourceClaim "([^"]+)" requesting an amount of the shared device between two valid amounts$`, w.claimShareBetweenValid, nil},
-		{`^a ResourceClaim "([^"]+)" requesting more of the shared device than its request policy allows$`, w.claimShareOverPolicy, nil},
-		{`^the claim "([^"]+)" consumes what the request policy makes of its amount$`, w.claimConsumesAsPolicy, nil},
-		{`^the claims "([^"]+)" and "([^"]+)" share the shared device with distinct share IDs$`, w.claimsShareDevice, nil},
-		{`^the devices of the driver's DeviceClass do not allow multiple allocations$`, w.wholeDevicesNotShared, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the device allocated to the claim "([^"]+)"(?: is made)?$`, w.claimSameDevice, nil},
+func (w *World) capacitySteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver publishes a shared device$`, Fn: w.driverPublishesShared, Needs: needsShared},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the smallest share of the shared device$`, Fn: w.claimSmallestShare},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the largest share of the shared device$`, Fn: w.claimLargestShare},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting more of the shared device than the claim "([^"]+)" leaves$`, Fn: w.claimExceedingShare},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the shared device without an amount$`, Fn: w.claimShareWithoutAmount},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting an amount of the shared device between two valid amounts$`, Fn: w.claimShareBetweenValid},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting more of the shared device than its request policy allows$`, Fn: w.claimShareOverPolicy},
+		{Pattern: `^the claim "([^"]+)" consumes what the request policy makes of its amount$`, Fn: w.claimConsumesAsPolicy},
+		{Pattern: `^the claims "([^"]+)" and "([^"]+)" share the shared device with distinct share IDs$`, Fn: w.claimsShareDevice},
+		{Pattern: `^the devices of the driver's DeviceClass do not allow multiple allocations$`, Fn: w.wholeDevicesNotShared},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the device allocated to the claim "([^"]+)"(?: is made)?$`, Fn: w.claimSameDevice},
 	}
 }
 
@@ -52,28 +52,28 @@ const sharedSkipReason = report.NotDeclaredPrefix + "the driver declares no shar
 // driverPublishesShared picks the leased shared device and reads its
 // shared capacity and request policy. A device of the shared class that
 // does not allow multiple allocations, or lacks the capacity, is a finding.
-func (w *world) driverPublishesShared(ctx context.Context) (context.Context, error) {
-	if w.cfg.SharedDeviceClassName == "" {
-		return skip(ctx, sharedSkipReason)
+func (w *World) driverPublishesShared(ctx context.Context) (context.Context, error) {
+	if w.Cfg.SharedDeviceClassName == "" {
+		return Skip(ctx, sharedSkipReason)
 	}
 	if w.lease == nil || len(w.lease.SharedIdentities()) == 0 {
 		return ctx, fmt.Errorf("no device of DeviceClass %s with a %q attribute was leased to the scenario: the driver publishes none (or none the kit can identify)",
-			w.cfg.SharedDeviceClassName, w.cfg.SharedIdentityAttribute)
+			w.Cfg.SharedDeviceClassName, w.Cfg.SharedIdentityAttribute)
 	}
 	identity := w.lease.SharedIdentities()[0]
-	devices, err := w.classDevices(ctx, w.cfg.SharedDeviceClassName)
+	devices, err := w.classDevices(ctx, w.Cfg.SharedDeviceClassName)
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.SharedIdentityAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute)
 		if !ok || a.StringValue == nil || *a.StringValue != identity {
 			continue
 		}
 		if !d.MultipleAllocations {
-			return ctx, fmt.Errorf("device %s of the shared DeviceClass %s does not set allowMultipleAllocations: no two claims can share it", d.ID(), w.cfg.SharedDeviceClassName)
+			return ctx, fmt.Errorf("device %s of the shared DeviceClass %s does not set allowMultipleAllocations: no two claims can share it", d.ID(), w.Cfg.SharedDeviceClassName)
 		}
-		key, c, ok := lookupCapacity(d.Capacity, w.cfg.DriverName, w.cfg.SharedCapacity)
+		key, c, ok := lookupCapacity(d.Capacity, w.Cfg.DriverName, w.Cfg.SharedCapacity)
 		if !ok {
 			return ctx, fmt.Errorf("shared device %s publishes no capacity %s (the declared sharedCapacity)", d.ID(), w.sharedCapacityName())
 		}
@@ -84,12 +84,12 @@ func (w *world) driverPublishesShared(ctx context.Context) (context.Context, err
 		w.shared = &sharedTarget{device: d, identity: identity, policy: p}
 		return ctx, nil
 	}
-	return ctx, fmt.Errorf("the leased shared device %s=%s is no longer published", w.cfg.SharedIdentityAttribute, identity)
+	return ctx, fmt.Errorf("the leased shared device %s=%s is no longer published", w.Cfg.SharedIdentityAttribute, identity)
 }
 
 // sharedCapacityName is the shared capacity as a fully qualified name.
-func (w *world) sharedCapacityName() string {
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, w.cfg.SharedCapacity)
+func (w *World) sharedCapacityName() string {
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.SharedCapacity)
 	return domain + "/" + id
 }
 
@@ -107,7 +107,7 @@ func lookupCapacity(caps map[resourceapi.QualifiedName]resourceapi.DeviceCapacit
 	return "", resourceapi.DeviceCapacity{}, false
 }
 
-func (w *world) sharedTarget() (*sharedTarget, error) {
+func (w *World) sharedTarget() (*sharedTarget, error) {
 	if w.shared == nil {
 		return nil, errors.New("no shared device was picked (a step \"the driver publishes a shared device\" must come first)")
 	}
@@ -115,22 +115,22 @@ func (w *world) sharedTarget() (*sharedTarget, error) {
 }
 
 // claimShare creates a claim for the shared device asking for ask.
-func (w *world) claimShare(ctx context.Context, name string, ask capacityAsk) error {
+func (w *World) claimShare(ctx context.Context, name string, ask capacityAsk) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(w.cfg.SharedDeviceClassName, 1, uuidSelector(w.cfg.DriverName, w.cfg.SharedIdentityAttribute, t.identity))
+	spec := claimSpec(w.Cfg.SharedDeviceClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, t.identity))
 	if ask.given {
 		spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-			t.policy.name: quantity(ask.amount),
+			t.policy.Name: quantity(ask.amount),
 		}}
 	}
 	w.asks[name] = ask
 	return w.createClaim(ctx, newClaim(name, spec))
 }
 
-func (w *world) claimSmallestShare(ctx context.Context, name string) error {
+func (w *World) claimSmallestShare(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (w *world) claimSmallestShare(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *world) claimLargestShare(ctx context.Context, name string) error {
+func (w *World) claimLargestShare(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (w *world) claimLargestShare(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{amount: t.policy.largestShare(), given: true})
 }
 
-func (w *world) claimExceedingShare(ctx context.Context, name, other string) (context.Context, error) {
+func (w *World) claimExceedingShare(ctx context.Context, name, other string) (context.Context, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return ctx, err
@@ -163,29 +163,29 @@ func (w *world) claimExceedingShare(ctx context.Context, name, other string) (co
 	held, _ := t.policy.consumes(ask.amount, ask.given)
 	amount, _, ok := t.policy.exceeding(held)
 	if !ok {
-		return skip(ctx, fmt.Sprintf("shared device %s: no amount its request policy allows exceeds what a claim of %s leaves (%s)",
+		return Skip(ctx, fmt.Sprintf("shared device %s: no amount its request policy allows exceeds what a claim of %s leaves (%s)",
 			t.device.ID(), milliString(held), t.policy.describe()))
 	}
 	return ctx, w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *world) claimShareWithoutAmount(ctx context.Context, name string) error {
+func (w *World) claimShareWithoutAmount(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{})
 }
 
-func (w *world) claimShareBetweenValid(ctx context.Context, name string) (context.Context, error) {
+func (w *World) claimShareBetweenValid(ctx context.Context, name string) (context.Context, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return ctx, err
 	}
 	amount, _, ok := t.policy.betweenValid()
 	if !ok {
-		return skip(ctx, fmt.Sprintf("shared device %s: its request policy rounds no amount (%s)", t.device.ID(), t.policy.describe()))
+		return Skip(ctx, fmt.Sprintf("shared device %s: its request policy rounds no amount (%s)", t.device.ID(), t.policy.describe()))
 	}
 	return ctx, w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *world) claimShareOverPolicy(ctx context.Context, name string) error {
+func (w *World) claimShareOverPolicy(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -194,19 +194,19 @@ func (w *world) claimShareOverPolicy(ctx context.Context, name string) error {
 }
 
 // sharedResult is the claim's allocation result for the shared device.
-func (w *world) sharedResult(ctx context.Context, claim string) (resourceapi.DeviceRequestAllocationResult, error) {
+func (w *World) sharedResult(ctx context.Context, claim string) (resourceapi.DeviceRequestAllocationResult, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return resourceapi.DeviceRequestAllocationResult{}, err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation == nil {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is not allocated", claim)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 || results[0].Pool != t.device.Pool || results[0].Device != t.device.Name {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), resultIDs(results))
 	}
@@ -216,7 +216,7 @@ func (w *world) sharedResult(ctx context.Context, claim string) (resourceapi.Dev
 // claimConsumesAsPolicy: the allocation records a share ID and, for the
 // shared capacity, exactly what the spec's rounding makes of the claim's
 // request under the published policy.
-func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
+func (w *World) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 	if r.ShareID == nil || *r.ShareID == "" {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation of shared device %s has no shareID", claim, t.device.ID()))
 	}
-	_, got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity)
+	_, got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Cfg.DriverName, w.Cfg.SharedCapacity)
 	asked := "no amount"
 	if ask.given {
 		asked = milliString(ask.amount)
@@ -249,7 +249,7 @@ func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 		bad = append(bad, fmt.Sprintf("claim %s: asked for %s of %s, consumes %s; the request policy (%s) makes it %s",
 			claim, asked, w.sharedCapacityName(), got.Value.String(), t.policy.describe(), milliString(want)))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // capacityMap views consumedCapacity as capacities, for lookupCapacity.
@@ -264,7 +264,7 @@ func capacityMap(m map[resourceapi.QualifiedName]resource.Quantity) map[resource
 // claimsShareDevice: both claims hold the same shared device under
 // different share IDs, and what all claims of the device consume is within
 // its capacity.
-func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
+func (w *World) claimsShareDevice(ctx context.Context, a, b string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -281,17 +281,17 @@ func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
 	if ra.ShareID == nil || rb.ShareID == nil || *ra.ShareID == *rb.ShareID {
 		bad = append(bad, fmt.Sprintf("claims %s and %s share device %s under share IDs %v and %v; each allocation needs its own", a, b, t.device.ID(), deref(ra.ShareID), deref(rb.ShareID)))
 	}
-	claims, err := w.kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+	claims, err := w.Kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list ResourceClaims: %w", err)
 	}
 	total := int64(0)
 	for _, c := range claims.Items {
-		for _, r := range driverResults(&c, w.cfg.DriverName) {
+		for _, r := range driverResults(&c, w.Cfg.DriverName) {
 			if r.Pool != t.device.Pool || r.Device != t.device.Name {
 				continue
 			}
-			if _, q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.cfg.DriverName, w.cfg.SharedCapacity); ok {
+			if _, q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Cfg.DriverName, w.Cfg.SharedCapacity); ok {
 				total += q.Value.MilliValue()
 			}
 		}
@@ -299,7 +299,7 @@ func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
 	if total > t.policy.value {
 		bad = append(bad, fmt.Sprintf("the claims of shared device %s consume %s of %s together, more than its %s", t.device.ID(), milliString(total), w.sharedCapacityName(), milliString(t.policy.value)))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 func deref[T any](p *T) any {
@@ -316,14 +316,14 @@ func milliString(v int64) string {
 
 // wholeDevicesNotShared skips a scenario about exclusive devices when the
 // driver's main DeviceClass has devices that allow multiple allocations.
-func (w *world) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+func (w *World) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
 		if d.MultipleAllocations {
-			return skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.cfg.deviceClass()))
+			return Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.deviceClass()))
 		}
 	}
 	return ctx, nil
@@ -331,14 +331,14 @@ func (w *world) wholeDevicesNotShared(ctx context.Context) (context.Context, err
 
 // claimSameDevice asks for the one device of the kit's DeviceClass that is
 // allocated to another claim, by its identity.
-func (w *world) claimSameDevice(ctx context.Context, name, other string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, other, metav1.GetOptions{})
+func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, other, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", other, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if c.Status.Allocation == nil || len(results) != 1 {
-		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.cfg.DriverName, resultIDs(results))
+		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, resultIDs(results))
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
@@ -348,10 +348,10 @@ func (w *world) claimSameDevice(ctx context.Context, name, other string) error {
 	if !ok {
 		return fmt.Errorf("claim %s: its device %s/%s is not published", other, results[0].Pool, results[0].Device)
 	}
-	a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+	a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 	if !ok || a.StringValue == nil {
-		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.cfg.UUIDAttribute)
+		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Cfg.UUIDAttribute)
 	}
-	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, *a.StringValue)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
 }

@@ -17,22 +17,22 @@ import (
 
 // cdiSteps look at the node's CDI spec directory, which the kubelet plugin
 // fills in NodePrepareResources and must clean in NodeUnprepareResources.
-func (w *world) cdiSteps() []stepDef {
-	return []stepDef{
-		{`^the kit can read the node's CDI directory$`, w.cdiDirReadable, nil},
-		{`^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasClaimSpec, nil},
-		{`^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, w.cdiHasNoClaimSpec, nil},
+func (w *World) cdiSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the kit can read the node's CDI directory$`, Fn: w.cdiDirReadable},
+		{Pattern: `^the node's CDI directory has a spec for the claim "([^"]+)" of pod "([^"]+)"$`, Fn: w.cdiHasClaimSpec},
+		{Pattern: `^the node's CDI directory has no spec for the claim "([^"]+)" of pod "([^"]+)"$`, Fn: w.cdiHasNoClaimSpec},
 	}
 }
 
 // cdiSkipReason explains why CDI checks do not apply.
 const cdiSkipReason = "the kit cannot see the node's file system: no node CDI directory configured (set --node-cdi-dir to the directory in containerd's cdi_spec_dirs)"
 
-func (w *world) cdiDirReadable(ctx context.Context) (context.Context, error) {
-	if w.cfg.NodeCDIDir == "" {
-		return skip(ctx, cdiSkipReason)
+func (w *World) cdiDirReadable(ctx context.Context) (context.Context, error) {
+	if w.Cfg.NodeCDIDir == "" {
+		return Skip(ctx, cdiSkipReason)
 	}
-	if _, err := os.ReadDir(w.cfg.NodeCDIDir); err != nil {
+	if _, err := os.ReadDir(w.Cfg.NodeCDIDir); err != nil {
 		return ctx, fmt.Errorf("read the node's CDI directory: %w", err)
 	}
 	return ctx, nil
@@ -73,51 +73,51 @@ func cdiSpecsMentioning(dir, uid string) (matching, all []string, err error) {
 	return matching, all, nil
 }
 
-func (w *world) cdiDir() (string, error) {
-	if w.cfg.NodeCDIDir == "" {
+func (w *World) cdiDir() (string, error) {
+	if w.Cfg.NodeCDIDir == "" {
 		// The scenario lacks the capability step; never pass silently.
 		return "", fmt.Errorf("%s (the scenario must start with \"the kit can read the node's CDI directory\")", cdiSkipReason)
 	}
-	return w.cfg.NodeCDIDir, nil
+	return w.Cfg.NodeCDIDir, nil
 }
 
 // claimCDISpecs returns the node's CDI directory and the spec files in it
 // that belong to the claim (of the pod, when pod is set); none is an error
 // that lists the specs there.
-func (w *world) claimCDISpecs(ctx context.Context, claim, pod string) (dir, label string, matching []string, err error) {
+func (w *World) claimCDISpecs(ctx context.Context, claim, pod string) (dir, label string, matching []string, err error) {
 	if dir, err = w.cdiDir(); err != nil {
 		return "", "", nil, err
 	}
-	ref, label, err := w.claimRef(ctx, claim, pod)
+	ref, label, err := w.ClaimRef(ctx, claim, pod)
 	if err != nil {
 		return "", "", nil, err
 	}
-	matching, all, err := cdiSpecsMentioning(dir, string(ref.uid))
+	matching, all, err := cdiSpecsMentioning(dir, string(ref.UID))
 	if err != nil {
 		return "", "", nil, err
 	}
 	if len(matching) == 0 {
-		return "", "", nil, fmt.Errorf("%s: no CDI spec in %s mentions the claim's uid %s; specs there: [%s]", label, dir, ref.uid, strings.Join(all, ", "))
+		return "", "", nil, fmt.Errorf("%s: no CDI spec in %s mentions the claim's uid %s; specs there: [%s]", label, dir, ref.UID, strings.Join(all, ", "))
 	}
 	return dir, label, matching, nil
 }
 
-func (w *world) cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
+func (w *World) cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
 	_, _, _, err := w.claimCDISpecs(ctx, claim, pod)
 	return err
 }
 
-func (w *world) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
+func (w *World) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
 	dir, err := w.cdiDir()
 	if err != nil {
 		return err
 	}
-	ref, label, err := w.claimRef(ctx, claim, pod)
+	ref, label, err := w.ClaimRef(ctx, claim, pod)
 	if err != nil {
 		return err
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the CDI specs of %s (uid %s) to be removed from %s", label, ref.uid, dir), func(ctx context.Context) (bool, string, error) {
-		matching, _, err := cdiSpecsMentioning(dir, string(ref.uid))
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the CDI specs of %s (uid %s) to be removed from %s", label, ref.UID, dir), func(ctx context.Context) (bool, string, error) {
+		matching, _, err := cdiSpecsMentioning(dir, string(ref.UID))
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -130,11 +130,11 @@ const kubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no
 
 // contractAccess is why the kit cannot check the DRA contract on the node,
 // "" when it can.
-func (w *world) contractAccess() string {
+func (w *World) contractAccess() string {
 	switch {
-	case w.cfg.NodeKubeletRootDir == "":
+	case w.Cfg.NodeKubeletRootDir == "":
 		return kubeletStateSkipReason
-	case w.cfg.NodeCDIDir == "":
+	case w.Cfg.NodeCDIDir == "":
 		return cdiSkipReason
 	}
 	return ""
@@ -170,22 +170,22 @@ type contractResult struct {
 // environment entry, device node and mount — and none of another CDI
 // device of the node that those do not also make. An error means the kit
 // could not read the node's state.
-func (w *world) contract(p *podRecord) (contractResult, error) {
+func (w *World) contract(p *podRecord) (contractResult, error) {
 	var res contractResult
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return res, err
 	}
 	mine, peers, prepared := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
 		c := p.claims[entry]
-		claimState, ok := state[string(c.uid)]
+		claimState, ok := state[string(c.UID)]
 		if !ok {
-			res.findings = append(res.findings, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.name, c.uid, p.name))
+			res.findings = append(res.findings, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.Name, c.UID, p.Name))
 			continue
 		}
-		devices := claimState.DriverState[w.cfg.DriverName].Devices
-		res.findings = append(res.findings, observe.CheckPreparedDevices(c.name, p.devices, devices)...)
+		devices := claimState.DriverState[w.Cfg.DriverName].Devices
+		res.findings = append(res.findings, observe.CheckPreparedDevices(c.Name, p.devices, devices)...)
 		for _, d := range devices {
 			prepared[d.PoolName+"/"+d.DeviceName] = true
 			for _, id := range d.CDIDeviceIDs {
@@ -195,7 +195,7 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 		// Devices of other drivers in the pod's claims (a GPU beside a
 		// NIC) are the pod's too: their edits are expected, not foreign.
 		for driver, ds := range claimState.DriverState {
-			if driver == w.cfg.DriverName {
+			if driver == w.Cfg.DriverName {
 				continue
 			}
 			for _, d := range ds.Devices {
@@ -208,19 +208,19 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	res.prepared, res.cdiIDs = devicesOf(prepared), devicesOf(mine)
 	pods := maps.Clone(mine)
 	maps.Copy(pods, peers)
-	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.Cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
 	if err != nil {
-		return res, fmt.Errorf("read the node's CDI specs in %s: %w", w.cfg.NodeCDIDir, err)
+		return res, fmt.Errorf("read the node's CDI specs in %s: %w", w.Cfg.NodeCDIDir, err)
 	}
-	w.cfg.hostDeviceNodes(cache)
+	w.Cfg.hostDeviceNodes(cache)
 	if res.edits, err = observe.CDIEditsOf(cache, devicesOf(pods)...); err != nil {
-		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
+		res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.Name, err))
 		return res, nil
 	}
 	if len(peers) > 0 {
 		peerEdits, err := observe.CDIEditsOf(cache, devicesOf(peers)...)
 		if err != nil {
-			res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.name, err))
+			res.findings = append(res.findings, fmt.Sprintf("pod %s: %v", p.Name, err))
 			return res, nil
 		}
 		res.peerEnv = peerEdits.EnvNames()
@@ -239,10 +239,10 @@ func (w *world) contract(p *podRecord) (contractResult, error) {
 	}
 	res.others = len(others)
 	seen := observe.ObservedOf(*p.report)
-	res.findings = append(res.findings, observe.CheckCDIEdits(p.name, res.edits, others, seen)...)
+	res.findings = append(res.findings, observe.CheckCDIEdits(p.Name, res.edits, others, seen)...)
 	deviceOf := map[string]string{}
 	for _, claimState := range state {
-		for _, d := range claimState.DriverState[w.cfg.DriverName].Devices {
+		for _, d := range claimState.DriverState[w.Cfg.DriverName].Devices {
 			for _, id := range d.CDIDeviceIDs {
 				deviceOf[id] = d.PoolName + "/" + d.DeviceName
 			}

@@ -16,61 +16,61 @@ import (
 
 // claimSteps create ResourceClaims and templates and check what the API
 // server and the scheduler did with them.
-func (w *world) claimSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, w.templateRequesting, needsWhole(false, 1)},
-		{`^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, w.templatePinned, needsOneWhole},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, w.claimRequesting, needsWhole(false, 1)},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, w.claimRequestingMatching, needsWhole(false, 1)},
-		{`^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, w.claimTooMany, nil},
-		{`^a ResourceClaim "([^"]+)" is submitted with (.+)$`, w.submitClaim, nil},
-		{`^a ResourceClaimTemplate "([^"]+)" is submitted with (.+)$`, w.submitClaimTemplate, nil},
-		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, w.rejectedAsInvalid, nil},
-		{`^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, w.rejectedAsInvalidSaying, nil},
-		{`^the API server accepts it$`, w.submissionAccepted, nil},
-		{`^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, w.claimStoresRequest, nil},
-		{`^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, w.claimAllocated, nil},
-		{`^the claim "([^"]+)" is not allocated$`, w.claimNotAllocated, nil},
-		{`^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, w.claimReservedForPods, nil},
-		{`^the claim "([^"]+)" is deallocated and reserved for no pod$`, w.claimDeallocated, nil},
-		{`^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, w.generatedClaimDeleted, nil},
-		{`^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, w.allocatedShareAttribute, nil},
+func (w *World) claimSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, Fn: w.templateRequesting, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, Fn: w.templatePinned, Needs: needsOneWhole},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, Fn: w.claimRequesting, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, Fn: w.claimRequestingMatching, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, Fn: w.claimTooMany},
+		{Pattern: `^a ResourceClaim "([^"]+)" is submitted with (.+)$`, Fn: w.submitClaim},
+		{Pattern: `^a ResourceClaimTemplate "([^"]+)" is submitted with (.+)$`, Fn: w.submitClaimTemplate},
+		{Pattern: `^the API server rejects it as Invalid with cause (\w+) at "([^"]+)"$`, Fn: w.rejectedAsInvalid},
+		{Pattern: `^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, Fn: w.rejectedAsInvalidSaying},
+		{Pattern: `^the API server accepts it$`, Fn: w.submissionAccepted},
+		{Pattern: `^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, Fn: w.claimStoresRequest},
+		{Pattern: `^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, Fn: w.claimAllocated},
+		{Pattern: `^the claim "([^"]+)" is not allocated$`, Fn: w.claimNotAllocated},
+		{Pattern: `^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, Fn: w.claimReservedForPods},
+		{Pattern: `^the claim "([^"]+)" is deallocated and reserved for no pod$`, Fn: w.claimDeallocated},
+		{Pattern: `^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, Fn: w.generatedClaimDeleted},
+		{Pattern: `^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, Fn: w.allocatedShareAttribute},
 	}
 }
 
 // createClaim creates a claim of the scenario, restricted to the devices the
 // scenario leased (leaseSelectors).
-func (w *world) createClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
+func (w *World) createClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
 	w.leaseSelectors(&claim.Spec)
-	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create ResourceClaim %s: %w", claim.Name, err)
 	}
-	w.ledger.add(kindClaim, claim.Name)
+	w.Ledger.Add(kindClaim, claim.Name)
 	return nil
 }
 
 // createClaimTemplate creates a template of the scenario, restricted to the
 // devices the scenario leased (leaseSelectors).
-func (w *world) createClaimTemplate(ctx context.Context, tmpl *resourceapi.ResourceClaimTemplate) error {
+func (w *World) createClaimTemplate(ctx context.Context, tmpl *resourceapi.ResourceClaimTemplate) error {
 	w.leaseSelectors(&tmpl.Spec.Spec)
-	_, err := w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, tmpl, metav1.CreateOptions{})
+	_, err := w.Kube.ResourceV1().ResourceClaimTemplates(w.Ns).Create(ctx, tmpl, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create ResourceClaimTemplate %s: %w", tmpl.Name, err)
 	}
-	w.ledger.add(kindClaimTemplate, tmpl.Name)
+	w.Ledger.Add(kindClaimTemplate, tmpl.Name)
 	return nil
 }
 
-func (w *world) templateRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+func (w *World) templateRequesting(ctx context.Context, name string, n int) error {
+	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
 }
 
 // templatePinned selects the first device of the kit's DeviceClass, among
 // those the scenario leased, that has an identity, by a CEL selector on its
 // identity attribute, so that only this device is eligible.
-func (w *world) templatePinned(ctx context.Context, name string) error {
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+func (w *World) templatePinned(ctx context.Context, name string) error {
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return err
 	}
@@ -81,23 +81,23 @@ func (w *world) templatePinned(ctx context.Context, name string) error {
 		}
 	}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 		if !ok || a.StringValue == nil || *a.StringValue == "" || !leased[*a.StringValue] {
 			continue
 		}
-		sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, *a.StringValue)
-		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+		sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
+		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
 	}
-	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.cfg.DriverName, w.cfg.UUIDAttribute)
+	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 }
 
-func (w *world) claimRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
 }
 
-func (w *world) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, attr)
-	spec := withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)
+func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
+	spec := withMatchAttribute(claimSpec(w.Cfg.deviceClass(), int64(n)), domain+"/"+id)
 	return w.createClaim(ctx, newClaim(name, spec))
 }
 
@@ -106,72 +106,72 @@ func (w *world) claimRequestingMatching(ctx context.Context, name string, n int,
 // A node with AllocationResultsMaxSize devices or more cannot be asked for
 // more: a claim holds at most that many (the scheduler then fails the pod
 // with an error, not as unschedulable), so the scenario skips.
-func (w *world) claimTooMany(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+func (w *World) claimTooMany(ctx context.Context, name string) (context.Context, error) {
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	n := maxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
-		return skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
-			n-1, w.cfg.deviceClass(), resourceapi.AllocationResultsMaxSize))
+		return Skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
+			n-1, w.Cfg.deviceClass(), resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), int64(n))))
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the
 // steps that judge it.
-func (w *world) submitClaim(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
+func (w *World) submitClaim(ctx context.Context, name, defect string) error {
+	claim, err := defectClaim(name, defect, w.Cfg.deviceClass())
 	if err != nil {
 		return err
 	}
-	_, err = w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindClaim, name)
+		w.Ledger.Add(kindClaim, name)
 	}
-	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
 	return nil
 }
 
 // submitClaimTemplate tries to create a template for a claim a validation
 // scenario names, and remembers the outcome as submitClaim does.
-func (w *world) submitClaimTemplate(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.cfg.deviceClass())
+func (w *World) submitClaimTemplate(ctx context.Context, name, defect string) error {
+	claim, err := defectClaim(name, defect, w.Cfg.deviceClass())
 	if err != nil {
 		return err
 	}
-	_, err = w.kube.ResourceV1().ResourceClaimTemplates(w.ns).Create(ctx, newClaimTemplate(name, claim.Spec), metav1.CreateOptions{})
+	_, err = w.Kube.ResourceV1().ResourceClaimTemplates(w.Ns).Create(ctx, newClaimTemplate(name, claim.Spec), metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindClaimTemplate, name)
+		w.Ledger.Add(kindClaimTemplate, name)
 	}
-	w.submitted = &submission{kind: kindClaimTemplate, name: name, err: err}
+	w.Submitted = &Submission{Kind: kindClaimTemplate, Name: name, Err: err}
 	return nil
 }
 
-func (w *world) lastSubmission() (*submission, error) {
-	if w.submitted == nil {
+func (w *World) lastSubmission() (*Submission, error) {
+	if w.Submitted == nil {
 		return nil, errors.New("nothing was submitted (a step \"a ResourceClaim ... is submitted with ...\" or \"a ResourceSlice ... is submitted\" must come first)")
 	}
-	return w.submitted, nil
+	return w.Submitted, nil
 }
 
-func (w *world) rejectedAsInvalid(cause, field string) error {
+func (w *World) rejectedAsInvalid(cause, field string) error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.label(), s.err, cause, field, "")
+	return checkInvalid(s.label(), s.Err, cause, field, "")
 }
 
 // rejectedAsInvalidSaying is rejectedAsInvalid whose cause's message must
 // contain text as well.
-func (w *world) rejectedAsInvalidSaying(cause, field, text string) error {
+func (w *World) rejectedAsInvalidSaying(cause, field, text string) error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.label(), s.err, cause, field, text)
+	return checkInvalid(s.label(), s.Err, cause, field, text)
 }
 
 // causeType accepts a cause type with or without its FieldValue prefix.
@@ -212,19 +212,19 @@ func checkInvalid(what string, err error, cause, field, text string) error {
 	return fmt.Errorf("%s was rejected as Invalid, but no cause is %s at %s; causes: %s", what, want, field, strings.Join(seen, "; "))
 }
 
-func (w *world) submissionAccepted() error {
+func (w *World) submissionAccepted() error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	if s.err != nil {
-		return fmt.Errorf("the API server rejected %s: %v", s.label(), s.err)
+	if s.Err != nil {
+		return fmt.Errorf("the API server rejected %s: %v", s.label(), s.Err)
 	}
 	return nil
 }
 
-func (w *world) claimStoresRequest(ctx context.Context, claim, request, mode string, count int) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimStoresRequest(ctx context.Context, claim, request, mode string, count int) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -242,7 +242,7 @@ func (w *world) claimStoresRequest(ctx context.Context, claim, request, mode str
 		if r.Exactly.Count != int64(count) {
 			bad = append(bad, fmt.Sprintf("claim %s: request %s is stored with count %d, expected %d", claim, request, r.Exactly.Count, count))
 		}
-		return findings(bad)
+		return Findings(bad)
 	}
 	return fmt.Errorf("claim %s has no request %s as stored", claim, request)
 }
@@ -251,31 +251,31 @@ func (w *world) claimStoresRequest(ctx context.Context, claim, request, mode str
 // of pod P" (the claim behind P's claim entry X, generated from a template)
 // to the object. Once a pod ran, its claims are remembered, so they can be
 // named after the pod is gone.
-func (w *world) claimRef(ctx context.Context, claim, pod string) (claimRecord, string, error) {
+func (w *World) ClaimRef(ctx context.Context, claim, pod string) (ClaimRecord, string, error) {
 	if pod == "" {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
-			return claimRecord{}, "", fmt.Errorf("get claim %s: %w", claim, err)
+			return ClaimRecord{}, "", fmt.Errorf("get claim %s: %w", claim, err)
 		}
-		return claimRecord{name: c.Name, uid: c.UID}, "claim " + claim, nil
+		return ClaimRecord{Name: c.Name, UID: c.UID}, "claim " + claim, nil
 	}
-	p, err := w.pod(pod)
+	p, err := w.Pod(pod)
 	if err != nil {
-		return claimRecord{}, "", err
+		return ClaimRecord{}, "", err
 	}
 	label := fmt.Sprintf("claim %s of pod %s", claim, pod)
 	if rec, ok := p.claims[claim]; ok {
-		return rec, fmt.Sprintf("%s (%s)", label, rec.name), nil
+		return rec, fmt.Sprintf("%s (%s)", label, rec.Name), nil
 	}
-	name, err := w.podClaimName(ctx, pod, claim)
+	name, err := w.PodClaimName(ctx, pod, claim)
 	if err != nil {
-		return claimRecord{}, "", err
+		return ClaimRecord{}, "", err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return claimRecord{}, "", fmt.Errorf("get %s (%s): %w", label, name, err)
+		return ClaimRecord{}, "", fmt.Errorf("get %s (%s): %w", label, name, err)
 	}
-	return claimRecord{name: c.Name, uid: c.UID}, fmt.Sprintf("%s (%s)", label, name), nil
+	return ClaimRecord{Name: c.Name, UID: c.UID}, fmt.Sprintf("%s (%s)", label, name), nil
 }
 
 // driverResults are the allocation results of the driver under test.
@@ -303,21 +303,21 @@ func resultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
 	return strings.Join(ids, ", ")
 }
 
-func (w *world) claimAllocated(ctx context.Context, claim, pod string, n int) error {
-	ref, label, err := w.claimRef(ctx, claim, pod)
+func (w *World) claimAllocated(ctx context.Context, claim, pod string, n int) error {
+	ref, label, err := w.ClaimRef(ctx, claim, pod)
 	if err != nil {
 		return err
 	}
-	return w.checkClaimAllocated(ctx, ref, label, n)
+	return w.CheckClaimAllocated(ctx, ref, label, n)
 }
 
 // checkClaimAllocated waits until the claim is allocated and checks that it
 // got n devices of the driver, that they are published, and the allocation
 // (checkAllocation).
-func (w *world) checkClaimAllocated(ctx context.Context, ref claimRecord, label string, n int) error {
+func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label string, n int) error {
 	var c *resourceapi.ResourceClaim
-	err := poll(ctx, w.cfg.Timeouts.PodStart, label+" to be allocated", func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, label+" to be allocated", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -327,9 +327,9 @@ func (w *world) checkClaimAllocated(ctx context.Context, ref claimRecord, label 
 	if err != nil {
 		return err
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) != n {
-		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.cfg.DriverName, len(results), resultIDs(results))
+		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Cfg.DriverName, len(results), resultIDs(results))
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
@@ -338,21 +338,21 @@ func (w *world) checkClaimAllocated(ctx context.Context, ref claimRecord, label 
 	var bad []string
 	for _, r := range results {
 		if _, ok := findDevice(devices, r.Pool, r.Device); !ok {
-			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.cfg.DriverName))
+			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.Cfg.DriverName))
 		}
 	}
 	if len(bad) > 0 {
-		return findings(bad)
+		return Findings(bad)
 	}
 	node, err := w.allocationNode(ctx, c)
 	if err != nil {
 		return err
 	}
-	return w.checkAllocation(ctx, ref.name, node)
+	return w.checkAllocation(ctx, ref.Name, node)
 }
 
-func (w *world) claimNotAllocated(ctx context.Context, claim string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimNotAllocated(ctx context.Context, claim string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -362,25 +362,25 @@ func (w *world) claimNotAllocated(ctx context.Context, claim string) error {
 	return nil
 }
 
-func (w *world) claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
+func (w *World) claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
 	want := map[types.UID]string{}
 	for _, name := range []string{podA, podB} {
-		p, err := w.pod(name)
+		p, err := w.Pod(name)
 		if err != nil {
 			return err
 		}
-		want[p.uid] = name
+		want[p.UID] = name
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	return findings(checkReservedFor(claim, c.Status.ReservedFor, want))
+	return Findings(CheckReservedFor(claim, c.Status.ReservedFor, want))
 }
 
 // checkReservedFor compares status.reservedFor with the pods (by UID) that
 // should be in it, and only them.
-func checkReservedFor(claim string, got []resourceapi.ResourceClaimConsumerReference, want map[types.UID]string) []string {
+func CheckReservedFor(claim string, got []resourceapi.ResourceClaimConsumerReference, want map[types.UID]string) []string {
 	var out []string
 	seen := map[types.UID]bool{}
 	for _, r := range got {
@@ -401,9 +401,9 @@ func checkReservedFor(claim string, got []resourceapi.ResourceClaimConsumerRefer
 	return sortedCopy(out)
 }
 
-func (w *world) claimDeallocated(ctx context.Context, claim string) error {
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be deallocated and reserved for no pod", claim), func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimDeallocated(ctx context.Context, claim string) error {
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be deallocated and reserved for no pod", claim), func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -416,20 +416,20 @@ func (w *world) claimDeallocated(ctx context.Context, claim string) error {
 	})
 }
 
-func (w *world) generatedClaimDeleted(ctx context.Context, claim, pod string) error {
-	ref, label, err := w.claimRef(ctx, claim, pod)
+func (w *World) generatedClaimDeleted(ctx context.Context, claim, pod string) error {
+	ref, label, err := w.ClaimRef(ctx, claim, pod)
 	if err != nil {
 		return err
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, label+" to be deleted by the resourceclaim controller", func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, label+" to be deleted by the resourceclaim controller", func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
 		}
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if c.UID != ref.uid {
+		if c.UID != ref.UID {
 			return true, "", nil // a new claim with the same name
 		}
 		return false, fmt.Sprintf("still there (allocated %t, reserved for %d, finalizers %v, deleting %t)",
@@ -437,20 +437,20 @@ func (w *world) generatedClaimDeleted(ctx context.Context, claim, pod string) er
 	})
 }
 
-func (w *world) allocatedShareAttribute(ctx context.Context, claim, attr string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) allocatedShareAttribute(ctx context.Context, claim, attr string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) == 0 {
-		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.cfg.DriverName)
+		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.Cfg.DriverName)
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return err
 	}
-	return findings(checkSameAttribute(claim, attr, w.cfg.DriverName, results, devices))
+	return Findings(checkSameAttribute(claim, attr, w.Cfg.DriverName, results, devices))
 }
 
 // checkSameAttribute checks that all allocated devices have one value of

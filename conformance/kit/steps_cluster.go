@@ -9,15 +9,15 @@ import (
 )
 
 // clusterSteps check what the cluster must offer before a scenario starts.
-func (w *world) clusterSteps() []stepDef {
-	return []stepDef{
-		{`^the driver's DeviceClass exists$`, w.deviceClassExists, nil},
+func (w *World) clusterSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver's DeviceClass exists$`, Fn: w.deviceClassExists},
 	}
 }
 
-func (w *world) deviceClassExists(ctx context.Context) error {
-	class := w.cfg.deviceClass()
-	_, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
+func (w *World) deviceClassExists(ctx context.Context) error {
+	class := w.Cfg.deviceClass()
+	_, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("DeviceClass %s does not exist: the driver's deployment must create it (or point the kit at another class)", class)
 	}

@@ -27,17 +27,17 @@ import (
 // Without node access they judge from the API server and the containers;
 // the node-side steps read the kubelet's checkpoint, the node's CDI specs
 // and the driver's DRA socket.
-func (w *world) contractSteps() []stepDef {
-	return []stepDef{
-		{`^pod "([^"]+)" is deleted, which the kubelet completes once the driver unprepared its claims$`, w.podDeletedUnprepared, nil},
-		{`^the claim "([^"]+)" is deleted$`, w.deleteClaim, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the device pod "([^"]+)" had, by its identity attribute$`, w.claimForDeviceOf, nil},
-		{`^the kit can read the node's CDI specs and the kubelet's DRA checkpoint$`, w.nodeContractReadable, nil},
-		{`^the node's CDI specs define the CDI devices the kubelet got for the claim "([^"]+)"$`, w.claimCDIDevicesDefined, nil},
-		{`^the node's CDI specs no longer define the CDI devices the claim "([^"]+)" got$`, w.claimCDIDevicesGone, nil},
-		{`^the kit can call the driver's DRA socket on the node$`, w.driverSocketReachable, nil},
-		{`^a repeated NodePrepareResources of the claim "([^"]+)" on the driver's socket returns the CDI devices the kubelet got$`, w.prepareRepeated, nil},
-		{`^NodeUnprepareResources of the claim "([^"]+)" on the driver's socket succeeds twice more$`, w.unprepareRepeated, nil},
+func (w *World) contractSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^pod "([^"]+)" is deleted, which the kubelet completes once the driver unprepared its claims$`, Fn: w.podDeletedUnprepared},
+		{Pattern: `^the claim "([^"]+)" is deleted$`, Fn: w.deleteClaim},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the device pod "([^"]+)" had, by its identity attribute$`, Fn: w.claimForDeviceOf},
+		{Pattern: `^the kit can read the node's CDI specs and the kubelet's DRA checkpoint$`, Fn: w.nodeContractReadable},
+		{Pattern: `^the node's CDI specs define the CDI devices the kubelet got for the claim "([^"]+)"$`, Fn: w.claimCDIDevicesDefined},
+		{Pattern: `^the node's CDI specs no longer define the CDI devices the claim "([^"]+)" got$`, Fn: w.claimCDIDevicesGone},
+		{Pattern: `^the kit can call the driver's DRA socket on the node$`, Fn: w.driverSocketReachable},
+		{Pattern: `^a repeated NodePrepareResources of the claim "([^"]+)" on the driver's socket returns the CDI devices the kubelet got$`, Fn: w.prepareRepeated},
+		{Pattern: `^NodeUnprepareResources of the claim "([^"]+)" on the driver's socket succeeds twice more$`, Fn: w.unprepareRepeated},
 	}
 }
 
@@ -56,12 +56,12 @@ type contractState struct {
 
 // notedClaim is a claim as the kubelet recorded its preparation.
 type notedClaim struct {
-	uid types.UID
+	UID types.UID
 	// cdiIDs are the CDI device IDs the driver returned for it, sorted.
 	cdiIDs []string
 }
 
-func (w *world) contractState(ctx context.Context) (*contractState, error) {
+func (w *World) contractState(ctx context.Context) (*contractState, error) {
 	st, ok := ctx.Value(contractKey{}).(*contractState)
 	if !ok {
 		return nil, errors.New("the kit has not read the node (a step \"the kit can read the node's CDI specs and the kubelet's DRA checkpoint\" must come first)")
@@ -74,7 +74,7 @@ func (w *world) contractState(ctx context.Context) (*contractState, error) {
 // the claims no other pod uses succeeded, and retries a failed unprepare
 // meanwhile: a pod that stays is, as far as the API server shows, a driver
 // that does not unprepare.
-func (w *world) podDeletedUnprepared(ctx context.Context, name string) error {
+func (w *World) podDeletedUnprepared(ctx context.Context, name string) error {
 	if err := w.deletePod(ctx, name); err != nil {
 		return fmt.Errorf("%w (the kubelet removes a deleted pod once the driver's NodeUnprepareResources of its claims succeeded: does the driver's unprepare fail?)", err)
 	}
@@ -83,16 +83,16 @@ func (w *world) podDeletedUnprepared(ctx context.Context, name string) error {
 
 // deleteClaim deletes a ResourceClaim of the scenario and waits until it is
 // gone.
-func (w *world) deleteClaim(ctx context.Context, name string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+func (w *World) deleteClaim(ctx context.Context, name string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", name, err)
 	}
-	if err := w.kube.ResourceV1().ResourceClaims(w.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete claim %s: %w", name, err)
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return true, "", nil
@@ -109,7 +109,7 @@ func (w *world) deleteClaim(ctx context.Context, name string) error {
 // device of the driver allocated to the pod's claims, by its identity
 // attribute: it can be allocated only once that device is free, and the
 // pod that uses it runs only once the driver prepares it again.
-func (w *world) claimForDeviceOf(ctx context.Context, claim, pod string) error {
+func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 	p, err := w.podWithDevices(pod)
 	if err != nil {
 		return err
@@ -119,26 +119,26 @@ func (w *world) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 		for _, d := range p.devices {
 			ids = append(ids, d.ID())
 		}
-		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.devices), w.cfg.DriverName, list(ids))
+		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.devices), w.Cfg.DriverName, List(ids))
 	}
 	d := p.devices[0]
 	if d.UUID == "" {
-		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.cfg.UUIDAttribute)
+		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
 	}
-	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, d.UUID)
-	return w.createClaim(ctx, newClaim(claim, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
+	return w.createClaim(ctx, newClaim(claim, claimSpec(w.Cfg.deviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and
 // the kubelet's checkpoint, and notes the CDI devices the node defines now.
-func (w *world) nodeContractReadable(ctx context.Context) (context.Context, error) {
+func (w *World) nodeContractReadable(ctx context.Context) (context.Context, error) {
 	if reason := w.contractAccess(); reason != "" {
-		return skip(ctx, reason)
+		return Skip(ctx, reason)
 	}
-	if _, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir); err != nil {
+	if _, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir); err != nil {
 		return ctx, err
 	}
-	defined, err := cdiDefinitions(w.cfg.NodeCDIDir)
+	defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -168,31 +168,31 @@ func preparedCDIDevices(state map[string]preparedClaim, uid types.UID, driver st
 // devices the driver returned for the claim and checks that the node's CDI
 // specs define each of them, and notes them. Once noted, they must stay what
 // the kubelet recorded (a driver restart changes nothing of it).
-func (w *world) claimCDIDevicesDefined(ctx context.Context, claim string) error {
+func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error {
 	st, err := w.contractState(ctx)
 	if err != nil {
 		return err
 	}
-	ref, _, err := w.claimRef(ctx, claim, "")
+	ref, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
-	ids, ok := preparedCDIDevices(state, ref.uid, w.cfg.DriverName)
+	ids, ok := preparedCDIDevices(state, ref.UID, w.Cfg.DriverName)
 	switch {
 	case !ok:
-		return fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, ref.uid)
+		return fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, ref.UID)
 	case len(ids) == 0:
-		return fmt.Errorf("claim %s (uid %s): the driver returned no CDI device for it, as the kubelet recorded", claim, ref.uid)
+		return fmt.Errorf("claim %s (uid %s): the driver returned no CDI device for it, as the kubelet recorded", claim, ref.UID)
 	}
 	if noted, ok := st.claims[claim]; ok && !slices.Equal(noted.cdiIDs, ids) {
 		return fmt.Errorf("claim %s: the kubelet recorded CDI devices %v, and %v before", claim, ids, noted.cdiIDs)
 	}
-	st.claims[claim] = notedClaim{uid: ref.uid, cdiIDs: ids}
-	defined, err := cdiDefinitions(w.cfg.NodeCDIDir)
+	st.claims[claim] = notedClaim{UID: ref.UID, cdiIDs: ids}
+	defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (w *world) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("claim %s: no CDI spec in %s defines the CDI devices %s that the kubelet got for it (a container started now could not get them)", claim, w.cfg.NodeCDIDir, strings.Join(missing, ", "))
+		return fmt.Errorf("claim %s: no CDI spec in %s defines the CDI devices %s that the kubelet got for it (a container started now could not get them)", claim, w.Cfg.NodeCDIDir, strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func (w *world) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 // still records prepared got too, is not the claim's to remove; so a leak
 // under a name an earlier scenario already leaked looks like a spec the
 // driver keeps, and only the first scenario on the device finds it.
-func (w *world) claimCDIDevicesGone(ctx context.Context, claim string) error {
+func (w *World) claimCDIDevicesGone(ctx context.Context, claim string) error {
 	st, err := w.contractState(ctx)
 	if err != nil {
 		return err
@@ -224,15 +224,15 @@ func (w *world) claimCDIDevicesGone(ctx context.Context, claim string) error {
 	if !ok {
 		return fmt.Errorf("claim %s: the kit has not noted its CDI devices (a step \"the node's CDI specs define the CDI devices the kubelet got for the claim %q\" must come first)", claim, claim)
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the driver to remove the CDI devices of claim %s (uid %s) from %s", claim, noted.uid, w.cfg.NodeCDIDir), func(ctx context.Context) (bool, string, error) {
-		state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver to remove the CDI devices of claim %s (uid %s) from %s", claim, noted.UID, w.Cfg.NodeCDIDir), func(ctx context.Context) (bool, string, error) {
+		state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if _, ok := state[string(noted.uid)]; ok {
+		if _, ok := state[string(noted.UID)]; ok {
 			return false, "the kubelet still records the claim prepared: the driver's NodeUnprepareResources has not succeeded", nil
 		}
-		defined, err := cdiDefinitions(w.cfg.NodeCDIDir)
+		defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -300,7 +300,7 @@ func cdiDefinitions(dir string) (map[string][]string, error) {
 // driverSocketReachable checks that the kit sees the kubelet's plugin
 // registry and its checkpoint, and that a registration of the driver there
 // names an endpoint that serves DRAPlugin.
-func (w *world) driverSocketReachable(ctx context.Context) (context.Context, error) {
+func (w *World) driverSocketReachable(ctx context.Context) (context.Context, error) {
 	if ctx, err := w.pluginRegistryReachable(ctx); err != nil {
 		return ctx, err
 	}
@@ -311,45 +311,45 @@ func (w *world) driverSocketReachable(ctx context.Context) (context.Context, err
 // driverEndpoint is, as the kit sees it, the DRAPlugin endpoint of a
 // registration of the driver that serves it now; a restarted driver may
 // register another one.
-func (w *world) driverEndpoint(ctx context.Context) (string, error) {
+func (w *World) driverEndpoint(ctx context.Context) (string, error) {
 	mine, err := w.someDriverRegistrations(ctx)
 	if err != nil {
 		return "", err
 	}
 	var bad []string
 	for _, r := range mine {
-		endpoint := w.cfg.hostPath(r.Info.Endpoint)
+		endpoint := w.Cfg.hostPath(r.Info.Endpoint)
 		err := kubeletapi.ServesDRAPlugin(ctx, endpoint, nodeSocketTimeout)
 		if err == nil {
 			return endpoint, nil
 		}
 		bad = append(bad, err.Error())
 	}
-	return "", fmt.Errorf("no endpoint that driver %s registered serves DRAPlugin: %s", w.cfg.DriverName, strings.Join(bad, "; "))
+	return "", fmt.Errorf("no endpoint that driver %s registered serves DRAPlugin: %s", w.Cfg.DriverName, strings.Join(bad, "; "))
 }
 
 // socketClaim is the claim as the kubelet names it in DRAPlugin calls.
-func (w *world) socketClaim(ctx context.Context, claim string) (*drapb.Claim, error) {
-	ref, _, err := w.claimRef(ctx, claim, "")
+func (w *World) socketClaim(ctx context.Context, claim string) (*drapb.Claim, error) {
+	ref, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return nil, err
 	}
-	return &drapb.Claim{Namespace: w.ns, Name: ref.name, Uid: string(ref.uid)}, nil
+	return &drapb.Claim{Namespace: w.Ns, Name: ref.Name, Uid: string(ref.UID)}, nil
 }
 
 // prepareRepeated calls the driver's NodePrepareResources for a claim the
 // kubelet prepared: the answer must be the CDI devices the kubelet
 // recorded, without an error.
-func (w *world) prepareRepeated(ctx context.Context, claim string) error {
+func (w *World) prepareRepeated(ctx context.Context, claim string) error {
 	c, err := w.socketClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
-	want, ok := preparedCDIDevices(state, types.UID(c.Uid), w.cfg.DriverName)
+	want, ok := preparedCDIDevices(state, types.UID(c.Uid), w.Cfg.DriverName)
 	if !ok {
 		return fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, c.Uid)
 	}
@@ -387,12 +387,12 @@ func repeatedPrepareFindings(claim string, answer *drapb.NodePrepareResourceResp
 // unprepareRepeated checks that the kubelet no longer records the claim
 // prepared (it unprepared it) and calls the driver's
 // NodeUnprepareResources for it twice more: both must succeed.
-func (w *world) unprepareRepeated(ctx context.Context, claim string) error {
+func (w *World) unprepareRepeated(ctx context.Context, claim string) error {
 	c, err := w.socketClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func TestRepeatedPrepareFindings(t *testing.T) {
 		return &drapb.NodePrepareResourceResponse{Devices: []*drapb.Device{{CdiDeviceIds: ids}}}
 	}
 	for _, tc := range []struct {
-		name   string
+		Name   string
 		answer *drapb.NodePrepareResourceResponse
 		finds  string
 	}{
@@ -84,7 +84,7 @@ func TestRepeatedPrepareFindings(t *testing.T) {
 	} {
 		err := repeatedPrepareFindings("gpu", tc.answer, want)
 		if (err == nil) != (tc.finds == "") || (err != nil && !strings.Contains(err.Error(), tc.finds)) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.finds)
+			t.Errorf("%s: %v, want %q", tc.Name, err, tc.finds)
 		}
 	}
 }
@@ -129,7 +129,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 	cfg.DriverNamespace, cfg.DriverPodSelector = fakeDriverNamespace, fakeDriverSelector
 	out := &strings.Builder{}
 	cfg.Output = out
-	f := &fakeNode{t: t, kube: kube, driver: testDriver, cdiDir: cfg.NodeCDIDir, kubeletDir: cfg.NodeKubeletRootDir,
+	f := &fakeNode{t: t, Kube: kube, driver: testDriver, cdiDir: cfg.NodeCDIDir, kubeletDir: cfg.NodeKubeletRootDir,
 		reports: map[string]probe.Report{}, prepared: map[types.UID]preparedClaim{}}
 	d := &fakeContractDriver{contractDriver: drv, node: f}
 	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -151,7 +151,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 		cfg.NodeKubeletRootDir, f.kubeletDir = dir, dir
 		d.serveSockets(t, dir)
 	}
-	st := &suite{cfg: cfg, kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-4381-structured-parameters/driver-contract.feature": {Data: contractFeature(t)}}}
 	res, _, err := st.run(ctx)
 	if err != nil {
@@ -198,7 +198,7 @@ func (d *fakeContractDriver) onPodCreate(a k8stesting.Action) (bool, runtime.Obj
 		pod.Spec.NodeName = "127.0.0.1"
 		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: probeContainer,
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "unresolvable CDI devices " + missing}}}}}
-		return true, pod, d.node.kube.Tracker().Create(podsGVR, pod, a.GetNamespace())
+		return true, pod, d.node.Kube.Tracker().Create(podsGVR, pod, a.GetNamespace())
 	}
 	handled, obj, err := d.node.onPodCreate(a)
 	if !handled && d.sharedSpec {
@@ -244,7 +244,7 @@ func (d *fakeContractDriver) onPodDelete(a k8stesting.Action) (bool, runtime.Obj
 		d.restart()
 		return false, nil, nil
 	}
-	obj, err := d.node.kube.Tracker().Get(podsGVR, ns, name)
+	obj, err := d.node.Kube.Tracker().Get(podsGVR, ns, name)
 	if err == nil && d.unprepareFails && len(obj.(*corev1.Pod).Spec.ResourceClaims) > 0 {
 		return true, nil, nil // the kubelet retries the failed unprepare, the pod stays
 	}
@@ -258,7 +258,7 @@ func (d *fakeContractDriver) onPodDelete(a k8stesting.Action) (bool, runtime.Obj
 // restart replaces the driver's pod (deleted by the kit) with a new one.
 func (d *fakeContractDriver) restart() {
 	d.restarts++
-	if err := d.node.kube.Tracker().Add(d.driverPod()); err != nil {
+	if err := d.node.Kube.Tracker().Add(d.driverPod()); err != nil {
 		d.node.t.Error(err)
 	}
 	if !d.wipesOnRestart {
@@ -446,7 +446,7 @@ func TestDriverContractOnFakeNode(t *testing.T) {
 func TestDriverContractFailsBrokenDrivers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name, tags string
+		Name, tags string
 		drv        contractDriver
 		// fails are the scenarios that must fail, with a finding each.
 		fails map[string]string
@@ -469,7 +469,7 @@ func TestDriverContractFailsBrokenDrivers(t *testing.T) {
 			scenarioRestartCDIGone: "that the kubelet got for it (a container started now could not get them)",
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			got, out := runContractOnFakeNode(t, tc.drv, tc.tags)
 			for sc, finding := range tc.fails {

@@ -19,11 +19,11 @@ import (
 // deviceSteps compare what a pod's container sees with the devices the API
 // server says are allocated to the pod's claims: the DRA contract for every
 // driver, and the observers the driver declares.
-func (w *world) deviceSteps() []stepDef {
-	return []stepDef{
-		{`^pod "([^"]+)" sees exactly the devices allocated to its claims$`, w.podSeesAllocatedDevices, nil},
-		{`^pod "([^"]+)" sees the same devices as pod "([^"]+)"$`, w.podsSeeSameDevices, nil},
-		{`^pods "([^"]+)" and "([^"]+)" see different devices$`, w.podsSeeDifferentDevices, nil},
+func (w *World) deviceSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^pod "([^"]+)" sees exactly the devices allocated to its claims$`, Fn: w.podSeesAllocatedDevices},
+		{Pattern: `^pod "([^"]+)" sees the same devices as pod "([^"]+)"$`, Fn: w.podsSeeSameDevices},
+		{Pattern: `^pods "([^"]+)" and "([^"]+)" see different devices$`, Fn: w.podsSeeDifferentDevices},
 	}
 }
 
@@ -54,26 +54,26 @@ type seenDevices struct {
 
 // podWithDevices returns a running pod that has devices of the driver
 // allocated; comparing an empty allocation would prove nothing.
-func (w *world) podWithDevices(name string) (*podRecord, error) {
+func (w *World) podWithDevices(name string) (*podRecord, error) {
 	p, err := w.runningPod(name)
 	if err != nil {
 		return nil, err
 	}
 	if len(p.devices) == 0 {
-		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.cfg.DriverName)
+		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.Cfg.DriverName)
 	}
 	return p, nil
 }
 
 // containerObservers are the observers the driver declares that judge from
 // inside the container, without the node's files.
-func (w *world) containerObservers() []string {
+func (w *World) containerObservers() []string {
 	var out []string
-	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
+	if w.Cfg.DeviceEnvPrefix != "" || w.Cfg.DeviceEnvName != "" {
 		out = append(out, string(declaration.ObserverEnv))
 	}
 	for _, o := range []declaration.Observer{declaration.ObserverDeviceNodes, declaration.ObserverMounts, declaration.ObserverNVML} {
-		if w.cfg.observes(o) {
+		if w.Cfg.observes(o) {
 			out = append(out, string(o))
 		}
 	}
@@ -97,11 +97,11 @@ func cannotObserveReason(nodeReason string) string {
 // the node those decide; with neither, or with an NVML that could not be
 // loaded and no finding otherwise, the step skips as could-not-certify. It
 // attaches which checks ran.
-func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
+func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
 	nodeReason := w.contractAccess()
 	inContainer := w.containerObservers()
 	if nodeReason != "" && len(inContainer) == 0 {
-		return skip(ctx, cannotObserveReason(nodeReason))
+		return Skip(ctx, cannotObserveReason(nodeReason))
 	}
 	p, err := w.podWithDevices(name)
 	if err != nil {
@@ -128,22 +128,22 @@ func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	in := w.cfg.injected()
-	if w.cfg.DeviceEnvPrefix != "" || w.cfg.DeviceEnvName != "" {
+	in := w.Cfg.injected()
+	if w.Cfg.DeviceEnvPrefix != "" || w.Cfg.DeviceEnvName != "" {
 		bad = append(bad, w.envFindings(name, p, node, c.peerEnv)...)
 		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")
 	}
 	mine, others := w.wholeKind(p.devices, node)
-	if w.cfg.observes(declaration.ObserverDeviceNodes) {
+	if w.Cfg.observes(declaration.ObserverDeviceNodes) {
 		bad = append(bad, observe.CheckDeclaredDeviceNodes(name, in, mine, others, *p.report)...)
 		checks = append(checks, "deviceNodes: the declared device nodes of every allocated device, of their type and numbers, none of another device of the node")
 	}
-	if w.cfg.observes(declaration.ObserverMounts) {
+	if w.Cfg.observes(declaration.ObserverMounts) {
 		bad = append(bad, observe.CheckDeclaredMounts(name, in, mine, others, *p.report)...)
 		checks = append(checks, "mounts: the declared mounts of every allocated device, read-only where declared, none of another device of the node")
 	}
 	var unjudged string
-	if w.cfg.observes(declaration.ObserverNVML) {
+	if w.Cfg.observes(declaration.ObserverNVML) {
 		if unjudged = observe.NVMLUnavailable(name, *p.report); unjudged == "" {
 			bad = append(bad, w.nvmlFindings(name, p, c, nodeReason == "")...)
 			seen.nvml = nvmlIDs(*p.report)
@@ -152,18 +152,18 @@ func (w *world) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 			checks = append(checks, "not judged: nvml ("+unjudged+")")
 		}
 	}
-	seen.shown = observe.ShownDevices(in, w.cfg.observes(declaration.ObserverNVML), node, *p.report)
+	seen.shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.report)
 	p.seen = seen
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
 	if len(bad) == 0 && unjudged != "" {
-		return skip(ctx, "could not certify what the container sees through NVML: "+unjudged)
+		return Skip(ctx, "could not certify what the container sees through NVML: "+unjudged)
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // nodeDevices are the driver's devices on the nodes of the devices
 // allocated to the pod, allocated or not, with their identity.
-func (w *world) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device, error) {
+func (w *World) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device, error) {
 	all, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (w *world) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device
 			continue
 		}
 		od := observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity}
-		if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute); ok && a.StringValue != nil {
 			od.UUID = *a.StringValue
 		}
 		out = append(out, od)
@@ -192,10 +192,10 @@ func (w *world) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device
 // declared device nodes and mounts describe, the whole-device kind's: not
 // partitions, and among the others not the parents of allocated
 // partitions, whose nodes the container rightly has.
-func (w *world) wholeKind(allocated, node []observe.Device) (mine, others []observe.Device) {
-	names := w.cfg.partitionNames()
+func (w *World) wholeKind(allocated, node []observe.Device) (mine, others []observe.Device) {
+	names := w.Cfg.partitionNames()
 	isPartition := func(d observe.Device) (observe.Partition, bool) {
-		if w.cfg.PartitionClassName == "" {
+		if w.Cfg.PartitionClassName == "" {
 			return observe.Partition{}, false
 		}
 		return names.Partition(d.Attributes)
@@ -221,7 +221,7 @@ func (w *world) wholeKind(allocated, node []observe.Device) (mine, others []obse
 // allocated devices and the other devices of their nodes. Variables that
 // other drivers' CDI devices of the pod's claims set (peerEnv, known with
 // the node) are theirs, whatever they look like.
-func (w *world) envFindings(name string, p *podRecord, node []observe.Device, peerEnv []string) []string {
+func (w *World) envFindings(name string, p *podRecord, node []observe.Device, peerEnv []string) []string {
 	report := *p.report
 	if len(peerEnv) > 0 {
 		report.Env = maps.Clone(report.Env)
@@ -229,11 +229,11 @@ func (w *world) envFindings(name string, p *podRecord, node []observe.Device, pe
 			delete(report.Env, n)
 		}
 	}
-	env := w.cfg.deviceEnv()
+	env := w.Cfg.deviceEnv()
 	if env == nil {
-		return observe.CheckEnv(name, w.cfg.DeviceEnvPrefix, p.devices, report)
+		return observe.CheckEnv(name, w.Cfg.DeviceEnvPrefix, p.devices, report)
 	}
-	return observe.CheckEnvPattern(name, w.cfg.DriverName, w.cfg.UUIDAttribute, env, p.devices, node, report)
+	return observe.CheckEnvPattern(name, w.Cfg.DriverName, w.Cfg.UUIDAttribute, env, p.devices, node, report)
 }
 
 // nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
@@ -243,11 +243,11 @@ const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 // nvmlFindings compares NVML in the container and its NVIDIA device nodes
 // with the allocated GPUs and partitions and, with the node (withNode),
 // the NVIDIA nodes with those the pod's CDI edits inject.
-func (w *world) nvmlFindings(name string, p *podRecord, c contractResult, withNode bool) []string {
-	names := w.cfg.partitionNames()
+func (w *World) nvmlFindings(name string, p *podRecord, c contractResult, withNode bool) []string {
+	names := w.Cfg.partitionNames()
 	partitions := false
 	for _, d := range p.devices {
-		if _, ok := names.Partition(d.Attributes); ok && w.cfg.PartitionClassName != "" {
+		if _, ok := names.Partition(d.Attributes); ok && w.Cfg.PartitionClassName != "" {
 			partitions = true
 		}
 	}
@@ -256,7 +256,7 @@ func (w *world) nvmlFindings(name string, p *podRecord, c contractResult, withNo
 		bad = append(bad, observe.CheckMIGNVML(name, names.PartitionNames, p.devices, *p.report)...)
 		bad = append(bad, observe.CheckMIGDeviceNodes(name, *p.report)...)
 	} else {
-		bad = append(bad, observe.CheckNVML(name, w.cfg.UUIDAttribute, p.devices, *p.report)...)
+		bad = append(bad, observe.CheckNVML(name, w.Cfg.UUIDAttribute, p.devices, *p.report)...)
 		bad = append(bad, observe.CheckDeviceNodes(name, p.devices, *p.report)...)
 	}
 	if !withNode {
@@ -266,7 +266,7 @@ func (w *world) nvmlFindings(name string, p *podRecord, c contractResult, withNo
 }
 
 // seenBy returns what the kit found pod name to see.
-func (w *world) seenBy(name string) (*seenDevices, error) {
+func (w *World) seenBy(name string) (*seenDevices, error) {
 	p, err := w.runningPod(name)
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func (w *world) seenBy(name string) (*seenDevices, error) {
 // the GPUs and partitions NVML lists. The other pod may be gone; what it
 // saw is remembered. A pod that shows nothing of the driver by any of
 // these leaves nothing to compare, which is a finding, not a pass.
-func (w *world) podsSeeSameDevices(name, other string) error {
+func (w *World) podsSeeSameDevices(name, other string) error {
 	a, err := w.seenBy(name)
 	if err != nil {
 		return err
@@ -294,28 +294,28 @@ func (w *world) podsSeeSameDevices(name, other string) error {
 	}
 	var bad []string
 	for _, s := range []struct {
-		pod  string
+		Pod  string
 		seen *seenDevices
 	}{{name, a}, {other, b}} {
 		if len(s.seen.shown) == 0 && len(s.seen.cdi) == 0 && len(s.seen.nvml) == 0 {
-			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.pod, w.cfg.DriverName))
+			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.Pod, w.Cfg.DriverName))
 		}
 	}
 	if !slices.Equal(a.shown, b.shown) {
-		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, list(a.shown), w.cfg.DriverName, other, list(b.shown)))
+		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, List(a.shown), w.Cfg.DriverName, other, List(b.shown)))
 	}
 	if a.nodeChecked && b.nodeChecked && !slices.Equal(a.cdi, b.cdi) {
-		bad = append(bad, fmt.Sprintf("pod %s shows the CDI edits of devices %s, pod %s showed those of %s", name, list(a.cdi), other, list(b.cdi)))
+		bad = append(bad, fmt.Sprintf("pod %s shows the CDI edits of devices %s, pod %s showed those of %s", name, List(a.cdi), other, List(b.cdi)))
 	}
 	if a.nvml != nil && b.nvml != nil && !slices.Equal(a.nvml, b.nvml) {
-		bad = append(bad, fmt.Sprintf("pod %s sees %s through NVML, pod %s saw %s", name, list(a.nvml), other, list(b.nvml)))
+		bad = append(bad, fmt.Sprintf("pod %s sees %s through NVML, pod %s saw %s", name, List(a.nvml), other, List(b.nvml)))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // podsSeeDifferentDevices: the driver prepared no device for both pods and,
 // with the nvml observer, NVML showed them no common partition.
-func (w *world) podsSeeDifferentDevices(a, b string) error {
+func (w *World) podsSeeDifferentDevices(a, b string) error {
 	sa, err := w.seenBy(a)
 	if err != nil {
 		return err
@@ -326,15 +326,15 @@ func (w *world) podsSeeDifferentDevices(a, b string) error {
 	}
 	var bad []string
 	if both := sets.New(sa.prepared...).Intersection(sets.New(sb.prepared...)); both.Len() > 0 {
-		bad = append(bad, fmt.Sprintf("the driver prepared %s for both pods %s and %s", list(sets.List(both)), a, b))
+		bad = append(bad, fmt.Sprintf("the driver prepared %s for both pods %s and %s", List(sets.List(both)), a, b))
 	}
 	if sa.nvml != nil {
 		ma, mb := migIDs(sa.nvml), migIDs(sb.nvml)
 		if both := ma.Intersection(mb); both.Len() > 0 {
-			bad = append(bad, fmt.Sprintf("pods %s and %s both see MIG devices %s through NVML", a, b, list(sets.List(both))))
+			bad = append(bad, fmt.Sprintf("pods %s and %s both see MIG devices %s through NVML", a, b, List(sets.List(both))))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // nvmlIDs are the GPU UUIDs and "MIG:<uuid>" of the MIG devices NVML
@@ -361,7 +361,7 @@ func migIDs(ids []string) sets.Set[string] {
 	return out
 }
 
-func list(s []string) string {
+func List(s []string) string {
 	if len(s) == 0 {
 		return "nothing"
 	}

@@ -17,14 +17,14 @@ import (
 
 // driverSteps act on the driver's own pods (found by the configured
 // namespace and label selector), as an operator or a rolling update would.
-func (w *world) driverSteps() []stepDef {
-	return []stepDef{
+func (w *World) driverSteps() []StepDef {
+	return []StepDef{
 		// Restarting the driver disturbs every scenario's devices.
-		{`^the driver's pods are restarted$`, w.restartDriverPods, needsExclusive},
-		{`^the driver claims the capability "([^"]+)"$`, w.claimsCapability, nil},
+		{Pattern: `^the driver's pods are restarted$`, Fn: w.restartDriverPods, Needs: needsExclusive},
+		{Pattern: `^the driver claims the capability "([^"]+)"$`, Fn: w.claimsCapability},
 		// Stopping the driver disturbs every scenario's devices.
-		{`^the driver stops on the node$`, w.stopDriver, needsExclusive},
-		{`^the driver runs again on the node$`, w.startDriver, nil},
+		{Pattern: `^the driver stops on the node$`, Fn: w.stopDriver, Needs: needsExclusive},
+		{Pattern: `^the driver runs again on the node$`, Fn: w.startDriver},
 	}
 }
 
@@ -33,30 +33,30 @@ func (w *world) driverSteps() []stepDef {
 const stoppedNodeSelector = "drakit.dev/conformance-driver-stopped"
 
 // driverDaemonSet is the DaemonSet that owns the driver's pods.
-func (w *world) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
-	list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+func (w *World) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
+	list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
 	}
 	for _, p := range list.Items {
 		for _, o := range p.OwnerReferences {
 			if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
-				return w.kube.AppsV1().DaemonSets(p.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+				return w.Kube.AppsV1().DaemonSets(p.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 			}
 		}
 	}
-	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.cfg.DriverPodSelector, namespaceOrAll(w.cfg.DriverNamespace))
+	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
 }
 
 // patchDriverNodeSelector sets (value "true") or removes (value nil) the
 // stop label in the DaemonSet's node selector.
-func (w *world) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSet, value *string) error {
+func (w *World) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSet, value *string) error {
 	v := "null"
 	if value != nil {
 		v = fmt.Sprintf("%q", *value)
 	}
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"nodeSelector":{%q:%s}}}}}`, stoppedNodeSelector, v)
-	_, err := w.kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := w.Kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("patch the node selector of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
@@ -68,9 +68,9 @@ func (w *world) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSe
 // outcome. It needs nothing of the driver but its declared pods
 // (driver.pods), run by a DaemonSet as DRA kubelet plugins are; a driver
 // the kit cannot stop so is the kit's failure, not the driver's.
-func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
-	if w.cfg.DriverPodSelector == "" {
-		return skip(ctx, restartSkipReason)
+func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
+	if w.Cfg.DriverPodSelector == "" {
+		return Skip(ctx, restartSkipReason)
 	}
 	ds, err := w.driverDaemonSet(ctx)
 	if err != nil {
@@ -87,8 +87,8 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 	}
 	w.stop = st
 	w.releases = append(w.releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
-	err = poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -110,10 +110,10 @@ func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 // beforeStop records, before the kit stops the driver, the nodes its pods
 // run on and its ResourceSlices for them, which the driver must have back
 // after it runs again.
-func (w *world) beforeStop(ctx context.Context) (*driverStop, error) {
-	list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+func (w *World) beforeStop(ctx context.Context) (*driverStop, error) {
+	list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
 	}
 	st := &driverStop{}
 	for _, p := range list.Items {
@@ -128,10 +128,10 @@ func (w *world) beforeStop(ctx context.Context) (*driverStop, error) {
 	return st, nil
 }
 
-func (w *world) startDriver(ctx context.Context) (context.Context, error) {
-	ds, err := w.kube.AppsV1().DaemonSets(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{})
+func (w *World) startDriver(ctx context.Context) (context.Context, error) {
+	ds, err := w.Kube.AppsV1().DaemonSets(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.cfg.DriverNamespace), err)
+		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.Cfg.DriverNamespace), err)
 	}
 	for i := range ds.Items {
 		if _, stopped := ds.Items[i].Spec.Template.Spec.NodeSelector[stoppedNodeSelector]; stopped {
@@ -145,12 +145,12 @@ func (w *world) startDriver(ctx context.Context) (context.Context, error) {
 // then until the driver publishes again, on every node it ran on before the
 // stop, at least as many devices as it did then (the kubelet deletes the
 // slices of a driver gone for 30 s).
-func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
+func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if err := w.patchDriverNodeSelector(ctx, ds, nil); err != nil {
 		return err
 	}
-	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -169,7 +169,7 @@ func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if w.stop.back.IsZero() {
 		w.stop.back = time.Now()
 	}
-	return poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.cfg.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.Cfg.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		_, devices, err := w.nodeSlices(ctx, w.stop.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -191,28 +191,28 @@ const restartSkipReason = "the kit cannot find the driver's pods: no driver pod 
 // new ones (other UIDs) run with all containers ready. The driver's
 // controller (a DaemonSet) must recreate them; the kubelet keeps running
 // pods and their prepared claims meanwhile.
-func (w *world) restartDriverPods(ctx context.Context) (context.Context, error) {
-	if w.cfg.DriverPodSelector == "" {
-		return skip(ctx, restartSkipReason)
+func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) {
+	if w.Cfg.DriverPodSelector == "" {
+		return Skip(ctx, restartSkipReason)
 	}
-	pods := w.kube.CoreV1().Pods(w.cfg.DriverNamespace)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	pods := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
-		return ctx, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+		return ctx, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
 	}
 	if len(list.Items) == 0 {
-		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.cfg.DriverPodSelector, namespaceOrAll(w.cfg.DriverNamespace))
+		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
 	}
 	old := sets.New[types.UID]()
 	for _, p := range list.Items {
 		old.Insert(p.UID)
-		if err := w.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+		if err := w.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			return ctx, fmt.Errorf("delete driver pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
 	want := len(list.Items)
-	return ctx, poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	return ctx, Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}

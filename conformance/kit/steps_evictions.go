@@ -20,11 +20,11 @@ import (
 // kube-controller-manager does to pods whose devices have a NoExecute taint
 // (KEP-5055): it marks them DisruptionTarget and deletes them, at once or
 // once their toleration expires, and leaves the others alone.
-func (w *world) evictionSteps() []stepDef {
-	return []stepDef{
-		{`^pod "([^"]+)" keeps running for (\d+) seconds$`, w.podKeepsRunning, nil},
-		{`^pod "([^"]+)" is evicted by the device taint manager$`, w.podEvicted, nil},
-		{`^pod "([^"]+)" is evicted by the device taint manager (\d+) seconds after DeviceTaintRule "([^"]+)" tainted its device$`, w.podEvictedAfter, nil},
+func (w *World) evictionSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^pod "([^"]+)" keeps running for (\d+) seconds$`, Fn: w.podKeepsRunning},
+		{Pattern: `^pod "([^"]+)" is evicted by the device taint manager$`, Fn: w.podEvicted},
+		{Pattern: `^pod "([^"]+)" is evicted by the device taint manager (\d+) seconds after DeviceTaintRule "([^"]+)" tainted its device$`, Fn: w.podEvictedAfter},
 	}
 }
 
@@ -48,18 +48,18 @@ const timeFormat = time.RFC3339
 
 // podKeepsRunning watches the pod for the given time: it must stay running,
 // neither deleted nor marked as a disruption target.
-func (w *world) podKeepsRunning(ctx context.Context, name string, seconds int) error {
-	p, err := w.pod(name)
+func (w *World) podKeepsRunning(ctx context.Context, name string, seconds int) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 	for {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("pod %s: expected it to keep running for %d s: %w", name, seconds, err)
 		}
-		if problem := notRunning(pod, p.uid); problem != "" {
+		if problem := notRunning(pod, p.UID); problem != "" {
 			return fmt.Errorf("pod %s: expected it to keep running for %d s, but %s", name, seconds, problem)
 		}
 		if time.Now().After(deadline) {
@@ -68,7 +68,7 @@ func (w *world) podKeepsRunning(ctx context.Context, name string, seconds int) e
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(pollInterval):
+		case <-time.After(PollInterval):
 		}
 	}
 }
@@ -104,9 +104,9 @@ type eviction struct {
 // watchEviction follows the pod from the resource version the scenario's
 // pods had when it last created a DeviceTaintRule until the pod is gone:
 // the condition may be on the pod for a moment only before it is deleted.
-func (w *world) watchEviction(ctx context.Context, name string, timeout time.Duration) (eviction, error) {
+func (w *World) watchEviction(ctx context.Context, name string, timeout time.Duration) (eviction, error) {
 	var ev eviction
-	p, err := w.pod(name)
+	p, err := w.Pod(name)
 	if err != nil {
 		return ev, err
 	}
@@ -118,7 +118,7 @@ func (w *world) watchEviction(ctx context.Context, name string, timeout time.Dur
 	rv := w.taint.podsRV
 	last := "no change since its device was tainted"
 	for {
-		wi, err := w.kube.CoreV1().Pods(w.ns).Watch(ctx, metav1.ListOptions{
+		wi, err := w.Kube.CoreV1().Pods(w.Ns).Watch(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -132,7 +132,7 @@ func (w *world) watchEviction(ctx context.Context, name string, timeout time.Dur
 				return ev, fmt.Errorf("watch pod %s from resource version %s: %v", name, rv, e.Object)
 			}
 			pod, ok := e.Object.(*corev1.Pod)
-			if !ok || pod.UID != p.uid {
+			if !ok || pod.UID != p.UID {
 				continue
 			}
 			rv = pod.ResourceVersion
@@ -171,12 +171,12 @@ func checkEviction(pod string, ev eviction) []string {
 	return bad
 }
 
-func (w *world) podEvicted(ctx context.Context, name string) error {
-	ev, err := w.watchEviction(ctx, name, w.cfg.Timeouts.PodDelete+w.cfg.Timeouts.PodStart)
+func (w *World) podEvicted(ctx context.Context, name string) error {
+	ev, err := w.watchEviction(ctx, name, w.Cfg.Timeouts.PodDelete+w.Cfg.Timeouts.PodStart)
 	if err != nil {
 		return err
 	}
-	return findings(checkEviction(name, ev))
+	return Findings(checkEviction(name, ev))
 }
 
 // podEvictedAfter checks the eviction of a pod whose claim tolerates the
@@ -184,7 +184,7 @@ func (w *world) podEvicted(ctx context.Context, name string) error {
 // the taint's timeAdded plus those seconds, not before and not much later.
 // Both times are the control plane's: the rule's timeAdded (set by the API
 // server) and the pod condition's lastTransitionTime (set by the controller).
-func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) (context.Context, error) {
+func (w *World) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) (context.Context, error) {
 	r, err := w.rule(ctx, alias)
 	if err != nil {
 		return ctx, err
@@ -193,7 +193,7 @@ func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, a
 		return ctx, fmt.Errorf("DeviceTaintRule %s: the API server stored its taint without timeAdded", r.Name)
 	}
 	tolerated := time.Duration(seconds) * time.Second
-	ev, err := w.watchEviction(ctx, name, tolerated+w.cfg.Timeouts.PodDelete+w.cfg.Timeouts.PodStart)
+	ev, err := w.watchEviction(ctx, name, tolerated+w.Cfg.Timeouts.PodDelete+w.Cfg.Timeouts.PodStart)
 	if err != nil {
 		return ctx, err
 	}
@@ -205,7 +205,7 @@ func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, a
 			"pod %s: DisruptionTarget at %s, %v after the taint's timeAdded %s (tolerated %v)",
 			name, c.LastTransitionTime.UTC().Format(timeFormat), c.LastTransitionTime.Sub(added), added.UTC().Format(timeFormat), tolerated))})
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // checkEvictionTime compares when a pod was marked for eviction with when

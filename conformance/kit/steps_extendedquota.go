@@ -18,7 +18,7 @@ import (
 // extendedResourceQuota creates a ResourceQuota of n for each of the
 // class's quota resources (extendedQuotaResources) and waits until the
 // quota controller has filled in its status.
-func (w *world) extendedResourceQuota(ctx context.Context, n int, alias string) error {
+func (w *World) extendedResourceQuota(ctx context.Context, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
@@ -27,12 +27,12 @@ func (w *world) extendedResourceQuota(ctx context.Context, n int, alias string) 
 	for _, r := range extendedQuotaResources(ec) {
 		hard[r] = *resource.NewQuantity(int64(n), resource.DecimalSI)
 	}
-	q := &corev1.ResourceQuota{ObjectMeta: kitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
-	if _, err := w.kube.CoreV1().ResourceQuotas(w.ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
+	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	if _, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceQuota %s: %w", deviceQuotaName, err)
 	}
-	return poll(ctx, w.cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -50,14 +50,14 @@ func (w *world) extendedResourceQuota(ctx context.Context, n int, alias string) 
 // claim the device count by class; the claim's own share of
 // requests.<resource name> is what the pod did not charge already
 // (claimEvaluator.addExtendedResourceQuota), so 2n there is a double count.
-func (w *world) extendedQuotaUsed(ctx context.Context, n int, alias string) error {
+func (w *World) extendedQuotaUsed(ctx context.Context, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d of %s used", deviceQuotaName, n, ec.resource), func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d of %s used", deviceQuotaName, n, ec.resource), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -80,12 +80,12 @@ func (w *world) extendedQuotaUsed(ctx context.Context, n int, alias string) erro
 // noteNodeResources remembers every node's allocatable and capacity, and
 // checks that none lists the class's extended resource by either name: no
 // device plugin advertises it, so the scheduler must take it from DRA.
-func (w *world) noteNodeResources(ctx context.Context, alias string) error {
+func (w *World) noteNodeResources(ctx context.Context, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
@@ -101,18 +101,18 @@ func (w *world) noteNodeResources(ctx context.Context, alias string) error {
 			}
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // nodeResourcesUnchanged checks that the node the pod runs on has the
 // allocatable and capacity the kit noted before the pod: devices a pod gets
 // through DRA for its extended resources are not node resources, so
 // nothing there counts them (or they would count twice).
-func (w *world) nodeResourcesUnchanged(ctx context.Context, name string) error {
-	if _, err := w.pod(name); err != nil {
+func (w *World) nodeResourcesUnchanged(ctx context.Context, name string) error {
+	if _, err := w.Pod(name); err != nil {
 		return err
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", name, err)
 	}
@@ -123,12 +123,12 @@ func (w *world) nodeResourcesUnchanged(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("node %s: the kit did not note its resources (a step \"the kit notes every node's allocatable and capacity, ...\" must come first)", pod.Spec.NodeName)
 	}
-	node, err := w.kube.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+	node, err := w.Kube.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get node %s: %w", pod.Spec.NodeName, err)
 	}
 	var bad []string
 	bad = append(bad, resourceListChanges(node.Name, "allocatable", before.allocatable, node.Status.Allocatable)...)
 	bad = append(bad, resourceListChanges(node.Name, "capacity", before.capacity, node.Status.Capacity)...)
-	return findings(bad)
+	return Findings(bad)
 }

@@ -18,24 +18,24 @@ import (
 // a pod that asks for it in resources.limits, as it would ask for a device
 // plugin's resource, gets the driver's devices through a ResourceClaim the
 // scheduler creates for it.
-func (w *world) extendedResourceSteps() []stepDef {
-	return []stepDef{
-		{`^a DeviceClass "([^"]+)" for the driver's devices with an extended resource name$`, w.extendedClassExplicit, nil},
-		{`^a DeviceClass "([^"]+)" for the driver's devices without an extended resource name$`, w.extendedClassImplicit, nil},
-		{`^a DeviceClass is submitted with extendedResourceName "([^"]*)"$`, w.submitExtendedResourceName, nil},
-		{`^a pod "([^"]+)" is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, w.extendedPodHolding, needsWhole(true, 1)},
-		{`^a pod "([^"]+)" that exits after its report is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, w.extendedPodExiting, needsWhole(true, 1)},
-		{`^a pod "([^"]+)" is created asking for 1 more of the extended resource of DeviceClass "([^"]+)" than one node has$`, w.extendedPodTooMany, nil},
-		{`^a pod "([^"]+)" asking for (\d+) of the extended resource of DeviceClass "([^"]+)" is submitted$`, w.submitExtendedPod, nil},
-		{`^pod "([^"]+)" completes$`, w.podCompletes, nil},
-		{`^the scheduler created one claim for the extended resources of pod "([^"]+)", allocated (\d+) devices?$`, w.extendedClaimCreated, nil},
-		{`^pod "([^"]+)" sees exactly the (\d+) devices? allocated for its extended resources$`, w.podSeesExtendedDevices, nil},
-		{`^the claim for the extended resources of pod "([^"]+)" is deleted$`, w.extendedClaimDeleted, nil},
-		{`^pod "([^"]+)" stays pending as unschedulable without a claim for its extended resources$`, w.extendedPodUnschedulable, nil},
-		{`^the scenario's namespace has a ResourceQuota of (\d+) of the extended resource of DeviceClass "([^"]+)"$`, w.extendedResourceQuota, nil},
-		{`^the ResourceQuota counts (\d+) of the extended resource of DeviceClass "([^"]+)" as used, the pod's and its claim's requests once$`, w.extendedQuotaUsed, nil},
-		{`^the kit notes every node's allocatable and capacity, which list no extended resource of DeviceClass "([^"]+)"$`, w.noteNodeResources, nil},
-		{`^the allocatable and capacity of the node of pod "([^"]+)" are as the kit noted them$`, w.nodeResourcesUnchanged, nil},
+func (w *World) extendedResourceSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a DeviceClass "([^"]+)" for the driver's devices with an extended resource name$`, Fn: w.extendedClassExplicit},
+		{Pattern: `^a DeviceClass "([^"]+)" for the driver's devices without an extended resource name$`, Fn: w.extendedClassImplicit},
+		{Pattern: `^a DeviceClass is submitted with extendedResourceName "([^"]*)"$`, Fn: w.submitExtendedResourceName},
+		{Pattern: `^a pod "([^"]+)" is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodHolding, Needs: needsWhole(true, 1)},
+		{Pattern: `^a pod "([^"]+)" that exits after its report is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodExiting, Needs: needsWhole(true, 1)},
+		{Pattern: `^a pod "([^"]+)" is created asking for 1 more of the extended resource of DeviceClass "([^"]+)" than one node has$`, Fn: w.extendedPodTooMany},
+		{Pattern: `^a pod "([^"]+)" asking for (\d+) of the extended resource of DeviceClass "([^"]+)" is submitted$`, Fn: w.submitExtendedPod},
+		{Pattern: `^pod "([^"]+)" completes$`, Fn: w.podCompletes},
+		{Pattern: `^the scheduler created one claim for the extended resources of pod "([^"]+)", allocated (\d+) devices?$`, Fn: w.extendedClaimCreated},
+		{Pattern: `^pod "([^"]+)" sees exactly the (\d+) devices? allocated for its extended resources$`, Fn: w.podSeesExtendedDevices},
+		{Pattern: `^the claim for the extended resources of pod "([^"]+)" is deleted$`, Fn: w.extendedClaimDeleted},
+		{Pattern: `^pod "([^"]+)" stays pending as unschedulable without a claim for its extended resources$`, Fn: w.extendedPodUnschedulable},
+		{Pattern: `^the scenario's namespace has a ResourceQuota of (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedResourceQuota},
+		{Pattern: `^the ResourceQuota counts (\d+) of the extended resource of DeviceClass "([^"]+)" as used, the pod's and its claim's requests once$`, Fn: w.extendedQuotaUsed},
+		{Pattern: `^the kit notes every node's allocatable and capacity, which list no extended resource of DeviceClass "([^"]+)"$`, Fn: w.noteNodeResources},
+		{Pattern: `^the allocatable and capacity of the node of pod "([^"]+)" are as the kit noted them$`, Fn: w.nodeResourcesUnchanged},
 	}
 }
 
@@ -67,11 +67,11 @@ type nodeResources struct {
 	allocatable, capacity corev1.ResourceList
 }
 
-func (w *world) extendedClassExplicit(ctx context.Context, alias string) error {
+func (w *World) extendedClassExplicit(ctx context.Context, alias string) error {
 	return w.createExtendedClass(ctx, alias, true)
 }
 
-func (w *world) extendedClassImplicit(ctx context.Context, alias string) error {
+func (w *World) extendedClassImplicit(ctx context.Context, alias string) error {
 	return w.createExtendedClass(ctx, alias, false)
 }
 
@@ -81,20 +81,20 @@ func (w *world) extendedClassImplicit(ctx context.Context, alias string) error {
 // name>. Both the class name and the resource are the scenario's alone
 // (named after its namespace), so that concurrent scenarios' pods never ask
 // for each other's classes.
-func (w *world) createExtendedClass(ctx context.Context, alias string, explicit bool) error {
+func (w *World) createExtendedClass(ctx context.Context, alias string, explicit bool) error {
 	if _, ok := w.extended.classes[alias]; ok {
 		return fmt.Errorf("DeviceClass %q: the scenario already created it", alias)
 	}
-	driverClass, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, w.cfg.deviceClass(), metav1.GetOptions{})
+	driverClass, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, w.Cfg.deviceClass(), metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.cfg.deviceClass(), err)
+		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Cfg.deviceClass(), err)
 	}
 	name := w.testObjectName(alias)
-	class := &resourceapi.DeviceClass{ObjectMeta: kitMeta(name), Spec: resourceapi.DeviceClassSpec{
+	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(name), Spec: resourceapi.DeviceClassSpec{
 		Selectors: slices.Clone(driverClass.Spec.Selectors),
 		Config:    slices.Clone(driverClass.Spec.Config),
 	}}
-	if e := w.leaseSelector(w.cfg.deviceClass()); e != "" {
+	if e := w.leaseSelector(w.Cfg.deviceClass()); e != "" {
 		class.Spec.Selectors = append(class.Spec.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 	}
 	ec := extendedClass{class: name, resource: resourceapi.ResourceDeviceClassPrefix + name}
@@ -102,11 +102,11 @@ func (w *world) createExtendedClass(ctx context.Context, alias string, explicit 
 		ec.resource = extendedResourceDomain + "/" + name
 		class.Spec.ExtendedResourceName = ptr.To(ec.resource)
 	}
-	created, err := w.kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
+	created, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create DeviceClass %s: %w", name, err)
 	}
-	w.ledger.add(kindDeviceClass, name)
+	w.Ledger.Add(kindDeviceClass, name)
 	if explicit && ptr.Deref(created.Spec.ExtendedResourceName, "") != ec.resource {
 		return fmt.Errorf("DeviceClass %s: created with extendedResourceName %q, the API server stored %q", name, ec.resource, ptr.Deref(created.Spec.ExtendedResourceName, "<none>"))
 	}
@@ -118,7 +118,7 @@ func (w *world) createExtendedClass(ctx context.Context, alias string, explicit 
 }
 
 // extendedClassOf returns a DeviceClass the scenario created.
-func (w *world) extendedClassOf(alias string) (extendedClass, error) {
+func (w *World) extendedClassOf(alias string) (extendedClass, error) {
 	ec, ok := w.extended.classes[alias]
 	if !ok {
 		return extendedClass{}, fmt.Errorf("DeviceClass %q: the scenario did not create it (a step \"a DeviceClass %q for the driver's devices ...\" must come first)", alias, alias)
@@ -128,50 +128,50 @@ func (w *world) extendedClassOf(alias string) (extendedClass, error) {
 
 // submitExtendedResourceName tries to create a DeviceClass that names the
 // extended resource and remembers the API server's answer.
-func (w *world) submitExtendedResourceName(ctx context.Context, name string) error {
+func (w *World) submitExtendedResourceName(ctx context.Context, name string) error {
 	className := w.testObjectName("extended-resource-name")
-	class := &resourceapi.DeviceClass{ObjectMeta: kitMeta(className), Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To(name)}}
-	_, err := w.kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
+	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(className), Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To(name)}}
+	_, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindDeviceClass, className)
+		w.Ledger.Add(kindDeviceClass, className)
 	}
-	w.submitted = &submission{kind: kindDeviceClass, name: className, err: err}
+	w.Submitted = &Submission{Kind: kindDeviceClass, Name: className, Err: err}
 	return nil
 }
 
 // extendedPod is a probe pod whose container asks for n of the class's
 // extended resource in resources.limits (the API server defaults the
 // requests to them); with hold false the probe exits after its report.
-func (w *world) extendedPod(name string, ec extendedClass, n int, hold bool) *corev1.Pod {
-	pod := probePod(w.suite, name, nil)
+func (w *World) extendedPod(name string, ec extendedClass, n int, hold bool) *corev1.Pod {
+	pod := ProbePod(w.Suite, name, nil)
 	c := &pod.Spec.Containers[0]
 	c.Resources.Limits = corev1.ResourceList{corev1.ResourceName(ec.resource): *resource.NewQuantity(int64(n), resource.DecimalSI)}
 	if !hold {
-		c.Command = []string{w.cfg.ProbeBinary}
+		c.Command = []string{w.Cfg.ProbeBinary}
 	}
 	return pod
 }
 
-func (w *world) extendedPodHolding(ctx context.Context, name string, n int, alias string) error {
+func (w *World) extendedPodHolding(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
-	return w.createProbePod(ctx, w.extendedPod(name, ec, n, true))
+	return w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
 }
 
-func (w *world) extendedPodExiting(ctx context.Context, name string, n int, alias string) error {
+func (w *World) extendedPodExiting(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
-	return w.createProbePod(ctx, w.extendedPod(name, ec, n, false))
+	return w.CreateProbePod(ctx, w.extendedPod(name, ec, n, false))
 }
 
 // extendedPodTooMany asks for one device more than the class selects on
 // the best-equipped node; as claimTooMany, it skips where that is more than
 // a claim can hold.
-func (w *world) extendedPodTooMany(ctx context.Context, name, alias string) (context.Context, error) {
+func (w *World) extendedPodTooMany(ctx context.Context, name, alias string) (context.Context, error) {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return ctx, err
@@ -182,34 +182,34 @@ func (w *world) extendedPodTooMany(ctx context.Context, name, alias string) (con
 	}
 	n := maxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
-		return skip(ctx, fmt.Sprintf("a node has %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so no pod can ask for more than a node has",
+		return Skip(ctx, fmt.Sprintf("a node has %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so no pod can ask for more than a node has",
 			n-1, ec.class, resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.createProbePod(ctx, w.extendedPod(name, ec, n, true))
+	return ctx, w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
 }
 
 // submitExtendedPod tries to create the pod and remembers the answer; a
 // pod the API server accepts is the scenario's like any other.
-func (w *world) submitExtendedPod(ctx context.Context, name string, n int, alias string) error {
+func (w *World) submitExtendedPod(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
-	err = w.createProbePod(ctx, w.extendedPod(name, ec, n, true))
-	w.submitted = &submission{kind: kindPod, name: name, err: err}
+	err = w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
+	w.Submitted = &Submission{Kind: kindPod, Name: name, Err: err}
 	return nil
 }
 
 // podCompletes waits for the pod to succeed and remembers the claim that
 // pod.status.extendedResourceClaimStatus names.
-func (w *world) podCompletes(ctx context.Context, name string) error {
-	p, err := w.pod(name)
+func (w *World) podCompletes(ctx context.Context, name string) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
 	var pod *corev1.Pod
-	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to succeed", name), func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to succeed", name), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -233,23 +233,23 @@ func (w *world) podCompletes(ctx context.Context, name string) error {
 
 // rememberExtendedClaim records the claim the pod's status names for its
 // extended resources.
-func (w *world) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+func (w *World) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
 	st := pod.Status.ExtendedResourceClaimStatus
 	if st == nil || st.ResourceClaimName == "" {
-		return fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus names no claim: the scheduler must name the claim it created for the pod's extended resources", p.name)
+		return fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus names no claim: the scheduler must name the claim it created for the pod's extended resources", p.Name)
 	}
 	if p.claims == nil {
-		p.claims = map[string]claimRecord{}
+		p.claims = map[string]ClaimRecord{}
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, st.ResourceClaimName, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, st.ResourceClaimName, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		p.claims[extendedClaimEntry] = claimRecord{name: c.Name, uid: c.UID}
+		p.claims[extendedClaimEntry] = ClaimRecord{Name: c.Name, UID: c.UID}
 	case apierrors.IsNotFound(err):
 		// Already deleted: the steps that follow look for it by name.
-		p.claims[extendedClaimEntry] = claimRecord{name: st.ResourceClaimName}
+		p.claims[extendedClaimEntry] = ClaimRecord{Name: st.ResourceClaimName}
 	default:
-		return fmt.Errorf("pod %s: get its claim %s: %w", p.name, st.ResourceClaimName, err)
+		return fmt.Errorf("pod %s: get its claim %s: %w", p.Name, st.ResourceClaimName, err)
 	}
 	return nil
 }
@@ -258,10 +258,10 @@ func (w *world) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *co
 // created for the pod's extended resources: those with the annotation
 // resource.kubernetes.io/extended-resource-claim "true" that the pod
 // controls, as the scheduler finds them (findExtendedResourceClaim).
-func (w *world) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resourceapi.ResourceClaim, error) {
-	list, err := w.kube.ResourceV1().ResourceClaims(w.ns).List(ctx, metav1.ListOptions{})
+func (w *World) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resourceapi.ResourceClaim, error) {
+	list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.ns, err)
+		return nil, fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.Ns, err)
 	}
 	var out []resourceapi.ResourceClaim
 	for _, c := range list.Items {
@@ -285,11 +285,11 @@ func (w *world) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resour
 // names it and maps each container's resource to its request. Then it
 // checks the allocation as for any claim: n devices of the driver, all
 // published, judged by the reference allocator.
-func (w *world) extendedClaimCreated(ctx context.Context, name string, n int) error {
-	if _, err := w.pod(name); err != nil {
+func (w *World) extendedClaimCreated(ctx context.Context, name string, n int) error {
+	if _, err := w.Pod(name); err != nil {
 		return err
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", name, err)
 	}
@@ -303,7 +303,7 @@ func (w *world) extendedClaimCreated(ctx context.Context, name string, n int) er
 			names = append(names, c.Name)
 		}
 		return fmt.Errorf("pod %s: expected one claim with annotation %s: \"true\" that the pod controls, found %d: %s",
-			name, resourceapi.ExtendedResourceClaimAnnotation, len(owned), list(names))
+			name, resourceapi.ExtendedResourceClaimAnnotation, len(owned), List(names))
 	}
 	c := &owned[0]
 	classes := map[corev1.ResourceName]string{}
@@ -312,15 +312,15 @@ func (w *world) extendedClaimCreated(ctx context.Context, name string, n int) er
 	}
 	bad := checkExtendedClaim(pod, c, classes)
 	if len(bad) > 0 {
-		return findings(bad)
+		return Findings(bad)
 	}
-	return w.checkClaimAllocated(ctx, claimRecord{name: c.Name, uid: c.UID}, fmt.Sprintf("the claim %s for the extended resources of pod %s", c.Name, name), n)
+	return w.CheckClaimAllocated(ctx, ClaimRecord{Name: c.Name, UID: c.UID}, fmt.Sprintf("the claim %s for the extended resources of pod %s", c.Name, name), n)
 }
 
 // podSeesExtendedDevices is podSeesAllocatedDevices for a pod whose
 // devices come from the claim for its extended resources, which must hold
 // n devices of the driver, all of them prepared.
-func (w *world) podSeesExtendedDevices(ctx context.Context, name string, n int) (context.Context, error) {
+func (w *World) podSeesExtendedDevices(ctx context.Context, name string, n int) (context.Context, error) {
 	ctx, err := w.podSeesAllocatedDevices(ctx, name)
 	if err != nil {
 		return ctx, err
@@ -332,28 +332,28 @@ func (w *world) podSeesExtendedDevices(ctx context.Context, name string, n int) 
 	}
 	var ids []string
 	for _, d := range p.devices {
-		if d.Claim == rec.name {
+		if d.Claim == rec.Name {
 			ids = append(ids, d.Pool+"/"+d.Device)
 		}
 	}
 	var bad []string
 	if len(ids) != n {
-		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.name, len(ids), w.cfg.DriverName, list(ids), n))
+		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.Name, len(ids), w.Cfg.DriverName, List(ids), n))
 	}
 	switch {
 	case p.seen.nodeChecked && len(p.seen.prepared) != n:
-		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.seen.prepared), list(p.seen.prepared), n))
+		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.seen.prepared), List(p.seen.prepared), n))
 	case !p.seen.nodeChecked && len(p.seen.shown) != n:
-		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.seen.shown), w.cfg.DriverName, list(p.seen.shown), n))
+		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.seen.shown), w.Cfg.DriverName, List(p.seen.shown), n))
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // extendedClaimDeleted waits until the claim the pod's status named for
 // its extended resources is gone: the garbage collector deletes it with a
 // deleted pod, the resourceclaim controller once the pod is done.
-func (w *world) extendedClaimDeleted(ctx context.Context, name string) error {
-	p, err := w.pod(name)
+func (w *World) extendedClaimDeleted(ctx context.Context, name string) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
@@ -361,15 +361,15 @@ func (w *world) extendedClaimDeleted(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("pod %s: the kit did not learn the claim for its extended resources (a step \"pod %q is running\" or \"pod %q completes\" must come first)", name, name, name)
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s for the extended resources of pod %s to be deleted", rec.name, name), func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, rec.name, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s for the extended resources of pod %s to be deleted", rec.Name, name), func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, rec.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
 		}
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if rec.uid != "" && c.UID != rec.uid {
+		if rec.UID != "" && c.UID != rec.UID {
 			return true, "", nil
 		}
 		state := "unallocated"
@@ -385,14 +385,14 @@ func (w *world) extendedClaimDeleted(ctx context.Context, name string) error {
 // the pod's status, and that the pod does ask for more devices than any
 // node has free in the classes it asks of (the DeviceClass selectors keep
 // them to the scenario's lease, so no other scenario takes them meanwhile).
-func (w *world) extendedPodUnschedulable(ctx context.Context, name string) error {
-	if _, err := w.pod(name); err != nil {
+func (w *World) extendedPodUnschedulable(ctx context.Context, name string) error {
+	if _, err := w.Pod(name); err != nil {
 		return err
 	}
 	if err := w.waitUnschedulable(ctx, name); err != nil {
 		return err
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", name, err)
 	}
@@ -435,19 +435,19 @@ func (w *world) extendedPodUnschedulable(ctx context.Context, name string) error
 			bad = append(bad, fmt.Sprintf("pod %s asks for %d of %s, and a node has %d free devices of DeviceClass %s: the scheduler should have scheduled it", name, asked, ec.resource, most, ec.class))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // allocatedDevices are the driver's devices (pool/device) that claims of
 // any namespace are allocated.
-func (w *world) allocatedDevices(ctx context.Context) (map[string]bool, error) {
-	claims, err := w.kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+func (w *World) allocatedDevices(ctx context.Context) (map[string]bool, error) {
+	claims, err := w.Kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list ResourceClaims: %w", err)
 	}
 	taken := map[string]bool{}
 	for i := range claims.Items {
-		for _, r := range driverResults(&claims.Items[i], w.cfg.DriverName) {
+		for _, r := range driverResults(&claims.Items[i], w.Cfg.DriverName) {
 			taken[r.Pool+"/"+r.Device] = true
 		}
 	}

@@ -17,17 +17,17 @@ import (
 // probe's report, the emulated GPUs' fabric state), never the driver's
 // attributes, and the IMEX channel device nodes the container has. The
 // steps name no node: the multi-node ones hold on any number of nodes.
-func (w *world) fabricSteps() []stepDef {
-	return []stepDef{
-		{`^the driver declares an NVLink fabric$`, w.declaresFabric, needsExclusive},
-		{`^the driver declares IMEX channels$`, w.declaresIMEXChannels, needsExclusive},
-		{`^the cluster has (\d+) nodes in one NVLink clique$`, w.nodesInOneClique, nil},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices of one NVLink clique$`, w.claimOfOneClique, nil},
-		{`^a ResourceClaim "([^"]+)" requesting an IMEX channel$`, w.claimIMEXChannel, nil},
-		{`^the GPUs pod "([^"]+)" sees are (\d+) GPUs of one NVLink clique$`, w.podSeesOneClique, nil},
-		{`^pod "([^"]+)" sees exactly one IMEX channel$`, w.podSeesOneChannel, nil},
-		{`^pods "([^"]+)" and "([^"]+)" see GPUs of the same NVLink clique$`, w.podsShareClique, nil},
-		{`^pods "([^"]+)" and "([^"]+)" see the same IMEX channel$`, w.podsShareChannel, nil},
+func (w *World) fabricSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver declares an NVLink fabric$`, Fn: w.declaresFabric, Needs: needsExclusive},
+		{Pattern: `^the driver declares IMEX channels$`, Fn: w.declaresIMEXChannels, Needs: needsExclusive},
+		{Pattern: `^the cluster has (\d+) nodes in one NVLink clique$`, Fn: w.nodesInOneClique},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices of one NVLink clique$`, Fn: w.claimOfOneClique},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting an IMEX channel$`, Fn: w.claimIMEXChannel},
+		{Pattern: `^the GPUs pod "([^"]+)" sees are (\d+) GPUs of one NVLink clique$`, Fn: w.podSeesOneClique},
+		{Pattern: `^pod "([^"]+)" sees exactly one IMEX channel$`, Fn: w.podSeesOneChannel},
+		{Pattern: `^pods "([^"]+)" and "([^"]+)" see GPUs of the same NVLink clique$`, Fn: w.podsShareClique},
+		{Pattern: `^pods "([^"]+)" and "([^"]+)" see the same IMEX channel$`, Fn: w.podsShareChannel},
 	}
 }
 
@@ -38,14 +38,14 @@ const (
 
 // cliqueNodes groups the nodes of the driver's published devices by the
 // declared clique attribute.
-func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
+func (w *World) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]string{}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.CliqueAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.CliqueAttribute)
 		if !ok || a.StringValue == nil || d.Node == allNodes || slices.Contains(out[*a.StringValue], d.Node) {
 			continue
 		}
@@ -54,34 +54,34 @@ func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	return out, nil
 }
 
-func (w *world) declaresFabric(ctx context.Context) (context.Context, error) {
-	if w.cfg.CliqueAttribute == "" {
-		return skip(ctx, noFabricReason)
+func (w *World) declaresFabric(ctx context.Context) (context.Context, error) {
+	if w.Cfg.CliqueAttribute == "" {
+		return Skip(ctx, noFabricReason)
 	}
 	cliques, err := w.cliqueNodes(ctx)
 	if err != nil {
 		return ctx, err
 	}
 	if len(cliques) == 0 {
-		return skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
-			w.cfg.DriverName, w.cfg.CliqueAttribute))
+		return Skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
+			w.Cfg.DriverName, w.Cfg.CliqueAttribute))
 	}
 	return ctx, nil
 }
 
 // declaresIMEXChannels waits for the channel class to select devices: the
 // driver's controller publishes them once the nodes' slices are there.
-func (w *world) declaresIMEXChannels(ctx context.Context) (context.Context, error) {
+func (w *World) declaresIMEXChannels(ctx context.Context) (context.Context, error) {
 	ctx, err := w.declaresFabric(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.IMEXChannelClassName == "" {
-		return skip(ctx, noChannelsReason)
+	if w.Cfg.IMEXChannelClassName == "" {
+		return Skip(ctx, noChannelsReason)
 	}
-	return ctx, poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.cfg.IMEXChannelClassName),
+	return ctx, Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Cfg.IMEXChannelClassName),
 		func(ctx context.Context) (bool, string, error) {
-			devices, err := w.classDevices(ctx, w.cfg.IMEXChannelClassName)
+			devices, err := w.classDevices(ctx, w.Cfg.IMEXChannelClassName)
 			if err != nil {
 				return false, err.Error(), nil
 			}
@@ -89,7 +89,7 @@ func (w *world) declaresIMEXChannels(ctx context.Context) (context.Context, erro
 		})
 }
 
-func (w *world) nodesInOneClique(ctx context.Context, n int) (context.Context, error) {
+func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, error) {
 	cliques, err := w.cliqueNodes(ctx)
 	if err != nil {
 		return ctx, err
@@ -102,21 +102,21 @@ func (w *world) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 		sizes = append(sizes, fmt.Sprintf("%s: %s", c, strings.Join(nodes, ", ")))
 	}
 	slices.Sort(sizes)
-	return skip(ctx, fmt.Sprintf("no NVLink clique has %d nodes (%s)", n, strings.Join(sizes, "; ")))
+	return Skip(ctx, fmt.Sprintf("no NVLink clique has %d nodes (%s)", n, strings.Join(sizes, "; ")))
 }
 
-func (w *world) claimOfOneClique(ctx context.Context, name string, n int) error {
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, w.cfg.CliqueAttribute)
-	return w.createClaim(ctx, newClaim(name, withMatchAttribute(claimSpec(w.cfg.deviceClass(), int64(n)), domain+"/"+id)))
+func (w *World) claimOfOneClique(ctx context.Context, name string, n int) error {
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
+	return w.createClaim(ctx, newClaim(name, withMatchAttribute(claimSpec(w.Cfg.deviceClass(), int64(n)), domain+"/"+id)))
 }
 
-func (w *world) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.IMEXChannelClassName, 1)))
+func (w *World) claimIMEXChannel(ctx context.Context, name string) error {
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;
 // problems says what is wrong otherwise.
-func (w *world) seenClique(name string) (clique string, gpus int, problems []string, err error) {
+func (w *World) seenClique(name string) (clique string, gpus int, problems []string, err error) {
 	p, err := w.runningPod(name)
 	if err != nil {
 		return "", 0, nil, err
@@ -142,7 +142,7 @@ func (w *world) seenClique(name string) (clique string, gpus int, problems []str
 	return clique, len(p.report.NVML.GPUs), problems, nil
 }
 
-func (w *world) podSeesOneClique(_ context.Context, name string, n int) error {
+func (w *World) podSeesOneClique(_ context.Context, name string, n int) error {
 	_, gpus, problems, err := w.seenClique(name)
 	if err != nil {
 		return err
@@ -150,11 +150,11 @@ func (w *world) podSeesOneClique(_ context.Context, name string, n int) error {
 	if gpus != n {
 		problems = append(problems, fmt.Sprintf("pod %s sees %d GPUs through NVML, its claim asked for %d", name, gpus, n))
 	}
-	return findings(problems)
+	return Findings(problems)
 }
 
 // seenChannel is the one IMEX channel device node the pod has.
-func (w *world) seenChannel(name string) (string, error) {
+func (w *World) seenChannel(name string) (string, error) {
 	p, err := w.runningPod(name)
 	if err != nil {
 		return "", err
@@ -172,12 +172,12 @@ func (w *world) seenChannel(name string) (string, error) {
 	return channels[0], nil
 }
 
-func (w *world) podSeesOneChannel(_ context.Context, name string) error {
+func (w *World) podSeesOneChannel(_ context.Context, name string) error {
 	_, err := w.seenChannel(name)
 	return err
 }
 
-func (w *world) podsShareClique(_ context.Context, a, b string) error {
+func (w *World) podsShareClique(_ context.Context, a, b string) error {
 	ca, _, pa, err := w.seenClique(a)
 	if err != nil {
 		return err
@@ -190,10 +190,10 @@ func (w *world) podsShareClique(_ context.Context, a, b string) error {
 	if len(problems) == 0 && ca != cb {
 		problems = append(problems, fmt.Sprintf("pod %s sees GPUs of NVLink clique %s, pod %s of clique %s", a, ca, b, cb))
 	}
-	return findings(problems)
+	return Findings(problems)
 }
 
-func (w *world) podsShareChannel(_ context.Context, a, b string) error {
+func (w *World) podsShareChannel(_ context.Context, a, b string) error {
 	ca, err := w.seenChannel(a)
 	if err != nil {
 		return err

@@ -22,13 +22,13 @@ import (
 // faultSteps inject faults on the node: they catch the driver in the middle
 // of a MIG change by holding the emulator's NVML state lock (every MIG change
 // of the emulator's NVML takes it), and kill the driver there.
-func (w *world) faultSteps() []stepDef {
-	return []stepDef{
+func (w *World) faultSteps() []StepDef {
+	return []StepDef{
 		// Holding the lock and killing the driver disturb every scenario's
 		// devices.
-		{`^the kit can hold the node's NVML state lock$`, w.canHoldNVMLLock, needsExclusive},
-		{`^the node's NVML state lock is held$`, w.holdNVMLLock, nil},
-		{`^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, w.killDriverInMIGChange, nil},
+		{Pattern: `^the kit can hold the node's NVML state lock$`, Fn: w.canHoldNVMLLock, Needs: needsExclusive},
+		{Pattern: `^the node's NVML state lock is held$`, Fn: w.holdNVMLLock},
+		{Pattern: `^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, Fn: w.killDriverInMIGChange},
 	}
 }
 
@@ -38,33 +38,33 @@ const nvmlLockPath = "run/drakit-emulator/nvml.state.lock"
 
 const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware: no --node-emulator-root (a real node has no NVML state lock to hold)"
 
-func (w *world) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
-	if w.cfg.Hardware {
-		return skip(ctx, hardwareSkipReason)
+func (w *World) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
+	if w.Cfg.Hardware {
+		return Skip(ctx, hardwareSkipReason)
 	}
-	if w.cfg.NodeEmulatorRoot == "" {
-		return skip(ctx, noEmulatorRootReason)
+	if w.Cfg.NodeEmulatorRoot == "" {
+		return Skip(ctx, noEmulatorRootReason)
 	}
-	if w.cfg.DriverPodSelector == "" {
-		return skip(ctx, restartSkipReason)
+	if w.Cfg.DriverPodSelector == "" {
+		return Skip(ctx, restartSkipReason)
 	}
-	dir := filepath.Join(w.cfg.NodeEmulatorRoot, filepath.Dir(nvmlLockPath))
+	dir := filepath.Join(w.Cfg.NodeEmulatorRoot, filepath.Dir(nvmlLockPath))
 	if _, err := os.Stat(dir); err != nil {
-		return ctx, fmt.Errorf("node emulator root %s: no NVML state directory %s: %w", w.cfg.NodeEmulatorRoot, dir, err)
+		return ctx, fmt.Errorf("node emulator root %s: no NVML state directory %s: %w", w.Cfg.NodeEmulatorRoot, dir, err)
 	}
 	return ctx, nil
 }
 
 // holdNVMLLock takes the emulator's NVML state lock for the scenario; the
 // scenario's cleanup releases it.
-func (w *world) holdNVMLLock() error {
-	path := filepath.Join(w.cfg.NodeEmulatorRoot, nvmlLockPath)
+func (w *World) holdNVMLLock() error {
+	path := filepath.Join(w.Cfg.NodeEmulatorRoot, nvmlLockPath)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("open the NVML state lock: %w", err)
 	}
 	// A MIG change in progress holds it briefly.
-	deadline := time.Now().Add(w.cfg.Timeouts.API)
+	deadline := time.Now().Add(w.Cfg.Timeouts.API)
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -94,8 +94,8 @@ func (w *world) holdNVMLLock() error {
 // update makes the kubelet sync the pod) instead of waiting for its periodic
 // resync a minute or more later; a retry before the driver has registered
 // again fails as the first attempt did.
-func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error {
-	if _, err := w.pod(podName); err != nil {
+func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error {
+	if _, err := w.Pod(podName); err != nil {
 		return err
 	}
 	if w.heldLock == nil {
@@ -106,7 +106,7 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 		return fmt.Errorf("stat the NVML state lock: %w", err)
 	}
 	var victim int
-	err := poll(ctx, w.cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
 		waiters, err := lockWaiters("/proc/locks", uint32(unix.Major(st.Dev)), uint32(unix.Minor(st.Dev)), st.Ino)
 		if err != nil {
 			return false, "", err
@@ -114,7 +114,7 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 		if len(waiters) == 0 {
 			return false, "no process waits for it", nil
 		}
-		pods, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+		pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -130,12 +130,12 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 				}
 			}
 		}
-		return false, fmt.Sprintf("waiting processes %v belong to no driver pod (%s)", waiters, w.cfg.DriverPodSelector), nil
+		return false, fmt.Sprintf("waiting processes %v belong to no driver pod (%s)", waiters, w.Cfg.DriverPodSelector), nil
 	})
 	if err != nil {
 		return err
 	}
-	driverPods, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	driverPods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
 		return fmt.Errorf("list the driver's pods: %w", err)
 	}
@@ -151,7 +151,7 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 		return fmt.Errorf("kill driver process %d: %w", victim, err)
 	}
 	klog.FromContext(ctx).Info("Killed the driver while it waited for the NVML state lock", "pid", victim)
-	err = poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("driver process %d to be gone", victim), func(context.Context) (bool, string, error) {
+	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("driver process %d to be gone", victim), func(context.Context) (bool, string, error) {
 		state, now, err := procStart(victim)
 		gone := err != nil || now != start || state == 'Z'
 		return gone, "still there", nil
@@ -162,8 +162,8 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 	if err := w.heldLock.Close(); err != nil {
 		return fmt.Errorf("release the NVML state lock: %w", err)
 	}
-	err = poll(ctx, w.cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
-		list, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	err = Poll(ctx, w.Cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -183,8 +183,8 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 	// The container runs before the driver has registered with the kubelet
 	// again: nudge until the kubelet has started the pod's containers.
 	var nudged time.Time
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the kubelet to start pod %s after the driver's restart", podName), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("the kubelet to start pod %s after the driver's restart", podName), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -194,7 +194,7 @@ func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error
 		if time.Since(nudged) >= time.Second {
 			nudged = time.Now()
 			patch := fmt.Sprintf(`{"metadata":{"annotations":{"drakit.dev/retry-after-driver-kill":%q}}}`, nudged.UTC().Format(time.RFC3339Nano))
-			if _, err := w.kube.CoreV1().Pods(w.ns).Patch(ctx, podName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			if _, err := w.Kube.CoreV1().Pods(w.Ns).Patch(ctx, podName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				return false, "", fmt.Errorf("annotate pod %s to have the kubelet retry it: %w", podName, err)
 			}
 		}

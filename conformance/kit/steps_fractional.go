@@ -17,12 +17,12 @@ import (
 // driver: the API server compares min, max, step and default in
 // milli-units when any of them is fractional, and the scheduler rounds a
 // request up to min + n·step in milli-units.
-func (w *world) fractionalSteps() []stepDef {
-	return []stepDef{
+func (w *World) fractionalSteps() []StepDef {
+	return []StepDef{
 		{`^the test driver publishes a pool "([^"]+)" with ` + sharedRangePattern + `$`, w.publishFractionalPool, nil},
-		{`^a ResourceClaim "([^"]+)" requesting (\S+) of the test driver's capacity "([^"]+)"$`, w.claimTestCapacity, nil},
-		{`^the claim "([^"]+)" consumes (\S+) of the test driver's capacity "([^"]+)"$`, w.claimConsumesTestCapacity, nil},
-		{`^the ResourceSlice "([^"]+)" stores the capacity "([^"]+)" with the validRange min (\S+), step (\S+), max (\S+) and default (\S+)$`, w.sliceStoresRange, nil},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\S+) of the test driver's capacity "([^"]+)"$`, Fn: w.claimTestCapacity},
+		{Pattern: `^the claim "([^"]+)" consumes (\S+) of the test driver's capacity "([^"]+)"$`, Fn: w.claimConsumesTestCapacity},
+		{Pattern: `^the ResourceSlice "([^"]+)" stores the capacity "([^"]+)" with the validRange min (\S+), step (\S+), max (\S+) and default (\S+)$`, Fn: w.sliceStoresRange},
 	}
 }
 
@@ -60,7 +60,7 @@ func sharedRangeDevice(name, capacity, value, minimum, step, maximum, def string
 
 // fractionalSlice builds the slice that submitAttributeSlice submits when
 // what describes a shared device with a validRange; ok is false otherwise.
-func (w *world) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, bool, error) {
+func (w *World) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, bool, error) {
 	m := sharedRangeRE.FindStringSubmatch(what)
 	if m == nil {
 		return nil, false, nil
@@ -74,7 +74,7 @@ func (w *world) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, 
 	return s, true, nil
 }
 
-func (w *world) publishFractionalPool(ctx context.Context, pool, device, capacity, value, minimum, step, maximum, def string) error {
+func (w *World) publishFractionalPool(ctx context.Context, pool, device, capacity, value, minimum, step, maximum, def string) error {
 	d, err := sharedRangeDevice(device, capacity, value, minimum, step, maximum, def)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (w *world) publishFractionalPool(ctx context.Context, pool, device, capacit
 
 // claimTestCapacity asks for amount of the capacity of one of the test
 // driver's devices.
-func (w *world) claimTestCapacity(ctx context.Context, name, amount, capacity string) error {
+func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity string) error {
 	q, err := resource.ParseQuantity(amount)
 	if err != nil {
 		return fmt.Errorf("parse amount %q of claim %s: %w", amount, name, err)
@@ -102,12 +102,12 @@ func (w *world) claimTestCapacity(ctx context.Context, name, amount, capacity st
 
 // claimConsumesTestCapacity checks the claim's one result of the test
 // driver: it records a share ID and consumes exactly want of the capacity.
-func (w *world) claimConsumesTestCapacity(ctx context.Context, claim, want, capacity string) error {
+func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capacity string) error {
 	q, err := resource.ParseQuantity(want)
 	if err != nil {
 		return fmt.Errorf("parse amount %q: %w", want, err)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -131,8 +131,8 @@ func (w *world) claimConsumesTestCapacity(ctx context.Context, claim, want, capa
 // sliceStoresRange checks that the API server stored the validRange and
 // default of the capacity of the slice's device as given, in value
 // (milli-units included: a whole-number rounding would show).
-func (w *world) sliceStoresRange(ctx context.Context, name, capacity, minimum, step, maximum, def string) error {
-	s, err := w.kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
+func (w *World) sliceStoresRange(ctx context.Context, name, capacity, minimum, step, maximum, def string) error {
+	s, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceSlice %s: %w", w.testObjectName(name), err)
 	}
@@ -160,5 +160,5 @@ func (w *world) sliceStoresRange(ctx context.Context, name, capacity, minimum, s
 			bad = append(bad, fmt.Sprintf("ResourceSlice %s: capacity %s stores %s %s, expected %s", s.Name, capacity, f.field, f.got.String(), want.String()))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }

@@ -23,23 +23,23 @@ import (
 // Kubernetes make of it: the health in the pod's status (KEP-4680), the
 // taint the driver declared (KEP-5055), the eviction of the pods that use
 // a NoExecute-tainted device, and the taint's end after the reset.
-func (w *world) hardwareSteps() []stepDef {
-	return []stepDef{
+func (w *World) hardwareSteps() []StepDef {
+	return []StepDef{
 		// A fault reaches every claim on the hardware (a GPU's MIG
 		// devices too).
-		{`^the kit can inject hardware faults under the driver's devices$`, w.canInjectFaults, needsExclusive},
-		{`^the hardware under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, w.injectDeclaredFault, nil},
-		{`^the hardware under the device of the claim "([^"]+)" is reset$`, w.resetFaultedDevice, nil},
-		{`^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, w.deviceTaintedAsDeclared, nil},
-		{`^within (\d+) seconds the device of the claim "([^"]+)" has no taint$`, w.deviceUntainted, nil},
-		{`^the device of the claim "([^"]+)" stays without a taint for (\d+) seconds$`, w.deviceStaysUntainted, nil},
-		{`^a ResourceClaim "([^"]+)" pinned to the device of the claim "([^"]+)"$`, w.claimPinnedLike, nil},
+		{Pattern: `^the kit can inject hardware faults under the driver's devices$`, Fn: w.canInjectFaults, Needs: needsExclusive},
+		{Pattern: `^the hardware under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, Fn: w.injectDeclaredFault},
+		{Pattern: `^the hardware under the device of the claim "([^"]+)" is reset$`, Fn: w.resetFaultedDevice},
+		{Pattern: `^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, Fn: w.deviceTaintedAsDeclared},
+		{Pattern: `^within (\d+) seconds the device of the claim "([^"]+)" has no taint$`, Fn: w.deviceUntainted},
+		{Pattern: `^the device of the claim "([^"]+)" stays without a taint for (\d+) seconds$`, Fn: w.deviceStaysUntainted},
+		{Pattern: `^a ResourceClaim "([^"]+)" pinned to the device of the claim "([^"]+)"$`, Fn: w.claimPinnedLike},
 	}
 }
 
 // injectedFault is the fault a scenario injected.
 type injectedFault struct {
-	claim string
+	Claim string
 	// target is what the fault command's placeholders stood for and
 	// result the claim's device when the fault was injected, kept for the
 	// reset and the later steps: the claim may lose the device (its pod
@@ -56,16 +56,16 @@ const noFaultResponsesReason = report.NotDeclaredPrefix + "the driver declares n
 
 // canInjectFaults needs declared faults only: Validate holds the fault
 // command to them.
-func (w *world) canInjectFaults(ctx context.Context) (context.Context, error) {
-	if len(w.cfg.FaultResponses) == 0 {
-		return skip(ctx, noFaultResponsesReason)
+func (w *World) canInjectFaults(ctx context.Context) (context.Context, error) {
+	if len(w.Cfg.FaultResponses) == 0 {
+		return Skip(ctx, noFaultResponsesReason)
 	}
 	return ctx, nil
 }
 
 // pickResponse is the first declared response with the answer.
-func (w *world) pickResponse(answer string) (faultResponse, bool) {
-	responses, _ := parseFaultResponses(w.cfg.FaultResponses) // Validate checked them
+func (w *World) pickResponse(answer string) (faultResponse, bool) {
+	responses, _ := parseFaultResponses(w.Cfg.FaultResponses) // Validate checked them
 	for _, r := range responses {
 		switch {
 		case answer == "no taint" && r.taint == "" && r.health == "Healthy",
@@ -78,29 +78,29 @@ func (w *world) pickResponse(answer string) (faultResponse, bool) {
 
 // claimDevice is the identity of the one driver device allocated to the
 // claim, and its allocation result.
-func (w *world) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *World) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
 	_, results, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
 		return "", resourceapi.DeviceRequestAllocationResult{}, err
 	}
 	if len(results) != 1 {
-		return "", resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: %d devices of driver %s allocated, the fault steps need exactly 1", claim, len(results), w.cfg.DriverName)
+		return "", resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: %d devices of driver %s allocated, the fault steps need exactly 1", claim, len(results), w.Cfg.DriverName)
 	}
 	dev, err := w.sliceDeviceOf(ctx, results[0])
 	if err != nil {
 		return "", results[0], err
 	}
-	id := stringAttr(dev.Attributes, w.cfg.UUIDAttribute)
+	id := stringAttr(dev.Attributes, w.Cfg.UUIDAttribute)
 	if id == "" {
-		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.cfg.UUIDAttribute)
+		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.Cfg.UUIDAttribute)
 	}
 	return id, results[0], nil
 }
 
 // deviceOfClaim is claimDevice, or for the claim the scenario broke the
 // device of, that device even after the claim lost it.
-func (w *world) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
-	if w.fault != nil && w.fault.claim == claim {
+func (w *World) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+	if w.fault != nil && w.fault.Claim == claim {
 		return w.fault.target.Identity, w.fault.result, nil
 	}
 	return w.claimDevice(ctx, claim)
@@ -110,8 +110,8 @@ func (w *world) deviceOfClaim(ctx context.Context, claim string) (string, resour
 // allocated device: its name, identity and attributes as its ResourceSlice
 // publishes them, and the slice's node (or the device's, with per-device
 // node selection).
-func (w *world) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (declaration.FaultValues, error) {
-	list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
+func (w *World) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (declaration.FaultValues, error) {
+	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
 	if err != nil {
 		return declaration.FaultValues{}, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
 	}
@@ -122,7 +122,7 @@ func (w *world) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllo
 		for _, d := range s.Spec.Devices {
 			if d.Name == r.Device {
 				return declaration.FaultValues{
-					DeviceValues: observe.DeviceValues(w.cfg.DriverName, w.cfg.UUIDAttribute, d.Name, d.Attributes),
+					DeviceValues: observe.DeviceValues(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Name, d.Attributes),
 					Node:         ptr.Deref(s.Spec.NodeName, ptr.Deref(d.NodeName, "")),
 				}, nil
 			}
@@ -133,8 +133,8 @@ func (w *world) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllo
 
 // sliceDeviceOf is the allocated device as the driver's slices publish it
 // now.
-func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
-	list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
+func (w *World) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
+	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
 	if err != nil {
 		return nil, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
 	}
@@ -144,10 +144,10 @@ func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAl
 	return nil, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
 }
 
-func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
+func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
 	resp, ok := w.pickResponse(answer)
 	if !ok {
-		return skip(ctx, fmt.Sprintf("%sthe driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", report.NotDeclaredPrefix, answer))
+		return Skip(ctx, fmt.Sprintf("%sthe driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", report.NotDeclaredPrefix, answer))
 	}
 	_, result, err := w.claimDevice(ctx, claim)
 	if err != nil {
@@ -158,7 +158,7 @@ func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (
 		return ctx, err
 	}
 	target.Fault = resp.fault
-	argv, err := w.cfg.FaultCommand.ExpandInject(target)
+	argv, err := w.Cfg.FaultCommand.ExpandInject(target)
 	if err != nil {
 		return ctx, kitFailure(fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err))
 	}
@@ -166,12 +166,12 @@ func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (
 	// so that the next scenario finds it healthy and untainted.
 	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), target) })
 	// Eviction steps watch the scenario's pods from before the fault.
-	pods, err := w.kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
+	pods, err := w.Kube.CoreV1().Pods(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list the scenario's pods: %w", err)
 	}
 	w.taint.podsRV = pods.ResourceVersion
-	w.fault = &injectedFault{claim: claim, target: target, result: result, response: resp, at: time.Now()}
+	w.fault = &injectedFault{Claim: claim, target: target, result: result, response: resp, at: time.Now()}
 	out, err := w.runFaultCommand(ctx, target.Node, argv)
 	if err != nil {
 		return ctx, fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err)
@@ -182,8 +182,8 @@ func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (
 }
 
 // resetDevice runs the fault command's reset for the device.
-func (w *world) resetDevice(ctx context.Context, target declaration.FaultValues) error {
-	argv, err := w.cfg.FaultCommand.ExpandReset(target)
+func (w *World) resetDevice(ctx context.Context, target declaration.FaultValues) error {
+	argv, err := w.Cfg.FaultCommand.ExpandReset(target)
 	if err != nil {
 		return kitFailure(fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err))
 	}
@@ -196,19 +196,19 @@ func (w *world) resetDevice(ctx context.Context, target declaration.FaultValues)
 // resetAndSettle resets the device and waits until the driver's slices
 // show none of its devices (itself, or partitions that name it as their
 // parent) tainted.
-func (w *world) resetAndSettle(ctx context.Context, target declaration.FaultValues) error {
+func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValues) error {
 	if err := w.resetDevice(ctx, target); err != nil {
 		return err
 	}
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
-		list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.cfg.DriverName})
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.Cfg.DriverName})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		var tainted []string
 		for _, s := range list.Items {
 			for _, d := range s.Spec.Devices {
-				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.cfg.UUIDAttribute) == target.Identity || stringAttr(d.Attributes, w.cfg.ParentUUIDAttribute) == target.Identity) {
+				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.Cfg.UUIDAttribute) == target.Identity || stringAttr(d.Attributes, w.Cfg.ParentUUIDAttribute) == target.Identity) {
 					tainted = append(tainted, d.Name)
 				}
 			}
@@ -217,8 +217,8 @@ func (w *world) resetAndSettle(ctx context.Context, target declaration.FaultValu
 	})
 }
 
-func (w *world) resetFaultedDevice(ctx context.Context, claim string) (context.Context, error) {
-	if w.fault == nil || w.fault.claim != claim {
+func (w *World) resetFaultedDevice(ctx context.Context, claim string) (context.Context, error) {
+	if w.fault == nil || w.fault.Claim != claim {
 		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
 	}
 	if err := w.resetDevice(ctx, w.fault.target); err != nil {
@@ -230,7 +230,7 @@ func (w *world) resetFaultedDevice(ctx context.Context, claim string) (context.C
 
 // attachSinceFault attaches the time since the scenario's fault (or reset)
 // when there is one: the latency of what a step just saw.
-func (w *world) attachSinceFault(ctx context.Context, what string) context.Context {
+func (w *World) attachSinceFault(ctx context.Context, what string) context.Context {
 	if w.fault == nil {
 		return ctx
 	}
@@ -250,8 +250,8 @@ func describeTaints(ts []resourceapi.DeviceTaint) string {
 
 // deviceTaintedAsDeclared waits until the claim's device carries a taint
 // with the effect the driver declares for the injected fault.
-func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim string) (context.Context, error) {
-	if w.fault == nil || w.fault.claim != claim {
+func (w *World) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim string) (context.Context, error) {
+	if w.fault == nil || w.fault.Claim != claim {
 		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
 	}
 	want := resourceapi.DeviceTaintEffect(w.fault.response.taint)
@@ -260,7 +260,7 @@ func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 		return ctx, err
 	}
 	var last string
-	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after fault %s", r.Pool, r.Device, claim, want, w.fault.response.fault), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after fault %s", r.Pool, r.Device, claim, want, w.fault.response.fault), func(ctx context.Context) (bool, string, error) {
 		d, err := w.sliceDeviceOf(ctx, r)
 		if err != nil {
 			return false, err.Error(), nil
@@ -275,12 +275,12 @@ func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 	return ctx, err
 }
 
-func (w *world) deviceUntainted(ctx context.Context, seconds int, claim string) (context.Context, error) {
+func (w *World) deviceUntainted(ctx context.Context, seconds int, claim string) (context.Context, error) {
 	_, r, err := w.deviceOfClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to have no taint", r.Pool, r.Device, claim), func(ctx context.Context) (bool, string, error) {
+	return ctx, Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to have no taint", r.Pool, r.Device, claim), func(ctx context.Context) (bool, string, error) {
 		d, err := w.sliceDeviceOf(ctx, r)
 		if err != nil {
 			return false, err.Error(), nil
@@ -291,7 +291,7 @@ func (w *world) deviceUntainted(ctx context.Context, seconds int, claim string) 
 
 // deviceStaysUntainted watches the claim's device for the duration: a taint
 // at any time is a finding.
-func (w *world) deviceStaysUntainted(ctx context.Context, claim string, seconds int) (context.Context, error) {
+func (w *World) deviceStaysUntainted(ctx context.Context, claim string, seconds int) (context.Context, error) {
 	_, r, err := w.deviceOfClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
@@ -311,18 +311,18 @@ func (w *world) deviceStaysUntainted(ctx context.Context, claim string, seconds 
 		select {
 		case <-ctx.Done():
 			return ctx, ctx.Err()
-		case <-time.After(pollInterval):
+		case <-time.After(PollInterval):
 		}
 	}
 }
 
 // claimPinnedLike creates a claim whose selector admits only the device
 // allocated to the other claim (by its identity attribute).
-func (w *world) claimPinnedLike(ctx context.Context, name, other string) error {
+func (w *World) claimPinnedLike(ctx context.Context, name, other string) error {
 	id, _, err := w.deviceOfClaim(ctx, other)
 	if err != nil {
 		return err
 	}
-	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, id)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, id)
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
 }

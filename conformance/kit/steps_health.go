@@ -16,9 +16,9 @@ import (
 // healthSteps read the health of allocated devices where the kubelet puts
 // what the driver streams (KEP-4680): the pod's
 // status.containerStatuses[].allocatedResourcesStatus.
-func (w *world) healthSteps() []stepDef {
-	return []stepDef{
-		{`^within (\d+) seconds pod "([^"]+)" shows the devices of the claim "([^"]+)" as (Healthy|Unhealthy|Unknown)$`, w.podShowsHealth, nil},
+func (w *World) healthSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^within (\d+) seconds pod "([^"]+)" shows the devices of the claim "([^"]+)" as (Healthy|Unhealthy|Unknown)$`, Fn: w.podShowsHealth},
 	}
 }
 
@@ -67,18 +67,18 @@ func healthOf(pod *corev1.Pod, claim string) map[string]corev1.ResourceHealth {
 // devices allocated to the claim. An Unhealthy entry must carry a message
 // when the driver claims deviceHealthMessages. When a fault was injected
 // in the scenario, the time from the injection is attached.
-func (w *world) podShowsHealth(ctx context.Context, seconds int, podName, claim, want string) (context.Context, error) {
-	if _, err := w.pod(podName); err != nil {
+func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim, want string) (context.Context, error) {
+	if _, err := w.Pod(podName); err != nil {
 		return ctx, err
 	}
 	_, results, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
-	messages := w.cfg.claims(declaration.CapabilityDeviceHealthMessages)
+	messages := w.Cfg.claims(declaration.CapabilityDeviceHealthMessages)
 	var last string
-	err = poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
+	err = Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}

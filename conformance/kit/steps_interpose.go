@@ -21,25 +21,25 @@ import (
 // through drakit interpose between the node's kubelet and the driver: they
 // arm its faults for the kubelet's next call, read its records of what the
 // kubelet asked and the driver answered, and call the driver through it.
-func (w *world) interposeSteps() []stepDef {
-	return []stepDef{
+func (w *World) interposeSteps() []StepDef {
+	return []StepDef{
 		// Faults are armed for the kubelet's next call, whoever makes it:
 		// the scenario runs alone.
-		{`^the driver is behind the kit's interposer$`, w.behindInterposer, needsExclusive},
-		{`^the interposer fails the kubelet's next NodePrepareResources with (\w+) after the driver answered$`, w.armPrepareError, nil},
-		{`^the interposer drops the kubelet's connection in its next NodePrepareResources after the driver answered$`, w.armPrepareDrop, nil},
-		{`^the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered$`, w.armPrepareTimeout, nil},
-		{`^the interposer fails the kubelet's next NodeUnprepareResources with (\w+) after the driver answered$`, w.armUnprepareError, nil},
-		{`^the kubelet's NodeUnprepareResources of the claim "([^"]+)" failed once after the driver unprepared it, and the retry succeeded$`, w.unprepareRetried, nil},
-		{`^the interposer answers the kubelet's next NodePrepareResources with an error for the claim "([^"]+)"$`, w.armClaimError, nil},
-		{`^the kubelet's NodePrepareResources of the claim "([^"]+)" failed once after the driver prepared it, and the retry got the same CDI devices$`, w.prepareRetried, nil},
-		{`^the kubelet got the error for the claim "([^"]+)" alone, and its retry prepared it$`, w.claimErrorRetried, nil},
-		{`^the driver prepares the claim "([^"]+)" again with the same CDI devices$`, w.preparedAgain, nil},
-		{`^each CDI device of the claim "([^"]+)" is defined once on the node$`, w.cdiDevicesOnce, nil},
-		{`^the driver unprepares the claim "([^"]+)" again, successfully$`, w.unpreparedAgain, nil},
-		{`^the driver unprepares a claim it never prepared, successfully$`, w.unprepareNeverPrepared, nil},
-		{`^the driver answers a prepare of the claim "([^"]+)" together with a claim that does not exist without preparing the missing one$`, w.prepareWithMissing, nil},
-		{`^the kubelet's NodeUnprepareResources of the claim "([^"]+)" reached the driver and succeeded$`, w.kubeletUnprepared, nil},
+		{Pattern: `^the driver is behind the kit's interposer$`, Fn: w.behindInterposer, Needs: needsExclusive},
+		{Pattern: `^the interposer fails the kubelet's next NodePrepareResources with (\w+) after the driver answered$`, Fn: w.armPrepareError},
+		{Pattern: `^the interposer drops the kubelet's connection in its next NodePrepareResources after the driver answered$`, Fn: w.armPrepareDrop},
+		{Pattern: `^the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered$`, Fn: w.armPrepareTimeout},
+		{Pattern: `^the interposer fails the kubelet's next NodeUnprepareResources with (\w+) after the driver answered$`, Fn: w.armUnprepareError},
+		{Pattern: `^the kubelet's NodeUnprepareResources of the claim "([^"]+)" failed once after the driver unprepared it, and the retry succeeded$`, Fn: w.unprepareRetried},
+		{Pattern: `^the interposer answers the kubelet's next NodePrepareResources with an error for the claim "([^"]+)"$`, Fn: w.armClaimError},
+		{Pattern: `^the kubelet's NodePrepareResources of the claim "([^"]+)" failed once after the driver prepared it, and the retry got the same CDI devices$`, Fn: w.prepareRetried},
+		{Pattern: `^the kubelet got the error for the claim "([^"]+)" alone, and its retry prepared it$`, Fn: w.claimErrorRetried},
+		{Pattern: `^the driver prepares the claim "([^"]+)" again with the same CDI devices$`, Fn: w.preparedAgain},
+		{Pattern: `^each CDI device of the claim "([^"]+)" is defined once on the node$`, Fn: w.cdiDevicesOnce},
+		{Pattern: `^the driver unprepares the claim "([^"]+)" again, successfully$`, Fn: w.unpreparedAgain},
+		{Pattern: `^the driver unprepares a claim it never prepared, successfully$`, Fn: w.unprepareNeverPrepared},
+		{Pattern: `^the driver answers a prepare of the claim "([^"]+)" together with a claim that does not exist without preparing the missing one$`, Fn: w.prepareWithMissing},
+		{Pattern: `^the kubelet's NodeUnprepareResources of the claim "([^"]+)" reached the driver and succeeded$`, Fn: w.kubeletUnprepared},
 	}
 }
 
@@ -60,21 +60,21 @@ type scenarioInterposer struct {
 // behindInterposer checks that the configured interposer serves the
 // driver under test, registered with the kubelet, and keeps it in the
 // scenario's context; the scenario's cleanup disarms every rule.
-func (w *world) behindInterposer(ctx context.Context) (context.Context, error) {
-	if w.cfg.Interpose == "" {
-		return skip(ctx, interposeSkipReason)
+func (w *World) behindInterposer(ctx context.Context) (context.Context, error) {
+	if w.Cfg.Interpose == "" {
+		return Skip(ctx, interposeSkipReason)
 	}
-	c, err := interpose.NewClient(w.cfg.Interpose)
+	c, err := interpose.NewClient(w.Cfg.Interpose)
 	if err != nil {
 		return ctx, err
 	}
-	err = poll(ctx, w.cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.cfg.Interpose, w.cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.Cfg.Interpose, w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
 		info, err := c.Info(ctx)
 		switch {
 		case err != nil:
 			return false, err.Error(), nil
-		case info.Driver != w.cfg.DriverName:
-			return false, "", fmt.Errorf("the interposer at %s serves driver %s, not the driver under test %s", w.cfg.Interpose, info.Driver, w.cfg.DriverName)
+		case info.Driver != w.Cfg.DriverName:
+			return false, "", fmt.Errorf("the interposer at %s serves driver %s, not the driver under test %s", w.Cfg.Interpose, info.Driver, w.Cfg.DriverName)
 		}
 		return info.Registered, "the kubelet has not reported the registration yet", nil
 	})
@@ -99,7 +99,7 @@ func (w *world) behindInterposer(ctx context.Context) (context.Context, error) {
 	return context.WithValue(ctx, interposerKey{}, si), nil
 }
 
-func (w *world) interposer(ctx context.Context) (*scenarioInterposer, error) {
+func (w *World) interposer(ctx context.Context) (*scenarioInterposer, error) {
 	si, ok := ctx.Value(interposerKey{}).(*scenarioInterposer)
 	if !ok {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the driver is behind the kit's interposer\")", interposeSkipReason)
@@ -107,13 +107,13 @@ func (w *world) interposer(ctx context.Context) (*scenarioInterposer, error) {
 	return si, nil
 }
 
-func (w *world) arm(ctx context.Context, r interpose.Rule) error {
+func (w *World) arm(ctx context.Context, r interpose.Rule) error {
 	r.Method = interpose.MethodPrepare
 	return w.armFor(ctx, r)
 }
 
 // armFor arms r, for r.Method, for the next call.
-func (w *world) armFor(ctx context.Context, r interpose.Rule) error {
+func (w *World) armFor(ctx context.Context, r interpose.Rule) error {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return err
@@ -128,11 +128,11 @@ func (w *world) armFor(ctx context.Context, r interpose.Rule) error {
 // have the kubelet abandon it.
 const kubeletCallTimeout = 45 * time.Second
 
-func (w *world) armPrepareTimeout(ctx context.Context) error {
+func (w *World) armPrepareTimeout(ctx context.Context) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Delay: (kubeletCallTimeout + 15*time.Second).String()})
 }
 
-func (w *world) armUnprepareError(ctx context.Context, code string) error {
+func (w *World) armUnprepareError(ctx context.Context, code string) error {
 	return w.armFor(ctx, interpose.Rule{Method: interpose.MethodUnprepare, Point: interpose.PointAfter,
 		Error: &interpose.StatusError{Code: code, Message: "injected by the conformance kit"}})
 }
@@ -140,10 +140,10 @@ func (w *world) armUnprepareError(ctx context.Context, code string) error {
 // unprepareRetried checks that the kubelet's first NodeUnprepareResources
 // of the claim failed by the armed fault after the driver unprepared it,
 // and that a retry reached the driver and succeeded.
-func (w *world) unprepareRetried(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) unprepareRetried(ctx context.Context, claim string) (context.Context, error) {
 	var recs []interpose.Record
 	var ref interpose.ClaimRef
-	err := poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet to retry NodeUnprepareResources of claim %s", claim), func(ctx context.Context) (bool, string, error) {
+	err := Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet to retry NodeUnprepareResources of claim %s", claim), func(ctx context.Context) (bool, string, error) {
 		var err error
 		recs, ref, err = w.kubeletCalls(ctx, interpose.MethodUnprepare, claim)
 		if err != nil {
@@ -168,34 +168,34 @@ func (w *world) unprepareRetried(ctx context.Context, claim string) (context.Con
 	if lc, _ := last.Claim(ref.UID); !lc.Answered || lc.Error != "" {
 		list = append(list, fmt.Sprintf("the kubelet's retry of NodeUnprepareResources of claim %s: error %q", claim, lc.Error))
 	}
-	return ctx, findings(list)
+	return ctx, Findings(list)
 }
 
-func (w *world) armPrepareError(ctx context.Context, code string) error {
+func (w *World) armPrepareError(ctx context.Context, code string) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Error: &interpose.StatusError{Code: code, Message: "injected by the conformance kit"}})
 }
 
-func (w *world) armPrepareDrop(ctx context.Context) error {
+func (w *World) armPrepareDrop(ctx context.Context) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Drop: true})
 }
 
-func (w *world) armClaimError(ctx context.Context, claim string) error {
-	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Claim: w.ns + "/" + claim, ClaimError: "injected by the conformance kit"})
+func (w *World) armClaimError(ctx context.Context, claim string) error {
+	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Claim: w.Ns + "/" + claim, ClaimError: "injected by the conformance kit"})
 }
 
 // kubeletCalls are the interposer's records of the kubelet's calls of
 // method for the claim (a ResourceClaim of the scenario) since the
 // scenario began, and the claim.
-func (w *world) kubeletCalls(ctx context.Context, method, claim string) ([]interpose.Record, interpose.ClaimRef, error) {
+func (w *World) kubeletCalls(ctx context.Context, method, claim string) ([]interpose.Record, interpose.ClaimRef, error) {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return nil, interpose.ClaimRef{}, err
 	}
-	rec, _, err := w.claimRef(ctx, claim, "")
+	rec, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return nil, interpose.ClaimRef{}, err
 	}
-	ref := interpose.ClaimRef{Namespace: w.ns, Name: rec.name, UID: string(rec.uid)}
+	ref := interpose.ClaimRef{Namespace: w.Ns, Name: rec.Name, UID: string(rec.UID)}
 	recs, err := si.client.Records(ctx, interpose.Filter{Method: method, Source: interpose.SourceKubelet, ClaimUID: ref.UID, After: si.mark})
 	return recs, ref, err
 }
@@ -239,7 +239,7 @@ func describeCalls(recs []interpose.Record) string {
 // the claim failed by the armed fault after the driver had prepared it,
 // and that a later one succeeded with the same CDI devices (the driver's
 // prepare is idempotent).
-func (w *world) prepareRetried(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) prepareRetried(ctx context.Context, claim string) (context.Context, error) {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return ctx, err
@@ -263,13 +263,13 @@ func (w *world) prepareRetried(ctx context.Context, claim string) (context.Conte
 		list = append(list, fmt.Sprintf("the driver prepared claim %s with CDI devices %v, and with %v when the kubelet retried", claim, firstIDs, last))
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "interposer-calls.txt", MediaType: "text/plain", Body: []byte(describeCalls(recs))})
-	return ctx, findings(list)
+	return ctx, Findings(list)
 }
 
 // claimErrorRetried checks that the kubelet's first NodePrepareResources
 // with the claim got the injected per-claim error for it alone (its other
 // claims were prepared), and that a retry prepared it.
-func (w *world) claimErrorRetried(ctx context.Context, claim string) error {
+func (w *World) claimErrorRetried(ctx context.Context, claim string) error {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return err
@@ -289,12 +289,12 @@ func (w *world) claimErrorRetried(ctx context.Context, claim string) error {
 	if _, err := lastPrepared(recs[1:], ref.UID); err != nil {
 		list = append(list, err.Error())
 	}
-	return findings(list)
+	return Findings(list)
 }
 
 // preparedAgain calls the driver's NodePrepareResources for the prepared
 // claim once more: it must return the CDI devices the kubelet got.
-func (w *world) preparedAgain(ctx context.Context, claim string) error {
+func (w *World) preparedAgain(ctx context.Context, claim string) error {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return err
@@ -323,9 +323,9 @@ func (w *world) preparedAgain(ctx context.Context, claim string) error {
 // is not listening (status Unavailable): a restarted driver's pod is ready
 // before it serves its socket again, which the kubelet, behind the
 // interposer, never notices.
-func (w *world) direct(ctx context.Context, call func() (interpose.Record, error)) (interpose.Record, error) {
+func (w *World) direct(ctx context.Context, call func() (interpose.Record, error)) (interpose.Record, error) {
 	var rec interpose.Record
-	err := poll(ctx, w.cfg.Timeouts.PodStart, "the driver to serve its DRA socket", func(context.Context) (bool, string, error) {
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to serve its DRA socket", func(context.Context) (bool, string, error) {
 		var err error
 		if rec, err = call(); err != nil {
 			return false, "", err
@@ -346,7 +346,7 @@ type cdiSpec struct {
 // cdiDevicesOnce checks that every CDI device the kubelet was given for
 // the claim is defined exactly once in the node's CDI specs: a device
 // prepared twice (by a prepare and its retry) shows as two definitions.
-func (w *world) cdiDevicesOnce(ctx context.Context, claim string) error {
+func (w *World) cdiDevicesOnce(ctx context.Context, claim string) error {
 	dir, err := w.cdiDir()
 	if err != nil {
 		return err
@@ -394,13 +394,13 @@ func (w *world) cdiDevicesOnce(ctx context.Context, claim string) error {
 	if found == 0 && len(list) == 0 {
 		list = append(list, fmt.Sprintf("none of the CDI devices %v of claim %s is defined in %s", ids, claim, dir))
 	}
-	return findings(list)
+	return Findings(list)
 }
 
 // unprepareOK calls the driver's NodeUnprepareResources for the claim
 // through the interposer and checks that the call and the claim's answer
 // succeeded.
-func (w *world) unprepareOK(ctx context.Context, what string, ref interpose.ClaimRef) error {
+func (w *World) unprepareOK(ctx context.Context, what string, ref interpose.ClaimRef) error {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return err
@@ -421,16 +421,16 @@ func (w *world) unprepareOK(ctx context.Context, what string, ref interpose.Clai
 	return nil
 }
 
-func (w *world) unpreparedAgain(ctx context.Context, claim string) error {
-	rec, _, err := w.claimRef(ctx, claim, "")
+func (w *World) unpreparedAgain(ctx context.Context, claim string) error {
+	rec, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return err
 	}
-	return w.unprepareOK(ctx, "claim "+claim+" (unprepared before)", interpose.ClaimRef{Namespace: w.ns, Name: rec.name, UID: string(rec.uid)})
+	return w.unprepareOK(ctx, "claim "+claim+" (unprepared before)", interpose.ClaimRef{Namespace: w.Ns, Name: rec.Name, UID: string(rec.UID)})
 }
 
-func (w *world) unprepareNeverPrepared(ctx context.Context) error {
-	return w.unprepareOK(ctx, "a claim never prepared", interpose.ClaimRef{Namespace: w.ns, Name: "drakit-never-prepared", UID: string(uuid.NewUUID())})
+func (w *World) unprepareNeverPrepared(ctx context.Context) error {
+	return w.unprepareOK(ctx, "a claim never prepared", interpose.ClaimRef{Namespace: w.Ns, Name: "drakit-never-prepared", UID: string(uuid.NewUUID())})
 }
 
 // prepareWithMissing calls the driver's NodePrepareResources with the
@@ -439,7 +439,7 @@ func (w *world) unprepareNeverPrepared(ctx context.Context) error {
 // its CDI devices; or a gRPC error for the whole call, as the kubelet
 // plugin library answers when it cannot get a claim (§17.2), after which
 // the prepared claim must still be prepared as it was.
-func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) prepareWithMissing(ctx context.Context, claim string) (context.Context, error) {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return ctx, err
@@ -449,7 +449,7 @@ func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.C
 		return ctx, err
 	}
 	si, _ := w.interposer(ctx)
-	missing := interpose.ClaimRef{Namespace: w.ns, Name: "drakit-no-such-claim", UID: string(uuid.NewUUID())}
+	missing := interpose.ClaimRef{Namespace: w.Ns, Name: "drakit-no-such-claim", UID: string(uuid.NewUUID())}
 	rec, err := w.direct(ctx, func() (interpose.Record, error) { return si.client.Prepare(ctx, ref, missing) })
 	if err != nil {
 		return ctx, err
@@ -477,14 +477,14 @@ func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.C
 		}
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "missing-claim-answer.txt", MediaType: "text/plain", Body: []byte(form)})
-	return ctx, findings(list)
+	return ctx, Findings(list)
 }
 
 // kubeletUnprepared waits until the interposer recorded a successful
 // NodeUnprepareResources of the kubelet for the claim.
-func (w *world) kubeletUnprepared(ctx context.Context, claim string) error {
+func (w *World) kubeletUnprepared(ctx context.Context, claim string) error {
 	var seen []interpose.Record
-	return poll(ctx, w.cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet's NodeUnprepareResources of claim %s to succeed at the driver", claim), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet's NodeUnprepareResources of claim %s to succeed at the driver", claim), func(ctx context.Context) (bool, string, error) {
 		recs, ref, err := w.kubeletCalls(ctx, interpose.MethodUnprepare, claim)
 		if err != nil {
 			return false, err.Error(), nil

@@ -15,47 +15,47 @@ import (
 
 // lintSteps judge the driver's ResourceSlices with the rules of
 // drakit.dev/drakit/conformance/lint.
-func (w *world) lintSteps() []stepDef {
-	return []stepDef{
-		{`^the kit can read the node's sysfs$`, w.sysfsReadable, nil},
-		{`^the driver's ResourceSlices pass the lint rule "([^"]+)"$`, w.passLintRule, nil},
+func (w *World) lintSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the kit can read the node's sysfs$`, Fn: w.sysfsReadable},
+		{Pattern: `^the driver's ResourceSlices pass the lint rule "([^"]+)"$`, Fn: w.passLintRule},
 	}
 }
 
 // sysfsSkipReason explains why the inventory rule cannot run.
 const sysfsSkipReason = "the kit cannot read the node's sysfs: no --node-sysfs (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys, a real node: /sys)"
 
-func (w *world) sysfsReadable(ctx context.Context) (context.Context, error) {
-	if w.cfg.PCIVendor == "" {
-		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no PCI vendor and class of its devices (deviceKinds[].pci, or --pci-vendor and --pci-class)")
+func (w *World) sysfsReadable(ctx context.Context) (context.Context, error) {
+	if w.Cfg.PCIVendor == "" {
+		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no PCI vendor and class of its devices (deviceKinds[].pci, or --pci-vendor and --pci-class)")
 	}
-	if w.cfg.NodeSysfsRoot == "" {
-		return skip(ctx, sysfsSkipReason)
+	if w.Cfg.NodeSysfsRoot == "" {
+		return Skip(ctx, sysfsSkipReason)
 	}
 	return ctx, nil
 }
 
 // lintInput gathers what the rules judge: the driver's slices, the Nodes
 // and the other drivers of the cluster.
-func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
-	in := lint.Input{Driver: w.cfg.DriverName, Identity: w.cfg.UUIDAttribute}
+func (w *World) lintInput(ctx context.Context) (lint.Input, error) {
+	in := lint.Input{Driver: w.Cfg.DriverName, Identity: w.Cfg.UUIDAttribute}
 	sl, err := w.driverSlices(ctx)
 	if err != nil {
 		return in, err
 	}
 	in.Slices = sl
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return in, fmt.Errorf("list nodes: %w", err)
 	}
 	in.Nodes = nodes.Items
-	all, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	all, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return in, fmt.Errorf("list ResourceSlices: %w", err)
 	}
 	drivers := map[string]bool{}
 	for _, s := range all.Items {
-		if s.Spec.Driver != w.cfg.DriverName {
+		if s.Spec.Driver != w.Cfg.DriverName {
 			drivers[s.Spec.Driver] = true
 		}
 	}
@@ -68,7 +68,7 @@ func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
 
 // passLintRule fails the scenario with the rule's findings; its warnings
 // (parts of the rule no KEP or API requires) it only attaches.
-func (w *world) passLintRule(ctx context.Context, rule string) (context.Context, error) {
+func (w *World) passLintRule(ctx context.Context, rule string) (context.Context, error) {
 	in, err := w.lintInput(ctx)
 	if err != nil {
 		return ctx, err
@@ -98,7 +98,7 @@ func (w *world) passLintRule(ctx context.Context, rule string) (context.Context,
 		}
 		msgs = append(msgs, f.String())
 	}
-	return ctx, findings(msgs)
+	return ctx, Findings(msgs)
 }
 
 // warn attaches a warning to the scenario: advice that no KEP or API
@@ -115,8 +115,8 @@ type sysfsRule func(in lint.Input, node, sysfs string, kind lint.PCIKind, inKind
 
 // sysfsFindings runs rule on the devices of the driver's classes on the
 // node and the node's PCI functions.
-func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
-	if w.cfg.NodeSysfsRoot == "" || w.cfg.PCIVendor == "" {
+func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
+	if w.Cfg.NodeSysfsRoot == "" || w.Cfg.PCIVendor == "" {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", sysfsSkipReason)
 	}
 	node, err := w.nodeName(ctx)
@@ -124,7 +124,7 @@ func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 		return nil, err
 	}
 	ofKind := map[string]bool{}
-	for _, class := range []string{w.cfg.deviceClass(), w.cfg.PartitionClassName} {
+	for _, class := range []string{w.Cfg.deviceClass(), w.Cfg.PartitionClassName} {
 		if class == "" {
 			continue
 		}
@@ -136,16 +136,16 @@ func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 			ofKind[d.ID()] = true
 		}
 	}
-	kind := lint.PCIKind{Vendor: w.cfg.PCIVendor, Class: w.cfg.PCIClass}
-	return rule(in, node, w.cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
+	kind := lint.PCIKind{Vendor: w.Cfg.PCIVendor, Class: w.Cfg.PCIClass}
+	return rule(in, node, w.Cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
 }
 
 // nodeName is Config.NodeName, else the cluster's only node.
-func (w *world) nodeName(ctx context.Context) (string, error) {
-	if w.cfg.NodeName != "" {
-		return w.cfg.NodeName, nil
+func (w *World) nodeName(ctx context.Context) (string, error) {
+	if w.Cfg.NodeName != "" {
+		return w.Cfg.NodeName, nil
 	}
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
 	}

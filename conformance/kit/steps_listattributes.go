@@ -22,34 +22,34 @@ import (
 // NUMA nodes a device is close to (declaration
 // deviceKinds[].numaNodesAttribute) to the node's sysfs, and let the
 // scheduler select and constrain the driver's devices by it.
-func (w *world) listAttributeSteps() []stepDef {
-	return []stepDef{
-		{`^each of the driver's devices carries the NUMA nodes the node's sysfs puts close to it as its NUMA nodes list$`, w.devicesCarrySysfsNUMANodes, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device whose NUMA nodes list includes (the|another) NUMA node (?:than )?the node's sysfs gives it$`, w.claimNUMANodesIncludes, needsOneWhole},
-		{`^the device allocated to the claim "([^"]+)" has that NUMA node in its NUMA nodes list and in the node's sysfs$`, w.claimDeviceNUMANodesInclude, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 2 devices with the same NUMA nodes list$`, w.claimMatchingNUMANodes, nil},
-		{`^the devices allocated to the claim "([^"]+)" have NUMA nodes lists with a node in common, in the node's sysfs too$`, w.claimDevicesShareNUMANode, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device more than the node's sysfs has NUMA nodes, with pairwise different NUMA nodes lists$`, w.claimDistinctNUMANodes, nil},
+func (w *World) listAttributeSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^each of the driver's devices carries the NUMA nodes the node's sysfs puts close to it as its NUMA nodes list$`, Fn: w.devicesCarrySysfsNUMANodes},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device whose NUMA nodes list includes (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimNUMANodesIncludes, Needs: needsOneWhole},
+		{Pattern: `^the device allocated to the claim "([^"]+)" has that NUMA node in its NUMA nodes list and in the node's sysfs$`, Fn: w.claimDeviceNUMANodesInclude},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 2 devices with the same NUMA nodes list$`, Fn: w.claimMatchingNUMANodes},
+		{Pattern: `^the devices allocated to the claim "([^"]+)" have NUMA nodes lists with a node in common, in the node's sysfs too$`, Fn: w.claimDevicesShareNUMANode},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device more than the node's sysfs has NUMA nodes, with pairwise different NUMA nodes lists$`, Fn: w.claimDistinctNUMANodes},
 	}
 }
 
 // numaNodesAttr lets a step go on when the driver claims listTypeAttributes,
 // declares its NUMA nodes list attribute and the kit reads the node's sysfs;
 // it returns the attribute's domain and name.
-func (w *world) numaNodesAttr(ctx context.Context) (context.Context, string, string, error) {
+func (w *World) numaNodesAttr(ctx context.Context) (context.Context, string, string, error) {
 	ctx, err := w.requireCapability(ctx, declaration.CapabilityListTypeAttributes)
 	if err != nil {
 		return ctx, "", "", err
 	}
-	if w.cfg.NUMANodesAttribute == "" {
-		ctx, err = skip(ctx, report.NotDeclaredPrefix+"the driver declares no list attribute of the NUMA nodes close to a device (deviceKinds[].numaNodesAttribute, or --numa-nodes-attribute)")
+	if w.Cfg.NUMANodesAttribute == "" {
+		ctx, err = Skip(ctx, report.NotDeclaredPrefix+"the driver declares no list attribute of the NUMA nodes close to a device (deviceKinds[].numaNodesAttribute, or --numa-nodes-attribute)")
 		return ctx, "", "", err
 	}
-	if w.cfg.NodeSysfsRoot == "" {
-		ctx, err = skip(ctx, sysfsSkipReason)
+	if w.Cfg.NodeSysfsRoot == "" {
+		ctx, err = Skip(ctx, sysfsSkipReason)
 		return ctx, "", "", err
 	}
-	domain, name := observe.SplitAttribute(w.cfg.DriverName, w.cfg.NUMANodesAttribute)
+	domain, name := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
 	return ctx, domain, name, nil
 }
 
@@ -61,13 +61,13 @@ func (w *world) numaNodesAttr(ctx context.Context) (context.Context, string, str
 // socket (physical_package_id of their first CPU) is the same, or unknown.
 // Nil when numa_node is -1; only the own node when the distance row is
 // missing.
-func (w *world) sysfsCloseNUMANodes(addr string) ([]int64, error) {
+func (w *World) sysfsCloseNUMANodes(addr string) ([]int64, error) {
 	own, err := w.sysfsNUMANode(addr)
 	if err != nil || own < 0 {
 		return nil, err
 	}
 	out := []int64{own}
-	b, err := os.ReadFile(filepath.Join(w.cfg.NodeSysfsRoot, "devices", "system", "node", fmt.Sprintf("node%d", own), "distance"))
+	b, err := os.ReadFile(filepath.Join(w.Cfg.NodeSysfsRoot, "devices", "system", "node", fmt.Sprintf("node%d", own), "distance"))
 	if err != nil {
 		return out, nil // no SLIT distances: the own node only
 	}
@@ -103,8 +103,8 @@ func (w *world) sysfsCloseNUMANodes(addr string) ([]int64, error) {
 
 // sysfsNUMASocket is the socket of a NUMA node's first CPU in the node's
 // sysfs; false when sysfs does not tell (a node without CPUs).
-func (w *world) sysfsNUMASocket(node int64) (int64, bool) {
-	b, err := os.ReadFile(filepath.Join(w.cfg.NodeSysfsRoot, "devices", "system", "node", fmt.Sprintf("node%d", node), "cpulist"))
+func (w *World) sysfsNUMASocket(node int64) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(w.Cfg.NodeSysfsRoot, "devices", "system", "node", fmt.Sprintf("node%d", node), "cpulist"))
 	if err != nil {
 		return 0, false
 	}
@@ -112,7 +112,7 @@ func (w *world) sysfsNUMASocket(node int64) (int64, bool) {
 	if err != nil || cpus.Size() == 0 {
 		return 0, false
 	}
-	b, err = os.ReadFile(filepath.Join(w.cfg.NodeSysfsRoot, "devices", "system", "cpu", fmt.Sprintf("cpu%d", cpus.List()[0]), "topology", "physical_package_id"))
+	b, err = os.ReadFile(filepath.Join(w.Cfg.NodeSysfsRoot, "devices", "system", "cpu", fmt.Sprintf("cpu%d", cpus.List()[0]), "topology", "physical_package_id"))
 	if err != nil {
 		return 0, false
 	}
@@ -132,7 +132,7 @@ func devicePCIFunction(d publishedDevice) (string, error) {
 // devicesCarrySysfsNUMANodes checks every device of the driver: its NUMA
 // nodes list is exactly sysfsCloseNUMANodes of its PCI function, and
 // absent where sysfs gives the function no NUMA node.
-func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context, error) {
+func (w *World) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
@@ -143,7 +143,7 @@ func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 		return ctx, err
 	}
 	if len(devices) == 0 {
-		return ctx, fmt.Errorf("driver %s publishes no devices", w.cfg.DriverName)
+		return ctx, fmt.Errorf("driver %s publishes no devices", w.Cfg.DriverName)
 	}
 	var bad []string
 	for _, d := range devices {
@@ -156,7 +156,7 @@ func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 		if err != nil {
 			return ctx, err
 		}
-		a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, string(attr))
+		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, string(attr))
 		switch {
 		case want == nil && ok:
 			bad = append(bad, fmt.Sprintf("device %s publishes %s %s, but the node's sysfs puts its PCI function %s on no NUMA node", d.ID(), attr, observe.AttributeString(a), addr))
@@ -169,7 +169,7 @@ func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 			bad = append(bad, fmt.Sprintf("device %s publishes %s %v, the node's sysfs puts NUMA nodes %v close to its PCI function %s", d.ID(), attr, a.IntValues, want, addr))
 		}
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // numaNodesSelector is the CEL selector of devices whose list attribute
@@ -185,7 +185,7 @@ func numaNodesSelector(domain, name string, node int64) string {
 // selector that its NUMA nodes list includes the NUMA node the node's sysfs
 // gives its PCI function (relation "the"), or a node sysfs does not put
 // close to it ("another"; the claim then stays unallocated).
-func (w *world) claimNUMANodesIncludes(ctx context.Context, claim, relation string) (context.Context, error) {
+func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
@@ -196,14 +196,14 @@ func (w *world) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 	d := w.lease.Units[0].Whole[0]
 	a, ok := d.Attributes[pciBusIDAttribute]
 	if !ok || a.StringValue == nil {
-		return skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
+		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
 	}
 	near, err := w.sysfsCloseNUMANodes(*a.StringValue)
 	if err != nil {
 		return ctx, err
 	}
 	if near == nil {
-		return skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
+		return Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
 	}
 	want := near[0]
 	if relation == "another" {
@@ -213,17 +213,17 @@ func (w *world) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.createClaim(ctx, newClaim(claim, claimSpec(w.cfg.deviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.createClaim(ctx, newClaim(claim, claimSpec(w.Cfg.deviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
 // claim, in result order.
-func (w *world) claimPublishedDevices(ctx context.Context, claim string) ([]publishedDevice, error) {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]publishedDevice, error) {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (w *world) claimPublishedDevices(ctx context.Context, claim string) ([]publ
 // claimDeviceNUMANodesInclude checks that the claim's one device publishes
 // the selected NUMA node in its list and that the node's sysfs puts that
 // node close to the device's PCI function.
-func (w *world) claimDeviceNUMANodesInclude(ctx context.Context, claim string) error {
+func (w *World) claimDeviceNUMANodesInclude(ctx context.Context, claim string) error {
 	want, ok := w.numaNodes[claim]
 	if !ok {
 		return fmt.Errorf("claim %s selected no NUMA node (a step \"a ResourceClaim ... whose NUMA nodes list includes ...\" must come first)", claim)
@@ -256,12 +256,12 @@ func (w *world) claimDeviceNUMANodesInclude(ctx context.Context, claim string) e
 		return err
 	}
 	if len(devices) != 1 {
-		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected 1", claim, len(devices), w.cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected 1", claim, len(devices), w.Cfg.DriverName)
 	}
 	d := devices[0]
-	a, _ := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.NUMANodesAttribute)
+	a, _ := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
 	if !slices.Contains(a.IntValues, want) {
-		return fmt.Errorf("claim %s selected NUMA node %d and got device %s, whose %s is %s", claim, want, d.ID(), w.cfg.NUMANodesAttribute, observe.AttributeString(a))
+		return fmt.Errorf("claim %s selected NUMA node %d and got device %s, whose %s is %s", claim, want, d.ID(), w.Cfg.NUMANodesAttribute, observe.AttributeString(a))
 	}
 	addr, err := devicePCIFunction(d)
 	if err != nil {
@@ -280,31 +280,31 @@ func (w *world) claimDeviceNUMANodesInclude(ctx context.Context, claim string) e
 // claimMatchingNUMANodes asks for 2 devices (the scenario's leased ones)
 // with matchAttribute over the NUMA nodes list: lists with a node in
 // common.
-func (w *world) claimMatchingNUMANodes(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	spec := withMatchAttribute(claimSpec(w.cfg.deviceClass(), 2), domain+"/"+name)
+	spec := withMatchAttribute(claimSpec(w.Cfg.deviceClass(), 2), domain+"/"+name)
 	return ctx, w.createClaim(ctx, newClaim(claim, spec))
 }
 
 // claimDevicesShareNUMANode checks that the claim's devices publish NUMA
 // nodes lists with a node in common, and that their PCI functions' close
 // NUMA nodes in the node's sysfs have it in common too.
-func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) error {
+func (w *World) claimDevicesShareNUMANode(ctx context.Context, claim string) error {
 	devices, err := w.claimPublishedDevices(ctx, claim)
 	if err != nil {
 		return err
 	}
 	if len(devices) < 2 {
-		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected at least 2", claim, len(devices), w.cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected at least 2", claim, len(devices), w.Cfg.DriverName)
 	}
 	var published, truth []int64
 	var ids []string
 	for i, d := range devices {
 		ids = append(ids, d.ID())
-		a, _ := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.NUMANodesAttribute)
+		a, _ := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
 		addr, err := devicePCIFunction(d)
 		if err != nil {
 			return err
@@ -322,7 +322,7 @@ func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) err
 	}
 	switch {
 	case len(published) == 0:
-		return fmt.Errorf("claim %s is allocated devices %s whose %s lists have no NUMA node in common", claim, strings.Join(ids, ", "), w.cfg.NUMANodesAttribute)
+		return fmt.Errorf("claim %s is allocated devices %s whose %s lists have no NUMA node in common", claim, strings.Join(ids, ", "), w.Cfg.NUMANodesAttribute)
 	case len(truth) == 0:
 		return fmt.Errorf("claim %s is allocated devices %s whose PCI functions the node's sysfs puts close to no common NUMA node (their lists share %v)", claim, strings.Join(ids, ", "), published)
 	}
@@ -334,25 +334,25 @@ func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) err
 // must be pairwise disjoint non-empty sets of the node's NUMA nodes, and no
 // more such sets exist than nodes, so no allocation can satisfy it. Skipped
 // when the driver's class has no more devices than that.
-func (w *world) claimDistinctNUMANodes(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	nodes, err := filepath.Glob(filepath.Join(w.cfg.NodeSysfsRoot, "devices", "system", "node", "node[0-9]*"))
+	nodes, err := filepath.Glob(filepath.Join(w.Cfg.NodeSysfsRoot, "devices", "system", "node", "node[0-9]*"))
 	if err != nil {
 		return ctx, fmt.Errorf("list the NUMA nodes in the node's sysfs: %w", err)
 	}
 	n := int64(len(nodes)) + 1
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	if int64(len(devices)) < n || n > resourceapi.AllocationResultsMaxSize {
-		return skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.cfg.deviceClass(), len(devices), n, len(nodes)))
+		return Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.deviceClass(), len(devices), n, len(nodes)))
 	}
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
-	spec := claimSpec(w.cfg.deviceClass(), n)
+	spec := claimSpec(w.Cfg.deviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
 	return ctx, w.createClaim(ctx, newClaim(claim, spec))
 }

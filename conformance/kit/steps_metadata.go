@@ -22,27 +22,27 @@ import (
 // below /var/run/kubernetes.io/dra-device-attributes; the kit compares
 // them with what the API server stored: the claim, its allocation and the
 // allocated devices' ResourceSlice attributes.
-func (w *world) metadataSteps() []stepDef {
-	return []stepDef{
-		{`^a pod "([^"]+)" is created with the claim "([^"]+)" and a second container "([^"]+)" that uses no claim$`, w.podWithBystander, nil},
-		{`^pod "([^"]+)" reads the device metadata of request "([^"]+)" of its claim "([^"]+)"$`, w.podReadsMetadata, nil},
-		{`^the device metadata of request "([^"]+)" of the claim "([^"]+)" in pod "([^"]+)" names the request "([^"]+)"$`, w.metadataNamesRequest, nil},
-		{`^container "([^"]+)" of pod "([^"]+)" has no device metadata file$`, w.containerHasNoMetadata, nil},
+func (w *World) metadataSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a pod "([^"]+)" is created with the claim "([^"]+)" and a second container "([^"]+)" that uses no claim$`, Fn: w.podWithBystander},
+		{Pattern: `^pod "([^"]+)" reads the device metadata of request "([^"]+)" of its claim "([^"]+)"$`, Fn: w.podReadsMetadata},
+		{Pattern: `^the device metadata of request "([^"]+)" of the claim "([^"]+)" in pod "([^"]+)" names the request "([^"]+)"$`, Fn: w.metadataNamesRequest},
+		{Pattern: `^container "([^"]+)" of pod "([^"]+)" has no device metadata file$`, Fn: w.containerHasNoMetadata},
 	}
 }
 
 // podWithBystander creates a probe pod whose probe container uses the
 // claim and whose second container, another probe, uses none.
-func (w *world) podWithBystander(ctx context.Context, name, claim, container string) error {
+func (w *World) podWithBystander(ctx context.Context, name, claim, container string) error {
 	if container == probeContainer {
 		return fmt.Errorf("pod %s: the second container must not be named %s, the probe container's name", name, probeContainer)
 	}
-	pod := probePod(w.suite, name, []podClaim{{name: claim, claim: claim}})
+	pod := ProbePod(w.Suite, name, []PodClaim{{Name: claim, Claim: claim}})
 	bystander := *pod.Spec.Containers[0].DeepCopy()
 	bystander.Name = container
 	bystander.Resources.Claims = nil
 	pod.Spec.Containers = append(pod.Spec.Containers, bystander)
-	return w.createProbePod(ctx, pod)
+	return w.CreateProbePod(ctx, pod)
 }
 
 // metadataFile finds the metadata file of the driver for request of the
@@ -50,7 +50,7 @@ func (w *world) podWithBystander(ctx context.Context, name, claim, container str
 // below resourceclaims/<claim> for a claim the pod names and below
 // resourceclaimtemplates/<entry> for one made from a template. The
 // returned want is what the API server says the file must describe.
-func (w *world) metadataFile(ctx context.Context, podName, request, entry string) (string, []metadatav1beta1.DeviceMetadata, metadataWant, error) {
+func (w *World) metadataFile(ctx context.Context, podName, request, entry string) (string, []metadatav1beta1.DeviceMetadata, metadataWant, error) {
 	var want metadataWant
 	p, err := w.runningPod(podName)
 	if err != nil {
@@ -60,7 +60,7 @@ func (w *world) metadataFile(ctx context.Context, podName, request, entry string
 	if !ok {
 		return "", nil, want, fmt.Errorf("pod %s has no claim entry %q (it has %s)", podName, entry, strings.Join(slices.Sorted(maps.Keys(p.claims)), ", "))
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 	if err != nil {
 		return "", nil, want, fmt.Errorf("get pod %s: %w", podName, err)
 	}
@@ -68,22 +68,22 @@ func (w *world) metadataFile(ctx context.Context, podName, request, entry string
 	if err != nil {
 		return "", nil, want, err
 	}
-	want = metadataWant{driver: w.cfg.DriverName, namespace: w.ns, claim: c, request: request}
+	want = metadataWant{driver: w.Cfg.DriverName, namespace: w.Ns, Claim: c, request: request}
 	if fromTemplate {
 		want.entry = entry
 	}
 	for _, d := range p.devices {
-		if d.Claim == c.name && resourceclaim.BaseRequestRef(d.Request) == request {
+		if d.Claim == c.Name && resourceclaim.BaseRequestRef(d.Request) == request {
 			want.devices = append(want.devices, d)
 		}
 	}
 	if len(want.devices) == 0 {
-		return "", nil, want, fmt.Errorf("pod %s: claim %s is allocated no device of driver %s for request %s: no metadata file to expect", podName, c.name, w.cfg.DriverName, request)
+		return "", nil, want, fmt.Errorf("pod %s: claim %s is allocated no device of driver %s for request %s: no metadata file to expect", podName, c.Name, w.Cfg.DriverName, request)
 	}
-	file := metadataFilePath(w.cfg.DriverName, entry, c.name, fromTemplate, request)
+	file := metadataFilePath(w.Cfg.DriverName, entry, c.Name, fromTemplate, request)
 	data, ok := p.report.Metadata[file]
 	if !ok {
-		return file, nil, want, fmt.Errorf("pod %s: the container using claim %s has no device metadata file %s (it has %s)", podName, c.name, file, describeMetadataFiles(p.report.Metadata))
+		return file, nil, want, fmt.Errorf("pod %s: the container using claim %s has no device metadata file %s (it has %s)", podName, c.Name, file, describeMetadataFiles(p.report.Metadata))
 	}
 	objs, err := parseMetadataStream([]byte(data))
 	if err != nil {
@@ -97,7 +97,7 @@ func (w *world) metadataFile(ctx context.Context, podName, request, entry string
 // first describing the same, and its newest object naming the claim and
 // exactly the devices allocated for the request with their ResourceSlice
 // attributes.
-func (w *world) podReadsMetadata(ctx context.Context, podName, request, entry string) error {
+func (w *World) podReadsMetadata(ctx context.Context, podName, request, entry string) error {
 	file, objs, want, err := w.metadataFile(ctx, podName, request, entry)
 	if err != nil {
 		return err
@@ -113,13 +113,13 @@ func (w *world) podReadsMetadata(ctx context.Context, podName, request, entry st
 		bad = append(bad, label+": mounted read-write, want read-only")
 	}
 	bad = append(bad, checkMetadata(label, objs[0], want)...)
-	return findings(bad)
+	return Findings(bad)
 }
 
 // metadataNamesRequest checks the request name inside the metadata file of
 // a request: for a prioritized list it keeps the subrequest
 // (request/subrequest), which the file's path drops.
-func (w *world) metadataNamesRequest(ctx context.Context, request, entry, podName, name string) error {
+func (w *World) metadataNamesRequest(ctx context.Context, request, entry, podName, name string) error {
 	file, objs, _, err := w.metadataFile(ctx, podName, request, entry)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (w *world) metadataNamesRequest(ctx context.Context, request, entry, podNam
 
 // containerHasNoMetadata checks that a container of the pod that uses no
 // claim sees no metadata file and no mount below the metadata directory.
-func (w *world) containerHasNoMetadata(ctx context.Context, container, podName string) error {
+func (w *World) containerHasNoMetadata(ctx context.Context, container, podName string) error {
 	if _, err := w.runningPod(podName); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (w *world) containerHasNoMetadata(ctx context.Context, container, podName s
 			bad = append(bad, fmt.Sprintf("container %s of pod %s uses no claim, yet has a mount at %s", container, podName, m.Path))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // entryFromTemplate says whether the pod's claim entry is made from a

@@ -25,35 +25,35 @@ import (
 // selection, how the scheduler allocates a device that names its own
 // nodes (with pools of the kit's test driver), and a device of the driver
 // under test that several nodes share, used by a pod on each of them.
-func (w *world) multiHostSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver whose node selection (.+) is submitted$`, w.submitSliceNodeSelection, nil},
-		{`^a ResourceSlice "([^"]+)" of the test driver with perDeviceNodeSelection and devices for a nodeName, a nodeSelector and allNodes is submitted$`, w.submitSlicePerDevice, nil},
-		{`^the ResourceSlice "([^"]+)" of the test driver keeps each device's node selection$`, w.sliceKeepsPerDevice, nil},
-		{`^the test driver publishes a pool "([^"]+)" with perDeviceNodeSelection: device "([^"]+)" whose node selector picks a node of the cluster and device "([^"]+)" on a node that does not exist$`, w.publishPerDevicePool, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)"$`, w.claimTestDriverRole, nil},
-		{`^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with the node selector the device names$`, w.claimAllocatedPerDevice, nil},
-		{`^the cluster has at least (\d+) nodes$`, w.clusterHasNodes, nil},
-		{`^the driver publishes a device available on at least (\d+) nodes$`, w.driverPublishesMultiNodeDevice, needsExclusive},
-		{`^a ResourceClaim "([^"]+)" requesting the multi-node device$`, w.claimMultiNodeDevice, nil},
-		{`^a pod on each node of the multi-node device is created with the claim "([^"]+)"$`, w.podsOnEachNode, nil},
-		{`^the pods on each node of the multi-node device are running$`, w.podsOnEachNodeRun, nil},
-		{`^the claim "([^"]+)" is allocated the multi-node device once, for all of its nodes$`, w.claimAllocatedMultiNode, nil},
-		{`^the claim "([^"]+)" is reserved for the pods on each node of the multi-node device$`, w.claimReservedForNodePods, nil},
-		{`^the pods on each node of the multi-node device see exactly the devices allocated to their claims$`, w.podsOnEachNodeSee, nil},
+func (w *World) multiHostSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose node selection (.+) is submitted$`, Fn: w.submitSliceNodeSelection},
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with perDeviceNodeSelection and devices for a nodeName, a nodeSelector and allNodes is submitted$`, Fn: w.submitSlicePerDevice},
+		{Pattern: `^the ResourceSlice "([^"]+)" of the test driver keeps each device's node selection$`, Fn: w.sliceKeepsPerDevice},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" with perDeviceNodeSelection: device "([^"]+)" whose node selector picks a node of the cluster and device "([^"]+)" on a node that does not exist$`, Fn: w.publishPerDevicePool},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)"$`, Fn: w.claimTestDriverRole},
+		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with the node selector the device names$`, Fn: w.claimAllocatedPerDevice},
+		{Pattern: `^the cluster has at least (\d+) nodes$`, Fn: w.clusterHasNodes},
+		{Pattern: `^the driver publishes a device available on at least (\d+) nodes$`, Fn: w.driverPublishesMultiNodeDevice, Needs: needsExclusive},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the multi-node device$`, Fn: w.claimMultiNodeDevice},
+		{Pattern: `^a pod on each node of the multi-node device is created with the claim "([^"]+)"$`, Fn: w.podsOnEachNode},
+		{Pattern: `^the pods on each node of the multi-node device are running$`, Fn: w.podsOnEachNodeRun},
+		{Pattern: `^the claim "([^"]+)" is allocated the multi-node device once, for all of its nodes$`, Fn: w.claimAllocatedMultiNode},
+		{Pattern: `^the claim "([^"]+)" is reserved for the pods on each node of the multi-node device$`, Fn: w.claimReservedForNodePods},
+		{Pattern: `^the pods on each node of the multi-node device see exactly the devices allocated to their claims$`, Fn: w.podsOnEachNodeSee},
 	}
 }
 
 // bareTestSlice is a one-device slice of the test driver without any node
 // selection.
-func (w *world) bareTestSlice(name string) *resourceapi.ResourceSlice {
+func (w *World) bareTestSlice(name string) *resourceapi.ResourceSlice {
 	s := w.testSlice(name, name, 1)
 	s.Spec.AllNodes = nil
 	s.Spec.Devices = []resourceapi.Device{{Name: "d0"}}
 	return s
 }
 
-func (w *world) submitSliceNodeSelection(ctx context.Context, name, selection string) error {
+func (w *World) submitSliceNodeSelection(ctx context.Context, name, selection string) error {
 	edit, ok := sliceNodeSelections[selection]
 	if !ok {
 		known := slices.Sorted(func(yield func(string) bool) {
@@ -73,7 +73,7 @@ func (w *world) submitSliceNodeSelection(ctx context.Context, name, selection st
 
 // perDeviceSlice is a valid slice with perDeviceNodeSelection: devices
 // by-name, by-selector and everywhere.
-func (w *world) perDeviceSlice(name string) *resourceapi.ResourceSlice {
+func (w *World) perDeviceSlice(name string) *resourceapi.ResourceSlice {
 	s := w.bareTestSlice(name)
 	s.Spec.PerDeviceNodeSelection = ptr.To(true)
 	s.Spec.Devices = []resourceapi.Device{
@@ -84,7 +84,7 @@ func (w *world) perDeviceSlice(name string) *resourceapi.ResourceSlice {
 	return s
 }
 
-func (w *world) submitSlicePerDevice(ctx context.Context, name string) error {
+func (w *World) submitSlicePerDevice(ctx context.Context, name string) error {
 	w.submitSlice(ctx, w.perDeviceSlice(name))
 	return nil
 }
@@ -92,9 +92,9 @@ func (w *world) submitSlicePerDevice(ctx context.Context, name string) error {
 // sliceKeepsPerDevice compares the stored slice with what the kit
 // submitted: an API server whose DRAPartitionableDevices gate is off drops
 // the fields instead of storing them.
-func (w *world) sliceKeepsPerDevice(ctx context.Context, name string) error {
+func (w *World) sliceKeepsPerDevice(ctx context.Context, name string) error {
 	want := w.perDeviceSlice(name)
-	got, err := w.kube.ResourceV1().ResourceSlices().Get(ctx, want.Name, metav1.GetOptions{})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, want.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceSlice %s: %w", want.Name, err)
 	}
@@ -112,12 +112,12 @@ func (w *world) sliceKeepsPerDevice(ctx context.Context, name string) error {
 				got.Name, d.Name, ptr.Deref(g.NodeName, "-"), g.NodeSelector, ptr.Deref(g.AllNodes, false), ptr.Deref(d.NodeName, "-"), d.NodeSelector, ptr.Deref(d.AllNodes, false)))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // aNode returns a node of the cluster that is Ready, the first by name.
-func (w *world) aNode(ctx context.Context) (*corev1.Node, error) {
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (w *World) aNode(ctx context.Context) (*corev1.Node, error) {
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
@@ -135,7 +135,7 @@ func (w *world) aNode(ctx context.Context) (*corev1.Node, error) {
 // publishPerDevicePool publishes a one-slice pool of the test driver with
 // perDeviceNodeSelection: device here selects a Ready node by its hostname
 // label, device nowhere names a node that does not exist.
-func (w *world) publishPerDevicePool(ctx context.Context, pool, here, nowhere string) error {
+func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere string) error {
 	node, err := w.aNode(ctx)
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func (w *world) publishPerDevicePool(ctx context.Context, pool, here, nowhere st
 	for i := range s.Spec.Devices {
 		s.Spec.Devices[i].Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 			testRoleAttribute:     {StringValue: ptr.To(s.Spec.Devices[i].Name)},
-			testScenarioAttribute: {StringValue: ptr.To(w.ns)},
+			testScenarioAttribute: {StringValue: ptr.To(w.Ns)},
 		}
 	}
 	return w.createSlice(ctx, s)
@@ -168,7 +168,7 @@ func testRoleSelector(role string) string {
 	return fmt.Sprintf(`device.attributes[%s].?role.orValue("") == %s`, strconv.Quote(TestDriverName), strconv.Quote(role))
 }
 
-func (w *world) claimTestDriverRole(ctx context.Context, name, role string) error {
+func (w *World) claimTestDriverRole(ctx context.Context, name, role string) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -180,8 +180,8 @@ func (w *world) claimTestDriverRole(ctx context.Context, name, role string) erro
 // device and that its allocation is restricted to the nodes the device's
 // own nodeSelector picks (the slice's perDeviceNodeSelection), which
 // include the node of the pod the scheduler bound.
-func (w *world) claimAllocatedPerDevice(ctx context.Context, claim, device string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -192,7 +192,7 @@ func (w *world) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 	if len(got) != 1 || got[0].Device != device {
 		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s", claim, resultIDs(got), device)
 	}
-	sl, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	sl, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list ResourceSlices: %w", err)
 	}
@@ -217,13 +217,13 @@ func (w *world) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 }
 
 // clusterHasNodes skips the scenario on a cluster with fewer nodes.
-func (w *world) clusterHasNodes(ctx context.Context, n int) (context.Context, error) {
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (w *World) clusterHasNodes(ctx context.Context, n int) (context.Context, error) {
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
 	}
 	if len(nodes.Items) < n {
-		return skip(ctx, fmt.Sprintf("the cluster has %d node(s), the scenario needs %d", len(nodes.Items), n))
+		return Skip(ctx, fmt.Sprintf("the cluster has %d node(s), the scenario needs %d", len(nodes.Items), n))
 	}
 	return ctx, nil
 }
@@ -242,8 +242,8 @@ func (c Config) multiNodeClasses() []string {
 // driverPublishesMultiNodeDevice picks the first device (by pool and name)
 // of the driver's multiNodeClasses that at least n nodes can use and that
 // has an identity; it skips the scenario when there is none.
-func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (context.Context, error) {
-	nodeList, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (context.Context, error) {
+	nodeList, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
 	}
@@ -251,7 +251,7 @@ func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	if err != nil {
 		return ctx, err
 	}
-	classes := w.cfg.multiNodeClasses()
+	classes := w.Cfg.multiNodeClasses()
 	var found []*multiNodeDevice
 	picked := map[string]bool{}
 	for _, class := range classes {
@@ -265,7 +265,7 @@ func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				if !ok || picked[pd.ID()] {
 					continue
 				}
-				a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute)
+				a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 				if !ok || a.StringValue == nil || *a.StringValue == "" {
 					continue
 				}
@@ -275,48 +275,48 @@ func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				}
 				if len(nodes) >= n {
 					picked[pd.ID()] = true
-					found = append(found, &multiNodeDevice{device: pd, class: class, subslice: class == w.cfg.TorusSubsliceClassName,
+					found = append(found, &multiNodeDevice{device: pd, class: class, subslice: class == w.Cfg.TorusSubsliceClassName,
 						identity: *a.StringValue, hosts: nodes, nodes: nodes[:n], pods: map[string]string{}})
 				}
 			}
 		}
 	}
 	if len(found) == 0 {
-		return skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
-			strings.Join(classes, " or "), w.cfg.DriverName, w.cfg.UUIDAttribute, n, len(nodeList.Items)))
+		return Skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
+			strings.Join(classes, " or "), w.Cfg.DriverName, w.Cfg.UUIDAttribute, n, len(nodeList.Items)))
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].device.ID() < found[j].device.ID() })
 	w.multiNode = found[0]
 	return ctx, nil
 }
 
-func (w *world) theMultiNodeDevice() (*multiNodeDevice, error) {
+func (w *World) theMultiNodeDevice() (*multiNodeDevice, error) {
 	if w.multiNode == nil {
 		return nil, fmt.Errorf("no multi-node device picked (a step \"the driver publishes a device available on at least N nodes\" must come first)")
 	}
 	return w.multiNode, nil
 }
 
-func (w *world) claimMultiNodeDevice(ctx context.Context, name string) error {
+func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	sel := uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, m.identity)
+	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
 	return w.createClaim(ctx, newClaim(name, claimSpec(m.class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
 // each with the claim and required to run on its node.
-func (w *world) podsOnEachNode(ctx context.Context, claim string) error {
+func (w *World) podsOnEachNode(ctx context.Context, claim string) error {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return err
 	}
 	for i, node := range m.nodes {
-		pod := probePod(w.suite, fmt.Sprintf("%s-user-%d", claim, i), []podClaim{{name: claim, claim: claim}})
+		pod := ProbePod(w.Suite, fmt.Sprintf("%s-user-%d", claim, i), []PodClaim{{Name: claim, Claim: claim}})
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
-		if err := w.createProbePod(ctx, pod); err != nil {
+		if err := w.CreateProbePod(ctx, pod); err != nil {
 			return err
 		}
 		m.pods[node] = pod.Name
@@ -324,7 +324,7 @@ func (w *world) podsOnEachNode(ctx context.Context, claim string) error {
 	return nil
 }
 
-func (w *world) podsOnEachNodeRun(ctx context.Context) error {
+func (w *World) podsOnEachNodeRun(ctx context.Context) error {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return err
@@ -338,7 +338,7 @@ func (w *world) podsOnEachNodeRun(ctx context.Context) error {
 		if err := w.podIsRunning(ctx, name); err != nil {
 			return err
 		}
-		got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+		got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get pod %s: %w", name, err)
 		}
@@ -346,25 +346,25 @@ func (w *world) podsOnEachNodeRun(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("pod %s runs on node %s, expected %s", name, got.Spec.NodeName, nodes[i]))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // claimAllocatedMultiNode checks that the claim holds exactly the
 // multi-node device and that its allocation lets every node of the
 // device's pods use it.
-func (w *world) claimAllocatedMultiNode(ctx context.Context, claim string) error {
+func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.device.ID())
 	}
-	got := driverResults(c, w.cfg.DriverName)
+	got := driverResults(c, w.Cfg.DriverName)
 	if len(got) != 1 || got[0].Pool != m.device.Pool || got[0].Device != m.device.Name {
 		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, resultIDs(got), m.device.ID())
 	}
@@ -376,7 +376,7 @@ func (w *world) claimAllocatedMultiNode(ctx context.Context, claim string) error
 		}
 		nodes, _ := m.nodePods()
 		for _, n := range nodes {
-			node, err := w.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			node, err := w.Kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("get node %s: %w", n, err)
 			}
@@ -385,10 +385,10 @@ func (w *world) claimAllocatedMultiNode(ctx context.Context, claim string) error
 			}
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
-func (w *world) claimReservedForNodePods(ctx context.Context, claim string) error {
+func (w *World) claimReservedForNodePods(ctx context.Context, claim string) error {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return err
@@ -396,15 +396,15 @@ func (w *world) claimReservedForNodePods(ctx context.Context, claim string) erro
 	_, pods := m.nodePods()
 	want := map[types.UID]string{}
 	for _, name := range pods {
-		p, err := w.pod(name)
+		p, err := w.Pod(name)
 		if err != nil {
 			return err
 		}
-		want[p.uid] = name
+		want[p.UID] = name
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	return findings(checkReservedFor(claim, c.Status.ReservedFor, want))
+	return Findings(CheckReservedFor(claim, c.Status.ReservedFor, want))
 }

@@ -19,7 +19,7 @@ import (
 // sub-slice by each host's emulator ground truth (podsSeeSubslice), any
 // other device by the DRA contract, which the kit reads on one node only
 // (podsSeeByContract). It never passes a pod it could not judge.
-func (w *world) podsOnEachNodeSee(ctx context.Context) (context.Context, error) {
+func (w *World) podsOnEachNodeSee(ctx context.Context) (context.Context, error) {
 	m, err := w.theMultiNodeDevice()
 	if err != nil {
 		return ctx, err
@@ -39,11 +39,11 @@ func (w *world) podsOnEachNodeSee(ctx context.Context) (context.Context, error) 
 // nothing about a pod elsewhere: a pod on another node, or any pod when
 // the kit does not know which node it reads, leaves the scenario skipped
 // (after the findings of the pods it did judge).
-func (w *world) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
+func (w *World) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
 	nodes, pods := m.nodePods()
 	var bad, unjudged []string
 	for i, name := range pods {
-		if w.cfg.NodeName == "" || nodes[i] != w.cfg.NodeName {
+		if w.Cfg.NodeName == "" || nodes[i] != w.Cfg.NodeName {
 			unjudged = append(unjudged, fmt.Sprintf("%s on %s", name, nodes[i]))
 			continue
 		}
@@ -59,12 +59,12 @@ func (w *world) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (cont
 	}
 	if len(bad) == 0 && len(unjudged) > 0 {
 		reads := "an unnamed node (no --node-name)"
-		if w.cfg.NodeName != "" {
-			reads = "node " + w.cfg.NodeName
+		if w.Cfg.NodeName != "" {
+			reads = "node " + w.Cfg.NodeName
 		}
-		return skip(ctx, fmt.Sprintf("the kit reads the kubelet state and CDI specs of %s only, so it cannot judge what pods %s see", reads, strings.Join(unjudged, ", ")))
+		return Skip(ctx, fmt.Sprintf("the kit reads the kubelet state and CDI specs of %s only, so it cannot judge what pods %s see", reads, strings.Join(unjudged, ", ")))
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // podsSeeSubslice judges a torus sub-slice (whole hosts, dra-1.37-spec.md
@@ -73,14 +73,14 @@ func (w *world) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (cont
 // selection names form one connected sub-torus of the device's shape in
 // one slice; so a node selection that names the wrong hosts, or a pod that
 // sees another host's chip numbers or a chip too few or too many, fails.
-func (w *world) podsSeeSubslice(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
-	a, ok := observe.LookupAttribute(m.device.Attributes, w.cfg.DriverName, w.cfg.TorusShapeAttribute)
+func (w *World) podsSeeSubslice(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
+	a, ok := observe.LookupAttribute(m.device.Attributes, w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	if !ok || a.StringValue == nil {
-		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.device.ID(), w.cfg.TorusShapeAttribute)
+		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.device.ID(), w.Cfg.TorusShapeAttribute)
 	}
 	shape, err := tpuhw.ParseBounds(*a.StringValue)
 	if err != nil {
-		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.device.ID(), w.cfg.TorusShapeAttribute, err)
+		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.device.ID(), w.Cfg.TorusShapeAttribute, err)
 	}
 	hosts := map[string]*tpuhw.HostFile{}
 	for _, node := range m.hosts {
@@ -100,7 +100,7 @@ func (w *world) podsSeeSubslice(ctx context.Context, m *multiNodeDevice) (contex
 		bad = append(bad, hostChipFindings(name, seen, f)...)
 		lines = append(lines, name+":", joinSeen(seen))
 	}
-	return attachText(ctx, "chips seen on each host of "+m.device.ID(), strings.Join(lines, "\n")), findings(bad)
+	return attachText(ctx, "chips seen on each host of "+m.device.ID(), strings.Join(lines, "\n")), Findings(bad)
 }
 
 // hostChipFindings compares the chips a pod sees (mapped through its

@@ -19,7 +19,7 @@ import (
 // multiNodeTorusWorld is a world over the four hosts of a 2x2x4 slice of
 // 2x2x1 hosts (workers 0-3 on 127.0.0.1-4) with pods on them that saw
 // report.
-func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *world {
+func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 	t.Helper()
 	base := t.TempDir()
 	roots := map[string]string{}
@@ -27,9 +27,9 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *world {
 		roots[node] = filepath.Join(base, node)
 		writeHost(t, roots[node], w)
 	}
-	w := &world{suite: &suite{cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, ns: "test"}
-	w.cfg.DriverName, w.cfg.TorusShapeAttribute, w.cfg.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
-	w.cfg.NodeEmulatorRoots = roots
+	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, Ns: "test"}
+	w.Cfg.DriverName, w.Cfg.TorusShapeAttribute, w.Cfg.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
+	w.Cfg.NodeEmulatorRoots = roots
 	client := fake.NewClientset()
 	for node, r := range pods {
 		name := "shared-" + node
@@ -37,9 +37,9 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *world {
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		w.pods[name] = &podRecord{name: name, report: r}
+		w.pods[name] = &podRecord{Name: name, report: r}
 	}
-	w.kube = client
+	w.Kube = client
 	return w
 }
 
@@ -63,7 +63,7 @@ func TestMultiNodeSubsliceSeen(t *testing.T) {
 	t.Parallel()
 	all := accelReport(0, 1, 2, 3)
 	for _, tc := range []struct {
-		name  string
+		Name  string
 		pods  map[string]*probe.Report
 		m     *multiNodeDevice
 		wants string
@@ -78,7 +78,7 @@ func TestMultiNodeSubsliceSeen(t *testing.T) {
 		{"wrong shape", map[string]*probe.Report{"127.0.0.1": all, "127.0.0.2": all},
 			subsliceOn("2x2x4", "127.0.0.1", "127.0.0.2"), "have 8 chips, the shape 16"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			w := multiNodeTorusWorld(t, tc.pods)
 			w.multiNode = tc.m
@@ -103,9 +103,9 @@ func TestMultiNodeContractNeedsEachNode(t *testing.T) {
 	m := subsliceOn("2x2x2", "127.0.0.1", "127.0.0.2")
 	m.subslice = false
 	w.multiNode = m
-	w.cfg.NodeKubeletRootDir, w.cfg.NodeCDIDir = t.TempDir(), t.TempDir()
+	w.Cfg.NodeKubeletRootDir, w.Cfg.NodeCDIDir = t.TempDir(), t.TempDir()
 	for _, node := range []string{"", "127.0.0.9"} {
-		w.cfg.NodeName = node
+		w.Cfg.NodeName = node
 		_, err := w.podsOnEachNodeSee(t.Context())
 		if !errors.Is(err, godog.ErrSkip) || !strings.Contains(err.Error(), "cannot judge what pods shared-127.0.0.1 on 127.0.0.1, shared-127.0.0.2 on 127.0.0.2 see") {
 			t.Errorf("node name %q: %v, want a skip naming both pods", node, err)

@@ -22,18 +22,18 @@ import (
 // steps that create pods asking for cpu need the node to themselves
 // (needsExclusive): what other scenarios' pods request would change the
 // node's free cpu under them.
-func (w *world) nodeAllocSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver with a device whose nodeAllocatableResources (.+) is submitted$`, w.submitNodeAllocSlice, nil},
-		{`^the ResourceSlice "([^"]+)" stores the nodeAllocatableResources of its device$`, w.sliceStoresNodeAlloc, nil},
-		{`^the driver publishes a device that maps a capacity onto node allocatable cpu$`, w.driverMapsCPU, nil},
-		{`^a ResourceClaim "([^"]+)" consuming (\d+) of the capacity that maps onto cpu$`, w.claimMappedCPU, nil},
-		{`^a pod "([^"]+)" requesting cpu "([^"]+)" is created with the claim "([^"]+)"$`, w.podRequestingCPUWithClaim, needsExclusive},
-		{`^a pod "([^"]+)" requesting the node's free cpu is created with the claim "([^"]+)"$`, w.podFreeCPUWithClaim, needsExclusive},
-		{`^a pod "([^"]+)" requesting the node's free cpu is created$`, w.podFreeCPU, needsExclusive},
-		{`^pod "([^"]+)" stays pending as unschedulable with "([^"]+)"$`, w.podUnschedulableSaying, nil},
-		{`^the status of pod "([^"]+)" maps the claim "([^"]+)" onto node allocatable as its allocation and the driver's slice say$`, w.podStatusMapsClaim, nil},
-		{`^the cgroup of pod "([^"]+)" on the node has the cpu shares of its cpu request plus what its claims map onto cpu$`, w.podCgroupShares, nil},
+func (w *World) nodeAllocSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with a device whose nodeAllocatableResources (.+) is submitted$`, Fn: w.submitNodeAllocSlice},
+		{Pattern: `^the ResourceSlice "([^"]+)" stores the nodeAllocatableResources of its device$`, Fn: w.sliceStoresNodeAlloc},
+		{Pattern: `^the driver publishes a device that maps a capacity onto node allocatable cpu$`, Fn: w.driverMapsCPU},
+		{Pattern: `^a ResourceClaim "([^"]+)" consuming (\d+) of the capacity that maps onto cpu$`, Fn: w.claimMappedCPU},
+		{Pattern: `^a pod "([^"]+)" requesting cpu "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.podRequestingCPUWithClaim, Needs: needsExclusive},
+		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created with the claim "([^"]+)"$`, Fn: w.podFreeCPUWithClaim, Needs: needsExclusive},
+		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created$`, Fn: w.podFreeCPU, Needs: needsExclusive},
+		{Pattern: `^pod "([^"]+)" stays pending as unschedulable with "([^"]+)"$`, Fn: w.podUnschedulableSaying},
+		{Pattern: `^the status of pod "([^"]+)" maps the claim "([^"]+)" onto node allocatable as its allocation and the driver's slice say$`, Fn: w.podStatusMapsClaim},
+		{Pattern: `^the cgroup of pod "([^"]+)" on the node has the cpu shares of its cpu request plus what its claims map onto cpu$`, Fn: w.podCgroupShares},
 	}
 }
 
@@ -82,7 +82,7 @@ func cpuMapping(key, multiplier string) resourceapi.NodeAllocatableResource {
 // submitNodeAllocSlice submits a one-device slice of the test driver,
 // with capacity cpu (4) and memory (8Gi), whose nodeAllocatableResources
 // has the defect (or is valid: "map cpu and memory").
-func (w *world) submitNodeAllocSlice(ctx context.Context, name, defect string) error {
+func (w *World) submitNodeAllocSlice(ctx context.Context, name, defect string) error {
 	apply, ok := nodeAllocDefects[defect]
 	if !ok {
 		known := make([]string, 0, len(nodeAllocDefects))
@@ -106,15 +106,15 @@ func (w *world) submitNodeAllocSlice(ctx context.Context, name, defect string) e
 // sliceStoresNodeAlloc checks that the API server kept the submitted
 // device's nodeAllocatableResources as sent: with DRANodeAllocatableResources
 // off it drops the field (resourceslice strategy), silently.
-func (w *world) sliceStoresNodeAlloc(ctx context.Context, name string) error {
+func (w *World) sliceStoresNodeAlloc(ctx context.Context, name string) error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	if s.err != nil {
-		return fmt.Errorf("ResourceSlice %s was rejected: %v", name, s.err)
+	if s.Err != nil {
+		return fmt.Errorf("ResourceSlice %s was rejected: %v", name, s.Err)
 	}
-	got, err := w.kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceSlice %s: %w", name, err)
 	}

@@ -19,7 +19,7 @@ import (
 // capacityKey mapping into an amount only through the result's
 // consumedCapacity, which only shares of such devices have (it fails the
 // pod's scheduling with "ConsumedCapacity is nil" otherwise).
-func (w *world) driverMapsCPU(ctx context.Context) error {
+func (w *World) driverMapsCPU(ctx context.Context) error {
 	slices, err := w.driverSlices(ctx)
 	if err != nil {
 		return err
@@ -39,12 +39,12 @@ func (w *world) driverMapsCPU(ctx context.Context) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("none of the %d devices of driver %s allows multiple allocations and maps a capacity onto node allocatable cpu (nodeAllocatableResources[cpu].mapping.capacityKey)", seen, w.cfg.DriverName)
+	return fmt.Errorf("none of the %d devices of driver %s allows multiple allocations and maps a capacity onto node allocatable cpu (nodeAllocatableResources[cpu].mapping.capacityKey)", seen, w.Cfg.DriverName)
 }
 
 // claimMappedCPU creates a claim for one device of the driver's DeviceClass
 // consuming amount of the capacity that maps onto cpu.
-func (w *world) claimMappedCPU(ctx context.Context, name, amount string) error {
+func (w *World) claimMappedCPU(ctx context.Context, name, amount string) error {
 	if w.nodeAlloc.cpuKey == "" {
 		return fmt.Errorf("claim %s: no capacity that maps onto cpu is known (the step \"the driver publishes a device that maps a capacity onto node allocatable cpu\" must come first)", name)
 	}
@@ -52,29 +52,29 @@ func (w *world) claimMappedCPU(ctx context.Context, name, amount string) error {
 	if err != nil {
 		return fmt.Errorf("claim %s: amount %q: %w", name, amount, err)
 	}
-	req := exactRequest("cpu", w.cfg.deviceClass(), 1)
+	req := exactRequest("cpu", w.Cfg.deviceClass(), 1)
 	req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{w.nodeAlloc.cpuKey: q}}
 	claim := newClaim(name, resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{req}}})
-	if _, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+	if _, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceClaim %s: %w", name, err)
 	}
-	w.ledger.add(kindClaim, name)
+	w.Ledger.Add(kindClaim, name)
 	return nil
 }
 
 // createCPUPod creates a probe pod whose container requests milli cpu and
 // uses the claim (none for "").
-func (w *world) createCPUPod(ctx context.Context, name string, milli int64, claim string) error {
-	var claims []podClaim
+func (w *World) createCPUPod(ctx context.Context, name string, milli int64, claim string) error {
+	var claims []PodClaim
 	if claim != "" {
-		claims = []podClaim{{name: claim, claim: claim}}
+		claims = []PodClaim{{Name: claim, Claim: claim}}
 	}
-	pod := probePod(w.suite, name, claims)
+	pod := ProbePod(w.Suite, name, claims)
 	pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(milli, resource.DecimalSI)}
-	return w.createProbePod(ctx, pod)
+	return w.CreateProbePod(ctx, pod)
 }
 
-func (w *world) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim string) error {
+func (w *World) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim string) error {
 	q, err := resource.ParseQuantity(cpu)
 	if err != nil {
 		return fmt.Errorf("pod %s: cpu %q: %w", name, cpu, err)
@@ -84,7 +84,7 @@ func (w *world) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim 
 
 // podFreeCPUWithClaim creates a pod whose container requests all the cpu
 // the node has free (freeCPUMilli) and that uses the claim on top.
-func (w *world) podFreeCPUWithClaim(ctx context.Context, name, claim string) error {
+func (w *World) podFreeCPUWithClaim(ctx context.Context, name, claim string) error {
 	free, node, err := w.freeCPUMilli(ctx)
 	if err != nil {
 		return err
@@ -95,15 +95,15 @@ func (w *world) podFreeCPUWithClaim(ctx context.Context, name, claim string) err
 	return w.createCPUPod(ctx, name, free, claim)
 }
 
-func (w *world) podFreeCPU(ctx context.Context, name string) error {
+func (w *World) podFreeCPU(ctx context.Context, name string) error {
 	return w.podFreeCPUWithClaim(ctx, name, "")
 }
 
 // podUnschedulableSaying waits until the scheduler marks the pod
 // unschedulable with a message that contains text.
-func (w *world) podUnschedulableSaying(ctx context.Context, name, text string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked unschedulable with %q", name, text), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+func (w *World) podUnschedulableSaying(ctx context.Context, name, text string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked unschedulable with %q", name, text), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -125,16 +125,16 @@ func (w *world) podUnschedulableSaying(ctx context.Context, name, text string) e
 // (nodeAllocatableResources) make of it (expectedNodeAlloc), and with the
 // containers that use the claim. The entry must map some cpu: a claim that
 // maps nothing proves nothing.
-func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName string) error {
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, podName, metav1.GetOptions{})
+func (w *World) podStatusMapsClaim(ctx context.Context, podName, claimName string) error {
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", podName, err)
 	}
-	actual, err := w.podClaimName(ctx, podName, claimName)
+	actual, err := w.PodClaimName(ctx, podName, claimName)
 	if err != nil {
 		return err
 	}
-	claim, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, actual, metav1.GetOptions{})
+	claim, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, actual, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceClaim %s: %w", actual, err)
 	}
@@ -147,7 +147,7 @@ func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 	}
 	var results []resourceapi.DeviceRequestAllocationResult
 	for _, r := range claim.Status.Allocation.Devices.Results {
-		if r.Driver == w.cfg.DriverName {
+		if r.Driver == w.Cfg.DriverName {
 			results = append(results, r)
 		}
 	}
@@ -162,7 +162,7 @@ func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 				}
 			}
 		}
-		return nil, fmt.Errorf("claim %s: allocated device %s/%s is in no slice of driver %s", actual, r.Pool, r.Device, w.cfg.DriverName)
+		return nil, fmt.Errorf("claim %s: allocated device %s/%s is in no slice of driver %s", actual, r.Pool, r.Device, w.Cfg.DriverName)
 	})
 	if err != nil {
 		return err
@@ -221,11 +221,11 @@ func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 // weight the kubelet set: its containers' cpu requests plus what its
 // claims map onto cpu (pod.status, which podStatusMapsClaim holds to the
 // allocation), as 1.37.2's ResourceConfigForPod computes it.
-func (w *world) podCgroupShares(ctx context.Context, name string) (context.Context, error) {
-	if w.cfg.NodeCgroupRoot == "" {
-		return skip(ctx, "the kit cannot read the node's cgroups: no --node-cgroup-root (/sys/fs/cgroup on the node)")
+func (w *World) podCgroupShares(ctx context.Context, name string) (context.Context, error) {
+	if w.Cfg.NodeCgroupRoot == "" {
+		return Skip(ctx, "the kit cannot read the node's cgroups: no --node-cgroup-root (/sys/fs/cgroup on the node)")
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get pod %s: %w", name, err)
 	}
@@ -239,7 +239,7 @@ func (w *world) podCgroupShares(ctx context.Context, name string) (context.Conte
 	if mapped == 0 {
 		return ctx, fmt.Errorf("pod %s: its status maps no cpu from its claims: the cgroup would prove nothing", name)
 	}
-	path, got, toUnit, err := readPodCPUWeight(w.cfg.NodeCgroupRoot, string(pod.UID))
+	path, got, toUnit, err := readPodCPUWeight(w.Cfg.NodeCgroupRoot, string(pod.UID))
 	if err != nil {
 		return ctx, err
 	}

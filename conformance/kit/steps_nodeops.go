@@ -20,13 +20,13 @@ import (
 // API server, the scheduler and the kubelet do with them. The test driver's
 // single devices published on a node are shared with the KEP-5007 steps
 // (steps_binding.go).
-func (w *world) nodeOpsSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver with skipNodeOperations (\[.*\]) is submitted$`, w.submitSliceSkipping, nil},
-		{`^the test driver publishes device "([^"]+)" on a node(?: with skipNodeOperations (\[.*\]))?$`, w.publishNodeDevice, nil},
-		{`^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with skipNodeOperations (\[.*\])$`, w.claimAllocatedSkipping, nil},
-		{`^the node of pod "([^"]+)" declares the feature "([^"]+)"$`, w.podNodeDeclaresFeature, nil},
-		{`^pod "([^"]+)" is scheduled but does not start because the kubelet reports "([^"]+)"$`, w.podFailsPrepare, nil},
+func (w *World) nodeOpsSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with skipNodeOperations (\[.*\]) is submitted$`, Fn: w.submitSliceSkipping},
+		{Pattern: `^the test driver publishes device "([^"]+)" on a node(?: with skipNodeOperations (\[.*\]))?$`, Fn: w.publishNodeDevice},
+		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with skipNodeOperations (\[.*\])$`, Fn: w.claimAllocatedSkipping},
+		{Pattern: `^the node of pod "([^"]+)" declares the feature "([^"]+)"$`, Fn: w.podNodeDeclaresFeature},
+		{Pattern: `^pod "([^"]+)" is scheduled but does not start because the kubelet reports "([^"]+)"$`, Fn: w.podFailsPrepare},
 	}
 }
 
@@ -58,7 +58,7 @@ func plainTestDevice(role string) resourceapi.Device {
 
 // submitSliceSkipping submits a one-device slice of the test driver that
 // skips the listed node operations, for the API server to judge.
-func (w *world) submitSliceSkipping(ctx context.Context, name, list string) error {
+func (w *World) submitSliceSkipping(ctx context.Context, name, list string) error {
 	ops, err := parseList(list)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (w *world) submitSliceSkipping(ctx context.Context, name, list string) erro
 
 // publishNodeDevice publishes a one-device pool of the test driver on a
 // node (testNode) that skips the listed node operations, if any.
-func (w *world) publishNodeDevice(ctx context.Context, device, list string) error {
+func (w *World) publishNodeDevice(ctx context.Context, device, list string) error {
 	var ops []string
 	if list != "" {
 		var err error
@@ -90,7 +90,7 @@ func (w *world) publishNodeDevice(ctx context.Context, device, list string) erro
 // sure the scenario's DeviceClass of the test driver exists. A pool on
 // one node, not allNodes: the kubelet of that node is the one that decides
 // whether the device needs a kubelet plugin.
-func (w *world) publishTestNodeDevice(ctx context.Context, device string, edit func(*resourceapi.ResourceSlice)) error {
+func (w *World) publishTestNodeDevice(ctx context.Context, device string, edit func(*resourceapi.ResourceSlice)) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (w *world) publishTestNodeDevice(ctx context.Context, device string, edit f
 	s.Spec.AllNodes = nil
 	s.Spec.NodeName = ptr.To(node)
 	d := plainTestDevice(device)
-	d.Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.ns)}
+	d.Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
 	s.Spec.Devices = []resourceapi.Device{d}
 	edit(s)
 	return w.createSlice(ctx, s)
@@ -110,8 +110,8 @@ func (w *world) publishTestNodeDevice(ctx context.Context, device string, edit f
 
 // testNode is the node the test driver's node-local devices are published
 // on: the first Ready, schedulable node by name.
-func (w *world) testNode(ctx context.Context) (string, error) {
-	nodes, err := w.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (w *World) testNode(ctx context.Context) (string, error) {
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
 	}
@@ -135,8 +135,8 @@ func (w *world) testNode(ctx context.Context) (string, error) {
 
 // allocatedTestDevice returns the claim and its one allocation result, which
 // must be the test driver's device.
-func (w *world) allocatedTestDevice(ctx context.Context, claim, device string) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) allocatedTestDevice(ctx context.Context, claim, device string) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -152,7 +152,7 @@ func (w *world) allocatedTestDevice(ctx context.Context, claim, device string) (
 
 // claimAllocatedSkipping checks that the allocation result carries the
 // slice's skipNodeOperations, as the scheduler copies them.
-func (w *world) claimAllocatedSkipping(ctx context.Context, claim, device, list string) error {
+func (w *World) claimAllocatedSkipping(ctx context.Context, claim, device, list string) error {
 	want, err := parseList(list)
 	if err != nil {
 		return err
@@ -175,15 +175,15 @@ func (w *world) claimAllocatedSkipping(ctx context.Context, claim, device, list 
 // node (KEP-5328 node declared features): the scheduler places a pod whose
 // claim skips node operations only on a node that declares
 // DRAOptionalNodeOperations.
-func (w *world) podNodeDeclaresFeature(ctx context.Context, pod, feature string) error {
-	p, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+func (w *World) podNodeDeclaresFeature(ctx context.Context, pod, feature string) error {
+	p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	if p.Spec.NodeName == "" {
 		return fmt.Errorf("pod %s is not bound to a node", pod)
 	}
-	n, err := w.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+	n, err := w.Kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get node %s: %w", p.Spec.NodeName, err)
 	}
@@ -200,12 +200,12 @@ const failedPrepareReason = "FailedPrepareDynamicResources"
 // podFailsPrepare waits for the pod to be bound and for the kubelet's
 // FailedPrepareDynamicResources event about it whose message contains text;
 // the pod must still be Pending with no container started.
-func (w *world) podFailsPrepare(ctx context.Context, pod, text string) error {
+func (w *World) podFailsPrepare(ctx context.Context, pod, text string) error {
 	if err := w.podScheduled(ctx, pod); err != nil {
 		return err
 	}
 	var seen []string
-	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("a %s event of pod %s saying %q", failedPrepareReason, pod, text), func(ctx context.Context) (bool, string, error) {
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a %s event of pod %s saying %q", failedPrepareReason, pod, text), func(ctx context.Context) (bool, string, error) {
 		events, err := w.podEvents(ctx, pod)
 		if err != nil {
 			return false, err.Error(), nil
@@ -222,7 +222,7 @@ func (w *world) podFailsPrepare(ctx context.Context, pod, text string) error {
 	if err != nil {
 		return err
 	}
-	p, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+	p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
@@ -238,8 +238,8 @@ func (w *world) podFailsPrepare(ctx context.Context, pod, text string) error {
 }
 
 // podEvents lists the events about the scenario's pod.
-func (w *world) podEvents(ctx context.Context, pod string) ([]corev1.Event, error) {
-	list, err := w.kube.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{
+func (w *World) podEvents(ctx context.Context, pod string) ([]corev1.Event, error) {
+	list, err := w.Kube.CoreV1().Events(w.Ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.SelectorFromSet(fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": pod}).String(),
 	})
 	if err != nil {

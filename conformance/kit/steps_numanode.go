@@ -16,17 +16,17 @@ import (
 // numaNodeSteps check the standard attribute resource.kubernetes.io/numaNode
 // (KEP-6072) of the driver's devices against the node's sysfs: the claims
 // select a NUMA node that the sysfs, not the driver, names.
-func (w *world) numaNodeSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceClaim "([^"]+)" requesting 1 device on (the|another) NUMA node (?:than )?the node's sysfs gives it$`, w.claimSysfsNUMANode, needsOneWhole},
-		{`^the device allocated to the claim "([^"]+)" is on that NUMA node in the node's sysfs$`, w.claimDeviceOnSysfsNUMANode, nil},
+func (w *World) numaNodeSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device on (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimSysfsNUMANode, Needs: needsOneWhole},
+		{Pattern: `^the device allocated to the claim "([^"]+)" is on that NUMA node in the node's sysfs$`, Fn: w.claimDeviceOnSysfsNUMANode},
 	}
 }
 
 // sysfsNUMANode reads the numa_node of the PCI function at addr below the
 // node's sysfs: -1 when the kernel knows none.
-func (w *world) sysfsNUMANode(addr string) (int64, error) {
-	path := filepath.Join(w.cfg.NodeSysfsRoot, "bus", "pci", "devices", addr, "numa_node")
+func (w *World) sysfsNUMANode(addr string) (int64, error) {
+	path := filepath.Join(w.Cfg.NodeSysfsRoot, "bus", "pci", "devices", addr, "numa_node")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("read the node's sysfs numa_node of PCI function %s: %w", addr, err)
@@ -42,13 +42,13 @@ func (w *world) sysfsNUMANode(addr string) (int64, error) {
 // selector on the numaNode that the node's sysfs gives the device's PCI
 // function (relation "the") or on another one ("another"). The claim is
 // allocated exactly when the driver publishes the sysfs value.
-func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (context.Context, error) {
+func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (context.Context, error) {
 	ctx, err := w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute)
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.NodeSysfsRoot == "" {
-		return skip(ctx, sysfsSkipReason)
+	if w.Cfg.NodeSysfsRoot == "" {
+		return Skip(ctx, sysfsSkipReason)
 	}
 	if w.lease == nil || len(w.lease.Units) == 0 || len(w.lease.Units[0].Whole) == 0 {
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by NUMA node", name)
@@ -56,14 +56,14 @@ func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	d := w.lease.Units[0].Whole[0]
 	a, ok := d.Attributes[pciBusIDAttribute]
 	if !ok || a.StringValue == nil {
-		return skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
+		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
 	}
 	node, err := w.sysfsNUMANode(*a.StringValue)
 	if err != nil {
 		return ctx, err
 	}
 	if node < 0 {
-		return skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
+		return Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
 	}
 	want := node
 	if relation == "another" {
@@ -76,24 +76,24 @@ func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	// includes() would take a list too, but needs the alpha list-type
 	// attributes; an int numaNode is what every 1.37 cluster knows.
 	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, sel)))
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
 }
 
 // claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
 // is, by its pciBusID, a PCI function that the node's sysfs puts on the
 // NUMA node the claim selected.
-func (w *world) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) error {
+func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) error {
 	want, ok := w.numaNodes[claim]
 	if !ok {
 		return fmt.Errorf("claim %s selected no NUMA node (a step \"a ResourceClaim ... on the NUMA node the node's sysfs gives it\" must come first)", claim)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, resultIDs(results), w.cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, resultIDs(results), w.Cfg.DriverName)
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {

@@ -19,10 +19,10 @@ import (
 // declaration supplies (deviceKinds[].opaqueConfig) and check the effect it
 // declares in the container: a driver decodes only its own configuration,
 // so the kit never invents one.
-func (w *world) opaqueConfigSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, w.claimWithSampleConfig, needsWhole(false, 1)},
-		{`^pod "([^"]+)" shows the effect of the driver's sample opaque config$`, w.podShowsSampleConfig, nil},
+func (w *World) opaqueConfigSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, Fn: w.claimWithSampleConfig, Needs: needsWhole(false, 1)},
+		{Pattern: `^pod "([^"]+)" shows the effect of the driver's sample opaque config$`, Fn: w.podShowsSampleConfig},
 	}
 }
 
@@ -32,16 +32,16 @@ const noOpaqueConfigReason = report.NotDeclaredPrefix + "the driver declares no 
 
 // claimWithSampleConfig asks for n devices of the driver's DeviceClass with
 // the declared sample as the request's opaque configuration.
-func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (context.Context, error) {
-	sample := w.cfg.OpaqueConfig
+func (w *World) claimWithSampleConfig(ctx context.Context, name string, n int) (context.Context, error) {
+	sample := w.Cfg.OpaqueConfig
 	if sample == nil {
-		return skip(ctx, noOpaqueConfigReason)
+		return Skip(ctx, noOpaqueConfigReason)
 	}
-	spec := claimSpec(w.cfg.deviceClass(), int64(n))
+	spec := claimSpec(w.Cfg.deviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 		Requests: []string{requestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
-			Driver: w.cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
+			Driver: w.Cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
 		}},
 	}}
 	return ctx, w.createClaim(ctx, newClaim(name, spec))
@@ -51,8 +51,8 @@ func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (
 // the declaration names as the sample's effect, with its value (a name with
 // placeholders once per device allocated to the pod): what the container
 // sees, not what the driver says it did.
-func (w *world) podShowsSampleConfig(name string) error {
-	sample := w.cfg.OpaqueConfig
+func (w *World) podShowsSampleConfig(name string) error {
+	sample := w.Cfg.OpaqueConfig
 	if sample == nil {
 		return fmt.Errorf("pod %s: the driver declares no sample opaque configuration (deviceKinds[].opaqueConfig)", name)
 	}
@@ -60,7 +60,7 @@ func (w *world) podShowsSampleConfig(name string) error {
 	if err != nil {
 		return err
 	}
-	in := w.cfg.injected()
+	in := w.Cfg.injected()
 	var bad []string
 	check := func(k, want string) {
 		got, ok := p.report.Env[k]
@@ -78,7 +78,7 @@ func (w *world) podShowsSampleConfig(name string) error {
 			continue
 		}
 		if len(p.devices) == 0 {
-			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.cfg.DriverName, k))
+			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.Cfg.DriverName, k))
 		}
 		for _, d := range p.devices {
 			v := in.Values(d)
@@ -91,5 +91,5 @@ func (w *world) podShowsSampleConfig(name string) error {
 			check(n, val)
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }

@@ -31,7 +31,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 	cfg := referenceDriverConfig()
 	cfg.OpaqueConfig = sampleConfig
 	kube := fake.NewClientset()
-	w := &world{suite: &suite{cfg: cfg, kube: kube}, ns: "test", ledger: &ledger{}, scenario: &godog.Scenario{Name: "s"}, pods: map[string]*podRecord{}}
+	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &ledger{}, scenario: &godog.Scenario{Name: "s"}, pods: map[string]*podRecord{}}
 	if _, err := w.claimWithSampleConfig(t.Context(), "configured", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 		t.Errorf("claim config = %+v, want the sample for driver %s and request %s", got, cfg.DriverName, c.Spec.Devices.Requests[0].Name)
 	}
 
-	w.cfg.OpaqueConfig = nil
+	w.Cfg.OpaqueConfig = nil
 	_, err = w.claimWithSampleConfig(t.Context(), "unconfigured", 1)
 	if !errors.Is(err, godog.ErrSkip) || !strings.Contains(err.Error(), "not declared") {
 		t.Errorf("without a sample: err = %v, want a not-declared skip", err)
@@ -63,7 +63,7 @@ func TestPodShowsSampleConfig(t *testing.T) {
 	cfg := referenceDriverConfig()
 	cfg.OpaqueConfig = sampleConfig
 	for _, tc := range []struct {
-		name string
+		Name string
 		env  map[string]string
 		want string
 	}{
@@ -71,9 +71,9 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{"ignored", map[string]string{"OTHER": "x"}, "ignored the opaque config"},
 		{"other value", map[string]string{"GPU_SHARING_STRATEGY": "MPS"}, "GPU_SHARING_STRATEGY=MPS, want TimeSlicing"},
 	} {
-		w := &world{suite: &suite{cfg: cfg}, pods: map[string]*podRecord{"p": {name: "p", report: &probe.Report{Env: tc.env}}}}
+		w := &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"p": {Name: "p", report: &probe.Report{Env: tc.env}}}}
 		err := w.podShowsSampleConfig("p")
-		judge(t, tc.name, err, tc.want)
+		judge(t, tc.Name, err, tc.want)
 	}
 
 	// A variable per device, named by the device's attributes, as an
@@ -85,15 +85,15 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{Pool: "n", Device: "gpu-3", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"index": {IntValue: ptr.To[int64](3)}}},
 	}
 	for _, tc := range []struct {
-		name string
+		Name string
 		env  map[string]string
 		want string
 	}{
 		{"per device", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1", "GPU_DEVICE_3_SHARING": "TimeSlicing on gpu-3"}, ""},
 		{"one device ignored", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1"}, "no GPU_DEVICE_3_SHARING"},
 	} {
-		w := &world{suite: &suite{cfg: cfg}, pods: map[string]*podRecord{"p": {name: "p", report: &probe.Report{Env: tc.env}, devices: devices}}}
-		judge(t, tc.name, w.podShowsSampleConfig("p"), tc.want)
+		w := &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"p": {Name: "p", report: &probe.Report{Env: tc.env}, devices: devices}}}
+		judge(t, tc.Name, w.podShowsSampleConfig("p"), tc.want)
 	}
 }
 

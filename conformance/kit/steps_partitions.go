@@ -17,50 +17,50 @@ import (
 // partitionSteps cover partitionable devices (KEP-4815): partitions that
 // draw from a device's counter set, picked by what their counters allow
 // (conformance/inventory roles), as the scheduler allocates them.
-func (w *world) partitionSteps() []stepDef {
-	return []stepDef{
-		{`^the driver publishes partitionable devices$`, w.driverPublishesPartitionable, func(n *scenarioNeeds, _ []string) {
+func (w *World) partitionSteps() []StepDef {
+	return []StepDef{
+		{`^the driver publishes partitionable devices$`, w.driverPublishesPartitionable, func(n *ScenarioNeeds, _ []string) {
 			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
 		}},
-		{`^the driver publishes "([^"]+)" partitions(?: on at least (\d+) devices)?$`, w.driverPublishesRole, func(n *scenarioNeeds, a []string) {
+		{`^the driver publishes "([^"]+)" partitions(?: on at least (\d+) devices)?$`, w.driverPublishesRole, func(n *ScenarioNeeds, a []string) {
 			needsRole(n, a[0])
 			c := 1
 			fmt.Sscan(a[1], &c) //nolint:errcheck // absent: 1
 			n.partitionableAtLeast = max(n.partitionableAtLeast, c)
 		}},
-		{`^the driver publishes "([^"]+)" partitions with a memory capacity$`, w.driverPublishesRoleWithMemory, func(n *scenarioNeeds, a []string) {
+		{`^the driver publishes "([^"]+)" partitions with a memory capacity$`, w.driverPublishesRoleWithMemory, func(n *ScenarioNeeds, a []string) {
 			needsRole(n, a[0])
 			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
 		}},
-		{`^a partitionable device "([^"]+)" with "([^"]+)"(?: and "([^"]+)")? partitions$`, w.pickPartitionable, func(n *scenarioNeeds, a []string) {
+		{`^a partitionable device "([^"]+)" with "([^"]+)"(?: and "([^"]+)")? partitions$`, w.pickPartitionable, func(n *ScenarioNeeds, a []string) {
 			n.partitionableNamed[a[0]] = true
 			needsRole(n, a[1])
 			needsRole(n, a[2])
 		}},
-		{`^the driver publishes pre-created partitions$`, w.driverPublishesPreCreated, func(n *scenarioNeeds, _ []string) {
+		{`^the driver publishes pre-created partitions$`, w.driverPublishesPreCreated, func(n *ScenarioNeeds, _ []string) {
 			n.preCreatedAtLeast = max(n.preCreatedAtLeast, 1)
 		}},
-		{`^a device "([^"]+)" with pre-created partitions$`, w.pickPreCreated, func(n *scenarioNeeds, a []string) { n.preCreatedNamed[a[0]] = true }},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) "([^"]+)" partitions?(?: on device "([^"]+)")?$`, w.claimPartitions, func(n *scenarioNeeds, a []string) {
+		{Pattern: `^a device "([^"]+)" with pre-created partitions$`, Fn: w.pickPreCreated, Needs: func(n *ScenarioNeeds, a []string) { n.preCreatedNamed[a[0]] = true }},
+		{`^a ResourceClaim "([^"]+)" requesting (\d+) "([^"]+)" partitions?(?: on device "([^"]+)")?$`, w.claimPartitions, func(n *ScenarioNeeds, a []string) {
 			needsRole(n, a[2])
 			if a[3] == "" {
 				n.partitionsAnywhere++
 			}
 		}},
-		{`^a ResourceClaim "([^"]+)" requesting 1 pre-created partition of device "([^"]+)"$`, w.claimPreCreated, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)"$`, w.claimWhole, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)" and 1 "([^"]+)" partition on it$`, w.claimWholeAndPartition, nil},
-		{`^a ResourceClaim "([^"]+)" requesting one device with at least the memory of a "([^"]+)" partition: such a partition first, else a whole device$`, w.claimPreferPartition, needsPartitionAnywhere},
-		{`^a ResourceClaim "([^"]+)" requesting one device with more memory than any "([^"]+)" partition has: such a partition first, else a whole device$`, w.claimPreferTooSmallPartition, needsPartitionAnywhere},
-		{`^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, w.claimAllocatedFromSubrequest, nil},
-		{`^the device allocated to the claim "([^"]+)" has at least the memory of a "([^"]+)" partition$`, w.claimDeviceMemory, nil},
-		{`^the claim "([^"]+)" is allocated partitions of device "([^"]+)"$`, w.claimOnDevice, nil},
-		{`^the claim "([^"]+)" is allocated a partition of a device other than "([^"]+)"$`, w.claimNotOnDevice, nil},
-		{`^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, w.claimsFitCounters, nil},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 pre-created partition of device "([^"]+)"$`, Fn: w.claimPreCreated},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)"$`, Fn: w.claimWhole},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the whole device "([^"]+)" and 1 "([^"]+)" partition on it$`, Fn: w.claimWholeAndPartition},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting one device with at least the memory of a "([^"]+)" partition: such a partition first, else a whole device$`, Fn: w.claimPreferPartition, Needs: needsPartitionAnywhere},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting one device with more memory than any "([^"]+)" partition has: such a partition first, else a whole device$`, Fn: w.claimPreferTooSmallPartition, Needs: needsPartitionAnywhere},
+		{Pattern: `^the claim "([^"]+)" is allocated from subrequest "([^"]+)"$`, Fn: w.claimAllocatedFromSubrequest},
+		{Pattern: `^the device allocated to the claim "([^"]+)" has at least the memory of a "([^"]+)" partition$`, Fn: w.claimDeviceMemory},
+		{Pattern: `^the claim "([^"]+)" is allocated partitions of device "([^"]+)"$`, Fn: w.claimOnDevice},
+		{Pattern: `^the claim "([^"]+)" is allocated a partition of a device other than "([^"]+)"$`, Fn: w.claimNotOnDevice},
+		{Pattern: `^the devices allocated to the claims "([^"]+)" and "([^"]+)" fit their counter sets together$`, Fn: w.claimsFitCounters},
 	}
 }
 
-func needsPartitionAnywhere(n *scenarioNeeds, a []string) {
+func needsPartitionAnywhere(n *ScenarioNeeds, a []string) {
 	needsRole(n, a[1])
 	n.partitionsAnywhere++
 }
@@ -76,20 +76,20 @@ const partitionSkipReason = report.NotDeclaredPrefix + "the driver declares no p
 
 // driverPublishesPartitionable goes on when the driver claims partitionable
 // devices (KEP-4815) and declares their DeviceClass.
-func (w *world) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
+func (w *World) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
 	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevices)
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.PartitionClassName == "" {
-		return skip(ctx, partitionSkipReason)
+	if w.Cfg.PartitionClassName == "" {
+		return Skip(ctx, partitionSkipReason)
 	}
 	return ctx, nil
 }
 
 // unitsWithRole are the units of the driver's devices now (the scenario's
 // leased ones when it holds a lease) whose partitions offer the role.
-func (w *world) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
+func (w *World) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
 	var out []inventory.Unit
 	for _, u := range w.leasedUnits(ctx) {
 		if _, ok := u.Profile(role); ok {
@@ -113,9 +113,9 @@ func describeUnits(units []inventory.Unit) string {
 	return strings.Join(parts, "; ")
 }
 
-func (w *world) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
-	if w.cfg.PartitionClassName == "" {
-		return skip(ctx, partitionSkipReason)
+func (w *World) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
+	if w.Cfg.PartitionClassName == "" {
+		return Skip(ctx, partitionSkipReason)
 	}
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
@@ -128,7 +128,7 @@ func (w *world) driverPublishesRole(ctx context.Context, roleName, devices strin
 		}
 	}
 	if got := len(w.unitsWithRole(ctx, role)); got < want {
-		return skip(ctx, fmt.Sprintf("the driver publishes %q partitions (%s) on %d devices; the scenario needs %d. Its partitionable devices: %s",
+		return Skip(ctx, fmt.Sprintf("the driver publishes %q partitions (%s) on %d devices; the scenario needs %d. Its partitionable devices: %s",
 			role, role.Describe(), got, want, describeUnits(w.devicePool(ctx).Units())))
 	}
 	return ctx, nil
@@ -136,13 +136,13 @@ func (w *world) driverPublishesRole(ctx context.Context, roleName, devices strin
 
 // driverPublishesRoleWithMemory goes on when the role's partitions publish
 // the driver's memory capacity.
-func (w *world) driverPublishesRoleWithMemory(ctx context.Context, roleName string) (context.Context, error) {
+func (w *World) driverPublishesRoleWithMemory(ctx context.Context, roleName string) (context.Context, error) {
 	ctx, err := w.driverPublishesRole(ctx, roleName, "")
 	if err != nil {
 		return ctx, err
 	}
-	if w.cfg.MemoryCapacity == "" {
-		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
+	if w.Cfg.MemoryCapacity == "" {
+		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
 	}
 	if _, err := w.roleMemory(ctx, roleName); err != nil {
 		return ctx, err
@@ -172,7 +172,7 @@ func unitParent(u inventory.Unit) string {
 
 // pickPartitionable names a device of the scenario's lease whose partitions
 // offer the roles and that the scenario has not named yet.
-func (w *world) pickPartitionable(ctx context.Context, alias, role, role2 string) error {
+func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string) error {
 	var roles []inventory.Role
 	for _, name := range []string{role, role2} {
 		if name == "" {
@@ -202,22 +202,22 @@ func (w *world) pickPartitionable(ctx context.Context, alias, role, role2 string
 	return fmt.Errorf("no partitionable device with a whole device and %v partitions is left for %q; the driver's: %s", roles, alias, describeUnits(w.leasedUnits(ctx)))
 }
 
-func (w *world) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
-	if w.cfg.PartitionClassName == "" {
-		return skip(ctx, partitionSkipReason)
+func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
+	if w.Cfg.PartitionClassName == "" {
+		return Skip(ctx, partitionSkipReason)
 	}
 	for _, u := range w.devicePool(ctx).Units() {
 		if len(u.PreCreated()) > 0 {
 			return ctx, nil
 		}
 	}
-	return skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
-		w.cfg.PartitionClassName, w.cfg.ProfileAttribute, w.cfg.ParentUUIDAttribute))
+	return Skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
+		w.Cfg.PartitionClassName, w.Cfg.ProfileAttribute, w.Cfg.ParentUUIDAttribute))
 }
 
 // pickPreCreated names a device of the scenario's lease with pre-created
 // partitions.
-func (w *world) pickPreCreated(ctx context.Context, alias string) error {
+func (w *World) pickPreCreated(ctx context.Context, alias string) error {
 	for _, u := range w.leasedUnits(ctx) {
 		if len(u.PreCreated()) > 0 {
 			w.named[alias] = named{unit: u, parent: unitParent(u)}
@@ -227,7 +227,7 @@ func (w *world) pickPreCreated(ctx context.Context, alias string) error {
 	return fmt.Errorf("no device with pre-created partitions is left for %q", alias)
 }
 
-func (w *world) namedDevice(alias string) (named, error) {
+func (w *World) namedDevice(alias string) (named, error) {
 	n, ok := w.named[alias]
 	if !ok {
 		return named{}, fmt.Errorf("no device %q was named in this scenario (a step \"a partitionable device %q with ... partitions\" or \"a device %q with pre-created partitions\" must come first)", alias, alias, alias)
@@ -237,12 +237,12 @@ func (w *world) namedDevice(alias string) (named, error) {
 
 // roleSelector matches the partitions of the role on the named device, or on
 // any device of the scenario's lease that offers the role.
-func (w *world) roleSelector(ctx context.Context, roleName, alias string) (string, error) {
+func (w *World) roleSelector(ctx context.Context, roleName, alias string) (string, error) {
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
 		return "", err
 	}
-	names := w.cfg.partitionNames()
+	names := w.Cfg.partitionNames()
 	if alias != "" {
 		n, err := w.namedDevice(alias)
 		if err != nil {
@@ -265,40 +265,40 @@ func (w *world) roleSelector(ctx context.Context, roleName, alias string) (strin
 	return strings.Join(alts, " || "), nil
 }
 
-func (w *world) claimPartitions(ctx context.Context, name string, n int, role, alias string) error {
+func (w *World) claimPartitions(ctx context.Context, name string, n int, role, alias string) error {
 	sel, err := w.roleSelector(ctx, role, alias)
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, int64(n), sel)))
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
 // by its identity.
-func (w *world) claimPreCreated(ctx context.Context, name, alias string) error {
+func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.PartitionClassName, 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, d.Identity))))
+			return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
 		}
 	}
-	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.cfg.UUIDAttribute)
+	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Cfg.UUIDAttribute)
 }
 
-func (w *world) claimWhole(ctx context.Context, name, alias string) error {
+func (w *World) claimWhole(ctx context.Context, name, alias string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, n.parent))))
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
 // of its partitions: together they need more than its counter set holds.
-func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, role string) error {
+func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
@@ -308,8 +308,8 @@ func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		return err
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest(subrequestWhole, w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, n.parent)),
-		exactRequest(subrequestPartition, w.cfg.PartitionClassName, 1, sel),
+		exactRequest(subrequestWhole, w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
+		exactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
 	}}}
 	return w.createClaim(ctx, newClaim(name, spec))
 }
@@ -317,8 +317,8 @@ func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, role st
 // preferPartitionSpec is a claim with one prioritized-list request: a
 // partition of the role with at least min memory first, else a whole device
 // with at least min memory.
-func (w *world) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
-	names := w.cfg.partitionNames()
+func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
+	names := w.Cfg.partitionNames()
 	sub := func(name, class string, selectors ...string) resourceapi.DeviceSubRequest {
 		s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
 		for _, e := range selectors {
@@ -329,15 +329,15 @@ func (w *world) preferPartitionSpec(roleSel string, min resource.Quantity) resou
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
 		Name: requestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
-			sub(subrequestPartition, w.cfg.PartitionClassName, roleSel, names.memorySelector(min)),
-			sub(subrequestWhole, w.cfg.deviceClass(), names.memorySelector(min)),
+			sub(subrequestPartition, w.Cfg.PartitionClassName, roleSel, names.memorySelector(min)),
+			sub(subrequestWhole, w.Cfg.deviceClass(), names.memorySelector(min)),
 		},
 	}}}}
 }
 
 // roleMemory is the least and the most memory the role's partitions have on
 // the scenario's devices.
-func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Quantity, error) {
+func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Quantity, error) {
 	var out [2]resource.Quantity
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
@@ -347,7 +347,7 @@ func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 	if err != nil {
 		return out, err
 	}
-	names := w.cfg.partitionNames()
+	names := w.Cfg.partitionNames()
 	found := false
 	for _, u := range w.unitsWithRole(ctx, role) {
 		p, _ := u.Profile(role)
@@ -358,7 +358,7 @@ func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 			}
 			m, ok := names.MemoryOf(pd.Capacity)
 			if !ok {
-				return out, fmt.Errorf("%q partition %s publishes no %q capacity", role, d.ID(), w.cfg.MemoryCapacity)
+				return out, fmt.Errorf("%q partition %s publishes no %q capacity", role, d.ID(), w.Cfg.MemoryCapacity)
 			}
 			if !found || m.Cmp(out[0]) < 0 {
 				out[0] = m
@@ -370,7 +370,7 @@ func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 		}
 	}
 	if !found {
-		return out, fmt.Errorf("no %q partition of the driver publishes a %q capacity", role, w.cfg.MemoryCapacity)
+		return out, fmt.Errorf("no %q partition of the driver publishes a %q capacity", role, w.Cfg.MemoryCapacity)
 	}
 	return out, nil
 }
@@ -378,14 +378,14 @@ func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 // claimPreferPartition asks for at least the memory of the smallest of the
 // role's partitions: a partition of the role can satisfy the first
 // alternative.
-func (w *world) claimPreferPartition(ctx context.Context, name, role string) error {
+func (w *World) claimPreferPartition(ctx context.Context, name, role string) error {
 	return w.claimPreferRole(ctx, name, role, func(least, _ resource.Quantity) resource.Quantity { return least })
 }
 
 // claimPreferTooSmallPartition asks for one byte more memory than the
 // largest partition of the role has, so the first alternative cannot be
 // satisfied and a whole device must be chosen.
-func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
+func (w *World) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
 	return w.claimPreferRole(ctx, name, role, func(_, most resource.Quantity) resource.Quantity {
 		return *resource.NewQuantity(most.Value()+1, resource.BinarySI)
 	})
@@ -394,7 +394,7 @@ func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role str
 // claimPreferRole creates a prioritized-list claim: a partition of the role
 // first, else a whole device, both with the memory minimum derives from the
 // least and most memory the role's partitions have.
-func (w *world) claimPreferRole(ctx context.Context, name, role string, minimum func(least, most resource.Quantity) resource.Quantity) error {
+func (w *World) claimPreferRole(ctx context.Context, name, role string, minimum func(least, most resource.Quantity) resource.Quantity) error {
 	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
@@ -408,10 +408,10 @@ func (w *world) claimPreferRole(ctx context.Context, name, role string, minimum 
 
 // allocatedResults waits for the claim's allocation and returns the
 // driver's results joined with their published devices.
-func (w *world) allocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []publishedDevice, error) {
+func (w *World) allocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []publishedDevice, error) {
 	var c *resourceapi.ResourceClaim
-	err := poll(ctx, w.cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -421,9 +421,9 @@ func (w *world) allocatedResults(ctx context.Context, claim string) ([]resourcea
 	if err != nil {
 		return nil, nil, err
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.cfg.DriverName)
+		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Cfg.DriverName)
 	}
 	all, err := w.currentDevices(ctx)
 	if err != nil {
@@ -433,14 +433,14 @@ func (w *world) allocatedResults(ctx context.Context, claim string) ([]resourcea
 	for _, r := range results {
 		d, ok := findDevice(all, r.Pool, r.Device)
 		if !ok {
-			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.cfg.DriverName)
+			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Cfg.DriverName)
 		}
 		devices = append(devices, d)
 	}
 	return results, devices, nil
 }
 
-func (w *world) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
+func (w *World) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
 	results, _, err := w.allocatedResults(ctx, claim)
 	if err != nil {
 		return err
@@ -454,7 +454,7 @@ func (w *world) claimAllocatedFromSubrequest(ctx context.Context, claim, sub str
 	return nil
 }
 
-func (w *world) claimDeviceMemory(ctx context.Context, claim, role string) error {
+func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error {
 	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
@@ -466,46 +466,46 @@ func (w *world) claimDeviceMemory(ctx context.Context, claim, role string) error
 	}
 	var bad []string
 	for _, d := range devices {
-		m, ok := w.cfg.partitionNames().MemoryOf(d.Capacity)
+		m, ok := w.Cfg.partitionNames().MemoryOf(d.Capacity)
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.cfg.MemoryCapacity))
+			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.Cfg.MemoryCapacity))
 		case m.Cmp(min) < 0:
 			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s has %s of memory, the claim asked for at least %s", claim, d.ID(), m.String(), min.String()))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // claimParents returns the parent identities of the partitions allocated to
 // a claim; a device that is not a partition is a finding.
-func (w *world) claimParents(ctx context.Context, claim string) ([]string, error) {
+func (w *World) claimParents(ctx context.Context, claim string) ([]string, error) {
 	_, devices, err := w.allocatedResults(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, d := range devices {
-		p, ok := w.cfg.partitionNames().asPartition(d)
+		p, ok := w.Cfg.partitionNames().asPartition(d)
 		if !ok {
-			return nil, fmt.Errorf("claim %s: allocated device %s is not a partition (it has no %q and %q attributes)", claim, d.ID(), w.cfg.ProfileAttribute, w.cfg.ParentUUIDAttribute)
+			return nil, fmt.Errorf("claim %s: allocated device %s is not a partition (it has no %q and %q attributes)", claim, d.ID(), w.Cfg.ProfileAttribute, w.Cfg.ParentUUIDAttribute)
 		}
 		out = append(out, p.ParentUUID)
 	}
 	return out, nil
 }
 
-func (w *world) claimOnDevice(ctx context.Context, claim, alias string) error {
+func (w *World) claimOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, true)
 }
 
-func (w *world) claimNotOnDevice(ctx context.Context, claim, alias string) error {
+func (w *World) claimNotOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, false)
 }
 
 // claimPartitionsOf checks that every partition allocated to the claim is
 // (on) or is not (!on) a partition of the device named alias.
-func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
+func (w *World) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
@@ -525,7 +525,7 @@ func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on b
 	return nil
 }
 
-func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
+func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
 	var devices []publishedDevice
 	for _, claim := range []string{a, b} {
 		_, ds, err := w.allocatedResults(ctx, claim)
@@ -547,5 +547,5 @@ func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
 	if err != nil {
 		return err
 	}
-	return findings(checkCounters(devices, counterSets(slices, w.cfg.DriverName)))
+	return Findings(checkCounters(devices, counterSets(slices, w.Cfg.DriverName)))
 }

@@ -22,23 +22,23 @@ import (
 // podResourcesSteps read the kubelet's PodResources API (KEP-3695): what
 // it reports of a pod's claims per container, compared with the claims'
 // allocations, what the driver prepared and the node's CDI specs.
-func (w *world) podResourcesSteps() []stepDef {
-	return []stepDef{
-		{`^the kit can reach the kubelet's pod resources API$`, w.podResourcesReachable, nil},
-		{`^a pod "([^"]+)" is created without claims$`, w.podWithoutClaims, nil},
-		{`^the kubelet's pod resources (List|Get) reports for pod "([^"]+)" the devices and CDI devices of its claims$`, w.podResourcesReportClaims, nil},
-		{`^the kubelet's pod resources List and Get report no dynamic resources for pod "([^"]+)"$`, w.podResourcesReportNone, nil},
-		{`^the kubelet's pod resources List and Get no longer report pod "([^"]+)"$`, w.podResourcesForget, nil},
+func (w *World) podResourcesSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the kit can reach the kubelet's pod resources API$`, Fn: w.podResourcesReachable},
+		{Pattern: `^a pod "([^"]+)" is created without claims$`, Fn: w.podWithoutClaims},
+		{Pattern: `^the kubelet's pod resources (List|Get) reports for pod "([^"]+)" the devices and CDI devices of its claims$`, Fn: w.podResourcesReportClaims},
+		{Pattern: `^the kubelet's pod resources List and Get report no dynamic resources for pod "([^"]+)"$`, Fn: w.podResourcesReportNone},
+		{Pattern: `^the kubelet's pod resources List and Get no longer report pod "([^"]+)"$`, Fn: w.podResourcesForget},
 	}
 }
 
 // podResources connects to the kubelet's podresources socket, or says why
 // the kit cannot.
-func (w *world) podResources() (*kubeletapi.PodResources, string, error) {
-	if w.cfg.NodeKubeletRootDir == "" {
+func (w *World) podResources() (*kubeletapi.PodResources, string, error) {
+	if w.Cfg.NodeKubeletRootDir == "" {
 		return nil, kubeletStateSkipReason, nil
 	}
-	socket := filepath.Join(w.cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
+	socket := filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
 	if _, err := os.Stat(socket); err != nil {
 		return nil, "", fmt.Errorf("the kubelet's pod resources socket below --node-kubelet-root-dir: %w", err)
 	}
@@ -46,16 +46,16 @@ func (w *world) podResources() (*kubeletapi.PodResources, string, error) {
 	return c, "", err
 }
 
-func (w *world) podResourcesReachable(ctx context.Context) (context.Context, error) {
-	if w.cfg.NodeKubeletRootDir != "" {
-		socket := filepath.Join(w.cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
+func (w *World) podResourcesReachable(ctx context.Context) (context.Context, error) {
+	if w.Cfg.NodeKubeletRootDir != "" {
+		socket := filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
 		if _, err := os.Stat(socket); errors.Is(err, os.ErrNotExist) {
-			return skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's pod resources socket: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", socket))
+			return Skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's pod resources socket: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", socket))
 		}
 	}
 	c, why, err := w.podResources()
 	if why != "" {
-		return skip(ctx, why)
+		return Skip(ctx, why)
 	}
 	if err != nil {
 		return ctx, err
@@ -67,12 +67,12 @@ func (w *world) podResourcesReachable(ctx context.Context) (context.Context, err
 	return ctx, err
 }
 
-func (w *world) podWithoutClaims(ctx context.Context, name string) error {
+func (w *World) podWithoutClaims(ctx context.Context, name string) error {
 	return w.createPod(ctx, name, nil)
 }
 
 // reportedPod calls List (the pod's entry, nil when absent) or Get.
-func (w *world) reportedPod(ctx context.Context, method, name string) (*podresourcesv1.PodResources, error) {
+func (w *World) reportedPod(ctx context.Context, method, name string) (*podresourcesv1.PodResources, error) {
 	c, why, err := w.podResources()
 	if why != "" {
 		return nil, fmt.Errorf("%s", why)
@@ -84,7 +84,7 @@ func (w *world) reportedPod(ctx context.Context, method, name string) (*podresou
 	ctx, cancel := context.WithTimeout(ctx, nodeSocketTimeout)
 	defer cancel()
 	if method == "Get" {
-		return c.Get(ctx, w.ns, name)
+		return c.Get(ctx, w.Ns, name)
 	}
 	list, err := c.List(ctx)
 	if err != nil {
@@ -92,11 +92,11 @@ func (w *world) reportedPod(ctx context.Context, method, name string) (*podresou
 	}
 	var found *podresourcesv1.PodResources
 	for _, p := range list {
-		if p.GetNamespace() != w.ns || p.GetName() != name {
+		if p.GetNamespace() != w.Ns || p.GetName() != name {
 			continue
 		}
 		if found != nil {
-			return nil, fmt.Errorf("the kubelet's pod resources List reports pod %s/%s twice", w.ns, name)
+			return nil, fmt.Errorf("the kubelet's pod resources List reports pod %s/%s twice", w.Ns, name)
 		}
 		found = p
 	}
@@ -109,8 +109,8 @@ func (w *world) reportedPod(ctx context.Context, method, name string) (*podresou
 // it (driver, pool, device, share); for each device the CDI devices the
 // driver prepared for it (as the kubelet recorded NodePrepareResources'
 // answer), each defined by a CDI spec on the node.
-func (w *world) podResourcesReportClaims(ctx context.Context, method, name string) (context.Context, error) {
-	p, err := w.pod(name)
+func (w *World) podResourcesReportClaims(ctx context.Context, method, name string) (context.Context, error) {
+	p, err := w.Pod(name)
 	if err != nil {
 		return ctx, err
 	}
@@ -118,22 +118,22 @@ func (w *world) podResourcesReportClaims(ctx context.Context, method, name strin
 		return ctx, fmt.Errorf("pod %s: a step \"pod %s is running\" must come first", name, name)
 	}
 	if why := w.contractAccess(); why != "" {
-		return skip(ctx, why)
+		return Skip(ctx, why)
 	}
 	got, err := w.reportedPod(ctx, method, name)
 	if err != nil {
 		return ctx, err
 	}
 	if got == nil {
-		return ctx, fmt.Errorf("the kubelet's pod resources %s does not report the running pod %s/%s", method, w.ns, name)
+		return ctx, fmt.Errorf("the kubelet's pod resources %s does not report the running pod %s/%s", method, w.Ns, name)
 	}
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return ctx, err
 	}
-	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(w.Cfg.NodeCDIDir), cdi.WithAutoRefresh(false))
 	if err != nil {
-		return ctx, fmt.Errorf("read the node's CDI specs in %s: %w", w.cfg.NodeCDIDir, err)
+		return ctx, fmt.Errorf("read the node's CDI specs in %s: %w", w.Cfg.NodeCDIDir, err)
 	}
 	defined := map[string]bool{}
 	for _, id := range cache.ListDevices() {
@@ -142,11 +142,11 @@ func (w *world) podResourcesReportClaims(ctx context.Context, method, name strin
 	var want []wantClaim
 	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
 		rec := p.claims[entry]
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, rec.name, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, rec.Name, metav1.GetOptions{})
 		if err != nil {
-			return ctx, fmt.Errorf("get claim %s of pod %s: %w", rec.name, name, err)
+			return ctx, fmt.Errorf("get claim %s of pod %s: %w", rec.Name, name, err)
 		}
-		wc := wantClaim{name: c.Name, namespace: c.Namespace, devices: allocatedKeys(c), cdi: map[string][]string{}}
+		wc := wantClaim{Name: c.Name, namespace: c.Namespace, devices: allocatedKeys(c), cdi: map[string][]string{}}
 		for driver, ds := range state[string(c.UID)].DriverState {
 			for _, d := range ds.Devices {
 				k := driver + "/" + d.PoolName + "/" + d.DeviceName
@@ -176,13 +176,13 @@ func (w *world) podResourcesReportClaims(ctx context.Context, method, name strin
 	for i := range bad {
 		bad[i] = "pod resources " + method + ": " + bad[i]
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // wantClaim is what the kit expects the kubelet to report for one claim of
 // a container.
 type wantClaim struct {
-	name, namespace string
+	Name, namespace string
 	// devices are the claim's allocated devices (deviceKey).
 	devices map[string]bool
 	// cdi are the CDI device IDs the drivers prepared, by
@@ -235,7 +235,7 @@ func checkDynamicResources(pod string, ctr *podresourcesv1.ContainerResources, w
 	}
 	wanted := map[string]bool{}
 	for _, wc := range want {
-		key := wc.namespace + "/" + wc.name
+		key := wc.namespace + "/" + wc.Name
 		wanted[key] = true
 		dr, ok := byName[key]
 		if !ok {
@@ -324,7 +324,7 @@ func describeDynamicResources(ctr *podresourcesv1.ContainerResources) string {
 
 // podResourcesReportNone checks that List and Get report the pod with no
 // dynamic resources in any container.
-func (w *world) podResourcesReportNone(ctx context.Context, name string) error {
+func (w *World) podResourcesReportNone(ctx context.Context, name string) error {
 	var bad []string
 	for _, method := range []string{"List", "Get"} {
 		got, err := w.reportedPod(ctx, method, name)
@@ -332,7 +332,7 @@ func (w *world) podResourcesReportNone(ctx context.Context, name string) error {
 			return err
 		}
 		if got == nil {
-			bad = append(bad, fmt.Sprintf("the kubelet's pod resources %s does not report the running pod %s/%s", method, w.ns, name))
+			bad = append(bad, fmt.Sprintf("the kubelet's pod resources %s does not report the running pod %s/%s", method, w.Ns, name))
 			continue
 		}
 		if len(got.GetContainers()) == 0 {
@@ -344,13 +344,13 @@ func (w *world) podResourcesReportNone(ctx context.Context, name string) error {
 			}
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // podResourcesForget waits until List no longer reports the deleted pod
 // and Get fails for it.
-func (w *world) podResourcesForget(ctx context.Context, name string) error {
-	return poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("the kubelet's pod resources to forget pod %s/%s", w.ns, name), func(ctx context.Context) (bool, string, error) {
+func (w *World) podResourcesForget(ctx context.Context, name string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the kubelet's pod resources to forget pod %s/%s", w.Ns, name), func(ctx context.Context) (bool, string, error) {
 		listed, err := w.reportedPod(ctx, "List", name)
 		if err != nil {
 			return false, err.Error(), nil

@@ -17,7 +17,7 @@ func claimResource(driver, pool, device string, ids ...string) *podresourcesv1.C
 
 func TestCheckDynamicResources(t *testing.T) {
 	want := []wantClaim{{
-		name: "gpu", namespace: "ns",
+		Name: "gpu", namespace: "ns",
 		devices: map[string]bool{"d/p/gpu-0": true, "d/p/gpu-1": true},
 		cdi:     map[string][]string{"d/p/gpu-0": {"d/gpu=a"}, "d/p/gpu-1": {"d/gpu=b"}},
 	}}
@@ -54,7 +54,7 @@ func TestCheckDynamicResources(t *testing.T) {
 			}
 		}
 	}
-	undefined := []wantClaim{{name: "gpu", namespace: "ns", devices: map[string]bool{"d/p/gpu-0": true}, cdi: map[string][]string{"d/p/gpu-0": {"d/gpu=undefined"}}}}
+	undefined := []wantClaim{{Name: "gpu", namespace: "ns", devices: map[string]bool{"d/p/gpu-0": true}, cdi: map[string][]string{"d/p/gpu-0": {"d/gpu=undefined"}}}}
 	got := checkDynamicResources("pod", ctr(claimResource("d", "p", "gpu-0", "d/gpu=undefined")), undefined, defined)
 	if len(got) != 1 || !strings.Contains(got[0], "is in no CDI spec of the node") {
 		t.Errorf("undefined CDI device: findings %q", got)

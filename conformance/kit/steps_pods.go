@@ -17,61 +17,61 @@ import (
 )
 
 // podSteps create probe pods, wait for them and delete them.
-func (w *world) podSteps() []stepDef {
-	return []stepDef{
-		{`^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.podWithTemplateClaim, nil},
-		{`^a pod "([^"]+)" is created with the claim "([^"]+)"$`, w.podWithClaim, nil},
-		{`^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, w.podWithClaims, nil},
-		{`^pod "([^"]+)" is running$`, w.podIsRunning, nil},
-		{`^pod "([^"]+)" stays pending as unschedulable$`, w.podUnschedulable, nil},
-		{`^pod "([^"]+)" is deleted$`, w.deletePod, nil},
+func (w *World) podSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, Fn: w.podWithTemplateClaim},
+		{Pattern: `^a pod "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.podWithClaim},
+		{Pattern: `^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, Fn: w.podWithClaims},
+		{Pattern: `^pod "([^"]+)" is running$`, Fn: w.podIsRunning},
+		{Pattern: `^pod "([^"]+)" stays pending as unschedulable$`, Fn: w.podUnschedulable},
+		{Pattern: `^pod "([^"]+)" is deleted$`, Fn: w.deletePod},
 	}
 }
 
-func (w *world) createPod(ctx context.Context, name string, claims []podClaim) error {
-	return w.createProbePod(ctx, probePod(w.suite, name, claims))
+func (w *World) createPod(ctx context.Context, name string, claims []PodClaim) error {
+	return w.CreateProbePod(ctx, ProbePod(w.Suite, name, claims))
 }
 
 // createProbePod creates a probe pod (probePod, possibly changed by the
 // caller) and records it.
-func (w *world) createProbePod(ctx context.Context, pod *corev1.Pod) error {
+func (w *World) CreateProbePod(ctx context.Context, pod *corev1.Pod) error {
 	name := pod.Name
 	if _, exists := w.pods[name]; exists {
 		return fmt.Errorf("pod %s: the scenario already created a pod with this name", name)
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, pod, metav1.CreateOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod %s: %w", name, err)
 	}
-	w.ledger.add(kindPod, name)
-	w.pods[name] = &podRecord{name: name, uid: pod.UID}
+	w.Ledger.Add(kindPod, name)
+	w.pods[name] = &podRecord{Name: name, UID: pod.UID}
 	klog.FromContext(ctx).V(2).Info("Created probe pod", "pod", name, "uid", pod.UID)
 	return nil
 }
 
-func (w *world) podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
-	return w.createPod(ctx, pod, []podClaim{{name: claim, template: template}})
+func (w *World) podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
+	return w.createPod(ctx, pod, []PodClaim{{Name: claim, Template: template}})
 }
 
-func (w *world) podWithClaim(ctx context.Context, pod, claim string) error {
-	return w.createPod(ctx, pod, []podClaim{{name: claim, claim: claim}})
+func (w *World) podWithClaim(ctx context.Context, pod, claim string) error {
+	return w.createPod(ctx, pod, []PodClaim{{Name: claim, Claim: claim}})
 }
 
-func (w *world) podWithClaims(ctx context.Context, pod, first, second string) error {
-	return w.createPod(ctx, pod, []podClaim{{name: first, claim: first}, {name: second, claim: second}})
+func (w *World) podWithClaims(ctx context.Context, pod, first, second string) error {
+	return w.createPod(ctx, pod, []PodClaim{{Name: first, Claim: first}, {Name: second, Claim: second}})
 }
 
 // podIsRunning waits for the pod to run, reads its probe report and
 // resolves its claims and their allocated devices, which later steps
 // compare with the report.
-func (w *world) podIsRunning(ctx context.Context, name string) error {
-	p, err := w.pod(name)
+func (w *World) podIsRunning(ctx context.Context, name string) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
 	var pod *corev1.Pod
-	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to run", name), func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to run", name), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -104,10 +104,10 @@ func (w *world) podIsRunning(ctx context.Context, name string) error {
 
 // readContainerReport polls the log of a probe container of the pod until
 // the probe's report line shows up.
-func (w *world) readContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
+func (w *World) readContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
 	var report probe.Report
-	err := poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of container %s of pod %s", container, name), func(ctx context.Context) (bool, string, error) {
-		data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: container})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of container %s of pod %s", container, name), func(ctx context.Context) (bool, string, error) {
+		data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: container})
 		if err != nil {
 			return false, "read log: " + err.Error(), nil
 		}
@@ -128,32 +128,32 @@ func (w *world) readContainerReport(ctx context.Context, name, container string)
 // allocated to them, joined with their ResourceSlice entries: the claims of
 // its claim entries and the claim the scheduler created for its extended
 // resources (KEP-5004), under the entry extendedClaimEntry.
-func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+func (w *World) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return err
 	}
-	p.claims = map[string]claimRecord{}
+	p.claims = map[string]ClaimRecord{}
 	p.devices = nil
 	var bad []string
 	resolve := func(entry, claimName string) error {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claimName, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.name, entry, claimName, err)
+			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.Name, entry, claimName, err)
 		}
-		p.claims[entry] = claimRecord{name: c.Name, uid: c.UID}
+		p.claims[entry] = ClaimRecord{Name: c.Name, UID: c.UID}
 		if c.Status.Allocation == nil {
-			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.name, entry, claimName))
+			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.Name, entry, claimName))
 			return nil
 		}
-		for _, r := range driverResults(c, w.cfg.DriverName) {
+		for _, r := range driverResults(c, w.Cfg.DriverName) {
 			d, ok := findDevice(devices, r.Pool, r.Device)
 			if !ok {
-				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.name, claimName, r.Pool, r.Device, w.cfg.DriverName))
+				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.Name, claimName, r.Pool, r.Device, w.Cfg.DriverName))
 				continue
 			}
 			ad := observe.Device{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
-			if a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, w.cfg.UUIDAttribute); ok && a.StringValue != nil {
+			if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute); ok && a.StringValue != nil {
 				ad.UUID = *a.StringValue
 			}
 			p.devices = append(p.devices, ad)
@@ -161,7 +161,7 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 		return nil
 	}
 	for _, pc := range pod.Spec.ResourceClaims {
-		claimName, err := w.podClaimName(ctx, p.name, pc.Name)
+		claimName, err := w.PodClaimName(ctx, p.Name, pc.Name)
 		if err != nil {
 			return err
 		}
@@ -174,13 +174,13 @@ func (w *world) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 			return err
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // podClaimName is the ResourceClaim behind a pod's claim entry: the named
 // claim, or the one generated from a template (pod.status.resourceClaimStatuses).
-func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, error) {
-	got, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, pod, metav1.GetOptions{})
+func (w *World) PodClaimName(ctx context.Context, pod, entry string) (string, error) {
+	got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("get pod %s: %w", pod, err)
 	}
@@ -203,16 +203,16 @@ func (w *world) podClaimName(ctx context.Context, pod, entry string) (string, er
 // podUnschedulable waits for the scheduler to mark the pod unschedulable
 // and fails at once if the pod gets bound to a node instead; the reference
 // allocator must then find no allocation of its claims either (the oracle).
-func (w *world) podUnschedulable(ctx context.Context, name string) (context.Context, error) {
+func (w *World) podUnschedulable(ctx context.Context, name string) (context.Context, error) {
 	if err := w.waitUnschedulable(ctx, name); err != nil {
 		return ctx, err
 	}
 	return w.proveUnschedulable(ctx, name)
 }
 
-func (w *world) waitUnschedulable(ctx context.Context, name string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+func (w *World) waitUnschedulable(ctx context.Context, name string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -228,23 +228,23 @@ func (w *world) waitUnschedulable(ctx context.Context, name string) error {
 	})
 }
 
-func (w *world) deletePod(ctx context.Context, name string) error {
-	p, err := w.pod(name)
+func (w *World) deletePod(ctx context.Context, name string) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
-	if err := w.kube.CoreV1().Pods(w.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := w.Kube.CoreV1().Pods(w.Ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete pod %s: %w", name, err)
 	}
-	return poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("pod %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("pod %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
 		}
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if pod.UID != p.uid {
+		if pod.UID != p.UID {
 			return true, "", nil
 		}
 		return false, describePod(pod), nil
@@ -281,9 +281,9 @@ func describePod(pod *corev1.Pod) string {
 }
 
 // logTail is the end of the probe container's log, for error messages.
-func (w *world) logTail(ctx context.Context, name string) string {
+func (w *World) logTail(ctx context.Context, name string) string {
 	lines := int64(20)
-	data, err := w.podLogs(ctx, w.ns, name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines})
+	data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines})
 	if err != nil {
 		return "(log unavailable: " + err.Error() + ")"
 	}
@@ -299,7 +299,7 @@ var imageReasons = map[string]bool{"ErrImageNeverPull": true, "ErrImagePull": tr
 
 // probeImageProblem says why the node cannot run the probe image, with the
 // fix; "" when nothing says so.
-func (w *world) probeImageProblem(pod *corev1.Pod) string {
+func (w *World) probeImageProblem(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.State.Waiting == nil || !imageReasons[cs.State.Waiting.Reason] {
 			continue
@@ -307,7 +307,7 @@ func (w *world) probeImageProblem(pod *corev1.Pod) string {
 		return fmt.Sprintf("the node cannot get the probe image %s (%s: %s). Import it into the node's container runtime "+
 			"(drakit's local cluster: make cluster-up imports _output/images, or drakit images import _output/images/probe.tar), "+
 			"or give an image the node can pull with --probe-image and --image-pull-policy IfNotPresent",
-			w.cfg.ProbeImage, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+			w.Cfg.ProbeImage, cs.State.Waiting.Reason, cs.State.Waiting.Message)
 	}
 	return ""
 }
@@ -315,8 +315,8 @@ func (w *world) probeImageProblem(pod *corev1.Pod) string {
 // lastWarning is the pod's newest Warning event, "<reason>: <message>" (the
 // kubelet's FailedPrepareDynamicResources carries the driver's error), or
 // "" when it has none or the kit cannot read them.
-func (w *world) lastWarning(ctx context.Context, pod string) string {
-	list, err := w.kube.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",type=" + corev1.EventTypeWarning})
+func (w *World) lastWarning(ctx context.Context, pod string) string {
+	list, err := w.Kube.CoreV1().Events(w.Ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",type=" + corev1.EventTypeWarning})
 	if err != nil {
 		return ""
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestProbeImageProblem(t *testing.T) {
 	t.Parallel()
-	w := &world{suite: &suite{cfg: referenceDriverConfig()}}
+	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}}
 	waiting := func(reason string) *corev1.Pod {
 		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "no such image"}},
@@ -44,7 +44,7 @@ func TestLastWarning(t *testing.T) {
 		ev("b", "p", corev1.EventTypeWarning, "FailedPrepareDynamicResources", at(20)),
 		ev("c", "p", corev1.EventTypeNormal, "Scheduled", at(30)),
 	)
-	w := &world{suite: &suite{kube: kube}, ns: "ns"}
+	w := &World{Suite: &Suite{Kube: kube}, Ns: "ns"}
 	if got, want := w.lastWarning(t.Context(), "p"), "FailedPrepareDynamicResources: FailedPrepareDynamicResources message"; got != want {
 		t.Errorf("lastWarning = %q, want %q", got, want)
 	}

@@ -22,19 +22,19 @@ import (
 // that gets one of its devices can start unless its slice skips node
 // operations (KEP-5945, steps_nodeops.go); these steps only ever expect such
 // pods to stay pending.
-func (w *world) poolSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, w.submitSliceWithDevicesAndCounters, nil},
-		{`^the test driver publishes an invalid pool "([^"]+)": (.+)$`, w.publishInvalidPool, nil},
-		{`^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, w.claimTestDriverDevice, nil},
-		{`^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, w.podUnschedulableBecause, nil},
-		{`^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups|skipNodeOperations)"$`, w.apiServerKeepsSliceField, nil},
-		{`^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, w.submitSlicePartitionTypeWithoutCounters, nil},
-		{`^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, w.submitSlicePartitionTypeMissing, nil},
-		{`^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, w.publishPoolCompatibilityGroups, nil},
-		{`^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimTestDriverDevices, nil},
-		{`^pod "([^"]+)" is scheduled$`, w.podScheduled, nil},
-		{`^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, w.claimAllocatedTestDevices, nil},
+func (w *World) poolSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with both devices and sharedCounters is submitted$`, Fn: w.submitSliceWithDevicesAndCounters},
+		{Pattern: `^the test driver publishes an invalid pool "([^"]+)": (.+)$`, Fn: w.publishInvalidPool},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device of the test driver$`, Fn: w.claimTestDriverDevice},
+		{Pattern: `^pod "([^"]+)" stays pending as unschedulable because "([^"]+)"$`, Fn: w.podUnschedulableBecause},
+		{Pattern: `^the API server keeps the ResourceSlice field "(partitionTypeAttribute|compatibilityGroups|skipNodeOperations)"$`, Fn: w.apiServerKeepsSliceField},
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with a partitionTypeAttribute but no device that consumes counters is submitted$`, Fn: w.submitSlicePartitionTypeWithoutCounters},
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, Fn: w.submitSlicePartitionTypeMissing},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, Fn: w.publishPoolCompatibilityGroups},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, Fn: w.claimTestDriverDevices},
+		{Pattern: `^pod "([^"]+)" is scheduled$`, Fn: w.podScheduled},
+		{Pattern: `^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, Fn: w.claimAllocatedTestDevices},
 	}
 }
 
@@ -54,26 +54,26 @@ const TestDriverName = "test-driver.conformance.drakit.dev"
 
 // testObjectName names a cluster-scoped object of the scenario: the
 // scenario's namespace keeps concurrent and leftover objects apart.
-func (w *world) testObjectName(name string) string { return w.ns + "-" + name }
+func (w *World) testObjectName(name string) string { return w.Ns + "-" + name }
 
 // testDeviceClass creates (once per scenario) the DeviceClass that selects
 // the test driver's devices of the scenario's pools and returns its name.
-func (w *world) testDeviceClass(ctx context.Context) (string, error) {
+func (w *World) testDeviceClass(ctx context.Context) (string, error) {
 	name := w.testObjectName("test-driver")
 	class := &resourceapi.DeviceClass{
-		ObjectMeta: kitMeta(name),
+		ObjectMeta: KitMeta(name),
 		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
 			Expression: fmt.Sprintf(`device.driver == %s && device.attributes[%s].?scenario.orValue("") == %s`,
-				strconv.Quote(TestDriverName), strconv.Quote(TestDriverName), strconv.Quote(w.ns)),
+				strconv.Quote(TestDriverName), strconv.Quote(TestDriverName), strconv.Quote(w.Ns)),
 		}}}},
 	}
-	if _, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, name, metav1.GetOptions{}); err == nil {
+	if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, name, metav1.GetOptions{}); err == nil {
 		return name, nil
 	}
-	if _, err := w.kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+	if _, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("create DeviceClass %s: %w", name, err)
 	}
-	w.ledger.add(kindDeviceClass, name)
+	w.Ledger.Add(kindDeviceClass, name)
 	return name, nil
 }
 
@@ -82,9 +82,9 @@ func (w *world) testDeviceClass(ctx context.Context) (string, error) {
 // ResourcePoolStatusRequest that lists a pool at generation 0 (the API
 // server rejects the status: pools[].generation is +k8s:required), and the
 // KEP-5677 scenarios ask about all of the test driver's pools.
-func (w *world) testSlice(name, pool string, sliceCount int64) *resourceapi.ResourceSlice {
+func (w *World) testSlice(name, pool string, sliceCount int64) *resourceapi.ResourceSlice {
 	return &resourceapi.ResourceSlice{
-		ObjectMeta: kitMeta(w.testObjectName(name)),
+		ObjectMeta: KitMeta(w.testObjectName(name)),
 		Spec: resourceapi.ResourceSliceSpec{
 			Driver:   TestDriverName,
 			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), Generation: 1, ResourceSliceCount: sliceCount},
@@ -93,11 +93,11 @@ func (w *world) testSlice(name, pool string, sliceCount int64) *resourceapi.Reso
 	}
 }
 
-func (w *world) createSlice(ctx context.Context, s *resourceapi.ResourceSlice) error {
-	if _, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
+func (w *World) createSlice(ctx context.Context, s *resourceapi.ResourceSlice) error {
+	if _, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceSlice %s: %w", s.Name, err)
 	}
-	w.ledger.add(kindResourceSlice, s.Name)
+	w.Ledger.Add(kindResourceSlice, s.Name)
 	return nil
 }
 
@@ -106,7 +106,7 @@ func testCounters(v int64) map[string]resourceapi.Counter {
 	return map[string]resourceapi.Counter{"memory": {Value: *resource.NewQuantity(v, resource.BinarySI)}}
 }
 
-func (w *world) submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
+func (w *World) submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
 	s := w.testSlice(name, name, 1)
 	s.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
 	s.Spec.Devices = []resourceapi.Device{testDevice("part-0", "gpu-0")}
@@ -124,7 +124,7 @@ const (
 
 // publishInvalidPool publishes a complete pool of the test driver with one
 // of the defects above.
-func (w *world) publishInvalidPool(ctx context.Context, pool, defect string) error {
+func (w *World) publishInvalidPool(ctx context.Context, pool, defect string) error {
 	switch defect {
 	case poolMissingCounterSet:
 		return w.publishTestPool(ctx, pool, 1, testDevice("part-0", "gpu-1"))
@@ -143,7 +143,7 @@ func (w *world) publishInvalidPool(ctx context.Context, pool, defect string) err
 // devices, marked as the scenario's, in one more, and makes sure the
 // scenario's DeviceClass of the test driver exists.
 // More than one counter slice makes the pool invalid.
-func (w *world) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
+func (w *World) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (w *world) publishTestPool(ctx context.Context, pool string, counterSlices 
 	withDevices := w.testSlice(pool+"-devices", pool, count)
 	withDevices.Spec.Devices = devices
 	for i := range withDevices.Spec.Devices {
-		withDevices.Spec.Devices[i].Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.ns)}
+		withDevices.Spec.Devices[i].Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
 	}
 	for _, s := range append(slices, withDevices) {
 		if err := w.createSlice(ctx, s); err != nil {
@@ -184,7 +184,7 @@ func testDevice(name, set string, groups ...string) resourceapi.Device {
 // partitionableTestSlice is a valid one-slice pool of counter-consuming
 // test devices, by role (the counter set lives in no slice: slice validation
 // does not look across slices).
-func (w *world) partitionableTestSlice(name string, roles ...string) *resourceapi.ResourceSlice {
+func (w *World) partitionableTestSlice(name string, roles ...string) *resourceapi.ResourceSlice {
 	s := w.testSlice(name, name, 1)
 	for _, role := range roles {
 		s.Spec.Devices = append(s.Spec.Devices, testDevice(role, "gpu-0"))
@@ -195,7 +195,7 @@ func (w *world) partitionableTestSlice(name string, roles ...string) *resourceap
 // apiServerKeepsSliceField skips the scenario when the API server drops an
 // alpha field of ResourceSlices (its feature gate is off): a dry-run create
 // of a valid slice that sets it shows whether it is stored.
-func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (context.Context, error) {
+func (w *World) apiServerKeepsSliceField(ctx context.Context, field string) (context.Context, error) {
 	s := w.partitionableTestSlice("gate-check", "left")
 	gate := ""
 	switch field {
@@ -209,7 +209,7 @@ func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (con
 		s.Spec.SkipNodeOperations = []resourceapi.SkipNodeOperation{resourceapi.SkipNodeOperationAll}
 		gate = "DRAOptionalNodeOperations"
 	}
-	got, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceSlice that sets %s: %w", field, err)
 	}
@@ -222,20 +222,20 @@ func (w *world) apiServerKeepsSliceField(ctx context.Context, field string) (con
 		kept = len(got.Spec.SkipNodeOperations) > 0
 	}
 	if !kept {
-		return skip(ctx, fmt.Sprintf("%sneeds feature gate %s: the API server drops ResourceSlice %s", report.NotEligiblePrefix, gate, field))
+		return Skip(ctx, fmt.Sprintf("%sneeds feature gate %s: the API server drops ResourceSlice %s", report.NotEligiblePrefix, gate, field))
 	}
 	return ctx, nil
 }
 
-func (w *world) submitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
-	_, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
+func (w *World) submitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
+	_, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindResourceSlice, s.Name)
+		w.Ledger.Add(kindResourceSlice, s.Name)
 	}
-	w.submitted = &submission{kind: kindResourceSlice, name: s.Name, err: err}
+	w.Submitted = &Submission{Kind: kindResourceSlice, Name: s.Name, Err: err}
 }
 
-func (w *world) submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
+func (w *World) submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "plain")
 	s.Spec.Devices[0].ConsumesCounters = nil
 	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
@@ -243,7 +243,7 @@ func (w *world) submitSlicePartitionTypeWithoutCounters(ctx context.Context, nam
 	return nil
 }
 
-func (w *world) submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
+func (w *World) submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "untyped")
 	delete(s.Spec.Devices[0].Attributes, testPartitionTypeAttribute)
 	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
@@ -253,14 +253,14 @@ func (w *world) submitSlicePartitionTypeMissing(ctx context.Context, name string
 
 // publishPoolCompatibilityGroups publishes a complete pool: a counter set
 // with room for all three devices, and the devices with their groups.
-func (w *world) publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
+func (w *World) publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
 	return w.publishTestPool(ctx, pool, 1,
 		testDevice("left", "gpu-0", "a"), testDevice("right", "gpu-0", "b"), testDevice("both", "gpu-0", "a", "b"))
 }
 
 // claimTestDriverDevices asks for two of the test driver's devices by role,
 // one request each.
-func (w *world) claimTestDriverDevices(ctx context.Context, name, first, second string) error {
+func (w *World) claimTestDriverDevices(ctx context.Context, name, first, second string) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -277,9 +277,9 @@ func (w *world) claimTestDriverDevices(ctx context.Context, name, first, second 
 
 // podScheduled waits for the pod to be bound to a node; it need not start
 // (the test driver has no kubelet plugin).
-func (w *world) podScheduled(ctx context.Context, name string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, "pod "+name+" to be scheduled", func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+func (w *World) podScheduled(ctx context.Context, name string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, "pod "+name+" to be scheduled", func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -287,8 +287,8 @@ func (w *world) podScheduled(ctx context.Context, name string) error {
 	})
 }
 
-func (w *world) claimAllocatedTestDevices(ctx context.Context, claim, first, second string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimAllocatedTestDevices(ctx context.Context, claim, first, second string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -306,7 +306,7 @@ func (w *world) claimAllocatedTestDevices(ctx context.Context, claim, first, sec
 	return nil
 }
 
-func (w *world) claimTestDriverDevice(ctx context.Context, name string) error {
+func (w *World) claimTestDriverDevice(ctx context.Context, name string) error {
 	class, err := w.testDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -316,16 +316,16 @@ func (w *world) claimTestDriverDevice(ctx context.Context, name string) error {
 
 // podUnschedulableBecause waits for the scheduler to mark the pod
 // unschedulable with a message that contains reason.
-func (w *world) podUnschedulableBecause(ctx context.Context, name, reason string) (context.Context, error) {
+func (w *World) podUnschedulableBecause(ctx context.Context, name, reason string) (context.Context, error) {
 	if err := w.waitUnschedulableBecause(ctx, name, reason); err != nil {
 		return ctx, err
 	}
 	return w.proveUnschedulable(ctx, name)
 }
 
-func (w *world) waitUnschedulableBecause(ctx context.Context, name, reason string) error {
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be unschedulable because %q", name, reason), func(ctx context.Context) (bool, string, error) {
-		pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+func (w *World) waitUnschedulableBecause(ctx context.Context, name, reason string) error {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be unschedulable because %q", name, reason), func(ctx context.Context) (bool, string, error) {
+		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}

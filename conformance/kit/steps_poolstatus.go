@@ -23,28 +23,28 @@ import (
 // ResourceClaims and DeviceTaintRules the API server stored (poolstatus.go).
 // Requests are cluster-scoped: they carry the scenario's namespace in their
 // name and the ledger deletes them.
-func (w *world) poolStatusSteps() []stepDef {
-	return append([]stepDef{
-		{`^the API server serves ResourcePoolStatusRequests$`, w.servesPoolStatus, nil},
-		{`^a ResourcePoolStatusRequest "([^"]+)" for the driver with limit (-?\d+) is submitted$`, w.submitPoolStatusLimit, nil},
-		{`^a ResourcePoolStatusRequest "([^"]+)" for the driver without a limit is created$`, w.createPoolStatusDefault, nil},
-		{`^the request "([^"]+)" stores limit (\d+)$`, w.poolStatusStoresLimit, nil},
-		{`^the request "([^"]+)" completes with condition Complete, reason CalculationComplete$`, w.poolStatusCompletes, nil},
-		{`^the limit of the request "([^"]+)" is changed to (\d+)$`, w.changePoolStatusLimit, nil},
-		{`^the status of the request "([^"]+)" is rewritten with poolCount (\d+)$`, w.rewritePoolStatus, nil},
-		{`^a ResourcePoolStatusRequest for the driver reports every pool of the driver as the stored objects say$`, w.poolStatusOfDriver, nil},
-		{`^a ResourcePoolStatusRequest for the driver reports a partition summary for its pools that name a partition type attribute, as the stored objects say$`, w.poolStatusPartitionsOfDriver, nil},
-		{`^a ResourcePoolStatusRequest for driver "([^"]+)" reports no pools$`, w.poolStatusNoPools, nil},
-		{`^a ResourcePoolStatusRequest for the pool of the claim "([^"]+)" reports only that pool, (with|without) the claim's device allocated, as the stored objects say$`, w.poolStatusOfClaim, nil},
-		{`^a ResourcePoolStatusRequest for the test driver with limit (\d+) lists the first (\d+) of the stored pools in order and counts them all$`, w.poolStatusTruncated, nil},
-		{`^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports only that pool, on (?:node "([^"]+)"|(no) node)$`, w.poolStatusOnNode, nil},
-		{`^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)"( with the default partition type attribute)? reports partition types "([^"]*)"$`, w.poolStatusPartitions, nil},
-		{`^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports (\d+) fully and (\d+) partially available shareable devices? with capacity "([^"]+)" of (\S+) in total$`, w.poolStatusShareable, nil},
-		{`^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports no shareable summary$`, w.poolStatusNoShareable, nil},
-		{`^a ResourcePoolStatusRequest "([^"]+)" for the test driver's pool "([^"]+)" is created$`, w.createPoolStatusForTestPool, nil},
-		{`^the request "([^"]+)" stays without status for (\d+) seconds$`, w.poolStatusStaysPending, nil},
-		{`^the request "([^"]+)" is labelled, which queues it again$`, w.labelPoolStatus, nil},
-		{`^the request "([^"]+)" reports only pool "([^"]+)" at generation (\d+) with (\d+) slices and (\d+) devices, as the stored objects say$`, w.poolStatusAfterRollout, nil},
+func (w *World) poolStatusSteps() []StepDef {
+	return append([]StepDef{
+		{Pattern: `^the API server serves ResourcePoolStatusRequests$`, Fn: w.servesPoolStatus},
+		{Pattern: `^a ResourcePoolStatusRequest "([^"]+)" for the driver with limit (-?\d+) is submitted$`, Fn: w.submitPoolStatusLimit},
+		{Pattern: `^a ResourcePoolStatusRequest "([^"]+)" for the driver without a limit is created$`, Fn: w.createPoolStatusDefault},
+		{Pattern: `^the request "([^"]+)" stores limit (\d+)$`, Fn: w.poolStatusStoresLimit},
+		{Pattern: `^the request "([^"]+)" completes with condition Complete, reason CalculationComplete$`, Fn: w.poolStatusCompletes},
+		{Pattern: `^the limit of the request "([^"]+)" is changed to (\d+)$`, Fn: w.changePoolStatusLimit},
+		{Pattern: `^the status of the request "([^"]+)" is rewritten with poolCount (\d+)$`, Fn: w.rewritePoolStatus},
+		{Pattern: `^a ResourcePoolStatusRequest for the driver reports every pool of the driver as the stored objects say$`, Fn: w.poolStatusOfDriver},
+		{Pattern: `^a ResourcePoolStatusRequest for the driver reports a partition summary for its pools that name a partition type attribute, as the stored objects say$`, Fn: w.poolStatusPartitionsOfDriver},
+		{Pattern: `^a ResourcePoolStatusRequest for driver "([^"]+)" reports no pools$`, Fn: w.poolStatusNoPools},
+		{Pattern: `^a ResourcePoolStatusRequest for the pool of the claim "([^"]+)" reports only that pool, (with|without) the claim's device allocated, as the stored objects say$`, Fn: w.poolStatusOfClaim},
+		{Pattern: `^a ResourcePoolStatusRequest for the test driver with limit (\d+) lists the first (\d+) of the stored pools in order and counts them all$`, Fn: w.poolStatusTruncated},
+		{Pattern: `^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports only that pool, on (?:node "([^"]+)"|(no) node)$`, Fn: w.poolStatusOnNode},
+		{Pattern: `^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)"( with the default partition type attribute)? reports partition types "([^"]*)"$`, Fn: w.poolStatusPartitions},
+		{Pattern: `^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports (\d+) fully and (\d+) partially available shareable devices? with capacity "([^"]+)" of (\S+) in total$`, Fn: w.poolStatusShareable},
+		{Pattern: `^a ResourcePoolStatusRequest for the test driver's pool "([^"]+)" reports no shareable summary$`, Fn: w.poolStatusNoShareable},
+		{Pattern: `^a ResourcePoolStatusRequest "([^"]+)" for the test driver's pool "([^"]+)" is created$`, Fn: w.createPoolStatusForTestPool},
+		{Pattern: `^the request "([^"]+)" stays without status for (\d+) seconds$`, Fn: w.poolStatusStaysPending},
+		{Pattern: `^the request "([^"]+)" is labelled, which queues it again$`, Fn: w.labelPoolStatus},
+		{Pattern: `^the request "([^"]+)" reports only pool "([^"]+)" at generation (\d+) with (\d+) slices and (\d+) devices, as the stored objects say$`, Fn: w.poolStatusAfterRollout},
 	}, w.poolStatusPoolSteps()...)
 }
 
@@ -66,8 +66,8 @@ type poolStatusState struct {
 	seq      int
 }
 
-func (w *world) servesPoolStatus(ctx context.Context) (context.Context, error) {
-	res, err := w.kube.Discovery().ServerResourcesForGroupVersion(resourcealpha.SchemeGroupVersion.String())
+func (w *World) servesPoolStatus(ctx context.Context) (context.Context, error) {
+	res, err := w.Kube.Discovery().ServerResourcesForGroupVersion(resourcealpha.SchemeGroupVersion.String())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctx, fmt.Errorf("discover %s: %w", resourcealpha.SchemeGroupVersion, err)
 	}
@@ -78,55 +78,55 @@ func (w *world) servesPoolStatus(ctx context.Context) (context.Context, error) {
 			}
 		}
 	}
-	return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAResourcePoolStatus, API resource.k8s.io/v1alpha3: "+
+	return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAResourcePoolStatus, API resource.k8s.io/v1alpha3: "+
 		"the API server does not serve resourcepoolstatusrequests (runtime-config resource.k8s.io/v1alpha3=true)")
 }
 
-func (w *world) poolStatusRequestName(alias string) string {
+func (w *World) poolStatusRequestName(alias string) string {
 	return w.testObjectName("pool-status-" + alias)
 }
 
 // createPoolStatus creates a request and records it in the ledger.
-func (w *world) createPoolStatus(ctx context.Context, alias string, spec resourcealpha.ResourcePoolStatusRequestSpec) (*resourcealpha.ResourcePoolStatusRequest, error) {
-	req := &resourcealpha.ResourcePoolStatusRequest{ObjectMeta: kitMeta(w.poolStatusRequestName(alias)), Spec: spec}
-	got, err := w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().Create(ctx, req, metav1.CreateOptions{})
+func (w *World) createPoolStatus(ctx context.Context, alias string, spec resourcealpha.ResourcePoolStatusRequestSpec) (*resourcealpha.ResourcePoolStatusRequest, error) {
+	req := &resourcealpha.ResourcePoolStatusRequest{ObjectMeta: KitMeta(w.poolStatusRequestName(alias)), Spec: spec}
+	got, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Create(ctx, req, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindPoolStatusRequest, req.Name)
+		w.Ledger.Add(kindPoolStatusRequest, req.Name)
 		if w.poolStatus.requests == nil {
 			w.poolStatus.requests = map[string]string{}
 		}
 		w.poolStatus.requests[alias] = req.Name
 	}
-	w.submitted = &submission{kind: kindPoolStatusRequest, name: req.Name, err: err}
+	w.Submitted = &Submission{Kind: kindPoolStatusRequest, Name: req.Name, Err: err}
 	if err != nil {
 		return nil, fmt.Errorf("create ResourcePoolStatusRequest %s: %w", req.Name, err)
 	}
 	return got, nil
 }
 
-func (w *world) poolStatusRequest(ctx context.Context, alias string) (*resourcealpha.ResourcePoolStatusRequest, error) {
+func (w *World) poolStatusRequest(ctx context.Context, alias string) (*resourcealpha.ResourcePoolStatusRequest, error) {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return nil, fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
 	}
-	r, err := w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, name, metav1.GetOptions{})
+	r, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get ResourcePoolStatusRequest %s: %w", name, err)
 	}
 	return r, nil
 }
 
-func (w *world) submitPoolStatusLimit(ctx context.Context, alias string, limit int) error {
-	_, _ = w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName, Limit: ptr.To(int32(limit))})
+func (w *World) submitPoolStatusLimit(ctx context.Context, alias string, limit int) error {
+	_, _ = w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName, Limit: ptr.To(int32(limit))})
 	return nil // the outcome is judged by the next step
 }
 
-func (w *world) createPoolStatusDefault(ctx context.Context, alias string) error {
-	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName})
+func (w *World) createPoolStatusDefault(ctx context.Context, alias string) error {
+	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	return err
 }
 
-func (w *world) poolStatusStoresLimit(ctx context.Context, alias string, limit int) error {
+func (w *World) poolStatusStoresLimit(ctx context.Context, alias string, limit int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
@@ -139,10 +139,10 @@ func (w *world) poolStatusStoresLimit(ctx context.Context, alias string, limit i
 
 // waitPoolStatus waits up to timeout for the controller to set the
 // request's status; nil without an error when it did not.
-func (w *world) waitPoolStatus(ctx context.Context, name string, timeout time.Duration) (*resourcealpha.ResourcePoolStatusRequest, error) {
+func (w *World) waitPoolStatus(ctx context.Context, name string, timeout time.Duration) (*resourcealpha.ResourcePoolStatusRequest, error) {
 	var got *resourcealpha.ResourcePoolStatusRequest
-	err := poll(ctx, timeout, "ResourcePoolStatusRequest "+name+" to get a status", func(ctx context.Context) (bool, string, error) {
-		r, err := w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, name, metav1.GetOptions{})
+	err := Poll(ctx, timeout, "ResourcePoolStatusRequest "+name+" to get a status", func(ctx context.Context) (bool, string, error) {
+		r, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -179,7 +179,7 @@ func describeConditions(cs []metav1.Condition) string {
 	return strings.Join(parts, ", ")
 }
 
-func (w *world) poolStatusCompletes(ctx context.Context, alias string) error {
+func (w *World) poolStatusCompletes(ctx context.Context, alias string) error {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
@@ -196,19 +196,19 @@ func (w *world) poolStatusCompletes(ctx context.Context, alias string) error {
 
 // changePoolStatusLimit tries to change the spec of a request; the outcome
 // is judged by the rejection steps.
-func (w *world) changePoolStatusLimit(ctx context.Context, alias string, limit int) error {
+func (w *World) changePoolStatusLimit(ctx context.Context, alias string, limit int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
 	}
 	r.Spec.Limit = ptr.To(int32(limit))
-	_, err = w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().Update(ctx, r, metav1.UpdateOptions{})
-	w.submitted = &submission{kind: kindPoolStatusRequest + " update of", name: r.Name, err: err}
+	_, err = w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Update(ctx, r, metav1.UpdateOptions{})
+	w.Submitted = &Submission{Kind: kindPoolStatusRequest + " update of", Name: r.Name, Err: err}
 	return nil
 }
 
 // rewritePoolStatus tries to overwrite the status the controller set.
-func (w *world) rewritePoolStatus(ctx context.Context, alias string, count int) error {
+func (w *World) rewritePoolStatus(ctx context.Context, alias string, count int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
@@ -217,25 +217,25 @@ func (w *world) rewritePoolStatus(ctx context.Context, alias string, count int) 
 		return fmt.Errorf("ResourcePoolStatusRequest %s has no status to rewrite", r.Name)
 	}
 	r.Status.PoolCount = ptr.To(int32(count))
-	_, err = w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().UpdateStatus(ctx, r, metav1.UpdateOptions{})
-	w.submitted = &submission{kind: kindPoolStatusRequest + " status update of", name: r.Name, err: err}
+	_, err = w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().UpdateStatus(ctx, r, metav1.UpdateOptions{})
+	w.Submitted = &Submission{Kind: kindPoolStatusRequest + " status update of", Name: r.Name, Err: err}
 	return nil
 }
 
 // snapshotPools reads what a request about driver depends on.
-func (w *world) snapshotPools(ctx context.Context, driver string) (poolSnapshot, error) {
+func (w *World) snapshotPools(ctx context.Context, driver string) (poolSnapshot, error) {
 	var s poolSnapshot
-	slices, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+	slices, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, driver).String(),
 	})
 	if err != nil {
 		return s, fmt.Errorf("list ResourceSlices of driver %s: %w", driver, err)
 	}
-	claims, err := w.kube.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	claims, err := w.Kube.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return s, fmt.Errorf("list ResourceClaims: %w", err)
 	}
-	rules, err := w.kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})
+	rules, err := w.Kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return s, fmt.Errorf("list DeviceTaintRules: %w", err)
 	}
@@ -265,7 +265,7 @@ type answered struct {
 // while the stored objects it depends on are the same before and after,
 // and returns it with the kit's pools; it fails with what happened to each
 // attempt.
-func (w *world) askPoolStatus(ctx context.Context, spec resourcealpha.ResourcePoolStatusRequestSpec) (answered, error) {
+func (w *World) askPoolStatus(ctx context.Context, spec resourcealpha.ResourcePoolStatusRequestSpec) (answered, error) {
 	pool := ptr.Deref(spec.PoolName, "")
 	attr := ptr.Deref(spec.DefaultPartitionTypeAttribute, "")
 	var notes []string
@@ -342,15 +342,15 @@ func (a answered) compare() []string {
 	return diffs
 }
 
-func (w *world) poolStatusOfDriver(ctx context.Context) error {
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName})
+func (w *World) poolStatusOfDriver(ctx context.Context) error {
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	if err != nil {
 		return err
 	}
 	if len(a.want) == 0 {
-		return fmt.Errorf("driver %s has no ResourceSlices: nothing to count", w.cfg.DriverName)
+		return fmt.Errorf("driver %s has no ResourceSlices: nothing to count", w.Cfg.DriverName)
 	}
-	return findings(a.compare())
+	return Findings(a.compare())
 }
 
 // poolStatusPartitionsOfDriver: the driver names partition type attributes
@@ -359,8 +359,8 @@ func (w *world) poolStatusOfDriver(ctx context.Context) error {
 // partition type's cost by counter set and counter, so a pool with one
 // counter set per GPU and the same profile on two GPUs gets
 // PartitionCostMismatch instead of a summary.
-func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName})
+func (w *World) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	if err != nil {
 		return ctx, err
 	}
@@ -371,12 +371,12 @@ func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Conte
 		}
 	}
 	if typed == 0 {
-		return skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.cfg.DriverName))
+		return Skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.Cfg.DriverName))
 	}
-	return ctx, findings(a.compare())
+	return ctx, Findings(a.compare())
 }
 
-func (w *world) poolStatusNoPools(ctx context.Context, driver string) error {
+func (w *World) poolStatusNoPools(ctx context.Context, driver string) error {
 	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: driver})
 	if err != nil {
 		return err
@@ -384,5 +384,5 @@ func (w *world) poolStatusNoPools(ctx context.Context, driver string) error {
 	if len(a.want) != 0 {
 		return fmt.Errorf("the stored ResourceSlices hold %d pools of driver %s: the step needs a driver without any", len(a.want), driver)
 	}
-	return findings(a.compare())
+	return Findings(a.compare())
 }

@@ -20,28 +20,28 @@ import (
 // KEP-5677 steps ask for: several small pools, pools on named nodes,
 // partitionable and shareable pools, and a pool that rolls out a new
 // generation slice by slice.
-func (w *world) poolStatusPoolSteps() []stepDef {
-	return []stepDef{
-		{`^the test driver publishes pools "([^"]+)", "([^"]+)" and "([^"]+)" of one device each$`, w.publishOneDevicePools, nil},
-		{`^the test driver publishes a pool "([^"]+)" of two slices on node "([^"]+)"$`, w.publishPoolOnNode, nil},
-		{`^the test driver publishes a pool "([^"]+)" of a slice on node "([^"]+)" and one on node "([^"]+)"$`, w.publishPoolOnNodes, nil},
-		{`^the test driver publishes a partitionable pool "([^"]+)" with 2 "half" and 4 "quarter" partitions of one counter set, (naming|not naming) its partition type attribute$`, w.publishPartitionedPool, nil},
-		{`^the test driver publishes a pool "([^"]+)" with a device that allows multiple allocations with capacity "([^"]+)" of (\S+) and one that does not$`, w.publishShareablePool, nil},
-		{`^the test driver publishes a pool "([^"]+)" of (\d+) devices? at generation (\d+)(?: in the first of (\d+) slices)?$`, w.publishGeneration, nil},
-		{`^the test driver publishes slice (\d+) of generation (\d+) of pool "([^"]+)" with (\d+) devices?$`, w.publishGenerationSlice, nil},
+func (w *World) poolStatusPoolSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the test driver publishes pools "([^"]+)", "([^"]+)" and "([^"]+)" of one device each$`, Fn: w.publishOneDevicePools},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" of two slices on node "([^"]+)"$`, Fn: w.publishPoolOnNode},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" of a slice on node "([^"]+)" and one on node "([^"]+)"$`, Fn: w.publishPoolOnNodes},
+		{Pattern: `^the test driver publishes a partitionable pool "([^"]+)" with 2 "half" and 4 "quarter" partitions of one counter set, (naming|not naming) its partition type attribute$`, Fn: w.publishPartitionedPool},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" with a device that allows multiple allocations with capacity "([^"]+)" of (\S+) and one that does not$`, Fn: w.publishShareablePool},
+		{Pattern: `^the test driver publishes a pool "([^"]+)" of (\d+) devices? at generation (\d+)(?: in the first of (\d+) slices)?$`, Fn: w.publishGeneration},
+		{Pattern: `^the test driver publishes slice (\d+) of generation (\d+) of pool "([^"]+)" with (\d+) devices?$`, Fn: w.publishGenerationSlice},
 	}
 }
 
 // testPoolDevice is a device of the test driver named name (also its role)
 // and marked as the scenario's.
-func (w *world) testPoolDevice(name string) resourceapi.Device {
+func (w *World) testPoolDevice(name string) resourceapi.Device {
 	return resourceapi.Device{Name: name, Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 		testRoleAttribute:     {StringValue: ptr.To(name)},
-		testScenarioAttribute: {StringValue: ptr.To(w.ns)},
+		testScenarioAttribute: {StringValue: ptr.To(w.Ns)},
 	}}
 }
 
-func (w *world) publishOneDevicePools(ctx context.Context, a, b, c string) error {
+func (w *World) publishOneDevicePools(ctx context.Context, a, b, c string) error {
 	for _, pool := range []string{a, b, c} {
 		s := w.testSlice(pool, pool, 1)
 		s.Spec.Devices = []resourceapi.Device{w.testPoolDevice(pool + "-0")}
@@ -55,16 +55,16 @@ func (w *world) publishOneDevicePools(ctx context.Context, a, b, c string) error
 // onNode puts a test slice on a node: the kit's node names carry the
 // scenario's namespace and name no real node, so no kubelet wipes the
 // slices and no pod lands there.
-func (w *world) onNode(s *resourceapi.ResourceSlice, node string) {
+func (w *World) onNode(s *resourceapi.ResourceSlice, node string) {
 	s.Spec.AllNodes = nil
 	s.Spec.NodeName = ptr.To(w.testObjectName(node))
 }
 
-func (w *world) publishPoolOnNode(ctx context.Context, pool, node string) error {
+func (w *World) publishPoolOnNode(ctx context.Context, pool, node string) error {
 	return w.publishPoolOnNodes(ctx, pool, node, node)
 }
 
-func (w *world) publishPoolOnNodes(ctx context.Context, pool, first, second string) error {
+func (w *World) publishPoolOnNodes(ctx context.Context, pool, first, second string) error {
 	for i, node := range []string{first, second} {
 		s := w.testSlice(fmt.Sprintf("%s-%d", pool, i), pool, 2)
 		w.onNode(s, node)
@@ -80,7 +80,7 @@ func (w *world) publishPoolOnNodes(ctx context.Context, pool, first, second stri
 // slice of its own and, in another, 2 "half" partitions drawing 512Mi each
 // and 4 "quarter" ones drawing 256Mi, named <pool>-half-<i> and
 // <pool>-quarter-<i>, with the test driver's partitionType attribute.
-func (w *world) publishPartitionedPool(ctx context.Context, pool, naming string) error {
+func (w *World) publishPartitionedPool(ctx context.Context, pool, naming string) error {
 	if _, err := w.testDeviceClass(ctx); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (w *world) publishPartitionedPool(ctx context.Context, pool, naming string)
 // allocations and has the capacity, and <pool>-single, which does not. The
 // scenario skips when the API server drops allowMultipleAllocations
 // (feature gate DRAConsumableCapacity off).
-func (w *world) publishShareablePool(ctx context.Context, pool, capacity, amount string) (context.Context, error) {
+func (w *World) publishShareablePool(ctx context.Context, pool, capacity, amount string) (context.Context, error) {
 	q, err := resource.ParseQuantity(amount)
 	if err != nil {
 		return ctx, fmt.Errorf("capacity %s: %w", amount, err)
@@ -124,13 +124,13 @@ func (w *world) publishShareablePool(ctx context.Context, pool, capacity, amount
 	shared.AllowMultipleAllocations = ptr.To(true)
 	shared.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{resourceapi.QualifiedName(capacity): {Value: q}}
 	s.Spec.Devices = []resourceapi.Device{shared, w.testPoolDevice(pool + "-single")}
-	got, err := w.kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("create ResourceSlice %s: %w", s.Name, err)
 	}
-	w.ledger.add(kindResourceSlice, s.Name)
+	w.Ledger.Add(kindResourceSlice, s.Name)
 	if got.Spec.Devices[0].AllowMultipleAllocations == nil {
-		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAConsumableCapacity: the API server drops allowMultipleAllocations")
+		return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAConsumableCapacity: the API server drops allowMultipleAllocations")
 	}
 	return ctx, nil
 }
@@ -138,7 +138,7 @@ func (w *world) publishShareablePool(ctx context.Context, pool, capacity, amount
 // publishGeneration publishes the first slice of a generation of a pool,
 // with n devices named <pool>-g<generation>-<i>, announcing slices slices
 // (1 when not given).
-func (w *world) publishGeneration(ctx context.Context, pool string, n, generation int, slices string) error {
+func (w *World) publishGeneration(ctx context.Context, pool string, n, generation int, slices string) error {
 	count := 1
 	if slices != "" {
 		var err error
@@ -151,11 +151,11 @@ func (w *world) publishGeneration(ctx context.Context, pool string, n, generatio
 
 // publishGenerationSlice publishes slice index (from 1) of a generation of
 // two slices.
-func (w *world) publishGenerationSlice(ctx context.Context, index, generation int, pool string, n int) error {
+func (w *World) publishGenerationSlice(ctx context.Context, index, generation int, pool string, n int) error {
 	return w.publishGenerationSliceOf(ctx, pool, index, generation, n, 2)
 }
 
-func (w *world) publishGenerationSliceOf(ctx context.Context, pool string, index, generation, n, count int) error {
+func (w *World) publishGenerationSliceOf(ctx context.Context, pool string, index, generation, n, count int) error {
 	s := w.testSlice(fmt.Sprintf("%s-g%d-%d", pool, generation, index), pool, int64(count))
 	s.Spec.Pool.Generation = int64(generation)
 	for i := range n {
@@ -166,7 +166,7 @@ func (w *world) publishGenerationSliceOf(ctx context.Context, pool string, index
 
 // askTestPool asks for one pool of the test driver and checks the answer
 // against the stored objects: exactly that pool.
-func (w *world) askTestPool(ctx context.Context, pool, defaultAttr string) (resourcealpha.PoolStatus, expectedPool, error) {
+func (w *World) askTestPool(ctx context.Context, pool, defaultAttr string) (resourcealpha.PoolStatus, expectedPool, error) {
 	spec := resourcealpha.ResourcePoolStatusRequestSpec{Driver: TestDriverName, PoolName: ptr.To(w.testObjectName(pool))}
 	if defaultAttr != "" {
 		spec.DefaultPartitionTypeAttribute = ptr.To(defaultAttr)
@@ -178,13 +178,13 @@ func (w *world) askTestPool(ctx context.Context, pool, defaultAttr string) (reso
 	if len(a.want) != 1 {
 		return resourcealpha.PoolStatus{}, expectedPool{}, fmt.Errorf("the stored ResourceSlices hold %d pools named %s, expected the scenario's one", len(a.want), *spec.PoolName)
 	}
-	if err := findings(a.compare()); err != nil {
+	if err := Findings(a.compare()); err != nil {
 		return resourcealpha.PoolStatus{}, expectedPool{}, err
 	}
 	return a.req.Status.Pools[0], a.want[0], nil
 }
 
-func (w *world) poolStatusOnNode(ctx context.Context, pool, node, none string) error {
+func (w *World) poolStatusOnNode(ctx context.Context, pool, node, none string) error {
 	got, _, err := w.askTestPool(ctx, pool, "")
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ func (w *world) poolStatusOnNode(ctx context.Context, pool, node, none string) e
 // poolStatusPartitions checks the partition summary of a test pool, given
 // as "type=total/allocatable, ..." ("" for none), besides the comparison
 // with the stored objects.
-func (w *world) poolStatusPartitions(ctx context.Context, pool, withDefault, want string) error {
+func (w *World) poolStatusPartitions(ctx context.Context, pool, withDefault, want string) error {
 	attr := ""
 	if withDefault != "" {
 		attr = testPartitionTypeAttribute
@@ -224,7 +224,7 @@ func (w *world) poolStatusPartitions(ctx context.Context, pool, withDefault, wan
 	return nil
 }
 
-func (w *world) poolStatusShareable(ctx context.Context, pool string, full, partial int, capacity, amount string) error {
+func (w *World) poolStatusShareable(ctx context.Context, pool string, full, partial int, capacity, amount string) error {
 	got, _, err := w.askTestPool(ctx, pool, "")
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func (w *world) poolStatusShareable(ctx context.Context, pool string, full, part
 	return fmt.Errorf("pool %s: shareableSummary lacks capacity %s (%s)", got.PoolName, capacity, shareableString(sh))
 }
 
-func (w *world) poolStatusNoShareable(ctx context.Context, pool string) error {
+func (w *World) poolStatusNoShareable(ctx context.Context, pool string) error {
 	got, _, err := w.askTestPool(ctx, pool, "")
 	if err != nil {
 		return err
@@ -265,7 +265,7 @@ func (w *world) poolStatusNoShareable(ctx context.Context, pool string) error {
 
 // poolStatusTruncated asks for the test driver's pools with a small limit:
 // the scenario's pools make more than limit of them.
-func (w *world) poolStatusTruncated(ctx context.Context, limit, shown int) error {
+func (w *World) poolStatusTruncated(ctx context.Context, limit, shown int) error {
 	if shown != limit {
 		return fmt.Errorf("the step lists the first %d pools with limit %d: they must be equal", shown, limit)
 	}
@@ -276,21 +276,21 @@ func (w *world) poolStatusTruncated(ctx context.Context, limit, shown int) error
 	if len(a.want) <= limit {
 		return fmt.Errorf("the stored ResourceSlices hold %d pools of the test driver, not more than the limit %d: nothing to truncate", len(a.want), limit)
 	}
-	return findings(a.compare())
+	return Findings(a.compare())
 }
 
 // poolStatusOfClaim asks for the pool of the claim's device (read once) and
 // checks that the kit's computation counts the device allocated, or not.
-func (w *world) poolStatusOfClaim(ctx context.Context, claim, with string) error {
+func (w *World) poolStatusOfClaim(ctx context.Context, claim, with string) error {
 	results, ok := w.poolStatus.devices[claim]
 	if !ok {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", claim, err)
 		}
-		results = driverResults(c, w.cfg.DriverName)
+		results = driverResults(c, w.Cfg.DriverName)
 		if len(results) != 1 {
-			return fmt.Errorf("claim %s holds %s of driver %s, the step needs exactly one device", claim, resultIDs(results), w.cfg.DriverName)
+			return fmt.Errorf("claim %s holds %s of driver %s, the step needs exactly one device", claim, resultIDs(results), w.Cfg.DriverName)
 		}
 		if w.poolStatus.devices == nil {
 			w.poolStatus.devices = map[string][]resourceapi.DeviceRequestAllocationResult{}
@@ -298,21 +298,21 @@ func (w *world) poolStatusOfClaim(ctx context.Context, claim, with string) error
 		w.poolStatus.devices[claim] = results
 	}
 	r := results[0]
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.cfg.DriverName, PoolName: ptr.To(r.Pool)})
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName, PoolName: ptr.To(r.Pool)})
 	if err != nil {
 		return err
 	}
 	if len(a.want) != 1 {
-		return fmt.Errorf("the stored ResourceSlices hold %d pools named %s of driver %s, expected 1", len(a.want), r.Pool, w.cfg.DriverName)
+		return fmt.Errorf("the stored ResourceSlices hold %d pools named %s of driver %s, expected 1", len(a.want), r.Pool, w.Cfg.DriverName)
 	}
 	if allocated := a.want[0].AllocatedDevice(r.Device); allocated != (with == "with") {
 		return fmt.Errorf("the stored claims %s device %s/%s allocated, the step expects it %s the claim's device allocated",
 			map[bool]string{true: "have", false: "do not have"}[allocated], r.Pool, r.Device, with)
 	}
-	return findings(a.compare())
+	return Findings(a.compare())
 }
 
-func (w *world) createPoolStatusForTestPool(ctx context.Context, alias, pool string) error {
+func (w *World) createPoolStatusForTestPool(ctx context.Context, alias, pool string) error {
 	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: TestDriverName, PoolName: ptr.To(w.testObjectName(pool))})
 	return err
 }
@@ -321,7 +321,7 @@ func (w *world) createPoolStatusForTestPool(ctx context.Context, alias, pool str
 // pool whose newest generation lacks slices with a validationError, as
 // dra-1.37-spec.md §14 says: it requeues the request and, after five
 // retries within a second, drops it without a status.
-func (w *world) poolStatusStaysPending(ctx context.Context, alias string, seconds int) error {
+func (w *World) poolStatusStaysPending(ctx context.Context, alias string, seconds int) error {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
@@ -338,19 +338,19 @@ func (w *world) poolStatusStaysPending(ctx context.Context, alias string, second
 
 // labelPoolStatus changes the labels of a request without status: any
 // update queues it again for the controller (metadata stays mutable).
-func (w *world) labelPoolStatus(ctx context.Context, alias string) error {
+func (w *World) labelPoolStatus(ctx context.Context, alias string) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
 	}
 	r.Labels["drakit.dev/requeue"] = strconv.FormatInt(time.Now().Unix(), 10)
-	if _, err := w.kube.ResourceV1alpha3().ResourcePoolStatusRequests().Update(ctx, r, metav1.UpdateOptions{}); err != nil {
+	if _, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Update(ctx, r, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("label ResourcePoolStatusRequest %s: %w", r.Name, err)
 	}
 	return nil
 }
 
-func (w *world) poolStatusAfterRollout(ctx context.Context, alias, pool string, generation, slices, devices int) error {
+func (w *World) poolStatusAfterRollout(ctx context.Context, alias, pool string, generation, slices, devices int) error {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
@@ -370,5 +370,5 @@ func (w *world) poolStatusAfterRollout(ctx context.Context, alias, pool string, 
 	if len(a.want) != 1 || a.want[0].Generation != int64(generation) || int(a.want[0].Slices) != slices || int(a.want[0].Total) != devices {
 		return fmt.Errorf("the stored slices give %s, the step expects pool %s at generation %d with %d slices and %d devices", describeExpected(a.want), pool, generation, slices, devices)
 	}
-	return findings(a.compare())
+	return Findings(a.compare())
 }

@@ -38,7 +38,7 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			w := &world{suite: &suite{cfg: Config{DriverName: psDriver}, kube: kube}, ns: "drakit-abcde", ledger: &ledger{}}
+			w := &World{Suite: &Suite{Cfg: Config{DriverName: psDriver}, Kube: kube}, Ns: "drakit-abcde", Ledger: &ledger{}}
 			err := w.poolStatusOfDriver(context.Background())
 			if allocated == 1 && err != nil {
 				t.Fatalf("poolStatusOfDriver with a correct answer: %v", err)
@@ -46,10 +46,10 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 			if allocated == 0 && (err == nil || !strings.Contains(err.Error(), "allocatedDevices 0, the stored objects give 1")) {
 				t.Fatalf("poolStatusOfDriver with an answer that misses the allocation: %v", err)
 			}
-			if !w.ledger.has(kindPoolStatusRequest) {
+			if !w.Ledger.has(kindPoolStatusRequest) {
 				t.Fatal("the step did not record its request in the ledger")
 			}
-			if err := cleanupNamespace(context.Background(), kube, w.ns, w.ledger, Timeouts{}); err != nil {
+			if err := cleanupNamespace(context.Background(), kube, w.Ns, w.Ledger, Timeouts{}); err != nil {
 				t.Fatalf("cleanup: %v", err)
 			}
 			left, err := kube.ResourceV1alpha3().ResourcePoolStatusRequests().List(context.Background(), metav1.ListOptions{})

@@ -21,23 +21,23 @@ import (
 // alternatives (firstAvailable subrequests) of the driver's DeviceClass,
 // and what the scheduler chose and passed on. The prioritized lists of
 // partitions and whole devices are in steps_partitions.go.
-func (w *world) prioritizedSteps() []stepDef {
-	return []stepDef{
-		{`^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)"$`, w.claimFirstAvailable, needsLargerCount(1, 3)},
-		{`^a ResourceClaim "([^"]+)" requesting first more devices than the scenario may use as "([^"]+)", else (\d+) devices? as "([^"]+)"(, with opaque config for each subrequest and for the request)?$`, w.claimFirstTooMany, needsWhole(false, 2)},
-		{`^a ResourceClaim "([^"]+)" with request "([^"]+)" for 1 device and request "([^"]+)" for 1 device, first as "([^"]+)" with the identity of the device of "([^"]+)", else as "([^"]+)"$`, w.claimConstrainedSubrequest, func(n *scenarioNeeds, _ []string) { n.wholeClaims += 2 }},
-		{`^the claim "([^"]+)" is allocated for exactly the requests ((?:"[^"]+"(?:, | and )?)+)$`, w.claimAllocatedForRequests, nil},
-		{`^the kubelet recorded the devices the driver prepared for the claim "([^"]+)" under request "([^"]+)" alone$`, w.preparedUnderRequest, nil},
-		{`^the allocation of the claim "([^"]+)" passes the driver the claim's config for exactly ((?:"[^"]+"(?:, | and )?)+)$`, w.allocationPassesConfig, nil},
-		{`^a ResourceClaim "([^"]+)" with (a subrequest that has its own firstAvailable|a subrequest with adminAccess) is posted with strict field validation$`, w.submitClaimStrict, nil},
-		{`^the API server rejects it as a bad request naming the unknown field "([^"]+)"$`, w.rejectedUnknownField, nil},
+func (w *World) prioritizedSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)"$`, Fn: w.claimFirstAvailable, Needs: needsLargerCount(1, 3)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting first more devices than the scenario may use as "([^"]+)", else (\d+) devices? as "([^"]+)"(, with opaque config for each subrequest and for the request)?$`, Fn: w.claimFirstTooMany, Needs: needsWhole(false, 2)},
+		{Pattern: `^a ResourceClaim "([^"]+)" with request "([^"]+)" for 1 device and request "([^"]+)" for 1 device, first as "([^"]+)" with the identity of the device of "([^"]+)", else as "([^"]+)"$`, Fn: w.claimConstrainedSubrequest, Needs: func(n *ScenarioNeeds, _ []string) { n.wholeClaims += 2 }},
+		{Pattern: `^the claim "([^"]+)" is allocated for exactly the requests ((?:"[^"]+"(?:, | and )?)+)$`, Fn: w.claimAllocatedForRequests},
+		{Pattern: `^the kubelet recorded the devices the driver prepared for the claim "([^"]+)" under request "([^"]+)" alone$`, Fn: w.preparedUnderRequest},
+		{Pattern: `^the allocation of the claim "([^"]+)" passes the driver the claim's config for exactly ((?:"[^"]+"(?:, | and )?)+)$`, Fn: w.allocationPassesConfig},
+		{Pattern: `^a ResourceClaim "([^"]+)" with (a subrequest that has its own firstAvailable|a subrequest with adminAccess) is posted with strict field validation$`, Fn: w.submitClaimStrict},
+		{Pattern: `^the API server rejects it as a bad request naming the unknown field "([^"]+)"$`, Fn: w.rejectedUnknownField},
 	}
 }
 
 // needsLargerCount leases as many whole devices as the larger of the two
 // counts the step names.
-func needsLargerCount(a, b int) func(*scenarioNeeds, []string) {
-	return func(n *scenarioNeeds, args []string) {
+func needsLargerCount(a, b int) func(*ScenarioNeeds, []string) {
+	return func(n *ScenarioNeeds, args []string) {
 		x, errA := strconv.Atoi(args[a])
 		y, errB := strconv.Atoi(args[b])
 		if errA != nil || errB != nil {
@@ -64,14 +64,14 @@ func firstAvailableSpec(subs ...resourceapi.DeviceSubRequest) resourceapi.Resour
 	}}}}
 }
 
-func (w *world) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.cfg.deviceClass()
+func (w *World) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
+	class := w.Cfg.deviceClass()
 	spec := firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second)))
 	return w.createClaim(ctx, newClaim(name, spec))
 }
 
 // leasedWholeDevices counts the whole devices the scenario may use.
-func (w *world) leasedWholeDevices(ctx context.Context) int {
+func (w *World) leasedWholeDevices(ctx context.Context) int {
 	n := 0
 	for _, u := range w.leasedUnits(ctx) {
 		n += len(u.Whole)
@@ -109,8 +109,8 @@ func opaqueConfigFor(request string) (resourceapi.DeviceClaimConfiguration, erro
 // leased, which no node can satisfy within the lease, then for count
 // devices; with config, one opaque entry per subrequest and one for the
 // whole request.
-func (w *world) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
-	class := w.cfg.deviceClass()
+func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
+	class := w.Cfg.deviceClass()
 	spec := firstAvailableSpec(subRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), subRequest(fallback, class, int64(count)))
 	if withConfig != "" {
 		for _, r := range []string{requestName + "/" + tooMany, requestName + "/" + fallback, requestName} {
@@ -129,16 +129,16 @@ func (w *world) claimFirstTooMany(ctx context.Context, name, tooMany string, cou
 // device of first: a matchAttribute constraint on the identity attribute
 // over first and second/<same>, which two devices never satisfy, so the
 // scheduler must pick second's next subrequest.
-func (w *world) claimConstrainedSubrequest(ctx context.Context, name, first, second, same, boundTo, other string) error {
+func (w *World) claimConstrainedSubrequest(ctx context.Context, name, first, second, same, boundTo, other string) error {
 	if boundTo != first {
 		return fmt.Errorf("claim %s: subrequest %s can be bound to the identity of request %s only, not %q", name, same, first, boundTo)
 	}
-	class := w.cfg.deviceClass()
+	class := w.Cfg.deviceClass()
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
 		exactRequest(first, class, 1),
 		{Name: second, FirstAvailable: []resourceapi.DeviceSubRequest{subRequest(same, class, 1), subRequest(other, class, 1)}},
 	}}}
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, w.cfg.UUIDAttribute)
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 	identity := resourceapi.FullyQualifiedName(domain + "/" + id)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{Requests: []string{first, second + "/" + same}, MatchAttribute: &identity}}
 	return w.createClaim(ctx, newClaim(name, spec))
@@ -156,7 +156,7 @@ func quotedList(list string) []string {
 // claimAllocatedForRequests checks that the claim's results of the driver
 // name exactly these requests (a subrequest as request/subrequest), one
 // result each, each on a device of its own.
-func (w *world) claimAllocatedForRequests(ctx context.Context, claim, list string) error {
+func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list string) error {
 	want := sortedCopy(quotedList(list))
 	results, _, err := w.allocatedResults(ctx, claim)
 	if err != nil {
@@ -177,7 +177,7 @@ func (w *world) claimAllocatedForRequests(ctx context.Context, claim, list strin
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation results name the requests %s, expected %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // allocationPassesConfig checks the config of the claim's allocation, which
@@ -186,12 +186,12 @@ func (w *world) claimAllocatedForRequests(ctx context.Context, claim, list strin
 // kit wrote for the listed requests, each still naming its request or, as
 // kube-scheduler writes an entry that covers every request of the claim,
 // none (all). The scheduler's work, not the driver's.
-func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) error {
+func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) error {
 	want := sortedCopy(quotedList(list))
 	if _, _, err := w.allocatedResults(ctx, claim); err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
@@ -216,7 +216,7 @@ func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) 
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: status.allocation.devices.config passes the driver the claim's config for %s, expected exactly %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // preparedUnderRequest checks the request names the driver returned from
@@ -225,15 +225,15 @@ func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) 
 // request's name, so a device allocated for request/subrequest must be
 // returned for the request alone (the kubeletplugin library strips the
 // subrequest).
-func (w *world) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
-	if w.cfg.NodeKubeletRootDir == "" {
-		return skip(ctx, kubeletStateSkipReason)
+func (w *World) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
+	if w.Cfg.NodeKubeletRootDir == "" {
+		return Skip(ctx, kubeletStateSkipReason)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	state, err := readKubeletDRAState(w.cfg.NodeKubeletRootDir)
+	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -241,17 +241,17 @@ func (w *world) preparedUnderRequest(ctx context.Context, claim, request string)
 	if !ok {
 		return ctx, fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, c.UID)
 	}
-	devices := prepared.DriverState[w.cfg.DriverName].Devices
+	devices := prepared.DriverState[w.Cfg.DriverName].Devices
 	if len(devices) == 0 {
-		return ctx, fmt.Errorf("claim %s: the kubelet records no device that driver %s prepared for it", claim, w.cfg.DriverName)
+		return ctx, fmt.Errorf("claim %s: the kubelet records no device that driver %s prepared for it", claim, w.Cfg.DriverName)
 	}
 	var bad []string
 	for _, d := range devices {
 		if !slices.Equal(d.RequestNames, []string{request}) {
-			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.cfg.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
+			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.Cfg.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
 		}
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // strictDefects add a field that the v1 DeviceSubRequest does not have to
@@ -268,8 +268,8 @@ var strictDefects = map[string]func(class string) (string, any){
 // submitClaimStrict posts the claim as JSON with fieldValidation=Strict,
 // so that the API server answers a field the type does not have with an
 // error instead of dropping it.
-func (w *world) submitClaimStrict(ctx context.Context, name, defect string) error {
-	class := w.cfg.deviceClass()
+func (w *World) submitClaimStrict(ctx context.Context, name, defect string) error {
+	class := w.Cfg.deviceClass()
 	field, value := strictDefects[defect](class)
 	sub := map[string]any{"name": "first", "deviceClassName": class, field: value}
 	body, err := json.Marshal(map[string]any{
@@ -282,32 +282,32 @@ func (w *world) submitClaimStrict(ctx context.Context, name, defect string) erro
 	if err != nil {
 		return fmt.Errorf("encode claim %s: %w", name, err)
 	}
-	rc := w.kube.ResourceV1().RESTClient()
+	rc := w.Kube.ResourceV1().RESTClient()
 	if c, ok := rc.(*rest.RESTClient); rc == nil || ok && c == nil {
 		return fmt.Errorf("post claim %s: the client cannot make raw requests (a fake clientset)", name)
 	}
-	err = rc.Post().Namespace(w.ns).Resource("resourceclaims").
+	err = rc.Post().Namespace(w.Ns).Resource("resourceclaims").
 		Param("fieldValidation", "Strict").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.ledger.add(kindClaim, name)
+		w.Ledger.Add(kindClaim, name)
 	}
-	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
 	return nil
 }
 
-func (w *world) rejectedUnknownField(field string) error {
+func (w *World) rejectedUnknownField(field string) error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	if s.err == nil {
+	if s.Err == nil {
 		return fmt.Errorf("the API server accepted %s with strict field validation; expected 400 BadRequest naming the unknown field %s", s.label(), field)
 	}
-	if !apierrors.IsBadRequest(s.err) {
-		return fmt.Errorf("%s was rejected, but not as BadRequest (reason %s): %v", s.label(), apierrors.ReasonForError(s.err), s.err)
+	if !apierrors.IsBadRequest(s.Err) {
+		return fmt.Errorf("%s was rejected, but not as BadRequest (reason %s): %v", s.label(), apierrors.ReasonForError(s.Err), s.Err)
 	}
-	if want := fmt.Sprintf("unknown field %q", field); !strings.Contains(s.err.Error(), want) {
-		return fmt.Errorf("%s was rejected as BadRequest, but the error does not say %s: %v", s.label(), want, s.err)
+	if want := fmt.Sprintf("unknown field %q", field); !strings.Contains(s.Err.Error(), want) {
+		return fmt.Errorf("%s was rejected as BadRequest, but the error does not say %s: %v", s.label(), want, s.Err)
 	}
 	return nil
 }

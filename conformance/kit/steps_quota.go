@@ -14,12 +14,12 @@ import (
 // quotaSteps put a ResourceQuota on the devices of the driver's DeviceClass
 // in the scenario's namespace (it goes with the namespace) and check what
 // the API server's quota admission charged.
-func (w *world) quotaSteps() []stepDef {
-	return []stepDef{
-		{`^the scenario's namespace has a ResourceQuota of (\d+) devices of the driver's DeviceClass$`, w.namespaceDeviceQuota, nil},
-		{`^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)" is submitted$`, w.submitFirstAvailable, nil},
-		{`^the ResourceQuota rejects it as exceeded$`, w.rejectedByQuota, nil},
-		{`^the ResourceQuota counts (\d+) devices of the driver's DeviceClass as used$`, w.quotaUsed, nil},
+func (w *World) quotaSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the scenario's namespace has a ResourceQuota of (\d+) devices of the driver's DeviceClass$`, Fn: w.namespaceDeviceQuota},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)" is submitted$`, Fn: w.submitFirstAvailable},
+		{Pattern: `^the ResourceQuota rejects it as exceeded$`, Fn: w.rejectedByQuota},
+		{Pattern: `^the ResourceQuota counts (\d+) devices of the driver's DeviceClass as used$`, Fn: w.quotaUsed},
 	}
 }
 
@@ -34,16 +34,16 @@ func deviceQuotaResource(class string) corev1.ResourceName {
 
 // namespaceDeviceQuota creates the quota and waits until the quota
 // controller has filled in its status: admission enforces status.hard.
-func (w *world) namespaceDeviceQuota(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.cfg.deviceClass())
-	q := &corev1.ResourceQuota{ObjectMeta: kitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{
+func (w *World) namespaceDeviceQuota(ctx context.Context, n int) error {
+	res := deviceQuotaResource(w.Cfg.deviceClass())
+	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{res: *resource.NewQuantity(int64(n), resource.DecimalSI)},
 	}}
-	if _, err := w.kube.CoreV1().ResourceQuotas(w.ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
+	if _, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceQuota %s: %w", deviceQuotaName, err)
 	}
-	return poll(ctx, w.cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -54,36 +54,36 @@ func (w *world) namespaceDeviceQuota(ctx context.Context, n int) error {
 
 // submitFirstAvailable tries to create a prioritized-list claim and
 // remembers the outcome, as submitClaim does.
-func (w *world) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.cfg.deviceClass()
+func (w *World) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
+	class := w.Cfg.deviceClass()
 	claim := newClaim(name, firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second))))
-	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).Create(ctx, claim, metav1.CreateOptions{})
+	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindClaim, name)
+		w.Ledger.Add(kindClaim, name)
 	}
-	w.submitted = &submission{kind: kindClaim, name: name, err: err}
+	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
 	return nil
 }
 
-func (w *world) rejectedByQuota() error {
+func (w *World) rejectedByQuota() error {
 	s, err := w.lastSubmission()
 	if err != nil {
 		return err
 	}
-	if s.err == nil {
+	if s.Err == nil {
 		return fmt.Errorf("the API server accepted %s; expected 403 Forbidden: exceeded quota %s", s.label(), deviceQuotaName)
 	}
-	if !apierrors.IsForbidden(s.err) || !strings.Contains(s.err.Error(), "exceeded quota: "+deviceQuotaName) {
-		return fmt.Errorf("%s was rejected, but not as exceeding quota %s (reason %s): %v", s.label(), deviceQuotaName, apierrors.ReasonForError(s.err), s.err)
+	if !apierrors.IsForbidden(s.Err) || !strings.Contains(s.Err.Error(), "exceeded quota: "+deviceQuotaName) {
+		return fmt.Errorf("%s was rejected, but not as exceeding quota %s (reason %s): %v", s.label(), deviceQuotaName, apierrors.ReasonForError(s.Err), s.Err)
 	}
 	return nil
 }
 
-func (w *world) quotaUsed(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.cfg.deviceClass())
+func (w *World) quotaUsed(ctx context.Context, n int) error {
+	res := deviceQuotaResource(w.Cfg.deviceClass())
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", deviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
-		got, err := w.kube.CoreV1().ResourceQuotas(w.ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", deviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}

@@ -26,16 +26,16 @@ import (
 // spec §17.1) through the kubelet's plugin registry on the node, and what
 // the kubelet does with the driver's ResourceSlices when the driver goes
 // away and comes back.
-func (w *world) registrationSteps() []stepDef {
-	return []stepDef{
-		{`^the kit can reach the kubelet's plugin registry$`, w.pluginRegistryReachable, nil},
-		{`^the driver's registration socket answers GetInfo as a DRAPlugin named after the driver$`, w.driverRegistered, nil},
-		{`^the endpoint the driver registered is a unix socket that serves DRAPlugin$`, w.registeredEndpointServes, nil},
-		{`^the versions the driver registered are gRPC service names, "([^"]+)" among them$`, w.registeredServices, nil},
-		{`^the driver registers again in the kubelet's plugin registry$`, w.driverRegistersAgain, nil},
-		{`^pod "([^"]+)" still runs, its containers never restarted$`, w.podStillRuns, nil},
-		{`^the kubelet deletes the driver's ResourceSlices for the node 30 seconds after the driver went away$`, w.kubeletWipesSlices, nil},
-		{`^the driver's devices on the node outlive the kubelet's 30 second grace$`, w.slicesKeptThroughRestart, nil},
+func (w *World) registrationSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the kit can reach the kubelet's plugin registry$`, Fn: w.pluginRegistryReachable},
+		{Pattern: `^the driver's registration socket answers GetInfo as a DRAPlugin named after the driver$`, Fn: w.driverRegistered},
+		{Pattern: `^the endpoint the driver registered is a unix socket that serves DRAPlugin$`, Fn: w.registeredEndpointServes},
+		{Pattern: `^the versions the driver registered are gRPC service names, "([^"]+)" among them$`, Fn: w.registeredServices},
+		{Pattern: `^the driver registers again in the kubelet's plugin registry$`, Fn: w.driverRegistersAgain},
+		{Pattern: `^pod "([^"]+)" still runs, its containers never restarted$`, Fn: w.podStillRuns},
+		{Pattern: `^the kubelet deletes the driver's ResourceSlices for the node 30 seconds after the driver went away$`, Fn: w.kubeletWipesSlices},
+		{Pattern: `^the driver's devices on the node outlive the kubelet's 30 second grace$`, Fn: w.slicesKeptThroughRestart},
 	}
 }
 
@@ -72,20 +72,20 @@ type driverStop struct {
 
 // pluginRegistry is the kubelet's plugin registry as the kit sees it, or
 // why the kit cannot see it.
-func (w *world) pluginRegistry() (string, string) {
-	if w.cfg.NodeKubeletRootDir == "" {
+func (w *World) pluginRegistry() (string, string) {
+	if w.Cfg.NodeKubeletRootDir == "" {
 		return "", kubeletStateSkipReason
 	}
-	return filepath.Join(w.cfg.NodeKubeletRootDir, kubeletapi.PluginRegistryDir), ""
+	return filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PluginRegistryDir), ""
 }
 
-func (w *world) pluginRegistryReachable(ctx context.Context) (context.Context, error) {
+func (w *World) pluginRegistryReachable(ctx context.Context) (context.Context, error) {
 	dir, why := w.pluginRegistry()
 	if why != "" {
-		return skip(ctx, why)
+		return Skip(ctx, why)
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's plugin registry: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", dir))
+		return Skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's plugin registry: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", dir))
 	} else if err != nil {
 		return ctx, fmt.Errorf("the kubelet's plugin registry below --node-kubelet-root-dir: %w", err)
 	}
@@ -95,7 +95,7 @@ func (w *world) pluginRegistryReachable(ctx context.Context) (context.Context, e
 // driverRegistrations asks every registration socket of the kubelet's
 // plugin registry GetInfo and returns those named after the driver that
 // answered, with a description of every socket for messages.
-func (w *world) driverRegistrations(ctx context.Context) ([]kubeletapi.Registration, string, error) {
+func (w *World) driverRegistrations(ctx context.Context) ([]kubeletapi.Registration, string, error) {
 	dir, why := w.pluginRegistry()
 	if why != "" {
 		return nil, "", fmt.Errorf("%s", why)
@@ -112,7 +112,7 @@ func (w *world) driverRegistrations(ctx context.Context) ([]kubeletapi.Registrat
 			continue
 		}
 		seen = append(seen, fmt.Sprintf("%s: type %q name %q endpoint %q versions %q", r.Socket, r.Info.Type, r.Info.Name, r.Info.Endpoint, r.Info.SupportedVersions))
-		if r.Info.Name == w.cfg.DriverName {
+		if r.Info.Name == w.Cfg.DriverName {
 			mine = append(mine, r)
 		}
 	}
@@ -123,38 +123,38 @@ func (w *world) driverRegistrations(ctx context.Context) ([]kubeletapi.Registrat
 	return mine, desc, nil
 }
 
-func (w *world) driverRegistered(ctx context.Context) (context.Context, error) {
+func (w *World) driverRegistered(ctx context.Context) (context.Context, error) {
 	mine, desc, err := w.driverRegistrations(ctx)
 	if err != nil {
 		return ctx, err
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "plugin-registry.txt", MediaType: "text/plain", Body: []byte(desc)})
 	if len(mine) == 0 {
-		return ctx, fmt.Errorf("no registration socket in the kubelet's plugin registry answers GetInfo with the name %s: %s", w.cfg.DriverName, desc)
+		return ctx, fmt.Errorf("no registration socket in the kubelet's plugin registry answers GetInfo with the name %s: %s", w.Cfg.DriverName, desc)
 	}
 	var bad []string
 	for _, r := range mine {
 		if r.Info.Type != registerapi.DRAPlugin {
-			bad = append(bad, fmt.Sprintf("registration socket %s of %s answers type %q, expected %q", r.Socket, w.cfg.DriverName, r.Info.Type, registerapi.DRAPlugin))
+			bad = append(bad, fmt.Sprintf("registration socket %s of %s answers type %q, expected %q", r.Socket, w.Cfg.DriverName, r.Info.Type, registerapi.DRAPlugin))
 		}
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // someDriverRegistrations are the driver's registrations, an error when
 // there are none.
-func (w *world) someDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
+func (w *World) someDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
 	mine, desc, err := w.driverRegistrations(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if len(mine) == 0 {
-		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.cfg.DriverName, desc)
+		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.Cfg.DriverName, desc)
 	}
 	return mine, nil
 }
 
-func (w *world) registeredEndpointServes(ctx context.Context) error {
+func (w *World) registeredEndpointServes(ctx context.Context) error {
 	mine, err := w.someDriverRegistrations(ctx)
 	if err != nil {
 		return err
@@ -165,14 +165,14 @@ func (w *world) registeredEndpointServes(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %q, expected an absolute path on the node", r.Socket, r.Info.Endpoint))
 			continue
 		}
-		if err := kubeletapi.ServesDRAPlugin(ctx, w.cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout); err != nil {
+		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout); err != nil {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %s: %v", r.Socket, r.Info.Endpoint, err))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
-func (w *world) registeredServices(ctx context.Context, want string) error {
+func (w *World) registeredServices(ctx context.Context, want string) error {
 	mine, err := w.someDriverRegistrations(ctx)
 	if err != nil {
 		return err
@@ -193,14 +193,14 @@ func (w *world) registeredServices(ctx context.Context, want string) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers %q, without %s", r.Socket, vs, want))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // driverRegistersAgain waits until a registration socket of the driver
 // answers GetInfo and its endpoint serves DRAPlugin.
-func (w *world) driverRegistersAgain(ctx context.Context) error {
+func (w *World) driverRegistersAgain(ctx context.Context) error {
 	start := time.Now()
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		if !at.IsZero() {
 			klog.FromContext(ctx).Info("The driver registered again", "after", at.Sub(start).Round(time.Millisecond))
@@ -211,13 +211,13 @@ func (w *world) driverRegistersAgain(ctx context.Context) error {
 
 // registeredNow says when (now) a registration of the driver answered with
 // an endpoint that serves DRAPlugin; zero and what it saw when none did.
-func (w *world) registeredNow(ctx context.Context) (time.Time, string) {
+func (w *World) registeredNow(ctx context.Context) (time.Time, string) {
 	mine, desc, err := w.driverRegistrations(ctx)
 	if err != nil {
 		return time.Time{}, err.Error()
 	}
 	for _, r := range mine {
-		if kubeletapi.ServesDRAPlugin(ctx, w.cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout) == nil {
+		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout) == nil {
 			return time.Now(), ""
 		}
 	}
@@ -226,18 +226,18 @@ func (w *world) registeredNow(ctx context.Context) (time.Time, string) {
 
 // podStillRuns checks that a pod the scenario saw running still runs, as
 // the same pod, with no container restarted.
-func (w *world) podStillRuns(ctx context.Context, name string) error {
-	p, err := w.pod(name)
+func (w *World) podStillRuns(ctx context.Context, name string) error {
+	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", name, err)
 	}
 	var bad []string
-	if pod.UID != p.uid {
-		bad = append(bad, fmt.Sprintf("pod %s was replaced (uid %s, was %s)", name, pod.UID, p.uid))
+	if pod.UID != p.UID {
+		bad = append(bad, fmt.Sprintf("pod %s was replaced (uid %s, was %s)", name, pod.UID, p.UID))
 	}
 	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 		bad = append(bad, fmt.Sprintf("pod %s no longer runs: %s", name, describePod(pod)))
@@ -247,12 +247,12 @@ func (w *world) podStillRuns(ctx context.Context, name string) error {
 			bad = append(bad, fmt.Sprintf("pod %s: container %s restarted %d times, running %v", name, cs.Name, cs.RestartCount, cs.State.Running != nil))
 		}
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
 // nodeSlices are the driver's ResourceSlices for the nodes: UIDs by slice
 // name, and device counts per node.
-func (w *world) nodeSlices(ctx context.Context, nodes []string) (map[string]string, map[string]int, error) {
+func (w *World) nodeSlices(ctx context.Context, nodes []string) (map[string]string, map[string]int, error) {
 	list, err := w.driverSlices(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -270,12 +270,12 @@ func (w *world) nodeSlices(ctx context.Context, nodes []string) (map[string]stri
 
 // stopped is the scenario's driver stop, or the error that says a stop
 // must come first.
-func (w *world) stopped() (*driverStop, error) {
+func (w *World) stopped() (*driverStop, error) {
 	if w.stop == nil {
 		return nil, fmt.Errorf("the driver was not stopped: a step \"the driver stops on the node\" must come first")
 	}
 	if len(w.stop.slices) == 0 {
-		return nil, fmt.Errorf("driver %s had no ResourceSlices for nodes %s before it stopped: the kit cannot watch the kubelet delete them", w.cfg.DriverName, strings.Join(w.stop.nodes, ", "))
+		return nil, fmt.Errorf("driver %s had no ResourceSlices for nodes %s before it stopped: the kit cannot watch the kubelet delete them", w.Cfg.DriverName, strings.Join(w.stop.nodes, ", "))
 	}
 	return w.stop, nil
 }
@@ -285,14 +285,14 @@ func (w *world) stopped() (*driverStop, error) {
 // checks when: not before wipeGrace after the kit asked the driver to stop
 // (the driver cannot have disconnected earlier), not much after wipeGrace
 // after its pods were gone (it had disconnected by then).
-func (w *world) kubeletWipesSlices(ctx context.Context) (context.Context, error) {
+func (w *World) kubeletWipesSlices(ctx context.Context) (context.Context, error) {
 	st, err := w.stopped()
 	if err != nil {
 		return ctx, err
 	}
 	var firstGone, allGone time.Time
 	timeout := time.Until(st.gone.Add(wipeGrace + wipeLate))
-	err = poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.cfg.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.Cfg.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		now, err := w.nodeSlicesNow(ctx, st.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -323,13 +323,13 @@ func (w *world) kubeletWipesSlices(ctx context.Context) (context.Context, error)
 	klog.FromContext(ctx).Info("The kubelet deleted the driver's ResourceSlices", "timing", timing)
 	if early := firstGone.Sub(st.requested); early < wipeGrace-wipeEarly {
 		return ctx, fmt.Errorf("driver %s's ResourceSlices for nodes %s went %s after the kit asked the driver to stop, before the kubelet's %s grace: the driver or another actor deleted them (%s)",
-			w.cfg.DriverName, strings.Join(st.nodes, ", "), early.Round(time.Millisecond), wipeGrace, timing)
+			w.Cfg.DriverName, strings.Join(st.nodes, ", "), early.Round(time.Millisecond), wipeGrace, timing)
 	}
 	return ctx, nil
 }
 
 // nodeSlicesNow are the driver's ResourceSlices for the nodes now.
-func (w *world) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]string, error) {
+func (w *World) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]string, error) {
 	uids, _, err := w.nodeSlices(ctx, nodes)
 	return uids, err
 }
@@ -341,7 +341,7 @@ func (w *world) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]s
 // slice gone or replaced meanwhile (another UID) is only a warning: the
 // kubelet keeps the slices (§17.1), but no KEP or API stops a driver from
 // replacing its own.
-func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, error) {
+func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, error) {
 	st, err := w.stopped()
 	if err != nil {
 		return ctx, err
@@ -350,7 +350,7 @@ func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		return ctx, fmt.Errorf("the driver does not run again: a step \"the driver runs again on the node\" must come first")
 	}
 	var registered time.Time
-	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		registered = at
 		return !at.IsZero(), status, nil
@@ -360,8 +360,8 @@ func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 	}
 	downtime := registered.Sub(st.requested)
 	if downtime >= wipeGrace-wipeEarly {
-		return skip(ctx, fmt.Sprintf("driver %s registered again %s after the kit asked it to stop: not within the kubelet's %s grace, so the kit cannot tell whether its slices had to be kept",
-			w.cfg.DriverName, downtime.Round(time.Millisecond), wipeGrace))
+		return Skip(ctx, fmt.Sprintf("driver %s registered again %s after the kit asked it to stop: not within the kubelet's %s grace, so the kit cannot tell whether its slices had to be kept",
+			w.Cfg.DriverName, downtime.Round(time.Millisecond), wipeGrace))
 	}
 	until := st.gone.Add(wipeGrace + wipeLate)
 	replaced := map[string]bool{}
@@ -375,13 +375,13 @@ func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 			if now[name] != st.slices[name] && !replaced[name] {
 				replaced[name] = true
 				ctx = warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
-					name, st.slices[name], w.cfg.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
+					name, st.slices[name], w.Cfg.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx, ctx.Err()
-		case <-time.After(pollInterval):
+		case <-time.After(PollInterval):
 		}
 	}
 	_, devices, err := w.nodeSlices(ctx, st.nodes)
@@ -392,12 +392,12 @@ func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 	for _, n := range st.nodes {
 		if devices[n] < st.devices[n] {
 			lost = append(lost, fmt.Sprintf("driver %s's ResourceSlices for node %s hold %d devices %s after the kit asked it to stop, %d before: it registered again after %s, within the kubelet's %s grace, and lost devices",
-				w.cfg.DriverName, n, devices[n], time.Since(st.requested).Round(time.Millisecond), st.devices[n], downtime.Round(time.Millisecond), wipeGrace))
+				w.Cfg.DriverName, n, devices[n], time.Since(st.requested).Round(time.Millisecond), st.devices[n], downtime.Round(time.Millisecond), wipeGrace))
 		}
 	}
 	timing := fmt.Sprintf("stop asked at 0s; driver pods gone at %s; a driver pod ready at %s; registered at %s; %d of %d slices kept until %s",
 		st.gone.Sub(st.requested).Round(time.Millisecond), st.back.Sub(st.requested).Round(time.Millisecond), downtime.Round(time.Millisecond),
 		len(st.slices)-len(replaced), len(st.slices), until.Sub(st.requested).Round(time.Millisecond))
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "slice-keep-timing.txt", MediaType: "text/plain", Body: []byte(timing)})
-	return ctx, findings(lost)
+	return ctx, Findings(lost)
 }

@@ -12,15 +12,15 @@ import (
 )
 
 // sliceSteps look at what the driver publishes in its ResourceSlices.
-func (w *world) sliceSteps() []stepDef {
-	return []stepDef{
-		{`^the driver publishes at least (\d+) devices?$`, w.driverPublishesAtLeast, needsWhole(true, 0)},
-		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing, func(n *scenarioNeeds, a []string) {
+func (w *World) sliceSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver publishes at least (\d+) devices?$`, Fn: w.driverPublishesAtLeast, Needs: needsWhole(true, 0)},
+		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing, func(n *ScenarioNeeds, a []string) {
 			needsWhole(true, 0)(n, a)
 			n.sameAttribute = resourceapi.QualifiedName(a[1])
 		}},
-		{`^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, w.driverNamesPartitionTypes, nil},
-		{`^the driver publishes compatibility groups$`, w.driverPublishesCompatibilityGroups, nil},
+		{Pattern: `^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, Fn: w.driverNamesPartitionTypes},
+		{Pattern: `^the driver publishes compatibility groups$`, Fn: w.driverPublishesCompatibilityGroups},
 	}
 }
 
@@ -29,7 +29,7 @@ func (w *world) sliceSteps() []stepDef {
 // every slice of the driver with a counter-consuming device sets
 // partitionTypeAttribute, and every such device carries that attribute as a
 // string. A driver that names none is skipped: the field is optional.
-func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
+func (w *World) driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
 	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevicesType)
 	if err != nil {
 		return ctx, err
@@ -58,7 +58,7 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 		named++
 		attr := string(*sl.Spec.PartitionTypeAttribute)
 		for _, d := range devices {
-			a, ok := observe.LookupAttribute(d.Attributes, w.cfg.DriverName, attr)
+			a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr)
 			switch {
 			case !ok:
 				bad = append(bad, fmt.Sprintf("slice %s: device %s consumes counters but has no attribute %s, the slice's partitionTypeAttribute", sl.Name, d.Name, attr))
@@ -69,16 +69,16 @@ func (w *world) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 	}
 	switch {
 	case consuming == 0:
-		return skip(ctx, "the driver publishes no counter-consuming devices")
+		return Skip(ctx, "the driver publishes no counter-consuming devices")
 	case named == 0:
-		return skip(ctx, fmt.Sprintf("none of the driver's %d slices with counter-consuming devices sets partitionTypeAttribute (the alpha field is optional for drivers)", consuming))
+		return Skip(ctx, fmt.Sprintf("none of the driver's %d slices with counter-consuming devices sets partitionTypeAttribute (the alpha field is optional for drivers)", consuming))
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // driverPublishesCompatibilityGroups skips the scenario when no device of
 // the driver names a compatibility group (KEP-5963 is optional for drivers).
-func (w *world) driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
+func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
 	ctx, err := w.requireCapability(ctx, declaration.CapabilityDeviceCompatibilityGroups)
 	if err != nil {
 		return ctx, err
@@ -94,20 +94,20 @@ func (w *world) driverPublishesCompatibilityGroups(ctx context.Context) (context
 			}
 		}
 	}
-	return skip(ctx, "no device of the driver names a compatibility group in its counter consumption")
+	return Skip(ctx, "no device of the driver names a compatibility group in its counter consumption")
 }
 
 // currentDevices lists the driver's devices now.
-func (w *world) currentDevices(ctx context.Context) ([]publishedDevice, error) {
+func (w *World) currentDevices(ctx context.Context) ([]publishedDevice, error) {
 	slices, err := w.driverSlices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return publishedDevices(slices, w.cfg.DriverName), nil
+	return publishedDevices(slices, w.Cfg.DriverName), nil
 }
 
-func (w *world) driverPublishesAtLeast(ctx context.Context, n int) error {
-	return poll(ctx, w.cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.cfg.DriverName, n), func(ctx context.Context) (bool, string, error) {
+func (w *World) driverPublishesAtLeast(ctx context.Context, n int) error {
+	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.Cfg.DriverName, n), func(ctx context.Context) (bool, string, error) {
 		devices, err := w.currentDevices(ctx)
 		if err != nil {
 			return false, err.Error(), nil
@@ -119,20 +119,20 @@ func (w *world) driverPublishesAtLeast(ctx context.Context, n int) error {
 // driverPublishesSharing skips the scenario when no node has n devices of
 // the kit's DeviceClass with one value of attr: the hardware cannot exercise
 // the constraint.
-func (w *world) driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
+func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
 	if resourceapi.QualifiedName(attr) == numaNodeAttribute {
 		var err error
 		if ctx, err = w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute); err != nil {
 			return ctx, err
 		}
 	}
-	devices, err := w.classDevices(ctx, w.cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
 	if err != nil {
 		return ctx, err
 	}
-	if _, ok := devicesSharingAttribute(devices, w.cfg.DriverName, attr, n); !ok {
-		return skip(ctx, fmt.Sprintf("no node has %d devices of driver %s with the same %s (%s), so the scenario cannot run on this hardware",
-			n, w.cfg.DriverName, attr, describeAttribute(devices, w.cfg.DriverName, attr)))
+	if _, ok := devicesSharingAttribute(devices, w.Cfg.DriverName, attr, n); !ok {
+		return Skip(ctx, fmt.Sprintf("no node has %d devices of driver %s with the same %s (%s), so the scenario cannot run on this hardware",
+			n, w.Cfg.DriverName, attr, describeAttribute(devices, w.Cfg.DriverName, attr)))
 	}
 	return ctx, nil
 }

@@ -27,14 +27,14 @@ import (
 // statusSteps are KEP-4817's: what the driver reports in a claim's
 // status.devices, checked against the claim's allocation and the node, and
 // what the API server accepts there from whom.
-func (w *world) statusSteps() []stepDef {
-	return []stepDef{
-		{`^the driver reports the status of exactly the devices allocated to the claim "([^"]+)"$`, w.driverReportsStatus, nil},
-		{`^the network data the driver reports for the claim "([^"]+)" names interfaces of the node$`, w.networkDataOnNode, nil},
-		{`^the claim "([^"]+)" has no device status$`, w.claimHasNoStatus, nil},
-		{`^a status entry for a device not allocated to the claim "([^"]+)" is submitted$`, w.submitUnallocatedStatus, nil},
-		{`^a status entry for the claim "([^"]+)" with (.+) is submitted$`, w.submitDefectiveStatus, nil},
-		{`^the driver's ServiceAccount cannot write the status of the other driver's device in the claim "([^"]+)"$`, w.driverCannotWriteOthersStatus, nil},
+func (w *World) statusSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver reports the status of exactly the devices allocated to the claim "([^"]+)"$`, Fn: w.driverReportsStatus},
+		{Pattern: `^the network data the driver reports for the claim "([^"]+)" names interfaces of the node$`, Fn: w.networkDataOnNode},
+		{Pattern: `^the claim "([^"]+)" has no device status$`, Fn: w.claimHasNoStatus},
+		{Pattern: `^a status entry for a device not allocated to the claim "([^"]+)" is submitted$`, Fn: w.submitUnallocatedStatus},
+		{Pattern: `^a status entry for the claim "([^"]+)" with (.+) is submitted$`, Fn: w.submitDefectiveStatus},
+		{Pattern: `^the driver's ServiceAccount cannot write the status of the other driver's device in the claim "([^"]+)"$`, Fn: w.driverCannotWriteOthersStatus},
 	}
 }
 
@@ -61,10 +61,10 @@ func entryKey(e resourceapi.AllocatedDeviceStatus) string {
 // driverReportsStatus waits until the claim's status.devices has an entry
 // of the driver for every device allocated to the claim from it (same
 // pool, device and share ID), and none for another device.
-func (w *world) driverReportsStatus(ctx context.Context, claim string) (context.Context, error) {
+func (w *World) driverReportsStatus(ctx context.Context, claim string) (context.Context, error) {
 	var last *resourceapi.ResourceClaim
-	err := poll(ctx, w.cfg.Timeouts.PodStart, "the driver to report the status of claim "+claim+"'s devices", func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to report the status of claim "+claim+"'s devices", func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -85,24 +85,24 @@ func (w *world) driverReportsStatus(ctx context.Context, claim string) (context.
 	}
 	var shown []string
 	for _, e := range last.Status.Devices {
-		if e.Driver == w.cfg.DriverName {
+		if e.Driver == w.Cfg.DriverName {
 			shown = append(shown, describeStatus(e))
 		}
 	}
 	ctx = attachText(ctx, "device status", strings.Join(shown, "\n"))
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // statusGaps are the driver's allocated devices without a status entry and
 // the driver's entries for devices not allocated to the claim.
-func (w *world) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
+func (w *World) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
 	allocated := map[string]bool{}
-	for _, r := range driverResults(c, w.cfg.DriverName) {
+	for _, r := range driverResults(c, w.Cfg.DriverName) {
 		allocated[resultKey(r)] = true
 	}
 	reported := map[string]bool{}
 	for _, e := range c.Status.Devices {
-		if e.Driver != w.cfg.DriverName {
+		if e.Driver != w.Cfg.DriverName {
 			continue
 		}
 		reported[entryKey(e)] = true
@@ -137,22 +137,22 @@ func describeStatus(e resourceapi.AllocatedDeviceStatus) string {
 // networkDataOnNode compares the interfaces the driver names in the claim's
 // status with the node's sysfs: each exists in class/net and has the
 // reported hardware address.
-func (w *world) networkDataOnNode(ctx context.Context, claim string) (context.Context, error) {
-	if w.cfg.NodeSysfsRoot == "" {
-		return skip(ctx, sysfsSkipReason)
+func (w *World) networkDataOnNode(ctx context.Context, claim string) (context.Context, error) {
+	if w.Cfg.NodeSysfsRoot == "" {
+		return Skip(ctx, sysfsSkipReason)
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	var bad []string
 	checked := 0
 	for _, e := range c.Status.Devices {
-		if e.Driver != w.cfg.DriverName || e.NetworkData == nil || e.NetworkData.InterfaceName == "" {
+		if e.Driver != w.Cfg.DriverName || e.NetworkData == nil || e.NetworkData.InterfaceName == "" {
 			continue
 		}
 		checked++
-		dir := filepath.Join(w.cfg.NodeSysfsRoot, "class", "net", e.NetworkData.InterfaceName)
+		dir := filepath.Join(w.Cfg.NodeSysfsRoot, "class", "net", e.NetworkData.InterfaceName)
 		addr, err := os.ReadFile(filepath.Join(dir, "address"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -165,16 +165,16 @@ func (w *world) networkDataOnNode(ctx context.Context, claim string) (context.Co
 		}
 	}
 	if checked == 0 {
-		return skip(ctx, fmt.Sprintf("the driver reports no network interface for the devices of claim %s", claim))
+		return Skip(ctx, fmt.Sprintf("the driver reports no network interface for the devices of claim %s", claim))
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // claimHasNoStatus waits until the claim's status.devices is empty, as
 // the API server makes it when the allocation goes.
-func (w *world) claimHasNoStatus(ctx context.Context, claim string) error {
-	return poll(ctx, w.cfg.Timeouts.Cleanup, "claim "+claim+" to have no device status", func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimHasNoStatus(ctx context.Context, claim string) error {
+	return Poll(ctx, w.Cfg.Timeouts.Cleanup, "claim "+claim+" to have no device status", func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -188,14 +188,14 @@ func (w *world) claimHasNoStatus(ctx context.Context, claim string) error {
 
 // allocatedClaim returns the claim once allocated with a device of the
 // driver.
-func (w *world) allocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) allocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if c.Status.Allocation == nil || len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.cfg.DriverName)
+		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Cfg.DriverName)
 	}
 	return c, results, nil
 }
@@ -207,23 +207,23 @@ func readyCondition() metav1.Condition {
 
 // submitStatus writes entry as the first of the claim's status.devices,
 // replacing any entry with its key, and records the API server's answer.
-func (w *world) submitStatus(ctx context.Context, c *resourceapi.ResourceClaim, entry resourceapi.AllocatedDeviceStatus) {
+func (w *World) submitStatus(ctx context.Context, c *resourceapi.ResourceClaim, entry resourceapi.AllocatedDeviceStatus) {
 	c = c.DeepCopy()
 	rest := slices.DeleteFunc(c.Status.Devices, func(e resourceapi.AllocatedDeviceStatus) bool { return entryKey(e) == entryKey(entry) })
 	c.Status.Devices = append([]resourceapi.AllocatedDeviceStatus{entry}, rest...)
-	_, err := w.kube.ResourceV1().ResourceClaims(w.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	w.submitted = &submission{kind: kindStatus, name: c.Name, err: err}
+	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	w.Submitted = &Submission{Kind: kindStatus, Name: c.Name, Err: err}
 }
 
 // submitUnallocatedStatus writes a status entry of the driver for a device
 // name no allocation of the claim has.
-func (w *world) submitUnallocatedStatus(ctx context.Context, claim string) error {
+func (w *World) submitUnallocatedStatus(ctx context.Context, claim string) error {
 	c, results, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
 	w.submitStatus(ctx, c, resourceapi.AllocatedDeviceStatus{
-		Driver: w.cfg.DriverName, Pool: results[0].Pool, Device: results[0].Device + "-not-allocated",
+		Driver: w.Cfg.DriverName, Pool: results[0].Pool, Device: results[0].Device + "-not-allocated",
 		Conditions: []metav1.Condition{readyCondition()},
 	})
 	return nil
@@ -267,7 +267,7 @@ var statusDefects = map[string]func(e *resourceapi.AllocatedDeviceStatus){
 
 // submitDefectiveStatus writes a status entry for the claim's first
 // device of the driver with the defect.
-func (w *world) submitDefectiveStatus(ctx context.Context, claim, defect string) error {
+func (w *World) submitDefectiveStatus(ctx context.Context, claim, defect string) error {
 	edit, ok := statusDefects[defect]
 	if !ok {
 		return fmt.Errorf("unknown status defect %q (known: %s)", defect, strings.Join(slices.Sorted(maps.Keys(statusDefects)), "; "))
@@ -291,12 +291,12 @@ func (w *world) submitDefectiveStatus(ctx context.Context, claim, defect string)
 // writes a status entry for the device another driver allocated to the
 // claim: the API server must refuse it as Forbidden on
 // resourceclaims/driver, the granular status authorization of KEP-4817.
-func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string) (context.Context, error) {
-	if w.cfg.DriverPodSelector == "" {
-		return skip(ctx, report.NotDeclaredPrefix+"the driver declares no pods (driver.pods, or --driver-pod-selector): the kit cannot tell its ServiceAccount")
+func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string) (context.Context, error) {
+	if w.Cfg.DriverPodSelector == "" {
+		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no pods (driver.pods, or --driver-pod-selector): the kit cannot tell its ServiceAccount")
 	}
 	if w.impersonate == nil {
-		return skip(ctx, "the kit cannot act as another identity here")
+		return Skip(ctx, "the kit cannot act as another identity here")
 	}
 	c, _, err := w.allocatedClaim(ctx, claim)
 	if err != nil {
@@ -304,7 +304,7 @@ func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 	}
 	var other *resourceapi.DeviceRequestAllocationResult
 	for i, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != w.cfg.DriverName {
+		if r.Driver != w.Cfg.DriverName {
 			other = &c.Status.Allocation.Devices.Results[i]
 			break
 		}
@@ -340,7 +340,7 @@ func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 		entry = entry.WithShareID(string(*other.ShareID))
 	}
 	apply := resourcev1ac.ResourceClaim(c.Name, c.Namespace).WithUID(c.UID).WithStatus(resourcev1ac.ResourceClaimStatus().WithDevices(entry))
-	_, err = client.ResourceV1().ResourceClaims(w.ns).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: "drakit-conformance", Force: true})
+	_, err = client.ResourceV1().ResourceClaims(w.Ns).ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: "drakit-conformance", Force: true})
 	who := fmt.Sprintf("ServiceAccount %s/%s on node %s", ns, sa, pod.Spec.NodeName)
 	// The API server refuses it in validation: 422 with a Forbidden cause
 	// at status.devices that names resourceclaims/driver (a 403 from
@@ -378,19 +378,19 @@ func hasCause(err error, cause metav1.CauseType, field string) bool {
 
 // driverPodOnNode is a running pod of the driver on the node of the claim's
 // allocation.
-func (w *world) driverPodOnNode(ctx context.Context, c *resourceapi.ResourceClaim) (*corev1.Pod, error) {
+func (w *World) driverPodOnNode(ctx context.Context, c *resourceapi.ResourceClaim) (*corev1.Pod, error) {
 	node, err := w.allocationNode(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := w.kube.CoreV1().Pods(w.cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.cfg.DriverPodSelector})
+	pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
 	}
 	for i, p := range pods.Items {
 		if p.Spec.NodeName == node && p.Status.Phase == corev1.PodRunning {
 			return &pods.Items[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no running pod of the driver (%s) on node %s", w.cfg.DriverPodSelector, node)
+	return nil, fmt.Errorf("no running pod of the driver (%s) on node %s", w.Cfg.DriverPodSelector, node)
 }

@@ -19,17 +19,17 @@ import (
 // API that adds a taint to the devices a rule selects by driver, pool and
 // device, and read what the API server and the device-taint-eviction
 // controller made of them (the rule's status).
-func (w *world) taintRuleSteps() []stepDef {
-	return []stepDef{
-		{`^a DeviceTaintRule "([^"]+)" taints device "([^"]+)" with "([^"]+)" and effect (\w+)$`, w.ruleForDevice, nil},
-		{`^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, w.ruleOtherDriver, needsExclusive},
-		{`^a DeviceTaintRule "([^"]+)" with an empty device selector taints with "([^"]+)" and effect None$`, w.ruleEmptySelector, nil},
-		{`^a DeviceTaintRule "([^"]+)" without a device selector taints with "([^"]+)" and effect None$`, w.ruleNoSelector, nil},
-		{`^the DeviceTaintRule "([^"]+)" reports (True|False) with reason (\w+)(?: and "([^"]+)")?$`, w.ruleReports, nil},
-		{`^the DeviceTaintRule "([^"]+)" reports every published device selected$`, w.ruleSelectsEveryDevice, nil},
-		{`^the API server set the timeAdded of the DeviceTaintRule "([^"]+)"$`, w.ruleHasTimeAdded, nil},
-		{`^a DeviceTaintRule "([^"]+)" is submitted with (.+)$`, w.submitRule, nil},
-		{`^a ResourceSlice "([^"]+)" of the test driver with a device of (\d+) taints is submitted$`, w.submitSliceWithTaints, nil},
+func (w *World) taintRuleSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^a DeviceTaintRule "([^"]+)" taints device "([^"]+)" with "([^"]+)" and effect (\w+)$`, Fn: w.ruleForDevice},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, Fn: w.ruleOtherDriver, Needs: needsExclusive},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" with an empty device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleEmptySelector},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" without a device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleNoSelector},
+		{Pattern: `^the DeviceTaintRule "([^"]+)" reports (True|False) with reason (\w+)(?: and "([^"]+)")?$`, Fn: w.ruleReports},
+		{Pattern: `^the DeviceTaintRule "([^"]+)" reports every published device selected$`, Fn: w.ruleSelectsEveryDevice},
+		{Pattern: `^the API server set the timeAdded of the DeviceTaintRule "([^"]+)"$`, Fn: w.ruleHasTimeAdded},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" is submitted with (.+)$`, Fn: w.submitRule},
+		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with a device of (\d+) taints is submitted$`, Fn: w.submitSliceWithTaints},
 	}
 }
 
@@ -42,40 +42,40 @@ func parseTaint(text, effect string) resourceapi.DeviceTaint {
 // createRule creates a DeviceTaintRule of the scenario. Its name carries the
 // scenario's namespace; the ledger deletes it whatever the outcome, before
 // the scenario's devices go back to the pool.
-func (w *world) createRule(ctx context.Context, alias string, sel *resourceapi.DeviceTaintSelector, taint resourceapi.DeviceTaint) error {
+func (w *World) createRule(ctx context.Context, alias string, sel *resourceapi.DeviceTaintSelector, taint resourceapi.DeviceTaint) error {
 	if _, dup := w.taint.rules[alias]; dup {
 		return fmt.Errorf("DeviceTaintRule %q: the scenario created it already", alias)
 	}
-	pods, err := w.kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
+	pods, err := w.Kube.CoreV1().Pods(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list the scenario's pods: %w", err)
 	}
-	rule := &resourceapi.DeviceTaintRule{ObjectMeta: kitMeta(w.testObjectName(alias)),
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(w.testObjectName(alias)),
 		Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: sel, Taint: taint}}
-	if _, err := w.kube.ResourceV1().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{}); err != nil {
+	if _, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create DeviceTaintRule %s: %w", rule.Name, err)
 	}
-	w.ledger.add(kindDeviceTaintRule, rule.Name)
+	w.Ledger.Add(kindDeviceTaintRule, rule.Name)
 	w.taint.rules[alias] = rule.Name
 	w.taint.podsRV = pods.ResourceVersion
 	return nil
 }
 
-func (w *world) ruleForDevice(ctx context.Context, alias, device, taint, effect string) error {
+func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
 	}
-	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(w.cfg.DriverName), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
+	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(w.Cfg.DriverName), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
 	return w.createRule(ctx, alias, sel, parseTaint(taint, effect))
 }
 
-func (w *world) ruleOtherDriver(ctx context.Context, alias, device, driver, taint, effect string) error {
+func (w *World) ruleOtherDriver(ctx context.Context, alias, device, driver, taint, effect string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
 	}
-	if driver == w.cfg.DriverName {
+	if driver == w.Cfg.DriverName {
 		return fmt.Errorf("DeviceTaintRule %s: driver %q is the driver under test, the step needs another", alias, driver)
 	}
 	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(driver), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
@@ -85,20 +85,20 @@ func (w *world) ruleOtherDriver(ctx context.Context, alias, device, driver, tain
 // ruleEmptySelector and ruleNoSelector create rules that select every device
 // and none: with effect None, so that they disturb no other scenario; the
 // controller's count in the rule's status says what they selected.
-func (w *world) ruleEmptySelector(ctx context.Context, alias, taint string) error {
+func (w *World) ruleEmptySelector(ctx context.Context, alias, taint string) error {
 	return w.createRule(ctx, alias, &resourceapi.DeviceTaintSelector{}, parseTaint(taint, string(resourceapi.DeviceTaintEffectNone)))
 }
 
-func (w *world) ruleNoSelector(ctx context.Context, alias, taint string) error {
+func (w *World) ruleNoSelector(ctx context.Context, alias, taint string) error {
 	return w.createRule(ctx, alias, nil, parseTaint(taint, string(resourceapi.DeviceTaintEffectNone)))
 }
 
-func (w *world) rule(ctx context.Context, alias string) (*resourceapi.DeviceTaintRule, error) {
+func (w *World) rule(ctx context.Context, alias string) (*resourceapi.DeviceTaintRule, error) {
 	name, ok := w.taint.rules[alias]
 	if !ok {
 		return nil, fmt.Errorf("DeviceTaintRule %q: the scenario did not create it", alias)
 	}
-	r, err := w.kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{})
+	r, err := w.Kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get DeviceTaintRule %s: %w", name, err)
 	}
@@ -127,9 +127,9 @@ func describeCondition(c *metav1.Condition) string {
 // ruleReports waits until the device-taint-eviction controller reports the
 // condition on the rule's current generation. The controller updates a
 // rule's status at most every 10 s, so a change can take that long.
-func (w *world) ruleReports(ctx context.Context, alias, status, reason, message string) error {
+func (w *World) ruleReports(ctx context.Context, alias, status, reason, message string) error {
 	var last *metav1.Condition
-	return poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("DeviceTaintRule %s to report EvictionInProgress=%s with reason %s", alias, status, reason), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("DeviceTaintRule %s to report EvictionInProgress=%s with reason %s", alias, status, reason), func(ctx context.Context) (bool, string, error) {
 		r, err := w.rule(ctx, alias)
 		if err != nil {
 			return false, err.Error(), nil
@@ -144,7 +144,7 @@ func (w *world) ruleReports(ctx context.Context, alias, status, reason, message 
 // device-taint-eviction controller reports for a rule of effect None
 // against the devices of the newest generation of every pool, counted
 // before and after (other scenarios may publish pools meanwhile).
-func (w *world) ruleSelectsEveryDevice(ctx context.Context, alias string) error {
+func (w *World) ruleSelectsEveryDevice(ctx context.Context, alias string) error {
 	before, err := w.publishedDeviceCount(ctx)
 	if err != nil {
 		return err
@@ -186,8 +186,8 @@ func selectedCount(message string) (int, bool) {
 
 // publishedDeviceCount counts the devices in the newest generation of every
 // pool of every driver, as the device-taint-eviction controller does.
-func (w *world) publishedDeviceCount(ctx context.Context) (int, error) {
-	list, err := w.kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+func (w *World) publishedDeviceCount(ctx context.Context) (int, error) {
+	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("list ResourceSlices: %w", err)
 	}
@@ -209,7 +209,7 @@ func countPublishedDevices(slices []resourceapi.ResourceSlice) int {
 	return n
 }
 
-func (w *world) ruleHasTimeAdded(ctx context.Context, alias string) error {
+func (w *World) ruleHasTimeAdded(ctx context.Context, alias string) error {
 	r, err := w.rule(ctx, alias)
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ var ruleDefects = map[string]func(*resourceapi.DeviceTaintRuleSpec){
 // publishes it.
 const validationDriver = "validation.conformance.drakit.dev"
 
-func (w *world) submitRule(ctx context.Context, alias, defect string) error {
+func (w *World) submitRule(ctx context.Context, alias, defect string) error {
 	mutate, ok := ruleDefects[defect]
 	if !ok {
 		return fmt.Errorf("unknown DeviceTaintRule defect %q; the kit knows %s", defect, knownKeys(ruleDefects))
@@ -253,19 +253,19 @@ func (w *world) submitRule(ctx context.Context, alias, defect string) error {
 	}
 	mutate(&spec)
 	name := w.testObjectName(alias)
-	_, err := w.kube.ResourceV1().DeviceTaintRules().Create(ctx, &resourceapi.DeviceTaintRule{ObjectMeta: kitMeta(name), Spec: spec}, metav1.CreateOptions{})
+	_, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(name), Spec: spec}, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindDeviceTaintRule, name)
+		w.Ledger.Add(kindDeviceTaintRule, name)
 		w.taint.rules[alias] = name
 	}
-	w.submitted = &submission{kind: kindDeviceTaintRule, name: name, err: err}
+	w.Submitted = &Submission{Kind: kindDeviceTaintRule, Name: name, Err: err}
 	return nil
 }
 
 // submitSliceWithTaints submits a slice of the test driver (no node's,
 // available nowhere a claim of the driver under test looks) whose one device
 // has n NoSchedule taints.
-func (w *world) submitSliceWithTaints(ctx context.Context, name string, n int) error {
+func (w *World) submitSliceWithTaints(ctx context.Context, name string, n int) error {
 	s := w.testSlice(name, name, 1)
 	d := resourceapi.Device{Name: "tainted"}
 	for i := range n {
@@ -283,8 +283,8 @@ func (w *world) submitSliceWithTaints(ctx context.Context, name string, n int) e
 // device. Rules for other drivers' devices are left alone: they may be a
 // run of the kit against another driver on the same cluster at the same
 // time (the verdict matrix certifies many drivers side by side).
-func (s *suite) removeLeftoverRules(ctx context.Context) error {
-	list, err := s.kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: labelManagedBy + "=" + managedByKit})
+func (s *Suite) removeLeftoverRules(ctx context.Context) error {
+	list, err := s.Kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: labelManagedBy + "=" + managedByKit})
 	if apierrors.IsNotFound(err) {
 		return nil // the API server serves no DeviceTaintRules: there can be none
 	}
@@ -293,11 +293,11 @@ func (s *suite) removeLeftoverRules(ctx context.Context) error {
 	}
 	var errs []error
 	for _, r := range list.Items {
-		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.cfg.DriverName {
+		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.Cfg.DriverName {
 			continue
 		}
 		klog.FromContext(ctx).Info("Deleting a DeviceTaintRule an earlier run of the kit left behind", "rule", r.Name, "effect", r.Spec.Taint.Effect)
-		if err := s.kube.ResourceV1().DeviceTaintRules().Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.Kube.ResourceV1().DeviceTaintRules().Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete DeviceTaintRule %s left by an earlier run: %w", r.Name, err))
 		}
 	}

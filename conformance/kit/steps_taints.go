@@ -22,15 +22,15 @@ import (
 // tolerate taints, and what the scheduler and the API server did with them.
 // The rules' steps are in steps_taintrules.go, the eviction steps in
 // steps_evictions.go.
-func (w *world) taintSteps() []stepDef {
-	return []stepDef{
-		{`^the scenario holds devices? ((?:"[^"]+"(?:, | and )?)+) of the driver$`, w.holdDevices, needsNamedDevices},
-		{`^a ResourceClaim "([^"]+)" requesting device "([^"]+)"( with admin access)?(?: tolerating "([^"]+)" with operator (\w+)(?: and effect (\w+))?(?: for (-?\d+) seconds)?)?$`, w.claimForDevice, nil},
-		{`^the scenario's namespace allows admin access$`, w.namespaceAllowsAdminAccess, needsDevicesWithoutCounters},
-		{`^the claim "([^"]+)" is (still )?allocated device "([^"]+)"( for admin access)?$`, w.claimAllocatedDevice, nil},
-		{`^the claim "([^"]+)" is allocated a device other than "([^"]+)"$`, w.claimAllocatedOtherDevice, nil},
-		{`^the allocation of the claim "([^"]+)" holds the tolerations of its request$`, w.allocationHoldsTolerations, nil},
-		{`^the claim "([^"]+)" stores its toleration with operator (\w+)$`, w.claimStoresOperator, nil},
+func (w *World) taintSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the scenario holds devices? ((?:"[^"]+"(?:, | and )?)+) of the driver$`, Fn: w.holdDevices, Needs: needsNamedDevices},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting device "([^"]+)"( with admin access)?(?: tolerating "([^"]+)" with operator (\w+)(?: and effect (\w+))?(?: for (-?\d+) seconds)?)?$`, Fn: w.claimForDevice},
+		{Pattern: `^the scenario's namespace allows admin access$`, Fn: w.namespaceAllowsAdminAccess, Needs: needsDevicesWithoutCounters},
+		{Pattern: `^the claim "([^"]+)" is (still )?allocated device "([^"]+)"( for admin access)?$`, Fn: w.claimAllocatedDevice},
+		{Pattern: `^the claim "([^"]+)" is allocated a device other than "([^"]+)"$`, Fn: w.claimAllocatedOtherDevice},
+		{Pattern: `^the allocation of the claim "([^"]+)" holds the tolerations of its request$`, Fn: w.allocationHoldsTolerations},
+		{Pattern: `^the claim "([^"]+)" stores its toleration with operator (\w+)$`, Fn: w.claimStoresOperator},
 	}
 }
 
@@ -51,7 +51,7 @@ type taintState struct {
 var quotedName = regexp.MustCompile(`"([^"]+)"`)
 
 // needsNamedDevices leases one whole device per name.
-func needsNamedDevices(n *scenarioNeeds, args []string) {
+func needsNamedDevices(n *ScenarioNeeds, args []string) {
 	n.wholeAtLeast = max(n.wholeAtLeast, len(quotedName.FindAllString(args[0], -1)))
 }
 
@@ -59,13 +59,13 @@ func needsNamedDevices(n *scenarioNeeds, args []string) {
 // counters: the admin-access scenarios give an administrator a device
 // another claim holds, which v1.37.2 refuses for a device whose counters
 // the holder drew (the allocator counts them once per allocation).
-func needsDevicesWithoutCounters(n *scenarioNeeds, _ []string) {
+func needsDevicesWithoutCounters(n *ScenarioNeeds, _ []string) {
 	n.wholeWithoutCounters = true
 }
 
 // holdDevices names whole devices of the scenario's lease, with an
 // identity, in lease order.
-func (w *world) holdDevices(ctx context.Context, list string) error {
+func (w *World) holdDevices(ctx context.Context, list string) error {
 	names := quotedName.FindAllStringSubmatch(list, -1)
 	taken := map[string]bool{}
 	for _, d := range w.taint.devices {
@@ -84,7 +84,7 @@ func (w *world) holdDevices(ctx context.Context, list string) error {
 	consumes := func(d inventory.Device) int { return min(len(d.Consumes), 1) }
 	slices.SortStableFunc(free, func(a, b inventory.Device) int { return consumes(a) - consumes(b) })
 	if len(free) < len(names) {
-		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.cfg.DriverName, w.cfg.UUIDAttribute, len(free))
+		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.Cfg.DriverName, w.Cfg.UUIDAttribute, len(free))
 	}
 	for i, m := range names {
 		if _, dup := w.taint.devices[m[1]]; dup {
@@ -95,7 +95,7 @@ func (w *world) holdDevices(ctx context.Context, list string) error {
 	return nil
 }
 
-func (w *world) taintedDevice(alias string) (inventory.Device, error) {
+func (w *World) taintedDevice(alias string) (inventory.Device, error) {
 	d, ok := w.taint.devices[alias]
 	if !ok {
 		return inventory.Device{}, fmt.Errorf("device %q: the scenario did not name it (a step \"the scenario holds device %q of the driver\" must come first)", alias, alias)
@@ -121,12 +121,12 @@ func parseToleration(taint, operator, effect, seconds string) (resourceapi.Devic
 
 // claimForDevice creates a claim for exactly the named device (selected by
 // its identity), with admin access and a toleration when the step says so.
-func (w *world) claimForDevice(ctx context.Context, claim, device, admin, taint, operator, effect, seconds string) error {
+func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint, operator, effect, seconds string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(w.cfg.deviceClass(), 1, uuidSelector(w.cfg.DriverName, w.cfg.UUIDAttribute, d.Identity))
+	spec := claimSpec(w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
 	req := spec.Devices.Requests[0].Exactly
 	if admin != "" {
 		req.AdminAccess = ptr.To(true)
@@ -145,10 +145,10 @@ func (w *world) claimForDevice(ctx context.Context, claim, device, admin, taint,
 // (resourceapi.DRAAdminNamespaceLabelKey), with the only value that does.
 const adminAccessLabel = "resource.kubernetes.io/admin-access"
 
-func (w *world) namespaceAllowsAdminAccess(ctx context.Context) error {
+func (w *World) namespaceAllowsAdminAccess(ctx context.Context) error {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, adminAccessLabel)
-	if _, err := w.kube.CoreV1().Namespaces().Patch(ctx, w.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=true: %w", w.ns, adminAccessLabel, err)
+	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label namespace %s %s=true: %w", w.Ns, adminAccessLabel, err)
 	}
 	return nil
 }
@@ -158,24 +158,24 @@ func (w *world) namespaceAllowsAdminAccess(ctx context.Context) error {
 // With judged false it reads the allocation as stored without the oracle:
 // for an allocation made before a taint, which the reference checker would
 // judge against today's taints.
-func (w *world) allocatedOneDevice(ctx context.Context, claim string, judged bool) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *World) allocatedOneDevice(ctx context.Context, claim string, judged bool) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
 	if judged {
 		if err := w.claimAllocated(ctx, claim, "", 1); err != nil {
 			return nil, resourceapi.DeviceRequestAllocationResult{}, err
 		}
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.cfg.DriverName)
+	results := driverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.cfg.DriverName, resultIDs(results))
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Cfg.DriverName, resultIDs(results))
 	}
 	return c, results[0], nil
 }
 
-func (w *world) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
+func (w *World) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
@@ -191,10 +191,10 @@ func (w *world) claimAllocatedDevice(ctx context.Context, claim, still, device, 
 	if admin != "" && (r.AdminAccess == nil || !*r.AdminAccess) {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation of device %s/%s does not say adminAccess: true", claim, r.Pool, r.Device))
 	}
-	return findings(bad)
+	return Findings(bad)
 }
 
-func (w *world) claimAllocatedOtherDevice(ctx context.Context, claim, device string) error {
+func (w *World) claimAllocatedOtherDevice(ctx context.Context, claim, device string) error {
 	d, err := w.taintedDevice(device)
 	if err != nil {
 		return err
@@ -211,15 +211,15 @@ func (w *world) claimAllocatedOtherDevice(ctx context.Context, claim, device str
 
 // allocationHoldsTolerations checks that every result of the claim holds a
 // copy of its request's tolerations as the API server stored them.
-func (w *world) allocationHoldsTolerations(ctx context.Context, claim string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) allocationHoldsTolerations(ctx context.Context, claim string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated", claim)
 	}
-	return findings(checkResultTolerations(c))
+	return Findings(checkResultTolerations(c))
 }
 
 // checkResultTolerations compares each result's tolerations with those of
@@ -280,8 +280,8 @@ func describeTolerations(ts []resourceapi.DeviceToleration) string {
 	return strings.Join(parts, ", ")
 }
 
-func (w *world) claimStoresOperator(ctx context.Context, claim, operator string) error {
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, claim, metav1.GetOptions{})
+func (w *World) claimStoresOperator(ctx context.Context, claim, operator string) error {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}

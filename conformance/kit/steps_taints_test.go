@@ -128,9 +128,9 @@ func TestRemoveLeftoverRules(t *testing.T) {
 			Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To(driver)},
 				Taint: resourceapi.DeviceTaint{Key: "drakit.dev/broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}}
 	}
-	kube := fake.NewClientset(rule("drakit-abcde-broken", "gpu.drakit.dev", kitMeta("x").Labels), rule("admins-own", "gpu.drakit.dev", nil),
-		rule("drakit-fghij-broken", "other.example.com", kitMeta("y").Labels))
-	if err := (&suite{kube: kube, cfg: Config{DriverName: "gpu.drakit.dev"}}).removeLeftoverRules(ctx); err != nil {
+	kube := fake.NewClientset(rule("drakit-abcde-broken", "gpu.drakit.dev", KitMeta("x").Labels), rule("admins-own", "gpu.drakit.dev", nil),
+		rule("drakit-fghij-broken", "other.example.com", KitMeta("y").Labels))
+	if err := (&Suite{Kube: kube, Cfg: Config{DriverName: "gpu.drakit.dev"}}).removeLeftoverRules(ctx); err != nil {
 		t.Fatal(err)
 	}
 	list, err := kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})

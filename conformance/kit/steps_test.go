@@ -1,4 +1,4 @@
-package kit
+package kit_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	gherkin "github.com/cucumber/gherkin/go/v42"
 	messages "github.com/cucumber/messages/go/v34"
 
+	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/features"
 )
 
@@ -20,44 +22,45 @@ var (
 	errorType   = reflect.TypeOf((*error)(nil)).Elem()
 )
 
-// TestStepDefinitions checks every step definition, bound to a zero world:
+// TestStepDefinitions checks every step definition of a run (the kit's and
+// every step package's), bound to a world outside any run:
 // its pattern is anchored, its function has a shape godog accepts (an
 // optional context first, error or (context, error) out), and it has one
 // parameter per capture group.
 func TestStepDefinitions(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, st := range new(world).steps() {
-		if seen[st.pattern] {
-			t.Errorf("pattern %q is defined twice", st.pattern)
+	for _, st := range kit.DefinitionsForTest(conformance.Steps) {
+		if seen[st.Pattern] {
+			t.Errorf("pattern %q is defined twice", st.Pattern)
 		}
-		seen[st.pattern] = true
-		if !strings.HasPrefix(st.pattern, "^") || !strings.HasSuffix(st.pattern, "$") {
-			t.Errorf("pattern %q is not anchored", st.pattern)
+		seen[st.Pattern] = true
+		if !strings.HasPrefix(st.Pattern, "^") || !strings.HasSuffix(st.Pattern, "$") {
+			t.Errorf("pattern %q is not anchored", st.Pattern)
 		}
-		re, err := regexp.Compile(st.pattern)
+		re, err := regexp.Compile(st.Pattern)
 		if err != nil {
-			t.Errorf("pattern %q: %v", st.pattern, err)
+			t.Errorf("pattern %q: %v", st.Pattern, err)
 			continue
 		}
-		typ := reflect.TypeOf(st.fn)
+		typ := reflect.TypeOf(st.Fn)
 		if typ.Kind() != reflect.Func {
-			t.Errorf("step %q: %v is not a function", st.pattern, typ)
+			t.Errorf("step %q: %v is not a function", st.Pattern, typ)
 			continue
 		}
 		for i := 1; i < typ.NumIn(); i++ {
 			if typ.In(i) == contextType {
-				t.Errorf("step %q: function %v takes a context.Context other than first", st.pattern, typ)
+				t.Errorf("step %q: function %v takes a context.Context other than first", st.Pattern, typ)
 			}
 		}
 		switch {
 		case typ.NumOut() == 1 && typ.Out(0) == errorType:
 		case typ.NumOut() == 2 && typ.Out(0) == contextType && typ.Out(1) == errorType:
 		default:
-			t.Errorf("step %q: function %v must return error or (context.Context, error)", st.pattern, typ)
+			t.Errorf("step %q: function %v must return error or (context.Context, error)", st.Pattern, typ)
 		}
 		if got, want := len(stepArgs(typ)), re.NumSubexp(); got != want {
-			t.Errorf("step %q: function takes %d arguments, the pattern captures %d", st.pattern, got, want)
+			t.Errorf("step %q: function takes %d arguments, the pattern captures %d", st.Pattern, got, want)
 		}
 	}
 }
@@ -70,12 +73,12 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 	t.Parallel()
 	type def struct {
 		re  *regexp.Regexp
-		fn  reflect.Type
+		Fn  reflect.Type
 		use int
 	}
 	var defs []*def
-	for _, st := range new(world).steps() {
-		defs = append(defs, &def{re: regexp.MustCompile(st.pattern), fn: reflect.TypeOf(st.fn)})
+	for _, st := range kit.DefinitionsForTest(conformance.Steps) {
+		defs = append(defs, &def{re: regexp.MustCompile(st.Pattern), Fn: reflect.TypeOf(st.Fn)})
 	}
 	files, err := fs.Glob(features.FS, "*/*.feature")
 	if err != nil || len(files) == 0 {
@@ -112,7 +115,7 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 				d := matches[0]
 				d.use++
 				groups := d.re.FindStringSubmatch(step.Text)[1:]
-				args := stepArgs(d.fn)
+				args := stepArgs(d.Fn)
 				if len(args) != len(groups) {
 					continue // TestStepDefinitions reports it
 				}

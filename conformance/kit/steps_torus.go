@@ -24,16 +24,16 @@ import (
 // node's emulator root), never through the driver's attributes. The steps
 // are generic over nodes: a sub-slice's pods run one per host of the
 // claim's allocation.
-func (w *world) torusSteps() []stepDef {
-	return []stepDef{
-		{`^the driver declares a torus$`, w.declaresTorus, needsExclusive},
-		{`^a ResourceClaim "([^"]+)" for all the chips of one host$`, w.claimHostChips, nil},
-		{`^a ResourceClaim "([^"]+)" for a sub-slice of shape "([^"]+)"$`, w.claimSubslice, nil},
-		{`^pods "([^"]+)" run on every host of the claim "([^"]+)"$`, w.podsOnEveryHost, nil},
-		{`^the chips pod "([^"]+)" sees are exactly the chips of its host$`, w.podSeesItsHost, nil},
-		{`^the chips the pods "([^"]+)" see form a connected "([^"]+)" sub-torus$`, w.podsSeeSubTorus, nil},
-		{`^the chips the pods "([^"]+)" see and the chips the pods "([^"]+)" see are disjoint$`, w.podsSeeDisjoint, nil},
-		{`^the pods "([^"]+)" get the TPU runtime environment of a "([^"]+)" sub-slice$`, w.podsGetRuntimeEnv, nil},
+func (w *World) torusSteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver declares a torus$`, Fn: w.declaresTorus, Needs: needsExclusive},
+		{Pattern: `^a ResourceClaim "([^"]+)" for all the chips of one host$`, Fn: w.claimHostChips},
+		{Pattern: `^a ResourceClaim "([^"]+)" for a sub-slice of shape "([^"]+)"$`, Fn: w.claimSubslice},
+		{Pattern: `^pods "([^"]+)" run on every host of the claim "([^"]+)"$`, Fn: w.podsOnEveryHost},
+		{Pattern: `^the chips pod "([^"]+)" sees are exactly the chips of its host$`, Fn: w.podSeesItsHost},
+		{Pattern: `^the chips the pods "([^"]+)" see form a connected "([^"]+)" sub-torus$`, Fn: w.podsSeeSubTorus},
+		{Pattern: `^the chips the pods "([^"]+)" see and the chips the pods "([^"]+)" see are disjoint$`, Fn: w.podsSeeDisjoint},
+		{Pattern: `^the pods "([^"]+)" get the TPU runtime environment of a "([^"]+)" sub-slice$`, Fn: w.podsGetRuntimeEnv},
 	}
 }
 
@@ -48,15 +48,15 @@ const torusSkipReason = report.NotDeclaredPrefix + "the driver declares no torus
 // declaresTorus is the features' first step: it skips an @emulator
 // scenario on real hardware (the ground truth is the emulator's), and every
 // scenario of a driver that declares no torus.
-func (w *world) declaresTorus(ctx context.Context) (context.Context, error) {
-	if w.cfg.Hardware && hasTag(w.scenario, EmulatorTag) {
-		return skip(ctx, hardwareSkipReason)
+func (w *World) declaresTorus(ctx context.Context) (context.Context, error) {
+	if w.Cfg.Hardware && hasTag(w.scenario, EmulatorTag) {
+		return Skip(ctx, hardwareSkipReason)
 	}
-	if w.cfg.TorusChipClassName == "" || w.cfg.TorusSubsliceClassName == "" {
-		return skip(ctx, torusSkipReason)
+	if w.Cfg.TorusChipClassName == "" || w.Cfg.TorusSubsliceClassName == "" {
+		return Skip(ctx, torusSkipReason)
 	}
-	for _, class := range []string{w.cfg.TorusChipClassName, w.cfg.TorusSubsliceClassName} {
-		if _, err := w.kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
+	for _, class := range []string{w.Cfg.TorusChipClassName, w.Cfg.TorusSubsliceClassName} {
+		if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
 			return ctx, fmt.Errorf("get the torus DeviceClass %s: %w", class, err)
 		}
 	}
@@ -66,8 +66,8 @@ func (w *world) declaresTorus(ctx context.Context) (context.Context, error) {
 // claimHostChips asks for as many chips as the node with the fewest chips
 // publishes: node-local devices of one claim share a node, so they are all
 // of one host's chips.
-func (w *world) claimHostChips(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.cfg.TorusChipClassName)
+func (w *World) claimHostChips(ctx context.Context, name string) (context.Context, error) {
+	devices, err := w.classDevices(ctx, w.Cfg.TorusChipClassName)
 	if err != nil {
 		return ctx, err
 	}
@@ -82,33 +82,33 @@ func (w *world) claimHostChips(ctx context.Context, name string) (context.Contex
 		}
 	}
 	if fewest == 0 {
-		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.cfg.TorusChipClassName)
+		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Cfg.TorusChipClassName)
 	}
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.TorusChipClassName, int64(fewest))))
+	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
 }
 
 // claimSubslice asks for one sub-slice whose shape attribute is shape.
-func (w *world) claimSubslice(ctx context.Context, name, shape string) error {
+func (w *World) claimSubslice(ctx context.Context, name, shape string) error {
 	if _, err := tpuhw.ParseBounds(shape); err != nil {
 		return fmt.Errorf("the scenario's shape: %w", err)
 	}
-	domain, id := observe.SplitAttribute(w.cfg.DriverName, w.cfg.TorusShapeAttribute)
+	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	sel := fmt.Sprintf("device.attributes[%q].?%s.orValue(\"\") == %q", domain, id, shape)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.cfg.TorusSubsliceClassName, 1, sel)))
+	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
 }
 
 // podsOnEveryHost runs pod <group>-0 with the claim, which allocates it,
 // then one more pod with the claim on each other node the allocation
 // selects (node affinity on metadata.name), and waits for all to run.
-func (w *world) podsOnEveryHost(ctx context.Context, group, claim string) error {
+func (w *World) podsOnEveryHost(ctx context.Context, group, claim string) error {
 	first := group + "-0"
-	if err := w.createPod(ctx, first, []podClaim{{name: claim, claim: claim}}); err != nil {
+	if err := w.createPod(ctx, first, []PodClaim{{Name: claim, Claim: claim}}); err != nil {
 		return err
 	}
 	if err := w.podIsRunning(ctx, first); err != nil {
 		return err
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, first, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, first, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", first, err)
 	}
@@ -129,13 +129,13 @@ func (w *world) podsOnEveryHost(ctx context.Context, group, claim string) error 
 			continue
 		}
 		name := group + "-" + strconv.Itoa(len(names))
-		p := probePod(w.suite, name, []podClaim{{name: claim, claim: claim}})
+		p := ProbePod(w.Suite, name, []PodClaim{{Name: claim, Claim: claim}})
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{host}}},
 			}}},
 		}}
-		if err := w.createProbePod(ctx, p); err != nil {
+		if err := w.CreateProbePod(ctx, p); err != nil {
 			return err
 		}
 		names = append(names, name)
@@ -187,8 +187,8 @@ func (c seenChip) String() string {
 }
 
 // hostFile reads the ground truth of node's TPU host.
-func (w *world) hostFile(node string) (*tpuhw.HostFile, error) {
-	root := w.cfg.nodeEmulatorRoot(node)
+func (w *World) hostFile(node string) (*tpuhw.HostFile, error) {
+	root := w.Cfg.nodeEmulatorRoot(node)
 	if root == "" {
 		return nil, fmt.Errorf("the kit knows no emulator root of node %s (NodeEmulatorRoots, or NodeEmulatorRoot for the one node): it cannot read the host's ground truth", node)
 	}
@@ -207,15 +207,15 @@ func (w *world) hostFile(node string) (*tpuhw.HostFile, error) {
 // podChips maps the accel device nodes the pod's probe saw to the chips of
 // its host's ground truth; a node the ground truth does not know, or one
 // with another device number, is a finding.
-func (w *world) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.HostFile, []string, error) {
-	p, err := w.pod(name)
+func (w *World) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.HostFile, []string, error) {
+	p, err := w.Pod(name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if p.report == nil {
 		return nil, nil, nil, fmt.Errorf("pod %s: no probe report (a step must wait for it to run first)", name)
 	}
-	pod, err := w.kube.CoreV1().Pods(w.ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("get pod %s: %w", name, err)
 	}
@@ -242,7 +242,7 @@ func (w *world) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.H
 	return out, f, bad, nil
 }
 
-func (w *world) podSeesItsHost(ctx context.Context, name string) (context.Context, error) {
+func (w *World) podSeesItsHost(ctx context.Context, name string) (context.Context, error) {
 	seen, f, bad, err := w.podChips(ctx, name)
 	if err != nil {
 		return ctx, err
@@ -260,11 +260,11 @@ func (w *world) podSeesItsHost(ctx context.Context, name string) (context.Contex
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("pod %s sees chips %v, its host (worker %d of %q) has %v", name, got, f.WorkerID, f.Slice, want))
 	}
-	return attachText(ctx, "chips seen", joinSeen(seen)), findings(bad)
+	return attachText(ctx, "chips seen", joinSeen(seen)), Findings(bad)
 }
 
 // groupChips are the chips the pods of group see, each chip once per pod.
-func (w *world) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw.Bounds, []string, error) {
+func (w *World) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw.Bounds, []string, error) {
 	names, ok := w.torus.groups[group]
 	if !ok {
 		return nil, tpuhw.Bounds{}, nil, fmt.Errorf("pods %q: the scenario started no such group (a step must run them first)", group)
@@ -293,7 +293,7 @@ func (w *world) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw
 	return all, topology, bad, nil
 }
 
-func (w *world) podsSeeSubTorus(ctx context.Context, group, shape string) (context.Context, error) {
+func (w *World) podsSeeSubTorus(ctx context.Context, group, shape string) (context.Context, error) {
 	want, err := tpuhw.ParseBounds(shape)
 	if err != nil {
 		return ctx, fmt.Errorf("the scenario's shape: %w", err)
@@ -314,10 +314,10 @@ func (w *world) podsSeeSubTorus(ctx context.Context, group, shape string) (conte
 	case !topology.IsSubTorus(coords, want):
 		bad = append(bad, fmt.Sprintf("the chips the pods %q see are not a %s sub-torus of the %s torus", group, want, topology))
 	}
-	return attachText(ctx, "chips seen by "+group, joinSeen(seen)), findings(bad)
+	return attachText(ctx, "chips seen by "+group, joinSeen(seen)), Findings(bad)
 }
 
-func (w *world) podsSeeDisjoint(ctx context.Context, a, b string) (context.Context, error) {
+func (w *World) podsSeeDisjoint(ctx context.Context, a, b string) (context.Context, error) {
 	seenA, _, badA, err := w.groupChips(ctx, a)
 	if err != nil {
 		return ctx, err
@@ -336,7 +336,7 @@ func (w *world) podsSeeDisjoint(ctx context.Context, a, b string) (context.Conte
 			bad = append(bad, fmt.Sprintf("the pods %q and %q both see the chip at %s (%s)", a, b, c.chip.Coord(), c))
 		}
 	}
-	return ctx, findings(bad)
+	return ctx, Findings(bad)
 }
 
 // podsGetRuntimeEnv checks the environment a TPU runtime reads in each pod
@@ -344,7 +344,7 @@ func (w *world) podsSeeDisjoint(ctx context.Context, a, b string) (context.Conte
 // shape, TPU_WORKER_ID a distinct index per pod (0..hosts-1),
 // TPU_WORKER_HOSTNAMES the same list in every pod with the pod's own node
 // at its worker id, TPU_VISIBLE_CHIPS the accel indexes the pod sees.
-func (w *world) podsGetRuntimeEnv(ctx context.Context, group, shape string) (context.Context, error) {
+func (w *World) podsGetRuntimeEnv(ctx context.Context, group, shape string) (context.Context, error) {
 	names, ok := w.torus.groups[group]
 	if !ok {
 		return ctx, fmt.Errorf("pods %q: the scenario started no such group (a step must run them first)", group)
@@ -357,7 +357,7 @@ func (w *world) podsGetRuntimeEnv(ctx context.Context, group, shape string) (con
 		if err != nil {
 			return ctx, err
 		}
-		p, _ := w.pod(name)
+		p, _ := w.Pod(name)
 		env := p.report.Env
 		node := ""
 		var indexes []int
@@ -393,7 +393,7 @@ func (w *world) podsGetRuntimeEnv(ctx context.Context, group, shape string) (con
 			bad = append(bad, fmt.Sprintf("pod %s on %s: %s=%q does not name its node among %s=%q of %d hosts", name, node, tpuhw.EnvWorkerID, id, tpuhw.EnvWorkerHostnames, list, len(names)))
 		}
 	}
-	return attachText(ctx, "runtime environment of "+group, strings.Join(lines, "\n")), findings(bad)
+	return attachText(ctx, "runtime environment of "+group, strings.Join(lines, "\n")), Findings(bad)
 }
 
 func joinSeen(seen []seenChip) string {

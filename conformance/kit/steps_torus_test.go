@@ -63,12 +63,12 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 		roots[node] = filepath.Join(base, node)
 		writeHost(t, roots[node], w)
 	}
-	w := &world{suite: &suite{cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}}
-	w.cfg.NodeEmulatorRoots = roots
-	w.ns = "test"
+	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}}
+	w.Cfg.NodeEmulatorRoots = roots
+	w.Ns = "test"
 	pod := func(name, node string, r *probe.Report) {
 		objs = append(objs, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name}, Spec: corev1.PodSpec{NodeName: node}})
-		w.pods[name] = &podRecord{name: name, report: r}
+		w.pods[name] = &podRecord{Name: name, report: r}
 	}
 	pod("a-0", "127.0.0.4", accelReport(0, 1, 2, 3))
 	pod("a-1", "127.0.0.1", accelReport(0, 1, 2, 3))
@@ -81,7 +81,7 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.kube = client
+	w.Kube = client
 	w.torus.groups = map[string][]string{"a": {"a-0", "a-1"}, "b": {"b-0", "b-1"}}
 
 	if _, err := w.podsSeeSubTorus(t.Context(), "a", "2x2x2"); err != nil {
@@ -99,7 +99,7 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 	if _, err := w.podSeesItsHost(t.Context(), "short"); err == nil || !strings.Contains(err.Error(), "sees chips [/dev/accel0 /dev/accel1 /dev/accel3]") {
 		t.Errorf("short: %v", err)
 	}
-	w.pods["wrong"] = &podRecord{name: "wrong", report: &probe.Report{Devices: []probe.DeviceNode{{Path: "/dev/accel1", Type: "c", Major: tpuhw.AccelMajor, Minor: 2}}}}
+	w.pods["wrong"] = &podRecord{Name: "wrong", report: &probe.Report{Devices: []probe.DeviceNode{{Path: "/dev/accel1", Type: "c", Major: tpuhw.AccelMajor, Minor: 2}}}}
 	if _, err := client.CoreV1().Pods("test").Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: "wrong"},
 		Spec: corev1.PodSpec{NodeName: "127.0.0.2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -132,17 +132,17 @@ func TestAllocationNodes(t *testing.T) {
 func TestTorusRuntimeEnv(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	w := &world{suite: &suite{cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, ns: "test"}
-	w.cfg.NodeEmulatorRoots = map[string]string{}
+	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, Ns: "test"}
+	w.Cfg.NodeEmulatorRoots = map[string]string{}
 	client := fake.NewClientset()
-	w.kube = client
+	w.Kube = client
 	add := func(name, node string, worker int, env map[string]string) {
 		root := filepath.Join(base, node)
-		w.cfg.NodeEmulatorRoots[node] = root
+		w.Cfg.NodeEmulatorRoots[node] = root
 		writeHost(t, root, worker)
 		r := accelReport(0, 1, 2, 3)
 		r.Env = env
-		w.pods[name] = &podRecord{name: name, report: r}
+		w.pods[name] = &podRecord{Name: name, report: r}
 		if _, err := client.CoreV1().Pods("test").Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name},
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -32,17 +32,19 @@ const (
 	namespacePrefix = "drakit-"
 )
 
-// suite is what all scenarios of one run share. It is built once by Run and
+// Suite is what all scenarios of one run share. It is built once by Run and
 // only read afterwards.
-type suite struct {
-	cfg     Config
-	kube    kubernetes.Interface
+type Suite struct {
+	Cfg     Config
+	Kube    kubernetes.Interface
 	apiHost string
 	apiPort int
 	// artifacts is the absolute artifacts directory.
 	artifacts string
 	// features holds the feature files (features.FS outside tests).
 	features fs.FS
+	// stepGroups are the run's step packages beside the kit's own steps.
+	stepGroups []StepGroup
 	// server describes the API server for the summary; kubernetesVersion
 	// is its version for the report ("" when unknown).
 	server            string
@@ -76,32 +78,29 @@ type suite struct {
 }
 
 // podLogs reads a container's log.
-func (s *suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error) {
+func (s *Suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error) {
 	if s.logs != nil {
 		return s.logs(ctx, ns, pod, opts)
 	}
-	return s.kube.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
+	return s.Kube.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
 }
 
 // world is one scenario's state. initScenario creates one per scenario and
 // binds the scenario's steps and hooks to it (never to a global), so that
 // scenarios can run concurrently.
-type world struct {
-	*suite
+type World struct {
+	*Suite
 	scenario *godog.Scenario
-	ns       string
-	ledger   *ledger
+	Ns       string
+	Ledger   *ledger
 	// pods are the pods the scenario created, by name; kept after deletion
 	// so later steps can compare with what they saw.
 	pods map[string]*podRecord
-	// groups are the PodGroups the scenario created (KEP-5729), by name;
-	// kept after deletion, like pods.
-	groups map[string]*podGroupRecord
 	// multiNode is the driver's device available on several nodes that
 	// the multi-host steps use, once found.
 	multiNode *multiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
-	submitted *submission
+	Submitted *Submission
 	// numaNodes are the NUMA nodes the scenario's claims select by the
 	// standard numaNode attribute (KEP-6072), by claim name.
 	numaNodes map[string]int64
@@ -149,13 +148,13 @@ type world struct {
 
 // podRecord is what the kit learned about one of its pods.
 type podRecord struct {
-	name string
-	uid  types.UID
+	Name string
+	UID  types.UID
 	// report is the probe's report, read once the pod runs.
 	report *probe.Report
 	// claims are the pod's claims, resolved once it runs, by the name of
 	// the pod's claim entry (spec.resourceClaims[].name).
-	claims map[string]claimRecord
+	claims map[string]ClaimRecord
 	// devices are the driver's devices allocated to the pod's claims, with
 	// their ResourceSlice attributes, resolved once the pod runs.
 	devices []observe.Device
@@ -165,25 +164,40 @@ type podRecord struct {
 }
 
 // claimRecord identifies a ResourceClaim object.
-type claimRecord struct {
-	name string
-	uid  types.UID
+type ClaimRecord struct {
+	Name string
+	UID  types.UID
 }
 
 // submission is an object the scenario tried to create.
-type submission struct {
-	kind, name string
-	err        error
+type Submission struct {
+	Kind, Name string
+	Err        error
 }
 
-func (s *submission) label() string { return s.kind + " " + s.name }
+func (s *Submission) label() string { return s.Kind + " " + s.Name }
+
+// newWorld is a new scenario's world in the run of s.
+func newWorld(s *Suite) *World {
+	return &World{Suite: s, Ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
+}
+
+// NewWorld is a scenario's world outside any run, for the unit tests of a
+// step package: the kit configured by cfg, the client kube, the scenario's
+// namespace ns and an empty cleanup ledger.
+func NewWorld(cfg Config, kube kubernetes.Interface, ns string) *World {
+	w := newWorld(&Suite{Cfg: cfg, Kube: kube})
+	w.Ns = ns
+	w.scenario = &godog.Scenario{Name: "unit test"}
+	return w
+}
 
 // initScenario registers the hooks and steps of one scenario. godog calls
 // it once per scenario, so the world it creates is that scenario's alone:
 // the steps are bound to it, and the Before hook fills in its namespace.
-func (s *suite) initScenario(sc *godog.ScenarioContext) {
-	w := &world{suite: s, ledger: &ledger{}, pods: map[string]*podRecord{}, groups: map[string]*podGroupRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
-		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
+func (s *Suite) initScenario(sc *godog.ScenarioContext) {
+	w := newWorld(s)
 	sc.Before(w.checkEligibility)
 	sc.Before(w.beforeScenario)
 	sc.After(w.afterScenario)
@@ -200,25 +214,25 @@ func (s *suite) initScenario(sc *godog.ScenarioContext) {
 		return ctx, nil // an error here would be added to the step's own
 	})
 	for _, st := range w.steps() {
-		sc.Step(st.pattern, st.fn)
+		sc.Step(st.Pattern, st.Fn)
 	}
 }
 
 // beforeScenario creates the scenario's namespace and waits until pods can be
 // created in it.
-func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+func (w *World) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
 	w.scenario = sc
 	w.progress.start(sc)
 	if w.notEligible != "" {
 		return ctx, nil // checkEligibility skips it
 	}
-	if w.cfg.Hardware && hasTag(sc, EmulatorTag) {
+	if w.Cfg.Hardware && hasTag(sc, EmulatorTag) {
 		// Nothing to set up: its first step, which needs the emulator,
 		// skips with hardwareSkipReason.
 		return ctx, nil
 	}
-	ns, err := w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+	ns, err := w.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: namespacePrefix,
 			Labels:       map[string]string{labelManagedBy: managedByKit},
@@ -228,12 +242,12 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	if err != nil {
 		return ctx, fmt.Errorf("create scenario namespace: %w", err)
 	}
-	w.ns = ns.Name
+	w.Ns = ns.Name
 	ctx = klog.NewContext(ctx, logger.WithValues("namespace", ns.Name))
 	// The ServiceAccount admission plugin rejects pods until the
 	// namespace's default ServiceAccount exists.
-	err = poll(ctx, w.cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
-		_, err := w.kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+	err = Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("ServiceAccount %s/default to be created by the controller-manager", ns.Name), func(ctx context.Context) (bool, string, error) {
+		_, err := w.Kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, "not found", nil
 		}
@@ -250,9 +264,9 @@ func (w *world) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 
 // afterScenario writes diagnostics when the scenario failed and then deletes
 // everything the scenario created, whatever its outcome.
-func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (ctx2 context.Context, err error) {
+func (w *World) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioErr error) (ctx2 context.Context, err error) {
 	defer func() { w.progress.finish(sc, scenarioStatus(w.outcome, err)) }()
-	if w.ns == "" {
+	if w.Ns == "" {
 		return ctx, nil // Before failed before creating anything
 	}
 	// The devices are free for other scenarios once the cleanup released
@@ -273,8 +287,8 @@ func (w *world) afterScenario(ctx context.Context, sc *godog.Scenario, scenarioE
 	if cleanupErr != nil && !diagnosed {
 		ctx = w.attachDiagnostics(cctx, ctx, cleanupErr)
 	}
-	if err := w.kube.CoreV1().Namespaces().Delete(cctx, w.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.ns, err))
+	if err := w.Kube.CoreV1().Namespaces().Delete(cctx, w.Ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		cleanupErr = errors.Join(cleanupErr, fmt.Errorf("delete namespace %s: %w", w.Ns, err))
 	}
 	if cleanupErr != nil {
 		cleanupErr = fmt.Errorf("clean up scenario %q: %w", sc.Name, cleanupErr)
@@ -330,13 +344,13 @@ func scenarioStatus(outcome godog.StepResultStatus, cleanupErr error) string {
 
 // skip ends the scenario as skipped, recording why: the reason is attached
 // to the step and shows up in the summary.
-func skip(ctx context.Context, reason string) (context.Context, error) {
+func Skip(ctx context.Context, reason string) (context.Context, error) {
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: skipReasonAttachment, MediaType: "text/plain", Body: []byte(reason)})
 	return ctx, fmt.Errorf("%w: %s", godog.ErrSkip, reason)
 }
 
 // findings turns a list of findings into one error, nil for none.
-func findings(list []string) error {
+func Findings(list []string) error {
 	switch len(list) {
 	case 0:
 		return nil
@@ -347,7 +361,7 @@ func findings(list []string) error {
 }
 
 // pod returns the record of a pod the scenario created.
-func (w *world) pod(name string) (*podRecord, error) {
+func (w *World) Pod(name string) (*podRecord, error) {
 	p, ok := w.pods[name]
 	if !ok {
 		return nil, fmt.Errorf("pod %s: the scenario did not create it (a step must create it first)", name)
@@ -357,8 +371,8 @@ func (w *world) pod(name string) (*podRecord, error) {
 
 // runningPod returns the record of a pod whose report and claims the kit has
 // read, which the "is running" step does.
-func (w *world) runningPod(name string) (*podRecord, error) {
-	p, err := w.pod(name)
+func (w *World) runningPod(name string) (*podRecord, error) {
+	p, err := w.Pod(name)
 	if err != nil {
 		return nil, err
 	}

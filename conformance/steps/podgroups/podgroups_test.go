@@ -1,18 +1,13 @@
-package kit
+package podgroups
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/cucumber/godog"
 
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
 
@@ -36,7 +31,7 @@ func TestPodGroupClaimName(t *testing.T) {
 
 func TestCheckGroupReservation(t *testing.T) {
 	t.Parallel()
-	g := &podGroupRecord{name: "g", uid: "uid-g"}
+	g := &podGroupRecord{Name: "g", UID: "uid-g"}
 	group := resourceapi.ResourceClaimConsumerReference{APIGroup: "scheduling.k8s.io", Resource: "podgroups", Name: "g", UID: "uid-g"}
 	pod := resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: "p", UID: "uid-p"}
 	tests := map[string]struct {
@@ -65,7 +60,7 @@ func TestCheckGroupReservation(t *testing.T) {
 
 func TestCheckGroupOwnership(t *testing.T) {
 	t.Parallel()
-	g := &podGroupRecord{name: "g", uid: "uid-g"}
+	g := &podGroupRecord{Name: "g", UID: "uid-g"}
 	claim := func(kind, apiVersion, uid, entry string) *resourceapi.ResourceClaim {
 		return &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{
 			Name:            "g-dev-x7k2q",
@@ -94,31 +89,5 @@ func TestTemplateGroupClaims(t *testing.T) {
 	got := templateGroupClaims(5, "one")
 	if len(got) != 5 || got[0].Name != "c0" || got[4].Name != "c4" || ptr.Deref(got[3].ResourceClaimTemplateName, "") != "one" || got[2].ResourceClaimName != nil {
 		t.Errorf("templateGroupClaims(5, one) = %+v", got)
-	}
-}
-
-// TestDiagnosticsListPodGroups: a failed scenario that made PodGroups and
-// Workloads shows them, with their status, in its diagnostics.
-func TestDiagnosticsListPodGroups(t *testing.T) {
-	t.Parallel()
-	const ns = "drakit-abc"
-	pg := newPodGroup("group", templateGroupClaim("dev", "one"))
-	pg.Namespace = ns
-	pg.Status.ResourceClaimStatuses = []schedulingapi.PodGroupResourceClaimStatus{{Name: "dev", ResourceClaimName: ptr.To("group-dev-x7k2q")}}
-	wl := &schedulingapi.Workload{ObjectMeta: metav1.ObjectMeta{Name: "crowded-but-valid", Namespace: ns}}
-	cfg := testConfig(t)
-	cfg.DriverPodSelector = ""
-	w := &world{suite: &suite{cfg: cfg, kube: fake.NewClientset(pg, wl)}, ns: ns, ledger: &ledger{}, scenario: &godog.Scenario{Name: "s"}}
-	without := string(w.diagnostics(context.Background(), errors.New("boom")))
-	if strings.Contains(without, "PodGroups") {
-		t.Errorf("diagnostics of a scenario without PodGroups list them:\n%s", without)
-	}
-	w.ledger.add(kindPodGroup, "group")
-	w.ledger.add(kindWorkload, "crowded-but-valid")
-	got := string(w.diagnostics(context.Background(), errors.New("boom")))
-	for _, want := range []string{"===== PodGroups =====", "name: group\n", "resourceClaimName: group-dev-x7k2q", "===== Workloads =====", "name: crowded-but-valid"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("diagnostics lack %q:\n%s", want, got)
-		}
 	}
 }

@@ -1,9 +1,10 @@
-package kit
+package podgroups
 
 import (
 	"fmt"
 	"strconv"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingapi "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,7 @@ const (
 // newPodGroup is a PodGroup of the kit with standard (basic) scheduling.
 func newPodGroup(name string, claims ...schedulingapi.PodGroupResourceClaim) *schedulingapi.PodGroup {
 	return &schedulingapi.PodGroup{
-		ObjectMeta: kitMeta(name),
+		ObjectMeta: kit.KitMeta(name),
 		Spec: schedulingapi.PodGroupSpec{
 			SchedulingPolicy: schedulingapi.PodGroupSchedulingPolicy{Basic: &schedulingapi.BasicSchedulingPolicy{}},
 			ResourceClaims:   claims,
@@ -61,10 +62,10 @@ func checkGroupOwnership(label string, c *resourceapi.ResourceClaim, g *podGroup
 	owner := metav1.GetControllerOf(c)
 	switch {
 	case owner == nil:
-		bad = append(bad, fmt.Sprintf("%s has no controller owner, expected PodGroup %s", label, g.name))
-	case owner.APIVersion != schedulingapi.SchemeGroupVersion.String() || owner.Kind != "PodGroup" || owner.Name != g.name || owner.UID != g.uid:
+		bad = append(bad, fmt.Sprintf("%s has no controller owner, expected PodGroup %s", label, g.Name))
+	case owner.APIVersion != schedulingapi.SchemeGroupVersion.String() || owner.Kind != "PodGroup" || owner.Name != g.Name || owner.UID != g.UID:
 		bad = append(bad, fmt.Sprintf("%s is controlled by %s %s %s (uid %s), expected %s PodGroup %s (uid %s)",
-			label, owner.APIVersion, owner.Kind, owner.Name, owner.UID, schedulingapi.SchemeGroupVersion, g.name, g.uid))
+			label, owner.APIVersion, owner.Kind, owner.Name, owner.UID, schedulingapi.SchemeGroupVersion, g.Name, g.UID))
 	}
 	if got, ok := c.Annotations[resourceapi.PodResourceClaimAnnotation]; !ok || got != entry {
 		bad = append(bad, fmt.Sprintf("%s: annotation %s is %q, expected the PodGroup's claim entry %q", label, resourceapi.PodResourceClaimAnnotation, got, entry))
@@ -75,7 +76,7 @@ func checkGroupOwnership(label string, c *resourceapi.ResourceClaim, g *podGroup
 // checkGroupReservation compares status.reservedFor with the single entry
 // that stands for the PodGroup.
 func checkGroupReservation(label string, got []resourceapi.ResourceClaimConsumerReference, g *podGroupRecord) []string {
-	want := resourceapi.ResourceClaimConsumerReference{APIGroup: podGroupAPIGroup, Resource: podGroupResource, Name: g.name, UID: g.uid}
+	want := resourceapi.ResourceClaimConsumerReference{APIGroup: podGroupAPIGroup, Resource: podGroupResource, Name: g.Name, UID: g.UID}
 	if len(got) == 1 && got[0] == want {
 		return nil
 	}
@@ -84,7 +85,7 @@ func checkGroupReservation(label string, got []resourceapi.ResourceClaimConsumer
 		seen = append(seen, fmt.Sprintf("{apiGroup %q, resource %q, name %q, uid %s}", r.APIGroup, r.Resource, r.Name, r.UID))
 	}
 	return []string{fmt.Sprintf("%s is reserved for %s, expected only {apiGroup %q, resource %q, name %q, uid %s}",
-		label, list(seen), want.APIGroup, want.Resource, want.Name, want.UID)}
+		label, kit.List(seen), want.APIGroup, want.Resource, want.Name, want.UID)}
 }
 
 // templateGroupClaims are n claim entries c0, c1, … of the template.

@@ -1,4 +1,4 @@
-package kit
+package podgroups
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -23,25 +24,25 @@ import (
 // field uses the group's claim: generated once from the template for the
 // group (owned by it), or the named claim, and reserved for the group as a
 // whole; the claim lives as long as the group, not as its pods.
-func (w *world) podGroupSteps() []stepDef {
-	return []stepDef{
-		{`^the cluster serves PodGroups with resource claims$`, w.clusterServesPodGroupClaims, nil},
-		{`^a PodGroup "([^"]+)" with a claim "([^"]+)" from template "([^"]+)"$`, w.podGroupWithTemplateClaim, nil},
-		{`^a PodGroup "([^"]+)" that gang-schedules (\d+) pods with a claim "([^"]+)" from template "([^"]+)"$`, w.gangPodGroupWithTemplateClaim, nil},
-		{`^a PodGroup "([^"]+)" with the claim "([^"]+)"$`, w.podGroupWithClaim, nil},
-		{`^a pod "([^"]+)" of PodGroup "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, w.groupPodWithTemplateClaim, nil},
-		{`^a pod "([^"]+)" of PodGroup "([^"]+)" is created with the claim "([^"]+)"$`, w.groupPodWithClaim, nil},
-		{`^the PodGroup "([^"]+)" has one claim "([^"]+)", generated from its template and owned by it$`, w.podGroupHasGeneratedClaim, nil},
-		{`^pods "([^"]+)" and "([^"]+)" use the claim "([^"]+)" of PodGroup "([^"]+)"$`, w.podsUseGroupClaim, nil},
-		{`^the claim "([^"]+)" of PodGroup "([^"]+)" is allocated (\d+) devices?$`, w.groupClaimAllocated, nil},
-		{`^the claim "([^"]+)"(?: of PodGroup "([^"]+)")? is reserved for the PodGroup "([^"]+)" alone$`, w.claimReservedForGroup, nil},
-		{`^the claim "([^"]+)"(?: of PodGroup "([^"]+)")? stays allocated and reserved for the PodGroup "([^"]+)" alone$`, w.claimStaysReservedForGroup, nil},
-		{`^the claim "([^"]+)" of pod "([^"]+)" belongs to the pod, not to the PodGroup "([^"]+)"$`, w.claimBelongsToPod, nil},
-		{`^the PodGroup "([^"]+)" is deleted$`, w.deletePodGroup, nil},
-		{`^the claim "([^"]+)" of PodGroup "([^"]+)" is deleted$`, w.groupClaimDeleted, nil},
-		{`^a PodGroup "([^"]+)" with (\d+) claims from template "([^"]+)" is submitted$`, w.submitPodGroupClaims, nil},
-		{`^a Workload "([^"]+)" whose PodGroupTemplate has (\d+) claims from template "([^"]+)" is submitted$`, w.submitWorkloadClaims, nil},
-		{`^the PodGroup "([^"]+)" is updated with another claim "([^"]+)" from template "([^"]+)"$`, w.updatePodGroupClaims, nil},
+func (w *world) podGroupSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the cluster serves PodGroups with resource claims$`, Fn: w.clusterServesPodGroupClaims},
+		{Pattern: `^a PodGroup "([^"]+)" with a claim "([^"]+)" from template "([^"]+)"$`, Fn: w.podGroupWithTemplateClaim},
+		{Pattern: `^a PodGroup "([^"]+)" that gang-schedules (\d+) pods with a claim "([^"]+)" from template "([^"]+)"$`, Fn: w.gangPodGroupWithTemplateClaim},
+		{Pattern: `^a PodGroup "([^"]+)" with the claim "([^"]+)"$`, Fn: w.podGroupWithClaim},
+		{Pattern: `^a pod "([^"]+)" of PodGroup "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, Fn: w.groupPodWithTemplateClaim},
+		{Pattern: `^a pod "([^"]+)" of PodGroup "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.groupPodWithClaim},
+		{Pattern: `^the PodGroup "([^"]+)" has one claim "([^"]+)", generated from its template and owned by it$`, Fn: w.podGroupHasGeneratedClaim},
+		{Pattern: `^pods "([^"]+)" and "([^"]+)" use the claim "([^"]+)" of PodGroup "([^"]+)"$`, Fn: w.podsUseGroupClaim},
+		{Pattern: `^the claim "([^"]+)" of PodGroup "([^"]+)" is allocated (\d+) devices?$`, Fn: w.groupClaimAllocated},
+		{Pattern: `^the claim "([^"]+)"(?: of PodGroup "([^"]+)")? is reserved for the PodGroup "([^"]+)" alone$`, Fn: w.claimReservedForGroup},
+		{Pattern: `^the claim "([^"]+)"(?: of PodGroup "([^"]+)")? stays allocated and reserved for the PodGroup "([^"]+)" alone$`, Fn: w.claimStaysReservedForGroup},
+		{Pattern: `^the claim "([^"]+)" of pod "([^"]+)" belongs to the pod, not to the PodGroup "([^"]+)"$`, Fn: w.claimBelongsToPod},
+		{Pattern: `^the PodGroup "([^"]+)" is deleted$`, Fn: w.deletePodGroup},
+		{Pattern: `^the claim "([^"]+)" of PodGroup "([^"]+)" is deleted$`, Fn: w.groupClaimDeleted},
+		{Pattern: `^a PodGroup "([^"]+)" with (\d+) claims from template "([^"]+)" is submitted$`, Fn: w.submitPodGroupClaims},
+		{Pattern: `^a Workload "([^"]+)" whose PodGroupTemplate has (\d+) claims from template "([^"]+)" is submitted$`, Fn: w.submitWorkloadClaims},
+		{Pattern: `^the PodGroup "([^"]+)" is updated with another claim "([^"]+)" from template "([^"]+)"$`, Fn: w.updatePodGroupClaims},
 	}
 }
 
@@ -54,11 +55,11 @@ const kindPodGroupUpdate = "update of PodGroup"
 
 // podGroupRecord is what the kit learned about one of its PodGroups.
 type podGroupRecord struct {
-	name string
-	uid  types.UID
+	Name string
+	UID  types.UID
 	// claims are the group's claims a step resolved, by the name of the
 	// group's claim entry; kept after the claims are gone.
-	claims map[string]claimRecord
+	claims map[string]kit.ClaimRecord
 }
 
 // group returns the record of a PodGroup the scenario created.
@@ -75,14 +76,14 @@ func (w *world) group(name string) (*podGroupRecord, error) {
 // PodGroup with a claim shows both. Both are off by default in 1.37.
 func (w *world) clusterServesPodGroupClaims(ctx context.Context) (context.Context, error) {
 	pg := newPodGroup("gate-check", templateGroupClaim("check", "check"))
-	got, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	got, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case apierrors.IsNotFound(err):
-		return skip(ctx, report.NotEligiblePrefix+"needs API scheduling.k8s.io/v1beta1: the API server does not serve PodGroups (KEP-5729 needs --runtime-config=scheduling.k8s.io/v1beta1=true and the feature gates GenericWorkload and DRAWorkloadResourceClaims, all off by default in 1.37)")
+		return kit.Skip(ctx, report.NotEligiblePrefix+"needs API scheduling.k8s.io/v1beta1: the API server does not serve PodGroups (KEP-5729 needs --runtime-config=scheduling.k8s.io/v1beta1=true and the feature gates GenericWorkload and DRAWorkloadResourceClaims, all off by default in 1.37)")
 	case err != nil:
 		return ctx, fmt.Errorf("dry-run create of a PodGroup with a resource claim: %w", err)
 	case len(got.Spec.ResourceClaims) == 0:
-		return skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAWorkloadResourceClaims: the API server drops PodGroup spec.resourceClaims (the gate is off by default in 1.37)")
+		return kit.Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAWorkloadResourceClaims: the API server drops PodGroup spec.resourceClaims (the gate is off by default in 1.37)")
 	}
 	return ctx, nil
 }
@@ -92,12 +93,12 @@ func (w *world) createPodGroup(ctx context.Context, pg *schedulingapi.PodGroup) 
 	if _, exists := w.groups[pg.Name]; exists {
 		return fmt.Errorf("PodGroup %s: the scenario already created a PodGroup with this name", pg.Name)
 	}
-	got, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Create(ctx, pg, metav1.CreateOptions{})
+	got, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Create(ctx, pg, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create PodGroup %s: %w", pg.Name, err)
 	}
-	w.ledger.add(kindPodGroup, pg.Name)
-	w.groups[pg.Name] = &podGroupRecord{name: got.Name, uid: got.UID, claims: map[string]claimRecord{}}
+	w.Ledger.Add(kit.KindPodGroup, pg.Name)
+	w.groups[pg.Name] = &podGroupRecord{Name: got.Name, UID: got.UID, claims: map[string]kit.ClaimRecord{}}
 	return nil
 }
 
@@ -119,35 +120,35 @@ func (w *world) podGroupWithClaim(ctx context.Context, group, claim string) erro
 
 // createGroupPod creates a probe pod that joins the PodGroup
 // (spec.schedulingGroup.podGroupName).
-func (w *world) createGroupPod(ctx context.Context, name, group string, claims []podClaim) error {
-	pod := probePod(w.suite, name, claims)
+func (w *world) createGroupPod(ctx context.Context, name, group string, claims []kit.PodClaim) error {
+	pod := kit.ProbePod(w.Suite, name, claims)
 	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
-	return w.createProbePod(ctx, pod)
+	return w.CreateProbePod(ctx, pod)
 }
 
 func (w *world) groupPodWithTemplateClaim(ctx context.Context, pod, group, claim, template string) error {
-	return w.createGroupPod(ctx, pod, group, []podClaim{{name: claim, template: template}})
+	return w.createGroupPod(ctx, pod, group, []kit.PodClaim{{Name: claim, Template: template}})
 }
 
 func (w *world) groupPodWithClaim(ctx context.Context, pod, group, claim string) error {
-	return w.createGroupPod(ctx, pod, group, []podClaim{{name: claim, claim: claim}})
+	return w.createGroupPod(ctx, pod, group, []kit.PodClaim{{Name: claim, Claim: claim}})
 }
 
 // groupClaimRef resolves the claim behind the PodGroup's claim entry: the
 // named claim, or the one generated for the group
 // (podgroup.status.resourceClaimStatuses). Once resolved, it is remembered.
-func (w *world) groupClaimRef(ctx context.Context, group, entry string) (claimRecord, string, error) {
+func (w *world) groupClaimRef(ctx context.Context, group, entry string) (kit.ClaimRecord, string, error) {
 	g, err := w.group(group)
 	if err != nil {
-		return claimRecord{}, "", err
+		return kit.ClaimRecord{}, "", err
 	}
 	label := fmt.Sprintf("claim %s of PodGroup %s", entry, group)
 	if rec, ok := g.claims[entry]; ok {
-		return rec, fmt.Sprintf("%s (%s)", label, rec.name), nil
+		return rec, fmt.Sprintf("%s (%s)", label, rec.Name), nil
 	}
 	var name string
-	err = poll(ctx, w.cfg.Timeouts.PodStart, fmt.Sprintf("PodGroup %s to name the ResourceClaim of its claim %s", group, entry), func(ctx context.Context) (bool, string, error) {
-		pg, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Get(ctx, group, metav1.GetOptions{})
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("PodGroup %s to name the ResourceClaim of its claim %s", group, entry), func(ctx context.Context) (bool, string, error) {
+		pg, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Get(ctx, group, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -156,15 +157,15 @@ func (w *world) groupClaimRef(ctx context.Context, group, entry string) (claimRe
 		return found, "not in status.resourceClaimStatuses yet", err
 	})
 	if err != nil {
-		return claimRecord{}, "", err
+		return kit.ClaimRecord{}, "", err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, name, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return claimRecord{}, "", fmt.Errorf("get %s (%s): %w", label, name, err)
+		return kit.ClaimRecord{}, "", fmt.Errorf("get %s (%s): %w", label, name, err)
 	}
-	rec := claimRecord{name: c.Name, uid: c.UID}
+	rec := kit.ClaimRecord{Name: c.Name, UID: c.UID}
 	g.claims[entry] = rec
-	return rec, fmt.Sprintf("%s (%s)", label, rec.name), nil
+	return rec, fmt.Sprintf("%s (%s)", label, rec.Name), nil
 }
 
 // podGroupHasGeneratedClaim checks the claim the resourceclaim controller
@@ -180,17 +181,17 @@ func (w *world) podGroupHasGeneratedClaim(ctx context.Context, group, entry stri
 	if err != nil {
 		return err
 	}
-	claims, err := w.kube.ResourceV1().ResourceClaims(w.ns).List(ctx, metav1.ListOptions{})
+	claims, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.ns, err)
+		return fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.Ns, err)
 	}
 	var bad, forEntry []string
 	found := false
 	for i := range claims.Items {
 		c := &claims.Items[i]
 		owner := metav1.GetControllerOf(c)
-		ownedByGroup := owner != nil && owner.UID == g.uid
-		if c.UID == ref.uid {
+		ownedByGroup := owner != nil && owner.UID == g.UID
+		if c.UID == ref.UID {
 			found = true
 			bad = append(bad, checkGroupOwnership(label, c, g, entry)...)
 			continue
@@ -203,9 +204,9 @@ func (w *world) podGroupHasGeneratedClaim(ctx context.Context, group, entry stri
 		bad = append(bad, fmt.Sprintf("%s is gone", label))
 	}
 	if len(forEntry) > 0 {
-		bad = append(bad, fmt.Sprintf("PodGroup %s owns more claims for its entry %s than %s: %s", group, entry, ref.name, list(forEntry)))
+		bad = append(bad, fmt.Sprintf("PodGroup %s owns more claims for its entry %s than %s: %s", group, entry, ref.Name, kit.List(forEntry)))
 	}
-	return findings(bad)
+	return kit.Findings(bad)
 }
 
 // podsUseGroupClaim checks that both pods' status.resourceClaimStatuses
@@ -218,34 +219,34 @@ func (w *world) podsUseGroupClaim(ctx context.Context, podA, podB, entry, group 
 	}
 	var bad []string
 	for _, name := range []string{podA, podB} {
-		p, err := w.pod(name)
+		p, err := w.Pod(name)
 		if err != nil {
 			return err
 		}
-		got, err := w.podClaimName(ctx, name, entry)
+		got, err := w.PodClaimName(ctx, name, entry)
 		if err != nil {
 			return err
 		}
-		if got != ref.name {
+		if got != ref.Name {
 			bad = append(bad, fmt.Sprintf("pod %s: status.resourceClaimStatuses names %s for its claim %s, expected the %s", name, got, entry, label))
 		}
-		owned, err := w.claimsControlledBy(ctx, p.uid)
+		owned, err := w.claimsControlledBy(ctx, p.UID)
 		if err != nil {
 			return err
 		}
 		if len(owned) > 0 {
-			bad = append(bad, fmt.Sprintf("pod %s owns claims %s although its claim %s matches the PodGroup's", name, list(owned), entry))
+			bad = append(bad, fmt.Sprintf("pod %s owns claims %s although its claim %s matches the PodGroup's", name, kit.List(owned), entry))
 		}
 	}
-	return findings(bad)
+	return kit.Findings(bad)
 }
 
 // claimsControlledBy lists the claims in the namespace whose controller
 // owner has the UID.
 func (w *world) claimsControlledBy(ctx context.Context, uid types.UID) ([]string, error) {
-	list, err := w.kube.ResourceV1().ResourceClaims(w.ns).List(ctx, metav1.ListOptions{})
+	list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.ns, err)
+		return nil, fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.Ns, err)
 	}
 	var out []string
 	for i := range list.Items {
@@ -261,14 +262,14 @@ func (w *world) groupClaimAllocated(ctx context.Context, entry, group string, n 
 	if err != nil {
 		return err
 	}
-	return w.checkClaimAllocated(ctx, ref, label, n)
+	return w.CheckClaimAllocated(ctx, ref, label, n)
 }
 
 // claimOfGroupOrNamed resolves "the claim X" (a ResourceClaim named X) or
 // "the claim X of PodGroup G".
-func (w *world) claimOfGroupOrNamed(ctx context.Context, claim, group string) (claimRecord, string, error) {
+func (w *world) claimOfGroupOrNamed(ctx context.Context, claim, group string) (kit.ClaimRecord, string, error) {
 	if group == "" {
-		return w.claimRef(ctx, claim, "")
+		return w.ClaimRef(ctx, claim, "")
 	}
 	return w.groupClaimRef(ctx, group, claim)
 }
@@ -282,11 +283,11 @@ func (w *world) claimReservedForGroup(ctx context.Context, claim, ofGroup, group
 	if err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get %s: %w", label, err)
 	}
-	return findings(checkGroupReservation(label, c.Status.ReservedFor, g))
+	return kit.Findings(checkGroupReservation(label, c.Status.ReservedFor, g))
 }
 
 // claimStaysReservedForGroup watches the claim for claimStaysFor: it must
@@ -302,9 +303,9 @@ func (w *world) claimStaysReservedForGroup(ctx context.Context, claim, ofGroup, 
 	}
 	deadline := time.Now().Add(claimStaysFor)
 	for {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
-		case apierrors.IsNotFound(err), err == nil && c.UID != ref.uid:
+		case apierrors.IsNotFound(err), err == nil && c.UID != ref.UID:
 			return fmt.Errorf("%s was deleted, expected it to stay while PodGroup %s exists", label, group)
 		case err != nil:
 			return fmt.Errorf("get %s: %w", label, err)
@@ -314,7 +315,7 @@ func (w *world) claimStaysReservedForGroup(ctx context.Context, claim, ofGroup, 
 			return fmt.Errorf("%s is being deleted, expected it to stay while PodGroup %s exists", label, group)
 		}
 		if bad := checkGroupReservation(label, c.Status.ReservedFor, g); len(bad) > 0 {
-			return findings(bad)
+			return kit.Findings(bad)
 		}
 		if time.Now().After(deadline) {
 			return nil
@@ -322,7 +323,7 @@ func (w *world) claimStaysReservedForGroup(ctx context.Context, claim, ofGroup, 
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("stopped watching %s: %w", label, ctx.Err())
-		case <-time.After(pollInterval):
+		case <-time.After(kit.PollInterval):
 		}
 	}
 }
@@ -332,7 +333,7 @@ func (w *world) claimStaysReservedForGroup(ctx context.Context, claim, ofGroup, 
 // generated for the pod (controlled by it, reserved for it alone), not the
 // group's.
 func (w *world) claimBelongsToPod(ctx context.Context, entry, pod, group string) error {
-	p, err := w.pod(pod)
+	p, err := w.Pod(pod)
 	if err != nil {
 		return err
 	}
@@ -340,11 +341,11 @@ func (w *world) claimBelongsToPod(ctx context.Context, entry, pod, group string)
 	if err != nil {
 		return err
 	}
-	ref, label, err := w.claimRef(ctx, entry, pod)
+	ref, label, err := w.ClaimRef(ctx, entry, pod)
 	if err != nil {
 		return err
 	}
-	c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get %s: %w", label, err)
 	}
@@ -353,19 +354,19 @@ func (w *world) claimBelongsToPod(ctx context.Context, entry, pod, group string)
 	switch {
 	case owner == nil:
 		bad = append(bad, fmt.Sprintf("%s has no controller owner, expected pod %s", label, pod))
-	case owner.Kind != "Pod" || owner.UID != p.uid:
-		bad = append(bad, fmt.Sprintf("%s is controlled by %s %s (uid %s), expected pod %s (uid %s)", label, owner.Kind, owner.Name, owner.UID, pod, p.uid))
+	case owner.Kind != "Pod" || owner.UID != p.UID:
+		bad = append(bad, fmt.Sprintf("%s is controlled by %s %s (uid %s), expected pod %s (uid %s)", label, owner.Kind, owner.Name, owner.UID, pod, p.UID))
 	}
 	if got := c.Annotations[resourceapi.PodResourceClaimAnnotation]; got != entry {
 		bad = append(bad, fmt.Sprintf("%s: annotation %s is %q, expected the pod's claim entry %q", label, resourceapi.PodResourceClaimAnnotation, got, entry))
 	}
-	bad = append(bad, checkReservedFor(label, c.Status.ReservedFor, map[types.UID]string{p.uid: pod})...)
+	bad = append(bad, kit.CheckReservedFor(label, c.Status.ReservedFor, map[types.UID]string{p.UID: pod})...)
 	for groupEntry, rec := range g.claims {
-		if rec.uid == c.UID {
+		if rec.UID == c.UID {
 			bad = append(bad, fmt.Sprintf("%s is the claim %s of PodGroup %s", label, groupEntry, group))
 		}
 	}
-	return findings(bad)
+	return kit.Findings(bad)
 }
 
 // deletePodGroup deletes the PodGroup and waits until it is gone.
@@ -374,18 +375,18 @@ func (w *world) deletePodGroup(ctx context.Context, group string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Delete(ctx, group, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Delete(ctx, group, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete PodGroup %s: %w", group, err)
 	}
-	return poll(ctx, w.cfg.Timeouts.PodDelete, fmt.Sprintf("PodGroup %s to be gone after deletion", group), func(ctx context.Context) (bool, string, error) {
-		pg, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Get(ctx, group, metav1.GetOptions{})
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("PodGroup %s to be gone after deletion", group), func(ctx context.Context) (bool, string, error) {
+		pg, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Get(ctx, group, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
 		}
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		return pg.UID != g.uid, fmt.Sprintf("still there (finalizers %v)", pg.Finalizers), nil
+		return pg.UID != g.UID, fmt.Sprintf("still there (finalizers %v)", pg.Finalizers), nil
 	})
 }
 
@@ -401,16 +402,16 @@ func (w *world) groupClaimDeleted(ctx context.Context, entry, group string) erro
 	if !ok {
 		return fmt.Errorf("the claim %s of PodGroup %s was never resolved (a step that names it must come while the PodGroup exists)", entry, group)
 	}
-	label := fmt.Sprintf("claim %s of PodGroup %s (%s)", entry, group, ref.name)
-	return poll(ctx, w.cfg.Timeouts.Cleanup, label+" to be deleted with its PodGroup", func(ctx context.Context) (bool, string, error) {
-		c, err := w.kube.ResourceV1().ResourceClaims(w.ns).Get(ctx, ref.name, metav1.GetOptions{})
+	label := fmt.Sprintf("claim %s of PodGroup %s (%s)", entry, group, ref.Name)
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, label+" to be deleted with its PodGroup", func(ctx context.Context) (bool, string, error) {
+		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
 		}
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if c.UID != ref.uid {
+		if c.UID != ref.UID {
 			return true, "", nil
 		}
 		return false, fmt.Sprintf("still there (allocated %t, reserved for %d, finalizers %v, deleting %t)",
@@ -419,12 +420,12 @@ func (w *world) groupClaimDeleted(ctx context.Context, entry, group string) erro
 }
 
 func (w *world) submitPodGroupClaims(ctx context.Context, name string, n int, template string) error {
-	got, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Create(ctx, newPodGroup(name, templateGroupClaims(n, template)...), metav1.CreateOptions{})
+	got, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Create(ctx, newPodGroup(name, templateGroupClaims(n, template)...), metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindPodGroup, name)
-		w.groups[name] = &podGroupRecord{name: got.Name, uid: got.UID, claims: map[string]claimRecord{}}
+		w.Ledger.Add(kit.KindPodGroup, name)
+		w.groups[name] = &podGroupRecord{Name: got.Name, UID: got.UID, claims: map[string]kit.ClaimRecord{}}
 	}
-	w.submitted = &submission{kind: kindPodGroup, name: name, err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindPodGroup, Name: name, Err: err}
 	return nil
 }
 
@@ -432,18 +433,18 @@ func (w *world) submitPodGroupClaims(ctx context.Context, name string, n int, te
 // has n claims of the template.
 func (w *world) submitWorkloadClaims(ctx context.Context, name string, n int, template string) error {
 	wl := &schedulingapi.Workload{
-		ObjectMeta: kitMeta(name),
+		ObjectMeta: kit.KitMeta(name),
 		Spec: schedulingapi.WorkloadSpec{PodGroupTemplates: []schedulingapi.PodGroupTemplate{{
 			Name:             "workers",
 			SchedulingPolicy: schedulingapi.PodGroupSchedulingPolicy{Basic: &schedulingapi.BasicSchedulingPolicy{}},
 			ResourceClaims:   templateGroupClaims(n, template),
 		}}},
 	}
-	_, err := w.kube.SchedulingV1beta1().Workloads(w.ns).Create(ctx, wl, metav1.CreateOptions{})
+	_, err := w.Kube.SchedulingV1beta1().Workloads(w.Ns).Create(ctx, wl, metav1.CreateOptions{})
 	if err == nil {
-		w.ledger.add(kindWorkload, name)
+		w.Ledger.Add(kit.KindWorkload, name)
 	}
-	w.submitted = &submission{kind: kindWorkload, name: name, err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindWorkload, Name: name, Err: err}
 	return nil
 }
 
@@ -455,18 +456,18 @@ func (w *world) updatePodGroupClaims(ctx context.Context, group, claim, template
 	// change, so the change is made again on a fresh read.
 	var getErr error
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pg, err := w.kube.SchedulingV1beta1().PodGroups(w.ns).Get(ctx, group, metav1.GetOptions{})
+		pg, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Get(ctx, group, metav1.GetOptions{})
 		if err != nil {
 			getErr = err
 			return nil
 		}
 		pg.Spec.ResourceClaims = append(pg.Spec.ResourceClaims, templateGroupClaim(claim, template))
-		_, err = w.kube.SchedulingV1beta1().PodGroups(w.ns).Update(ctx, pg, metav1.UpdateOptions{})
+		_, err = w.Kube.SchedulingV1beta1().PodGroups(w.Ns).Update(ctx, pg, metav1.UpdateOptions{})
 		return err
 	})
 	if getErr != nil {
 		return fmt.Errorf("get PodGroup %s: %w", group, getErr)
 	}
-	w.submitted = &submission{kind: kindPodGroupUpdate, name: group, err: err}
+	w.Submitted = &kit.Submission{Kind: kindPodGroupUpdate, Name: group, Err: err}
 	return nil
 }

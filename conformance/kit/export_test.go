@@ -1,0 +1,34 @@
+package kit
+
+import (
+	"context"
+	"io/fs"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// What the kit's external tests (package kit_test: the tests that need the
+// step packages of a whole run, conformance.Steps) use of its internals.
+var (
+	FakeClusterForTest  = fakeCluster
+	ConfigForTest       = testConfig
+	SliceForTest        = slice
+	GPUForTest          = gpu
+	CountPicklesForTest = countPickles
+)
+
+// DefinitionsForTest are the step definitions of a run with groups, bound
+// to a world outside any run.
+func DefinitionsForTest(groups []StepGroup) []StepDef {
+	return (&World{Suite: &Suite{stepGroups: groups}}).steps()
+}
+
+// RunForTest runs the features of fsys with groups against the client kube.
+func RunForTest(ctx context.Context, cfg Config, kube kubernetes.Interface, fsys fs.FS, groups []StepGroup) (Result, error) {
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: fsys, stepGroups: groups}
+	res, _, err := st.run(ctx)
+	return res, err
+}
+
+// TestDriver is the driver the fake cluster's slices name.
+const TestDriver = testDriver

@@ -84,7 +84,9 @@ func newEnvCommand() *cobra.Command {
 	// Up brings a bare cluster up unless told what to render and deploy
 	// (drakit conformance --provider renders and deploys by default).
 	lf.profile, lf.deploy = noProfile, []string{"none"}
-	artifacts := os.Getenv("ARTIFACTS")
+	// Only where given: a down that copies logs into $ARTIFACTS unasked
+	// would overwrite a run's.
+	var artifacts string
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Bring a cluster up or down, or ask its state: drakit's local cluster, kind, or an existing one",
@@ -187,7 +189,7 @@ that the provider or the verb does not take is an error naming it.`,
 	lf.bindClusterFlags(fs)
 	kube := bindKubeFlags(fs)
 	kube.register(cmd)
-	fs.StringVar(&artifacts, "artifacts", artifacts, "down: directory whose logs/ receives the cluster's logs ($ARTIFACTS; empty: not exported)")
+	fs.StringVar(&artifacts, "artifacts", artifacts, "down: directory whose logs/ receives the cluster's logs (empty: not exported)")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(environment.ProviderNames(), cobra.ShellCompDirectiveNoFileComp)) // bound above
 	// Every verb: the persistent pre-run of the root, then the verb's flags.
 	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
@@ -204,7 +206,7 @@ that the provider or the verb does not take is an error naming it.`,
 		Short: "Create or reuse the cluster, render the emulated hardware, start the watchers, load the images, deploy the drivers",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			env, err := lf.environment(c.Flags(), kube, artifacts)
+			env, err := lf.environment(c.Flags(), kube, "")
 			if err != nil {
 				return usageError(err)
 			}

@@ -34,13 +34,13 @@ components: ## Build the local cluster's components (Kubernetes, etcd, container
 deps: ## Install the Debian packages the local cluster needs (runc), only when missing
 	scripts/install-deps.sh
 
-cluster-up: build components deps ## Start the local cluster (left running) with drakit's images (probe, drivers) imported
+cluster-up: build components deps ## Start the local cluster (left running; drakit env up) with drakit's images (probe, drivers) imported
 	scripts/build-images.sh
-	_output/bin/drakit cluster up --images-dir _output/images
+	_output/bin/drakit env up --provider local --images-dir _output/images
 	_output/bin/drakit images import _output/images/test/*.tar
 
-cluster-down: ## Stop the local cluster and remove its state
-	_output/bin/drakit cluster down
+cluster-down: ## Stop the local cluster and remove its state (drakit env down)
+	_output/bin/drakit env down --provider local
 
 bench-nvml: ## Time the NVML shim against a mock NVML (go-nvml's dgxa100 behind cgo exports) with one C client; needs root for the emulator root's device nodes
 	scripts/bench-nvml.sh

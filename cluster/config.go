@@ -42,7 +42,7 @@ const DefaultRuntimeConfig = "scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1=
 	"resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true"
 
 // Config describes one local cluster. Every exported field maps to one flag
-// of `drakit cluster`.
+// of the local cluster's in `drakit env` (and `drakit images import`).
 type Config struct {
 	// RunDir holds all of the cluster's state: PKI, etcd data, containerd
 	// root and sockets, kubelet root, logs, PID files, the CDI dir and the

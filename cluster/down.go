@@ -102,7 +102,7 @@ func Down(ctx context.Context, cfg Config) error {
 			errs = append(errs, fmt.Errorf("remove run dir: %w", err))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("keeping %s for another `drakit cluster down`", cfg.RunDir))
+		errs = append(errs, fmt.Errorf("keeping %s for another `drakit env down`", cfg.RunDir))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrTeardownIncomplete, err)

@@ -167,7 +167,7 @@ func mountKubeletRoot(cfg Config) (bool, error) {
 	}
 	if m.MountPoint == root {
 		if !sameDir(root, store) {
-			return false, fmt.Errorf("kubelet root dir %s: %w: a %s mount other than %s is there (another cluster's? run its `drakit cluster down`), "+
+			return false, fmt.Errorf("kubelet root dir %s: %w: a %s mount other than %s is there (another cluster's? run its `drakit env down`), "+
 				"or choose another --kubelet-root-base", root, ErrNotOwned, m.FSType, store)
 		}
 		if m.shared() {

@@ -156,7 +156,7 @@ func ensureNodesRecord(cfg Config) error {
 	}
 	if ok {
 		if n != cfg.Nodes {
-			return fmt.Errorf("%w: Nodes: the cluster in %s was brought up with --nodes %d, not %d: pass --nodes %d or run drakit cluster down first",
+			return fmt.Errorf("%w: Nodes: the cluster in %s was brought up with --nodes %d, not %d: pass --nodes %d or run drakit env down first",
 				ErrInvalidConfig, cfg.RunDir, n, cfg.Nodes, n)
 		}
 		return nil

@@ -270,7 +270,7 @@ func TestNodeLogs(t *testing.T) {
 		}
 	}
 	asked := cfg
-	asked.Nodes = 1 // as `drakit cluster logs` without --nodes
+	asked.Nodes = 1 // as `drakit env logs` without --nodes
 	if got, err := NodeLogs(asked, 2, Kubelet, 0); err != nil || got != "kubelet of node 2\n" {
 		t.Errorf("NodeLogs(2, kubelet) = %q, %v", got, err)
 	}

@@ -27,8 +27,8 @@ const (
 )
 
 // ErrNotOwned is wrapped when a run dir, a cgroup or a mount was not created
-// by drakit cluster up, so neither Up nor Down may act on it.
-var ErrNotOwned = errors.New("not created by drakit cluster up")
+// by drakit env up, so neither Up nor Down may act on it.
+var ErrNotOwned = errors.New("not created by drakit env up")
 
 // runDirMarker is MarkerFile's content: the run dir's identity.
 type runDirMarker struct {

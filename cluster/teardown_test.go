@@ -77,7 +77,7 @@ func skipUnlessClusterCanRun(t *testing.T, cfg Config) {
 	for _, p := range procs {
 		if filepath.Base(p.Exe) == "kubelet" {
 			t.Skipf("a kubelet already runs here (pid %d, %s): its fixed /var/lib/kubelet/device-plugins/kubelet.sock "+
-				"would clash with this test's kubelet; stop that cluster (drakit cluster down) to run this test", p.PID, p.Exe)
+				"would clash with this test's kubelet; stop that cluster (drakit env down) to run this test", p.PID, p.Exe)
 		}
 	}
 }

@@ -35,7 +35,7 @@ var (
 	// ErrNotReady: a component or the Node did not become ready in time.
 	ErrNotReady = errors.New("not ready")
 	// ErrNotUp: an operation needs a running cluster.
-	ErrNotUp = errors.New("cluster is not up: run drakit cluster up")
+	ErrNotUp = errors.New("cluster is not up: run drakit env up")
 )
 
 // PauseArchive is the pause image's file name in ImagesDir.
@@ -447,11 +447,11 @@ func checkKubeletRootDir(cfg Config, p *process) error {
 			return nil
 		}
 		if root, ok := strings.CutPrefix(arg, "--root-dir="); ok {
-			return fmt.Errorf("kubelet of node %s (pid %d) runs with root dir %s, not %s: run drakit cluster down, then up",
+			return fmt.Errorf("kubelet of node %s (pid %d) runs with root dir %s, not %s: run drakit env down, then up",
 				nodeName(cfg), p.ref.PID, root, KubeletRootDir(cfg))
 		}
 	}
-	return fmt.Errorf("kubelet of node %s (pid %d) runs without %s: run drakit cluster down, then up", nodeName(cfg), p.ref.PID, want)
+	return fmt.Errorf("kubelet of node %s (pid %d) runs without %s: run drakit env down, then up", nodeName(cfg), p.ref.PID, want)
 }
 
 // warnOtherKubelets logs kubelets of other clusters on this host: every

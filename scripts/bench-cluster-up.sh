@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-cluster-up.sh: time `drakit cluster up --nodes NODES` and `down` of the local cluster, warm
+# bench-cluster-up.sh: time `drakit env up --nodes NODES` and `down` of the local cluster, warm
 # (components and images cached), over RUNS rounds (default 5), and print min / median / max of each,
 # and of the memory the cluster takes once up (the RSS sum, from /proc, of every process using the run
 # dir: the control plane, every node's containerd and kubelet, shims), with the up's own phases from
@@ -9,7 +9,7 @@
 #
 # Usage: flock /tmp/drakit-cluster.lock scripts/bench-cluster-up.sh   (needs root; no other local
 #   cluster may be up). Environment: NODES (default 1), RUNS (default 5), RUN_DIR (default
-#   /tmp/drakit-bench-up), any drakit cluster flags in UP_FLAGS (for example --images-dir).
+#   /tmp/drakit-bench-up), any drakit env flags of the local cluster in UP_FLAGS (for example --images-dir).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"
@@ -36,26 +36,26 @@ rss_kib() {
   echo "$total"
 }
 
-"$drakit" cluster down "${flags[@]}" >/dev/null
+"$drakit" env down "${flags[@]}" >/dev/null
 # One untimed round fills the page cache with the component binaries.
-"$drakit" cluster up "${flags[@]}" "${up_flags[@]}" >/dev/null 2>&1
-"$drakit" cluster down "${flags[@]}" >/dev/null 2>&1
+"$drakit" env up "${flags[@]}" "${up_flags[@]}" >/dev/null 2>&1
+"$drakit" env down "${flags[@]}" >/dev/null 2>&1
 
 ups=() downs=() rss=()
 for i in $(seq "$runs"); do
   t0=$(ms)
-  "$drakit" cluster up "${flags[@]}" "${up_flags[@]}" >/tmp/bench-up-$i.log 2>&1 || { cat /tmp/bench-up-$i.log; die "cluster up failed"; }
+  "$drakit" env up "${flags[@]}" "${up_flags[@]}" >/tmp/bench-up-$i.log 2>&1 || { cat /tmp/bench-up-$i.log; die "env up failed"; }
   t1=$(ms)
   kib=$(rss_kib)
   t1b=$(ms)
-  "$drakit" cluster down "${flags[@]}" >/dev/null 2>&1 || die "cluster down failed"
+  "$drakit" env down "${flags[@]}" >/dev/null 2>&1 || die "env down failed"
   t2=$(ms)
   ups+=($((t1 - t0))) downs+=($((t2 - t1b))) rss+=("$kib")
   log "round $i: up $((t1 - t0)) ms, down $((t2 - t1b)) ms, RSS after up $((kib / 1024)) MiB"
 done
 printf '%-32s %10s %10s %10s\n' "$nodes node(s), $runs rounds" min median max
-printf '%-32s %s\n' "drakit cluster up (warm)" "$(printf '%s\n' "${ups[@]}" | stats)"
-printf '%-32s %s\n' "drakit cluster down" "$(printf '%s\n' "${downs[@]}" | stats)"
+printf '%-32s %s\n' "drakit env up (warm)" "$(printf '%s\n' "${ups[@]}" | stats)"
+printf '%-32s %s\n' "drakit env down" "$(printf '%s\n' "${downs[@]}" | stats)"
 printf '%-32s %s\n' "RSS of the cluster after up" "$(printf '%s\n' "${rss[@]}" | mib_stats)"
 echo "last up's phases:"
 grep -E '"(Ready|Node schedulable|Cluster up)"' "/tmp/bench-up-$runs.log" | sed -E 's/^.*\] //'

@@ -12,13 +12,13 @@ scripts/build-images.sh
 drakit=_output/bin/drakit
 teardown() {
   local rc=$?
-  $drakit cluster down || rc=1
+  $drakit env down || rc=1
   exit "$rc"
 }
 trap teardown EXIT
-$drakit cluster down
-$drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
-eval "$($drakit cluster status -o env)"
+$drakit env down
+$drakit env up --images-dir "$DRAKIT_REPO/_output/images"
+eval "$($drakit env status -o env)"
 $drakit emulator render --profile dgx-a100-mig --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager

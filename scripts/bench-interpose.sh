@@ -13,13 +13,13 @@ drakit=_output/bin/drakit
 teardown() {
   local rc=$?
   if [ -n "${interpose_pid:-}" ] && kill -0 "$interpose_pid" 2>/dev/null; then kill "$interpose_pid" 2>/dev/null || true; wait "$interpose_pid" 2>/dev/null || true; fi
-  $drakit cluster down || rc=1
+  $drakit env down || rc=1
   exit "$rc"
 }
 trap teardown EXIT
-$drakit cluster down
-$drakit cluster up --images-dir "$DRAKIT_REPO/_output/images"
-eval "$($drakit cluster status -o env)"
+$drakit env down
+$drakit env up --images-dir "$DRAKIT_REPO/_output/images"
+eval "$($drakit env status -o env)"
 $drakit emulator render --profile dgx-h100 --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
 interpose_dir="$DRAKIT_KUBELET_ROOT_DIR/plugins/interposed"
 mkdir -p "$interpose_dir"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Assembles the local container images (no registry, no Docker) into _output/images: the CRI
 # sandbox (pause), the reference drivers (GPU, NIC and TPU, one image) and the in-pod probe, which
-# `cluster up --images-dir` imports; and into _output/images/test the plain test driver, which only make test's
-# certification of it needs (it imports it itself: every image costs each `cluster up` time).
+# `env up --images-dir` imports; and into _output/images/test the plain test driver, which only make test's
+# certification of it needs (it imports it itself: every image costs each `env up` time).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$DRAKIT_REPO"

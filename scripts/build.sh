@@ -7,7 +7,7 @@ out=_output
 mkdir -p "$out/bin" "$out/lib"
 log "building drakit, drakit-driver, drakit-nic-driver, drakit-tpu-driver, drakit-cpu-driver, drakit-plain-driver, drakit-probe"
 # Without the symbol table and DWARF (-s -w): a third smaller, and the images that carry them are
-# imported into the local cluster's containerd on every `cluster up`. Stack traces keep their names.
+# imported into the local cluster's containerd on every `env up`. Stack traces keep their names.
 # drakit version prints the tree's git describe (the version stamp below; "unknown" outside a git checkout).
 version=$(git describe --always --dirty 2>/dev/null || echo unknown)
 go build -trimpath -ldflags "-s -w -X main.gitVersion=$version" -o "$out/bin/" ./cmd/drakit ./cmd/drakit-driver ./cmd/drakit-nic-driver ./cmd/drakit-tpu-driver ./cmd/drakit-cpu-driver ./cmd/drakit-plain-driver ./cmd/drakit-probe

@@ -3,7 +3,7 @@
 # (emulator/clusterprofile): each node a GB200 NVL72-like compute tray (4 GPUs, NVLink 5, 8 IMEX
 # channels) that is also a TPU v5p host of 2x2x1 chips. All GPUs are in one NVLink domain, nodes 1-2
 # in clique 1 and nodes 3-4 in clique 2; the TPU hosts form slice torus-a, a 2x2x4 torus, stacked
-# along z (worker = node index - 1). The environment's lifecycle (drakit environment up/down:
+# along z (worker = node index - 1). The environment's lifecycle (drakit env up/down:
 # package environment on e2e-framework) brings the cluster up, renders every node and deploys on
 # every node the reference GPU driver (with its IMEX channel controller) and the reference TPU driver
 # (with its sub-slice controller), pinned to the node with its own host paths. Then:
@@ -41,7 +41,7 @@ teardown() {
   # The environment's finish (package environment): every node's watcher stopped, the cluster's
   # logs exported to $ARTIFACTS/fabric/logs (node i > 1 in node-<i>), the cluster torn down.
   [ -n "$DRAKIT_KEEP_CLUSTER" ] || log "tearing the $nodes-node cluster down"
-  $drakit environment down --provider local --artifacts "$ARTIFACTS/fabric" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
+  $drakit env down --provider local --artifacts "$ARTIFACTS/fabric" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
   log "the fabric features finished in $(( SECONDS - started ))s (exit $rc)"
   exit "$rc"
 }
@@ -49,16 +49,16 @@ trap teardown EXIT
 
 rm -rf "$ARTIFACTS/fabric" "$ARTIFACTS/tpu" "$ARTIFACTS/multinode"
 mkdir -p "$ARTIFACTS/fabric/logs"
-# The environment's setup (package environment, drakit environment up): --recreate tears down a
+# The environment's setup (package environment, drakit env up): --recreate tears down a
 # cluster an interrupted run left behind; $nodes nodes come up with the images; each node's node of
 # the cluster profile is rendered into its emulator root with the NVML shim and its watcher started;
 # the reference GPU driver (its IMEX controller publishing 8 channels per clique) and TPU driver (its
 # sub-slice controller) are deployed once per node, pinned to it with its host paths. The nodes share
 # the host's loopback: node i's drivers serve /metrics and /healthz 10*(i-1) ports above the defaults.
 log "setting up a $nodes-node local cluster: $DRAKIT_FABRIC_PROFILE rendered, the GPU and TPU drivers deployed on every node"
-$drakit environment up --provider local --recreate --nodes "$nodes" --images-dir "$DRAKIT_REPO/_output/images" \
+$drakit env up --provider local --recreate --nodes "$nodes" --images-dir "$DRAKIT_REPO/_output/images" \
   --cluster-profile "$DRAKIT_FABRIC_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
-eval "$($drakit cluster status -o env)" # DRAKIT_KUBECONFIG, DRAKIT_NODE_<i>_*, node 1's DRAKIT_* paths
+eval "$($drakit env status -o env)" # DRAKIT_KUBECONFIG, DRAKIT_NODE_<i>_*, node 1's DRAKIT_* paths
 
 roots=""
 for i in $(seq 1 "$nodes"); do

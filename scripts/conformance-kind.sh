@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make conformance's feature runs on kind: the same features, emulator and reference drivers in kind
 # node containers (package environment's kind provider, sigs.k8s.io/kind's Go library), where Docker
-# runs. Two clusters, one after the other, each set up and torn down by drakit environment up/down:
+# runs. Two clusters, one after the other, each set up and torn down by drakit env up/down:
 #   1. one node rendered from DRAKIT_PROFILE (default dgx-a100-mig) with the GPU, NIC and CPU drivers:
 #      the GPU, NIC, CPU, binding-condition and interposer runs of scripts/conformance.sh, with its
 #      filters (KIT_TAGS_* in lib.sh);
@@ -40,7 +40,7 @@ kind=(--provider kind --kind-node-image "$KIND_NODE_IMAGE" --kind-state-dir "$DR
 cluster= # the cluster that is up: its logs go to $ARTIFACTS/$cluster
 down() {
   log "tearing the $cluster cluster down (logs: $ARTIFACTS/$cluster/logs)"
-  $drakit environment down "${kind[@]}" --artifacts "$ARTIFACTS/$cluster"
+  $drakit env down "${kind[@]}" --artifacts "$ARTIFACTS/$cluster"
   cluster=
 }
 teardown() {
@@ -69,7 +69,7 @@ wanted() { [[ " $DRAKIT_KIND_CLUSTERS " == *" $1 "* ]]; }
 if wanted single-node; then
 cluster=single-node
 log "setting up a one-node kind cluster: $DRAKIT_PROFILE rendered, the GPU, NIC and CPU drivers deployed"
-$drakit environment up "${kind[@]}" --recreate --kind-workers 0 --images-dir "$DRAKIT_REPO/_output/images" \
+$drakit env up "${kind[@]}" --recreate --kind-workers 0 --images-dir "$DRAKIT_REPO/_output/images" \
   --emulator-profile "$DRAKIT_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,nic,cpu
 kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
 kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
@@ -111,7 +111,7 @@ fi
 if wanted fabric; then
 cluster=fabric
 log "setting up a four-node kind cluster: kind/conformance-fabric.yaml rendered, the GPU and TPU drivers on every node"
-$drakit environment up "${kind[@]}" --recreate --kind-workers 3 --images-dir "$DRAKIT_REPO/_output/images" \
+$drakit env up "${kind[@]}" --recreate --kind-workers 3 --images-dir "$DRAKIT_REPO/_output/images" \
   --cluster-profile kind/conformance-fabric.yaml --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
 wait_for_imex_pools "$DRAKIT_KIND_STATE/kubeconfig" "$ARTIFACTS/imex-pools.txt"
 # The scenarios use whole cliques and whole hosts: one at a time.

@@ -35,14 +35,14 @@ teardown() {
   # torn down unless DRAKIT_KEEP_CLUSTER.
   if [ -n "${env_up:-}" ]; then
     [ -n "$DRAKIT_KEEP_CLUSTER" ] || log "tearing the local cluster down"
-    $drakit environment down --provider local --artifacts "$ARTIFACTS" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
+    $drakit env down --provider local --artifacts "$ARTIFACTS" ${DRAKIT_KEEP_CLUSTER:+--keep-cluster} || rc=1
   fi
   log "make conformance finished in $(( SECONDS - started ))s (exit $rc)"
   exit "$rc"
 }
 trap teardown EXIT
 
-# The environment's setup (package environment, drakit environment up): a cluster left behind by an
+# The environment's setup (package environment, drakit env up): a cluster left behind by an
 # interrupted run (killed session, crashed host) would bring its old pods, claims and slices into
 # this run, so --recreate tears it down first; then one node comes up with the images, the emulated
 # node is rendered into $DRAKIT_EMULATOR_ROOT with the NVML shim, the emulator's sriov_numvfs watcher
@@ -54,9 +54,9 @@ trap teardown EXIT
 # deployed, each waited for until it has published its slices.
 log "setting up the local cluster: $DRAKIT_PROFILE rendered, the GPU, NIC and CPU drivers deployed"
 env_up=1
-$drakit environment up --provider local --recreate --nodes 1 --images-dir "$DRAKIT_REPO/_output/images" \
+$drakit env up --provider local --recreate --nodes 1 --images-dir "$DRAKIT_REPO/_output/images" \
   --emulator-profile "$DRAKIT_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,nic,cpu
-eval "$($drakit cluster status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
+eval "$($drakit env status -o env)"   # DRAKIT_RUN_DIR, DRAKIT_KUBECONFIG, DRAKIT_CDI_DIR, DRAKIT_KUBELET_ROOT_DIR, DRAKIT_EMULATOR_ROOT
 mkdir -p "$ARTIFACTS/logs"
 
 log "checking the driver's admission policy: its ServiceAccount may write only its own node's slices"
@@ -176,7 +176,7 @@ rm -f "$explain_out"
 # @multi-node scenario on the TPU driver's sub-slices and tears them down (reports in
 # $ARTIFACTS/fabric, $ARTIFACTS/tpu and $ARTIFACTS/multinode).
 log "tearing the single-node cluster down for the multi-node fabric run"
-$drakit environment down --provider local --artifacts "$ARTIFACTS"
+$drakit env down --provider local --artifacts "$ARTIFACTS"
 env_up=
 ARTIFACTS="$ARTIFACTS" DRAKIT_KEEP_CLUSTER="$DRAKIT_KEEP_CLUSTER" scripts/conformance-fabric.sh
 

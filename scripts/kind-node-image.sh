@@ -8,7 +8,7 @@
 #      packages of kind's base image (environment/kind/nodeimage.Packages),
 #      from the apt mirror of /etc/apt/sources.list.d;
 #   3. the pause image: drakit images build-pause (gcc -static);
-#   4. drakit kind build-node-image: kind's base files from the kind module
+#   4. drakit images build-kind-node: kind's base files from the kind module
 #      (entrypoint, containerd and kubelet units), the binaries, the
 #      control-plane images as archives in /kind/images (imported by a unit
 #      at boot), the static CNI configuration, then tar | docker import.
@@ -43,7 +43,7 @@ fi
 # debootstrap once into a cached base; each build assembles on a fresh copy.
 base="$work/rootfs-$DEBIAN_SUITE"
 if [ ! -f "$base.complete" ]; then
-  packages=$("$drakit" kind packages)
+  packages=$("$drakit" images kind-node-packages)
   log "debootstrap $DEBIAN_SUITE with $packages (about 5-10 min)"
   rm -rf "$base"
   with_heartbeat "debootstrap" debootstrap --variant=minbase --include="$packages" "$DEBIAN_SUITE" "$base" "$DEBIAN_MIRROR"
@@ -55,7 +55,7 @@ cp -a "$base" "$rootfs"
 
 "$drakit" images build-pause -o "$work/pause.tar"
 
-"$drakit" kind build-node-image --rootfs "$rootfs" --image "$KIND_NODE_IMAGE" \
+"$drakit" images build-kind-node --rootfs "$rootfs" --image "$KIND_NODE_IMAGE" \
   --kubernetes-bin "$components/kubernetes-$KUBERNETES_VERSION/bin" \
   --kubeadm-bin "$kubeadm_dir/bin" \
   --containerd-bin "$components/containerd-$CONTAINERD_VERSION/bin" \

@@ -24,11 +24,11 @@ fi
 (( NODES >= 2 )) || die "NODES=$NODES: the check needs at least 2 nodes"
 gpu_node=$(( NODES >= 3 ? 3 : NODES ))
 
-$drakit cluster down
-trap '$drakit cluster down >/dev/null 2>&1 || true' EXIT
-log "cluster up --nodes $NODES"
-$drakit cluster up --nodes "$NODES" --images-dir "$DRAKIT_IMAGES_DIR"
-eval "$($drakit cluster status -o env)"
+$drakit env down
+trap '$drakit env down >/dev/null 2>&1 || true' EXIT
+log "env up --nodes $NODES"
+$drakit env up --nodes "$NODES" --images-dir "$DRAKIT_IMAGES_DIR"
+eval "$($drakit env status -o env)"
 k() { "$DRAKIT_KUBECTL" --kubeconfig "$DRAKIT_KUBECONFIG" "$@"; }
 read -r -a nodes <<<"$DRAKIT_NODES"
 (( ${#nodes[@]} == NODES )) || die "DRAKIT_NODES=$DRAKIT_NODES, want $NODES nodes"
@@ -119,14 +119,14 @@ for u in $seen; do
 done
 k get pods -o wide
 
-log "cluster down"
+log "env down"
 run_dir=$DRAKIT_RUN_DIR
 kubelet_roots=()
 for i in $(seq 1 "$NODES"); do
   root=DRAKIT_NODE_${i}_KUBELET_ROOT_DIR
   kubelet_roots+=("${!root}")
 done
-$drakit cluster down
+$drakit env down
 trap - EXIT
 left=""
 for p in /proc/[0-9]*; do

@@ -42,14 +42,14 @@ teardown() {
   log "tearing the local cluster down"
   # The defects that break unprepare leave pods the kubelet never finishes deleting: force them
   # after 15 s instead of down's minute.
-  $drakit cluster down --pod-delete-timeout 15s || rc=1
+  $drakit env down --pod-delete-timeout 15s || rc=1
   log "verdict-matrix finished in $(( SECONDS - started ))s (exit $rc)"
   exit "$rc"
 }
 trap teardown EXIT
-$drakit cluster down
-$drakit cluster up --nodes "$MATRIX_NODES" --images-dir "$DRAKIT_REPO/_output/images"
-eval "$($drakit cluster status -o env)"
+$drakit env down
+$drakit env up --nodes "$MATRIX_NODES" --images-dir "$DRAKIT_REPO/_output/images"
+eval "$($drakit env status -o env)"
 $drakit images import --run-dir "$DRAKIT_RUN_DIR" "$DRAKIT_REPO/_output/images/test/plain-driver.tar"
 rm -rf "$out"
 mkdir -p "$out"

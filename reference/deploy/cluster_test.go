@@ -27,7 +27,7 @@ import (
 // on its own node and no others, while the admin (as drakit driver
 // simulate) is not limited. It runs when DRAKIT_KUBECONFIG names the admin
 // kubeconfig of a cluster with the driver deployed (drakit driver deploy;
-// `eval "$(drakit cluster status -o env)"` sets it for the local cluster).
+// `eval "$(drakit env status -o env)"` sets it for the local cluster).
 // Every write is a dry run except one slice of a node that does not exist,
 // created and removed by the admin.
 func TestIntegrationDriverSliceAdmission(t *testing.T) {
@@ -139,7 +139,7 @@ func clusterAdmin(t *testing.T, what, howTo string) (*rest.Config, kubernetes.In
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	if kubeconfig == "" {
 		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a cluster with " + what + " deployed " +
-			"(" + howTo + ", then eval \"$(drakit cluster status -o env)\")")
+			"(" + howTo + ", then eval \"$(drakit env status -o env)\")")
 	}
 	adminConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

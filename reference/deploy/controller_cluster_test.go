@@ -21,7 +21,7 @@ import (
 // run.
 func TestIntegrationControllerSliceAdmission(t *testing.T) {
 	adminConfig, admin := clusterAdmin(t, "the GPU driver's IMEX controller and the TPU driver's controller",
-		"drakit environment up --nodes 4 --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8")
+		"drakit env up --nodes 4 --cluster-profile conformance-fabric --deploy gpu,tpu --imex-channels 8")
 	for _, controller := range []workload{{Namespace, IMEXName, ""}, tpuControllerWorkload} {
 		t.Run(controller.name, func(t *testing.T) {
 			ctx := t.Context()

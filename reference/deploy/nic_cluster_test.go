@@ -25,7 +25,7 @@ import (
 // claims by hand (no pod, no scheduler) in a namespace of their own, which
 // the test deletes. It runs when DRAKIT_KUBECONFIG names the admin
 // kubeconfig of a cluster with the NIC driver deployed (drakit nic-driver
-// deploy; `eval "$(drakit cluster status -o env)"` sets it for the local
+// deploy; `eval "$(drakit env status -o env)"` sets it for the local
 // cluster); the driver needs no NICs for it.
 func TestIntegrationNICStatusAuthorization(t *testing.T) {
 	adminConfig, admin := clusterAdmin(t, "the NIC driver", "make cluster-up, drakit nic-driver deploy")

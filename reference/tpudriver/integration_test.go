@@ -16,11 +16,11 @@ import (
 // hosts (two counter sets, three device slices) through a real API server,
 // as a dry run: the API's validation of perDeviceNodeSelection, node
 // selectors, shared counters and consumesCounters accepts every slice.
-// It needs a cluster: DRAKIT_KUBECONFIG (drakit cluster status -o env).
+// It needs a cluster: DRAKIT_KUBECONFIG (drakit env status -o env).
 func TestIntegrationSubslicePoolValidates(t *testing.T) {
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	if kubeconfig == "" {
-		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a running cluster (drakit cluster up, then eval \"$(drakit cluster status -o env)\")")
+		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the admin kubeconfig of a running cluster (drakit env up, then eval \"$(drakit env status -o env)\")")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

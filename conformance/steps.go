@@ -2,12 +2,22 @@ package conformance
 
 import (
 	"drakit.dev/drakit/conformance/kit"
+	"drakit.dev/drakit/conformance/steps/adminaccess"
+	"drakit.dev/drakit/conformance/steps/metadata"
+	"drakit.dev/drakit/conformance/steps/nodealloc"
 	"drakit.dev/drakit/conformance/steps/podgroups"
+	"drakit.dev/drakit/conformance/steps/podresources"
+	"drakit.dev/drakit/conformance/steps/poolstatus"
 )
 
 // Steps are the step packages of a run, beside the kit's own steps: one
 // line per package. A new KEP adds its package here and its feature
 // directory under features/, and touches nothing else.
 var Steps = []kit.StepGroup{
+	adminaccess.Steps,
+	metadata.Steps,
+	nodealloc.Steps,
 	podgroups.Steps,
+	podresources.Steps,
+	poolstatus.Steps,
 }

@@ -66,7 +66,7 @@ func setDeviceCondition(c *resourceapi.ResourceClaim, cond metav1.Condition) err
 		apimeta.SetStatusCondition(&c.Status.Devices[i].Conditions, cond)
 	}
 	if n == 0 {
-		return fmt.Errorf("claim %s: no device allocated to it has binding conditions (results %s)", c.Name, resultIDs(c.Status.Allocation.Devices.Results))
+		return fmt.Errorf("claim %s: no device allocated to it has binding conditions (results %s)", c.Name, ResultIDs(c.Status.Allocation.Devices.Results))
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func (w *World) requireCapability(ctx context.Context, name declaration.Capabili
 	if w.Cfg.claims(name) {
 		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
-	sl, err := w.driverSlices(ctx)
+	sl, err := w.DriverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}

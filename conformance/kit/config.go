@@ -589,7 +589,7 @@ func (c Config) Validate() error {
 }
 
 // deviceClass is the DeviceClass the kit's claims request.
-func (c Config) deviceClass() string {
+func (c Config) DeviceClass() string {
 	if c.DeviceClassName != "" {
 		return c.DeviceClassName
 	}

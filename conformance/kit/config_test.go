@@ -123,11 +123,11 @@ func TestDeviceClass(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
 	c.DriverName = "gpu.example.com"
-	if got := c.deviceClass(); got != "gpu.example.com" {
+	if got := c.DeviceClass(); got != "gpu.example.com" {
 		t.Errorf("deviceClass() = %q, want the driver name", got)
 	}
 	c.DeviceClassName = "big-gpus"
-	if got := c.deviceClass(); got != "big-gpus" {
+	if got := c.DeviceClass(); got != "big-gpus" {
 		t.Errorf("deviceClass() = %q, want big-gpus", got)
 	}
 }

@@ -115,7 +115,7 @@ func (c *Config) deviceKinds() []report.DeviceKind {
 		}
 		return report.DeviceKind{Name: generic, DeviceClass: class}
 	}
-	kinds := []report.DeviceKind{kind(c.deviceClass(), "devices")}
+	kinds := []report.DeviceKind{kind(c.DeviceClass(), "devices")}
 	if c.PartitionClassName != "" {
 		kinds = append(kinds, kind(c.PartitionClassName, "partitions"))
 	}

@@ -94,7 +94,7 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 			writeYAML(&b, &list.Items[i])
 		}
 	}
-	if w.Ledger.has(KindPodGroup) {
+	if w.Ledger.Has(KindPodGroup) {
 		section("PodGroups")
 		if list, err := w.Kube.SchedulingV1beta1().PodGroups(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 			fmt.Fprintf(&b, "list: %v\n", err)
@@ -104,7 +104,7 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 			}
 		}
 	}
-	if w.Ledger.has(KindWorkload) {
+	if w.Ledger.Has(KindWorkload) {
 		section("Workloads")
 		if list, err := w.Kube.SchedulingV1beta1().Workloads(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
 			fmt.Fprintf(&b, "list: %v\n", err)
@@ -122,11 +122,11 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	sort.Strings(names)
 	for _, n := range names {
 		p := w.pods[n]
-		if p.report == nil {
+		if p.Report == nil {
 			fmt.Fprintf(&b, "pod %s: no report read\n", n)
 			continue
 		}
-		line, err := probe.Format(*p.report)
+		line, err := probe.Format(*p.Report)
 		if err != nil {
 			line = err.Error()
 		}
@@ -140,7 +140,7 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	}
 	if len(w.taint.rules) > 0 {
 		section("DeviceTaintRules of the scenario")
-		for _, name := range sortedCopy(slices.Collect(maps.Values(w.taint.rules))) {
+		for _, name := range SortedCopy(slices.Collect(maps.Values(w.taint.rules))) {
 			if r, err := w.Kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{}); err != nil {
 				fmt.Fprintf(&b, "get %s: %v\n", name, err)
 			} else {

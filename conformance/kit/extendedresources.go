@@ -51,8 +51,8 @@ func checkExtendedClaim(pod *corev1.Pod, c *resourceapi.ResourceClaim, classes m
 				label, r.Name, r.Exactly.AllocationMode, r.Exactly.Count, r.Exactly.DeviceClassName, want.Count, want.DeviceClassName))
 		}
 	}
-	if !slices.Equal(sortedCopy(got), sortedKeys(wantReqs)) {
-		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, List(sortedCopy(got)), List(sortedKeys(wantReqs))))
+	if !slices.Equal(SortedCopy(got), sortedKeys(wantReqs)) {
+		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, List(SortedCopy(got)), List(sortedKeys(wantReqs))))
 	}
 	if !slices.Equal(mappingStrings(st.RequestMappings), mappingStrings(wantMappings)) {
 		bad = append(bad, fmt.Sprintf("pod %s: pod.status.extendedResourceClaimStatus maps %s, expected %s",

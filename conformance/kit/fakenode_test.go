@@ -111,7 +111,7 @@ func (f *fakeNode) logs(_ context.Context, ns, pod string, opts *corev1.PodLogOp
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.reports[ns+"/"+pod]
-	if !ok || opts.Container != probeContainer {
+	if !ok || opts.Container != ProbeContainer {
 		return nil, nil
 	}
 	line, err := probe.Format(r)
@@ -372,7 +372,7 @@ func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) 
 	if err != nil || len(entries) != 0 {
 		t.Errorf("CDI specs left: %v (err %v)", entries, err)
 	}
-	if state, err := readKubeletDRAState(kubeletDir); err != nil || len(state) != 0 {
+	if state, err := ReadKubeletDRAState(kubeletDir); err != nil || len(state) != 0 {
 		t.Errorf("prepared claims left: %v (err %v)", state, err)
 	}
 	return res, out.String()

@@ -34,7 +34,7 @@ type preparedClaim struct {
 
 // readKubeletDRAState reads the kubelet's DRA checkpoint below its root dir,
 // checking its checksum and version, and returns the prepared claims by UID.
-func readKubeletDRAState(kubeletRootDir string) (map[string]preparedClaim, error) {
+func ReadKubeletDRAState(kubeletRootDir string) (map[string]preparedClaim, error) {
 	path := filepath.Join(kubeletRootDir, kubeletDRAStateFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -18,11 +18,11 @@ func TestReadKubeletDRAState(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"Data": data, "Checksum": sum})
 		os.WriteFile(filepath.Join(dir, kubeletDRAStateFile), b, 0o600)
 	}
-	if got, err := readKubeletDRAState(dir); err != nil || len(got) != 0 {
+	if got, err := ReadKubeletDRAState(dir); err != nil || len(got) != 0 {
 		t.Errorf("no checkpoint yet: %v, %v; want nothing prepared", got, err)
 	}
 	write(crc32.ChecksumIEEE([]byte(data)))
-	got, err := readKubeletDRAState(dir)
+	got, err := ReadKubeletDRAState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestReadKubeletDRAState(t *testing.T) {
 		t.Errorf("prepared devices %+v", d)
 	}
 	write(1)
-	if _, err := readKubeletDRAState(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
+	if _, err := ReadKubeletDRAState(dir); err == nil || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("wrong checksum: %v", err)
 	}
 }

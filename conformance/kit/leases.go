@@ -75,7 +75,7 @@ func needsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
 
 func needsOneWhole(n *ScenarioNeeds, _ []string) { n.wholeClaims++ }
 
-func needsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
+func NeedsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 
 func needsShared(n *ScenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
 
@@ -130,7 +130,7 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 		if err != nil {
 			klog.FromContext(ctx).Info("No devices to lease: scenarios that need devices run one at a time", "err", err)
 		}
-		sl, err := s.driverSlices(ctx)
+		sl, err := s.DriverSlices(ctx)
 		if err != nil {
 			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
 		}
@@ -142,7 +142,7 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 // inventoryDevices are the driver's devices of the kit's DeviceClass (whole)
 // and partition class (partitions), as conformance/inventory sees them.
 func (w *World) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
-	whole, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	whole, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (w *World) leaseSelector(class string) string {
 		}
 	}
 	switch class {
-	case w.Cfg.deviceClass():
+	case w.Cfg.DeviceClass():
 		return inListSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, identities)
 	case w.Cfg.PartitionClassName:
 		return inListSelector(w.Cfg.DriverName, w.Cfg.ParentUUIDAttribute, parents)

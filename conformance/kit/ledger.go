@@ -19,11 +19,11 @@ import (
 // they hold their claims.
 const (
 	kindPod           = "Pod"
-	kindClaim         = "ResourceClaim"
+	KindClaim         = "ResourceClaim"
 	kindClaimTemplate = "ResourceClaimTemplate"
 	// Cluster-scoped objects of the kit's test driver, named after the
 	// scenario's namespace.
-	kindResourceSlice = "ResourceSlice"
+	KindResourceSlice = "ResourceSlice"
 	kindDeviceClass   = "DeviceClass"
 	// DeviceTaintRules the scenario created (KEP-5055), cluster-scoped and
 	// named after its namespace: cleanup waits until they are gone, so that
@@ -37,14 +37,14 @@ const (
 	KindWorkload = "Workload"
 	// ResourcePoolStatusRequests (KEP-5677), cluster-scoped and named
 	// after the scenario's namespace.
-	kindPoolStatusRequest = "ResourcePoolStatusRequest"
+	KindPoolStatusRequest = "ResourcePoolStatusRequest"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, KindPodGroup: 2, KindWorkload: 3, kindClaim: 4, kindClaimTemplate: 5, kindResourceSlice: 6, kindDeviceClass: 7, kindPoolStatusRequest: 8}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, KindPodGroup: 2, KindWorkload: 3, KindClaim: 4, kindClaimTemplate: 5, KindResourceSlice: 6, kindDeviceClass: 7, KindPoolStatusRequest: 8}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
-type ledger struct {
+type Ledger struct {
 	mu      sync.Mutex
 	entries []ledgerEntry
 }
@@ -54,7 +54,7 @@ type ledgerEntry struct {
 }
 
 // add records an object; recording one twice is harmless.
-func (l *ledger) Add(kind, name string) {
+func (l *Ledger) Add(kind, name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.entries {
@@ -66,7 +66,7 @@ func (l *ledger) Add(kind, name string) {
 }
 
 // has says whether an object of the kind is recorded.
-func (l *ledger) has(kind string) bool {
+func (l *Ledger) Has(kind string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.entries {
@@ -79,7 +79,7 @@ func (l *ledger) has(kind string) bool {
 
 // ordered returns the entries in deletion order: by kind, the newest first
 // within a kind.
-func (l *ledger) ordered() []ledgerEntry {
+func (l *Ledger) ordered() []ledgerEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]ledgerEntry, len(l.entries))
@@ -100,11 +100,11 @@ func (w *World) cleanup(ctx context.Context) error {
 		errs = append(errs, w.releases[i]())
 	}
 	w.releases = nil
-	errs = append(errs, cleanupNamespace(ctx, w.Kube, w.Ns, w.Ledger, w.Cfg.Timeouts))
+	errs = append(errs, CleanupNamespace(ctx, w.Kube, w.Ns, w.Ledger, w.Cfg.Timeouts))
 	return errors.Join(errs...)
 }
 
-func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string, l *ledger, timeouts Timeouts) error {
+func CleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string, l *Ledger, timeouts Timeouts) error {
 	var errs []error
 	var pods, rules []string
 	for _, e := range l.ordered() {
@@ -117,18 +117,18 @@ func cleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			err = kube.SchedulingV1beta1().PodGroups(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case KindWorkload:
 			err = kube.SchedulingV1beta1().Workloads(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
-		case kindClaim:
+		case KindClaim:
 			err = kube.ResourceV1().ResourceClaims(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindClaimTemplate:
 			err = kube.ResourceV1().ResourceClaimTemplates(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
-		case kindResourceSlice:
+		case KindResourceSlice:
 			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindDeviceClass:
 			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindDeviceTaintRule:
 			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.Name, metav1.DeleteOptions{})
 			rules = append(rules, e.Name)
-		case kindPoolStatusRequest:
+		case KindPoolStatusRequest:
 			err = kube.ResourceV1alpha3().ResourcePoolStatusRequests().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		default:
 			err = fmt.Errorf("unknown kind %s", e.Kind)

@@ -25,16 +25,16 @@ var shortTimeouts = Timeouts{API: time.Second, Publish: time.Second, PodStart: t
 
 func TestLedgerOrder(t *testing.T) {
 	t.Parallel()
-	l := &ledger{}
+	l := &Ledger{}
 	l.Add(kindClaimTemplate, "t1")
-	l.Add(kindClaim, "c1")
+	l.Add(KindClaim, "c1")
 	l.Add(KindWorkload, "w1")
 	l.Add(KindPodGroup, "g1")
 	l.Add(kindPod, "p1")
-	l.Add(kindClaim, "c2")
+	l.Add(KindClaim, "c2")
 	l.Add(kindPod, "p2")
 	l.Add(kindPod, "p1") // twice
-	want := []ledgerEntry{{kindPod, "p2"}, {kindPod, "p1"}, {KindPodGroup, "g1"}, {KindWorkload, "w1"}, {kindClaim, "c2"}, {kindClaim, "c1"}, {kindClaimTemplate, "t1"}}
+	want := []ledgerEntry{{kindPod, "p2"}, {kindPod, "p1"}, {KindPodGroup, "g1"}, {KindWorkload, "w1"}, {KindClaim, "c2"}, {KindClaim, "c1"}, {kindClaimTemplate, "t1"}}
 	if diff := cmp.Diff(want, l.ordered(), cmp.AllowUnexported(ledgerEntry{})); diff != "" {
 		t.Errorf("ordered (-want +got):\n%s", diff)
 	}
@@ -55,14 +55,14 @@ func TestCleanupNamespace(t *testing.T) {
 		// another scenario's claim must survive
 		&resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "drakit-other"}},
 	)
-	l := &ledger{}
+	l := &Ledger{}
 	l.Add(kindClaimTemplate, "t1")
-	l.Add(kindClaim, "c1")
+	l.Add(KindClaim, "c1")
 	l.Add(KindWorkload, "w1")
 	l.Add(KindPodGroup, "g1")
 	l.Add(kindPod, "p1")
 	l.Add(kindPod, "already-gone")
-	if err := cleanupNamespace(context.Background(), kube, ns, l, shortTimeouts); err != nil {
+	if err := CleanupNamespace(context.Background(), kube, ns, l, shortTimeouts); err != nil {
 		t.Fatalf("cleanup: %v", err)
 	}
 	var deletes []string
@@ -88,9 +88,9 @@ func TestCleanupNamespaceReportsFailures(t *testing.T) {
 	kube.PrependReactor("delete", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceclaims"}, "stuck", errors.New("no"))
 	})
-	l := &ledger{}
-	l.Add(kindClaim, "stuck")
-	err := cleanupNamespace(context.Background(), kube, ns, l, shortTimeouts)
+	l := &Ledger{}
+	l.Add(KindClaim, "stuck")
+	err := CleanupNamespace(context.Background(), kube, ns, l, shortTimeouts)
 	if err == nil {
 		t.Fatal("cleanup: no error although the claim could not be deleted")
 	}

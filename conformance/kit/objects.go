@@ -17,7 +17,7 @@ import (
 const requestName = "gpu"
 
 // probeContainer is the name of the probe's container in the kit's pods.
-const probeContainer = "probe"
+const ProbeContainer = "probe"
 
 // Probe pods end within this grace period; the probe exits on SIGTERM at
 // once, so this only bounds a misbehaving container.
@@ -28,7 +28,7 @@ func KitMeta(name string) metav1.ObjectMeta {
 }
 
 // exactRequest is a request named name for count devices of class.
-func exactRequest(name, class string, count int64, selectors ...string) resourceapi.DeviceRequest {
+func ExactRequest(name, class string, count int64, selectors ...string) resourceapi.DeviceRequest {
 	req := resourceapi.DeviceRequest{
 		Name: name,
 		Exactly: &resourceapi.ExactDeviceRequest{
@@ -46,11 +46,11 @@ func exactRequest(name, class string, count int64, selectors ...string) resource
 // claimSpec asks for count devices of class in one request.
 func claimSpec(class string, count int64, selectors ...string) resourceapi.ResourceClaimSpec {
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{exactRequest(requestName, class, count, selectors...)},
+		Requests: []resourceapi.DeviceRequest{ExactRequest(requestName, class, count, selectors...)},
 	}}
 }
 
-func newClaim(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaim {
+func NewClaim(name string, spec resourceapi.ResourceClaimSpec) *resourceapi.ResourceClaim {
 	return &resourceapi.ResourceClaim{ObjectMeta: KitMeta(name), Spec: spec}
 }
 
@@ -84,7 +84,7 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	"33 requests": func(class string) resourceapi.ResourceClaimSpec {
 		var spec resourceapi.ResourceClaimSpec
 		for i := range resourceapi.DeviceRequestsMaxSize + 1 {
-			spec.Devices.Requests = append(spec.Devices.Requests, exactRequest("gpu-"+strconv.Itoa(i), class, 1))
+			spec.Devices.Requests = append(spec.Devices.Requests, ExactRequest("gpu-"+strconv.Itoa(i), class, 1))
 		}
 		return spec
 	},
@@ -161,7 +161,7 @@ func defectClaim(name, defect, class string) (*resourceapi.ResourceClaim, error)
 		sort.Strings(known)
 		return nil, fmt.Errorf("unknown claim defect %q; the kit knows %s", defect, strings.Join(known, ", "))
 	}
-	return newClaim(name, build(class)), nil
+	return NewClaim(name, build(class)), nil
 }
 
 // podClaim is one entry of a probe pod's spec.resourceClaims.
@@ -189,7 +189,7 @@ func ProbePod(s *Suite, name string, claims []PodClaim) *corev1.Pod {
 			TerminationGracePeriodSeconds: ptr.To[int64](probeGracePeriodSeconds),
 			AutomountServiceAccountToken:  ptr.To(false),
 			Containers: []corev1.Container{{
-				Name:            probeContainer,
+				Name:            ProbeContainer,
 				Image:           s.Cfg.ProbeImage,
 				ImagePullPolicy: s.Cfg.ImagePullPolicy,
 				Command:         []string{s.Cfg.ProbeBinary, "--hold"},

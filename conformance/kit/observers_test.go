@@ -126,7 +126,7 @@ func TestPodsSeeSameDevicesComparesTwoObservations(t *testing.T) {
 	cfg := referenceDriverConfig()
 	world := func(a, b *seenDevices) *World {
 		r := &probe.Report{}
-		return &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"a": {Name: "a", report: r, seen: a}, "b": {Name: "b", report: r, seen: b}}}
+		return &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"a": {Name: "a", Report: r, seen: a}, "b": {Name: "b", Report: r, seen: b}}}
 	}
 	same := &seenDevices{nodeChecked: true, prepared: []string{"n/gpu-0"}, cdi: []string{"n/gpu-0"}, shown: []string{"n/gpu-0"}, nvml: []string{"GPU-0"}}
 	tests := map[string]struct {

@@ -44,7 +44,7 @@ func (d publishedDevice) ID() string { return d.Pool + "/" + d.Name }
 // driverSlices returns the driver's ResourceSlices from the run's informer
 // cache (startSliceInformer), which follows the API server within
 // milliseconds; without one, from the API server. Callers only read them.
-func (s *Suite) driverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
+func (s *Suite) DriverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
 	if s.sliceLister == nil {
 		return listDriverSlices(ctx, s.Kube, s.Cfg.DriverName)
 	}

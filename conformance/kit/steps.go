@@ -35,14 +35,14 @@ func (w *World) steps() []StepDef {
 			all = append(all, group(w)...)
 		}
 	}
-	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.adminAccessSteps(), w.poolStatusSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.metadataSteps(), w.nodeAllocSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.podResourcesSteps(), w.fabricSteps(), w.torusSteps()} {
+	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.capacitySteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.prioritizedSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.extendedResourceSteps(), w.nodeOpsSteps(), w.bindingSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.fabricSteps(), w.torusSteps()} {
 		all = append(all, group...)
 	}
 	return all
 }
 
 // sortedCopy returns s sorted, leaving s alone.
-func sortedCopy(s []string) []string {
+func SortedCopy(s []string) []string {
 	c := slices.Clone(s)
 	sort.Strings(c)
 	return c

@@ -21,7 +21,7 @@ import (
 // against the node's PCI topology.
 func (w *World) alignmentSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^the driver's devices have a PCIe root peer DeviceClass$`, Fn: w.hasPeerClass, Needs: needsExclusive},
+		{Pattern: `^the driver's devices have a PCIe root peer DeviceClass$`, Fn: w.hasPeerClass, Needs: NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, Fn: w.claimWithPeer},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, Fn: w.claimUnalignable},
 		{Pattern: `^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, Fn: w.claimBelowOneRoot},
@@ -60,19 +60,19 @@ func (w *World) hasPeerClass(ctx context.Context) (context.Context, error) {
 // class, all with the same value of attr.
 func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := claimSpec(w.Cfg.deviceClass(), n)
-	spec.Devices.Requests = append(spec.Devices.Requests, exactRequest(peerRequest, w.peerClass(), 1))
+	spec := claimSpec(w.Cfg.DeviceClass(), n)
+	spec.Devices.Requests = append(spec.Devices.Requests, ExactRequest(peerRequest, w.peerClass(), 1))
 	return withMatchAttribute(spec, domain+"/"+id)
 }
 
 func (w *World) claimWithPeer(ctx context.Context, name, attr string) error {
-	return w.createClaim(ctx, newClaim(name, w.peerSpec(1, attr)))
+	return w.createClaim(ctx, NewClaim(name, w.peerSpec(1, attr)))
 }
 
 // claimUnalignable asks for one more device of the kit's class than share
 // any one value of attr, so that no peer device can have their value.
 func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -86,9 +86,9 @@ func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
 		}
 	}
 	if most == 0 {
-		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.deviceClass(), attr)
+		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.DeviceClass(), attr)
 	}
-	return w.createClaim(ctx, newClaim(name, w.peerSpec(int64(most+1), attr)))
+	return w.createClaim(ctx, NewClaim(name, w.peerSpec(int64(most+1), attr)))
 }
 
 // attributeText is an attribute's value as text.

@@ -61,7 +61,7 @@ func testAttributeExpr(name string) string {
 // dry-run create of a slice with an ints attribute shows whether it is
 // stored.
 func (w *World) apiServerKeepsListAttributes(ctx context.Context) (context.Context, error) {
-	s := w.testSlice("list-gate-check", "list-gate-check", 1)
+	s := w.TestSlice("list-gate-check", "list-gate-check", 1)
 	s.Spec.Devices = []resourceapi.Device{{Name: "dev", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 		testAttribute("numa"): {IntValues: []int64{0, 1}},
 	}}}
@@ -132,7 +132,7 @@ func manyDevices(n int, withList bool) []resourceapi.Device {
 func (w *World) submitAttributeSlice(ctx context.Context, name, what string) error {
 	if s, ok, err := w.fractionalSlice(name, what); ok || err != nil {
 		if err == nil {
-			w.submitSlice(ctx, s)
+			w.SubmitSlice(ctx, s)
 		}
 		return err
 	}
@@ -145,12 +145,12 @@ func (w *World) submitAttributeSlice(ctx context.Context, name, what string) err
 		slices.Sort(known)
 		return fmt.Errorf("unknown ResourceSlice %q; the kit knows %s, and shared devices with a validRange", what, strings.Join(known, ", "))
 	}
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	if build == nil {
 		return w.submitSliceWithEmptyList(ctx, s)
 	}
 	build(s)
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
@@ -172,9 +172,9 @@ func (w *World) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.Res
 	err = rc.Post().Resource("resourceslices").
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.Ledger.Add(kindResourceSlice, s.Name)
+		w.Ledger.Add(KindResourceSlice, s.Name)
 	}
-	w.Submitted = &Submission{Kind: kindResourceSlice, Name: s.Name, Err: err}
+	w.Submitted = &Submission{Kind: KindResourceSlice, Name: s.Name, Err: err}
 	return nil
 }
 
@@ -189,7 +189,7 @@ func (w *World) publishIntAttributePool(ctx context.Context, pool, attr, spec st
 	var devices []resourceapi.Device
 	for _, v := range values {
 		devices = append(devices, resourceapi.Device{Name: v.device, Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			testRoleAttribute:   {StringValue: ptr.To(v.device)},
+			TestRoleAttribute:   {StringValue: ptr.To(v.device)},
 			testAttribute(attr): v.value,
 		}})
 	}
@@ -246,13 +246,13 @@ func roleSelector(role string, equal bool) string {
 // anchoredSpec asks for the test driver's device anchor (request
 // "anchor") and n other devices of the scenario's pools (request "others").
 func (w *World) anchoredSpec(ctx context.Context, anchor string, n int64) (resourceapi.ResourceClaimSpec, error) {
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return resourceapi.ResourceClaimSpec{}, err
 	}
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest("anchor", class, 1, roleSelector(anchor, true)),
-		exactRequest("others", class, n, roleSelector(anchor, false)),
+		ExactRequest("anchor", class, 1, roleSelector(anchor, true)),
+		ExactRequest("others", class, n, roleSelector(anchor, false)),
 	}}}, nil
 }
 
@@ -270,13 +270,13 @@ func (w *World) claimWithConstraint(ctx context.Context, name, anchor string, n 
 		c = resourceapi.DeviceConstraint{DistinctAttribute: &full}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{c}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // claimIncludes asks for one device whose attribute includes v, with the
 // CEL function includes() of KEP-5491, which works on lists and scalars.
 func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) error {
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) e
 	// complex. The scenario's DeviceClass admits only its own devices, which
 	// all have the attribute, before this selector runs.
 	sel := fmt.Sprintf("%s.includes(%d)", testAttributeExpr(attr), v)
-	return w.createClaim(ctx, newClaim(name, claimSpec(class, 1, sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1, sel)))
 }
 
 // claimAllocatedTestDeviceSet checks that the claim holds exactly the test
@@ -305,7 +305,7 @@ func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 		return fmt.Errorf("claim %s is not allocated, expected the test driver's devices %s", claim, strings.Join(want, ", "))
 	}
 	var got []string
-	for _, r := range driverResults(c, TestDriverName) {
+	for _, r := range DriverResults(c, TestDriverName) {
 		got = append(got, r.Device)
 	}
 	slices.Sort(got)
@@ -320,7 +320,7 @@ func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 // drops derivedAttributes from claims (the alpha gate DRADerivedAttributes
 // is off): a dry-run create shows whether they are stored.
 func (w *World) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
-	claim := newClaim("derived-gate-check", derivedSpec(w.Cfg.deviceClass(), "derived/driver", "device.driver", true))
+	claim := NewClaim("derived-gate-check", derivedSpec(w.Cfg.DeviceClass(), "derived/driver", "device.driver", true))
 	got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceClaim with a derived attribute: %w", err)
@@ -360,7 +360,7 @@ func (w *World) claimWithDerivedConstraint(ctx context.Context, name, anchor str
 		spec.Devices.Requests[i].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{Name: full, Expression: expr}}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: &full}}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // claimDerivedCopy asks for n devices of the driver's DeviceClass whose
@@ -370,9 +370,9 @@ func (w *World) claimDerivedCopy(ctx context.Context, name string, n int64, deri
 	if !ok {
 		domain, id = w.Cfg.DriverName, attr
 	}
-	spec := derivedSpec(w.Cfg.deviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
+	spec := derivedSpec(w.Cfg.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
 	spec.Devices.Requests[0].Exactly.Count = n
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // jsonWithEmptyList is s as JSON with an empty int list as the attribute

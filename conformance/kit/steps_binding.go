@@ -57,10 +57,10 @@ func (w *World) submitSliceBinding(ctx context.Context, name, conditions, failur
 	if err != nil {
 		return err
 	}
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	s.Spec.Devices = []resourceapi.Device{plainTestDevice("attachable")}
 	bindingDevice(&s.Spec.Devices[0], bc, bfc)
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 

@@ -94,7 +94,7 @@ func (w *World) claimAllocatedDriverBinding(ctx context.Context, claim string) e
 		}
 	}
 	if n == 0 {
-		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, resultIDs(c.Status.Allocation.Devices.Results)))
+		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, ResultIDs(c.Status.Allocation.Devices.Results)))
 	}
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))

@@ -127,7 +127,7 @@ func (w *World) claimShare(ctx context.Context, name string, ask capacityAsk) er
 		}}
 	}
 	w.asks[name] = ask
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 func (w *World) claimSmallestShare(ctx context.Context, name string) error {
@@ -206,9 +206,9 @@ func (w *World) sharedResult(ctx context.Context, claim string) (resourceapi.Dev
 	if c.Status.Allocation == nil {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is not allocated", claim)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 || results[0].Pool != t.device.Pool || results[0].Device != t.device.Name {
-		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), resultIDs(results))
+		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), ResultIDs(results))
 	}
 	return results[0], nil
 }
@@ -287,7 +287,7 @@ func (w *World) claimsShareDevice(ctx context.Context, a, b string) error {
 	}
 	total := int64(0)
 	for _, c := range claims.Items {
-		for _, r := range driverResults(&c, w.Cfg.DriverName) {
+		for _, r := range DriverResults(&c, w.Cfg.DriverName) {
 			if r.Pool != t.device.Pool || r.Device != t.device.Name {
 				continue
 			}
@@ -317,13 +317,13 @@ func milliString(v int64) string {
 // wholeDevicesNotShared skips a scenario about exclusive devices when the
 // driver's main DeviceClass has devices that allow multiple allocations.
 func (w *World) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
 		if d.MultipleAllocations {
-			return Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.deviceClass()))
+			return Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.DeviceClass()))
 		}
 	}
 	return ctx, nil
@@ -336,9 +336,9 @@ func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", other, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if c.Status.Allocation == nil || len(results) != 1 {
-		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, resultIDs(results))
+		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, ResultIDs(results))
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
@@ -353,5 +353,5 @@ func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
 		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Cfg.UUIDAttribute)
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }

@@ -126,14 +126,14 @@ func (w *World) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error 
 }
 
 // kubeletStateSkipReason explains why the prepared CDI edits cannot be read.
-const kubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no node kubelet root dir configured (set --node-kubelet-root-dir to the kubelet's --root-dir)"
+const KubeletStateSkipReason = "the kit cannot see what the kubelet prepared: no node kubelet root dir configured (set --node-kubelet-root-dir to the kubelet's --root-dir)"
 
 // contractAccess is why the kit cannot check the DRA contract on the node,
 // "" when it can.
-func (w *World) contractAccess() string {
+func (w *World) ContractAccess() string {
 	switch {
 	case w.Cfg.NodeKubeletRootDir == "":
-		return kubeletStateSkipReason
+		return KubeletStateSkipReason
 	case w.Cfg.NodeCDIDir == "":
 		return cdiSkipReason
 	}
@@ -172,20 +172,20 @@ type contractResult struct {
 // could not read the node's state.
 func (w *World) contract(p *podRecord) (contractResult, error) {
 	var res contractResult
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return res, err
 	}
 	mine, peers, prepared := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
-		c := p.claims[entry]
+	for _, entry := range slices.Sorted(maps.Keys(p.Claims)) {
+		c := p.Claims[entry]
 		claimState, ok := state[string(c.UID)]
 		if !ok {
 			res.findings = append(res.findings, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.Name, c.UID, p.Name))
 			continue
 		}
 		devices := claimState.DriverState[w.Cfg.DriverName].Devices
-		res.findings = append(res.findings, observe.CheckPreparedDevices(c.Name, p.devices, devices)...)
+		res.findings = append(res.findings, observe.CheckPreparedDevices(c.Name, p.Devices, devices)...)
 		for _, d := range devices {
 			prepared[d.PoolName+"/"+d.DeviceName] = true
 			for _, id := range d.CDIDeviceIDs {
@@ -238,7 +238,7 @@ func (w *World) contract(p *podRecord) (contractResult, error) {
 		}
 	}
 	res.others = len(others)
-	seen := observe.ObservedOf(*p.report)
+	seen := observe.ObservedOf(*p.Report)
 	res.findings = append(res.findings, observe.CheckCDIEdits(p.Name, res.edits, others, seen)...)
 	deviceOf := map[string]string{}
 	for _, claimState := range state {

@@ -46,7 +46,7 @@ func (w *World) createClaim(ctx context.Context, claim *resourceapi.ResourceClai
 	if err != nil {
 		return fmt.Errorf("create ResourceClaim %s: %w", claim.Name, err)
 	}
-	w.Ledger.Add(kindClaim, claim.Name)
+	w.Ledger.Add(KindClaim, claim.Name)
 	return nil
 }
 
@@ -63,14 +63,14 @@ func (w *World) createClaimTemplate(ctx context.Context, tmpl *resourceapi.Resou
 }
 
 func (w *World) templateRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
+	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 // templatePinned selects the first device of the kit's DeviceClass, among
 // those the scenario leased, that has an identity, by a CEL selector on its
 // identity attribute, so that only this device is eligible.
 func (w *World) templatePinned(ctx context.Context, name string) error {
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -86,19 +86,19 @@ func (w *World) templatePinned(ctx context.Context, name string) error {
 			continue
 		}
 		sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
+		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 	}
 	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 }
 
 func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := withMatchAttribute(claimSpec(w.Cfg.deviceClass(), int64(n)), domain+"/"+id)
-	return w.createClaim(ctx, newClaim(name, spec))
+	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // claimTooMany asks for one device more than the kit's DeviceClass selects
@@ -107,37 +107,37 @@ func (w *World) claimRequestingMatching(ctx context.Context, name string, n int,
 // more: a claim holds at most that many (the scheduler then fails the pod
 // with an error, not as unschedulable), so the scenario skips.
 func (w *World) claimTooMany(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	n := maxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
 		return Skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
-			n-1, w.Cfg.deviceClass(), resourceapi.AllocationResultsMaxSize))
+			n-1, w.Cfg.DeviceClass(), resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), int64(n))))
+	return ctx, w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the
 // steps that judge it.
 func (w *World) submitClaim(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.Cfg.deviceClass())
+	claim, err := defectClaim(name, defect, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
 	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindClaim, name)
+		w.Ledger.Add(KindClaim, name)
 	}
-	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
+	w.Submitted = &Submission{Kind: KindClaim, Name: name, Err: err}
 	return nil
 }
 
 // submitClaimTemplate tries to create a template for a claim a validation
 // scenario names, and remembers the outcome as submitClaim does.
 func (w *World) submitClaimTemplate(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.Cfg.deviceClass())
+	claim, err := defectClaim(name, defect, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (w *World) submitClaimTemplate(ctx context.Context, name, defect string) er
 	return nil
 }
 
-func (w *World) lastSubmission() (*Submission, error) {
+func (w *World) LastSubmission() (*Submission, error) {
 	if w.Submitted == nil {
 		return nil, errors.New("nothing was submitted (a step \"a ResourceClaim ... is submitted with ...\" or \"a ResourceSlice ... is submitted\" must come first)")
 	}
@@ -157,7 +157,7 @@ func (w *World) lastSubmission() (*Submission, error) {
 }
 
 func (w *World) rejectedAsInvalid(cause, field string) error {
-	s, err := w.lastSubmission()
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (w *World) rejectedAsInvalid(cause, field string) error {
 // rejectedAsInvalidSaying is rejectedAsInvalid whose cause's message must
 // contain text as well.
 func (w *World) rejectedAsInvalidSaying(cause, field, text string) error {
-	s, err := w.lastSubmission()
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func checkInvalid(what string, err error, cause, field, text string) error {
 }
 
 func (w *World) submissionAccepted() error {
-	s, err := w.lastSubmission()
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (w *World) ClaimRef(ctx context.Context, claim, pod string) (ClaimRecord, s
 		return ClaimRecord{}, "", err
 	}
 	label := fmt.Sprintf("claim %s of pod %s", claim, pod)
-	if rec, ok := p.claims[claim]; ok {
+	if rec, ok := p.Claims[claim]; ok {
 		return rec, fmt.Sprintf("%s (%s)", label, rec.Name), nil
 	}
 	name, err := w.PodClaimName(ctx, pod, claim)
@@ -279,7 +279,7 @@ func (w *World) ClaimRef(ctx context.Context, claim, pod string) (ClaimRecord, s
 }
 
 // driverResults are the allocation results of the driver under test.
-func driverResults(c *resourceapi.ResourceClaim, driver string) []resourceapi.DeviceRequestAllocationResult {
+func DriverResults(c *resourceapi.ResourceClaim, driver string) []resourceapi.DeviceRequestAllocationResult {
 	if c.Status.Allocation == nil {
 		return nil
 	}
@@ -292,7 +292,7 @@ func driverResults(c *resourceapi.ResourceClaim, driver string) []resourceapi.De
 	return out
 }
 
-func resultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
+func ResultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
 	if len(results) == 0 {
 		return "none"
 	}
@@ -327,9 +327,9 @@ func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label 
 	if err != nil {
 		return err
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) != n {
-		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Cfg.DriverName, len(results), resultIDs(results))
+		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Cfg.DriverName, len(results), ResultIDs(results))
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
@@ -357,7 +357,7 @@ func (w *World) claimNotAllocated(ctx context.Context, claim string) error {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation != nil {
-		return fmt.Errorf("claim %s is allocated (devices %s), expected no allocation", claim, resultIDs(c.Status.Allocation.Devices.Results))
+		return fmt.Errorf("claim %s is allocated (devices %s), expected no allocation", claim, ResultIDs(c.Status.Allocation.Devices.Results))
 	}
 	return nil
 }
@@ -398,7 +398,7 @@ func CheckReservedFor(claim string, got []resourceapi.ResourceClaimConsumerRefer
 			out = append(out, fmt.Sprintf("claim %s is not reserved for pod %s (uid %s)", claim, name, uid))
 		}
 	}
-	return sortedCopy(out)
+	return SortedCopy(out)
 }
 
 func (w *World) claimDeallocated(ctx context.Context, claim string) error {
@@ -409,7 +409,7 @@ func (w *World) claimDeallocated(ctx context.Context, claim string) error {
 		}
 		allocated := "not allocated"
 		if c.Status.Allocation != nil {
-			allocated = "allocated " + resultIDs(c.Status.Allocation.Devices.Results)
+			allocated = "allocated " + ResultIDs(c.Status.Allocation.Devices.Results)
 		}
 		return c.Status.Allocation == nil && len(c.Status.ReservedFor) == 0,
 			fmt.Sprintf("%s, reserved for %d consumers", allocated, len(c.Status.ReservedFor)), nil
@@ -442,7 +442,7 @@ func (w *World) allocatedShareAttribute(ctx context.Context, claim, attr string)
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) == 0 {
 		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.Cfg.DriverName)
 	}
@@ -477,7 +477,7 @@ func checkSameAttribute(claim, attr, driver string, results []resourceapi.Device
 		for v, ids := range values {
 			parts = append(parts, fmt.Sprintf("%s=%s on %s", attr, v, strings.Join(ids, ", ")))
 		}
-		out = append(out, fmt.Sprintf("claim %s: the allocated devices have different values of %s despite the matchAttribute constraint: %s", claim, attr, strings.Join(sortedCopy(parts), "; ")))
+		out = append(out, fmt.Sprintf("claim %s: the allocated devices have different values of %s despite the matchAttribute constraint: %s", claim, attr, strings.Join(SortedCopy(parts), "; ")))
 	}
 	return out
 }

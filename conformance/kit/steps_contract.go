@@ -114,28 +114,28 @@ func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 	if err != nil {
 		return err
 	}
-	if len(p.devices) != 1 {
+	if len(p.Devices) != 1 {
 		var ids []string
-		for _, d := range p.devices {
+		for _, d := range p.Devices {
 			ids = append(ids, d.ID())
 		}
-		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.devices), w.Cfg.DriverName, List(ids))
+		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.Devices), w.Cfg.DriverName, List(ids))
 	}
-	d := p.devices[0]
+	d := p.Devices[0]
 	if d.UUID == "" {
 		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
-	return w.createClaim(ctx, newClaim(claim, claimSpec(w.Cfg.deviceClass(), 1, sel)))
+	return w.createClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and
 // the kubelet's checkpoint, and notes the CDI devices the node defines now.
 func (w *World) nodeContractReadable(ctx context.Context) (context.Context, error) {
-	if reason := w.contractAccess(); reason != "" {
+	if reason := w.ContractAccess(); reason != "" {
 		return Skip(ctx, reason)
 	}
-	if _, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir); err != nil {
+	if _, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir); err != nil {
 		return ctx, err
 	}
 	defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
@@ -177,7 +177,7 @@ func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (w *World) claimCDIDevicesGone(ctx context.Context, claim string) error {
 		return fmt.Errorf("claim %s: the kit has not noted its CDI devices (a step \"the node's CDI specs define the CDI devices the kubelet got for the claim %q\" must come first)", claim, claim)
 	}
 	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver to remove the CDI devices of claim %s (uid %s) from %s", claim, noted.UID, w.Cfg.NodeCDIDir), func(ctx context.Context) (bool, string, error) {
-		state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+		state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -319,7 +319,7 @@ func (w *World) driverEndpoint(ctx context.Context) (string, error) {
 	var bad []string
 	for _, r := range mine {
 		endpoint := w.Cfg.hostPath(r.Info.Endpoint)
-		err := kubeletapi.ServesDRAPlugin(ctx, endpoint, nodeSocketTimeout)
+		err := kubeletapi.ServesDRAPlugin(ctx, endpoint, NodeSocketTimeout)
 		if err == nil {
 			return endpoint, nil
 		}
@@ -345,7 +345,7 @@ func (w *World) prepareRepeated(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func (w *World) prepareRepeated(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	answers, err := kubeletapi.Prepare(ctx, endpoint, nodeSocketTimeout, c)
+	answers, err := kubeletapi.Prepare(ctx, endpoint, NodeSocketTimeout, c)
 	if err != nil {
 		return fmt.Errorf("a repeated NodePrepareResources of prepared claim %s: %w", claim, err)
 	}
@@ -392,7 +392,7 @@ func (w *World) unprepareRepeated(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (w *World) unprepareRepeated(ctx context.Context, claim string) error {
 		return err
 	}
 	for i := 1; i <= 2; i++ {
-		answers, err := kubeletapi.Unprepare(ctx, endpoint, nodeSocketTimeout, c)
+		answers, err := kubeletapi.Unprepare(ctx, endpoint, NodeSocketTimeout, c)
 		if err != nil {
 			return fmt.Errorf("NodeUnprepareResources of unprepared claim %s (repeat %d): %w", claim, i, err)
 		}

@@ -196,7 +196,7 @@ func (d *fakeContractDriver) onPodCreate(a k8stesting.Action) (bool, runtime.Obj
 	if missing := d.unresolvable(a.GetNamespace(), pod); missing != "" {
 		pod.UID = d.node.newUID()
 		pod.Spec.NodeName = "127.0.0.1"
-		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: probeContainer,
+		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: ProbeContainer,
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "unresolvable CDI devices " + missing}}}}}
 		return true, pod, d.node.Kube.Tracker().Create(podsGVR, pod, a.GetNamespace())
 	}

@@ -55,11 +55,11 @@ type seenDevices struct {
 // podWithDevices returns a running pod that has devices of the driver
 // allocated; comparing an empty allocation would prove nothing.
 func (w *World) podWithDevices(name string) (*podRecord, error) {
-	p, err := w.runningPod(name)
+	p, err := w.RunningPod(name)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.devices) == 0 {
+	if len(p.Devices) == 0 {
 		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.Cfg.DriverName)
 	}
 	return p, nil
@@ -98,7 +98,7 @@ func cannotObserveReason(nodeReason string) string {
 // loaded and no finding otherwise, the step skips as could-not-certify. It
 // attaches which checks ran.
 func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
-	nodeReason := w.contractAccess()
+	nodeReason := w.ContractAccess()
 	inContainer := w.containerObservers()
 	if nodeReason != "" && len(inContainer) == 0 {
 		return Skip(ctx, cannotObserveReason(nodeReason))
@@ -133,26 +133,26 @@ func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 		bad = append(bad, w.envFindings(name, p, node, c.peerEnv)...)
 		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")
 	}
-	mine, others := w.wholeKind(p.devices, node)
+	mine, others := w.wholeKind(p.Devices, node)
 	if w.Cfg.observes(declaration.ObserverDeviceNodes) {
-		bad = append(bad, observe.CheckDeclaredDeviceNodes(name, in, mine, others, *p.report)...)
+		bad = append(bad, observe.CheckDeclaredDeviceNodes(name, in, mine, others, *p.Report)...)
 		checks = append(checks, "deviceNodes: the declared device nodes of every allocated device, of their type and numbers, none of another device of the node")
 	}
 	if w.Cfg.observes(declaration.ObserverMounts) {
-		bad = append(bad, observe.CheckDeclaredMounts(name, in, mine, others, *p.report)...)
+		bad = append(bad, observe.CheckDeclaredMounts(name, in, mine, others, *p.Report)...)
 		checks = append(checks, "mounts: the declared mounts of every allocated device, read-only where declared, none of another device of the node")
 	}
 	var unjudged string
 	if w.Cfg.observes(declaration.ObserverNVML) {
-		if unjudged = observe.NVMLUnavailable(name, *p.report); unjudged == "" {
+		if unjudged = observe.NVMLUnavailable(name, *p.Report); unjudged == "" {
 			bad = append(bad, w.nvmlFindings(name, p, c, nodeReason == "")...)
-			seen.nvml = nvmlIDs(*p.report)
+			seen.nvml = nvmlIDs(*p.Report)
 			checks = append(checks, "nvml: NVML in the container lists exactly the allocated GPUs and partitions, the NVIDIA device nodes are exactly theirs (and their CDI edits', with the node)")
 		} else {
 			checks = append(checks, "not judged: nvml ("+unjudged+")")
 		}
 	}
-	seen.shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.report)
+	seen.shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.Report)
 	p.seen = seen
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
 	if len(bad) == 0 && unjudged != "" {
@@ -169,7 +169,7 @@ func (w *World) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device
 		return nil, err
 	}
 	nodes := map[string]bool{}
-	for _, a := range p.devices {
+	for _, a := range p.Devices {
 		if d, ok := findDevice(all, a.Pool, a.Device); ok {
 			nodes[d.Node] = true
 		}
@@ -222,7 +222,7 @@ func (w *World) wholeKind(allocated, node []observe.Device) (mine, others []obse
 // other drivers' CDI devices of the pod's claims set (peerEnv, known with
 // the node) are theirs, whatever they look like.
 func (w *World) envFindings(name string, p *podRecord, node []observe.Device, peerEnv []string) []string {
-	report := *p.report
+	report := *p.Report
 	if len(peerEnv) > 0 {
 		report.Env = maps.Clone(report.Env)
 		for _, n := range peerEnv {
@@ -231,9 +231,9 @@ func (w *World) envFindings(name string, p *podRecord, node []observe.Device, pe
 	}
 	env := w.Cfg.deviceEnv()
 	if env == nil {
-		return observe.CheckEnv(name, w.Cfg.DeviceEnvPrefix, p.devices, report)
+		return observe.CheckEnv(name, w.Cfg.DeviceEnvPrefix, p.Devices, report)
 	}
-	return observe.CheckEnvPattern(name, w.Cfg.DriverName, w.Cfg.UUIDAttribute, env, p.devices, node, report)
+	return observe.CheckEnvPattern(name, w.Cfg.DriverName, w.Cfg.UUIDAttribute, env, p.Devices, node, report)
 }
 
 // nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
@@ -246,28 +246,28 @@ const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 func (w *World) nvmlFindings(name string, p *podRecord, c contractResult, withNode bool) []string {
 	names := w.Cfg.partitionNames()
 	partitions := false
-	for _, d := range p.devices {
+	for _, d := range p.Devices {
 		if _, ok := names.Partition(d.Attributes); ok && w.Cfg.PartitionClassName != "" {
 			partitions = true
 		}
 	}
 	var bad []string
 	if partitions {
-		bad = append(bad, observe.CheckMIGNVML(name, names.PartitionNames, p.devices, *p.report)...)
-		bad = append(bad, observe.CheckMIGDeviceNodes(name, *p.report)...)
+		bad = append(bad, observe.CheckMIGNVML(name, names.PartitionNames, p.Devices, *p.Report)...)
+		bad = append(bad, observe.CheckMIGDeviceNodes(name, *p.Report)...)
 	} else {
-		bad = append(bad, observe.CheckNVML(name, w.Cfg.UUIDAttribute, p.devices, *p.report)...)
-		bad = append(bad, observe.CheckDeviceNodes(name, p.devices, *p.report)...)
+		bad = append(bad, observe.CheckNVML(name, w.Cfg.UUIDAttribute, p.Devices, *p.Report)...)
+		bad = append(bad, observe.CheckDeviceNodes(name, p.Devices, *p.Report)...)
 	}
 	if !withNode {
 		return bad
 	}
-	return append(bad, observe.CheckNodesUnder(name, nvidiaNodePrefix, c.edits, observe.ObservedOf(*p.report))...)
+	return append(bad, observe.CheckNodesUnder(name, nvidiaNodePrefix, c.edits, observe.ObservedOf(*p.Report))...)
 }
 
 // seenBy returns what the kit found pod name to see.
 func (w *World) seenBy(name string) (*seenDevices, error) {
-	p, err := w.runningPod(name)
+	p, err := w.RunningPod(name)
 	if err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ import (
 func (w *World) driverSteps() []StepDef {
 	return []StepDef{
 		// Restarting the driver disturbs every scenario's devices.
-		{Pattern: `^the driver's pods are restarted$`, Fn: w.restartDriverPods, Needs: needsExclusive},
+		{Pattern: `^the driver's pods are restarted$`, Fn: w.restartDriverPods, Needs: NeedsExclusive},
 		{Pattern: `^the driver claims the capability "([^"]+)"$`, Fn: w.claimsCapability},
 		// Stopping the driver disturbs every scenario's devices.
-		{Pattern: `^the driver stops on the node$`, Fn: w.stopDriver, Needs: needsExclusive},
+		{Pattern: `^the driver stops on the node$`, Fn: w.stopDriver, Needs: NeedsExclusive},
 		{Pattern: `^the driver runs again on the node$`, Fn: w.startDriver},
 	}
 }
@@ -94,7 +94,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 		}
 		var left []string
 		for i := range list.Items {
-			left = append(left, fmt.Sprintf("%s (%s)", list.Items[i].Name, describePod(&list.Items[i])))
+			left = append(left, fmt.Sprintf("%s (%s)", list.Items[i].Name, DescribePod(&list.Items[i])))
 		}
 		return len(left) == 0, strings.Join(left, "; "), nil
 	})
@@ -159,7 +159,7 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 			if podReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
 				return true, "", nil
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, describePod(&list.Items[i])))
+			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, DescribePod(&list.Items[i])))
 		}
 		return false, strings.Join(seen, "; "), nil
 	})
@@ -227,7 +227,7 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 			if podReady(p) {
 				ready++
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s)", p.Name, describePod(p)))
+			seen = append(seen, fmt.Sprintf("%s (%s)", p.Name, DescribePod(p)))
 		}
 		return ready == want, strings.Join(seen, "; "), nil
 	})

@@ -80,9 +80,9 @@ func notRunning(pod *corev1.Pod, uid types.UID) string {
 	case pod.UID != uid:
 		return "it was replaced by another pod of that name"
 	case pod.DeletionTimestamp != nil:
-		return fmt.Sprintf("it is being deleted (%s)", describePod(pod))
+		return fmt.Sprintf("it is being deleted (%s)", DescribePod(pod))
 	case pod.Status.Phase != corev1.PodRunning:
-		return describePod(pod)
+		return DescribePod(pod)
 	}
 	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
 		return fmt.Sprintf("it is a disruption target (%s: %s)", c.Reason, c.Message)
@@ -136,7 +136,7 @@ func (w *World) watchEviction(ctx context.Context, name string, timeout time.Dur
 				continue
 			}
 			rv = pod.ResourceVersion
-			last = describePod(pod)
+			last = DescribePod(pod)
 			if c := podCondition(pod, corev1.DisruptionTarget); c != nil && ev.condition == nil {
 				ev.condition, ev.seen = c.DeepCopy(), time.Now()
 			}

@@ -85,16 +85,16 @@ func (w *World) createExtendedClass(ctx context.Context, alias string, explicit 
 	if _, ok := w.extended.classes[alias]; ok {
 		return fmt.Errorf("DeviceClass %q: the scenario already created it", alias)
 	}
-	driverClass, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, w.Cfg.deviceClass(), metav1.GetOptions{})
+	driverClass, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, w.Cfg.DeviceClass(), metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Cfg.deviceClass(), err)
+		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Cfg.DeviceClass(), err)
 	}
-	name := w.testObjectName(alias)
+	name := w.TestObjectName(alias)
 	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(name), Spec: resourceapi.DeviceClassSpec{
 		Selectors: slices.Clone(driverClass.Spec.Selectors),
 		Config:    slices.Clone(driverClass.Spec.Config),
 	}}
-	if e := w.leaseSelector(w.Cfg.deviceClass()); e != "" {
+	if e := w.leaseSelector(w.Cfg.DeviceClass()); e != "" {
 		class.Spec.Selectors = append(class.Spec.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 	}
 	ec := extendedClass{class: name, resource: resourceapi.ResourceDeviceClassPrefix + name}
@@ -129,7 +129,7 @@ func (w *World) extendedClassOf(alias string) (extendedClass, error) {
 // submitExtendedResourceName tries to create a DeviceClass that names the
 // extended resource and remembers the API server's answer.
 func (w *World) submitExtendedResourceName(ctx context.Context, name string) error {
-	className := w.testObjectName("extended-resource-name")
+	className := w.TestObjectName("extended-resource-name")
 	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(className), Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To(name)}}
 	_, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
 	if err == nil {
@@ -218,12 +218,12 @@ func (w *World) podCompletes(ctx context.Context, name string) error {
 		case corev1.PodSucceeded:
 			return true, "", nil
 		case corev1.PodFailed:
-			return false, "", fmt.Errorf("pod %s failed: %s; log tail: %s", name, describePod(got), w.logTail(ctx, name))
+			return false, "", fmt.Errorf("pod %s failed: %s; log tail: %s", name, DescribePod(got), w.logTail(ctx, name))
 		}
 		if problem := w.probeImageProblem(got); problem != "" {
 			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
 		}
-		return false, describePod(got), nil
+		return false, DescribePod(got), nil
 	})
 	if err != nil {
 		return err
@@ -238,16 +238,16 @@ func (w *World) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *co
 	if st == nil || st.ResourceClaimName == "" {
 		return fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus names no claim: the scheduler must name the claim it created for the pod's extended resources", p.Name)
 	}
-	if p.claims == nil {
-		p.claims = map[string]ClaimRecord{}
+	if p.Claims == nil {
+		p.Claims = map[string]ClaimRecord{}
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, st.ResourceClaimName, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		p.claims[extendedClaimEntry] = ClaimRecord{Name: c.Name, UID: c.UID}
+		p.Claims[extendedClaimEntry] = ClaimRecord{Name: c.Name, UID: c.UID}
 	case apierrors.IsNotFound(err):
 		// Already deleted: the steps that follow look for it by name.
-		p.claims[extendedClaimEntry] = ClaimRecord{Name: st.ResourceClaimName}
+		p.Claims[extendedClaimEntry] = ClaimRecord{Name: st.ResourceClaimName}
 	default:
 		return fmt.Errorf("pod %s: get its claim %s: %w", p.Name, st.ResourceClaimName, err)
 	}
@@ -326,12 +326,12 @@ func (w *World) podSeesExtendedDevices(ctx context.Context, name string, n int) 
 		return ctx, err
 	}
 	p := w.pods[name]
-	rec, ok := p.claims[extendedClaimEntry]
+	rec, ok := p.Claims[extendedClaimEntry]
 	if !ok {
 		return ctx, fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus named no claim when the pod ran", name)
 	}
 	var ids []string
-	for _, d := range p.devices {
+	for _, d := range p.Devices {
 		if d.Claim == rec.Name {
 			ids = append(ids, d.Pool+"/"+d.Device)
 		}
@@ -357,7 +357,7 @@ func (w *World) extendedClaimDeleted(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	rec, ok := p.claims[extendedClaimEntry]
+	rec, ok := p.Claims[extendedClaimEntry]
 	if !ok {
 		return fmt.Errorf("pod %s: the kit did not learn the claim for its extended resources (a step \"pod %q is running\" or \"pod %q completes\" must come first)", name, name, name)
 	}
@@ -447,7 +447,7 @@ func (w *World) allocatedDevices(ctx context.Context) (map[string]bool, error) {
 	}
 	taken := map[string]bool{}
 	for i := range claims.Items {
-		for _, r := range driverResults(&claims.Items[i], w.Cfg.DriverName) {
+		for _, r := range DriverResults(&claims.Items[i], w.Cfg.DriverName) {
 			taken[r.Pool+"/"+r.Device] = true
 		}
 	}

@@ -19,8 +19,8 @@ import (
 // steps name no node: the multi-node ones hold on any number of nodes.
 func (w *World) fabricSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^the driver declares an NVLink fabric$`, Fn: w.declaresFabric, Needs: needsExclusive},
-		{Pattern: `^the driver declares IMEX channels$`, Fn: w.declaresIMEXChannels, Needs: needsExclusive},
+		{Pattern: `^the driver declares an NVLink fabric$`, Fn: w.declaresFabric, Needs: NeedsExclusive},
+		{Pattern: `^the driver declares IMEX channels$`, Fn: w.declaresIMEXChannels, Needs: NeedsExclusive},
 		{Pattern: `^the cluster has (\d+) nodes in one NVLink clique$`, Fn: w.nodesInOneClique},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices of one NVLink clique$`, Fn: w.claimOfOneClique},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting an IMEX channel$`, Fn: w.claimIMEXChannel},
@@ -107,30 +107,30 @@ func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 
 func (w *World) claimOfOneClique(ctx context.Context, name string, n int) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-	return w.createClaim(ctx, newClaim(name, withMatchAttribute(claimSpec(w.Cfg.deviceClass(), int64(n)), domain+"/"+id)))
+	return w.createClaim(ctx, NewClaim(name, withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
 }
 
 func (w *World) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;
 // problems says what is wrong otherwise.
 func (w *World) seenClique(name string) (clique string, gpus int, problems []string, err error) {
-	p, err := w.runningPod(name)
+	p, err := w.RunningPod(name)
 	if err != nil {
 		return "", 0, nil, err
 	}
-	if why := observe.NVMLUnavailable(name, *p.report); why != "" {
+	if why := observe.NVMLUnavailable(name, *p.Report); why != "" {
 		return "", 0, nil, errors.New(why) // no finding about the driver's devices
 	}
 	seen := map[string][]string{}
-	for _, g := range p.report.NVML.GPUs {
+	for _, g := range p.Report.NVML.GPUs {
 		seen[g.Clique] = append(seen[g.Clique], g.UUID)
 	}
 	switch {
-	case p.report.NVML.Error != "":
-		problems = append(problems, fmt.Sprintf("pod %s: NVML in the container failed: %s", name, p.report.NVML.Error))
+	case p.Report.NVML.Error != "":
+		problems = append(problems, fmt.Sprintf("pod %s: NVML in the container failed: %s", name, p.Report.NVML.Error))
 	case len(seen) > 1:
 		problems = append(problems, fmt.Sprintf("pod %s sees GPUs of %d NVLink cliques: %v", name, len(seen), seen))
 	case len(seen[""]) > 0:
@@ -139,7 +139,7 @@ func (w *World) seenClique(name string) (clique string, gpus int, problems []str
 	for c := range seen {
 		clique = c
 	}
-	return clique, len(p.report.NVML.GPUs), problems, nil
+	return clique, len(p.Report.NVML.GPUs), problems, nil
 }
 
 func (w *World) podSeesOneClique(_ context.Context, name string, n int) error {
@@ -155,12 +155,12 @@ func (w *World) podSeesOneClique(_ context.Context, name string, n int) error {
 
 // seenChannel is the one IMEX channel device node the pod has.
 func (w *World) seenChannel(name string) (string, error) {
-	p, err := w.runningPod(name)
+	p, err := w.RunningPod(name)
 	if err != nil {
 		return "", err
 	}
 	var channels []string
-	for _, d := range p.report.Devices {
+	for _, d := range p.Report.Devices {
 		if strings.HasPrefix(d.Path, nvidiahw.IMEXChannelDir+"/") {
 			channels = append(channels, fmt.Sprintf("%s (%d:%d)", d.Path, d.Major, d.Minor))
 		}

@@ -26,7 +26,7 @@ func (w *World) faultSteps() []StepDef {
 	return []StepDef{
 		// Holding the lock and killing the driver disturb every scenario's
 		// devices.
-		{Pattern: `^the kit can hold the node's NVML state lock$`, Fn: w.canHoldNVMLLock, Needs: needsExclusive},
+		{Pattern: `^the kit can hold the node's NVML state lock$`, Fn: w.canHoldNVMLLock, Needs: NeedsExclusive},
 		{Pattern: `^the node's NVML state lock is held$`, Fn: w.holdNVMLLock},
 		{Pattern: `^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, Fn: w.killDriverInMIGChange},
 	}
@@ -173,7 +173,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 			if before, ok := restarts[p.UID]; ok && restartCount(p) > before && podReady(p) {
 				return true, "", nil
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s, %d restarts)", p.Name, describePod(p), restartCount(p)))
+			seen = append(seen, fmt.Sprintf("%s (%s, %d restarts)", p.Name, DescribePod(p), restartCount(p)))
 		}
 		return false, strings.Join(seen, "; "), nil
 	})
@@ -198,7 +198,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 				return false, "", fmt.Errorf("annotate pod %s to have the kubelet retry it: %w", podName, err)
 			}
 		}
-		return false, describePod(pod), nil
+		return false, DescribePod(pod), nil
 	})
 }
 

@@ -47,7 +47,7 @@ func sharedRangeDevice(name, capacity, value, minimum, step, maximum, def string
 	return resourceapi.Device{
 		Name:                     name,
 		AllowMultipleAllocations: ptr.To(true),
-		Attributes:               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{testRoleAttribute: {StringValue: ptr.To(name)}},
+		Attributes:               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{TestRoleAttribute: {StringValue: ptr.To(name)}},
 		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{testAttribute(capacity): {
 			Value: qs[0],
 			RequestPolicy: &resourceapi.CapacityRequestPolicy{
@@ -69,7 +69,7 @@ func (w *World) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, 
 	if err != nil {
 		return nil, true, err
 	}
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	s.Spec.Devices = []resourceapi.Device{d}
 	return s, true, nil
 }
@@ -89,7 +89,7 @@ func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity st
 	if err != nil {
 		return fmt.Errorf("parse amount %q of claim %s: %w", amount, name, err)
 	}
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity st
 	spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{
 		Requests: map[resourceapi.QualifiedName]resource.Quantity{testAttribute(capacity): q},
 	}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // claimConsumesTestCapacity checks the claim's one result of the test
@@ -111,9 +111,9 @@ func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capa
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, TestDriverName)
+	results := DriverResults(c, TestDriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of the test driver, expected one shared device", claim, resultIDs(results))
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected one shared device", claim, ResultIDs(results))
 	}
 	r := results[0]
 	got, ok := r.ConsumedCapacity[testAttribute(capacity)]
@@ -132,9 +132,9 @@ func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capa
 // default of the capacity of the slice's device as given, in value
 // (milli-units included: a whole-number rounding would show).
 func (w *World) sliceStoresRange(ctx context.Context, name, capacity, minimum, step, maximum, def string) error {
-	s, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
+	s, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.TestObjectName(name), metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("get ResourceSlice %s: %w", w.testObjectName(name), err)
+		return fmt.Errorf("get ResourceSlice %s: %w", w.TestObjectName(name), err)
 	}
 	if len(s.Spec.Devices) != 1 {
 		return fmt.Errorf("ResourceSlice %s stores %d devices, expected 1", s.Name, len(s.Spec.Devices))

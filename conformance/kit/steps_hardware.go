@@ -27,7 +27,7 @@ func (w *World) hardwareSteps() []StepDef {
 	return []StepDef{
 		// A fault reaches every claim on the hardware (a GPU's MIG
 		// devices too).
-		{Pattern: `^the kit can inject hardware faults under the driver's devices$`, Fn: w.canInjectFaults, Needs: needsExclusive},
+		{Pattern: `^the kit can inject hardware faults under the driver's devices$`, Fn: w.canInjectFaults, Needs: NeedsExclusive},
 		{Pattern: `^the hardware under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, Fn: w.injectDeclaredFault},
 		{Pattern: `^the hardware under the device of the claim "([^"]+)" is reset$`, Fn: w.resetFaultedDevice},
 		{Pattern: `^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, Fn: w.deviceTaintedAsDeclared},
@@ -324,5 +324,5 @@ func (w *World) claimPinnedLike(ctx context.Context, name, other string) error {
 		return err
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, id)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }

@@ -25,7 +25,7 @@ func (w *World) interposeSteps() []StepDef {
 	return []StepDef{
 		// Faults are armed for the kubelet's next call, whoever makes it:
 		// the scenario runs alone.
-		{Pattern: `^the driver is behind the kit's interposer$`, Fn: w.behindInterposer, Needs: needsExclusive},
+		{Pattern: `^the driver is behind the kit's interposer$`, Fn: w.behindInterposer, Needs: NeedsExclusive},
 		{Pattern: `^the interposer fails the kubelet's next NodePrepareResources with (\w+) after the driver answered$`, Fn: w.armPrepareError},
 		{Pattern: `^the interposer drops the kubelet's connection in its next NodePrepareResources after the driver answered$`, Fn: w.armPrepareDrop},
 		{Pattern: `^the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered$`, Fn: w.armPrepareTimeout},
@@ -207,7 +207,7 @@ func prepared(r interpose.Record, uid string) (ids []string, ok bool) {
 	if !found || r.DriverCode != "OK" || !c.Answered || c.Error != "" {
 		return nil, false
 	}
-	return sortedCopy(c.CDIDeviceIDs()), true
+	return SortedCopy(c.CDIDeviceIDs()), true
 }
 
 // lastPrepared is the claim's CDI device IDs of the kubelet's last

@@ -39,7 +39,7 @@ func (w *World) sysfsReadable(ctx context.Context) (context.Context, error) {
 // and the other drivers of the cluster.
 func (w *World) lintInput(ctx context.Context) (lint.Input, error) {
 	in := lint.Input{Driver: w.Cfg.DriverName, Identity: w.Cfg.UUIDAttribute}
-	sl, err := w.driverSlices(ctx)
+	sl, err := w.DriverSlices(ctx)
 	if err != nil {
 		return in, err
 	}
@@ -119,12 +119,12 @@ func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 	if w.Cfg.NodeSysfsRoot == "" || w.Cfg.PCIVendor == "" {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", sysfsSkipReason)
 	}
-	node, err := w.nodeName(ctx)
+	node, err := w.NodeName(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ofKind := map[string]bool{}
-	for _, class := range []string{w.Cfg.deviceClass(), w.Cfg.PartitionClassName} {
+	for _, class := range []string{w.Cfg.DeviceClass(), w.Cfg.PartitionClassName} {
 		if class == "" {
 			continue
 		}
@@ -141,7 +141,7 @@ func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 }
 
 // nodeName is Config.NodeName, else the cluster's only node.
-func (w *World) nodeName(ctx context.Context) (string, error) {
+func (w *World) NodeName(ctx context.Context) (string, error) {
 	if w.Cfg.NodeName != "" {
 		return w.Cfg.NodeName, nil
 	}

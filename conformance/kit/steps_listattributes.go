@@ -213,7 +213,7 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.createClaim(ctx, newClaim(claim, claimSpec(w.Cfg.deviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.createClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
@@ -223,7 +223,7 @@ func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]publ
 	if err != nil {
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -285,8 +285,8 @@ func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	spec := withMatchAttribute(claimSpec(w.Cfg.deviceClass(), 2), domain+"/"+name)
-	return ctx, w.createClaim(ctx, newClaim(claim, spec))
+	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
+	return ctx, w.createClaim(ctx, NewClaim(claim, spec))
 }
 
 // claimDevicesShareNUMANode checks that the claim's devices publish NUMA
@@ -344,15 +344,15 @@ func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 		return ctx, fmt.Errorf("list the NUMA nodes in the node's sysfs: %w", err)
 	}
 	n := int64(len(nodes)) + 1
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	if int64(len(devices)) < n || n > resourceapi.AllocationResultsMaxSize {
-		return Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.deviceClass(), len(devices), n, len(nodes)))
+		return Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.DeviceClass(), len(devices), n, len(nodes)))
 	}
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
-	spec := claimSpec(w.Cfg.deviceClass(), n)
+	spec := claimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
-	return ctx, w.createClaim(ctx, newClaim(claim, spec))
+	return ctx, w.createClaim(ctx, NewClaim(claim, spec))
 }

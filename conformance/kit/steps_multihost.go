@@ -34,7 +34,7 @@ func (w *World) multiHostSteps() []StepDef {
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)"$`, Fn: w.claimTestDriverRole},
 		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with the node selector the device names$`, Fn: w.claimAllocatedPerDevice},
 		{Pattern: `^the cluster has at least (\d+) nodes$`, Fn: w.clusterHasNodes},
-		{Pattern: `^the driver publishes a device available on at least (\d+) nodes$`, Fn: w.driverPublishesMultiNodeDevice, Needs: needsExclusive},
+		{Pattern: `^the driver publishes a device available on at least (\d+) nodes$`, Fn: w.driverPublishesMultiNodeDevice, Needs: NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the multi-node device$`, Fn: w.claimMultiNodeDevice},
 		{Pattern: `^a pod on each node of the multi-node device is created with the claim "([^"]+)"$`, Fn: w.podsOnEachNode},
 		{Pattern: `^the pods on each node of the multi-node device are running$`, Fn: w.podsOnEachNodeRun},
@@ -47,7 +47,7 @@ func (w *World) multiHostSteps() []StepDef {
 // bareTestSlice is a one-device slice of the test driver without any node
 // selection.
 func (w *World) bareTestSlice(name string) *resourceapi.ResourceSlice {
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	s.Spec.AllNodes = nil
 	s.Spec.Devices = []resourceapi.Device{{Name: "d0"}}
 	return s
@@ -67,7 +67,7 @@ func (w *World) submitSliceNodeSelection(ctx context.Context, name, selection st
 	}
 	s := w.bareTestSlice(name)
 	edit(s)
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
@@ -85,7 +85,7 @@ func (w *World) perDeviceSlice(name string) *resourceapi.ResourceSlice {
 }
 
 func (w *World) submitSlicePerDevice(ctx context.Context, name string) error {
-	w.submitSlice(ctx, w.perDeviceSlice(name))
+	w.SubmitSlice(ctx, w.perDeviceSlice(name))
 	return nil
 }
 
@@ -144,11 +144,11 @@ func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere st
 	if !ok {
 		return fmt.Errorf("node %s has no label %s, which the kubelet sets", node.Name, hostnameLabel)
 	}
-	if _, err := w.testDeviceClass(ctx); err != nil {
+	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
 	}
 	s := w.bareTestSlice(pool + "-devices")
-	s.Spec.Pool.Name = w.testObjectName(pool)
+	s.Spec.Pool.Name = w.TestObjectName(pool)
 	s.Spec.PerDeviceNodeSelection = ptr.To(true)
 	s.Spec.Devices = []resourceapi.Device{
 		{Name: here, NodeSelector: hostnameSelector(hostname)},
@@ -156,11 +156,11 @@ func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere st
 	}
 	for i := range s.Spec.Devices {
 		s.Spec.Devices[i].Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			testRoleAttribute:     {StringValue: ptr.To(s.Spec.Devices[i].Name)},
-			testScenarioAttribute: {StringValue: ptr.To(w.Ns)},
+			TestRoleAttribute:     {StringValue: ptr.To(s.Spec.Devices[i].Name)},
+			TestScenarioAttribute: {StringValue: ptr.To(w.Ns)},
 		}
 	}
-	return w.createSlice(ctx, s)
+	return w.CreateSlice(ctx, s)
 }
 
 // testRoleSelector selects the test driver's device with the role.
@@ -169,11 +169,11 @@ func testRoleSelector(role string) string {
 }
 
 func (w *World) claimTestDriverRole(ctx context.Context, name, role string) error {
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(class, 1, testRoleSelector(role))))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1, testRoleSelector(role))))
 }
 
 // claimAllocatedPerDevice checks that the claim got the test driver's
@@ -188,9 +188,9 @@ func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the test driver's device %s", claim, device)
 	}
-	got := driverResults(c, TestDriverName)
+	got := DriverResults(c, TestDriverName)
 	if len(got) != 1 || got[0].Device != device {
-		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s", claim, resultIDs(got), device)
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s", claim, ResultIDs(got), device)
 	}
 	sl, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -232,8 +232,8 @@ func (w *World) clusterHasNodes(ctx context.Context, n int) (context.Context, er
 // scenario considers: the driver's, and a declared torus's sub-slice class
 // (sub-slices are the devices of a torus driver that several nodes share).
 func (c Config) multiNodeClasses() []string {
-	classes := []string{c.deviceClass()}
-	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.deviceClass() {
+	classes := []string{c.DeviceClass()}
+	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.DeviceClass() {
 		classes = append(classes, c.TorusSubsliceClassName)
 	}
 	return classes
@@ -247,7 +247,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
 	}
-	sl, err := w.driverSlices(ctx)
+	sl, err := w.DriverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -303,7 +303,7 @@ func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
 		return err
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
-	return w.createClaim(ctx, newClaim(name, claimSpec(m.class, 1, sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(m.class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
@@ -364,9 +364,9 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.device.ID())
 	}
-	got := driverResults(c, w.Cfg.DriverName)
+	got := DriverResults(c, w.Cfg.DriverName)
 	if len(got) != 1 || got[0].Pool != m.device.Pool || got[0].Device != m.device.Name {
-		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, resultIDs(got), m.device.ID())
+		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, ResultIDs(got), m.device.ID())
 	}
 	var bad []string
 	if sel := c.Status.Allocation.NodeSelector; sel != nil {

@@ -37,7 +37,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		w.pods[name] = &podRecord{Name: name, report: r}
+		w.pods[name] = &podRecord{Name: name, Report: r}
 	}
 	w.Kube = client
 	return w

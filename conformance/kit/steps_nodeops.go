@@ -52,7 +52,7 @@ func skipOperations(list []string) []resourceapi.SkipNodeOperation {
 // name selectors find it by.
 func plainTestDevice(role string) resourceapi.Device {
 	return resourceapi.Device{Name: role, Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-		testRoleAttribute: {StringValue: ptr.To(role)},
+		TestRoleAttribute: {StringValue: ptr.To(role)},
 	}}
 }
 
@@ -63,10 +63,10 @@ func (w *World) submitSliceSkipping(ctx context.Context, name, list string) erro
 	if err != nil {
 		return err
 	}
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	s.Spec.Devices = []resourceapi.Device{plainTestDevice("plain")}
 	s.Spec.SkipNodeOperations = skipOperations(ops)
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
@@ -91,21 +91,21 @@ func (w *World) publishNodeDevice(ctx context.Context, device, list string) erro
 // one node, not allNodes: the kubelet of that node is the one that decides
 // whether the device needs a kubelet plugin.
 func (w *World) publishTestNodeDevice(ctx context.Context, device string, edit func(*resourceapi.ResourceSlice)) error {
-	if _, err := w.testDeviceClass(ctx); err != nil {
+	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
 	}
 	node, err := w.testNode(ctx)
 	if err != nil {
 		return err
 	}
-	s := w.testSlice(device, device, 1)
+	s := w.TestSlice(device, device, 1)
 	s.Spec.AllNodes = nil
 	s.Spec.NodeName = ptr.To(node)
 	d := plainTestDevice(device)
-	d.Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
+	d.Attributes[TestScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
 	s.Spec.Devices = []resourceapi.Device{d}
 	edit(s)
-	return w.createSlice(ctx, s)
+	return w.CreateSlice(ctx, s)
 }
 
 // testNode is the node the test driver's node-local devices are published
@@ -145,7 +145,7 @@ func (w *World) allocatedTestDevice(ctx context.Context, claim, device string) (
 	}
 	got := c.Status.Allocation.Devices.Results
 	if len(got) != 1 || got[0].Driver != TestDriverName || got[0].Device != device {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is allocated %s, expected only the test driver's device %s", claim, resultIDs(got), device)
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is allocated %s, expected only the test driver's device %s", claim, ResultIDs(got), device)
 	}
 	return c, got[0], nil
 }
@@ -165,7 +165,7 @@ func (w *World) claimAllocatedSkipping(ctx context.Context, claim, device, list 
 	for _, op := range r.SkipNodeOperations {
 		got = append(got, string(op))
 	}
-	if !slices.Equal(sortedCopy(got), sortedCopy(want)) {
+	if !slices.Equal(SortedCopy(got), SortedCopy(want)) {
 		return fmt.Errorf("claim %s: the result for device %s has skipNodeOperations %q, expected %q (a copy of its slice's)", claim, device, got, want)
 	}
 	return nil
@@ -227,7 +227,7 @@ func (w *World) podFailsPrepare(ctx context.Context, pod, text string) error {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	if p.Status.Phase != corev1.PodPending {
-		return fmt.Errorf("pod %s: the kubelet reported %q, but the pod is %s, expected Pending", pod, text, describePod(p))
+		return fmt.Errorf("pod %s: the kubelet reported %q, but the pod is %s, expected Pending", pod, text, DescribePod(p))
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.State.Running != nil || cs.State.Terminated != nil {

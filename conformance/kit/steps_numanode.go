@@ -76,7 +76,7 @@ func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	// includes() would take a list too, but needs the alpha list-type
 	// attributes; an int numaNode is what every 1.37 cluster knows.
 	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, sel)))
+	return ctx, w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
@@ -91,9 +91,9 @@ func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) er
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, resultIDs(results), w.Cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, ResultIDs(results), w.Cfg.DriverName)
 	}
 	devices, err := w.currentDevices(ctx)
 	if err != nil {

@@ -37,14 +37,14 @@ func (w *World) claimWithSampleConfig(ctx context.Context, name string, n int) (
 	if sample == nil {
 		return Skip(ctx, noOpaqueConfigReason)
 	}
-	spec := claimSpec(w.Cfg.deviceClass(), int64(n))
+	spec := claimSpec(w.Cfg.DeviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 		Requests: []string{requestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
 			Driver: w.Cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
 		}},
 	}}
-	return ctx, w.createClaim(ctx, newClaim(name, spec))
+	return ctx, w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // podShowsSampleConfig checks that the pod's container has every variable
@@ -56,14 +56,14 @@ func (w *World) podShowsSampleConfig(name string) error {
 	if sample == nil {
 		return fmt.Errorf("pod %s: the driver declares no sample opaque configuration (deviceKinds[].opaqueConfig)", name)
 	}
-	p, err := w.runningPod(name)
+	p, err := w.RunningPod(name)
 	if err != nil {
 		return err
 	}
 	in := w.Cfg.injected()
 	var bad []string
 	check := func(k, want string) {
-		got, ok := p.report.Env[k]
+		got, ok := p.Report.Env[k]
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("pod %s: the driver ignored the opaque config its declaration supplies: the container has no %s (want %s=%s)", name, k, k, want))
@@ -77,10 +77,10 @@ func (w *World) podShowsSampleConfig(name string) error {
 			check(k, sample.Env[k])
 			continue
 		}
-		if len(p.devices) == 0 {
+		if len(p.Devices) == 0 {
 			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.Cfg.DriverName, k))
 		}
-		for _, d := range p.devices {
+		for _, d := range p.Devices {
 			v := in.Values(d)
 			n, nerr := pattern.ExpandName(v)
 			val, verr := pattern.ExpandValue(v)

@@ -270,7 +270,7 @@ func (w *World) claimPartitions(ctx context.Context, name string, n int, role, a
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
@@ -282,7 +282,7 @@ func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
+			return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
 		}
 	}
 	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Cfg.UUIDAttribute)
@@ -293,7 +293,7 @@ func (w *World) claimWhole(ctx context.Context, name, alias string) error {
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
@@ -308,10 +308,10 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		return err
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest(subrequestWhole, w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
-		exactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
+		ExactRequest(subrequestWhole, w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
+		ExactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
 	}}}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // preferPartitionSpec is a claim with one prioritized-list request: a
@@ -330,7 +330,7 @@ func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resou
 		Name: requestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
 			sub(subrequestPartition, w.Cfg.PartitionClassName, roleSel, names.memorySelector(min)),
-			sub(subrequestWhole, w.Cfg.deviceClass(), names.memorySelector(min)),
+			sub(subrequestWhole, w.Cfg.DeviceClass(), names.memorySelector(min)),
 		},
 	}}}}
 }
@@ -403,7 +403,7 @@ func (w *World) claimPreferRole(ctx context.Context, name, role string, minimum 
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
+	return w.createClaim(ctx, NewClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
 }
 
 // allocatedResults waits for the claim's allocation and returns the
@@ -421,7 +421,7 @@ func (w *World) allocatedResults(ctx context.Context, claim string) ([]resourcea
 	if err != nil {
 		return nil, nil, err
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) == 0 {
 		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Cfg.DriverName)
 	}
@@ -543,7 +543,7 @@ func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
 	if consuming == 0 {
 		return fmt.Errorf("no device allocated to claims %s and %s consumes counters, so there is nothing to compare", a, b)
 	}
-	slices, err := w.driverSlices(ctx)
+	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return err
 	}

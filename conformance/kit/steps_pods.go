@@ -28,7 +28,7 @@ func (w *World) podSteps() []StepDef {
 	}
 }
 
-func (w *World) createPod(ctx context.Context, name string, claims []PodClaim) error {
+func (w *World) CreatePod(ctx context.Context, name string, claims []PodClaim) error {
 	return w.CreateProbePod(ctx, ProbePod(w.Suite, name, claims))
 }
 
@@ -50,15 +50,15 @@ func (w *World) CreateProbePod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (w *World) podWithTemplateClaim(ctx context.Context, pod, claim, template string) error {
-	return w.createPod(ctx, pod, []PodClaim{{Name: claim, Template: template}})
+	return w.CreatePod(ctx, pod, []PodClaim{{Name: claim, Template: template}})
 }
 
 func (w *World) podWithClaim(ctx context.Context, pod, claim string) error {
-	return w.createPod(ctx, pod, []PodClaim{{Name: claim, Claim: claim}})
+	return w.CreatePod(ctx, pod, []PodClaim{{Name: claim, Claim: claim}})
 }
 
 func (w *World) podWithClaims(ctx context.Context, pod, first, second string) error {
-	return w.createPod(ctx, pod, []PodClaim{{Name: first, Claim: first}, {Name: second, Claim: second}})
+	return w.CreatePod(ctx, pod, []PodClaim{{Name: first, Claim: first}, {Name: second, Claim: second}})
 }
 
 // podIsRunning waits for the pod to run, reads its probe report and
@@ -81,12 +81,12 @@ func (w *World) podIsRunning(ctx context.Context, name string) error {
 			return true, "", nil
 		case corev1.PodSucceeded, corev1.PodFailed:
 			return false, "", fmt.Errorf("pod %s ended before the kit could inspect it: %s; log tail: %s",
-				name, describePod(got), w.logTail(ctx, name))
+				name, DescribePod(got), w.logTail(ctx, name))
 		}
 		if problem := w.probeImageProblem(got); problem != "" {
 			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
 		}
-		return false, describePod(got), nil
+		return false, DescribePod(got), nil
 	})
 	if err != nil {
 		if warning := w.lastWarning(ctx, name); warning != "" {
@@ -94,17 +94,17 @@ func (w *World) podIsRunning(ctx context.Context, name string) error {
 		}
 		return err
 	}
-	report, err := w.readContainerReport(ctx, name, probeContainer)
+	report, err := w.ReadContainerReport(ctx, name, ProbeContainer)
 	if err != nil {
 		return err
 	}
-	p.report = &report
+	p.Report = &report
 	return w.resolvePodClaims(ctx, p, pod)
 }
 
 // readContainerReport polls the log of a probe container of the pod until
 // the probe's report line shows up.
-func (w *World) readContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
+func (w *World) ReadContainerReport(ctx context.Context, name, container string) (probe.Report, error) {
 	var report probe.Report
 	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("the probe report in the log of container %s of pod %s", container, name), func(ctx context.Context) (bool, string, error) {
 		data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: container})
@@ -133,20 +133,20 @@ func (w *World) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 	if err != nil {
 		return err
 	}
-	p.claims = map[string]ClaimRecord{}
-	p.devices = nil
+	p.Claims = map[string]ClaimRecord{}
+	p.Devices = nil
 	var bad []string
 	resolve := func(entry, claimName string) error {
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("pod %s: get its claim %s (%s): %w", p.Name, entry, claimName, err)
 		}
-		p.claims[entry] = ClaimRecord{Name: c.Name, UID: c.UID}
+		p.Claims[entry] = ClaimRecord{Name: c.Name, UID: c.UID}
 		if c.Status.Allocation == nil {
 			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.Name, entry, claimName))
 			return nil
 		}
-		for _, r := range driverResults(c, w.Cfg.DriverName) {
+		for _, r := range DriverResults(c, w.Cfg.DriverName) {
 			d, ok := findDevice(devices, r.Pool, r.Device)
 			if !ok {
 				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.Name, claimName, r.Pool, r.Device, w.Cfg.DriverName))
@@ -156,7 +156,7 @@ func (w *World) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 			if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute); ok && a.StringValue != nil {
 				ad.UUID = *a.StringValue
 			}
-			p.devices = append(p.devices, ad)
+			p.Devices = append(p.Devices, ad)
 		}
 		return nil
 	}
@@ -217,14 +217,14 @@ func (w *World) waitUnschedulable(ctx context.Context, name string) error {
 			return false, err.Error(), nil
 		}
 		if pod.Spec.NodeName != "" {
-			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending as unschedulable (%s)", name, pod.Spec.NodeName, describePod(pod))
+			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending as unschedulable (%s)", name, pod.Spec.NodeName, DescribePod(pod))
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 				return true, "", nil
 			}
 		}
-		return false, describePod(pod), nil
+		return false, DescribePod(pod), nil
 	})
 }
 
@@ -247,13 +247,13 @@ func (w *World) deletePod(ctx context.Context, name string) error {
 		if pod.UID != p.UID {
 			return true, "", nil
 		}
-		return false, describePod(pod), nil
+		return false, DescribePod(pod), nil
 	})
 }
 
 // describePod summarizes a pod's state for messages: phase, conditions that
 // are not true, and container states.
-func describePod(pod *corev1.Pod) string {
+func DescribePod(pod *corev1.Pod) string {
 	parts := []string{"phase " + string(pod.Status.Phase)}
 	if pod.Spec.NodeName != "" {
 		parts = append(parts, "node "+pod.Spec.NodeName)
@@ -283,7 +283,7 @@ func describePod(pod *corev1.Pod) string {
 // logTail is the end of the probe container's log, for error messages.
 func (w *World) logTail(ctx context.Context, name string) string {
 	lines := int64(20)
-	data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: probeContainer, TailLines: &lines})
+	data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: ProbeContainer, TailLines: &lines})
 	if err != nil {
 		return "(log unavailable: " + err.Error() + ")"
 	}

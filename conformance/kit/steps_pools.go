@@ -44,9 +44,9 @@ func (w *World) poolSteps() []StepDef {
 // so that a scenario's claims take only its own pools' devices while other
 // scenarios publish theirs.
 const (
-	testRoleAttribute          = TestDriverName + "/role"
-	testPartitionTypeAttribute = TestDriverName + "/partitionType"
-	testScenarioAttribute      = TestDriverName + "/scenario"
+	TestRoleAttribute          = TestDriverName + "/role"
+	TestPartitionTypeAttribute = TestDriverName + "/partitionType"
+	TestScenarioAttribute      = TestDriverName + "/scenario"
 )
 
 // TestDriverName is the driver of the pools the kit publishes itself.
@@ -54,12 +54,12 @@ const TestDriverName = "test-driver.conformance.drakit.dev"
 
 // testObjectName names a cluster-scoped object of the scenario: the
 // scenario's namespace keeps concurrent and leftover objects apart.
-func (w *World) testObjectName(name string) string { return w.Ns + "-" + name }
+func (w *World) TestObjectName(name string) string { return w.Ns + "-" + name }
 
 // testDeviceClass creates (once per scenario) the DeviceClass that selects
 // the test driver's devices of the scenario's pools and returns its name.
-func (w *World) testDeviceClass(ctx context.Context) (string, error) {
-	name := w.testObjectName("test-driver")
+func (w *World) TestDeviceClass(ctx context.Context) (string, error) {
+	name := w.TestObjectName("test-driver")
 	class := &resourceapi.DeviceClass{
 		ObjectMeta: KitMeta(name),
 		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
@@ -82,35 +82,35 @@ func (w *World) testDeviceClass(ctx context.Context) (string, error) {
 // ResourcePoolStatusRequest that lists a pool at generation 0 (the API
 // server rejects the status: pools[].generation is +k8s:required), and the
 // KEP-5677 scenarios ask about all of the test driver's pools.
-func (w *World) testSlice(name, pool string, sliceCount int64) *resourceapi.ResourceSlice {
+func (w *World) TestSlice(name, pool string, sliceCount int64) *resourceapi.ResourceSlice {
 	return &resourceapi.ResourceSlice{
-		ObjectMeta: KitMeta(w.testObjectName(name)),
+		ObjectMeta: KitMeta(w.TestObjectName(name)),
 		Spec: resourceapi.ResourceSliceSpec{
 			Driver:   TestDriverName,
-			Pool:     resourceapi.ResourcePool{Name: w.testObjectName(pool), Generation: 1, ResourceSliceCount: sliceCount},
+			Pool:     resourceapi.ResourcePool{Name: w.TestObjectName(pool), Generation: 1, ResourceSliceCount: sliceCount},
 			AllNodes: ptr.To(true),
 		},
 	}
 }
 
-func (w *World) createSlice(ctx context.Context, s *resourceapi.ResourceSlice) error {
+func (w *World) CreateSlice(ctx context.Context, s *resourceapi.ResourceSlice) error {
 	if _, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceSlice %s: %w", s.Name, err)
 	}
-	w.Ledger.Add(kindResourceSlice, s.Name)
+	w.Ledger.Add(KindResourceSlice, s.Name)
 	return nil
 }
 
 // testCounters is a counter set's or a consumption's single counter.
-func testCounters(v int64) map[string]resourceapi.Counter {
+func TestCounters(v int64) map[string]resourceapi.Counter {
 	return map[string]resourceapi.Counter{"memory": {Value: *resource.NewQuantity(v, resource.BinarySI)}}
 }
 
 func (w *World) submitSliceWithDevicesAndCounters(ctx context.Context, name string) error {
-	s := w.testSlice(name, name, 1)
-	s.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
+	s := w.TestSlice(name, name, 1)
+	s.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: TestCounters(1 << 30)}}
 	s.Spec.Devices = []resourceapi.Device{testDevice("part-0", "gpu-0")}
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
@@ -144,23 +144,23 @@ func (w *World) publishInvalidPool(ctx context.Context, pool, defect string) err
 // scenario's DeviceClass of the test driver exists.
 // More than one counter slice makes the pool invalid.
 func (w *World) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
-	if _, err := w.testDeviceClass(ctx); err != nil {
+	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
 	}
 	count := int64(counterSlices + 1)
 	var slices []*resourceapi.ResourceSlice
 	for i := range counterSlices {
-		counters := w.testSlice(fmt.Sprintf("%s-counters-%d", pool, i), pool, count)
-		counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
+		counters := w.TestSlice(fmt.Sprintf("%s-counters-%d", pool, i), pool, count)
+		counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: TestCounters(1 << 30)}}
 		slices = append(slices, counters)
 	}
-	withDevices := w.testSlice(pool+"-devices", pool, count)
+	withDevices := w.TestSlice(pool+"-devices", pool, count)
 	withDevices.Spec.Devices = devices
 	for i := range withDevices.Spec.Devices {
-		withDevices.Spec.Devices[i].Attributes[testScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
+		withDevices.Spec.Devices[i].Attributes[TestScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
 	}
 	for _, s := range append(slices, withDevices) {
-		if err := w.createSlice(ctx, s); err != nil {
+		if err := w.CreateSlice(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -174,10 +174,10 @@ func testDevice(name, set string, groups ...string) resourceapi.Device {
 	return resourceapi.Device{
 		Name: name,
 		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			testRoleAttribute:          {StringValue: ptr.To(name)},
-			testPartitionTypeAttribute: {StringValue: ptr.To("quarter")},
+			TestRoleAttribute:          {StringValue: ptr.To(name)},
+			TestPartitionTypeAttribute: {StringValue: ptr.To("quarter")},
 		},
-		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: testCounters(1 << 28), CompatibilityGroups: groups}},
+		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: TestCounters(1 << 28), CompatibilityGroups: groups}},
 	}
 }
 
@@ -185,7 +185,7 @@ func testDevice(name, set string, groups ...string) resourceapi.Device {
 // test devices, by role (the counter set lives in no slice: slice validation
 // does not look across slices).
 func (w *World) partitionableTestSlice(name string, roles ...string) *resourceapi.ResourceSlice {
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	for _, role := range roles {
 		s.Spec.Devices = append(s.Spec.Devices, testDevice(role, "gpu-0"))
 	}
@@ -200,7 +200,7 @@ func (w *World) apiServerKeepsSliceField(ctx context.Context, field string) (con
 	gate := ""
 	switch field {
 	case "partitionTypeAttribute":
-		s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
+		s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(TestPartitionTypeAttribute))
 		gate = "DRAPartitionableDevicesType"
 	case "compatibilityGroups":
 		s.Spec.Devices[0].ConsumesCounters[0].CompatibilityGroups = []string{"a"}
@@ -227,27 +227,27 @@ func (w *World) apiServerKeepsSliceField(ctx context.Context, field string) (con
 	return ctx, nil
 }
 
-func (w *World) submitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
+func (w *World) SubmitSlice(ctx context.Context, s *resourceapi.ResourceSlice) {
 	_, err := w.Kube.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindResourceSlice, s.Name)
+		w.Ledger.Add(KindResourceSlice, s.Name)
 	}
-	w.Submitted = &Submission{Kind: kindResourceSlice, Name: s.Name, Err: err}
+	w.Submitted = &Submission{Kind: KindResourceSlice, Name: s.Name, Err: err}
 }
 
 func (w *World) submitSlicePartitionTypeWithoutCounters(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "plain")
 	s.Spec.Devices[0].ConsumesCounters = nil
-	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
-	w.submitSlice(ctx, s)
+	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(TestPartitionTypeAttribute))
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
 func (w *World) submitSlicePartitionTypeMissing(ctx context.Context, name string) error {
 	s := w.partitionableTestSlice(name, "untyped")
-	delete(s.Spec.Devices[0].Attributes, testPartitionTypeAttribute)
-	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(testPartitionTypeAttribute))
-	w.submitSlice(ctx, s)
+	delete(s.Spec.Devices[0].Attributes, TestPartitionTypeAttribute)
+	s.Spec.PartitionTypeAttribute = ptr.To(resourceapi.FullyQualifiedName(TestPartitionTypeAttribute))
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
@@ -261,7 +261,7 @@ func (w *World) publishPoolCompatibilityGroups(ctx context.Context, pool string)
 // claimTestDriverDevices asks for two of the test driver's devices by role,
 // one request each.
 func (w *World) claimTestDriverDevices(ctx context.Context, name, first, second string) error {
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
@@ -269,10 +269,10 @@ func (w *World) claimTestDriverDevices(ctx context.Context, name, first, second 
 		return fmt.Sprintf(`device.attributes[%s].?role.orValue("") == %s`, strconv.Quote(TestDriverName), strconv.Quote(r))
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest(first, class, 1, role(first)),
-		exactRequest(second, class, 1, role(second)),
+		ExactRequest(first, class, 1, role(first)),
+		ExactRequest(second, class, 1, role(second)),
 	}}}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // podScheduled waits for the pod to be bound to a node; it need not start
@@ -283,7 +283,7 @@ func (w *World) podScheduled(ctx context.Context, name string) error {
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		return pod.Spec.NodeName != "", describePod(pod), nil
+		return pod.Spec.NodeName != "", DescribePod(pod), nil
 	})
 }
 
@@ -295,23 +295,23 @@ func (w *World) claimAllocatedTestDevices(ctx context.Context, claim, first, sec
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected devices %s and %s of the test driver", claim, first, second)
 	}
-	got := driverResults(c, TestDriverName)
+	got := DriverResults(c, TestDriverName)
 	var names []string
 	for _, r := range got {
 		names = append(names, r.Device)
 	}
 	if len(got) != 2 || !((names[0] == first && names[1] == second) || (names[0] == second && names[1] == first)) {
-		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s and %s", claim, resultIDs(got), first, second)
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s and %s", claim, ResultIDs(got), first, second)
 	}
 	return nil
 }
 
 func (w *World) claimTestDriverDevice(ctx context.Context, name string) error {
-	class, err := w.testDeviceClass(ctx)
+	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, newClaim(name, claimSpec(class, 1)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1)))
 }
 
 // podUnschedulableBecause waits for the scheduler to mark the pod
@@ -330,7 +330,7 @@ func (w *World) waitUnschedulableBecause(ctx context.Context, name, reason strin
 			return false, err.Error(), nil
 		}
 		if pod.Spec.NodeName != "" {
-			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending because %q (%s)", name, pod.Spec.NodeName, reason, describePod(pod))
+			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending because %q (%s)", name, pod.Spec.NodeName, reason, DescribePod(pod))
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
@@ -338,6 +338,6 @@ func (w *World) waitUnschedulableBecause(ctx context.Context, name, reason strin
 				return true, "", nil
 			}
 		}
-		return false, describePod(pod), nil
+		return false, DescribePod(pod), nil
 	})
 }

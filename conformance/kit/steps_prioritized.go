@@ -65,9 +65,9 @@ func firstAvailableSpec(subs ...resourceapi.DeviceSubRequest) resourceapi.Resour
 }
 
 func (w *World) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.Cfg.deviceClass()
+	class := w.Cfg.DeviceClass()
 	spec := firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second)))
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // leasedWholeDevices counts the whole devices the scenario may use.
@@ -110,7 +110,7 @@ func opaqueConfigFor(request string) (resourceapi.DeviceClaimConfiguration, erro
 // devices; with config, one opaque entry per subrequest and one for the
 // whole request.
 func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
-	class := w.Cfg.deviceClass()
+	class := w.Cfg.DeviceClass()
 	spec := firstAvailableSpec(subRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), subRequest(fallback, class, int64(count)))
 	if withConfig != "" {
 		for _, r := range []string{requestName + "/" + tooMany, requestName + "/" + fallback, requestName} {
@@ -121,7 +121,7 @@ func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, cou
 			spec.Devices.Config = append(spec.Devices.Config, c)
 		}
 	}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // claimConstrainedSubrequest asks for one device in request first and one
@@ -133,15 +133,15 @@ func (w *World) claimConstrainedSubrequest(ctx context.Context, name, first, sec
 	if boundTo != first {
 		return fmt.Errorf("claim %s: subrequest %s can be bound to the identity of request %s only, not %q", name, same, first, boundTo)
 	}
-	class := w.Cfg.deviceClass()
+	class := w.Cfg.DeviceClass()
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		exactRequest(first, class, 1),
+		ExactRequest(first, class, 1),
 		{Name: second, FirstAvailable: []resourceapi.DeviceSubRequest{subRequest(same, class, 1), subRequest(other, class, 1)}},
 	}}}
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 	identity := resourceapi.FullyQualifiedName(domain + "/" + id)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{Requests: []string{first, second + "/" + same}, MatchAttribute: &identity}}
-	return w.createClaim(ctx, newClaim(name, spec))
+	return w.createClaim(ctx, NewClaim(name, spec))
 }
 
 // quotedList returns the names in `"a", "b" and "c"`.
@@ -157,7 +157,7 @@ func quotedList(list string) []string {
 // name exactly these requests (a subrequest as request/subrequest), one
 // result each, each on a device of its own.
 func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list string) error {
-	want := sortedCopy(quotedList(list))
+	want := SortedCopy(quotedList(list))
 	results, _, err := w.allocatedResults(ctx, claim)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list strin
 		}
 		devices[id] = r.Request
 	}
-	got = sortedCopy(got)
+	got = SortedCopy(got)
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation results name the requests %s, expected %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
@@ -187,7 +187,7 @@ func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list strin
 // kube-scheduler writes an entry that covers every request of the claim,
 // none (all). The scheduler's work, not the driver's.
 func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) error {
-	want := sortedCopy(quotedList(list))
+	want := SortedCopy(quotedList(list))
 	if _, _, err := w.allocatedResults(ctx, claim); err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) 
 			bad = append(bad, fmt.Sprintf("claim %s: the allocation's config written for %s applies to requests %v", claim, params[configMarker], cfg.Requests))
 		}
 	}
-	got = sortedCopy(got)
+	got = SortedCopy(got)
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: status.allocation.devices.config passes the driver the claim's config for %s, expected exactly %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
@@ -227,13 +227,13 @@ func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) 
 // subrequest).
 func (w *World) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
 	if w.Cfg.NodeKubeletRootDir == "" {
-		return Skip(ctx, kubeletStateSkipReason)
+		return Skip(ctx, KubeletStateSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -269,7 +269,7 @@ var strictDefects = map[string]func(class string) (string, any){
 // so that the API server answers a field the type does not have with an
 // error instead of dropping it.
 func (w *World) submitClaimStrict(ctx context.Context, name, defect string) error {
-	class := w.Cfg.deviceClass()
+	class := w.Cfg.DeviceClass()
 	field, value := strictDefects[defect](class)
 	sub := map[string]any{"name": "first", "deviceClassName": class, field: value}
 	body, err := json.Marshal(map[string]any{
@@ -289,14 +289,14 @@ func (w *World) submitClaimStrict(ctx context.Context, name, defect string) erro
 	err = rc.Post().Namespace(w.Ns).Resource("resourceclaims").
 		Param("fieldValidation", "Strict").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.Ledger.Add(kindClaim, name)
+		w.Ledger.Add(KindClaim, name)
 	}
-	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
+	w.Submitted = &Submission{Kind: KindClaim, Name: name, Err: err}
 	return nil
 }
 
 func (w *World) rejectedUnknownField(field string) error {
-	s, err := w.lastSubmission()
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}

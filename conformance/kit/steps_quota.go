@@ -35,7 +35,7 @@ func deviceQuotaResource(class string) corev1.ResourceName {
 // namespaceDeviceQuota creates the quota and waits until the quota
 // controller has filled in its status: admission enforces status.hard.
 func (w *World) namespaceDeviceQuota(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.Cfg.deviceClass())
+	res := deviceQuotaResource(w.Cfg.DeviceClass())
 	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{res: *resource.NewQuantity(int64(n), resource.DecimalSI)},
 	}}
@@ -55,18 +55,18 @@ func (w *World) namespaceDeviceQuota(ctx context.Context, n int) error {
 // submitFirstAvailable tries to create a prioritized-list claim and
 // remembers the outcome, as submitClaim does.
 func (w *World) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.Cfg.deviceClass()
-	claim := newClaim(name, firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second))))
+	class := w.Cfg.DeviceClass()
+	claim := NewClaim(name, firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second))))
 	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindClaim, name)
+		w.Ledger.Add(KindClaim, name)
 	}
-	w.Submitted = &Submission{Kind: kindClaim, Name: name, Err: err}
+	w.Submitted = &Submission{Kind: KindClaim, Name: name, Err: err}
 	return nil
 }
 
 func (w *World) rejectedByQuota() error {
-	s, err := w.lastSubmission()
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (w *World) rejectedByQuota() error {
 }
 
 func (w *World) quotaUsed(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.Cfg.deviceClass())
+	res := deviceQuotaResource(w.Cfg.DeviceClass())
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
 	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", deviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
 		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})

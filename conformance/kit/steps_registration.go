@@ -53,7 +53,7 @@ const (
 	// and the informer's watch.
 	wipeLate = 15 * time.Second
 	// nodeSocketTimeout bounds each call the kit makes on a node socket.
-	nodeSocketTimeout = 5 * time.Second
+	NodeSocketTimeout = 5 * time.Second
 )
 
 // driverStop is what the kit saw around "the driver stops on the node".
@@ -74,7 +74,7 @@ type driverStop struct {
 // why the kit cannot see it.
 func (w *World) pluginRegistry() (string, string) {
 	if w.Cfg.NodeKubeletRootDir == "" {
-		return "", kubeletStateSkipReason
+		return "", KubeletStateSkipReason
 	}
 	return filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PluginRegistryDir), ""
 }
@@ -100,7 +100,7 @@ func (w *World) driverRegistrations(ctx context.Context) ([]kubeletapi.Registrat
 	if why != "" {
 		return nil, "", fmt.Errorf("%s", why)
 	}
-	all, err := kubeletapi.Registrations(ctx, dir, nodeSocketTimeout)
+	all, err := kubeletapi.Registrations(ctx, dir, NodeSocketTimeout)
 	if err != nil {
 		return nil, "", err
 	}
@@ -165,7 +165,7 @@ func (w *World) registeredEndpointServes(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %q, expected an absolute path on the node", r.Socket, r.Info.Endpoint))
 			continue
 		}
-		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout); err != nil {
+		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), NodeSocketTimeout); err != nil {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %s: %v", r.Socket, r.Info.Endpoint, err))
 		}
 	}
@@ -217,7 +217,7 @@ func (w *World) registeredNow(ctx context.Context) (time.Time, string) {
 		return time.Time{}, err.Error()
 	}
 	for _, r := range mine {
-		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), nodeSocketTimeout) == nil {
+		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), NodeSocketTimeout) == nil {
 			return time.Now(), ""
 		}
 	}
@@ -240,7 +240,7 @@ func (w *World) podStillRuns(ctx context.Context, name string) error {
 		bad = append(bad, fmt.Sprintf("pod %s was replaced (uid %s, was %s)", name, pod.UID, p.UID))
 	}
 	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-		bad = append(bad, fmt.Sprintf("pod %s no longer runs: %s", name, describePod(pod)))
+		bad = append(bad, fmt.Sprintf("pod %s no longer runs: %s", name, DescribePod(pod)))
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.RestartCount != 0 || cs.State.Running == nil {
@@ -253,7 +253,7 @@ func (w *World) podStillRuns(ctx context.Context, name string) error {
 // nodeSlices are the driver's ResourceSlices for the nodes: UIDs by slice
 // name, and device counts per node.
 func (w *World) nodeSlices(ctx context.Context, nodes []string) (map[string]string, map[string]int, error) {
-	list, err := w.driverSlices(ctx)
+	list, err := w.DriverSlices(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

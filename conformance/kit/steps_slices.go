@@ -34,7 +34,7 @@ func (w *World) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 	if err != nil {
 		return ctx, err
 	}
-	slices, err := w.driverSlices(ctx)
+	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -99,7 +99,7 @@ func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context
 
 // currentDevices lists the driver's devices now.
 func (w *World) currentDevices(ctx context.Context) ([]publishedDevice, error) {
-	slices, err := w.driverSlices(ctx)
+	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) 
 			return ctx, err
 		}
 	}
-	devices, err := w.classDevices(ctx, w.Cfg.deviceClass())
+	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
@@ -159,5 +159,5 @@ func describeAttribute(devices []publishedDevice, driver, attr string) string {
 	if len(parts) == 0 {
 		return "no devices"
 	}
-	return strings.Join(sortedCopy(parts), ", ")
+	return strings.Join(SortedCopy(parts), ", ")
 }

@@ -97,7 +97,7 @@ func (w *World) driverReportsStatus(ctx context.Context, claim string) (context.
 // the driver's entries for devices not allocated to the claim.
 func (w *World) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
 	allocated := map[string]bool{}
-	for _, r := range driverResults(c, w.Cfg.DriverName) {
+	for _, r := range DriverResults(c, w.Cfg.DriverName) {
 		allocated[resultKey(r)] = true
 	}
 	reported := map[string]bool{}
@@ -193,7 +193,7 @@ func (w *World) allocatedClaim(ctx context.Context, claim string) (*resourceapi.
 	if err != nil {
 		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if c.Status.Allocation == nil || len(results) == 0 {
 		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Cfg.DriverName)
 	}

@@ -22,7 +22,7 @@ import (
 func (w *World) taintRuleSteps() []StepDef {
 	return []StepDef{
 		{Pattern: `^a DeviceTaintRule "([^"]+)" taints device "([^"]+)" with "([^"]+)" and effect (\w+)$`, Fn: w.ruleForDevice},
-		{Pattern: `^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, Fn: w.ruleOtherDriver, Needs: needsExclusive},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, Fn: w.ruleOtherDriver, Needs: NeedsExclusive},
 		{Pattern: `^a DeviceTaintRule "([^"]+)" with an empty device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleEmptySelector},
 		{Pattern: `^a DeviceTaintRule "([^"]+)" without a device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleNoSelector},
 		{Pattern: `^the DeviceTaintRule "([^"]+)" reports (True|False) with reason (\w+)(?: and "([^"]+)")?$`, Fn: w.ruleReports},
@@ -50,7 +50,7 @@ func (w *World) createRule(ctx context.Context, alias string, sel *resourceapi.D
 	if err != nil {
 		return fmt.Errorf("list the scenario's pods: %w", err)
 	}
-	rule := &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(w.testObjectName(alias)),
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(w.TestObjectName(alias)),
 		Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: sel, Taint: taint}}
 	if _, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create DeviceTaintRule %s: %w", rule.Name, err)
@@ -62,7 +62,7 @@ func (w *World) createRule(ctx context.Context, alias string, sel *resourceapi.D
 }
 
 func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect string) error {
-	d, err := w.taintedDevice(device)
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect 
 }
 
 func (w *World) ruleOtherDriver(ctx context.Context, alias, device, driver, taint, effect string) error {
-	d, err := w.taintedDevice(device)
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (w *World) submitRule(ctx context.Context, alias, defect string) error {
 		Taint:          resourceapi.DeviceTaint{Key: "drakit.dev/validation", Value: "yes", Effect: resourceapi.DeviceTaintEffectNoSchedule},
 	}
 	mutate(&spec)
-	name := w.testObjectName(alias)
+	name := w.TestObjectName(alias)
 	_, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(name), Spec: spec}, metav1.CreateOptions{})
 	if err == nil {
 		w.Ledger.Add(kindDeviceTaintRule, name)
@@ -266,13 +266,13 @@ func (w *World) submitRule(ctx context.Context, alias, defect string) error {
 // available nowhere a claim of the driver under test looks) whose one device
 // has n NoSchedule taints.
 func (w *World) submitSliceWithTaints(ctx context.Context, name string, n int) error {
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	d := resourceapi.Device{Name: "tainted"}
 	for i := range n {
 		d.Taints = append(d.Taints, resourceapi.DeviceTaint{Key: fmt.Sprintf("drakit.dev/taint-%d", i), Effect: resourceapi.DeviceTaintEffectNoSchedule})
 	}
 	s.Spec.Devices = []resourceapi.Device{d}
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 

@@ -95,7 +95,7 @@ func (w *World) holdDevices(ctx context.Context, list string) error {
 	return nil
 }
 
-func (w *World) taintedDevice(alias string) (inventory.Device, error) {
+func (w *World) TaintedDevice(alias string) (inventory.Device, error) {
 	d, ok := w.taint.devices[alias]
 	if !ok {
 		return inventory.Device{}, fmt.Errorf("device %q: the scenario did not name it (a step \"the scenario holds device %q of the driver\" must come first)", alias, alias)
@@ -122,11 +122,11 @@ func parseToleration(taint, operator, effect, seconds string) (resourceapi.Devic
 // claimForDevice creates a claim for exactly the named device (selected by
 // its identity), with admin access and a toleration when the step says so.
 func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint, operator, effect, seconds string) error {
-	d, err := w.taintedDevice(device)
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(w.Cfg.deviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
+	spec := claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
 	req := spec.Devices.Requests[0].Exactly
 	if admin != "" {
 		req.AdminAccess = ptr.To(true)
@@ -138,17 +138,17 @@ func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint,
 		}
 		req.Tolerations = []resourceapi.DeviceToleration{t}
 	}
-	return w.createClaim(ctx, newClaim(claim, spec))
+	return w.createClaim(ctx, NewClaim(claim, spec))
 }
 
 // adminAccessLabel is the namespace label that permits adminAccess requests
 // (resourceapi.DRAAdminNamespaceLabelKey), with the only value that does.
-const adminAccessLabel = "resource.kubernetes.io/admin-access"
+const AdminAccessLabel = "resource.kubernetes.io/admin-access"
 
 func (w *World) namespaceAllowsAdminAccess(ctx context.Context) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, adminAccessLabel)
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, AdminAccessLabel)
 	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=true: %w", w.Ns, adminAccessLabel, err)
+		return fmt.Errorf("label namespace %s %s=true: %w", w.Ns, AdminAccessLabel, err)
 	}
 	return nil
 }
@@ -168,15 +168,15 @@ func (w *World) allocatedOneDevice(ctx context.Context, claim string, judged boo
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := driverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Cfg.DriverName, resultIDs(results))
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Cfg.DriverName, ResultIDs(results))
 	}
 	return c, results[0], nil
 }
 
 func (w *World) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
-	d, err := w.taintedDevice(device)
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (w *World) claimAllocatedDevice(ctx context.Context, claim, still, device, 
 }
 
 func (w *World) claimAllocatedOtherDevice(ctx context.Context, claim, device string) error {
-	d, err := w.taintedDevice(device)
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 // claim's allocation.
 func (w *World) torusSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^the driver declares a torus$`, Fn: w.declaresTorus, Needs: needsExclusive},
+		{Pattern: `^the driver declares a torus$`, Fn: w.declaresTorus, Needs: NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" for all the chips of one host$`, Fn: w.claimHostChips},
 		{Pattern: `^a ResourceClaim "([^"]+)" for a sub-slice of shape "([^"]+)"$`, Fn: w.claimSubslice},
 		{Pattern: `^pods "([^"]+)" run on every host of the claim "([^"]+)"$`, Fn: w.podsOnEveryHost},
@@ -84,7 +84,7 @@ func (w *World) claimHostChips(ctx context.Context, name string) (context.Contex
 	if fewest == 0 {
 		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Cfg.TorusChipClassName)
 	}
-	return ctx, w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
+	return ctx, w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
 }
 
 // claimSubslice asks for one sub-slice whose shape attribute is shape.
@@ -94,7 +94,7 @@ func (w *World) claimSubslice(ctx context.Context, name, shape string) error {
 	}
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	sel := fmt.Sprintf("device.attributes[%q].?%s.orValue(\"\") == %q", domain, id, shape)
-	return w.createClaim(ctx, newClaim(name, claimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
+	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
 }
 
 // podsOnEveryHost runs pod <group>-0 with the claim, which allocates it,
@@ -102,7 +102,7 @@ func (w *World) claimSubslice(ctx context.Context, name, shape string) error {
 // selects (node affinity on metadata.name), and waits for all to run.
 func (w *World) podsOnEveryHost(ctx context.Context, group, claim string) error {
 	first := group + "-0"
-	if err := w.createPod(ctx, first, []PodClaim{{Name: claim, Claim: claim}}); err != nil {
+	if err := w.CreatePod(ctx, first, []PodClaim{{Name: claim, Claim: claim}}); err != nil {
 		return err
 	}
 	if err := w.podIsRunning(ctx, first); err != nil {
@@ -212,7 +212,7 @@ func (w *World) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.H
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if p.report == nil {
+	if p.Report == nil {
 		return nil, nil, nil, fmt.Errorf("pod %s: no probe report (a step must wait for it to run first)", name)
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
@@ -225,7 +225,7 @@ func (w *World) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.H
 	}
 	var out []seenChip
 	var bad []string
-	for _, d := range p.report.Devices {
+	for _, d := range p.Report.Devices {
 		if !strings.HasPrefix(d.Path, "/dev/accel") {
 			continue
 		}
@@ -358,7 +358,7 @@ func (w *World) podsGetRuntimeEnv(ctx context.Context, group, shape string) (con
 			return ctx, err
 		}
 		p, _ := w.Pod(name)
-		env := p.report.Env
+		env := p.Report.Env
 		node := ""
 		var indexes []int
 		for _, c := range seen {

@@ -92,7 +92,7 @@ type World struct {
 	*Suite
 	scenario *godog.Scenario
 	Ns       string
-	Ledger   *ledger
+	Ledger   *Ledger
 	// pods are the pods the scenario created, by name; kept after deletion
 	// so later steps can compare with what they saw.
 	pods map[string]*podRecord
@@ -115,15 +115,11 @@ type World struct {
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
-	// poolStatus is what the KEP-5677 steps remember: requests, devices.
-	poolStatus poolStatusState
 	// extended is what the KEP-5004 steps remember: DeviceClasses with
 	// their extended resource names, the nodes' resources.
 	extended extendedState
 	// attach is the scenario's attach controller (KEP-5007).
 	attach attachController
-	// nodeAlloc is what the KEP-5517 steps remember.
-	nodeAlloc nodeAllocState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -151,13 +147,13 @@ type podRecord struct {
 	Name string
 	UID  types.UID
 	// report is the probe's report, read once the pod runs.
-	report *probe.Report
+	Report *probe.Report
 	// claims are the pod's claims, resolved once it runs, by the name of
 	// the pod's claim entry (spec.resourceClaims[].name).
-	claims map[string]ClaimRecord
+	Claims map[string]ClaimRecord
 	// devices are the driver's devices allocated to the pod's claims, with
 	// their ResourceSlice attributes, resolved once the pod runs.
-	devices []observe.Device
+	Devices []observe.Device
 	// seen is what the container was found to see, once a "sees exactly"
 	// step compared it.
 	seen *seenDevices
@@ -179,7 +175,7 @@ func (s *Submission) label() string { return s.Kind + " " + s.Name }
 
 // newWorld is a new scenario's world in the run of s.
 func newWorld(s *Suite) *World {
-	return &World{Suite: s, Ledger: &ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+	return &World{Suite: s, Ledger: &Ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
 		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
 }
 
@@ -371,12 +367,12 @@ func (w *World) Pod(name string) (*podRecord, error) {
 
 // runningPod returns the record of a pod whose report and claims the kit has
 // read, which the "is running" step does.
-func (w *World) runningPod(name string) (*podRecord, error) {
+func (w *World) RunningPod(name string) (*podRecord, error) {
 	p, err := w.Pod(name)
 	if err != nil {
 		return nil, err
 	}
-	if p.report == nil {
+	if p.Report == nil {
 		return nil, fmt.Errorf("pod %s: the kit has not seen it run yet (a step \"pod %q is running\" must come first)", name, name)
 	}
 	return p, nil

@@ -1,4 +1,4 @@
-package kit
+package poolstatus
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -23,8 +24,8 @@ import (
 // ResourceClaims and DeviceTaintRules the API server stored (poolstatus.go).
 // Requests are cluster-scoped: they carry the scenario's namespace in their
 // name and the ledger deletes them.
-func (w *World) poolStatusSteps() []StepDef {
-	return append([]StepDef{
+func (w *world) poolStatusSteps() []kit.StepDef {
+	return append([]kit.StepDef{
 		{Pattern: `^the API server serves ResourcePoolStatusRequests$`, Fn: w.servesPoolStatus},
 		{Pattern: `^a ResourcePoolStatusRequest "([^"]+)" for the driver with limit (-?\d+) is submitted$`, Fn: w.submitPoolStatusLimit},
 		{Pattern: `^a ResourcePoolStatusRequest "([^"]+)" for the driver without a limit is created$`, Fn: w.createPoolStatusDefault},
@@ -66,7 +67,7 @@ type poolStatusState struct {
 	seq      int
 }
 
-func (w *World) servesPoolStatus(ctx context.Context) (context.Context, error) {
+func (w *world) servesPoolStatus(ctx context.Context) (context.Context, error) {
 	res, err := w.Kube.Discovery().ServerResourcesForGroupVersion(resourcealpha.SchemeGroupVersion.String())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctx, fmt.Errorf("discover %s: %w", resourcealpha.SchemeGroupVersion, err)
@@ -78,33 +79,33 @@ func (w *World) servesPoolStatus(ctx context.Context) (context.Context, error) {
 			}
 		}
 	}
-	return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAResourcePoolStatus, API resource.k8s.io/v1alpha3: "+
+	return kit.Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAResourcePoolStatus, API resource.k8s.io/v1alpha3: "+
 		"the API server does not serve resourcepoolstatusrequests (runtime-config resource.k8s.io/v1alpha3=true)")
 }
 
-func (w *World) poolStatusRequestName(alias string) string {
-	return w.testObjectName("pool-status-" + alias)
+func (w *world) poolStatusRequestName(alias string) string {
+	return w.TestObjectName("pool-status-" + alias)
 }
 
 // createPoolStatus creates a request and records it in the ledger.
-func (w *World) createPoolStatus(ctx context.Context, alias string, spec resourcealpha.ResourcePoolStatusRequestSpec) (*resourcealpha.ResourcePoolStatusRequest, error) {
-	req := &resourcealpha.ResourcePoolStatusRequest{ObjectMeta: KitMeta(w.poolStatusRequestName(alias)), Spec: spec}
+func (w *world) createPoolStatus(ctx context.Context, alias string, spec resourcealpha.ResourcePoolStatusRequestSpec) (*resourcealpha.ResourcePoolStatusRequest, error) {
+	req := &resourcealpha.ResourcePoolStatusRequest{ObjectMeta: kit.KitMeta(w.poolStatusRequestName(alias)), Spec: spec}
 	got, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Create(ctx, req, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindPoolStatusRequest, req.Name)
+		w.Ledger.Add(kit.KindPoolStatusRequest, req.Name)
 		if w.poolStatus.requests == nil {
 			w.poolStatus.requests = map[string]string{}
 		}
 		w.poolStatus.requests[alias] = req.Name
 	}
-	w.Submitted = &Submission{Kind: kindPoolStatusRequest, Name: req.Name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindPoolStatusRequest, Name: req.Name, Err: err}
 	if err != nil {
 		return nil, fmt.Errorf("create ResourcePoolStatusRequest %s: %w", req.Name, err)
 	}
 	return got, nil
 }
 
-func (w *World) poolStatusRequest(ctx context.Context, alias string) (*resourcealpha.ResourcePoolStatusRequest, error) {
+func (w *world) poolStatusRequest(ctx context.Context, alias string) (*resourcealpha.ResourcePoolStatusRequest, error) {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return nil, fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
@@ -116,17 +117,17 @@ func (w *World) poolStatusRequest(ctx context.Context, alias string) (*resourcea
 	return r, nil
 }
 
-func (w *World) submitPoolStatusLimit(ctx context.Context, alias string, limit int) error {
+func (w *world) submitPoolStatusLimit(ctx context.Context, alias string, limit int) error {
 	_, _ = w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName, Limit: ptr.To(int32(limit))})
 	return nil // the outcome is judged by the next step
 }
 
-func (w *World) createPoolStatusDefault(ctx context.Context, alias string) error {
+func (w *world) createPoolStatusDefault(ctx context.Context, alias string) error {
 	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	return err
 }
 
-func (w *World) poolStatusStoresLimit(ctx context.Context, alias string, limit int) error {
+func (w *world) poolStatusStoresLimit(ctx context.Context, alias string, limit int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
@@ -139,9 +140,9 @@ func (w *World) poolStatusStoresLimit(ctx context.Context, alias string, limit i
 
 // waitPoolStatus waits up to timeout for the controller to set the
 // request's status; nil without an error when it did not.
-func (w *World) waitPoolStatus(ctx context.Context, name string, timeout time.Duration) (*resourcealpha.ResourcePoolStatusRequest, error) {
+func (w *world) waitPoolStatus(ctx context.Context, name string, timeout time.Duration) (*resourcealpha.ResourcePoolStatusRequest, error) {
 	var got *resourcealpha.ResourcePoolStatusRequest
-	err := Poll(ctx, timeout, "ResourcePoolStatusRequest "+name+" to get a status", func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, timeout, "ResourcePoolStatusRequest "+name+" to get a status", func(ctx context.Context) (bool, string, error) {
 		r, err := w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -179,7 +180,7 @@ func describeConditions(cs []metav1.Condition) string {
 	return strings.Join(parts, ", ")
 }
 
-func (w *World) poolStatusCompletes(ctx context.Context, alias string) error {
+func (w *world) poolStatusCompletes(ctx context.Context, alias string) error {
 	name, ok := w.poolStatus.requests[alias]
 	if !ok {
 		return fmt.Errorf("ResourcePoolStatusRequest %q: the scenario did not create it", alias)
@@ -196,19 +197,19 @@ func (w *World) poolStatusCompletes(ctx context.Context, alias string) error {
 
 // changePoolStatusLimit tries to change the spec of a request; the outcome
 // is judged by the rejection steps.
-func (w *World) changePoolStatusLimit(ctx context.Context, alias string, limit int) error {
+func (w *world) changePoolStatusLimit(ctx context.Context, alias string, limit int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
 	}
 	r.Spec.Limit = ptr.To(int32(limit))
 	_, err = w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().Update(ctx, r, metav1.UpdateOptions{})
-	w.Submitted = &Submission{Kind: kindPoolStatusRequest + " update of", Name: r.Name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindPoolStatusRequest + " update of", Name: r.Name, Err: err}
 	return nil
 }
 
 // rewritePoolStatus tries to overwrite the status the controller set.
-func (w *World) rewritePoolStatus(ctx context.Context, alias string, count int) error {
+func (w *world) rewritePoolStatus(ctx context.Context, alias string, count int) error {
 	r, err := w.poolStatusRequest(ctx, alias)
 	if err != nil {
 		return err
@@ -218,12 +219,12 @@ func (w *World) rewritePoolStatus(ctx context.Context, alias string, count int) 
 	}
 	r.Status.PoolCount = ptr.To(int32(count))
 	_, err = w.Kube.ResourceV1alpha3().ResourcePoolStatusRequests().UpdateStatus(ctx, r, metav1.UpdateOptions{})
-	w.Submitted = &Submission{Kind: kindPoolStatusRequest + " status update of", Name: r.Name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindPoolStatusRequest + " status update of", Name: r.Name, Err: err}
 	return nil
 }
 
 // snapshotPools reads what a request about driver depends on.
-func (w *World) snapshotPools(ctx context.Context, driver string) (poolSnapshot, error) {
+func (w *world) snapshotPools(ctx context.Context, driver string) (poolSnapshot, error) {
 	var s poolSnapshot
 	slices, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, driver).String(),
@@ -265,7 +266,7 @@ type answered struct {
 // while the stored objects it depends on are the same before and after,
 // and returns it with the kit's pools; it fails with what happened to each
 // attempt.
-func (w *World) askPoolStatus(ctx context.Context, spec resourcealpha.ResourcePoolStatusRequestSpec) (answered, error) {
+func (w *world) askPoolStatus(ctx context.Context, spec resourcealpha.ResourcePoolStatusRequestSpec) (answered, error) {
 	pool := ptr.Deref(spec.PoolName, "")
 	attr := ptr.Deref(spec.DefaultPartitionTypeAttribute, "")
 	var notes []string
@@ -342,7 +343,7 @@ func (a answered) compare() []string {
 	return diffs
 }
 
-func (w *World) poolStatusOfDriver(ctx context.Context) error {
+func (w *world) poolStatusOfDriver(ctx context.Context) error {
 	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	if err != nil {
 		return err
@@ -350,7 +351,7 @@ func (w *World) poolStatusOfDriver(ctx context.Context) error {
 	if len(a.want) == 0 {
 		return fmt.Errorf("driver %s has no ResourceSlices: nothing to count", w.Cfg.DriverName)
 	}
-	return Findings(a.compare())
+	return kit.Findings(a.compare())
 }
 
 // poolStatusPartitionsOfDriver: the driver names partition type attributes
@@ -359,7 +360,7 @@ func (w *World) poolStatusOfDriver(ctx context.Context) error {
 // partition type's cost by counter set and counter, so a pool with one
 // counter set per GPU and the same profile on two GPUs gets
 // PartitionCostMismatch instead of a summary.
-func (w *World) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
+func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
 	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
 	if err != nil {
 		return ctx, err
@@ -371,12 +372,12 @@ func (w *World) poolStatusPartitionsOfDriver(ctx context.Context) (context.Conte
 		}
 	}
 	if typed == 0 {
-		return Skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.Cfg.DriverName))
+		return kit.Skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.Cfg.DriverName))
 	}
-	return ctx, Findings(a.compare())
+	return ctx, kit.Findings(a.compare())
 }
 
-func (w *World) poolStatusNoPools(ctx context.Context, driver string) error {
+func (w *world) poolStatusNoPools(ctx context.Context, driver string) error {
 	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: driver})
 	if err != nil {
 		return err
@@ -384,5 +385,5 @@ func (w *World) poolStatusNoPools(ctx context.Context, driver string) error {
 	if len(a.want) != 0 {
 		return fmt.Errorf("the stored ResourceSlices hold %d pools of driver %s: the step needs a driver without any", len(a.want), driver)
 	}
-	return Findings(a.compare())
+	return kit.Findings(a.compare())
 }

@@ -1,4 +1,4 @@
-package kit
+package metadata
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	metadatav1beta1 "k8s.io/dynamic-resource-allocation/api/metadata/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 )
 
@@ -60,7 +61,7 @@ func sampleMetadata() *metadata.DeviceMetadata {
 
 func sampleWant() metadataWant {
 	return metadataWant{
-		driver: "gpu.example.com", namespace: "ns", Claim: ClaimRecord{Name: "c", UID: "uid-1"}, request: "gpu",
+		driver: "gpu.example.com", namespace: "ns", Claim: kit.ClaimRecord{Name: "c", UID: "uid-1"}, request: "gpu",
 		devices: []observe.Device{{Claim: "c", Request: "gpu/one", Pool: "node-1", Device: "gpu-0",
 			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"model": gpuModel, "index": gpuIndex}}},
 	}

@@ -1,4 +1,4 @@
-package kit
+package nodealloc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -22,15 +23,15 @@ import (
 // steps that create pods asking for cpu need the node to themselves
 // (needsExclusive): what other scenarios' pods request would change the
 // node's free cpu under them.
-func (w *World) nodeAllocSteps() []StepDef {
-	return []StepDef{
+func (w *world) nodeAllocSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with a device whose nodeAllocatableResources (.+) is submitted$`, Fn: w.submitNodeAllocSlice},
 		{Pattern: `^the ResourceSlice "([^"]+)" stores the nodeAllocatableResources of its device$`, Fn: w.sliceStoresNodeAlloc},
 		{Pattern: `^the driver publishes a device that maps a capacity onto node allocatable cpu$`, Fn: w.driverMapsCPU},
 		{Pattern: `^a ResourceClaim "([^"]+)" consuming (\d+) of the capacity that maps onto cpu$`, Fn: w.claimMappedCPU},
-		{Pattern: `^a pod "([^"]+)" requesting cpu "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.podRequestingCPUWithClaim, Needs: needsExclusive},
-		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created with the claim "([^"]+)"$`, Fn: w.podFreeCPUWithClaim, Needs: needsExclusive},
-		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created$`, Fn: w.podFreeCPU, Needs: needsExclusive},
+		{Pattern: `^a pod "([^"]+)" requesting cpu "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.podRequestingCPUWithClaim, Needs: kit.NeedsExclusive},
+		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created with the claim "([^"]+)"$`, Fn: w.podFreeCPUWithClaim, Needs: kit.NeedsExclusive},
+		{Pattern: `^a pod "([^"]+)" requesting the node's free cpu is created$`, Fn: w.podFreeCPU, Needs: kit.NeedsExclusive},
 		{Pattern: `^pod "([^"]+)" stays pending as unschedulable with "([^"]+)"$`, Fn: w.podUnschedulableSaying},
 		{Pattern: `^the status of pod "([^"]+)" maps the claim "([^"]+)" onto node allocatable as its allocation and the driver's slice say$`, Fn: w.podStatusMapsClaim},
 		{Pattern: `^the cgroup of pod "([^"]+)" on the node has the cpu shares of its cpu request plus what its claims map onto cpu$`, Fn: w.podCgroupShares},
@@ -82,7 +83,7 @@ func cpuMapping(key, multiplier string) resourceapi.NodeAllocatableResource {
 // submitNodeAllocSlice submits a one-device slice of the test driver,
 // with capacity cpu (4) and memory (8Gi), whose nodeAllocatableResources
 // has the defect (or is valid: "map cpu and memory").
-func (w *World) submitNodeAllocSlice(ctx context.Context, name, defect string) error {
+func (w *world) submitNodeAllocSlice(ctx context.Context, name, defect string) error {
 	apply, ok := nodeAllocDefects[defect]
 	if !ok {
 		known := make([]string, 0, len(nodeAllocDefects))
@@ -92,29 +93,29 @@ func (w *World) submitNodeAllocSlice(ctx context.Context, name, defect string) e
 		sort.Strings(known)
 		return fmt.Errorf("unknown nodeAllocatableResources case %q (known: %s)", defect, strings.Join(known, "; "))
 	}
-	s := w.testSlice(name, name, 1)
+	s := w.TestSlice(name, name, 1)
 	d := resourceapi.Device{Name: "dev-0", Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
 		"cpu":    {Value: resource.MustParse("4")},
 		"memory": {Value: resource.MustParse("8Gi")},
 	}}
 	apply(&d)
 	s.Spec.Devices = []resourceapi.Device{d}
-	w.submitSlice(ctx, s)
+	w.SubmitSlice(ctx, s)
 	return nil
 }
 
 // sliceStoresNodeAlloc checks that the API server kept the submitted
 // device's nodeAllocatableResources as sent: with DRANodeAllocatableResources
 // off it drops the field (resourceslice strategy), silently.
-func (w *World) sliceStoresNodeAlloc(ctx context.Context, name string) error {
-	s, err := w.lastSubmission()
+func (w *world) sliceStoresNodeAlloc(ctx context.Context, name string) error {
+	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
 	if s.Err != nil {
 		return fmt.Errorf("ResourceSlice %s was rejected: %v", name, s.Err)
 	}
-	got, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.testObjectName(name), metav1.GetOptions{})
+	got, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.TestObjectName(name), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceSlice %s: %w", name, err)
 	}

@@ -1,4 +1,4 @@
-package kit
+package nodealloc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,8 +20,8 @@ import (
 // capacityKey mapping into an amount only through the result's
 // consumedCapacity, which only shares of such devices have (it fails the
 // pod's scheduling with "ConsumedCapacity is nil" otherwise).
-func (w *World) driverMapsCPU(ctx context.Context) error {
-	slices, err := w.driverSlices(ctx)
+func (w *world) driverMapsCPU(ctx context.Context) error {
+	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func (w *World) driverMapsCPU(ctx context.Context) error {
 
 // claimMappedCPU creates a claim for one device of the driver's DeviceClass
 // consuming amount of the capacity that maps onto cpu.
-func (w *World) claimMappedCPU(ctx context.Context, name, amount string) error {
+func (w *world) claimMappedCPU(ctx context.Context, name, amount string) error {
 	if w.nodeAlloc.cpuKey == "" {
 		return fmt.Errorf("claim %s: no capacity that maps onto cpu is known (the step \"the driver publishes a device that maps a capacity onto node allocatable cpu\" must come first)", name)
 	}
@@ -52,29 +53,29 @@ func (w *World) claimMappedCPU(ctx context.Context, name, amount string) error {
 	if err != nil {
 		return fmt.Errorf("claim %s: amount %q: %w", name, amount, err)
 	}
-	req := exactRequest("cpu", w.Cfg.deviceClass(), 1)
+	req := kit.ExactRequest("cpu", w.Cfg.DeviceClass(), 1)
 	req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{w.nodeAlloc.cpuKey: q}}
-	claim := newClaim(name, resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{req}}})
+	claim := kit.NewClaim(name, resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{req}}})
 	if _, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create ResourceClaim %s: %w", name, err)
 	}
-	w.Ledger.Add(kindClaim, name)
+	w.Ledger.Add(kit.KindClaim, name)
 	return nil
 }
 
 // createCPUPod creates a probe pod whose container requests milli cpu and
 // uses the claim (none for "").
-func (w *World) createCPUPod(ctx context.Context, name string, milli int64, claim string) error {
-	var claims []PodClaim
+func (w *world) createCPUPod(ctx context.Context, name string, milli int64, claim string) error {
+	var claims []kit.PodClaim
 	if claim != "" {
-		claims = []PodClaim{{Name: claim, Claim: claim}}
+		claims = []kit.PodClaim{{Name: claim, Claim: claim}}
 	}
-	pod := ProbePod(w.Suite, name, claims)
+	pod := kit.ProbePod(w.Suite, name, claims)
 	pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(milli, resource.DecimalSI)}
 	return w.CreateProbePod(ctx, pod)
 }
 
-func (w *World) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim string) error {
+func (w *world) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim string) error {
 	q, err := resource.ParseQuantity(cpu)
 	if err != nil {
 		return fmt.Errorf("pod %s: cpu %q: %w", name, cpu, err)
@@ -84,7 +85,7 @@ func (w *World) podRequestingCPUWithClaim(ctx context.Context, name, cpu, claim 
 
 // podFreeCPUWithClaim creates a pod whose container requests all the cpu
 // the node has free (freeCPUMilli) and that uses the claim on top.
-func (w *World) podFreeCPUWithClaim(ctx context.Context, name, claim string) error {
+func (w *world) podFreeCPUWithClaim(ctx context.Context, name, claim string) error {
 	free, node, err := w.freeCPUMilli(ctx)
 	if err != nil {
 		return err
@@ -95,27 +96,27 @@ func (w *World) podFreeCPUWithClaim(ctx context.Context, name, claim string) err
 	return w.createCPUPod(ctx, name, free, claim)
 }
 
-func (w *World) podFreeCPU(ctx context.Context, name string) error {
+func (w *world) podFreeCPU(ctx context.Context, name string) error {
 	return w.podFreeCPUWithClaim(ctx, name, "")
 }
 
 // podUnschedulableSaying waits until the scheduler marks the pod
 // unschedulable with a message that contains text.
-func (w *World) podUnschedulableSaying(ctx context.Context, name, text string) error {
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked unschedulable with %q", name, text), func(ctx context.Context) (bool, string, error) {
+func (w *world) podUnschedulableSaying(ctx context.Context, name, text string) error {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked unschedulable with %q", name, text), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		if pod.Spec.NodeName != "" {
-			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending with %q (%s)", name, pod.Spec.NodeName, text, describePod(pod))
+			return false, "", fmt.Errorf("pod %s was scheduled to node %s, expected it to stay pending with %q (%s)", name, pod.Spec.NodeName, text, kit.DescribePod(pod))
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable && strings.Contains(c.Message, text) {
 				return true, "", nil
 			}
 		}
-		return false, describePod(pod), nil
+		return false, kit.DescribePod(pod), nil
 	})
 }
 
@@ -125,7 +126,7 @@ func (w *World) podUnschedulableSaying(ctx context.Context, name, text string) e
 // (nodeAllocatableResources) make of it (expectedNodeAlloc), and with the
 // containers that use the claim. The entry must map some cpu: a claim that
 // maps nothing proves nothing.
-func (w *World) podStatusMapsClaim(ctx context.Context, podName, claimName string) error {
+func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName string) error {
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", podName, err)
@@ -141,7 +142,7 @@ func (w *World) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 	if claim.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated", actual)
 	}
-	driverSlices, err := w.driverSlices(ctx)
+	driverSlices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (w *World) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 			}
 		}
 	}
-	if !slices.Equal(sortedCopy(entry.Containers), sortedCopy(users)) {
+	if !slices.Equal(kit.SortedCopy(entry.Containers), kit.SortedCopy(users)) {
 		problems = append(problems, fmt.Sprintf("containers %v, expected %v (the containers that use the claim)", entry.Containers, users))
 	}
 	if len(problems) > 0 {
@@ -221,9 +222,9 @@ func (w *World) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 // weight the kubelet set: its containers' cpu requests plus what its
 // claims map onto cpu (pod.status, which podStatusMapsClaim holds to the
 // allocation), as 1.37.2's ResourceConfigForPod computes it.
-func (w *World) podCgroupShares(ctx context.Context, name string) (context.Context, error) {
+func (w *world) podCgroupShares(ctx context.Context, name string) (context.Context, error) {
 	if w.Cfg.NodeCgroupRoot == "" {
-		return Skip(ctx, "the kit cannot read the node's cgroups: no --node-cgroup-root (/sys/fs/cgroup on the node)")
+		return kit.Skip(ctx, "the kit cannot read the node's cgroups: no --node-cgroup-root (/sys/fs/cgroup on the node)")
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

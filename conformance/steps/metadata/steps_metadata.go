@@ -1,4 +1,4 @@
-package kit
+package metadata
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	metadatav1beta1 "k8s.io/dynamic-resource-allocation/api/metadata/v1beta1"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/probe"
 )
 
@@ -22,8 +23,8 @@ import (
 // below /var/run/kubernetes.io/dra-device-attributes; the kit compares
 // them with what the API server stored: the claim, its allocation and the
 // allocated devices' ResourceSlice attributes.
-func (w *World) metadataSteps() []StepDef {
-	return []StepDef{
+func (w *world) metadataSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a pod "([^"]+)" is created with the claim "([^"]+)" and a second container "([^"]+)" that uses no claim$`, Fn: w.podWithBystander},
 		{Pattern: `^pod "([^"]+)" reads the device metadata of request "([^"]+)" of its claim "([^"]+)"$`, Fn: w.podReadsMetadata},
 		{Pattern: `^the device metadata of request "([^"]+)" of the claim "([^"]+)" in pod "([^"]+)" names the request "([^"]+)"$`, Fn: w.metadataNamesRequest},
@@ -33,11 +34,11 @@ func (w *World) metadataSteps() []StepDef {
 
 // podWithBystander creates a probe pod whose probe container uses the
 // claim and whose second container, another probe, uses none.
-func (w *World) podWithBystander(ctx context.Context, name, claim, container string) error {
-	if container == probeContainer {
-		return fmt.Errorf("pod %s: the second container must not be named %s, the probe container's name", name, probeContainer)
+func (w *world) podWithBystander(ctx context.Context, name, claim, container string) error {
+	if container == kit.ProbeContainer {
+		return fmt.Errorf("pod %s: the second container must not be named %s, the probe container's name", name, kit.ProbeContainer)
 	}
-	pod := ProbePod(w.Suite, name, []PodClaim{{Name: claim, Claim: claim}})
+	pod := kit.ProbePod(w.Suite, name, []kit.PodClaim{{Name: claim, Claim: claim}})
 	bystander := *pod.Spec.Containers[0].DeepCopy()
 	bystander.Name = container
 	bystander.Resources.Claims = nil
@@ -50,15 +51,15 @@ func (w *World) podWithBystander(ctx context.Context, name, claim, container str
 // below resourceclaims/<claim> for a claim the pod names and below
 // resourceclaimtemplates/<entry> for one made from a template. The
 // returned want is what the API server says the file must describe.
-func (w *World) metadataFile(ctx context.Context, podName, request, entry string) (string, []metadatav1beta1.DeviceMetadata, metadataWant, error) {
+func (w *world) metadataFile(ctx context.Context, podName, request, entry string) (string, []metadatav1beta1.DeviceMetadata, metadataWant, error) {
 	var want metadataWant
-	p, err := w.runningPod(podName)
+	p, err := w.RunningPod(podName)
 	if err != nil {
 		return "", nil, want, err
 	}
-	c, ok := p.claims[entry]
+	c, ok := p.Claims[entry]
 	if !ok {
-		return "", nil, want, fmt.Errorf("pod %s has no claim entry %q (it has %s)", podName, entry, strings.Join(slices.Sorted(maps.Keys(p.claims)), ", "))
+		return "", nil, want, fmt.Errorf("pod %s has no claim entry %q (it has %s)", podName, entry, strings.Join(slices.Sorted(maps.Keys(p.Claims)), ", "))
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 	if err != nil {
@@ -72,7 +73,7 @@ func (w *World) metadataFile(ctx context.Context, podName, request, entry string
 	if fromTemplate {
 		want.entry = entry
 	}
-	for _, d := range p.devices {
+	for _, d := range p.Devices {
 		if d.Claim == c.Name && resourceclaim.BaseRequestRef(d.Request) == request {
 			want.devices = append(want.devices, d)
 		}
@@ -81,9 +82,9 @@ func (w *World) metadataFile(ctx context.Context, podName, request, entry string
 		return "", nil, want, fmt.Errorf("pod %s: claim %s is allocated no device of driver %s for request %s: no metadata file to expect", podName, c.Name, w.Cfg.DriverName, request)
 	}
 	file := metadataFilePath(w.Cfg.DriverName, entry, c.Name, fromTemplate, request)
-	data, ok := p.report.Metadata[file]
+	data, ok := p.Report.Metadata[file]
 	if !ok {
-		return file, nil, want, fmt.Errorf("pod %s: the container using claim %s has no device metadata file %s (it has %s)", podName, c.Name, file, describeMetadataFiles(p.report.Metadata))
+		return file, nil, want, fmt.Errorf("pod %s: the container using claim %s has no device metadata file %s (it has %s)", podName, c.Name, file, describeMetadataFiles(p.Report.Metadata))
 	}
 	objs, err := parseMetadataStream([]byte(data))
 	if err != nil {
@@ -97,15 +98,15 @@ func (w *World) metadataFile(ctx context.Context, podName, request, entry string
 // first describing the same, and its newest object naming the claim and
 // exactly the devices allocated for the request with their ResourceSlice
 // attributes.
-func (w *World) podReadsMetadata(ctx context.Context, podName, request, entry string) error {
+func (w *world) podReadsMetadata(ctx context.Context, podName, request, entry string) error {
 	file, objs, want, err := w.metadataFile(ctx, podName, request, entry)
 	if err != nil {
 		return err
 	}
-	p, _ := w.runningPod(podName)
+	p, _ := w.RunningPod(podName)
 	label := fmt.Sprintf("pod %s: device metadata file %s", podName, file)
 	var bad []string
-	mount, ok := findMount(p.report.Mounts, file)
+	mount, ok := findMount(p.Report.Mounts, file)
 	switch {
 	case !ok:
 		bad = append(bad, label+": not a mount point in the container (the file must be bind-mounted)")
@@ -113,13 +114,13 @@ func (w *World) podReadsMetadata(ctx context.Context, podName, request, entry st
 		bad = append(bad, label+": mounted read-write, want read-only")
 	}
 	bad = append(bad, checkMetadata(label, objs[0], want)...)
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // metadataNamesRequest checks the request name inside the metadata file of
 // a request: for a prioritized list it keeps the subrequest
 // (request/subrequest), which the file's path drops.
-func (w *World) metadataNamesRequest(ctx context.Context, request, entry, podName, name string) error {
+func (w *world) metadataNamesRequest(ctx context.Context, request, entry, podName, name string) error {
 	file, objs, _, err := w.metadataFile(ctx, podName, request, entry)
 	if err != nil {
 		return err
@@ -136,11 +137,11 @@ func (w *World) metadataNamesRequest(ctx context.Context, request, entry, podNam
 
 // containerHasNoMetadata checks that a container of the pod that uses no
 // claim sees no metadata file and no mount below the metadata directory.
-func (w *World) containerHasNoMetadata(ctx context.Context, container, podName string) error {
-	if _, err := w.runningPod(podName); err != nil {
+func (w *world) containerHasNoMetadata(ctx context.Context, container, podName string) error {
+	if _, err := w.RunningPod(podName); err != nil {
 		return err
 	}
-	report, err := w.readContainerReport(ctx, podName, container)
+	report, err := w.ReadContainerReport(ctx, podName, container)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (w *World) containerHasNoMetadata(ctx context.Context, container, podName s
 			bad = append(bad, fmt.Sprintf("container %s of pod %s uses no claim, yet has a mount at %s", container, podName, m.Path))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // entryFromTemplate says whether the pod's claim entry is made from a

@@ -1,4 +1,4 @@
-package kit
+package metadata
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	metadatav1alpha1 "k8s.io/dynamic-resource-allocation/api/metadata/v1alpha1"
 	metadatav1beta1 "k8s.io/dynamic-resource-allocation/api/metadata/v1beta1"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
@@ -119,7 +120,7 @@ func sameMetadata(a, b metadatav1beta1.DeviceMetadata) bool {
 // driver's devices allocated to the file's request.
 type metadataWant struct {
 	driver, namespace string
-	Claim             ClaimRecord
+	Claim             kit.ClaimRecord
 	// entry is the pod's claim entry of a claim made from a template;
 	// empty for a claim the pod names.
 	entry string

@@ -1,4 +1,4 @@
-package kit
+package podresources
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/kubeletapi"
 )
 
 // podResourcesSteps read the kubelet's PodResources API (KEP-3695): what
 // it reports of a pod's claims per container, compared with the claims'
 // allocations, what the driver prepared and the node's CDI specs.
-func (w *World) podResourcesSteps() []StepDef {
-	return []StepDef{
+func (w *world) podResourcesSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^the kit can reach the kubelet's pod resources API$`, Fn: w.podResourcesReachable},
 		{Pattern: `^a pod "([^"]+)" is created without claims$`, Fn: w.podWithoutClaims},
 		{Pattern: `^the kubelet's pod resources (List|Get) reports for pod "([^"]+)" the devices and CDI devices of its claims$`, Fn: w.podResourcesReportClaims},
@@ -34,9 +35,9 @@ func (w *World) podResourcesSteps() []StepDef {
 
 // podResources connects to the kubelet's podresources socket, or says why
 // the kit cannot.
-func (w *World) podResources() (*kubeletapi.PodResources, string, error) {
+func (w *world) podResources() (*kubeletapi.PodResources, string, error) {
 	if w.Cfg.NodeKubeletRootDir == "" {
-		return nil, kubeletStateSkipReason, nil
+		return nil, kit.KubeletStateSkipReason, nil
 	}
 	socket := filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
 	if _, err := os.Stat(socket); err != nil {
@@ -46,33 +47,33 @@ func (w *World) podResources() (*kubeletapi.PodResources, string, error) {
 	return c, "", err
 }
 
-func (w *World) podResourcesReachable(ctx context.Context) (context.Context, error) {
+func (w *world) podResourcesReachable(ctx context.Context) (context.Context, error) {
 	if w.Cfg.NodeKubeletRootDir != "" {
 		socket := filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PodResourcesSocket)
 		if _, err := os.Stat(socket); errors.Is(err, os.ErrNotExist) {
-			return Skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's pod resources socket: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", socket))
+			return kit.Skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's pod resources socket: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", socket))
 		}
 	}
 	c, why, err := w.podResources()
 	if why != "" {
-		return Skip(ctx, why)
+		return kit.Skip(ctx, why)
 	}
 	if err != nil {
 		return ctx, err
 	}
 	defer c.Close()
-	cctx, cancel := context.WithTimeout(ctx, nodeSocketTimeout)
+	cctx, cancel := context.WithTimeout(ctx, kit.NodeSocketTimeout)
 	defer cancel()
 	_, err = c.List(cctx)
 	return ctx, err
 }
 
-func (w *World) podWithoutClaims(ctx context.Context, name string) error {
-	return w.createPod(ctx, name, nil)
+func (w *world) podWithoutClaims(ctx context.Context, name string) error {
+	return w.CreatePod(ctx, name, nil)
 }
 
 // reportedPod calls List (the pod's entry, nil when absent) or Get.
-func (w *World) reportedPod(ctx context.Context, method, name string) (*podresourcesv1.PodResources, error) {
+func (w *world) reportedPod(ctx context.Context, method, name string) (*podresourcesv1.PodResources, error) {
 	c, why, err := w.podResources()
 	if why != "" {
 		return nil, fmt.Errorf("%s", why)
@@ -81,7 +82,7 @@ func (w *World) reportedPod(ctx context.Context, method, name string) (*podresou
 		return nil, err
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, nodeSocketTimeout)
+	ctx, cancel := context.WithTimeout(ctx, kit.NodeSocketTimeout)
 	defer cancel()
 	if method == "Get" {
 		return c.Get(ctx, w.Ns, name)
@@ -109,16 +110,16 @@ func (w *World) reportedPod(ctx context.Context, method, name string) (*podresou
 // it (driver, pool, device, share); for each device the CDI devices the
 // driver prepared for it (as the kubelet recorded NodePrepareResources'
 // answer), each defined by a CDI spec on the node.
-func (w *World) podResourcesReportClaims(ctx context.Context, method, name string) (context.Context, error) {
+func (w *world) podResourcesReportClaims(ctx context.Context, method, name string) (context.Context, error) {
 	p, err := w.Pod(name)
 	if err != nil {
 		return ctx, err
 	}
-	if p.claims == nil {
+	if p.Claims == nil {
 		return ctx, fmt.Errorf("pod %s: a step \"pod %s is running\" must come first", name, name)
 	}
-	if why := w.contractAccess(); why != "" {
-		return Skip(ctx, why)
+	if why := w.ContractAccess(); why != "" {
+		return kit.Skip(ctx, why)
 	}
 	got, err := w.reportedPod(ctx, method, name)
 	if err != nil {
@@ -127,7 +128,7 @@ func (w *World) podResourcesReportClaims(ctx context.Context, method, name strin
 	if got == nil {
 		return ctx, fmt.Errorf("the kubelet's pod resources %s does not report the running pod %s/%s", method, w.Ns, name)
 	}
-	state, err := readKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -140,8 +141,8 @@ func (w *World) podResourcesReportClaims(ctx context.Context, method, name strin
 		defined[id] = true
 	}
 	var want []wantClaim
-	for _, entry := range slices.Sorted(maps.Keys(p.claims)) {
-		rec := p.claims[entry]
+	for _, entry := range slices.Sorted(maps.Keys(p.Claims)) {
+		rec := p.Claims[entry]
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, rec.Name, metav1.GetOptions{})
 		if err != nil {
 			return ctx, fmt.Errorf("get claim %s of pod %s: %w", rec.Name, name, err)
@@ -160,7 +161,7 @@ func (w *World) podResourcesReportClaims(ctx context.Context, method, name strin
 	seen := false
 	for _, ctr := range got.GetContainers() {
 		report = append(report, describeDynamicResources(ctr))
-		if ctr.GetName() != probeContainer {
+		if ctr.GetName() != kit.ProbeContainer {
 			if len(ctr.GetDynamicResources()) > 0 {
 				bad = append(bad, fmt.Sprintf("pod %s: container %s uses no claim, but the kubelet reports dynamic resources for it: %s", name, ctr.GetName(), describeDynamicResources(ctr)))
 			}
@@ -170,13 +171,13 @@ func (w *World) podResourcesReportClaims(ctx context.Context, method, name strin
 		bad = append(bad, checkDynamicResources(name, ctr, want, func(id string) bool { return defined[id] })...)
 	}
 	if !seen {
-		bad = append(bad, fmt.Sprintf("the kubelet's pod resources %s reports no container %s for pod %s", method, probeContainer, name))
+		bad = append(bad, fmt.Sprintf("the kubelet's pod resources %s reports no container %s for pod %s", method, kit.ProbeContainer, name))
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "pod-resources-" + strings.ToLower(method) + ".txt", MediaType: "text/plain", Body: []byte(strings.Join(report, "\n"))})
 	for i := range bad {
 		bad[i] = "pod resources " + method + ": " + bad[i]
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // wantClaim is what the kit expects the kubelet to report for one claim of
@@ -324,7 +325,7 @@ func describeDynamicResources(ctr *podresourcesv1.ContainerResources) string {
 
 // podResourcesReportNone checks that List and Get report the pod with no
 // dynamic resources in any container.
-func (w *World) podResourcesReportNone(ctx context.Context, name string) error {
+func (w *world) podResourcesReportNone(ctx context.Context, name string) error {
 	var bad []string
 	for _, method := range []string{"List", "Get"} {
 		got, err := w.reportedPod(ctx, method, name)
@@ -344,13 +345,13 @@ func (w *World) podResourcesReportNone(ctx context.Context, name string) error {
 			}
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // podResourcesForget waits until List no longer reports the deleted pod
 // and Get fails for it.
-func (w *World) podResourcesForget(ctx context.Context, name string) error {
-	return Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the kubelet's pod resources to forget pod %s/%s", w.Ns, name), func(ctx context.Context) (bool, string, error) {
+func (w *world) podResourcesForget(ctx context.Context, name string) error {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the kubelet's pod resources to forget pod %s/%s", w.Ns, name), func(ctx context.Context) (bool, string, error) {
 		listed, err := w.reportedPod(ctx, "List", name)
 		if err != nil {
 			return false, err.Error(), nil

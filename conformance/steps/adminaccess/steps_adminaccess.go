@@ -1,9 +1,10 @@
-package kit
+package adminaccess
 
 import (
 	"context"
 	"fmt"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,8 +15,8 @@ import (
 // adminAccess requests, and what the API server stored of them. Claims for
 // a named device with admin access and their allocation are steps of
 // steps_taints.go, which KEP-5055 shares.
-func (w *World) adminAccessSteps() []StepDef {
-	return []StepDef{
+func (w *world) adminAccessSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, Fn: w.namespaceAdminAccessLabel},
 		{Pattern: `^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, Fn: w.storedAdminAccess},
 		{Pattern: `^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, Fn: w.submitAdminAllocation},
@@ -24,20 +25,20 @@ func (w *World) adminAccessSteps() []StepDef {
 
 // namespaceAdminAccessLabel sets the label to a value; only "true" permits
 // admin access (namespaceAllowsAdminAccess).
-func (w *World) namespaceAdminAccessLabel(ctx context.Context, value string) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, adminAccessLabel, value)
+func (w *world) namespaceAdminAccessLabel(ctx context.Context, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, kit.AdminAccessLabel, value)
 	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=%s: %w", w.Ns, adminAccessLabel, value, err)
+		return fmt.Errorf("label namespace %s %s=%s: %w", w.Ns, kit.AdminAccessLabel, value, err)
 	}
 	return nil
 }
 
 // storedAdminAccess checks that every request of the object, as stored,
 // asks for admin access.
-func (w *World) storedAdminAccess(ctx context.Context, kind, name string) error {
+func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error {
 	var spec resourceapi.ResourceClaimSpec
 	switch kind {
-	case kindClaim:
+	case kit.KindClaim:
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", name, err)
@@ -56,7 +57,7 @@ func (w *World) storedAdminAccess(ctx context.Context, kind, name string) error 
 			bad = append(bad, fmt.Sprintf("%s %s: request %s is stored without adminAccess: true", kind, name, r.Name))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // submitAdminAllocation writes, as a scheduler would, an allocation of the
@@ -65,8 +66,8 @@ func (w *World) storedAdminAccess(ctx context.Context, kind, name string) error 
 // API server must refuse it where the namespace does not allow admin
 // access; where it accepts it, the claim holds the device until cleanup
 // deletes it.
-func (w *World) submitAdminAllocation(ctx context.Context, claim, device string) error {
-	d, err := w.taintedDevice(device)
+func (w *world) submitAdminAllocation(ctx context.Context, claim, device string) error {
+	d, err := w.TaintedDevice(device)
 	if err != nil {
 		return err
 	}
@@ -83,6 +84,6 @@ func (w *World) submitAdminAllocation(ctx context.Context, claim, device string)
 		}},
 	}}
 	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	w.Submitted = &Submission{Kind: kindClaim, Name: claim + " (status)", Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindClaim, Name: claim + " (status)", Err: err}
 	return nil
 }

@@ -1,10 +1,11 @@
-package kit
+package poolstatus
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourcealpha "k8s.io/api/resource/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,7 +39,7 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			w := &World{Suite: &Suite{Cfg: Config{DriverName: psDriver}, Kube: kube}, Ns: "drakit-abcde", Ledger: &ledger{}}
+			w := &world{World: kit.NewWorld(kit.Config{DriverName: psDriver}, kube, "drakit-abcde")}
 			err := w.poolStatusOfDriver(context.Background())
 			if allocated == 1 && err != nil {
 				t.Fatalf("poolStatusOfDriver with a correct answer: %v", err)
@@ -46,10 +47,10 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 			if allocated == 0 && (err == nil || !strings.Contains(err.Error(), "allocatedDevices 0, the stored objects give 1")) {
 				t.Fatalf("poolStatusOfDriver with an answer that misses the allocation: %v", err)
 			}
-			if !w.Ledger.has(kindPoolStatusRequest) {
+			if !w.Ledger.Has(kit.KindPoolStatusRequest) {
 				t.Fatal("the step did not record its request in the ledger")
 			}
-			if err := cleanupNamespace(context.Background(), kube, w.Ns, w.Ledger, Timeouts{}); err != nil {
+			if err := kit.CleanupNamespace(context.Background(), kube, w.Ns, w.Ledger, kit.Timeouts{}); err != nil {
 				t.Fatalf("cleanup: %v", err)
 			}
 			left, err := kube.ResourceV1alpha3().ResourcePoolStatusRequests().List(context.Background(), metav1.ListOptions{})

@@ -1,4 +1,4 @@
-package kit
+package nodealloc
 
 import (
 	"context"
@@ -126,8 +126,8 @@ func mappedMilli(s corev1.NodeAllocatableResourceClaimStatus, name corev1.Resour
 // freeCPUMilli is the node's allocatable cpu less what its pods that have
 // not ended ask for (podCPURequestMilli), as the scheduler's NodeInfo
 // counts it.
-func (w *World) freeCPUMilli(ctx context.Context) (int64, string, error) {
-	node, err := w.nodeName(ctx)
+func (w *world) freeCPUMilli(ctx context.Context) (int64, string, error) {
+	node, err := w.NodeName(ctx)
 	if err != nil {
 		return 0, "", err
 	}

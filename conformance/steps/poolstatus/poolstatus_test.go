@@ -1,9 +1,10 @@
-package kit
+package poolstatus
 
 import (
 	"strings"
 	"testing"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	resourcealpha "k8s.io/api/resource/v1alpha3"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -97,13 +98,13 @@ func psPartition(name, typ string, cost int64) resourceapi.Device {
 	return resourceapi.Device{
 		Name:             name,
 		Attributes:       map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"gpu.example.com/profile": {StringValue: ptr.To(typ)}},
-		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: testCounters(cost)}},
+		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: kit.TestCounters(cost)}},
 	}
 }
 
 func psPartitionedPool(pool string, named bool) []resourceapi.ResourceSlice {
 	counters := psSlice(pool, 1, 2, "")
-	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: testCounters(1 << 30)}}
+	counters.Spec.SharedCounters = []resourceapi.CounterSet{{Name: "gpu-0", Counters: kit.TestCounters(1 << 30)}}
 	devices := psSlice(pool, 1, 2, "", psPartition("h0", "half", 1<<29), psPartition("h1", "half", 1<<29),
 		psPartition("q0", "quarter", 1<<28), psPartition("q1", "quarter", 1<<28), psPartition("q2", "quarter", 1<<28), psPartition("q3", "quarter", 1<<28))
 	if named {

@@ -54,7 +54,7 @@ bench-fabric: ## Time upstream's and the reference allocator on the 1,000-node s
 bench-interpose: ## Time NodePrepareResources of the reference GPU driver for 1 and 8 GPUs through drakit interpose (local cluster)
 	scripts/bench-interpose.sh
 
-docs: ## Regenerate docs/scenarios.md and the README's table of profiles from the features (go test ./cmd/drakit fails while they are stale)
+docs: ## Regenerate docs/scenarios.md and the README's table of profiles from the features (go test ./cmd/drakit/... fails while they are stale)
 	go run ./cmd/drakit conformance catalogue --out docs/scenarios.md --readme README.md
 
 verify: ## gofmt, go vet, shellcheck when installed

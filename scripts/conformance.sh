@@ -67,7 +67,7 @@ live_check TestIntegrationNICStatusAuthorization ./reference/deploy "the NIC dri
 # drakit explain's end-to-end test needs only a claim nobody allocates: it runs beside the features.
 log "explaining a claim that cannot be allocated on the live cluster (drakit explain), beside the features"
 explain_out=$(mktemp)
-DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationExplain$' ./cmd/drakit >"$explain_out" 2>&1 &
+DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationExplain$' ./cmd/drakit/internal/explain >"$explain_out" 2>&1 &
 explain_pid=$!
 
 kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario must pass

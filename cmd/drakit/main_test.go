@@ -2,16 +2,17 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
 
+	"drakit.dev/drakit/cmd/drakit/internal/cli"
 	"drakit.dev/drakit/internal/kubeconfigtest"
 )
 
@@ -69,35 +70,6 @@ func TestRootLoggingFlags(t *testing.T) {
 	}
 }
 
-// TestVersion: the stamped version wins, the Go and Kubernetes versions are
-// there, -o json and -o yaml decode to the same, another -o is refused.
-func TestVersion(t *testing.T) {
-	v := currentVersion("v0.3.0-5-gabcdef-dirty")
-	if v.Drakit != "v0.3.0-5-gabcdef-dirty" || v.Kubernetes != "v1.37.2" || !strings.HasPrefix(v.Go, "go") {
-		t.Errorf("version %+v", v)
-	}
-	if unstamped := currentVersion(""); unstamped.Drakit == "" {
-		t.Error("an unstamped build has no version")
-	}
-	var lines, js, ym bytes.Buffer
-	if err := v.print(&lines, ""); err != nil || !strings.Contains(lines.String(), "drakit v0.3.0-5-gabcdef-dirty\n") || !strings.Contains(lines.String(), "Kubernetes v1.37.2") {
-		t.Errorf("lines %q, %v", lines.String(), err)
-	}
-	var fromJSON, fromYAML versionInfo
-	if err := v.print(&js, "json"); err != nil || json.Unmarshal(js.Bytes(), &fromJSON) != nil || fromJSON != v {
-		t.Errorf("json %q (%v) decodes to %+v, want %+v", js.String(), err, fromJSON, v)
-	}
-	if err := v.print(&ym, "yaml"); err != nil || yaml.UnmarshalStrict(ym.Bytes(), &fromYAML) != nil || fromYAML != v {
-		t.Errorf("yaml %q (%v) decodes to %+v, want %+v", ym.String(), err, fromYAML, v)
-	}
-	if _, err := runRoot(t, "version", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "--output") {
-		t.Errorf("version -o xml: %v, want refused", err)
-	}
-	if out, err := runRoot(t, "version"); err != nil || !strings.Contains(out, "Kubernetes v1.37.2") {
-		t.Errorf("drakit version: %q, %v", out, err)
-	}
-}
-
 // TestCompletion: drakit completion bash prints a script, and the flags
 // with fixed values complete them: --logging-format, version -o, the
 // built-in emulator profiles and --context from the kubeconfig.
@@ -140,41 +112,6 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestKubeFlags: --kubeconfig defaults to $DRAKIT_KUBECONFIG, an empty one
-// falls back to $KUBECONFIG, --context picks the context and
-// --request-timeout the client's timeout.
-func TestKubeFlags(t *testing.T) {
-	kubeconfig := kubeconfigtest.TwoContexts(t, "a", "https://127.0.0.1:6443", "https://127.0.0.2:7443")
-	parse := func(args ...string) *kubeFlags {
-		t.Helper()
-		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		k := bindKubeFlags(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	t.Setenv("DRAKIT_KUBECONFIG", kubeconfig)
-	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
-	rc, err := parse().restConfig()
-	if err != nil || rc.Host != "https://127.0.0.1:6443" || rc.Timeout != 0 {
-		t.Errorf("defaults: %v, %v; want $DRAKIT_KUBECONFIG's current context, no timeout", rc, err)
-	}
-	rc, err = parse("--context", "b", "--request-timeout", "5s").restConfig()
-	if err != nil || rc.Host != "https://127.0.0.2:7443" || rc.Timeout != 5*time.Second {
-		t.Errorf("--context b --request-timeout 5s: %v, %v", rc, err)
-	}
-	if _, err := parse("--context", "c").restConfig(); err == nil || !strings.Contains(err.Error(), "load kubeconfig") {
-		t.Errorf("--context c: %v, want an error", err)
-	}
-	t.Setenv("DRAKIT_KUBECONFIG", "")
-	t.Setenv("KUBECONFIG", kubeconfig)
-	rc, err = parse("--context", "b").restConfig()
-	if err != nil || rc.Host != "https://127.0.0.2:7443" {
-		t.Errorf("empty --kubeconfig with $KUBECONFIG: %v, %v", rc, err)
-	}
-}
-
 // TestEveryKubeconfigHasClientFlags: every subcommand with --kubeconfig has
 // --context and --request-timeout too, bound with it: a subcommand with a
 // --kubeconfig of its own (driver simulate's, beside the driver command's
@@ -203,5 +140,117 @@ func TestEveryKubeconfigHasClientFlags(t *testing.T) {
 	// conformance, driver simulate, env and its up, down, status and logs
 	if checked < 17 {
 		t.Errorf("%d subcommands with --kubeconfig checked, want every driver's deploy and delete, explain, bench, conformance, driver simulate and environment", checked)
+	}
+}
+
+// TestPathFlagsAreBound: every name of cli.PathFlags is a string flag of some
+// subcommand (a renamed flag would silently stop being resolved).
+func TestPathFlagsAreBound(t *testing.T) {
+	seen := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if cli.PathFlags[f.Name] && f.Value.Type() == "string" {
+				seen[f.Name] = true
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+	for name := range cli.PathFlags {
+		if !seen[name] {
+			t.Errorf("cli.PathFlags names --%s, but no subcommand has it as a string flag", name)
+		}
+	}
+}
+
+// TestEnvTakesRelativePaths: `drakit env up --images-dir _output/images`
+// reaches the cluster's validation with an absolute path (checked on
+// status, which validates the same Config and starts nothing).
+func TestEnvTakesRelativePaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	out, err := runRoot(t, "env", "status", "--images-dir", "_output/images", "--run-dir", "run")
+	if err != nil && strings.Contains(err.Error(), "absolute, clean") {
+		t.Fatalf("drakit env status with relative paths: %v\n%s", err, out)
+	}
+}
+
+// TestKindScriptFlags: every flag scripts/conformance-kind.sh passes to
+// drakit conformance (summarize), drakit env or drakit driver is one of
+// theirs.
+func TestKindScriptFlags(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/conformance-kind.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	driverDeploy, _, err := newRootCommand().Find([]string{"driver", "deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(path ...string) *cobra.Command {
+		c, _, err := newRootCommand().Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sets := []*pflag.FlagSet{
+		find("conformance").Flags(), find("env").PersistentFlags(),
+		find("conformance", "summarize").Flags(), driverDeploy.InheritedFlags(), driverDeploy.Flags(),
+	}
+	known := func(name string) bool {
+		return slices.ContainsFunc(sets, func(fs *pflag.FlagSet) bool { return fs.Lookup(name) != nil })
+	}
+	flagRE := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	seen := 0
+	inDrakit := false
+	for _, line := range strings.Split(string(script), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if strings.Contains(line, "$drakit ") || strings.HasPrefix(trimmed, "kind=(") {
+			inDrakit = true
+		}
+		if !inDrakit {
+			continue
+		}
+		for _, m := range flagRE.FindAllStringSubmatch(line, -1) {
+			seen++
+			if !known(m[1]) {
+				t.Errorf("scripts/conformance-kind.sh passes --%s, which no drakit command it runs has: %s", m[1], trimmed)
+			}
+		}
+		inDrakit = strings.HasSuffix(trimmed, "\\")
+	}
+	if seen < 10 {
+		t.Errorf("found %d flags in the script's drakit command lines: the scan missed them", seen)
+	}
+}
+
+// TestEnvUpIsBareByDefault: drakit env up renders and deploys nothing
+// unless told to; drakit conformance --provider renders the default node
+// and deploys the GPU driver.
+func TestEnvUpIsBareByDefault(t *testing.T) {
+	root := newRootCommand()
+	envCmd, _, err := root.Find([]string{"env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confCmd, _, err := root.Find([]string{"conformance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, conf := envCmd.PersistentFlags(), confCmd.Flags()
+	for _, tc := range []struct {
+		fs            *pflag.FlagSet
+		name, profile string
+		deploy        string
+	}{{env, "env", "none", "[none]"}, {conf, "conformance", "dgx-a100-mig", "[gpu]"}} {
+		if p, d := tc.fs.Lookup("emulator-profile").DefValue, tc.fs.Lookup("deploy").DefValue; p != tc.profile || d != tc.deploy {
+			t.Errorf("drakit %s: --emulator-profile %q --deploy %q by default, want %q and %q", tc.name, p, d, tc.profile, tc.deploy)
+		}
 	}
 }

@@ -1,0 +1,351 @@
+// Package conformance is drakit conformance: the conformance run against a
+// cluster and a DRA driver (with --provider, around the environment
+// lifecycle drakit env runs), summarize and catalogue.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"drakit.dev/drakit/cmd/drakit/internal/cli"
+	envcmd "drakit.dev/drakit/cmd/drakit/internal/env"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/report"
+	"drakit.dev/drakit/environment"
+)
+
+// NewCommand returns drakit conformance.
+func NewCommand() *cobra.Command {
+	lf := envcmd.NewLifecycleFlags("existing")
+	cfg := conformance.DefaultConfig()
+	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
+	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
+	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
+	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
+	cfg.ArtifactsDir = cli.EnvOr("ARTIFACTS", cfg.ArtifactsDir)
+	var kube *cli.KubeFlags
+	cmd := &cobra.Command{
+		Use:   "conformance",
+		Short: "Run the conformance features against a cluster and a DRA driver",
+		Long: `Certifies a DRA driver: runs drakit's Gherkin features (one directory per
+KEP) against the cluster of --kubeconfig and the driver a declaration
+describes (--driver-config driver.yaml, see docs/examples/), or the flags
+below (--driver, --uuid-attribute, … win over the declaration).
+
+For every scenario the kit compares what the API server stored (claim
+allocations, the driver's ResourceSlices) with what a probe pod's container
+sees. Every driver is held to the DRA contract: the container gets exactly
+the CDI edits the driver prepared for the allocated devices (needs
+--node-kubelet-root-dir and --node-cdi-dir, readable from here). The
+observers the driver declares add device-kind ground truth: per-device
+environment variables (env), NVML and NVIDIA device nodes (nvml).
+
+Scenarios are @core (the KEP's contract) or @extended (optional capabilities,
+observers, access the kit may lack); profiles group KEPs: core (KEP-4381),
+partitionable (KEP-4815), pool-status (KEP-5677), alpha (the partition types
+of KEP-4815 behind gate DRAPartitionableDevicesType, tagged with it, and
+KEP-5963). A scenario that needs a
+capability the driver does not claim is skipped as unclaimed, and fails when
+the driver's slices show it anyway.
+
+Scenarios run --concurrency at a time; each holds the devices it needs
+(a whole device, or a device with its partitions), so scenarios never share
+a device. On a terminal a status line shows scenario n/N and the current step.
+
+Writes junit.xml, cucumber.json, summary.txt, conformance-report.yaml and
+diagnostics/ of failed scenarios to --artifacts and prints the summary per KEP
+tag. Skipped scenarios are listed with their reason and never counted as
+passed. Scenarios tagged @cluster-check check the API server, scheduler or
+controllers, not the driver: they are counted and listed apart and do not
+make the driver's verdict (a failed one keeps the kit from certifying it).
+
+The verdict, judged once over the scenarios the run selected, is the last
+line of the summary and of the output, the verdict of
+conformance-report.yaml, and the exit code:
+
+  0  Conformant: every scenario of the driver passed (those that do not apply
+     to it, it does not claim, or the cluster is not eligible for, aside)
+  1  Not conformant: a scenario failed, or a capability the driver claims
+     could not be checked; the findings are listed
+  2  usage error: bad flags or arguments, a declaration that does not load
+     or validate, an unknown profile
+  3  Could not certify: a Core scenario could not run (node access or a
+     declaration field missing), a step is undefined or pending, a cluster
+     check failed, nothing exercised the driver, or the run could not
+     reach or set up the cluster; the reasons are listed
+
+A skipped Core scenario never yields Conformant; with --fail-on-skip a
+skipped Extended scenario or cluster check does not either.
+
+--provider sets the cluster up around the run (package environment, on
+sigs.k8s.io/e2e-framework; 'drakit env up|down' runs the same lifecycle
+without a run, with the same flags). existing (the default) uses the cluster of
+--kubeconfig and --context as it is, once its API server answers; every
+request of the kit's clients is bounded by --request-timeout (the probe pods
+and other objects the kit creates in the cluster are not affected). local
+creates drakit's process cluster (--nodes, --images-dir, --run-dir; a running
+one is reused and left running), renders --emulator-profile on every node,
+starts the emulator's sriov_numvfs watcher, deploys the --deploy reference
+drivers, fills in the --node-* paths not given from node 1's, runs the
+features, then stops the watcher, exports the cluster's logs to
+--artifacts/logs and tears down the cluster it created unless --keep-cluster.
+kind does the same in kind node containers (--kind-*). With
+--reuse-environment, local and kind only find the cluster 'drakit env up'
+left running, run the features against it as it is, and
+export its logs: one set-up serves many runs. local and kind write their
+cluster's kubeconfig, which the kit uses as written: they refuse --context
+and --request-timeout.`,
+		Example: `  # drakit's reference driver on the local cluster (make conformance does this):
+  eval "$(drakit env status -o env)"
+  drakit conformance --driver-config docs/examples/reference-driver.yaml \
+    --node-cdi-dir "$DRAKIT_CDI_DIR" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR"
+  # the same, the cluster created, rendered, deployed and torn down around the run:
+  drakit conformance --provider local --images-dir _output/images --deploy gpu \
+    --driver-config docs/examples/reference-driver.yaml --tags '@kep-4381 && @core'
+  # any driver, by flags, on real hardware (a context of ~/.kube/config), one profile:
+  drakit conformance --kubeconfig ~/.kube/config --context gpu-lab --request-timeout 1m \
+    --driver gpu.example.com --uuid-attribute uuid \
+    --observers cdi,env --device-env-name 'GPU_DEVICE_{attribute:index}' --device-env-value '{device}' \
+    --hardware --profile core`,
+		Args: cli.UsageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Output = cmd.OutOrStdout()
+			if cfg.DriverConfig != "" {
+				d, err := declaration.Load(cfg.DriverConfig)
+				if err != nil {
+					return cli.UsageError(err)
+				}
+				cfg.ApplyDeclaration(d, func(field string) bool { return cmd.Flags().Changed(declaredFlags[field]) })
+			}
+			// Bad flags are reported before any cluster is set up; the
+			// kubeconfig of a cluster the provider creates is not known yet.
+			check := cfg
+			if lf.Provider() != "existing" && check.Kubeconfig == "" {
+				check.Kubeconfig = "set by the provider"
+			}
+			if err := check.Validate(); err != nil {
+				return cli.UsageError(err)
+			}
+			env, err := lf.Environment(cmd.Flags(), kube, cfg.ArtifactsDir)
+			if err != nil {
+				return cli.UsageError(err)
+			}
+			var v conformance.Verdict
+			err = env.Run(cmd.Context(), envconf.New(), func(ctx context.Context, ecfg *envconf.Config) (context.Context, error) {
+				run, err := withEnvironment(ctx, cfg, env, ecfg, lf.Provider(), cmd.Flags().Changed)
+				if err != nil {
+					return ctx, err
+				}
+				v, err = conformance.Run(ctx, run)
+				return ctx, err
+			})
+			return verdictError(cmd.Context(), v, err)
+		},
+	}
+	kube = bindConformanceFlags(cmd.Flags(), &cfg)
+	kube.Register(cmd)
+	lf.Bind(cmd.Flags())
+	lf.BindReuse(cmd.Flags())
+	lf.BindLocalFlags(cmd.Flags())
+	cmd.AddCommand(newConformanceSummarizeCommand(), newConformanceCatalogueCommand())
+	return cmd
+}
+
+// declaredFlags are the flags of the Config fields a driver declaration
+// sets (conformance.DeclaredFields): given on the command line, they win
+// over the declaration.
+var declaredFlags = map[string]string{
+	"DriverName": "driver", "DeviceClassName": "device-class", "UUIDAttribute": "uuid-attribute",
+	"DeviceEnvPrefix": "device-env-prefix", "DeviceEnvName": "device-env-name", "DeviceEnvValue": "device-env-value",
+	"PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
+	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
+	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
+	"Capabilities": "capabilities", "DriverVersion": "driver-version", "PCIVendor": "pci-vendor", "PCIClass": "pci-class",
+	"SharedDeviceClassName": "shared-class", "SharedIdentityAttribute": "shared-identity-attribute", "SharedCapacity": "shared-capacity",
+	"PCIeRootPeerClasses": "pcie-root-peer-classes", "FaultResponses": "fault-responses",
+	"CliqueAttribute": "clique-attribute", "IMEXChannelClassName": "imex-channel-class",
+	"NUMANodesAttribute": "numa-nodes-attribute",
+}
+
+// bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
+// defaults. It returns the client flags (--kubeconfig, --context,
+// --request-timeout), bound to cfg's.
+func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFlags {
+	kube := cli.BindKubeFlagsTo(f, &cfg.Kubeconfig, &cfg.KubeContext, &cfg.RequestTimeout,
+		"kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG; required with --provider existing)")
+	f.StringVar(&cfg.DriverConfig, "driver-config", cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): sets every driver flag below not given explicitly")
+	f.StringSliceVar(&cfg.Observers, "observers", cfg.Observers, "the driver's observers: cdi, env, deviceNodes, mounts, nvml (NVML and NVIDIA device node checks need nvml; default none)")
+	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test (required without --driver-config)")
+	f.StringVar(&cfg.DriverVersion, "driver-version", cfg.DriverVersion, "the driver's version for the report (default: the images of its pods)")
+	f.StringSliceVar(&cfg.Capabilities, "capabilities", cfg.Capabilities, "optional capabilities the driver claims, e.g. partitionableDevices,numaNodeAttribute (see docs/examples/); scenarios of unclaimed ones are skipped, or fail when the driver's slices show them")
+	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
+	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "string attribute whose value names one device, e.g. uuid (bare name in the driver's domain, or domain/name; required without --driver-config)")
+	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
+	f.StringVar(&cfg.DeviceEnvName, "device-env-name", cfg.DeviceEnvName, "per-device environment variable name as a pattern ({device}, {identity}, {attribute:NAME}), e.g. GPU_DEVICE_{attribute:index}; instead of --device-env-prefix")
+	f.StringVar(&cfg.DeviceEnvValue, "device-env-value", cfg.DeviceEnvValue, "its value as a pattern (default {identity})")
+	f.StringVar(&cfg.PartitionClassName, "partition-class", cfg.PartitionClassName, "DeviceClass of the driver's partitions (MIG devices, KEP-4815; claims partitionableDevices; empty: partition scenarios are skipped)")
+	f.StringVar(&cfg.ProfileAttribute, "profile-attribute", cfg.ProfileAttribute, "string attribute naming a partition's profile, e.g. 1g.5gb")
+	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its parent device's identity (--uuid-attribute value)")
+	f.StringVar(&cfg.MemoryCapacity, "memory-capacity", cfg.MemoryCapacity, "device capacity holding the memory size in bytes (empty: scenarios that select by memory are skipped)")
+	f.StringVar(&cfg.SharedDeviceClassName, "shared-class", cfg.SharedDeviceClassName, "DeviceClass of the driver's shared devices (allowMultipleAllocations, KEP-5075; empty: those scenarios are skipped)")
+	f.StringVar(&cfg.SharedIdentityAttribute, "shared-identity-attribute", cfg.SharedIdentityAttribute, "string attribute whose value names one shared device")
+	f.StringVar(&cfg.SharedCapacity, "shared-capacity", cfg.SharedCapacity, "the consumable capacity claims share of a shared device, e.g. bandwidth")
+	f.StringVar(&cfg.CliqueAttribute, "clique-attribute", cfg.CliqueAttribute, "the attribute naming a GPU's NVLink clique, e.g. nvlinkClique (declaration fabric.cliqueAttribute; empty: the @nvlink-fabric scenarios are skipped)")
+	f.StringVar(&cfg.IMEXChannelClassName, "imex-channel-class", cfg.IMEXChannelClassName, "the DeviceClass of the driver's IMEX channels (declaration fabric.channelClass; empty: the IMEX channel scenarios are skipped)")
+	f.StringVar(&cfg.NUMANodesAttribute, "numa-nodes-attribute", cfg.NUMANodesAttribute, "int list attribute of the NUMA nodes close to a device, its PCI function's first, e.g. closeNUMANodes (KEP-5491; declaration deviceKinds[].numaNodesAttribute; empty: those scenarios are skipped)")
+	f.StringSliceVar(&cfg.FaultResponses, "fault-responses", cfg.FaultResponses, "hardware faults the kit may inject under the driver's devices with the declaration's faultCommand and the driver's answer, <fault>=<Healthy|Unhealthy>[/<NoSchedule|NoExecute|None>], e.g. 48=Unhealthy/NoExecute,13=Healthy for Xids (empty: the fault scenarios do not apply)")
+	f.StringSliceVar(&cfg.PCIeRootPeerClasses, "pcie-root-peer-classes", cfg.PCIeRootPeerClasses, "DeviceClasses of other drivers whose devices share PCIe root complexes with the driver's (resource.kubernetes.io/pcieRoot alignment scenarios; empty: skipped)")
+	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
+	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
+	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
+	f.BoolVar(&cfg.ProbeHostNetwork, "probe-host-network", cfg.ProbeHostNetwork, "run the probe pods with hostNetwork, for a cluster without a pod network (drakit's local cluster; --provider local sets it)")
+	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
+	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
+	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
+	f.StringVar(&cfg.NodeEmulatorRoot, "node-emulator-root", cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT; the driver's fault command gets it as $DRAKIT_EMULATOR_ROOT; empty: scenarios that catch the driver mid-prepare are skipped)")
+	f.StringToStringVar(&cfg.NodeEmulatorRoots, "node-emulator-roots", cfg.NodeEmulatorRoots, "emulator roots of the nodes of a multi-node cluster, <node>=<root>,…, reachable from here (the @tpu-torus scenarios read each host's ground truth; a node not listed uses --node-emulator-root when it is --node-name or the only node)")
+	f.StringVar(&cfg.NodeCgroupRoot, "node-cgroup-root", cfg.NodeCgroupRoot, "the node's cgroup file system (/sys/fs/cgroup), readable from here; empty: the pod cgroup scenarios are skipped")
+	f.StringVar(&cfg.NodeSysfsRoot, "node-sysfs", cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys; empty: the inventory lint rule is skipped)")
+	f.StringVar(&cfg.Interpose, "interpose", cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (a unix socket or 127.0.0.1:PORT; empty: @interpose scenarios are skipped)")
+	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
+	f.StringVar(&cfg.PCIVendor, "pci-vendor", cfg.PCIVendor, "PCI vendor ID of the driver's devices, for the inventory lint rule (10de)")
+	f.StringVar(&cfg.PCIClass, "pci-class", cfg.PCIClass, "PCI class code prefix of the driver's devices (0302)")
+	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
+	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")
+	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")
+	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
+	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
+	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped Extended scenario or cluster check keeps the kit from certifying the driver too, as a skipped Core one always does (exit 3; for a driver that must support every selected feature)")
+	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real devices, not drakit's emulator: @emulator scenarios are skipped, with that reason")
+	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
+	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
+	f.DurationVar(&cfg.Timeouts.Publish, "publish-timeout", cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
+	f.DurationVar(&cfg.Timeouts.PodStart, "pod-start-timeout", cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
+	f.DurationVar(&cfg.Timeouts.PodDelete, "pod-delete-timeout", cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
+	f.DurationVar(&cfg.Timeouts.Cleanup, "cleanup-timeout", cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
+	f.DurationVar(&cfg.Timeouts.SchedulerBinding, "scheduler-binding-timeout", cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s): how long a claim whose binding conditions never hold keeps its allocation")
+	f.DurationVar(&cfg.Timeouts.FaultCommand, "fault-command-timeout", cfg.Timeouts.FaultCommand, "how long each run of the driver's fault command (deviceKinds[].faultCommand) may take")
+	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "scenarios run at once (they compete for the node's devices)")
+	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
+	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
+	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
+	return kube
+}
+
+// verdictError is what drakit conformance exits with after a run with
+// verdict v whose set-up, run or tear-down ended with err: nil when
+// Conformant; the verdict's line, the summary's last, with its exit code
+// when not; Could not certify when the run could not take place. A Not
+// conformant verdict stands over a tear-down's error, which is logged.
+func verdictError(ctx context.Context, v conformance.Verdict, err error) error {
+	if err != nil && errors.Is(err, conformance.ErrNoScenarios) && v.Outcome != "" {
+		err = nil // the verdict says that no scenario ran
+	}
+	switch {
+	case v.Outcome == report.NotConformant:
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "The run did not end cleanly")
+		}
+		return &cli.ExitError{Code: v.ExitCode(), Err: errors.New(v.Line()), Bare: true}
+	case err != nil:
+		return &cli.ExitError{Code: report.ExitCouldNotCertify, Err: err}
+	case v.Outcome == report.Conformant:
+		return nil
+	}
+	return &cli.ExitError{Code: v.ExitCode(), Err: errors.New(v.Line()), Bare: true}
+}
+
+// withEnvironment returns cfg for the environment set up: the provider's
+// kubeconfig and, for each flag not given, node 1's paths where the kit
+// reads the node's files (the local cluster's nodes are this host's; a
+// kind node's emulator root and CDI dir are host directories mounted in
+// it), every node's emulator root, and the API server's address the node
+// layout has for pods (kind: the control plane on the kind network).
+func withEnvironment(ctx context.Context, cfg conformance.Config, env *environment.Environment, ecfg *envconf.Config,
+	provider string, changed func(flag string) bool) (conformance.Config, error) {
+	if provider == "existing" {
+		return cfg, nil
+	}
+	cfg.Kubeconfig = ecfg.KubeconfigFile()
+	nodes, err := env.Nodes(ctx)
+	if err != nil || len(nodes) == 0 {
+		return cfg, err
+	}
+	return withNodes(cfg, nodes, changed), nil
+}
+
+// hostPaths maps n's directories to the host directories mounted at them
+// (nil: none).
+func hostPaths(n environment.Node) map[string]string {
+	var m map[string]string
+	for node, host := range map[string]string{n.EmulatorRoot: n.HostEmulatorRoot, n.CDIDir: n.HostCDIDir, n.KubeletRootDir: n.HostKubeletRootDir} {
+		if node != "" && host != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[node] = host
+		}
+	}
+	return m
+}
+
+// withNodes sets what withEnvironment learns from the nodes' layouts.
+func withNodes(cfg conformance.Config, nodes []environment.Node, changed func(flag string) bool) conformance.Config {
+	n := nodes[0]
+	set := map[string]func(){}
+	hostRoot := func(n environment.Node) string { return n.HostEmulatorRoot }
+	switch {
+	case n.OnHost:
+		hostRoot = func(n environment.Node) string { return n.EmulatorRoot }
+		set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.CDIDir }
+		set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.KubeletRootDir }
+		set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = "/sys/fs/cgroup" }
+		set["probe-host-network"] = func() { cfg.ProbeHostNetwork = true } // no CNI on the local cluster
+	default:
+		if n.HostCDIDir != "" {
+			set["node-cdi-dir"] = func() { cfg.NodeCDIDir = n.HostCDIDir }
+		}
+		if n.HostKubeletRootDir != "" {
+			set["node-kubelet-root-dir"] = func() { cfg.NodeKubeletRootDir = n.HostKubeletRootDir }
+		}
+		if n.HostCgroupRoot != "" {
+			set["node-cgroup-root"] = func() { cfg.NodeCgroupRoot = n.HostCgroupRoot }
+		}
+		cfg.NodeHostPaths = hostPaths(n)
+	}
+	if root := hostRoot(n); root != "" {
+		set["node-emulator-root"] = func() { cfg.NodeEmulatorRoot = root }
+		set["node-sysfs"] = func() { cfg.NodeSysfsRoot = filepath.Join(root, "sys") }
+	}
+	if n.APIServerHost != "" {
+		set["apiserver-host"] = func() { cfg.APIServerHost = n.APIServerHost }
+		set["apiserver-port"] = func() { cfg.APIServerPort = n.APIServerPort }
+	}
+	for flag, f := range set {
+		if !changed(flag) {
+			f()
+		}
+	}
+	if len(nodes) > 1 {
+		if !changed("node-name") {
+			cfg.NodeName = n.Name
+		}
+		if !changed("node-emulator-roots") && hostRoot(n) != "" {
+			cfg.NodeEmulatorRoots = map[string]string{}
+			for _, n := range nodes {
+				cfg.NodeEmulatorRoots[n.Name] = hostRoot(n)
+			}
+		}
+	}
+	return cfg
+}

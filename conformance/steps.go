@@ -3,11 +3,13 @@ package conformance
 import (
 	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/steps/adminaccess"
+	"drakit.dev/drakit/conformance/steps/extendedresources"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
 	"drakit.dev/drakit/conformance/steps/podgroups"
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
+	"drakit.dev/drakit/conformance/steps/prioritized"
 )
 
 // Steps are the step packages of a run, beside the kit's own steps: one
@@ -15,9 +17,11 @@ import (
 // directory under features/, and touches nothing else.
 var Steps = []kit.StepGroup{
 	adminaccess.Steps,
+	extendedresources.Steps,
 	metadata.Steps,
 	nodealloc.Steps,
 	podgroups.Steps,
 	podresources.Steps,
 	poolstatus.Steps,
+	prioritized.Steps,
 }

@@ -71,7 +71,7 @@ func upstreamConsumes(t *testing.T, c resourceapi.DeviceCapacity, amount int64, 
 		},
 	}
 	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nic"}}
-	req := ExactRequest(requestName, "nic", 1)
+	req := ExactRequest(RequestName, "nic", 1)
 	if given {
 		req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{"example.com/bw": quantity(amount)}}
 	}

@@ -17,7 +17,7 @@ var celFeatures = cel.Features{EnableConsumableCapacity: true, EnableListTypeAtt
 // as the scheduler evaluates DeviceClass and request selectors. A runtime
 // error of an expression counts as "does not match", as in the scheduler's
 // allocator, and is reported only when no device matches at all.
-func selectDevices(ctx context.Context, driver string, devices []publishedDevice, exprs []string) ([]publishedDevice, error) {
+func selectDevices(ctx context.Context, driver string, devices []PublishedDevice, exprs []string) ([]PublishedDevice, error) {
 	compiled := make([]cel.CompilationResult, len(exprs))
 	for i, expr := range exprs {
 		compiled[i] = cel.GetCompiler(celFeatures).CompileCELExpression(expr, cel.Options{})
@@ -25,7 +25,7 @@ func selectDevices(ctx context.Context, driver string, devices []publishedDevice
 			return nil, fmt.Errorf("compile CEL selector %q: %w", expr, compiled[i].Error)
 		}
 	}
-	var out []publishedDevice
+	var out []PublishedDevice
 	var lastErr error
 	for _, d := range devices {
 		ok := true
@@ -51,7 +51,7 @@ func selectDevices(ctx context.Context, driver string, devices []publishedDevice
 
 // classDevices returns the driver's published devices that the DeviceClass
 // className selects: the devices a request for that class can get.
-func (w *World) classDevices(ctx context.Context, className string) ([]publishedDevice, error) {
+func (w *World) ClassDevices(ctx context.Context, className string) ([]PublishedDevice, error) {
 	class, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, className, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get DeviceClass %s: %w", className, err)

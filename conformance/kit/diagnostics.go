@@ -115,13 +115,13 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 		}
 	}
 	section("Probe reports")
-	names := make([]string, 0, len(w.pods))
-	for n := range w.pods {
+	names := make([]string, 0, len(w.Pods))
+	for n := range w.Pods {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p := w.pods[n]
+		p := w.Pods[n]
 		if p.Report == nil {
 			fmt.Fprintf(&b, "pod %s: no report read\n", n)
 			continue

@@ -22,7 +22,7 @@ import (
 // = its uuid, /dev/nvidia<minor>), recorded in the kubelet's checkpoint,
 // and what the container then sees added to report (the CDI edits, and the
 // GPUs through NVML).
-func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []publishedDevice, report *probe.Report) {
+func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []PublishedDevice, report *probe.Report) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	spec := cdispec.Spec{Version: "0.6.0", Kind: "k8s." + f.driver + "/claim"}

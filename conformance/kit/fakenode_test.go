@@ -223,7 +223,7 @@ func (f *fakeNode) onPodCreate(a k8stesting.Action) (bool, runtime.Object, error
 	return false, nil, nil
 }
 
-func (f *fakeNode) devices() []publishedDevice {
+func (f *fakeNode) devices() []PublishedDevice {
 	obj, err := f.Kube.Tracker().List(slicesGVR, resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"), "")
 	if err != nil {
 		f.t.Errorf("list slices: %v", err)
@@ -269,12 +269,12 @@ func (f *fakeNode) allocate(c *resourceapi.ResourceClaim, taken map[string]bool)
 
 // selected evaluates the request's selectors on the device with the kit's
 // CEL library, as the scheduler does.
-func (f *fakeNode) selected(selectors []resourceapi.DeviceSelector, d publishedDevice) bool {
+func (f *fakeNode) selected(selectors []resourceapi.DeviceSelector, d PublishedDevice) bool {
 	var exprs []string
 	for _, s := range selectors {
 		exprs = append(exprs, s.CEL.Expression)
 	}
-	got, err := selectDevices(context.Background(), f.driver, []publishedDevice{d}, exprs)
+	got, err := selectDevices(context.Background(), f.driver, []PublishedDevice{d}, exprs)
 	return err == nil && len(got) == 1
 }
 

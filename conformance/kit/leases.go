@@ -22,7 +22,7 @@ import (
 // partitionable devices it names or partitions anywhere, the pre-created
 // partitions, and whether it disturbs the driver for everyone.
 type ScenarioNeeds struct {
-	wholeAtLeast, wholeClaims int
+	wholeAtLeast, WholeClaims int
 	wholeWithoutCounters      bool
 	sameAttribute             resourceapi.QualifiedName
 	partitionableAtLeast      int
@@ -35,14 +35,14 @@ type ScenarioNeeds struct {
 	exclusive                 bool
 }
 
-func newScenarioNeeds() *ScenarioNeeds {
+func NewScenarioNeeds() *ScenarioNeeds {
 	return &ScenarioNeeds{partitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, preCreatedNamed: map[string]bool{}}
 }
 
 // demand is the lease the needs ask for.
 func (n *ScenarioNeeds) demand() inventory.Demand {
 	d := inventory.Demand{
-		Whole:                max(n.wholeAtLeast, n.wholeClaims),
+		Whole:                max(n.wholeAtLeast, n.WholeClaims),
 		SameAttribute:        n.sameAttribute,
 		WholeWithoutCounters: n.wholeWithoutCounters,
 		Partitionable:        max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
@@ -59,7 +59,7 @@ func (n *ScenarioNeeds) demand() inventory.Demand {
 }
 
 // Needs of the steps, by what their arguments say.
-func needsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
+func NeedsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
 	return func(n *ScenarioNeeds, args []string) {
 		c, err := strconv.Atoi(args[countArg])
 		if err != nil {
@@ -68,12 +68,12 @@ func needsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
 		if atLeast {
 			n.wholeAtLeast = max(n.wholeAtLeast, c)
 		} else {
-			n.wholeClaims += c
+			n.WholeClaims += c
 		}
 	}
 }
 
-func needsOneWhole(n *ScenarioNeeds, _ []string) { n.wholeClaims++ }
+func needsOneWhole(n *ScenarioNeeds, _ []string) { n.WholeClaims++ }
 
 func NeedsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 
@@ -101,7 +101,7 @@ func (s *Suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
 			}
 		}
 	})
-	n := newScenarioNeeds()
+	n := NewScenarioNeeds()
 	for _, step := range sc.Steps {
 		for _, sn := range s.stepNeeds {
 			if m := sn.re.FindStringSubmatch(step.Text); m != nil {
@@ -142,22 +142,22 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 // inventoryDevices are the driver's devices of the kit's DeviceClass (whole)
 // and partition class (partitions), as conformance/inventory sees them.
 func (w *World) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
-	whole, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	whole, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return nil, err
 	}
-	var parts []publishedDevice
+	var parts []PublishedDevice
 	if w.Cfg.PartitionClassName != "" {
 		// A missing partition class leaves the whole devices to lease; the
 		// partition steps say that it is missing.
-		if parts, err = w.classDevices(ctx, w.Cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if parts, err = w.ClassDevices(ctx, w.Cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
-	var shared []publishedDevice
+	var shared []PublishedDevice
 	if w.Cfg.SharedDeviceClassName != "" {
 		// As with partitions: the KEP-5075 steps say that it is missing.
-		if shared, err = w.classDevices(ctx, w.Cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if shared, err = w.ClassDevices(ctx, w.Cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
@@ -174,7 +174,7 @@ func (w *World) inventoryDevices(ctx context.Context) ([]inventory.Device, error
 	return out, nil
 }
 
-func (w *World) inventoryDevice(d publishedDevice, kind inventory.Kind) inventory.Device {
+func (w *World) inventoryDevice(d PublishedDevice, kind inventory.Kind) inventory.Device {
 	str := func(attr string) string {
 		if attr == "" {
 			return ""
@@ -226,7 +226,7 @@ func (w *World) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
 
 // leasedUnits are the units the scenario holds; all units of the pool when
 // it holds none (a scenario whose steps need no device but look at some).
-func (w *World) leasedUnits(ctx context.Context) []inventory.Unit {
+func (w *World) LeasedUnits(ctx context.Context) []inventory.Unit {
 	if w.lease != nil && len(w.lease.Units) > 0 {
 		return w.lease.Units
 	}
@@ -238,7 +238,7 @@ func (w *World) leasedUnits(ctx context.Context) []inventory.Unit {
 // that holds no lease are left alone.
 func (w *World) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 	add := func(class string, sels *[]resourceapi.DeviceSelector) {
-		if e := w.leaseSelector(class); e != "" {
+		if e := w.LeaseSelector(class); e != "" {
 			*sels = append(*sels, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 		}
 	}
@@ -257,7 +257,7 @@ func (w *World) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 // driver's classes to the scenario's leased devices: whole and shared
 // devices by their identity, partitions by their parent's; "" for another
 // class, or when the scenario holds no lease.
-func (w *World) leaseSelector(class string) string {
+func (w *World) LeaseSelector(class string) string {
 	if w.lease == nil || len(w.lease.Units) == 0 || class == "" {
 		return ""
 	}

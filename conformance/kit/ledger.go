@@ -18,13 +18,13 @@ import (
 // Kinds of objects in the ledger, deleted in this order: pods first, because
 // they hold their claims.
 const (
-	kindPod           = "Pod"
+	KindPod           = "Pod"
 	KindClaim         = "ResourceClaim"
 	kindClaimTemplate = "ResourceClaimTemplate"
 	// Cluster-scoped objects of the kit's test driver, named after the
 	// scenario's namespace.
 	KindResourceSlice = "ResourceSlice"
-	kindDeviceClass   = "DeviceClass"
+	KindDeviceClass   = "DeviceClass"
 	// DeviceTaintRules the scenario created (KEP-5055), cluster-scoped and
 	// named after its namespace: cleanup waits until they are gone, so that
 	// no taint of the scenario outlives its device lease.
@@ -40,7 +40,7 @@ const (
 	KindPoolStatusRequest = "ResourcePoolStatusRequest"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, kindPod: 1, KindPodGroup: 2, KindWorkload: 3, KindClaim: 4, kindClaimTemplate: 5, KindResourceSlice: 6, kindDeviceClass: 7, KindPoolStatusRequest: 8}
+var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, KindPod: 1, KindPodGroup: 2, KindWorkload: 3, KindClaim: 4, kindClaimTemplate: 5, KindResourceSlice: 6, KindDeviceClass: 7, KindPoolStatusRequest: 8}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -110,7 +110,7 @@ func CleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 	for _, e := range l.ordered() {
 		var err error
 		switch e.Kind {
-		case kindPod:
+		case KindPod:
 			err = kube.CoreV1().Pods(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 			pods = append(pods, e.Name)
 		case KindPodGroup:
@@ -123,7 +123,7 @@ func CleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			err = kube.ResourceV1().ResourceClaimTemplates(ns).Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case KindResourceSlice:
 			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.Name, metav1.DeleteOptions{})
-		case kindDeviceClass:
+		case KindDeviceClass:
 			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case kindDeviceTaintRule:
 			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.Name, metav1.DeleteOptions{})

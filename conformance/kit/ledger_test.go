@@ -30,11 +30,11 @@ func TestLedgerOrder(t *testing.T) {
 	l.Add(KindClaim, "c1")
 	l.Add(KindWorkload, "w1")
 	l.Add(KindPodGroup, "g1")
-	l.Add(kindPod, "p1")
+	l.Add(KindPod, "p1")
 	l.Add(KindClaim, "c2")
-	l.Add(kindPod, "p2")
-	l.Add(kindPod, "p1") // twice
-	want := []ledgerEntry{{kindPod, "p2"}, {kindPod, "p1"}, {KindPodGroup, "g1"}, {KindWorkload, "w1"}, {KindClaim, "c2"}, {KindClaim, "c1"}, {kindClaimTemplate, "t1"}}
+	l.Add(KindPod, "p2")
+	l.Add(KindPod, "p1") // twice
+	want := []ledgerEntry{{KindPod, "p2"}, {KindPod, "p1"}, {KindPodGroup, "g1"}, {KindWorkload, "w1"}, {KindClaim, "c2"}, {KindClaim, "c1"}, {kindClaimTemplate, "t1"}}
 	if diff := cmp.Diff(want, l.ordered(), cmp.AllowUnexported(ledgerEntry{})); diff != "" {
 		t.Errorf("ordered (-want +got):\n%s", diff)
 	}
@@ -60,8 +60,8 @@ func TestCleanupNamespace(t *testing.T) {
 	l.Add(KindClaim, "c1")
 	l.Add(KindWorkload, "w1")
 	l.Add(KindPodGroup, "g1")
-	l.Add(kindPod, "p1")
-	l.Add(kindPod, "already-gone")
+	l.Add(KindPod, "p1")
+	l.Add(KindPod, "already-gone")
 	if err := CleanupNamespace(context.Background(), kube, ns, l, shortTimeouts); err != nil {
 		t.Fatalf("cleanup: %v", err)
 	}

@@ -76,7 +76,7 @@ func hostnameSelector(hostname string) *corev1.NodeSelector {
 // multiNodeDevice is a device of the driver that several nodes can use,
 // with the pods the scenario runs on them.
 type multiNodeDevice struct {
-	device publishedDevice
+	device PublishedDevice
 	// class is the DeviceClass the kit found it in, which claims name.
 	class string
 	// subslice says that class is the declared torus's sub-slice class:

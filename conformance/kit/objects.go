@@ -14,7 +14,7 @@ import (
 )
 
 // requestName is the name of the single request in the kit's claims.
-const requestName = "gpu"
+const RequestName = "gpu"
 
 // probeContainer is the name of the probe's container in the kit's pods.
 const ProbeContainer = "probe"
@@ -24,7 +24,7 @@ const ProbeContainer = "probe"
 const probeGracePeriodSeconds = 5
 
 func KitMeta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Labels: map[string]string{labelManagedBy: managedByKit}}
+	return metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelManagedBy: ManagedByKit}}
 }
 
 // exactRequest is a request named name for count devices of class.
@@ -46,7 +46,7 @@ func ExactRequest(name, class string, count int64, selectors ...string) resource
 // claimSpec asks for count devices of class in one request.
 func claimSpec(class string, count int64, selectors ...string) resourceapi.ResourceClaimSpec {
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{ExactRequest(requestName, class, count, selectors...)},
+		Requests: []resourceapi.DeviceRequest{ExactRequest(RequestName, class, count, selectors...)},
 	}}
 }
 
@@ -99,27 +99,27 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	"9 subrequests": func(class string) resourceapi.ResourceClaimSpec {
 		var subs []resourceapi.DeviceSubRequest
 		for i := range resourceapi.FirstAvailableDeviceRequestMaxSize + 1 {
-			subs = append(subs, subRequest("sub-"+strconv.Itoa(i), class, 1))
+			subs = append(subs, SubRequest("sub-"+strconv.Itoa(i), class, 1))
 		}
-		return firstAvailableSpec(subs...)
+		return FirstAvailableSpec(subs...)
 	},
 	"two subrequests of the same name": func(class string) resourceapi.ResourceClaimSpec {
-		return firstAvailableSpec(subRequest("twin", class, 1), subRequest("twin", class, 2))
+		return FirstAvailableSpec(SubRequest("twin", class, 1), SubRequest("twin", class, 2))
 	},
 	"a subrequest without a deviceClassName": func(string) resourceapi.ResourceClaimSpec {
-		return firstAvailableSpec(subRequest("classless", "", 1))
+		return FirstAvailableSpec(SubRequest("classless", "", 1))
 	},
 	"a subrequest whose name is not a DNS label": func(class string) resourceapi.ResourceClaimSpec {
-		return firstAvailableSpec(subRequest("Not_A_Label", class, 1))
+		return FirstAvailableSpec(SubRequest("Not_A_Label", class, 1))
 	},
 	"a request with both exactly and firstAvailable": func(class string) resourceapi.ResourceClaimSpec {
 		spec := claimSpec(class, 1)
-		spec.Devices.Requests[0].FirstAvailable = []resourceapi.DeviceSubRequest{subRequest("alternative", class, 1)}
+		spec.Devices.Requests[0].FirstAvailable = []resourceapi.DeviceSubRequest{SubRequest("alternative", class, 1)}
 		return spec
 	},
 	"config for a subrequest that does not exist": func(class string) resourceapi.ResourceClaimSpec {
-		spec := firstAvailableSpec(subRequest("present", class, 1))
-		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{requestName + "/absent"},
+		spec := FirstAvailableSpec(SubRequest("present", class, 1))
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{RequestName + "/absent"},
 			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: "drakit.dev", Parameters: runtime.RawExtension{Raw: []byte(`{}`)}}}}}
 		return spec
 	},
@@ -151,7 +151,7 @@ func withTolerations(spec resourceapi.ResourceClaimSpec, ts ...resourceapi.Devic
 }
 
 // defectClaim builds the claim a feature names, or says which names exist.
-func defectClaim(name, defect, class string) (*resourceapi.ResourceClaim, error) {
+func DefectClaim(name, defect, class string) (*resourceapi.ResourceClaim, error) {
 	build, ok := claimDefects[defect]
 	if !ok {
 		known := make([]string, 0, len(claimDefects))
@@ -214,4 +214,21 @@ func ProbePod(s *Suite, name string, claims []PodClaim) *corev1.Pod {
 		pod.Spec.Containers[0].Resources.Claims = append(pod.Spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.Name})
 	}
 	return pod
+}
+
+// subRequest is a subrequest for count devices of class.
+func SubRequest(name, class string, count int64, selectors ...string) resourceapi.DeviceSubRequest {
+	s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: count}
+	for _, e := range selectors {
+		s.Selectors = append(s.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
+	}
+	return s
+}
+
+// firstAvailableSpec is a claim with one request (requestName) that lists
+// the subrequests in order.
+func FirstAvailableSpec(subs ...resourceapi.DeviceSubRequest) resourceapi.ResourceClaimSpec {
+	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+		Name: RequestName, FirstAvailable: subs,
+	}}}}
 }

@@ -68,28 +68,28 @@ func TestProbePodOnTheNodeUnderTest(t *testing.T) {
 
 func TestDefectClaims(t *testing.T) {
 	t.Parallel()
-	c, err := defectClaim("bad", "33 requests", "gpu.drakit.dev")
+	c, err := DefectClaim("bad", "33 requests", "gpu.drakit.dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(c.Spec.Devices.Requests); n != 33 {
 		t.Errorf("33 requests: got %d", n)
 	}
-	c, err = defectClaim("bad", "count -1 in an ExactCount request", "gpu.drakit.dev")
+	c, err = DefectClaim("bad", "count -1 in an ExactCount request", "gpu.drakit.dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := c.Spec.Devices.Requests[0].Exactly; r.Count != -1 || r.AllocationMode != resourceapi.DeviceAllocationModeExactCount {
 		t.Errorf("count -1: got %+v", r)
 	}
-	c, err = defectClaim("bad", "a CEL selector that does not compile", "gpu.drakit.dev")
+	c, err = DefectClaim("bad", "a CEL selector that does not compile", "gpu.drakit.dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(c.Spec.Devices.Requests[0].Exactly.Selectors); n != 1 {
 		t.Errorf("CEL: %d selectors, want 1", n)
 	}
-	_, err = defectClaim("bad", "a typo", "gpu.drakit.dev")
+	_, err = DefectClaim("bad", "a typo", "gpu.drakit.dev")
 	if err == nil || !strings.Contains(err.Error(), `unknown claim defect "a typo"`) || !strings.Contains(err.Error(), `"33 requests"`) {
 		t.Errorf("unknown defect: got %v, want an error listing the known ones", err)
 	}

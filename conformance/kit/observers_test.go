@@ -126,17 +126,17 @@ func TestPodsSeeSameDevicesComparesTwoObservations(t *testing.T) {
 	cfg := referenceDriverConfig()
 	world := func(a, b *seenDevices) *World {
 		r := &probe.Report{}
-		return &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"a": {Name: "a", Report: r, seen: a}, "b": {Name: "b", Report: r, seen: b}}}
+		return &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"a": {Name: "a", Report: r, Seen: a}, "b": {Name: "b", Report: r, Seen: b}}}
 	}
-	same := &seenDevices{nodeChecked: true, prepared: []string{"n/gpu-0"}, cdi: []string{"n/gpu-0"}, shown: []string{"n/gpu-0"}, nvml: []string{"GPU-0"}}
+	same := &seenDevices{NodeChecked: true, Prepared: []string{"n/gpu-0"}, cdi: []string{"n/gpu-0"}, Shown: []string{"n/gpu-0"}, nvml: []string{"GPU-0"}}
 	tests := map[string]struct {
 		b    *seenDevices
 		want string
 	}{
 		"same":               {b: same},
-		"other device shown": {b: &seenDevices{nodeChecked: true, prepared: same.prepared, cdi: same.cdi, shown: []string{"n/gpu-1"}, nvml: same.nvml}, want: "pod a shows devices [n/gpu-0] of driver gpu.drakit.dev, pod b showed [n/gpu-1]"},
-		"other CDI edits":    {b: &seenDevices{nodeChecked: true, prepared: same.prepared, cdi: []string{"n/gpu-2"}, shown: same.shown, nvml: same.nvml}, want: "pod a shows the CDI edits of devices [n/gpu-0], pod b showed those of [n/gpu-2]"},
-		"other GPU in NVML":  {b: &seenDevices{nodeChecked: true, prepared: same.prepared, cdi: same.cdi, shown: same.shown, nvml: []string{"GPU-3"}}, want: "pod a sees [GPU-0] through NVML, pod b saw [GPU-3]"},
+		"other device shown": {b: &seenDevices{NodeChecked: true, Prepared: same.Prepared, cdi: same.cdi, Shown: []string{"n/gpu-1"}, nvml: same.nvml}, want: "pod a shows devices [n/gpu-0] of driver gpu.drakit.dev, pod b showed [n/gpu-1]"},
+		"other CDI edits":    {b: &seenDevices{NodeChecked: true, Prepared: same.Prepared, cdi: []string{"n/gpu-2"}, Shown: same.Shown, nvml: same.nvml}, want: "pod a shows the CDI edits of devices [n/gpu-0], pod b showed those of [n/gpu-2]"},
+		"other GPU in NVML":  {b: &seenDevices{NodeChecked: true, Prepared: same.Prepared, cdi: same.cdi, Shown: same.Shown, nvml: []string{"GPU-3"}}, want: "pod a sees [GPU-0] through NVML, pod b saw [GPU-3]"},
 		"nothing seen by b":  {b: &seenDevices{}, want: "pod b shows no device of driver gpu.drakit.dev by any observer"},
 	}
 	for name, tc := range tests {
@@ -154,7 +154,7 @@ func TestPodsSeeSameDevicesComparesTwoObservations(t *testing.T) {
 	// The prepared devices, the kubelet's one record of a shared claim,
 	// are no observation of either container.
 	b := *same
-	b.prepared = []string{"n/gpu-9"}
+	b.Prepared = []string{"n/gpu-9"}
 	if err := world(same, &b).podsSeeSameDevices("a", "b"); err != nil {
 		t.Errorf("podsSeeSameDevices compared the kubelet's record: %v", err)
 	}

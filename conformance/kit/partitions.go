@@ -14,7 +14,7 @@ import (
 // partition is a published partition (a MIG device of KEP-4815): a device
 // of the partition class with a profile and a parent device.
 type partition struct {
-	publishedDevice
+	PublishedDevice
 	observe.Partition
 }
 
@@ -32,12 +32,12 @@ func (c Config) partitionNames() partitionNames {
 
 // asPartition reads a device's profile and parent UUID; false when it lacks
 // either string attribute.
-func (n partitionNames) asPartition(d publishedDevice) (partition, bool) {
+func (n partitionNames) asPartition(d PublishedDevice) (partition, bool) {
 	p, ok := n.Partition(d.Attributes)
 	if !ok {
 		return partition{}, false
 	}
-	return partition{publishedDevice: d, Partition: p}, true
+	return partition{PublishedDevice: d, Partition: p}, true
 }
 
 // attributeExpr is the CEL operand of a string attribute, with optional
@@ -69,7 +69,7 @@ func (n partitionNames) memorySelector(q resource.Quantity) string {
 // checkCounters sums what the devices consume per counter set and compares
 // it with the counter sets: a scheduler that respects KEP-4815 never
 // allocates more than a set holds.
-func checkCounters(devices []publishedDevice, sets map[string]map[string]resourceapi.CounterSet) []string {
+func checkCounters(devices []PublishedDevice, sets map[string]map[string]resourceapi.CounterSet) []string {
 	type key struct{ pool, set, counter string }
 	used := map[key]resource.Quantity{}
 	var out []string

@@ -27,12 +27,12 @@ func consumes(set string, counters map[string]int64) []resourceapi.DeviceCounter
 }
 
 // migPartition is a published 1g.5gb-like partition of GPU-4 at start.
-func migPartition(name, profile, parent string, mem int64, slices ...string) publishedDevice {
+func migPartition(name, profile, parent string, mem int64, slices ...string) PublishedDevice {
 	counters := map[string]int64{"multiprocessors": 14}
 	for _, s := range slices {
 		counters[s] = 1
 	}
-	return publishedDevice{Node: "n", Pool: "n", Name: name,
+	return PublishedDevice{Node: "n", Pool: "n", Name: name,
 		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"profile": str(profile), "parentUUID": str(parent), "type": str("mig")},
 		Capacity:   memory(mem), Consumes: consumes("gpu-4-counter-set", counters)}
 }
@@ -50,12 +50,12 @@ func TestCheckCounters(t *testing.T) {
 	stranger := migPartition("d", "1g.5gb", "GPU-4", 0, "memory-slice-9")
 	orphan := migPartition("e", "1g.5gb", "GPU-4", 0)
 	orphan.Consumes[0].CounterSet = "gone"
-	checkFindings(t, checkCounters([]publishedDevice{a, b}, sets), nil)
-	checkFindings(t, checkCounters([]publishedDevice{a, overlap}, sets),
+	checkFindings(t, checkCounters([]PublishedDevice{a, b}, sets), nil)
+	checkFindings(t, checkCounters([]PublishedDevice{a, overlap}, sets),
 		[]string{"counter set gpu-4-counter-set of pool n: the allocated devices consume 2 of counter memory-slice-0, the set holds 1"})
-	checkFindings(t, checkCounters([]publishedDevice{stranger}, sets),
+	checkFindings(t, checkCounters([]PublishedDevice{stranger}, sets),
 		[]string{"counter memory-slice-9 is consumed but not in counter set gpu-4-counter-set of pool n"})
-	checkFindings(t, checkCounters([]publishedDevice{orphan}, sets),
+	checkFindings(t, checkCounters([]PublishedDevice{orphan}, sets),
 		[]string{"device n/e consumes counter set gone, which no slice of pool n declares"})
 }
 
@@ -66,9 +66,9 @@ func TestPartitionSelectors(t *testing.T) {
 	p1g := migPartition("p1g", "1g.5gb", "GPU-4", gib5)
 	p3g := migPartition("p3g", "3g.20gb", "GPU-4", 19968<<20)
 	other := migPartition("other", "3g.20gb", "GPU-5", 19968<<20)
-	whole := publishedDevice{Pool: "n", Name: "gpu-4", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"uuid": str("GPU-4")}, Capacity: memory(40 << 30)}
-	bare := publishedDevice{Pool: "n", Name: "bare"}
-	all := []publishedDevice{p1g, p3g, other, whole, bare}
+	whole := PublishedDevice{Pool: "n", Name: "gpu-4", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"uuid": str("GPU-4")}, Capacity: memory(40 << 30)}
+	bare := PublishedDevice{Pool: "n", Name: "bare"}
+	all := []PublishedDevice{p1g, p3g, other, whole, bare}
 	tests := map[string]struct {
 		exprs []string
 		want  []string

@@ -22,7 +22,7 @@ import (
 const allNodes = "(all nodes)"
 
 // publishedDevice is one device of the driver, as its ResourceSlices say.
-type publishedDevice struct {
+type PublishedDevice struct {
 	// Node is the slice's spec.nodeName, or allNodes for devices that are
 	// not local to one node.
 	Node       string
@@ -39,7 +39,7 @@ type publishedDevice struct {
 }
 
 // ID is driver-independent: pool/device, as in allocation results.
-func (d publishedDevice) ID() string { return d.Pool + "/" + d.Name }
+func (d PublishedDevice) ID() string { return d.Pool + "/" + d.Name }
 
 // driverSlices returns the driver's ResourceSlices from the run's informer
 // cache (startSliceInformer), which follows the API server within
@@ -103,7 +103,7 @@ func listDriverSlices(ctx context.Context, kube kubernetes.Interface, driver str
 // publishedDevices flattens the driver's slices into devices. Per pool only
 // the slices of the highest generation count, as for the scheduler. The
 // result is sorted by node, pool and name.
-func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publishedDevice {
+func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []PublishedDevice {
 	latest := map[string]int64{}
 	for _, s := range slices {
 		if s.Spec.Driver != driver {
@@ -113,7 +113,7 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publi
 			latest[s.Spec.Pool.Name] = s.Spec.Pool.Generation
 		}
 	}
-	var out []publishedDevice
+	var out []PublishedDevice
 	for _, s := range slices {
 		if s.Spec.Driver != driver || s.Spec.Pool.Generation != latest[s.Spec.Pool.Name] {
 			continue
@@ -127,7 +127,7 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publi
 			if d.NodeName != nil && *d.NodeName != "" {
 				devNode = *d.NodeName
 			}
-			out = append(out, publishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name,
+			out = append(out, PublishedDevice{Node: devNode, Pool: s.Spec.Pool.Name, Name: d.Name,
 				Attributes: d.Attributes, Capacity: d.Capacity, Consumes: d.ConsumesCounters,
 				MultipleAllocations: ptr.Deref(d.AllowMultipleAllocations, false)})
 		}
@@ -146,18 +146,18 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []publi
 }
 
 // findDevice returns the published device named in an allocation result.
-func findDevice(devices []publishedDevice, pool, name string) (publishedDevice, bool) {
+func findDevice(devices []PublishedDevice, pool, name string) (PublishedDevice, bool) {
 	for _, d := range devices {
 		if d.Pool == pool && d.Name == name {
 			return d, true
 		}
 	}
-	return publishedDevice{}, false
+	return PublishedDevice{}, false
 }
 
 // maxDevicesOnOneNode is the largest number of devices any single node can
 // use: its own devices plus those available to all nodes.
-func maxDevicesOnOneNode(devices []publishedDevice) int {
+func MaxDevicesOnOneNode(devices []PublishedDevice) int {
 	perNode := map[string]int{}
 	shared := 0
 	for _, d := range devices {
@@ -177,9 +177,9 @@ func maxDevicesOnOneNode(devices []publishedDevice) int {
 // devicesSharingAttribute finds n devices on one node with the same value of
 // attr. It returns the group with the most devices, ties broken by node and
 // value order, or false when no node has n such devices.
-func devicesSharingAttribute(devices []publishedDevice, driver, attr string, n int) ([]publishedDevice, bool) {
+func devicesSharingAttribute(devices []PublishedDevice, driver, attr string, n int) ([]PublishedDevice, bool) {
 	type key struct{ node, value string }
-	groups := map[key][]publishedDevice{}
+	groups := map[key][]PublishedDevice{}
 	for _, d := range devices {
 		a, ok := observe.LookupAttribute(d.Attributes, driver, attr)
 		if !ok {

@@ -55,7 +55,7 @@ func TestPublishedDevices(t *testing.T) {
 		t.Errorf("devices (-want +got):\n%s", diff)
 	}
 	devices := publishedDevices(slices, testDriver)
-	if n := maxDevicesOnOneNode(devices); n != 3 {
+	if n := MaxDevicesOnOneNode(devices); n != 3 {
 		t.Errorf("maxDevicesOnOneNode = %d, want 3 (node-a's 2 plus 1 for all nodes)", n)
 	}
 	if _, ok := findDevice(devices, "node-b", "gpu-0"); ok {

@@ -66,13 +66,13 @@ func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
 }
 
 func (w *World) claimWithPeer(ctx context.Context, name, attr string) error {
-	return w.createClaim(ctx, NewClaim(name, w.peerSpec(1, attr)))
+	return w.CreateClaim(ctx, NewClaim(name, w.peerSpec(1, attr)))
 }
 
 // claimUnalignable asks for one more device of the kit's class than share
 // any one value of attr, so that no peer device can have their value.
 func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
 	if most == 0 {
 		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.DeviceClass(), attr)
 	}
-	return w.createClaim(ctx, NewClaim(name, w.peerSpec(int64(most+1), attr)))
+	return w.CreateClaim(ctx, NewClaim(name, w.peerSpec(int64(most+1), attr)))
 }
 
 // attributeText is an attribute's value as text.

@@ -33,7 +33,7 @@ func (w *World) attributeSteps() []StepDef {
 		{Pattern: `^the claim "([^"]+)" is allocated exactly the test driver's devices (.+)$`, Fn: w.claimAllocatedTestDeviceSet},
 		{Pattern: `^the API server keeps derived attributes in ResourceClaims$`, Fn: w.apiServerKeepsDerivedAttributes},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with the same derived "([^"]+)", "([^"]+)" divided by (\d+)$`, Fn: w.claimWithDerivedConstraint},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, Fn: w.claimDerivedCopy, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, Fn: w.claimDerivedCopy, Needs: NeedsWhole(false, 1)},
 	}
 	steps = append(steps, w.numaNodeSteps()...)
 	steps = append(steps, w.listAttributeSteps()...)
@@ -270,7 +270,7 @@ func (w *World) claimWithConstraint(ctx context.Context, name, anchor string, n 
 		c = resourceapi.DeviceConstraint{DistinctAttribute: &full}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{c}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // claimIncludes asks for one device whose attribute includes v, with the
@@ -285,7 +285,7 @@ func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) e
 	// complex. The scenario's DeviceClass admits only its own devices, which
 	// all have the attribute, before this selector runs.
 	sel := fmt.Sprintf("%s.includes(%d)", testAttributeExpr(attr), v)
-	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1, sel)))
 }
 
 // claimAllocatedTestDeviceSet checks that the claim holds exactly the test
@@ -360,7 +360,7 @@ func (w *World) claimWithDerivedConstraint(ctx context.Context, name, anchor str
 		spec.Devices.Requests[i].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{Name: full, Expression: expr}}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: &full}}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // claimDerivedCopy asks for n devices of the driver's DeviceClass whose
@@ -372,7 +372,7 @@ func (w *World) claimDerivedCopy(ctx context.Context, name string, n int64, deri
 	}
 	spec := derivedSpec(w.Cfg.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
 	spec.Devices.Requests[0].Exactly.Count = n
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // jsonWithEmptyList is s as JSON with an empty int list as the attribute

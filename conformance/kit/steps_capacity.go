@@ -35,7 +35,7 @@ func (w *World) capacitySteps() []StepDef {
 
 // sharedTarget is the shared device a scenario's claims share.
 type sharedTarget struct {
-	device   publishedDevice
+	device   PublishedDevice
 	identity string
 	policy   capacityPolicy
 }
@@ -61,7 +61,7 @@ func (w *World) driverPublishesShared(ctx context.Context) (context.Context, err
 			w.Cfg.SharedDeviceClassName, w.Cfg.SharedIdentityAttribute)
 	}
 	identity := w.lease.SharedIdentities()[0]
-	devices, err := w.classDevices(ctx, w.Cfg.SharedDeviceClassName)
+	devices, err := w.ClassDevices(ctx, w.Cfg.SharedDeviceClassName)
 	if err != nil {
 		return ctx, err
 	}
@@ -127,7 +127,7 @@ func (w *World) claimShare(ctx context.Context, name string, ask capacityAsk) er
 		}}
 	}
 	w.asks[name] = ask
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 func (w *World) claimSmallestShare(ctx context.Context, name string) error {
@@ -317,7 +317,7 @@ func milliString(v int64) string {
 // wholeDevicesNotShared skips a scenario about exclusive devices when the
 // driver's main DeviceClass has devices that allow multiple allocations.
 func (w *World) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
@@ -353,5 +353,5 @@ func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
 		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Cfg.UUIDAttribute)
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }

@@ -170,7 +170,7 @@ type contractResult struct {
 // environment entry, device node and mount — and none of another CDI
 // device of the node that those do not also make. An error means the kit
 // could not read the node's state.
-func (w *World) contract(p *podRecord) (contractResult, error) {
+func (w *World) contract(p *PodRecord) (contractResult, error) {
 	var res contractResult
 	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {

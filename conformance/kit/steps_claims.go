@@ -18,10 +18,10 @@ import (
 // server and the scheduler did with them.
 func (w *World) claimSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, Fn: w.templateRequesting, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, Fn: w.templateRequesting, Needs: NeedsWhole(false, 1)},
 		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, Fn: w.templatePinned, Needs: needsOneWhole},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, Fn: w.claimRequesting, Needs: needsWhole(false, 1)},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, Fn: w.claimRequestingMatching, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, Fn: w.claimRequesting, Needs: NeedsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, Fn: w.claimRequestingMatching, Needs: NeedsWhole(false, 1)},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, Fn: w.claimTooMany},
 		{Pattern: `^a ResourceClaim "([^"]+)" is submitted with (.+)$`, Fn: w.submitClaim},
 		{Pattern: `^a ResourceClaimTemplate "([^"]+)" is submitted with (.+)$`, Fn: w.submitClaimTemplate},
@@ -40,7 +40,7 @@ func (w *World) claimSteps() []StepDef {
 
 // createClaim creates a claim of the scenario, restricted to the devices the
 // scenario leased (leaseSelectors).
-func (w *World) createClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
+func (w *World) CreateClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
 	w.leaseSelectors(&claim.Spec)
 	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
@@ -70,12 +70,12 @@ func (w *World) templateRequesting(ctx context.Context, name string, n int) erro
 // those the scenario leased, that has an identity, by a CEL selector on its
 // identity attribute, so that only this device is eligible.
 func (w *World) templatePinned(ctx context.Context, name string) error {
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
 	leased := map[string]bool{}
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		for _, id := range u.Parents() {
 			leased[id] = true
 		}
@@ -92,13 +92,13 @@ func (w *World) templatePinned(ctx context.Context, name string) error {
 }
 
 func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
 	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // claimTooMany asks for one device more than the kit's DeviceClass selects
@@ -107,22 +107,22 @@ func (w *World) claimRequestingMatching(ctx context.Context, name string, n int,
 // more: a claim holds at most that many (the scheduler then fails the pod
 // with an error, not as unschedulable), so the scenario skips.
 func (w *World) claimTooMany(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
-	n := maxDevicesOnOneNode(devices) + 1
+	n := MaxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
 		return Skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
 			n-1, w.Cfg.DeviceClass(), resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the
 // steps that judge it.
 func (w *World) submitClaim(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.Cfg.DeviceClass())
+	claim, err := DefectClaim(name, defect, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (w *World) submitClaim(ctx context.Context, name, defect string) error {
 // submitClaimTemplate tries to create a template for a claim a validation
 // scenario names, and remembers the outcome as submitClaim does.
 func (w *World) submitClaimTemplate(ctx context.Context, name, defect string) error {
-	claim, err := defectClaim(name, defect, w.Cfg.DeviceClass())
+	claim, err := DefectClaim(name, defect, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (w *World) rejectedAsInvalid(cause, field string) error {
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.label(), s.Err, cause, field, "")
+	return checkInvalid(s.Label(), s.Err, cause, field, "")
 }
 
 // rejectedAsInvalidSaying is rejectedAsInvalid whose cause's message must
@@ -171,7 +171,7 @@ func (w *World) rejectedAsInvalidSaying(cause, field, text string) error {
 	if err != nil {
 		return err
 	}
-	return checkInvalid(s.label(), s.Err, cause, field, text)
+	return checkInvalid(s.Label(), s.Err, cause, field, text)
 }
 
 // causeType accepts a cause type with or without its FieldValue prefix.
@@ -218,7 +218,7 @@ func (w *World) submissionAccepted() error {
 		return err
 	}
 	if s.Err != nil {
-		return fmt.Errorf("the API server rejected %s: %v", s.label(), s.Err)
+		return fmt.Errorf("the API server rejected %s: %v", s.Label(), s.Err)
 	}
 	return nil
 }
@@ -455,7 +455,7 @@ func (w *World) allocatedShareAttribute(ctx context.Context, claim, attr string)
 
 // checkSameAttribute checks that all allocated devices have one value of
 // attr according to their ResourceSlices.
-func checkSameAttribute(claim, attr, driver string, results []resourceapi.DeviceRequestAllocationResult, devices []publishedDevice) []string {
+func checkSameAttribute(claim, attr, driver string, results []resourceapi.DeviceRequestAllocationResult, devices []PublishedDevice) []string {
 	var out []string
 	values := map[string][]string{}
 	for _, r := range results {

@@ -126,7 +126,7 @@ func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
-	return w.createClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and

@@ -21,7 +21,7 @@ import (
 // driver, and the observers the driver declares.
 func (w *World) deviceSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^pod "([^"]+)" sees exactly the devices allocated to its claims$`, Fn: w.podSeesAllocatedDevices},
+		{Pattern: `^pod "([^"]+)" sees exactly the devices allocated to its claims$`, Fn: w.PodSeesAllocatedDevices},
 		{Pattern: `^pod "([^"]+)" sees the same devices as pod "([^"]+)"$`, Fn: w.podsSeeSameDevices},
 		{Pattern: `^pods "([^"]+)" and "([^"]+)" see different devices$`, Fn: w.podsSeeDifferentDevices},
 	}
@@ -36,17 +36,17 @@ const checksAttachment = "checks"
 type seenDevices struct {
 	// nodeChecked says that the kit read the node: prepared and cdi hold
 	// what it found there.
-	nodeChecked bool
+	NodeChecked bool
 	// prepared are the devices the driver prepared for the pod's claims
 	// (pool/device), sorted, as the kubelet recorded them.
-	prepared []string
+	Prepared []string
 	// cdi are the node's CDI devices whose every edit the container shows,
 	// sorted.
 	cdi []string
 	// shown are the driver's devices on the node (pool/device) that the
 	// container shows by what the driver declares it injects
 	// (observe.ShownDevices), sorted.
-	shown []string
+	Shown []string
 	// nvml are the GPU and MIG device UUIDs NVML showed, sorted; nil
 	// without the nvml observer or when NVML could not be loaded.
 	nvml []string
@@ -54,7 +54,7 @@ type seenDevices struct {
 
 // podWithDevices returns a running pod that has devices of the driver
 // allocated; comparing an empty allocation would prove nothing.
-func (w *World) podWithDevices(name string) (*podRecord, error) {
+func (w *World) podWithDevices(name string) (*PodRecord, error) {
 	p, err := w.RunningPod(name)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func cannotObserveReason(nodeReason string) string {
 // the node those decide; with neither, or with an NVML that could not be
 // loaded and no finding otherwise, the step skips as could-not-certify. It
 // attaches which checks ran.
-func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
+func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (context.Context, error) {
 	nodeReason := w.ContractAccess()
 	inContainer := w.containerObservers()
 	if nodeReason != "" && len(inContainer) == 0 {
@@ -118,7 +118,7 @@ func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 			return ctx, err
 		}
 		bad = c.findings
-		seen.nodeChecked, seen.prepared, seen.cdi = true, c.prepared, c.shown
+		seen.NodeChecked, seen.Prepared, seen.cdi = true, c.prepared, c.shown
 		checks = append(checks, fmt.Sprintf("the DRA contract: the driver prepared %s, the container shows exactly their CDI edits (%d CDI devices) and none of the node's %d other CDI devices",
 			strings.Join(c.prepared, ", "), len(c.cdiIDs), c.others))
 	} else {
@@ -152,8 +152,8 @@ func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 			checks = append(checks, "not judged: nvml ("+unjudged+")")
 		}
 	}
-	seen.shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.Report)
-	p.seen = seen
+	seen.Shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.Report)
+	p.Seen = seen
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
 	if len(bad) == 0 && unjudged != "" {
 		return Skip(ctx, "could not certify what the container sees through NVML: "+unjudged)
@@ -163,7 +163,7 @@ func (w *World) podSeesAllocatedDevices(ctx context.Context, name string) (conte
 
 // nodeDevices are the driver's devices on the nodes of the devices
 // allocated to the pod, allocated or not, with their identity.
-func (w *World) nodeDevices(ctx context.Context, p *podRecord) ([]observe.Device, error) {
+func (w *World) nodeDevices(ctx context.Context, p *PodRecord) ([]observe.Device, error) {
 	all, err := w.currentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (w *World) wholeKind(allocated, node []observe.Device) (mine, others []obse
 // allocated devices and the other devices of their nodes. Variables that
 // other drivers' CDI devices of the pod's claims set (peerEnv, known with
 // the node) are theirs, whatever they look like.
-func (w *World) envFindings(name string, p *podRecord, node []observe.Device, peerEnv []string) []string {
+func (w *World) envFindings(name string, p *PodRecord, node []observe.Device, peerEnv []string) []string {
 	report := *p.Report
 	if len(peerEnv) > 0 {
 		report.Env = maps.Clone(report.Env)
@@ -243,7 +243,7 @@ const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 // nvmlFindings compares NVML in the container and its NVIDIA device nodes
 // with the allocated GPUs and partitions and, with the node (withNode),
 // the NVIDIA nodes with those the pod's CDI edits inject.
-func (w *World) nvmlFindings(name string, p *podRecord, c contractResult, withNode bool) []string {
+func (w *World) nvmlFindings(name string, p *PodRecord, c contractResult, withNode bool) []string {
 	names := w.Cfg.partitionNames()
 	partitions := false
 	for _, d := range p.Devices {
@@ -271,10 +271,10 @@ func (w *World) seenBy(name string) (*seenDevices, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.seen == nil {
+	if p.Seen == nil {
 		return nil, fmt.Errorf("pod %s: the kit has not compared its devices yet (a step \"pod %q sees exactly the devices allocated to its claims\" must come first)", name, name)
 	}
-	return p.seen, nil
+	return p.Seen, nil
 }
 
 // podsSeeSameDevices compares what each pod's own container showed: the
@@ -297,14 +297,14 @@ func (w *World) podsSeeSameDevices(name, other string) error {
 		Pod  string
 		seen *seenDevices
 	}{{name, a}, {other, b}} {
-		if len(s.seen.shown) == 0 && len(s.seen.cdi) == 0 && len(s.seen.nvml) == 0 {
+		if len(s.seen.Shown) == 0 && len(s.seen.cdi) == 0 && len(s.seen.nvml) == 0 {
 			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.Pod, w.Cfg.DriverName))
 		}
 	}
-	if !slices.Equal(a.shown, b.shown) {
-		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, List(a.shown), w.Cfg.DriverName, other, List(b.shown)))
+	if !slices.Equal(a.Shown, b.Shown) {
+		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, List(a.Shown), w.Cfg.DriverName, other, List(b.Shown)))
 	}
-	if a.nodeChecked && b.nodeChecked && !slices.Equal(a.cdi, b.cdi) {
+	if a.NodeChecked && b.NodeChecked && !slices.Equal(a.cdi, b.cdi) {
 		bad = append(bad, fmt.Sprintf("pod %s shows the CDI edits of devices %s, pod %s showed those of %s", name, List(a.cdi), other, List(b.cdi)))
 	}
 	if a.nvml != nil && b.nvml != nil && !slices.Equal(a.nvml, b.nvml) {
@@ -325,7 +325,7 @@ func (w *World) podsSeeDifferentDevices(a, b string) error {
 		return err
 	}
 	var bad []string
-	if both := sets.New(sa.prepared...).Intersection(sets.New(sb.prepared...)); both.Len() > 0 {
+	if both := sets.New(sa.Prepared...).Intersection(sets.New(sb.Prepared...)); both.Len() > 0 {
 		bad = append(bad, fmt.Sprintf("the driver prepared %s for both pods %s and %s", List(sets.List(both)), a, b))
 	}
 	if sa.nvml != nil {

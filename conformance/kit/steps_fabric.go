@@ -81,7 +81,7 @@ func (w *World) declaresIMEXChannels(ctx context.Context) (context.Context, erro
 	}
 	return ctx, Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Cfg.IMEXChannelClassName),
 		func(ctx context.Context) (bool, string, error) {
-			devices, err := w.classDevices(ctx, w.Cfg.IMEXChannelClassName)
+			devices, err := w.ClassDevices(ctx, w.Cfg.IMEXChannelClassName)
 			if err != nil {
 				return false, err.Error(), nil
 			}
@@ -107,11 +107,11 @@ func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 
 func (w *World) claimOfOneClique(ctx context.Context, name string, n int) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-	return w.createClaim(ctx, NewClaim(name, withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
+	return w.CreateClaim(ctx, NewClaim(name, withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
 }
 
 func (w *World) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;

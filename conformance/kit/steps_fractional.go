@@ -97,7 +97,7 @@ func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity st
 	spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{
 		Requests: map[resourceapi.QualifiedName]resource.Quantity{testAttribute(capacity): q},
 	}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // claimConsumesTestCapacity checks the claim's one result of the test

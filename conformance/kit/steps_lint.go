@@ -128,7 +128,7 @@ func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 		if class == "" {
 			continue
 		}
-		devs, err := w.classDevices(ctx, class)
+		devs, err := w.ClassDevices(ctx, class)
 		if err != nil {
 			return nil, err
 		}

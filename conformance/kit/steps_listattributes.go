@@ -121,7 +121,7 @@ func (w *World) sysfsNUMASocket(node int64) (int64, bool) {
 }
 
 // devicePCIFunction is the device's pciBusID.
-func devicePCIFunction(d publishedDevice) (string, error) {
+func devicePCIFunction(d PublishedDevice) (string, error) {
 	a, ok := d.Attributes[pciBusIDAttribute]
 	if !ok || a.StringValue == nil {
 		return "", fmt.Errorf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute)
@@ -213,12 +213,12 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.createClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.CreateClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
 // claim, in result order.
-func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]publishedDevice, error) {
+func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]PublishedDevice, error) {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
@@ -228,11 +228,11 @@ func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]publ
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]publishedDevice{}
+	byID := map[string]PublishedDevice{}
 	for _, d := range devices {
 		byID[d.ID()] = d
 	}
-	var out []publishedDevice
+	var out []PublishedDevice
 	for _, r := range results {
 		d, ok := byID[r.Pool+"/"+r.Device]
 		if !ok {
@@ -286,7 +286,7 @@ func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (conte
 		return ctx, err
 	}
 	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
-	return ctx, w.createClaim(ctx, NewClaim(claim, spec))
+	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
 }
 
 // claimDevicesShareNUMANode checks that the claim's devices publish NUMA
@@ -344,7 +344,7 @@ func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 		return ctx, fmt.Errorf("list the NUMA nodes in the node's sysfs: %w", err)
 	}
 	n := int64(len(nodes)) + 1
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
@@ -354,5 +354,5 @@ func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
 	spec := claimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
-	return ctx, w.createClaim(ctx, NewClaim(claim, spec))
+	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
 }

@@ -173,7 +173,7 @@ func (w *World) claimTestDriverRole(ctx context.Context, name, role string) erro
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1, testRoleSelector(role))))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1, testRoleSelector(role))))
 }
 
 // claimAllocatedPerDevice checks that the claim got the test driver's
@@ -255,7 +255,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	var found []*multiNodeDevice
 	picked := map[string]bool{}
 	for _, class := range classes {
-		inClass, err := w.classDevices(ctx, class)
+		inClass, err := w.ClassDevices(ctx, class)
 		if err != nil {
 			return ctx, err
 		}
@@ -303,7 +303,7 @@ func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
 		return err
 	}
 	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
-	return w.createClaim(ctx, NewClaim(name, claimSpec(m.class, 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(m.class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,

@@ -48,7 +48,7 @@ func (w *World) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (cont
 			continue
 		}
 		var err error
-		ctx, err = w.podSeesAllocatedDevices(ctx, name)
+		ctx, err = w.PodSeesAllocatedDevices(ctx, name)
 		switch {
 		case err == nil:
 		case errors.Is(err, godog.ErrSkip):

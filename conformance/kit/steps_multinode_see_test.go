@@ -27,7 +27,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 		roots[node] = filepath.Join(base, node)
 		writeHost(t, roots[node], w)
 	}
-	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, pods: map[string]*podRecord{}, Ns: "test"}
+	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, Pods: map[string]*PodRecord{}, Ns: "test"}
 	w.Cfg.DriverName, w.Cfg.TorusShapeAttribute, w.Cfg.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
 	w.Cfg.NodeEmulatorRoots = roots
 	client := fake.NewClientset()
@@ -37,7 +37,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		w.pods[name] = &podRecord{Name: name, Report: r}
+		w.Pods[name] = &PodRecord{Name: name, Report: r}
 	}
 	w.Kube = client
 	return w
@@ -47,7 +47,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 // multiNodeTorusWorld on them.
 func subsliceOn(shape string, hosts ...string) *multiNodeDevice {
 	m := &multiNodeDevice{class: "subslice.tpu.drakit.dev", subslice: true, identity: "TPU-SUB-x", hosts: hosts, nodes: hosts, pods: map[string]string{},
-		device: publishedDevice{Pool: "slice-torus-a", Name: "sub", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+		device: PublishedDevice{Pool: "slice-torus-a", Name: "sub", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 			"tpu.drakit.dev/shape": {StringValue: ptr.To(shape)}}}}
 	for _, h := range hosts {
 		m.pods[h] = "shared-" + h

@@ -21,7 +21,7 @@ import (
 // so the kit never invents one.
 func (w *World) opaqueConfigSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, Fn: w.claimWithSampleConfig, Needs: needsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, Fn: w.claimWithSampleConfig, Needs: NeedsWhole(false, 1)},
 		{Pattern: `^pod "([^"]+)" shows the effect of the driver's sample opaque config$`, Fn: w.podShowsSampleConfig},
 	}
 }
@@ -39,12 +39,12 @@ func (w *World) claimWithSampleConfig(ctx context.Context, name string, n int) (
 	}
 	spec := claimSpec(w.Cfg.DeviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
-		Requests: []string{requestName},
+		Requests: []string{RequestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
 			Driver: w.Cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
 		}},
 	}}
-	return ctx, w.createClaim(ctx, NewClaim(name, spec))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // podShowsSampleConfig checks that the pod's container has every variable

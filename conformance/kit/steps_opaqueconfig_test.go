@@ -31,7 +31,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 	cfg := referenceDriverConfig()
 	cfg.OpaqueConfig = sampleConfig
 	kube := fake.NewClientset()
-	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &Ledger{}, scenario: &godog.Scenario{Name: "s"}, pods: map[string]*podRecord{}}
+	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &Ledger{}, scenario: &godog.Scenario{Name: "s"}, Pods: map[string]*PodRecord{}}
 	if _, err := w.claimWithSampleConfig(t.Context(), "configured", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{"ignored", map[string]string{"OTHER": "x"}, "ignored the opaque config"},
 		{"other value", map[string]string{"GPU_SHARING_STRATEGY": "MPS"}, "GPU_SHARING_STRATEGY=MPS, want TimeSlicing"},
 	} {
-		w := &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}}}}
+		w := &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}}}}
 		err := w.podShowsSampleConfig("p")
 		judge(t, tc.Name, err, tc.want)
 	}
@@ -92,7 +92,7 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{"per device", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1", "GPU_DEVICE_3_SHARING": "TimeSlicing on gpu-3"}, ""},
 		{"one device ignored", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1"}, "no GPU_DEVICE_3_SHARING"},
 	} {
-		w := &World{Suite: &Suite{Cfg: cfg}, pods: map[string]*podRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}, Devices: devices}}}
+		w := &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}, Devices: devices}}}
 		judge(t, tc.Name, w.podShowsSampleConfig("p"), tc.want)
 	}
 }

@@ -91,7 +91,7 @@ func (w *World) driverPublishesPartitionable(ctx context.Context) (context.Conte
 // leased ones when it holds a lease) whose partitions offer the role.
 func (w *World) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
 	var out []inventory.Unit
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		if _, ok := u.Profile(role); ok {
 			out = append(out, u)
 		}
@@ -188,7 +188,7 @@ func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string
 	for _, n := range w.named {
 		taken[n.unit.ID] = true
 	}
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		ok := u.Partitionable() && !taken[u.ID] && len(u.Whole) > 0
 		for _, r := range roles {
 			_, has := u.Profile(r)
@@ -199,7 +199,7 @@ func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string
 			return nil
 		}
 	}
-	return fmt.Errorf("no partitionable device with a whole device and %v partitions is left for %q; the driver's: %s", roles, alias, describeUnits(w.leasedUnits(ctx)))
+	return fmt.Errorf("no partitionable device with a whole device and %v partitions is left for %q; the driver's: %s", roles, alias, describeUnits(w.LeasedUnits(ctx)))
 }
 
 func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
@@ -218,7 +218,7 @@ func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context,
 // pickPreCreated names a device of the scenario's lease with pre-created
 // partitions.
 func (w *World) pickPreCreated(ctx context.Context, alias string) error {
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		if len(u.PreCreated()) > 0 {
 			w.named[alias] = named{unit: u, parent: unitParent(u)}
 			return nil
@@ -260,7 +260,7 @@ func (w *World) roleSelector(ctx context.Context, roleName, alias string) (strin
 		alts = append(alts, "("+names.unitSelector(unitParent(u), p.Profile)+")")
 	}
 	if len(alts) == 0 {
-		return "", fmt.Errorf("no device of the driver has %q partitions (%s): %s", role, role.Describe(), describeUnits(w.leasedUnits(ctx)))
+		return "", fmt.Errorf("no device of the driver has %q partitions (%s): %s", role, role.Describe(), describeUnits(w.LeasedUnits(ctx)))
 	}
 	return strings.Join(alts, " || "), nil
 }
@@ -270,7 +270,7 @@ func (w *World) claimPartitions(ctx context.Context, name string, n int, role, a
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
@@ -282,7 +282,7 @@ func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
+			return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
 		}
 	}
 	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Cfg.UUIDAttribute)
@@ -293,7 +293,7 @@ func (w *World) claimWhole(ctx context.Context, name, alias string) error {
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
@@ -311,7 +311,7 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		ExactRequest(subrequestWhole, w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
 		ExactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
 	}}}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // preferPartitionSpec is a claim with one prioritized-list request: a
@@ -327,7 +327,7 @@ func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resou
 		return s
 	}
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-		Name: requestName,
+		Name: RequestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
 			sub(subrequestPartition, w.Cfg.PartitionClassName, roleSel, names.memorySelector(min)),
 			sub(subrequestWhole, w.Cfg.DeviceClass(), names.memorySelector(min)),
@@ -403,12 +403,12 @@ func (w *World) claimPreferRole(ctx context.Context, name, role string, minimum 
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, NewClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
+	return w.CreateClaim(ctx, NewClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
 }
 
 // allocatedResults waits for the claim's allocation and returns the
 // driver's results joined with their published devices.
-func (w *World) allocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []publishedDevice, error) {
+func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []PublishedDevice, error) {
 	var c *resourceapi.ResourceClaim
 	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
 		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
@@ -429,7 +429,7 @@ func (w *World) allocatedResults(ctx context.Context, claim string) ([]resourcea
 	if err != nil {
 		return nil, nil, err
 	}
-	devices := make([]publishedDevice, 0, len(results))
+	devices := make([]PublishedDevice, 0, len(results))
 	for _, r := range results {
 		d, ok := findDevice(all, r.Pool, r.Device)
 		if !ok {
@@ -441,11 +441,11 @@ func (w *World) allocatedResults(ctx context.Context, claim string) ([]resourcea
 }
 
 func (w *World) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
-	results, _, err := w.allocatedResults(ctx, claim)
+	results, _, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return err
 	}
-	want := requestName + "/" + sub
+	want := RequestName + "/" + sub
 	for _, r := range results {
 		if r.Request != want {
 			return fmt.Errorf("claim %s: device %s/%s was allocated for request %s, expected %s", claim, r.Pool, r.Device, r.Request, want)
@@ -460,7 +460,7 @@ func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error
 		return err
 	}
 	min := mem[0]
-	_, devices, err := w.allocatedResults(ctx, claim)
+	_, devices, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return err
 	}
@@ -480,7 +480,7 @@ func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error
 // claimParents returns the parent identities of the partitions allocated to
 // a claim; a device that is not a partition is a finding.
 func (w *World) claimParents(ctx context.Context, claim string) ([]string, error) {
-	_, devices, err := w.allocatedResults(ctx, claim)
+	_, devices, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -526,9 +526,9 @@ func (w *World) claimPartitionsOf(ctx context.Context, claim, alias string, on b
 }
 
 func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
-	var devices []publishedDevice
+	var devices []PublishedDevice
 	for _, claim := range []string{a, b} {
-		_, ds, err := w.allocatedResults(ctx, claim)
+		_, ds, err := w.AllocatedResults(ctx, claim)
 		if err != nil {
 			return err
 		}

@@ -36,15 +36,15 @@ func (w *World) CreatePod(ctx context.Context, name string, claims []PodClaim) e
 // caller) and records it.
 func (w *World) CreateProbePod(ctx context.Context, pod *corev1.Pod) error {
 	name := pod.Name
-	if _, exists := w.pods[name]; exists {
+	if _, exists := w.Pods[name]; exists {
 		return fmt.Errorf("pod %s: the scenario already created a pod with this name", name)
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod %s: %w", name, err)
 	}
-	w.Ledger.Add(kindPod, name)
-	w.pods[name] = &podRecord{Name: name, UID: pod.UID}
+	w.Ledger.Add(KindPod, name)
+	w.Pods[name] = &PodRecord{Name: name, UID: pod.UID}
 	klog.FromContext(ctx).V(2).Info("Created probe pod", "pod", name, "uid", pod.UID)
 	return nil
 }
@@ -81,9 +81,9 @@ func (w *World) podIsRunning(ctx context.Context, name string) error {
 			return true, "", nil
 		case corev1.PodSucceeded, corev1.PodFailed:
 			return false, "", fmt.Errorf("pod %s ended before the kit could inspect it: %s; log tail: %s",
-				name, DescribePod(got), w.logTail(ctx, name))
+				name, DescribePod(got), w.LogTail(ctx, name))
 		}
-		if problem := w.probeImageProblem(got); problem != "" {
+		if problem := w.ProbeImageProblem(got); problem != "" {
 			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
 		}
 		return false, DescribePod(got), nil
@@ -128,7 +128,7 @@ func (w *World) ReadContainerReport(ctx context.Context, name, container string)
 // allocated to them, joined with their ResourceSlice entries: the claims of
 // its claim entries and the claim the scheduler created for its extended
 // resources (KEP-5004), under the entry extendedClaimEntry.
-func (w *World) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+func (w *World) resolvePodClaims(ctx context.Context, p *PodRecord, pod *corev1.Pod) error {
 	devices, err := w.currentDevices(ctx)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (w *World) resolvePodClaims(ctx context.Context, p *podRecord, pod *corev1.
 		}
 	}
 	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
-		if err := resolve(extendedClaimEntry, st.ResourceClaimName); err != nil {
+		if err := resolve(ExtendedClaimEntry, st.ResourceClaimName); err != nil {
 			return err
 		}
 	}
@@ -204,13 +204,13 @@ func (w *World) PodClaimName(ctx context.Context, pod, entry string) (string, er
 // and fails at once if the pod gets bound to a node instead; the reference
 // allocator must then find no allocation of its claims either (the oracle).
 func (w *World) podUnschedulable(ctx context.Context, name string) (context.Context, error) {
-	if err := w.waitUnschedulable(ctx, name); err != nil {
+	if err := w.WaitUnschedulable(ctx, name); err != nil {
 		return ctx, err
 	}
 	return w.proveUnschedulable(ctx, name)
 }
 
-func (w *World) waitUnschedulable(ctx context.Context, name string) error {
+func (w *World) WaitUnschedulable(ctx context.Context, name string) error {
 	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to be marked PodScheduled=False with reason Unschedulable", name), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -281,7 +281,7 @@ func DescribePod(pod *corev1.Pod) string {
 }
 
 // logTail is the end of the probe container's log, for error messages.
-func (w *World) logTail(ctx context.Context, name string) string {
+func (w *World) LogTail(ctx context.Context, name string) string {
 	lines := int64(20)
 	data, err := w.podLogs(ctx, w.Ns, name, &corev1.PodLogOptions{Container: ProbeContainer, TailLines: &lines})
 	if err != nil {
@@ -299,7 +299,7 @@ var imageReasons = map[string]bool{"ErrImageNeverPull": true, "ErrImagePull": tr
 
 // probeImageProblem says why the node cannot run the probe image, with the
 // fix; "" when nothing says so.
-func (w *World) probeImageProblem(pod *corev1.Pod) string {
+func (w *World) ProbeImageProblem(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.State.Waiting == nil || !imageReasons[cs.State.Waiting.Reason] {
 			continue
@@ -331,3 +331,8 @@ func (w *World) lastWarning(ctx context.Context, pod string) string {
 	last := slices.MaxFunc(warnings, func(a, b corev1.Event) int { return eventTime(a).Time.Compare(eventTime(b).Time) })
 	return last.Reason + ": " + last.Message
 }
+
+// extendedClaimEntry is the key of a pod's claim for its extended resources
+// among podRecord.claims: the scheduler's own name for it before it exists,
+// which no claim entry of a pod spec can have (it is no DNS label).
+const ExtendedClaimEntry = "<extended-resources>"

@@ -18,13 +18,13 @@ func TestProbeImageProblem(t *testing.T) {
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "no such image"}},
 		}}}}
 	}
-	got := w.probeImageProblem(waiting("ErrImageNeverPull"))
+	got := w.ProbeImageProblem(waiting("ErrImageNeverPull"))
 	for _, want := range []string{"probe image drakit.dev/probe:dev", "ErrImageNeverPull: no such image", "drakit images import _output/images/probe.tar", "--probe-image"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problem %q lacks %q", got, want)
 		}
 	}
-	if got := w.probeImageProblem(waiting("ContainerCreating")); got != "" {
+	if got := w.ProbeImageProblem(waiting("ContainerCreating")); got != "" {
 		t.Errorf("a pod still being created: %q, want no problem", got)
 	}
 }

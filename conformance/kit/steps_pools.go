@@ -73,7 +73,7 @@ func (w *World) TestDeviceClass(ctx context.Context) (string, error) {
 	if _, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("create DeviceClass %s: %w", name, err)
 	}
-	w.Ledger.Add(kindDeviceClass, name)
+	w.Ledger.Add(KindDeviceClass, name)
 	return name, nil
 }
 
@@ -272,7 +272,7 @@ func (w *World) claimTestDriverDevices(ctx context.Context, name, first, second 
 		ExactRequest(first, class, 1, role(first)),
 		ExactRequest(second, class, 1, role(second)),
 	}}}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
 // podScheduled waits for the pod to be bound to a node; it need not start
@@ -311,7 +311,7 @@ func (w *World) claimTestDriverDevice(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return w.createClaim(ctx, NewClaim(name, claimSpec(class, 1)))
+	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1)))
 }
 
 // podUnschedulableBecause waits for the scheduler to mark the pod

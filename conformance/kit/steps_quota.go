@@ -24,26 +24,26 @@ func (w *World) quotaSteps() []StepDef {
 }
 
 // deviceQuotaName is the name of the scenario's ResourceQuota.
-const deviceQuotaName = "devices"
+const DeviceQuotaName = "devices"
 
 // deviceQuotaResource is the quota resource that counts the devices claims
 // of the namespace request from a DeviceClass.
-func deviceQuotaResource(class string) corev1.ResourceName {
+func DeviceQuotaResource(class string) corev1.ResourceName {
 	return corev1.ResourceName(class + ".deviceclass.resource.k8s.io/devices")
 }
 
 // namespaceDeviceQuota creates the quota and waits until the quota
 // controller has filled in its status: admission enforces status.hard.
 func (w *World) namespaceDeviceQuota(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.Cfg.DeviceClass())
-	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{
+	res := DeviceQuotaResource(w.Cfg.DeviceClass())
+	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(DeviceQuotaName), Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{res: *resource.NewQuantity(int64(n), resource.DecimalSI)},
 	}}
 	if _, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create ResourceQuota %s: %w", deviceQuotaName, err)
+		return fmt.Errorf("create ResourceQuota %s: %w", DeviceQuotaName, err)
 	}
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
-		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+DeviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, DeviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -56,7 +56,7 @@ func (w *World) namespaceDeviceQuota(ctx context.Context, n int) error {
 // remembers the outcome, as submitClaim does.
 func (w *World) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
 	class := w.Cfg.DeviceClass()
-	claim := NewClaim(name, firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second))))
+	claim := NewClaim(name, FirstAvailableSpec(SubRequest(firstName, class, int64(first)), SubRequest(secondName, class, int64(second))))
 	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
 		w.Ledger.Add(KindClaim, name)
@@ -71,19 +71,19 @@ func (w *World) rejectedByQuota() error {
 		return err
 	}
 	if s.Err == nil {
-		return fmt.Errorf("the API server accepted %s; expected 403 Forbidden: exceeded quota %s", s.label(), deviceQuotaName)
+		return fmt.Errorf("the API server accepted %s; expected 403 Forbidden: exceeded quota %s", s.Label(), DeviceQuotaName)
 	}
-	if !apierrors.IsForbidden(s.Err) || !strings.Contains(s.Err.Error(), "exceeded quota: "+deviceQuotaName) {
-		return fmt.Errorf("%s was rejected, but not as exceeding quota %s (reason %s): %v", s.label(), deviceQuotaName, apierrors.ReasonForError(s.Err), s.Err)
+	if !apierrors.IsForbidden(s.Err) || !strings.Contains(s.Err.Error(), "exceeded quota: "+DeviceQuotaName) {
+		return fmt.Errorf("%s was rejected, but not as exceeding quota %s (reason %s): %v", s.Label(), DeviceQuotaName, apierrors.ReasonForError(s.Err), s.Err)
 	}
 	return nil
 }
 
 func (w *World) quotaUsed(ctx context.Context, n int) error {
-	res := deviceQuotaResource(w.Cfg.DeviceClass())
+	res := DeviceQuotaResource(w.Cfg.DeviceClass())
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", deviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
-		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", DeviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, DeviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}

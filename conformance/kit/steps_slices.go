@@ -14,9 +14,9 @@ import (
 // sliceSteps look at what the driver publishes in its ResourceSlices.
 func (w *World) sliceSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^the driver publishes at least (\d+) devices?$`, Fn: w.driverPublishesAtLeast, Needs: needsWhole(true, 0)},
+		{Pattern: `^the driver publishes at least (\d+) devices?$`, Fn: w.driverPublishesAtLeast, Needs: NeedsWhole(true, 0)},
 		{`^the driver publishes (\d+) devices on one node with the same "([^"]+)"$`, w.driverPublishesSharing, func(n *ScenarioNeeds, a []string) {
-			needsWhole(true, 0)(n, a)
+			NeedsWhole(true, 0)(n, a)
 			n.sameAttribute = resourceapi.QualifiedName(a[1])
 		}},
 		{Pattern: `^every slice of the driver with counter-consuming devices names a partition type attribute that each of them has as a string$`, Fn: w.driverNamesPartitionTypes},
@@ -98,7 +98,7 @@ func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context
 }
 
 // currentDevices lists the driver's devices now.
-func (w *World) currentDevices(ctx context.Context) ([]publishedDevice, error) {
+func (w *World) currentDevices(ctx context.Context) ([]PublishedDevice, error) {
 	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) 
 			return ctx, err
 		}
 	}
-	devices, err := w.classDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
@@ -138,7 +138,7 @@ func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) 
 }
 
 // describeAttribute summarizes attr over devices for skip reasons.
-func describeAttribute(devices []publishedDevice, driver, attr string) string {
+func describeAttribute(devices []PublishedDevice, driver, attr string) string {
 	counts := map[string]int{}
 	missing := 0
 	for _, d := range devices {

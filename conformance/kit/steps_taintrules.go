@@ -284,7 +284,7 @@ func (w *World) submitSliceWithTaints(ctx context.Context, name string, n int) e
 // run of the kit against another driver on the same cluster at the same
 // time (the verdict matrix certifies many drivers side by side).
 func (s *Suite) removeLeftoverRules(ctx context.Context) error {
-	list, err := s.Kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: labelManagedBy + "=" + managedByKit})
+	list, err := s.Kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByKit})
 	if apierrors.IsNotFound(err) {
 		return nil // the API server serves no DeviceTaintRules: there can be none
 	}

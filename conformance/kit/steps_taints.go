@@ -48,11 +48,11 @@ type taintState struct {
 }
 
 // quotedName matches each name in "a", "b" and "c".
-var quotedName = regexp.MustCompile(`"([^"]+)"`)
+var QuotedName = regexp.MustCompile(`"([^"]+)"`)
 
 // needsNamedDevices leases one whole device per name.
 func needsNamedDevices(n *ScenarioNeeds, args []string) {
-	n.wholeAtLeast = max(n.wholeAtLeast, len(quotedName.FindAllString(args[0], -1)))
+	n.wholeAtLeast = max(n.wholeAtLeast, len(QuotedName.FindAllString(args[0], -1)))
 }
 
 // needsDevicesWithoutCounters leases whole devices that consume no
@@ -66,13 +66,13 @@ func needsDevicesWithoutCounters(n *ScenarioNeeds, _ []string) {
 // holdDevices names whole devices of the scenario's lease, with an
 // identity, in lease order.
 func (w *World) holdDevices(ctx context.Context, list string) error {
-	names := quotedName.FindAllStringSubmatch(list, -1)
+	names := QuotedName.FindAllStringSubmatch(list, -1)
 	taken := map[string]bool{}
 	for _, d := range w.taint.devices {
 		taken[d.ID()] = true
 	}
 	var free []inventory.Device
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		for _, d := range u.Whole {
 			if d.Identity != "" && !taken[d.ID()] {
 				free = append(free, d)
@@ -138,7 +138,7 @@ func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint,
 		}
 		req.Tolerations = []resourceapi.DeviceToleration{t}
 	}
-	return w.createClaim(ctx, NewClaim(claim, spec))
+	return w.CreateClaim(ctx, NewClaim(claim, spec))
 }
 
 // adminAccessLabel is the namespace label that permits adminAccess requests

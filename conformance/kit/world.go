@@ -26,8 +26,8 @@ import (
 
 // Labels the kit puts on what it creates.
 const (
-	labelManagedBy = "app.kubernetes.io/managed-by"
-	managedByKit   = "drakit-conformance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByKit   = "drakit-conformance"
 	// namespacePrefix is the generateName of scenario namespaces.
 	namespacePrefix = "drakit-"
 )
@@ -95,7 +95,7 @@ type World struct {
 	Ledger   *Ledger
 	// pods are the pods the scenario created, by name; kept after deletion
 	// so later steps can compare with what they saw.
-	pods map[string]*podRecord
+	Pods map[string]*PodRecord
 	// multiNode is the driver's device available on several nodes that
 	// the multi-host steps use, once found.
 	multiNode *multiNodeDevice
@@ -115,9 +115,6 @@ type World struct {
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
-	// extended is what the KEP-5004 steps remember: DeviceClasses with
-	// their extended resource names, the nodes' resources.
-	extended extendedState
 	// attach is the scenario's attach controller (KEP-5007).
 	attach attachController
 	// releases undo what the scenario holds on the node (the emulator's
@@ -143,7 +140,7 @@ type World struct {
 }
 
 // podRecord is what the kit learned about one of its pods.
-type podRecord struct {
+type PodRecord struct {
 	Name string
 	UID  types.UID
 	// report is the probe's report, read once the pod runs.
@@ -156,7 +153,7 @@ type podRecord struct {
 	Devices []observe.Device
 	// seen is what the container was found to see, once a "sees exactly"
 	// step compared it.
-	seen *seenDevices
+	Seen *seenDevices
 }
 
 // claimRecord identifies a ResourceClaim object.
@@ -171,11 +168,11 @@ type Submission struct {
 	Err        error
 }
 
-func (s *Submission) label() string { return s.Kind + " " + s.Name }
+func (s *Submission) Label() string { return s.Kind + " " + s.Name }
 
 // newWorld is a new scenario's world in the run of s.
 func newWorld(s *Suite) *World {
-	return &World{Suite: s, Ledger: &Ledger{}, pods: map[string]*podRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
+	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
 		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
 }
 
@@ -231,7 +228,7 @@ func (w *World) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	ns, err := w.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: namespacePrefix,
-			Labels:       map[string]string{labelManagedBy: managedByKit},
+			Labels:       map[string]string{LabelManagedBy: ManagedByKit},
 			Annotations:  map[string]string{"drakit.dev/scenario": sc.Name},
 		},
 	}, metav1.CreateOptions{})
@@ -357,8 +354,8 @@ func Findings(list []string) error {
 }
 
 // pod returns the record of a pod the scenario created.
-func (w *World) Pod(name string) (*podRecord, error) {
-	p, ok := w.pods[name]
+func (w *World) Pod(name string) (*PodRecord, error) {
+	p, ok := w.Pods[name]
 	if !ok {
 		return nil, fmt.Errorf("pod %s: the scenario did not create it (a step must create it first)", name)
 	}
@@ -367,7 +364,7 @@ func (w *World) Pod(name string) (*podRecord, error) {
 
 // runningPod returns the record of a pod whose report and claims the kit has
 // read, which the "is running" step does.
-func (w *World) RunningPod(name string) (*podRecord, error) {
+func (w *World) RunningPod(name string) (*PodRecord, error) {
 	p, err := w.Pod(name)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package kit
+package prioritized
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 )
 
@@ -21,11 +22,11 @@ import (
 // alternatives (firstAvailable subrequests) of the driver's DeviceClass,
 // and what the scheduler chose and passed on. The prioritized lists of
 // partitions and whole devices are in steps_partitions.go.
-func (w *World) prioritizedSteps() []StepDef {
-	return []StepDef{
+func (w *world) prioritizedSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting first (\d+) devices? as "([^"]+)", else (\d+) devices? as "([^"]+)"$`, Fn: w.claimFirstAvailable, Needs: needsLargerCount(1, 3)},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting first more devices than the scenario may use as "([^"]+)", else (\d+) devices? as "([^"]+)"(, with opaque config for each subrequest and for the request)?$`, Fn: w.claimFirstTooMany, Needs: needsWhole(false, 2)},
-		{Pattern: `^a ResourceClaim "([^"]+)" with request "([^"]+)" for 1 device and request "([^"]+)" for 1 device, first as "([^"]+)" with the identity of the device of "([^"]+)", else as "([^"]+)"$`, Fn: w.claimConstrainedSubrequest, Needs: func(n *ScenarioNeeds, _ []string) { n.wholeClaims += 2 }},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting first more devices than the scenario may use as "([^"]+)", else (\d+) devices? as "([^"]+)"(, with opaque config for each subrequest and for the request)?$`, Fn: w.claimFirstTooMany, Needs: kit.NeedsWhole(false, 2)},
+		{Pattern: `^a ResourceClaim "([^"]+)" with request "([^"]+)" for 1 device and request "([^"]+)" for 1 device, first as "([^"]+)" with the identity of the device of "([^"]+)", else as "([^"]+)"$`, Fn: w.claimConstrainedSubrequest, Needs: func(n *kit.ScenarioNeeds, _ []string) { n.WholeClaims += 2 }},
 		{Pattern: `^the claim "([^"]+)" is allocated for exactly the requests ((?:"[^"]+"(?:, | and )?)+)$`, Fn: w.claimAllocatedForRequests},
 		{Pattern: `^the kubelet recorded the devices the driver prepared for the claim "([^"]+)" under request "([^"]+)" alone$`, Fn: w.preparedUnderRequest},
 		{Pattern: `^the allocation of the claim "([^"]+)" passes the driver the claim's config for exactly ((?:"[^"]+"(?:, | and )?)+)$`, Fn: w.allocationPassesConfig},
@@ -36,44 +37,27 @@ func (w *World) prioritizedSteps() []StepDef {
 
 // needsLargerCount leases as many whole devices as the larger of the two
 // counts the step names.
-func needsLargerCount(a, b int) func(*ScenarioNeeds, []string) {
-	return func(n *ScenarioNeeds, args []string) {
+func needsLargerCount(a, b int) func(*kit.ScenarioNeeds, []string) {
+	return func(n *kit.ScenarioNeeds, args []string) {
 		x, errA := strconv.Atoi(args[a])
 		y, errB := strconv.Atoi(args[b])
 		if errA != nil || errB != nil {
 			return // godog reports the bad argument when the step runs
 		}
-		n.wholeClaims += max(x, y)
+		n.WholeClaims += max(x, y)
 	}
 }
 
-// subRequest is a subrequest for count devices of class.
-func subRequest(name, class string, count int64, selectors ...string) resourceapi.DeviceSubRequest {
-	s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: count}
-	for _, e := range selectors {
-		s.Selectors = append(s.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
-	}
-	return s
-}
-
-// firstAvailableSpec is a claim with one request (requestName) that lists
-// the subrequests in order.
-func firstAvailableSpec(subs ...resourceapi.DeviceSubRequest) resourceapi.ResourceClaimSpec {
-	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-		Name: requestName, FirstAvailable: subs,
-	}}}}
-}
-
-func (w *World) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
+func (w *world) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
 	class := w.Cfg.DeviceClass()
-	spec := firstAvailableSpec(subRequest(firstName, class, int64(first)), subRequest(secondName, class, int64(second)))
-	return w.createClaim(ctx, NewClaim(name, spec))
+	spec := kit.FirstAvailableSpec(kit.SubRequest(firstName, class, int64(first)), kit.SubRequest(secondName, class, int64(second)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // leasedWholeDevices counts the whole devices the scenario may use.
-func (w *World) leasedWholeDevices(ctx context.Context) int {
+func (w *world) leasedWholeDevices(ctx context.Context) int {
 	n := 0
-	for _, u := range w.leasedUnits(ctx) {
+	for _, u := range w.LeasedUnits(ctx) {
 		n += len(u.Whole)
 	}
 	return n
@@ -109,11 +93,11 @@ func opaqueConfigFor(request string) (resourceapi.DeviceClaimConfiguration, erro
 // leased, which no node can satisfy within the lease, then for count
 // devices; with config, one opaque entry per subrequest and one for the
 // whole request.
-func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
+func (w *world) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
 	class := w.Cfg.DeviceClass()
-	spec := firstAvailableSpec(subRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), subRequest(fallback, class, int64(count)))
+	spec := kit.FirstAvailableSpec(kit.SubRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), kit.SubRequest(fallback, class, int64(count)))
 	if withConfig != "" {
-		for _, r := range []string{requestName + "/" + tooMany, requestName + "/" + fallback, requestName} {
+		for _, r := range []string{kit.RequestName + "/" + tooMany, kit.RequestName + "/" + fallback, kit.RequestName} {
 			c, err := opaqueConfigFor(r)
 			if err != nil {
 				return err
@@ -121,7 +105,7 @@ func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, cou
 			spec.Devices.Config = append(spec.Devices.Config, c)
 		}
 	}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // claimConstrainedSubrequest asks for one device in request first and one
@@ -129,25 +113,25 @@ func (w *World) claimFirstTooMany(ctx context.Context, name, tooMany string, cou
 // device of first: a matchAttribute constraint on the identity attribute
 // over first and second/<same>, which two devices never satisfy, so the
 // scheduler must pick second's next subrequest.
-func (w *World) claimConstrainedSubrequest(ctx context.Context, name, first, second, same, boundTo, other string) error {
+func (w *world) claimConstrainedSubrequest(ctx context.Context, name, first, second, same, boundTo, other string) error {
 	if boundTo != first {
 		return fmt.Errorf("claim %s: subrequest %s can be bound to the identity of request %s only, not %q", name, same, first, boundTo)
 	}
 	class := w.Cfg.DeviceClass()
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		ExactRequest(first, class, 1),
-		{Name: second, FirstAvailable: []resourceapi.DeviceSubRequest{subRequest(same, class, 1), subRequest(other, class, 1)}},
+		kit.ExactRequest(first, class, 1),
+		{Name: second, FirstAvailable: []resourceapi.DeviceSubRequest{kit.SubRequest(same, class, 1), kit.SubRequest(other, class, 1)}},
 	}}}
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 	identity := resourceapi.FullyQualifiedName(domain + "/" + id)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{Requests: []string{first, second + "/" + same}, MatchAttribute: &identity}}
-	return w.createClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // quotedList returns the names in `"a", "b" and "c"`.
 func quotedList(list string) []string {
 	var out []string
-	for _, m := range quotedName.FindAllStringSubmatch(list, -1) {
+	for _, m := range kit.QuotedName.FindAllStringSubmatch(list, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -156,9 +140,9 @@ func quotedList(list string) []string {
 // claimAllocatedForRequests checks that the claim's results of the driver
 // name exactly these requests (a subrequest as request/subrequest), one
 // result each, each on a device of its own.
-func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list string) error {
-	want := SortedCopy(quotedList(list))
-	results, _, err := w.allocatedResults(ctx, claim)
+func (w *world) claimAllocatedForRequests(ctx context.Context, claim, list string) error {
+	want := kit.SortedCopy(quotedList(list))
+	results, _, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return err
 	}
@@ -173,11 +157,11 @@ func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list strin
 		}
 		devices[id] = r.Request
 	}
-	got = SortedCopy(got)
+	got = kit.SortedCopy(got)
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation results name the requests %s, expected %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // allocationPassesConfig checks the config of the claim's allocation, which
@@ -186,9 +170,9 @@ func (w *World) claimAllocatedForRequests(ctx context.Context, claim, list strin
 // kit wrote for the listed requests, each still naming its request or, as
 // kube-scheduler writes an entry that covers every request of the claim,
 // none (all). The scheduler's work, not the driver's.
-func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) error {
-	want := SortedCopy(quotedList(list))
-	if _, _, err := w.allocatedResults(ctx, claim); err != nil {
+func (w *world) allocationPassesConfig(ctx context.Context, claim, list string) error {
+	want := kit.SortedCopy(quotedList(list))
+	if _, _, err := w.AllocatedResults(ctx, claim); err != nil {
 		return err
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
@@ -212,11 +196,11 @@ func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) 
 			bad = append(bad, fmt.Sprintf("claim %s: the allocation's config written for %s applies to requests %v", claim, params[configMarker], cfg.Requests))
 		}
 	}
-	got = SortedCopy(got)
+	got = kit.SortedCopy(got)
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("claim %s: status.allocation.devices.config passes the driver the claim's config for %s, expected exactly %s", claim, strings.Join(got, ", "), strings.Join(want, ", ")))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // preparedUnderRequest checks the request names the driver returned from
@@ -225,15 +209,15 @@ func (w *World) allocationPassesConfig(ctx context.Context, claim, list string) 
 // request's name, so a device allocated for request/subrequest must be
 // returned for the request alone (the kubeletplugin library strips the
 // subrequest).
-func (w *World) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
+func (w *world) preparedUnderRequest(ctx context.Context, claim, request string) (context.Context, error) {
 	if w.Cfg.NodeKubeletRootDir == "" {
-		return Skip(ctx, KubeletStateSkipReason)
+		return kit.Skip(ctx, kit.KubeletStateSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -251,7 +235,7 @@ func (w *World) preparedUnderRequest(ctx context.Context, claim, request string)
 			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.Cfg.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
 		}
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // strictDefects add a field that the v1 DeviceSubRequest does not have to
@@ -268,15 +252,15 @@ var strictDefects = map[string]func(class string) (string, any){
 // submitClaimStrict posts the claim as JSON with fieldValidation=Strict,
 // so that the API server answers a field the type does not have with an
 // error instead of dropping it.
-func (w *World) submitClaimStrict(ctx context.Context, name, defect string) error {
+func (w *world) submitClaimStrict(ctx context.Context, name, defect string) error {
 	class := w.Cfg.DeviceClass()
 	field, value := strictDefects[defect](class)
 	sub := map[string]any{"name": "first", "deviceClassName": class, field: value}
 	body, err := json.Marshal(map[string]any{
 		"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-		"metadata": map[string]any{"name": name, "labels": map[string]string{labelManagedBy: managedByKit}},
+		"metadata": map[string]any{"name": name, "labels": map[string]string{kit.LabelManagedBy: kit.ManagedByKit}},
 		"spec": map[string]any{"devices": map[string]any{"requests": []any{
-			map[string]any{"name": requestName, "firstAvailable": []any{sub}},
+			map[string]any{"name": kit.RequestName, "firstAvailable": []any{sub}},
 		}}},
 	})
 	if err != nil {
@@ -289,25 +273,25 @@ func (w *World) submitClaimStrict(ctx context.Context, name, defect string) erro
 	err = rc.Post().Namespace(w.Ns).Resource("resourceclaims").
 		Param("fieldValidation", "Strict").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.Ledger.Add(KindClaim, name)
+		w.Ledger.Add(kit.KindClaim, name)
 	}
-	w.Submitted = &Submission{Kind: KindClaim, Name: name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindClaim, Name: name, Err: err}
 	return nil
 }
 
-func (w *World) rejectedUnknownField(field string) error {
+func (w *world) rejectedUnknownField(field string) error {
 	s, err := w.LastSubmission()
 	if err != nil {
 		return err
 	}
 	if s.Err == nil {
-		return fmt.Errorf("the API server accepted %s with strict field validation; expected 400 BadRequest naming the unknown field %s", s.label(), field)
+		return fmt.Errorf("the API server accepted %s with strict field validation; expected 400 BadRequest naming the unknown field %s", s.Label(), field)
 	}
 	if !apierrors.IsBadRequest(s.Err) {
-		return fmt.Errorf("%s was rejected, but not as BadRequest (reason %s): %v", s.label(), apierrors.ReasonForError(s.Err), s.Err)
+		return fmt.Errorf("%s was rejected, but not as BadRequest (reason %s): %v", s.Label(), apierrors.ReasonForError(s.Err), s.Err)
 	}
 	if want := fmt.Sprintf("unknown field %q", field); !strings.Contains(s.Err.Error(), want) {
-		return fmt.Errorf("%s was rejected as BadRequest, but the error does not say %s: %v", s.label(), want, s.Err)
+		return fmt.Errorf("%s was rejected as BadRequest, but the error does not say %s: %v", s.Label(), want, s.Err)
 	}
 	return nil
 }

@@ -1,10 +1,11 @@
-package kit
+package extendedresources
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +19,7 @@ import (
 // extendedResourceQuota creates a ResourceQuota of n for each of the
 // class's quota resources (extendedQuotaResources) and waits until the
 // quota controller has filled in its status.
-func (w *World) extendedResourceQuota(ctx context.Context, n int, alias string) error {
+func (w *world) extendedResourceQuota(ctx context.Context, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
@@ -27,12 +28,12 @@ func (w *World) extendedResourceQuota(ctx context.Context, n int, alias string) 
 	for _, r := range extendedQuotaResources(ec) {
 		hard[r] = *resource.NewQuantity(int64(n), resource.DecimalSI)
 	}
-	q := &corev1.ResourceQuota{ObjectMeta: KitMeta(deviceQuotaName), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	q := &corev1.ResourceQuota{ObjectMeta: kit.KitMeta(kit.DeviceQuotaName), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
 	if _, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create ResourceQuota %s: %w", deviceQuotaName, err)
+		return fmt.Errorf("create ResourceQuota %s: %w", kit.DeviceQuotaName, err)
 	}
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+deviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
-		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "ResourceQuota "+kit.DeviceQuotaName+" to be counted", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, kit.DeviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -50,14 +51,14 @@ func (w *World) extendedResourceQuota(ctx context.Context, n int, alias string) 
 // claim the device count by class; the claim's own share of
 // requests.<resource name> is what the pod did not charge already
 // (claimEvaluator.addExtendedResourceQuota), so 2n there is a double count.
-func (w *World) extendedQuotaUsed(ctx context.Context, n int, alias string) error {
+func (w *world) extendedQuotaUsed(ctx context.Context, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d of %s used", deviceQuotaName, n, ec.resource), func(ctx context.Context) (bool, string, error) {
-		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, deviceQuotaName, metav1.GetOptions{})
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d of %s used", kit.DeviceQuotaName, n, ec.resource), func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, kit.DeviceQuotaName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -80,7 +81,7 @@ func (w *World) extendedQuotaUsed(ctx context.Context, n int, alias string) erro
 // noteNodeResources remembers every node's allocatable and capacity, and
 // checks that none lists the class's extended resource by either name: no
 // device plugin advertises it, so the scheduler must take it from DRA.
-func (w *World) noteNodeResources(ctx context.Context, alias string) error {
+func (w *world) noteNodeResources(ctx context.Context, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
@@ -101,14 +102,14 @@ func (w *World) noteNodeResources(ctx context.Context, alias string) error {
 			}
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // nodeResourcesUnchanged checks that the node the pod runs on has the
 // allocatable and capacity the kit noted before the pod: devices a pod gets
 // through DRA for its extended resources are not node resources, so
 // nothing there counts them (or they would count twice).
-func (w *World) nodeResourcesUnchanged(ctx context.Context, name string) error {
+func (w *world) nodeResourcesUnchanged(ctx context.Context, name string) error {
 	if _, err := w.Pod(name); err != nil {
 		return err
 	}
@@ -130,5 +131,5 @@ func (w *World) nodeResourcesUnchanged(ctx context.Context, name string) error {
 	var bad []string
 	bad = append(bad, resourceListChanges(node.Name, "allocatable", before.allocatable, node.Status.Allocatable)...)
 	bad = append(bad, resourceListChanges(node.Name, "capacity", before.capacity, node.Status.Capacity)...)
-	return Findings(bad)
+	return kit.Findings(bad)
 }

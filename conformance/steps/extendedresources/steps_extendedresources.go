@@ -1,10 +1,11 @@
-package kit
+package extendedresources
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,13 +19,13 @@ import (
 // a pod that asks for it in resources.limits, as it would ask for a device
 // plugin's resource, gets the driver's devices through a ResourceClaim the
 // scheduler creates for it.
-func (w *World) extendedResourceSteps() []StepDef {
-	return []StepDef{
+func (w *world) extendedResourceSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a DeviceClass "([^"]+)" for the driver's devices with an extended resource name$`, Fn: w.extendedClassExplicit},
 		{Pattern: `^a DeviceClass "([^"]+)" for the driver's devices without an extended resource name$`, Fn: w.extendedClassImplicit},
 		{Pattern: `^a DeviceClass is submitted with extendedResourceName "([^"]*)"$`, Fn: w.submitExtendedResourceName},
-		{Pattern: `^a pod "([^"]+)" is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodHolding, Needs: needsWhole(true, 1)},
-		{Pattern: `^a pod "([^"]+)" that exits after its report is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodExiting, Needs: needsWhole(true, 1)},
+		{Pattern: `^a pod "([^"]+)" is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodHolding, Needs: kit.NeedsWhole(true, 1)},
+		{Pattern: `^a pod "([^"]+)" that exits after its report is created asking for (\d+) of the extended resource of DeviceClass "([^"]+)"$`, Fn: w.extendedPodExiting, Needs: kit.NeedsWhole(true, 1)},
 		{Pattern: `^a pod "([^"]+)" is created asking for 1 more of the extended resource of DeviceClass "([^"]+)" than one node has$`, Fn: w.extendedPodTooMany},
 		{Pattern: `^a pod "([^"]+)" asking for (\d+) of the extended resource of DeviceClass "([^"]+)" is submitted$`, Fn: w.submitExtendedPod},
 		{Pattern: `^pod "([^"]+)" completes$`, Fn: w.podCompletes},
@@ -38,11 +39,6 @@ func (w *World) extendedResourceSteps() []StepDef {
 		{Pattern: `^the allocatable and capacity of the node of pod "([^"]+)" are as the kit noted them$`, Fn: w.nodeResourcesUnchanged},
 	}
 }
-
-// extendedClaimEntry is the key of a pod's claim for its extended resources
-// among podRecord.claims: the scheduler's own name for it before it exists,
-// which no claim entry of a pod spec can have (it is no DNS label).
-const extendedClaimEntry = "<extended-resources>"
 
 // extendedResourceDomain is the domain of the extended resource names the
 // kit's DeviceClasses declare.
@@ -67,11 +63,11 @@ type nodeResources struct {
 	allocatable, capacity corev1.ResourceList
 }
 
-func (w *World) extendedClassExplicit(ctx context.Context, alias string) error {
+func (w *world) extendedClassExplicit(ctx context.Context, alias string) error {
 	return w.createExtendedClass(ctx, alias, true)
 }
 
-func (w *World) extendedClassImplicit(ctx context.Context, alias string) error {
+func (w *world) extendedClassImplicit(ctx context.Context, alias string) error {
 	return w.createExtendedClass(ctx, alias, false)
 }
 
@@ -81,7 +77,7 @@ func (w *World) extendedClassImplicit(ctx context.Context, alias string) error {
 // name>. Both the class name and the resource are the scenario's alone
 // (named after its namespace), so that concurrent scenarios' pods never ask
 // for each other's classes.
-func (w *World) createExtendedClass(ctx context.Context, alias string, explicit bool) error {
+func (w *world) createExtendedClass(ctx context.Context, alias string, explicit bool) error {
 	if _, ok := w.extended.classes[alias]; ok {
 		return fmt.Errorf("DeviceClass %q: the scenario already created it", alias)
 	}
@@ -90,11 +86,11 @@ func (w *World) createExtendedClass(ctx context.Context, alias string, explicit 
 		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Cfg.DeviceClass(), err)
 	}
 	name := w.TestObjectName(alias)
-	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(name), Spec: resourceapi.DeviceClassSpec{
+	class := &resourceapi.DeviceClass{ObjectMeta: kit.KitMeta(name), Spec: resourceapi.DeviceClassSpec{
 		Selectors: slices.Clone(driverClass.Spec.Selectors),
 		Config:    slices.Clone(driverClass.Spec.Config),
 	}}
-	if e := w.leaseSelector(w.Cfg.DeviceClass()); e != "" {
+	if e := w.LeaseSelector(w.Cfg.DeviceClass()); e != "" {
 		class.Spec.Selectors = append(class.Spec.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 	}
 	ec := extendedClass{class: name, resource: resourceapi.ResourceDeviceClassPrefix + name}
@@ -106,7 +102,7 @@ func (w *World) createExtendedClass(ctx context.Context, alias string, explicit 
 	if err != nil {
 		return fmt.Errorf("create DeviceClass %s: %w", name, err)
 	}
-	w.Ledger.Add(kindDeviceClass, name)
+	w.Ledger.Add(kit.KindDeviceClass, name)
 	if explicit && ptr.Deref(created.Spec.ExtendedResourceName, "") != ec.resource {
 		return fmt.Errorf("DeviceClass %s: created with extendedResourceName %q, the API server stored %q", name, ec.resource, ptr.Deref(created.Spec.ExtendedResourceName, "<none>"))
 	}
@@ -118,7 +114,7 @@ func (w *World) createExtendedClass(ctx context.Context, alias string, explicit 
 }
 
 // extendedClassOf returns a DeviceClass the scenario created.
-func (w *World) extendedClassOf(alias string) (extendedClass, error) {
+func (w *world) extendedClassOf(alias string) (extendedClass, error) {
 	ec, ok := w.extended.classes[alias]
 	if !ok {
 		return extendedClass{}, fmt.Errorf("DeviceClass %q: the scenario did not create it (a step \"a DeviceClass %q for the driver's devices ...\" must come first)", alias, alias)
@@ -128,22 +124,22 @@ func (w *World) extendedClassOf(alias string) (extendedClass, error) {
 
 // submitExtendedResourceName tries to create a DeviceClass that names the
 // extended resource and remembers the API server's answer.
-func (w *World) submitExtendedResourceName(ctx context.Context, name string) error {
+func (w *world) submitExtendedResourceName(ctx context.Context, name string) error {
 	className := w.TestObjectName("extended-resource-name")
-	class := &resourceapi.DeviceClass{ObjectMeta: KitMeta(className), Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To(name)}}
+	class := &resourceapi.DeviceClass{ObjectMeta: kit.KitMeta(className), Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptr.To(name)}}
 	_, err := w.Kube.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindDeviceClass, className)
+		w.Ledger.Add(kit.KindDeviceClass, className)
 	}
-	w.Submitted = &Submission{Kind: kindDeviceClass, Name: className, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindDeviceClass, Name: className, Err: err}
 	return nil
 }
 
 // extendedPod is a probe pod whose container asks for n of the class's
 // extended resource in resources.limits (the API server defaults the
 // requests to them); with hold false the probe exits after its report.
-func (w *World) extendedPod(name string, ec extendedClass, n int, hold bool) *corev1.Pod {
-	pod := ProbePod(w.Suite, name, nil)
+func (w *world) extendedPod(name string, ec extendedClass, n int, hold bool) *corev1.Pod {
+	pod := kit.ProbePod(w.Suite, name, nil)
 	c := &pod.Spec.Containers[0]
 	c.Resources.Limits = corev1.ResourceList{corev1.ResourceName(ec.resource): *resource.NewQuantity(int64(n), resource.DecimalSI)}
 	if !hold {
@@ -152,7 +148,7 @@ func (w *World) extendedPod(name string, ec extendedClass, n int, hold bool) *co
 	return pod
 }
 
-func (w *World) extendedPodHolding(ctx context.Context, name string, n int, alias string) error {
+func (w *world) extendedPodHolding(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
@@ -160,7 +156,7 @@ func (w *World) extendedPodHolding(ctx context.Context, name string, n int, alia
 	return w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
 }
 
-func (w *World) extendedPodExiting(ctx context.Context, name string, n int, alias string) error {
+func (w *world) extendedPodExiting(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
@@ -171,18 +167,18 @@ func (w *World) extendedPodExiting(ctx context.Context, name string, n int, alia
 // extendedPodTooMany asks for one device more than the class selects on
 // the best-equipped node; as claimTooMany, it skips where that is more than
 // a claim can hold.
-func (w *World) extendedPodTooMany(ctx context.Context, name, alias string) (context.Context, error) {
+func (w *world) extendedPodTooMany(ctx context.Context, name, alias string) (context.Context, error) {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return ctx, err
 	}
-	devices, err := w.classDevices(ctx, ec.class)
+	devices, err := w.ClassDevices(ctx, ec.class)
 	if err != nil {
 		return ctx, err
 	}
-	n := maxDevicesOnOneNode(devices) + 1
+	n := kit.MaxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
-		return Skip(ctx, fmt.Sprintf("a node has %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so no pod can ask for more than a node has",
+		return kit.Skip(ctx, fmt.Sprintf("a node has %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so no pod can ask for more than a node has",
 			n-1, ec.class, resourceapi.AllocationResultsMaxSize))
 	}
 	return ctx, w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
@@ -190,25 +186,25 @@ func (w *World) extendedPodTooMany(ctx context.Context, name, alias string) (con
 
 // submitExtendedPod tries to create the pod and remembers the answer; a
 // pod the API server accepts is the scenario's like any other.
-func (w *World) submitExtendedPod(ctx context.Context, name string, n int, alias string) error {
+func (w *world) submitExtendedPod(ctx context.Context, name string, n int, alias string) error {
 	ec, err := w.extendedClassOf(alias)
 	if err != nil {
 		return err
 	}
 	err = w.CreateProbePod(ctx, w.extendedPod(name, ec, n, true))
-	w.Submitted = &Submission{Kind: kindPod, Name: name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindPod, Name: name, Err: err}
 	return nil
 }
 
 // podCompletes waits for the pod to succeed and remembers the claim that
 // pod.status.extendedResourceClaimStatus names.
-func (w *World) podCompletes(ctx context.Context, name string) error {
+func (w *world) podCompletes(ctx context.Context, name string) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
 	var pod *corev1.Pod
-	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to succeed", name), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("pod %s to succeed", name), func(ctx context.Context) (bool, string, error) {
 		got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -218,12 +214,12 @@ func (w *World) podCompletes(ctx context.Context, name string) error {
 		case corev1.PodSucceeded:
 			return true, "", nil
 		case corev1.PodFailed:
-			return false, "", fmt.Errorf("pod %s failed: %s; log tail: %s", name, DescribePod(got), w.logTail(ctx, name))
+			return false, "", fmt.Errorf("pod %s failed: %s; log tail: %s", name, kit.DescribePod(got), w.LogTail(ctx, name))
 		}
-		if problem := w.probeImageProblem(got); problem != "" {
+		if problem := w.ProbeImageProblem(got); problem != "" {
 			return false, "", fmt.Errorf("pod %s cannot start: %s", name, problem)
 		}
-		return false, DescribePod(got), nil
+		return false, kit.DescribePod(got), nil
 	})
 	if err != nil {
 		return err
@@ -233,21 +229,21 @@ func (w *World) podCompletes(ctx context.Context, name string) error {
 
 // rememberExtendedClaim records the claim the pod's status names for its
 // extended resources.
-func (w *World) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *corev1.Pod) error {
+func (w *world) rememberExtendedClaim(ctx context.Context, p *kit.PodRecord, pod *corev1.Pod) error {
 	st := pod.Status.ExtendedResourceClaimStatus
 	if st == nil || st.ResourceClaimName == "" {
 		return fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus names no claim: the scheduler must name the claim it created for the pod's extended resources", p.Name)
 	}
 	if p.Claims == nil {
-		p.Claims = map[string]ClaimRecord{}
+		p.Claims = map[string]kit.ClaimRecord{}
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, st.ResourceClaimName, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		p.Claims[extendedClaimEntry] = ClaimRecord{Name: c.Name, UID: c.UID}
+		p.Claims[kit.ExtendedClaimEntry] = kit.ClaimRecord{Name: c.Name, UID: c.UID}
 	case apierrors.IsNotFound(err):
 		// Already deleted: the steps that follow look for it by name.
-		p.Claims[extendedClaimEntry] = ClaimRecord{Name: st.ResourceClaimName}
+		p.Claims[kit.ExtendedClaimEntry] = kit.ClaimRecord{Name: st.ResourceClaimName}
 	default:
 		return fmt.Errorf("pod %s: get its claim %s: %w", p.Name, st.ResourceClaimName, err)
 	}
@@ -258,7 +254,7 @@ func (w *World) rememberExtendedClaim(ctx context.Context, p *podRecord, pod *co
 // created for the pod's extended resources: those with the annotation
 // resource.kubernetes.io/extended-resource-claim "true" that the pod
 // controls, as the scheduler finds them (findExtendedResourceClaim).
-func (w *World) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resourceapi.ResourceClaim, error) {
+func (w *world) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resourceapi.ResourceClaim, error) {
 	list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list the ResourceClaims of namespace %s: %w", w.Ns, err)
@@ -285,7 +281,7 @@ func (w *World) extendedClaimsOf(ctx context.Context, pod *corev1.Pod) ([]resour
 // names it and maps each container's resource to its request. Then it
 // checks the allocation as for any claim: n devices of the driver, all
 // published, judged by the reference allocator.
-func (w *World) extendedClaimCreated(ctx context.Context, name string, n int) error {
+func (w *world) extendedClaimCreated(ctx context.Context, name string, n int) error {
 	if _, err := w.Pod(name); err != nil {
 		return err
 	}
@@ -303,7 +299,7 @@ func (w *World) extendedClaimCreated(ctx context.Context, name string, n int) er
 			names = append(names, c.Name)
 		}
 		return fmt.Errorf("pod %s: expected one claim with annotation %s: \"true\" that the pod controls, found %d: %s",
-			name, resourceapi.ExtendedResourceClaimAnnotation, len(owned), List(names))
+			name, resourceapi.ExtendedResourceClaimAnnotation, len(owned), kit.List(names))
 	}
 	c := &owned[0]
 	classes := map[corev1.ResourceName]string{}
@@ -312,21 +308,21 @@ func (w *World) extendedClaimCreated(ctx context.Context, name string, n int) er
 	}
 	bad := checkExtendedClaim(pod, c, classes)
 	if len(bad) > 0 {
-		return Findings(bad)
+		return kit.Findings(bad)
 	}
-	return w.CheckClaimAllocated(ctx, ClaimRecord{Name: c.Name, UID: c.UID}, fmt.Sprintf("the claim %s for the extended resources of pod %s", c.Name, name), n)
+	return w.CheckClaimAllocated(ctx, kit.ClaimRecord{Name: c.Name, UID: c.UID}, fmt.Sprintf("the claim %s for the extended resources of pod %s", c.Name, name), n)
 }
 
 // podSeesExtendedDevices is podSeesAllocatedDevices for a pod whose
 // devices come from the claim for its extended resources, which must hold
 // n devices of the driver, all of them prepared.
-func (w *World) podSeesExtendedDevices(ctx context.Context, name string, n int) (context.Context, error) {
-	ctx, err := w.podSeesAllocatedDevices(ctx, name)
+func (w *world) podSeesExtendedDevices(ctx context.Context, name string, n int) (context.Context, error) {
+	ctx, err := w.PodSeesAllocatedDevices(ctx, name)
 	if err != nil {
 		return ctx, err
 	}
-	p := w.pods[name]
-	rec, ok := p.Claims[extendedClaimEntry]
+	p := w.Pods[name]
+	rec, ok := p.Claims[kit.ExtendedClaimEntry]
 	if !ok {
 		return ctx, fmt.Errorf("pod %s: pod.status.extendedResourceClaimStatus named no claim when the pod ran", name)
 	}
@@ -338,30 +334,30 @@ func (w *World) podSeesExtendedDevices(ctx context.Context, name string, n int) 
 	}
 	var bad []string
 	if len(ids) != n {
-		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.Name, len(ids), w.Cfg.DriverName, List(ids), n))
+		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.Name, len(ids), w.Cfg.DriverName, kit.List(ids), n))
 	}
 	switch {
-	case p.seen.nodeChecked && len(p.seen.prepared) != n:
-		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.seen.prepared), List(p.seen.prepared), n))
-	case !p.seen.nodeChecked && len(p.seen.shown) != n:
-		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.seen.shown), w.Cfg.DriverName, List(p.seen.shown), n))
+	case p.Seen.NodeChecked && len(p.Seen.Prepared) != n:
+		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.Seen.Prepared), kit.List(p.Seen.Prepared), n))
+	case !p.Seen.NodeChecked && len(p.Seen.Shown) != n:
+		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.Seen.Shown), w.Cfg.DriverName, kit.List(p.Seen.Shown), n))
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // extendedClaimDeleted waits until the claim the pod's status named for
 // its extended resources is gone: the garbage collector deletes it with a
 // deleted pod, the resourceclaim controller once the pod is done.
-func (w *World) extendedClaimDeleted(ctx context.Context, name string) error {
+func (w *world) extendedClaimDeleted(ctx context.Context, name string) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err
 	}
-	rec, ok := p.Claims[extendedClaimEntry]
+	rec, ok := p.Claims[kit.ExtendedClaimEntry]
 	if !ok {
 		return fmt.Errorf("pod %s: the kit did not learn the claim for its extended resources (a step \"pod %q is running\" or \"pod %q completes\" must come first)", name, name, name)
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s for the extended resources of pod %s to be deleted", rec.Name, name), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s for the extended resources of pod %s to be deleted", rec.Name, name), func(ctx context.Context) (bool, string, error) {
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, rec.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, "", nil
@@ -385,11 +381,11 @@ func (w *World) extendedClaimDeleted(ctx context.Context, name string) error {
 // the pod's status, and that the pod does ask for more devices than any
 // node has free in the classes it asks of (the DeviceClass selectors keep
 // them to the scenario's lease, so no other scenario takes them meanwhile).
-func (w *World) extendedPodUnschedulable(ctx context.Context, name string) error {
+func (w *world) extendedPodUnschedulable(ctx context.Context, name string) error {
 	if _, err := w.Pod(name); err != nil {
 		return err
 	}
-	if err := w.waitUnschedulable(ctx, name); err != nil {
+	if err := w.WaitUnschedulable(ctx, name); err != nil {
 		return err
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
@@ -421,33 +417,33 @@ func (w *World) extendedPodUnschedulable(ctx context.Context, name string) error
 		if asked == 0 {
 			continue
 		}
-		devices, err := w.classDevices(ctx, ec.class)
+		devices, err := w.ClassDevices(ctx, ec.class)
 		if err != nil {
 			return err
 		}
-		var free []publishedDevice
+		var free []kit.PublishedDevice
 		for _, d := range devices {
 			if !taken[d.Pool+"/"+d.Name] || d.MultipleAllocations {
 				free = append(free, d)
 			}
 		}
-		if most := maxDevicesOnOneNode(free); int64(most) >= asked {
+		if most := kit.MaxDevicesOnOneNode(free); int64(most) >= asked {
 			bad = append(bad, fmt.Sprintf("pod %s asks for %d of %s, and a node has %d free devices of DeviceClass %s: the scheduler should have scheduled it", name, asked, ec.resource, most, ec.class))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // allocatedDevices are the driver's devices (pool/device) that claims of
 // any namespace are allocated.
-func (w *World) allocatedDevices(ctx context.Context) (map[string]bool, error) {
+func (w *world) allocatedDevices(ctx context.Context) (map[string]bool, error) {
 	claims, err := w.Kube.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list ResourceClaims: %w", err)
 	}
 	taken := map[string]bool{}
 	for i := range claims.Items {
-		for _, r := range DriverResults(&claims.Items[i], w.Cfg.DriverName) {
+		for _, r := range kit.DriverResults(&claims.Items[i], w.Cfg.DriverName) {
 			taken[r.Pool+"/"+r.Device] = true
 		}
 	}

@@ -1,10 +1,11 @@
-package kit
+package extendedresources
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +44,7 @@ func checkExtendedClaim(pod *corev1.Pod, c *resourceapi.ResourceClaim, classes m
 		want, ok := wantReqs[r.Name]
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("%s: request %s is none the pod's extended resources ask for (expected %s)", label, r.Name, List(sortedKeys(wantReqs))))
+			bad = append(bad, fmt.Sprintf("%s: request %s is none the pod's extended resources ask for (expected %s)", label, r.Name, kit.List(sortedKeys(wantReqs))))
 		case r.Exactly == nil:
 			bad = append(bad, fmt.Sprintf("%s: request %s is not an exactly request", label, r.Name))
 		case r.Exactly.DeviceClassName != want.DeviceClassName || r.Exactly.AllocationMode != resourceapi.DeviceAllocationModeExactCount || r.Exactly.Count != want.Count:
@@ -51,12 +52,12 @@ func checkExtendedClaim(pod *corev1.Pod, c *resourceapi.ResourceClaim, classes m
 				label, r.Name, r.Exactly.AllocationMode, r.Exactly.Count, r.Exactly.DeviceClassName, want.Count, want.DeviceClassName))
 		}
 	}
-	if !slices.Equal(SortedCopy(got), sortedKeys(wantReqs)) {
-		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, List(SortedCopy(got)), List(sortedKeys(wantReqs))))
+	if !slices.Equal(kit.SortedCopy(got), sortedKeys(wantReqs)) {
+		bad = append(bad, fmt.Sprintf("%s: requests %s, expected %s", label, kit.List(kit.SortedCopy(got)), kit.List(sortedKeys(wantReqs))))
 	}
 	if !slices.Equal(mappingStrings(st.RequestMappings), mappingStrings(wantMappings)) {
 		bad = append(bad, fmt.Sprintf("pod %s: pod.status.extendedResourceClaimStatus maps %s, expected %s",
-			pod.Name, List(mappingStrings(st.RequestMappings)), List(mappingStrings(wantMappings))))
+			pod.Name, kit.List(mappingStrings(st.RequestMappings)), kit.List(mappingStrings(wantMappings))))
 	}
 	if !slices.ContainsFunc(c.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool {
 		return r.Resource == "pods" && r.Name == pod.Name && r.UID == pod.UID
@@ -128,7 +129,7 @@ func extendedQuotaResources(ec extendedClass) []corev1.ResourceName {
 	return []corev1.ResourceName{
 		corev1.ResourceName(corev1.DefaultResourceRequestsPrefix + ec.resource),
 		corev1.ResourceName(corev1.ResourceImplicitExtendedClaimsPerClass + ec.class),
-		deviceQuotaResource(ec.class),
+		kit.DeviceQuotaResource(ec.class),
 	}
 }
 

@@ -169,7 +169,7 @@ that the provider or the verb does not take is an error naming it.`,
 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "up",
-		Short: "Create or reuse the cluster, render the emulated hardware, start the watchers, load the images, deploy the drivers",
+		Short: "Create or reuse the cluster and load the images; with --emulator-profile or --cluster-profile and --deploy, render the hardware, start the watchers, deploy the drivers",
 		Args:  cli.UsageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			env, err := lf.Environment(c.Flags(), kube, "")

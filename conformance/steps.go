@@ -3,6 +3,8 @@ package conformance
 import (
 	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/steps/adminaccess"
+	"drakit.dev/drakit/conformance/steps/binding"
+	"drakit.dev/drakit/conformance/steps/capacity"
 	"drakit.dev/drakit/conformance/steps/extendedresources"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
@@ -17,6 +19,8 @@ import (
 // directory under features/, and touches nothing else.
 var Steps = []kit.StepGroup{
 	adminaccess.Steps,
+	binding.Steps,
+	capacity.Steps,
 	extendedresources.Steps,
 	metadata.Steps,
 	nodealloc.Steps,

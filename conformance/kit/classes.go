@@ -56,7 +56,7 @@ func (w *World) ClassDevices(ctx context.Context, className string) ([]Published
 	if err != nil {
 		return nil, fmt.Errorf("get DeviceClass %s: %w", className, err)
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}

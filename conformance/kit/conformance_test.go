@@ -12,7 +12,7 @@ import (
 // TestConformance certifies the reference driver (its declaration,
 // docs/examples/reference-driver.yaml) on a running cluster. It runs only
 // when DRAKIT_KUBECONFIG points at the cluster's kubeconfig, for example
-// after `eval "$(drakit cluster status -o env)"` with the reference driver
+// after `eval "$(drakit env status -o env)"` with the reference driver
 // deployed; DRAKIT_CDI_DIR and DRAKIT_KUBELET_ROOT_DIR enable the node-side
 // checks, ARTIFACTS keeps the
 // reports. Every scenario runs as a subtest.
@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 	kubeconfig := os.Getenv("DRAKIT_KUBECONFIG")
 	if kubeconfig == "" {
 		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the kubeconfig of a cluster with the driver deployed " +
-			"(make cluster-up, drakit emulator render, drakit driver deploy, then eval \"$(drakit cluster status -o env)\"), " +
+			"(make cluster-up, drakit emulator render, drakit driver deploy, then eval \"$(drakit env status -o env)\"), " +
 			"optionally DRAKIT_CDI_DIR to the node's CDI directory and ARTIFACTS to keep the reports")
 	}
 	cfg := referenceDriverConfig()

@@ -149,7 +149,7 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 		}
 	}
 	section("ResourceSlices of driver " + w.Cfg.DriverName)
-	if slices, err := listDriverSlices(ctx, w.Kube, w.Cfg.DriverName); err != nil {
+	if slices, err := ListDriverSlices(ctx, w.Kube, w.Cfg.DriverName); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range slices {

@@ -28,7 +28,7 @@ func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []PublishedDevi
 	spec := cdispec.Spec{Version: "0.6.0", Kind: "k8s." + f.driver + "/claim"}
 	var prepared []observe.PreparedDevice
 	for _, r := range c.Status.Allocation.Devices.Results {
-		d, _ := findDevice(devices, r.Pool, r.Device)
+		d, _ := FindDevice(devices, r.Pool, r.Device)
 		minor, _ := strconv.Atoi(strings.TrimPrefix(d.Name, "gpu-"))
 		uuid := *d.Attributes["uuid"].StringValue
 		env := observe.DeviceEnvName(referenceDriverConfig().DeviceEnvPrefix, d.Name) + "=" + uuid

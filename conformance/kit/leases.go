@@ -77,7 +77,7 @@ func needsOneWhole(n *ScenarioNeeds, _ []string) { n.WholeClaims++ }
 
 func NeedsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 
-func needsShared(n *ScenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
+func NeedsShared(n *ScenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
 
 func needsRole(n *ScenarioNeeds, role string) {
 	if r, err := inventory.ParseRole(role); err == nil {
@@ -220,15 +220,15 @@ func (w *World) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
 	if err != nil {
 		return fmt.Errorf("lease the devices the scenario needs: %w", err)
 	}
-	w.lease = lease
+	w.Lease = lease
 	return nil
 }
 
 // leasedUnits are the units the scenario holds; all units of the pool when
 // it holds none (a scenario whose steps need no device but look at some).
 func (w *World) LeasedUnits(ctx context.Context) []inventory.Unit {
-	if w.lease != nil && len(w.lease.Units) > 0 {
-		return w.lease.Units
+	if w.Lease != nil && len(w.Lease.Units) > 0 {
+		return w.Lease.Units
 	}
 	return w.devicePool(ctx).Units()
 }
@@ -258,11 +258,11 @@ func (w *World) leaseSelectors(spec *resourceapi.ResourceClaimSpec) {
 // devices by their identity, partitions by their parent's; "" for another
 // class, or when the scenario holds no lease.
 func (w *World) LeaseSelector(class string) string {
-	if w.lease == nil || len(w.lease.Units) == 0 || class == "" {
+	if w.Lease == nil || len(w.Lease.Units) == 0 || class == "" {
 		return ""
 	}
 	var identities, parents []string
-	for _, u := range w.lease.Units {
+	for _, u := range w.Lease.Units {
 		identities = append(identities, u.Parents()...)
 		for _, p := range u.Partitions {
 			if p.Parent != "" {
@@ -276,7 +276,7 @@ func (w *World) LeaseSelector(class string) string {
 	case w.Cfg.PartitionClassName:
 		return inListSelector(w.Cfg.DriverName, w.Cfg.ParentUUIDAttribute, parents)
 	case w.Cfg.SharedDeviceClassName:
-		return inListSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, w.lease.SharedIdentities())
+		return inListSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, w.Lease.SharedIdentities())
 	}
 	return ""
 }
@@ -298,6 +298,6 @@ func inListSelector(driver, attr string, values []string) string {
 // releaseDevices gives the lease back, once the scenario's cleanup has
 // released every device.
 func (w *World) releaseDevices() {
-	w.lease.Release()
-	w.lease = nil
+	w.Lease.Release()
+	w.Lease = nil
 }

@@ -55,12 +55,12 @@ var sliceNodeSelections = map[string]func(s *resourceapi.ResourceSlice){
 	},
 	"is a nodeName and a device sets a nodeSelector": func(s *resourceapi.ResourceSlice) {
 		s.Spec.NodeName = ptr.To(missingNodeName)
-		s.Spec.Devices[0].NodeSelector = nodeNameSelector(missingNodeName)
+		s.Spec.Devices[0].NodeSelector = NodeNameSelector(missingNodeName)
 	},
 }
 
 // nodeNameSelector selects the node by its name.
-func nodeNameSelector(node string) *corev1.NodeSelector {
+func NodeNameSelector(node string) *corev1.NodeSelector {
 	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 		MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
 	}}}

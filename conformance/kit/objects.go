@@ -44,7 +44,7 @@ func ExactRequest(name, class string, count int64, selectors ...string) resource
 }
 
 // claimSpec asks for count devices of class in one request.
-func claimSpec(class string, count int64, selectors ...string) resourceapi.ResourceClaimSpec {
+func ClaimSpec(class string, count int64, selectors ...string) resourceapi.ResourceClaimSpec {
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
 		Requests: []resourceapi.DeviceRequest{ExactRequest(RequestName, class, count, selectors...)},
 	}}
@@ -73,13 +73,13 @@ func withMatchAttribute(spec resourceapi.ResourceClaimSpec, attr string) resourc
 // that names them in the features.
 var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	"count -1 in an ExactCount request": func(class string) resourceapi.ResourceClaimSpec {
-		return claimSpec(class, -1)
+		return ClaimSpec(class, -1)
 	},
 	"count 0 in an ExactCount request": func(class string) resourceapi.ResourceClaimSpec {
-		return claimSpec(class, 0)
+		return ClaimSpec(class, 0)
 	},
 	"a CEL selector that does not compile": func(class string) resourceapi.ResourceClaimSpec {
-		return claimSpec(class, 1, `device.driver ==`)
+		return ClaimSpec(class, 1, `device.driver ==`)
 	},
 	"33 requests": func(class string) resourceapi.ResourceClaimSpec {
 		var spec resourceapi.ResourceClaimSpec
@@ -113,7 +113,7 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 		return FirstAvailableSpec(SubRequest("Not_A_Label", class, 1))
 	},
 	"a request with both exactly and firstAvailable": func(class string) resourceapi.ResourceClaimSpec {
-		spec := claimSpec(class, 1)
+		spec := ClaimSpec(class, 1)
 		spec.Devices.Requests[0].FirstAvailable = []resourceapi.DeviceSubRequest{SubRequest("alternative", class, 1)}
 		return spec
 	},
@@ -125,22 +125,22 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	},
 	// KEP-5018 admin access (dra-1.37-spec.md §3, behaviour 1).
 	"an adminAccess request": func(class string) resourceapi.ResourceClaimSpec {
-		spec := claimSpec(class, 1)
+		spec := ClaimSpec(class, 1)
 		spec.Devices.Requests[0].Exactly.AdminAccess = ptr.To(true)
 		return spec
 	},
 	// KEP-5055 tolerations (dra-1.37-spec.md §5, behaviour 3).
 	"a toleration with operator Exists and a value": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Value: "planned"})
+		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Value: "planned"})
 	},
 	"a toleration with operator Within": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: "Within", Value: "planned"})
+		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: "Within", Value: "planned"})
 	},
 	"a toleration with effect PreferNoSchedule": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
+		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
 	},
 	"a toleration without an operator": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(claimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
+		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
 	},
 }
 
@@ -201,7 +201,7 @@ func ProbePod(s *Suite, name string, claims []PodClaim) *corev1.Pod {
 		},
 	}
 	if node := s.Cfg.NodeName; node != "" {
-		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: NodeNameSelector(node)}}
 	}
 	for _, c := range claims {
 		pc := corev1.PodResourceClaim{Name: c.Name}

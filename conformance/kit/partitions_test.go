@@ -80,7 +80,7 @@ func TestPartitionSelectors(t *testing.T) {
 		"leased parents":        {exprs: []string{inListSelector(testDriver, "parentUUID", []string{"GPU-5"})}, want: []string{"other"}},
 		"at least 20G":          {exprs: []string{testNames.memorySelector(resource.MustParse("20G"))}, want: []string{"p3g", "other", "gpu-4"}},
 		"more than the 3g has":  {exprs: []string{testNames.memorySelector(*resource.NewQuantity(19968<<20+1, resource.BinarySI))}, want: []string{"gpu-4"}},
-		"whole GPU by UUID":     {exprs: []string{uuidSelector(testDriver, "uuid", "GPU-4")}, want: []string{"gpu-4"}},
+		"whole GPU by UUID":     {exprs: []string{UuidSelector(testDriver, "uuid", "GPU-4")}, want: []string{"gpu-4"}},
 		"a profile nothing has": {exprs: []string{testNames.unitSelector("GPU-4", "7g.40gb")}},
 	}
 	for name, tc := range tests {

@@ -46,7 +46,7 @@ func (d PublishedDevice) ID() string { return d.Pool + "/" + d.Name }
 // milliseconds; without one, from the API server. Callers only read them.
 func (s *Suite) DriverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
 	if s.sliceLister == nil {
-		return listDriverSlices(ctx, s.Kube, s.Cfg.DriverName)
+		return ListDriverSlices(ctx, s.Kube, s.Cfg.DriverName)
 	}
 	cached, err := s.sliceLister.List(labels.Everything())
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) er
 }
 
 // listDriverSlices returns the ResourceSlices of driver.
-func listDriverSlices(ctx context.Context, kube kubernetes.Interface, driver string) ([]resourceapi.ResourceSlice, error) {
+func ListDriverSlices(ctx context.Context, kube kubernetes.Interface, driver string) ([]resourceapi.ResourceSlice, error) {
 	list, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, driver).String(),
 	})
@@ -146,7 +146,7 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []Publi
 }
 
 // findDevice returns the published device named in an allocation result.
-func findDevice(devices []PublishedDevice, pool, name string) (PublishedDevice, bool) {
+func FindDevice(devices []PublishedDevice, pool, name string) (PublishedDevice, bool) {
 	for _, d := range devices {
 		if d.Pool == pool && d.Name == name {
 			return d, true
@@ -211,7 +211,7 @@ func devicesSharingAttribute(devices []PublishedDevice, driver, attr string, n i
 // whose uuid attribute is uuid. It uses optional chaining so that devices
 // without the attribute evaluate to false instead of failing the scheduler's
 // filter (local-cluster.md §13).
-func uuidSelector(driver, uuidAttr, uuid string) string {
+func UuidSelector(driver, uuidAttr, uuid string) string {
 	domain, name := observe.SplitAttribute(driver, uuidAttr)
 	return fmt.Sprintf(`device.driver == %s && device.attributes[%s].?%s.orValue("") == %s`,
 		strconv.Quote(driver), strconv.Quote(domain), name, strconv.Quote(uuid))

@@ -58,10 +58,10 @@ func TestPublishedDevices(t *testing.T) {
 	if n := MaxDevicesOnOneNode(devices); n != 3 {
 		t.Errorf("maxDevicesOnOneNode = %d, want 3 (node-a's 2 plus 1 for all nodes)", n)
 	}
-	if _, ok := findDevice(devices, "node-b", "gpu-0"); ok {
+	if _, ok := FindDevice(devices, "node-b", "gpu-0"); ok {
 		t.Error("findDevice found a device of an outdated pool generation")
 	}
-	if d, ok := findDevice(devices, "node-a", "gpu-1"); !ok || *d.Attributes["uuid"].StringValue != "GPU-a1" {
+	if d, ok := FindDevice(devices, "node-a", "gpu-1"); !ok || *d.Attributes["uuid"].StringValue != "GPU-a1" {
 		t.Errorf("findDevice(node-a, gpu-1) = %+v, %t", d, ok)
 	}
 }
@@ -101,7 +101,7 @@ func TestUUIDSelector(t *testing.T) {
 		"nvidia.com/uuid":     `device.driver == "gpu.drakit.dev" && device.attributes["nvidia.com"].?uuid.orValue("") == "GPU-1"`,
 	}
 	for attr, want := range tests {
-		if got := uuidSelector(testDriver, attr, "GPU-1"); got != want {
+		if got := UuidSelector(testDriver, attr, "GPU-1"); got != want {
 			t.Errorf("uuidSelector(%q) =\n%s\nwant\n%s", attr, got, want)
 		}
 	}

@@ -60,7 +60,7 @@ func (w *World) hasPeerClass(ctx context.Context) (context.Context, error) {
 // class, all with the same value of attr.
 func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := claimSpec(w.Cfg.DeviceClass(), n)
+	spec := ClaimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Requests = append(spec.Devices.Requests, ExactRequest(peerRequest, w.peerClass(), 1))
 	return withMatchAttribute(spec, domain+"/"+id)
 }

@@ -285,7 +285,7 @@ func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) e
 	// complex. The scenario's DeviceClass admits only its own devices, which
 	// all have the attribute, before this selector runs.
 	sel := fmt.Sprintf("%s.includes(%d)", testAttributeExpr(attr), v)
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(class, 1, sel)))
 }
 
 // claimAllocatedTestDeviceSet checks that the claim holds exactly the test
@@ -334,7 +334,7 @@ func (w *World) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Co
 // derivedSpec asks for 2 devices of class with the derived attribute
 // name computed by expr, matched by a constraint when constrained.
 func derivedSpec(class, name, expr string, constrained bool) resourceapi.ResourceClaimSpec {
-	spec := claimSpec(class, 2)
+	spec := ClaimSpec(class, 2)
 	spec.Devices.Requests[0].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{
 		Name: resourceapi.FullyQualifiedName(name), Expression: expr,
 	}}

@@ -63,7 +63,7 @@ func (w *World) createClaimTemplate(ctx context.Context, tmpl *resourceapi.Resou
 }
 
 func (w *World) templateRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 // templatePinned selects the first device of the kit's DeviceClass, among
@@ -85,19 +85,19 @@ func (w *World) templatePinned(ctx context.Context, name string) error {
 		if !ok || a.StringValue == nil || *a.StringValue == "" || !leased[*a.StringValue] {
 			continue
 		}
-		sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-		return w.createClaimTemplate(ctx, newClaimTemplate(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+		sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
+		return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 	}
 	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.Cfg.DriverName, w.Cfg.UUIDAttribute)
 }
 
 func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
+	spec := withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
 	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
@@ -116,7 +116,7 @@ func (w *World) claimTooMany(ctx context.Context, name string) (context.Context,
 		return Skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
 			n-1, w.Cfg.DeviceClass(), resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the
@@ -331,13 +331,13 @@ func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label 
 	if len(results) != n {
 		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Cfg.DriverName, len(results), ResultIDs(results))
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}
 	var bad []string
 	for _, r := range results {
-		if _, ok := findDevice(devices, r.Pool, r.Device); !ok {
+		if _, ok := FindDevice(devices, r.Pool, r.Device); !ok {
 			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.Cfg.DriverName))
 		}
 	}
@@ -446,7 +446,7 @@ func (w *World) allocatedShareAttribute(ctx context.Context, claim, attr string)
 	if len(results) == 0 {
 		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.Cfg.DriverName)
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}
@@ -459,7 +459,7 @@ func checkSameAttribute(claim, attr, driver string, results []resourceapi.Device
 	var out []string
 	values := map[string][]string{}
 	for _, r := range results {
-		d, ok := findDevice(devices, r.Pool, r.Device)
+		d, ok := FindDevice(devices, r.Pool, r.Device)
 		if !ok {
 			out = append(out, fmt.Sprintf("claim %s: allocated device %s/%s is not in any ResourceSlice of driver %s", claim, r.Pool, r.Device, driver))
 			continue

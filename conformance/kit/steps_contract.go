@@ -125,8 +125,8 @@ func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 	if d.UUID == "" {
 		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
 	}
-	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
-	return w.CreateClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
+	return w.CreateClaim(ctx, NewClaim(claim, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and

@@ -164,13 +164,13 @@ func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (conte
 // nodeDevices are the driver's devices on the nodes of the devices
 // allocated to the pod, allocated or not, with their identity.
 func (w *World) nodeDevices(ctx context.Context, p *PodRecord) ([]observe.Device, error) {
-	all, err := w.currentDevices(ctx)
+	all, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
 	nodes := map[string]bool{}
 	for _, a := range p.Devices {
-		if d, ok := findDevice(all, a.Pool, a.Device); ok {
+		if d, ok := FindDevice(all, a.Pool, a.Device); ok {
 			nodes[d.Node] = true
 		}
 	}

@@ -39,7 +39,7 @@ const (
 // cliqueNodes groups the nodes of the driver's published devices by the
 // declared clique attribute.
 func (w *World) cliqueNodes(ctx context.Context) (map[string][]string, error) {
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,11 +107,11 @@ func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 
 func (w *World) claimOfOneClique(ctx context.Context, name string, n int) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-	return w.CreateClaim(ctx, NewClaim(name, withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
+	return w.CreateClaim(ctx, NewClaim(name, withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
 }
 
 func (w *World) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.IMEXChannelClassName, 1)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;

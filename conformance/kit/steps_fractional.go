@@ -93,7 +93,7 @@ func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity st
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(class, 1)
+	spec := ClaimSpec(class, 1)
 	spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{
 		Requests: map[resourceapi.QualifiedName]resource.Quantity{testAttribute(capacity): q},
 	}

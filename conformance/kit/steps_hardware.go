@@ -323,6 +323,6 @@ func (w *World) claimPinnedLike(ctx context.Context, name, other string) error {
 	if err != nil {
 		return err
 	}
-	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, id)
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, id)
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }

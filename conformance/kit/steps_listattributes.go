@@ -138,7 +138,7 @@ func (w *World) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 		return ctx, err
 	}
 	attr := resourceapi.QualifiedName(domain + "/" + name)
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -190,10 +190,10 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 	if err != nil {
 		return ctx, err
 	}
-	if w.lease == nil || len(w.lease.Units) == 0 || len(w.lease.Units[0].Whole) == 0 {
+	if w.Lease == nil || len(w.Lease.Units) == 0 || len(w.Lease.Units[0].Whole) == 0 {
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by its NUMA nodes", claim)
 	}
-	d := w.lease.Units[0].Whole[0]
+	d := w.Lease.Units[0].Whole[0]
 	a, ok := d.Attributes[pciBusIDAttribute]
 	if !ok || a.StringValue == nil {
 		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
@@ -213,7 +213,7 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.CreateClaim(ctx, NewClaim(claim, claimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.CreateClaim(ctx, NewClaim(claim, ClaimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
@@ -224,7 +224,7 @@ func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]Publ
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	results := DriverResults(c, w.Cfg.DriverName)
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	spec := withMatchAttribute(claimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
+	spec := withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
 	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
 }
 
@@ -352,7 +352,7 @@ func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 		return Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.DeviceClass(), len(devices), n, len(nodes)))
 	}
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
-	spec := claimSpec(w.Cfg.DeviceClass(), n)
+	spec := ClaimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
 	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
 }

@@ -173,7 +173,7 @@ func (w *World) claimTestDriverRole(ctx context.Context, name, role string) erro
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1, testRoleSelector(role))))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(class, 1, testRoleSelector(role))))
 }
 
 // claimAllocatedPerDevice checks that the claim got the test driver's
@@ -261,7 +261,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 		}
 		for _, s := range sl {
 			for _, d := range s.Spec.Devices {
-				pd, ok := findDevice(inClass, s.Spec.Pool.Name, d.Name)
+				pd, ok := FindDevice(inClass, s.Spec.Pool.Name, d.Name)
 				if !ok || picked[pd.ID()] {
 					continue
 				}
@@ -302,8 +302,8 @@ func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(m.class, 1, sel)))
+	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(m.class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
@@ -315,7 +315,7 @@ func (w *World) podsOnEachNode(ctx context.Context, claim string) error {
 	}
 	for i, node := range m.nodes {
 		pod := ProbePod(w.Suite, fmt.Sprintf("%s-user-%d", claim, i), []PodClaim{{Name: claim, Claim: claim}})
-		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: nodeNameSelector(node)}}
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: NodeNameSelector(node)}}
 		if err := w.CreateProbePod(ctx, pod); err != nil {
 			return err
 		}

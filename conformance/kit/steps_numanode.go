@@ -50,10 +50,10 @@ func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	if w.Cfg.NodeSysfsRoot == "" {
 		return Skip(ctx, sysfsSkipReason)
 	}
-	if w.lease == nil || len(w.lease.Units) == 0 || len(w.lease.Units[0].Whole) == 0 {
+	if w.Lease == nil || len(w.Lease.Units) == 0 || len(w.Lease.Units[0].Whole) == 0 {
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by NUMA node", name)
 	}
-	d := w.lease.Units[0].Whole[0]
+	d := w.Lease.Units[0].Whole[0]
 	a, ok := d.Attributes[pciBusIDAttribute]
 	if !ok || a.StringValue == nil {
 		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
@@ -76,7 +76,7 @@ func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	// includes() would take a list too, but needs the alpha list-type
 	// attributes; an int numaNode is what every 1.37 cluster knows.
 	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
-	return ctx, w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
@@ -95,7 +95,7 @@ func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) er
 	if len(results) != 1 {
 		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, ResultIDs(results), w.Cfg.DriverName)
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (w *World) claimWithSampleConfig(ctx context.Context, name string, n int) (
 	if sample == nil {
 		return Skip(ctx, noOpaqueConfigReason)
 	}
-	spec := claimSpec(w.Cfg.DeviceClass(), int64(n))
+	spec := ClaimSpec(w.Cfg.DeviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 		Requests: []string{RequestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{

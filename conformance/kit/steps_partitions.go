@@ -270,7 +270,7 @@ func (w *World) claimPartitions(ctx context.Context, name string, n int, role, a
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
@@ -282,7 +282,7 @@ func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.PartitionClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
+			return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.PartitionClassName, 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
 		}
 	}
 	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Cfg.UUIDAttribute)
@@ -293,7 +293,7 @@ func (w *World) claimWhole(ctx context.Context, name, alias string) error {
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
@@ -308,7 +308,7 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		return err
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		ExactRequest(subrequestWhole, w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
+		ExactRequest(subrequestWhole, w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
 		ExactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
 	}}}
 	return w.CreateClaim(ctx, NewClaim(name, spec))
@@ -343,7 +343,7 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 	if err != nil {
 		return out, err
 	}
-	all, err := w.currentDevices(ctx)
+	all, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -352,7 +352,7 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 	for _, u := range w.unitsWithRole(ctx, role) {
 		p, _ := u.Profile(role)
 		for _, d := range p.Devices {
-			pd, ok := findDevice(all, d.Pool, d.Name)
+			pd, ok := FindDevice(all, d.Pool, d.Name)
 			if !ok {
 				continue
 			}
@@ -425,13 +425,13 @@ func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourcea
 	if len(results) == 0 {
 		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Cfg.DriverName)
 	}
-	all, err := w.currentDevices(ctx)
+	all, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	devices := make([]PublishedDevice, 0, len(results))
 	for _, r := range results {
-		d, ok := findDevice(all, r.Pool, r.Device)
+		d, ok := FindDevice(all, r.Pool, r.Device)
 		if !ok {
 			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Cfg.DriverName)
 		}

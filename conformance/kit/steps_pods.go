@@ -129,7 +129,7 @@ func (w *World) ReadContainerReport(ctx context.Context, name, container string)
 // its claim entries and the claim the scheduler created for its extended
 // resources (KEP-5004), under the entry extendedClaimEntry.
 func (w *World) resolvePodClaims(ctx context.Context, p *PodRecord, pod *corev1.Pod) error {
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (w *World) resolvePodClaims(ctx context.Context, p *PodRecord, pod *corev1.
 			return nil
 		}
 		for _, r := range DriverResults(c, w.Cfg.DriverName) {
-			d, ok := findDevice(devices, r.Pool, r.Device)
+			d, ok := FindDevice(devices, r.Pool, r.Device)
 			if !ok {
 				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.Name, claimName, r.Pool, r.Device, w.Cfg.DriverName))
 				continue

@@ -33,7 +33,7 @@ func (w *World) poolSteps() []StepDef {
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose counter-consuming device lacks the partitionTypeAttribute is submitted$`, Fn: w.submitSlicePartitionTypeMissing},
 		{Pattern: `^the test driver publishes a pool "([^"]+)" of devices "left" in compatibility group "a", "right" in group "b" and "both" in groups "a" and "b", with counters for all three$`, Fn: w.publishPoolCompatibilityGroups},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's devices "([^"]+)" and "([^"]+)"$`, Fn: w.claimTestDriverDevices},
-		{Pattern: `^pod "([^"]+)" is scheduled$`, Fn: w.podScheduled},
+		{Pattern: `^pod "([^"]+)" is scheduled$`, Fn: w.PodScheduled},
 		{Pattern: `^the claim "([^"]+)" is allocated the test driver's devices "([^"]+)" and "([^"]+)"$`, Fn: w.claimAllocatedTestDevices},
 	}
 }
@@ -277,7 +277,7 @@ func (w *World) claimTestDriverDevices(ctx context.Context, name, first, second 
 
 // podScheduled waits for the pod to be bound to a node; it need not start
 // (the test driver has no kubelet plugin).
-func (w *World) podScheduled(ctx context.Context, name string) error {
+func (w *World) PodScheduled(ctx context.Context, name string) error {
 	return Poll(ctx, w.Cfg.Timeouts.PodStart, "pod "+name+" to be scheduled", func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -311,7 +311,7 @@ func (w *World) claimTestDriverDevice(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(class, 1)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(class, 1)))
 }
 
 // podUnschedulableBecause waits for the scheduler to mark the pod

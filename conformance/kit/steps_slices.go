@@ -83,7 +83,7 @@ func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context
 	if err != nil {
 		return ctx, err
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -98,7 +98,7 @@ func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context
 }
 
 // currentDevices lists the driver's devices now.
-func (w *World) currentDevices(ctx context.Context) ([]PublishedDevice, error) {
+func (w *World) CurrentDevices(ctx context.Context) ([]PublishedDevice, error) {
 	slices, err := w.DriverSlices(ctx)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (w *World) currentDevices(ctx context.Context) ([]PublishedDevice, error) {
 
 func (w *World) driverPublishesAtLeast(ctx context.Context, n int) error {
 	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.Cfg.DriverName, n), func(ctx context.Context) (bool, string, error) {
-		devices, err := w.currentDevices(ctx)
+		devices, err := w.CurrentDevices(ctx)
 		if err != nil {
 			return false, err.Error(), nil
 		}

@@ -126,7 +126,7 @@ func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint,
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(w.Cfg.DeviceClass(), 1, uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
+	spec := ClaimSpec(w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
 	req := spec.Devices.Requests[0].Exactly
 	if admin != "" {
 		req.AdminAccess = ptr.To(true)

@@ -92,7 +92,7 @@ func TestCheckResultTolerations(t *testing.T) {
 	if err != nil || tol.Key != "drakit.dev/broken" || tol.Value != "" || *tol.TolerationSeconds != 20 {
 		t.Fatalf("parseToleration: %+v %v", tol, err)
 	}
-	c := NewClaim("c", withTolerations(claimSpec("gpu.example.com", 1), tol))
+	c := NewClaim("c", withTolerations(ClaimSpec("gpu.example.com", 1), tol))
 	result := resourceapi.DeviceRequestAllocationResult{Request: RequestName, Pool: "n1", Device: "gpu-0"}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{result}}}
 	if got := strings.Join(checkResultTolerations(c), "; "); !strings.Contains(got, "holds tolerations none, expected the request's") {

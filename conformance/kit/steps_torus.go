@@ -84,7 +84,7 @@ func (w *World) claimHostChips(ctx context.Context, name string) (context.Contex
 	if fewest == 0 {
 		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Cfg.TorusChipClassName)
 	}
-	return ctx, w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
 }
 
 // claimSubslice asks for one sub-slice whose shape attribute is shape.
@@ -94,7 +94,7 @@ func (w *World) claimSubslice(ctx context.Context, name, shape string) error {
 	}
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	sel := fmt.Sprintf("device.attributes[%q].?%s.orValue(\"\") == %q", domain, id, shape)
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
 }
 
 // podsOnEveryHost runs pod <group>-0 with the claim, which allocates it,

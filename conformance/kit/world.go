@@ -107,16 +107,10 @@ type World struct {
 	// named are the devices the scenario named ("a partitionable device
 	// "big" with ... partitions"), by alias.
 	named map[string]named
-	// shared is the shared device the scenario's claims share (KEP-5075),
-	// once picked; asks are what its claims asked of it, by claim name.
-	shared *sharedTarget
-	asks   map[string]capacityAsk
 	// taint is what the KEP-5055 steps remember: named devices, rules.
 	taint taintState
 	// torus is what the @tpu-torus steps remember: groups of pods.
 	torus torusState
-	// attach is the scenario's attach controller (KEP-5007).
-	attach attachController
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -136,7 +130,7 @@ type World struct {
 	// lease holds the devices the scenario's steps need (acquireDevices),
 	// from the Before hook until its cleanup is done; nil for a scenario
 	// that needs none.
-	lease *inventory.Lease
+	Lease *inventory.Lease
 }
 
 // podRecord is what the kit learned about one of its pods.
@@ -172,8 +166,8 @@ func (s *Submission) Label() string { return s.Kind + " " + s.Name }
 
 // newWorld is a new scenario's world in the run of s.
 func newWorld(s *Suite) *World {
-	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{}, asks: map[string]capacityAsk{},
-		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}, attach: attachController{claimRV: map[string]string{}}}
+	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{},
+		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}}
 }
 
 // NewWorld is a scenario's world outside any run, for the unit tests of a

@@ -2,11 +2,11 @@
 // features through drakit.dev/drakit/conformance/ginkgo, as a driver
 // author's own suite would (example_test.go), against drakit's local
 // cluster with the reference GPU driver deployed. It runs when
-// DRAKIT_KUBECONFIG names the cluster (eval "$(drakit cluster status -o
+// DRAKIT_KUBECONFIG names the cluster (eval "$(drakit env status -o
 // env)" also sets the node directories it reads) and a label filter or
 // focus selects scenarios, and skips otherwise:
 //
-//	eval "$(_output/bin/drakit cluster status -o env)"
+//	eval "$(_output/bin/drakit env status -o env)"
 //	go test -timeout 30m ./conformance/ginkgo/example -args \
 //	  --ginkgo.label-filter='kep-4815' --drakit.fail-on-skip --ginkgo.v
 //

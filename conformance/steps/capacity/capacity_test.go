@@ -1,10 +1,11 @@
-package kit
+package capacity
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"drakit.dev/drakit/conformance/kit"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -71,7 +72,7 @@ func upstreamConsumes(t *testing.T, c resourceapi.DeviceCapacity, amount int64, 
 		},
 	}
 	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nic"}}
-	req := ExactRequest(RequestName, "nic", 1)
+	req := kit.ExactRequest(kit.RequestName, "nic", 1)
 	if given {
 		req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{"example.com/bw": quantity(amount)}}
 	}

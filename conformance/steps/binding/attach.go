@@ -1,9 +1,10 @@
-package kit
+package binding
 
 import (
 	"context"
 	"fmt"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +67,7 @@ func setDeviceCondition(c *resourceapi.ResourceClaim, cond metav1.Condition) err
 		apimeta.SetStatusCondition(&c.Status.Devices[i].Conditions, cond)
 	}
 	if n == 0 {
-		return fmt.Errorf("claim %s: no device allocated to it has binding conditions (results %s)", c.Name, ResultIDs(c.Status.Allocation.Devices.Results))
+		return fmt.Errorf("claim %s: no device allocated to it has binding conditions (results %s)", c.Name, kit.ResultIDs(c.Status.Allocation.Devices.Results))
 	}
 	return nil
 }

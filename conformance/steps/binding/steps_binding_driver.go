@@ -1,4 +1,4 @@
-package kit
+package binding
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // The steps of KEP-5007 on the driver's own devices (bindingSteps): the
@@ -19,11 +20,11 @@ import (
 // driverDevicesCarryBindingConditions checks what the API server stored:
 // every device of the driver's ResourceSlices lists exactly the declared
 // bindingConditions and bindingFailureConditions.
-func (w *World) driverDevicesCarryBindingConditions(ctx context.Context) error {
+func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	sl, err := listDriverSlices(ctx, w.Kube, w.Cfg.DriverName)
+	sl, err := kit.ListDriverSlices(ctx, w.Kube, w.Cfg.DriverName)
 	if err != nil {
 		return err
 	}
@@ -41,12 +42,12 @@ func (w *World) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	if n == 0 {
 		return fmt.Errorf("driver %s publishes no devices in %d ResourceSlices", w.Cfg.DriverName, len(sl))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // requireBindingConditions fails a scenario of a claimed capability whose
 // condition types the kit does not know (Config.Validate rules it out).
-func (w *World) requireBindingConditions() error {
+func (w *world) requireBindingConditions() error {
 	if len(w.Cfg.BindingConditions) == 0 || len(w.Cfg.BindingFailureConditions) == 0 {
 		return fmt.Errorf("the driver claims the capability %s but declares no binding conditions (bindingConditions of the driver declaration)", declaration.CapabilityBindingConditions)
 	}
@@ -57,12 +58,12 @@ func (w *World) requireBindingConditions() error {
 // controller is to set the driver's binding conditions (setBy "kit"); a
 // driver that sets them itself decides the outcome alone, and the
 // scenario skips.
-func (w *World) kitAttachesDriverDevices(ctx context.Context) (context.Context, error) {
+func (w *world) kitAttachesDriverDevices(ctx context.Context) (context.Context, error) {
 	if err := w.requireBindingConditions(); err != nil {
 		return ctx, err
 	}
 	if w.Cfg.BindingConditionsSetBy != string(declaration.SetByKit) {
-		return Skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.Cfg.BindingConditionsSetBy))
+		return kit.Skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.Cfg.BindingConditionsSetBy))
 	}
 	return ctx, nil
 }
@@ -70,7 +71,7 @@ func (w *World) kitAttachesDriverDevices(ctx context.Context) (context.Context, 
 // claimAllocatedDriverBinding waits for the claim to be allocated and
 // checks that every result of the driver carries copies of the declared
 // lists and the allocation its timestamp.
-func (w *World) claimAllocatedDriverBinding(ctx context.Context, claim string) error {
+func (w *world) claimAllocatedDriverBinding(ctx context.Context, claim string) error {
 	if err := w.waitAllocated(ctx, claim); err != nil {
 		return err
 	}
@@ -94,18 +95,18 @@ func (w *World) claimAllocatedDriverBinding(ctx context.Context, claim string) e
 		}
 	}
 	if n == 0 {
-		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, ResultIDs(c.Status.Allocation.Devices.Results)))
+		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, kit.ResultIDs(c.Status.Allocation.Devices.Results)))
 	}
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // attachSetsDeclaredConditions sets every declared binding condition of
 // the claim's devices to the status, one write each, in the declared
 // order.
-func (w *World) attachSetsDeclaredConditions(ctx context.Context, claim, status string) error {
+func (w *world) attachSetsDeclaredConditions(ctx context.Context, claim, status string) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (w *World) attachSetsDeclaredConditions(ctx context.Context, claim, status 
 
 // attachSetsDeclaredFailure sets the first declared binding failure
 // condition of the claim's devices to True.
-func (w *World) attachSetsDeclaredFailure(ctx context.Context, claim string) error {
+func (w *world) attachSetsDeclaredFailure(ctx context.Context, claim string) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package kit
+package capacity
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/report"
 )
@@ -17,9 +18,9 @@ import (
 // shared devices (allowMultipleAllocations), each consuming part of its
 // declared shared capacity, judged by what the API server stored against
 // the request policy the driver published.
-func (w *World) capacitySteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^the driver publishes a shared device$`, Fn: w.driverPublishesShared, Needs: needsShared},
+func (w *world) capacitySteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the driver publishes a shared device$`, Fn: w.driverPublishesShared, Needs: kit.NeedsShared},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the smallest share of the shared device$`, Fn: w.claimSmallestShare},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the largest share of the shared device$`, Fn: w.claimLargestShare},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting more of the shared device than the claim "([^"]+)" leaves$`, Fn: w.claimExceedingShare},
@@ -35,7 +36,7 @@ func (w *World) capacitySteps() []StepDef {
 
 // sharedTarget is the shared device a scenario's claims share.
 type sharedTarget struct {
-	device   PublishedDevice
+	device   kit.PublishedDevice
 	identity string
 	policy   capacityPolicy
 }
@@ -52,15 +53,15 @@ const sharedSkipReason = report.NotDeclaredPrefix + "the driver declares no shar
 // driverPublishesShared picks the leased shared device and reads its
 // shared capacity and request policy. A device of the shared class that
 // does not allow multiple allocations, or lacks the capacity, is a finding.
-func (w *World) driverPublishesShared(ctx context.Context) (context.Context, error) {
+func (w *world) driverPublishesShared(ctx context.Context) (context.Context, error) {
 	if w.Cfg.SharedDeviceClassName == "" {
-		return Skip(ctx, sharedSkipReason)
+		return kit.Skip(ctx, sharedSkipReason)
 	}
-	if w.lease == nil || len(w.lease.SharedIdentities()) == 0 {
+	if w.Lease == nil || len(w.Lease.SharedIdentities()) == 0 {
 		return ctx, fmt.Errorf("no device of DeviceClass %s with a %q attribute was leased to the scenario: the driver publishes none (or none the kit can identify)",
 			w.Cfg.SharedDeviceClassName, w.Cfg.SharedIdentityAttribute)
 	}
-	identity := w.lease.SharedIdentities()[0]
+	identity := w.Lease.SharedIdentities()[0]
 	devices, err := w.ClassDevices(ctx, w.Cfg.SharedDeviceClassName)
 	if err != nil {
 		return ctx, err
@@ -88,7 +89,7 @@ func (w *World) driverPublishesShared(ctx context.Context) (context.Context, err
 }
 
 // sharedCapacityName is the shared capacity as a fully qualified name.
-func (w *World) sharedCapacityName() string {
+func (w *world) sharedCapacityName() string {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.SharedCapacity)
 	return domain + "/" + id
 }
@@ -107,7 +108,7 @@ func lookupCapacity(caps map[resourceapi.QualifiedName]resourceapi.DeviceCapacit
 	return "", resourceapi.DeviceCapacity{}, false
 }
 
-func (w *World) sharedTarget() (*sharedTarget, error) {
+func (w *world) sharedTarget() (*sharedTarget, error) {
 	if w.shared == nil {
 		return nil, errors.New("no shared device was picked (a step \"the driver publishes a shared device\" must come first)")
 	}
@@ -115,22 +116,22 @@ func (w *World) sharedTarget() (*sharedTarget, error) {
 }
 
 // claimShare creates a claim for the shared device asking for ask.
-func (w *World) claimShare(ctx context.Context, name string, ask capacityAsk) error {
+func (w *world) claimShare(ctx context.Context, name string, ask capacityAsk) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
 	}
-	spec := claimSpec(w.Cfg.SharedDeviceClassName, 1, uuidSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, t.identity))
+	spec := kit.ClaimSpec(w.Cfg.SharedDeviceClassName, 1, kit.UuidSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, t.identity))
 	if ask.given {
 		spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
 			t.policy.Name: quantity(ask.amount),
 		}}
 	}
 	w.asks[name] = ask
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
-func (w *World) claimSmallestShare(ctx context.Context, name string) error {
+func (w *world) claimSmallestShare(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func (w *World) claimSmallestShare(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *World) claimLargestShare(ctx context.Context, name string) error {
+func (w *world) claimLargestShare(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -151,7 +152,7 @@ func (w *World) claimLargestShare(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{amount: t.policy.largestShare(), given: true})
 }
 
-func (w *World) claimExceedingShare(ctx context.Context, name, other string) (context.Context, error) {
+func (w *world) claimExceedingShare(ctx context.Context, name, other string) (context.Context, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return ctx, err
@@ -163,29 +164,29 @@ func (w *World) claimExceedingShare(ctx context.Context, name, other string) (co
 	held, _ := t.policy.consumes(ask.amount, ask.given)
 	amount, _, ok := t.policy.exceeding(held)
 	if !ok {
-		return Skip(ctx, fmt.Sprintf("shared device %s: no amount its request policy allows exceeds what a claim of %s leaves (%s)",
+		return kit.Skip(ctx, fmt.Sprintf("shared device %s: no amount its request policy allows exceeds what a claim of %s leaves (%s)",
 			t.device.ID(), milliString(held), t.policy.describe()))
 	}
 	return ctx, w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *World) claimShareWithoutAmount(ctx context.Context, name string) error {
+func (w *world) claimShareWithoutAmount(ctx context.Context, name string) error {
 	return w.claimShare(ctx, name, capacityAsk{})
 }
 
-func (w *World) claimShareBetweenValid(ctx context.Context, name string) (context.Context, error) {
+func (w *world) claimShareBetweenValid(ctx context.Context, name string) (context.Context, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return ctx, err
 	}
 	amount, _, ok := t.policy.betweenValid()
 	if !ok {
-		return Skip(ctx, fmt.Sprintf("shared device %s: its request policy rounds no amount (%s)", t.device.ID(), t.policy.describe()))
+		return kit.Skip(ctx, fmt.Sprintf("shared device %s: its request policy rounds no amount (%s)", t.device.ID(), t.policy.describe()))
 	}
 	return ctx, w.claimShare(ctx, name, capacityAsk{amount: amount, given: true})
 }
 
-func (w *World) claimShareOverPolicy(ctx context.Context, name string) error {
+func (w *world) claimShareOverPolicy(ctx context.Context, name string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func (w *World) claimShareOverPolicy(ctx context.Context, name string) error {
 }
 
 // sharedResult is the claim's allocation result for the shared device.
-func (w *World) sharedResult(ctx context.Context, claim string) (resourceapi.DeviceRequestAllocationResult, error) {
+func (w *world) sharedResult(ctx context.Context, claim string) (resourceapi.DeviceRequestAllocationResult, error) {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return resourceapi.DeviceRequestAllocationResult{}, err
@@ -206,9 +207,9 @@ func (w *World) sharedResult(ctx context.Context, claim string) (resourceapi.Dev
 	if c.Status.Allocation == nil {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is not allocated", claim)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 || results[0].Pool != t.device.Pool || results[0].Device != t.device.Name {
-		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), ResultIDs(results))
+		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), kit.ResultIDs(results))
 	}
 	return results[0], nil
 }
@@ -216,7 +217,7 @@ func (w *World) sharedResult(ctx context.Context, claim string) (resourceapi.Dev
 // claimConsumesAsPolicy: the allocation records a share ID and, for the
 // shared capacity, exactly what the spec's rounding makes of the claim's
 // request under the published policy.
-func (w *World) claimConsumesAsPolicy(ctx context.Context, claim string) error {
+func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -249,7 +250,7 @@ func (w *World) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 		bad = append(bad, fmt.Sprintf("claim %s: asked for %s of %s, consumes %s; the request policy (%s) makes it %s",
 			claim, asked, w.sharedCapacityName(), got.Value.String(), t.policy.describe(), milliString(want)))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // capacityMap views consumedCapacity as capacities, for lookupCapacity.
@@ -264,7 +265,7 @@ func capacityMap(m map[resourceapi.QualifiedName]resource.Quantity) map[resource
 // claimsShareDevice: both claims hold the same shared device under
 // different share IDs, and what all claims of the device consume is within
 // its capacity.
-func (w *World) claimsShareDevice(ctx context.Context, a, b string) error {
+func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
 	t, err := w.sharedTarget()
 	if err != nil {
 		return err
@@ -287,7 +288,7 @@ func (w *World) claimsShareDevice(ctx context.Context, a, b string) error {
 	}
 	total := int64(0)
 	for _, c := range claims.Items {
-		for _, r := range DriverResults(&c, w.Cfg.DriverName) {
+		for _, r := range kit.DriverResults(&c, w.Cfg.DriverName) {
 			if r.Pool != t.device.Pool || r.Device != t.device.Name {
 				continue
 			}
@@ -299,7 +300,7 @@ func (w *World) claimsShareDevice(ctx context.Context, a, b string) error {
 	if total > t.policy.value {
 		bad = append(bad, fmt.Sprintf("the claims of shared device %s consume %s of %s together, more than its %s", t.device.ID(), milliString(total), w.sharedCapacityName(), milliString(t.policy.value)))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 func deref[T any](p *T) any {
@@ -316,14 +317,14 @@ func milliString(v int64) string {
 
 // wholeDevicesNotShared skips a scenario about exclusive devices when the
 // driver's main DeviceClass has devices that allow multiple allocations.
-func (w *World) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
+func (w *world) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
 	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
 		if d.MultipleAllocations {
-			return Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.DeviceClass()))
+			return kit.Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.DeviceClass()))
 		}
 	}
 	return ctx, nil
@@ -331,20 +332,20 @@ func (w *World) wholeDevicesNotShared(ctx context.Context) (context.Context, err
 
 // claimSameDevice asks for the one device of the kit's DeviceClass that is
 // allocated to another claim, by its identity.
-func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
+func (w *world) claimSameDevice(ctx context.Context, name, other string) error {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, other, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", other, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Cfg.DriverName)
 	if c.Status.Allocation == nil || len(results) != 1 {
-		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, ResultIDs(results))
+		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, kit.ResultIDs(results))
 	}
-	devices, err := w.currentDevices(ctx)
+	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}
-	d, ok := findDevice(devices, results[0].Pool, results[0].Device)
+	d, ok := kit.FindDevice(devices, results[0].Pool, results[0].Device)
 	if !ok {
 		return fmt.Errorf("claim %s: its device %s/%s is not published", other, results[0].Pool, results[0].Device)
 	}
@@ -352,6 +353,6 @@ func (w *World) claimSameDevice(ctx context.Context, name, other string) error {
 	if !ok || a.StringValue == nil {
 		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Cfg.UUIDAttribute)
 	}
-	sel := uuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-	return w.CreateClaim(ctx, NewClaim(name, claimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := kit.UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }

@@ -1,4 +1,4 @@
-package kit
+package binding
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package kit
+package binding
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +21,8 @@ import (
 // API server, the scheduler and the kubelet do with them. The test driver's
 // single devices published on a node are shared with the KEP-5007 steps
 // (steps_binding.go).
-func (w *World) nodeOpsSteps() []StepDef {
-	return []StepDef{
+func (w *world) nodeOpsSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with skipNodeOperations (\[.*\]) is submitted$`, Fn: w.submitSliceSkipping},
 		{Pattern: `^the test driver publishes device "([^"]+)" on a node(?: with skipNodeOperations (\[.*\]))?$`, Fn: w.publishNodeDevice},
 		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with skipNodeOperations (\[.*\])$`, Fn: w.claimAllocatedSkipping},
@@ -52,13 +53,13 @@ func skipOperations(list []string) []resourceapi.SkipNodeOperation {
 // name selectors find it by.
 func plainTestDevice(role string) resourceapi.Device {
 	return resourceapi.Device{Name: role, Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-		TestRoleAttribute: {StringValue: ptr.To(role)},
+		kit.TestRoleAttribute: {StringValue: ptr.To(role)},
 	}}
 }
 
 // submitSliceSkipping submits a one-device slice of the test driver that
 // skips the listed node operations, for the API server to judge.
-func (w *World) submitSliceSkipping(ctx context.Context, name, list string) error {
+func (w *world) submitSliceSkipping(ctx context.Context, name, list string) error {
 	ops, err := parseList(list)
 	if err != nil {
 		return err
@@ -72,7 +73,7 @@ func (w *World) submitSliceSkipping(ctx context.Context, name, list string) erro
 
 // publishNodeDevice publishes a one-device pool of the test driver on a
 // node (testNode) that skips the listed node operations, if any.
-func (w *World) publishNodeDevice(ctx context.Context, device, list string) error {
+func (w *world) publishNodeDevice(ctx context.Context, device, list string) error {
 	var ops []string
 	if list != "" {
 		var err error
@@ -90,7 +91,7 @@ func (w *World) publishNodeDevice(ctx context.Context, device, list string) erro
 // sure the scenario's DeviceClass of the test driver exists. A pool on
 // one node, not allNodes: the kubelet of that node is the one that decides
 // whether the device needs a kubelet plugin.
-func (w *World) publishTestNodeDevice(ctx context.Context, device string, edit func(*resourceapi.ResourceSlice)) error {
+func (w *world) publishTestNodeDevice(ctx context.Context, device string, edit func(*resourceapi.ResourceSlice)) error {
 	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (w *World) publishTestNodeDevice(ctx context.Context, device string, edit f
 	s.Spec.AllNodes = nil
 	s.Spec.NodeName = ptr.To(node)
 	d := plainTestDevice(device)
-	d.Attributes[TestScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
+	d.Attributes[kit.TestScenarioAttribute] = resourceapi.DeviceAttribute{StringValue: ptr.To(w.Ns)}
 	s.Spec.Devices = []resourceapi.Device{d}
 	edit(s)
 	return w.CreateSlice(ctx, s)
@@ -110,7 +111,7 @@ func (w *World) publishTestNodeDevice(ctx context.Context, device string, edit f
 
 // testNode is the node the test driver's node-local devices are published
 // on: the first Ready, schedulable node by name.
-func (w *World) testNode(ctx context.Context) (string, error) {
+func (w *world) testNode(ctx context.Context) (string, error) {
 	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
@@ -135,7 +136,7 @@ func (w *World) testNode(ctx context.Context) (string, error) {
 
 // allocatedTestDevice returns the claim and its one allocation result, which
 // must be the test driver's device.
-func (w *World) allocatedTestDevice(ctx context.Context, claim, device string) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *world) allocatedTestDevice(ctx context.Context, claim, device string) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
@@ -144,15 +145,15 @@ func (w *World) allocatedTestDevice(ctx context.Context, claim, device string) (
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is not allocated, expected the test driver's device %s", claim, device)
 	}
 	got := c.Status.Allocation.Devices.Results
-	if len(got) != 1 || got[0].Driver != TestDriverName || got[0].Device != device {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is allocated %s, expected only the test driver's device %s", claim, ResultIDs(got), device)
+	if len(got) != 1 || got[0].Driver != kit.TestDriverName || got[0].Device != device {
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is allocated %s, expected only the test driver's device %s", claim, kit.ResultIDs(got), device)
 	}
 	return c, got[0], nil
 }
 
 // claimAllocatedSkipping checks that the allocation result carries the
 // slice's skipNodeOperations, as the scheduler copies them.
-func (w *World) claimAllocatedSkipping(ctx context.Context, claim, device, list string) error {
+func (w *world) claimAllocatedSkipping(ctx context.Context, claim, device, list string) error {
 	want, err := parseList(list)
 	if err != nil {
 		return err
@@ -165,7 +166,7 @@ func (w *World) claimAllocatedSkipping(ctx context.Context, claim, device, list 
 	for _, op := range r.SkipNodeOperations {
 		got = append(got, string(op))
 	}
-	if !slices.Equal(SortedCopy(got), SortedCopy(want)) {
+	if !slices.Equal(kit.SortedCopy(got), kit.SortedCopy(want)) {
 		return fmt.Errorf("claim %s: the result for device %s has skipNodeOperations %q, expected %q (a copy of its slice's)", claim, device, got, want)
 	}
 	return nil
@@ -175,7 +176,7 @@ func (w *World) claimAllocatedSkipping(ctx context.Context, claim, device, list 
 // node (KEP-5328 node declared features): the scheduler places a pod whose
 // claim skips node operations only on a node that declares
 // DRAOptionalNodeOperations.
-func (w *World) podNodeDeclaresFeature(ctx context.Context, pod, feature string) error {
+func (w *world) podNodeDeclaresFeature(ctx context.Context, pod, feature string) error {
 	p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
@@ -200,12 +201,12 @@ const failedPrepareReason = "FailedPrepareDynamicResources"
 // podFailsPrepare waits for the pod to be bound and for the kubelet's
 // FailedPrepareDynamicResources event about it whose message contains text;
 // the pod must still be Pending with no container started.
-func (w *World) podFailsPrepare(ctx context.Context, pod, text string) error {
-	if err := w.podScheduled(ctx, pod); err != nil {
+func (w *world) podFailsPrepare(ctx context.Context, pod, text string) error {
+	if err := w.PodScheduled(ctx, pod); err != nil {
 		return err
 	}
 	var seen []string
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a %s event of pod %s saying %q", failedPrepareReason, pod, text), func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a %s event of pod %s saying %q", failedPrepareReason, pod, text), func(ctx context.Context) (bool, string, error) {
 		events, err := w.podEvents(ctx, pod)
 		if err != nil {
 			return false, err.Error(), nil
@@ -227,7 +228,7 @@ func (w *World) podFailsPrepare(ctx context.Context, pod, text string) error {
 		return fmt.Errorf("get pod %s: %w", pod, err)
 	}
 	if p.Status.Phase != corev1.PodPending {
-		return fmt.Errorf("pod %s: the kubelet reported %q, but the pod is %s, expected Pending", pod, text, DescribePod(p))
+		return fmt.Errorf("pod %s: the kubelet reported %q, but the pod is %s, expected Pending", pod, text, kit.DescribePod(p))
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.State.Running != nil || cs.State.Terminated != nil {
@@ -238,7 +239,7 @@ func (w *World) podFailsPrepare(ctx context.Context, pod, text string) error {
 }
 
 // podEvents lists the events about the scenario's pod.
-func (w *World) podEvents(ctx context.Context, pod string) ([]corev1.Event, error) {
+func (w *world) podEvents(ctx context.Context, pod string) ([]corev1.Event, error) {
 	list, err := w.Kube.CoreV1().Events(w.Ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.SelectorFromSet(fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": pod}).String(),
 	})

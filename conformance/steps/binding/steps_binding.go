@@ -1,4 +1,4 @@
-package kit
+package binding
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +21,8 @@ import (
 // declares, that the scheduler may bind a pod to only once conditions of
 // the device hold, the kit's attach controller that reports them on the
 // claim (attach.go), and what the API server and the scheduler do.
-func (w *World) bindingSteps() []StepDef {
-	return []StepDef{
+func (w *world) bindingSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose device has bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]) is submitted$`, Fn: w.submitSliceBinding},
 		{Pattern: `^the test driver publishes device "([^"]+)" on a node with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, Fn: w.publishBindingDevice},
 		{Pattern: `^the test driver publishes device "([^"]+)" for all nodes, binding to the node, with bindingConditions (\[.*\]) and bindingFailureConditions (\[.*\]), skipping node operations (\[.*\])$`, Fn: w.publishBindsToNodeDevice},
@@ -48,7 +49,7 @@ func bindingDevice(d *resourceapi.Device, conditions, failures []string) {
 
 // submitSliceBinding submits a one-device slice of the test driver whose
 // device has the lists, for the API server to judge.
-func (w *World) submitSliceBinding(ctx context.Context, name, conditions, failures string) error {
+func (w *world) submitSliceBinding(ctx context.Context, name, conditions, failures string) error {
 	bc, err := parseList(conditions)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func bindingArgs(conditions, failures, skip string) (bc, bfc []string, ops []res
 // publishBindingDevice publishes the device on a node with binding
 // conditions. Skipping node operations lets a pod that gets it run
 // although the test driver has no kubelet plugin (KEP-5945).
-func (w *World) publishBindingDevice(ctx context.Context, device, conditions, failures, skip string) error {
+func (w *world) publishBindingDevice(ctx context.Context, device, conditions, failures, skip string) error {
 	bc, bfc, ops, err := bindingArgs(conditions, failures, skip)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (w *World) publishBindingDevice(ctx context.Context, device, conditions, fa
 
 // publishBindsToNodeDevice publishes the device for all nodes (a device
 // any node can reach, such as a network-attached one) with bindsToNode.
-func (w *World) publishBindsToNodeDevice(ctx context.Context, device, conditions, failures, skip string) error {
+func (w *world) publishBindsToNodeDevice(ctx context.Context, device, conditions, failures, skip string) error {
 	bc, bfc, ops, err := bindingArgs(conditions, failures, skip)
 	if err != nil {
 		return err
@@ -113,7 +114,7 @@ func (w *World) publishBindsToNodeDevice(ctx context.Context, device, conditions
 // scheduler allocates before it waits in PreBind) and checks that the
 // result carries copies of the device's lists and the allocation its
 // timestamp.
-func (w *World) claimAllocatedBinding(ctx context.Context, claim, device, conditions, failures string) error {
+func (w *world) claimAllocatedBinding(ctx context.Context, claim, device, conditions, failures string) error {
 	wantBC, err := parseList(conditions)
 	if err != nil {
 		return err
@@ -139,12 +140,12 @@ func (w *World) claimAllocatedBinding(ctx context.Context, claim, device, condit
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // waitAllocated waits for the claim to be allocated.
-func (w *World) waitAllocated(ctx context.Context, claim string) error {
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
+func (w *world) waitAllocated(ctx context.Context, claim string) error {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -160,7 +161,7 @@ const bindingPendingReason = "BindingConditionsPending"
 // podWaitsForBinding waits for the scheduler's BindingConditionsPending
 // event about the pod and then checks for the given time that the pod stays
 // without a node.
-func (w *World) podWaitsForBinding(ctx context.Context, pod string, seconds int) error {
+func (w *world) podWaitsForBinding(ctx context.Context, pod string, seconds int) error {
 	if err := w.waitPodEvent(ctx, pod, bindingPendingReason, ""); err != nil {
 		return err
 	}
@@ -186,8 +187,8 @@ func (w *World) podWaitsForBinding(ctx context.Context, pod string, seconds int)
 
 // waitPodEvent waits for an event about the pod with the reason (any, for
 // "") and a message that contains text.
-func (w *World) waitPodEvent(ctx context.Context, pod, reason, text string) error {
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("an event %s of pod %s saying %q", reason, pod, text), func(ctx context.Context) (bool, string, error) {
+func (w *world) waitPodEvent(ctx context.Context, pod, reason, text string) error {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("an event %s of pod %s saying %q", reason, pod, text), func(ctx context.Context) (bool, string, error) {
 		events, err := w.podEvents(ctx, pod)
 		if err != nil {
 			return false, err.Error(), nil
@@ -207,7 +208,7 @@ func (w *World) waitPodEvent(ctx context.Context, pod, reason, text string) erro
 // the condition into status.devices of the claim for its allocated device.
 // The claim's resource version before the write is kept, so that a later
 // step can watch what the scheduler does with the claim from there.
-func (w *World) attachSetsCondition(ctx context.Context, condition, claim, status string) error {
+func (w *world) attachSetsCondition(ctx context.Context, condition, claim, status string) error {
 	rv, err := w.attach.setCondition(ctx, w.Kube, w.Ns, claim, metav1.Condition{
 		Type: condition, Status: metav1.ConditionStatus(status),
 		Reason: "KitAttachController", Message: "set by the drakit conformance kit's attach controller",
@@ -224,7 +225,7 @@ func (w *World) attachSetsCondition(ctx context.Context, condition, claim, statu
 // allocation: the scheduler clears the allocation of a device whose binding
 // failed or timed out, and may allocate again right after, so a poll could
 // miss it.
-func (w *World) claimLosesAllocation(ctx context.Context, claim string) error {
+func (w *world) claimLosesAllocation(ctx context.Context, claim string) error {
 	// After the attach controller's write of a failure condition the
 	// scheduler clears the allocation at once; without one, only when its
 	// binding timeout has passed since the allocation.
@@ -271,14 +272,14 @@ func (w *World) claimLosesAllocation(ctx context.Context, claim string) error {
 
 // schedulerReports waits for a scheduler event about the pod that says
 // text (FailedScheduling, from a PreBind that gave up).
-func (w *World) schedulerReports(ctx context.Context, pod, text string) error {
+func (w *world) schedulerReports(ctx context.Context, pod, text string) error {
 	return w.waitPodEvent(ctx, pod, "FailedScheduling", text)
 }
 
 // allocationPinnedToPodNode checks that the allocation's node selector
 // selects exactly the pod's node by name (bindsToNode on a device that is
 // available on all nodes).
-func (w *World) allocationPinnedToPodNode(ctx context.Context, claim, pod string) error {
+func (w *world) allocationPinnedToPodNode(ctx context.Context, claim, pod string) error {
 	p, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", pod, err)
@@ -293,7 +294,7 @@ func (w *World) allocationPinnedToPodNode(ctx context.Context, claim, pod string
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated", claim)
 	}
-	want := nodeNameSelector(p.Spec.NodeName)
+	want := kit.NodeNameSelector(p.Spec.NodeName)
 	if !apiequality.Semantic.DeepEqual(c.Status.Allocation.NodeSelector, want) {
 		return fmt.Errorf("claim %s: allocation.nodeSelector is %v, expected metadata.name In [%s], the node of pod %s", claim, c.Status.Allocation.NodeSelector, p.Spec.NodeName, pod)
 	}

@@ -12,6 +12,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
+	"drakit.dev/drakit/conformance/steps/torus"
 )
 
 // Steps are the step packages of a run, beside the kit's own steps: one
@@ -28,4 +29,5 @@ var Steps = []kit.StepGroup{
 	podresources.Steps,
 	poolstatus.Steps,
 	prioritized.Steps,
+	torus.Steps,
 }

@@ -39,7 +39,7 @@ const (
 // Collection problems are written into the diagnostics themselves.
 func (w *World) attachDiagnostics(cctx, ctx context.Context, cause error) context.Context {
 	body := w.diagnostics(cctx, cause)
-	rel := filepath.Join(diagnosticsDir, diagnosticsFileName(w.scenario.Name, w.scenario.Id))
+	rel := filepath.Join(diagnosticsDir, diagnosticsFileName(w.Scenario.Name, w.Scenario.Id))
 	path := filepath.Join(w.artifacts, rel)
 	if err := os.WriteFile(path, body, diagnosticsMode); err != nil {
 		klog.FromContext(ctx).Error(err, "Writing diagnostics failed", "path", path)
@@ -68,7 +68,7 @@ func diagnosticsFileName(name, id string) string {
 func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	var b bytes.Buffer
 	section := func(title string) { fmt.Fprintf(&b, "\n===== %s =====\n", title) }
-	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.scenario.Name, w.Ns, w.Cfg.DriverName, cause)
+	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.Scenario.Name, w.Ns, w.Cfg.DriverName, cause)
 
 	section("ResourceClaims")
 	if list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {

@@ -23,7 +23,7 @@ func TestDiagnosticsListPodGroups(t *testing.T) {
 	wl := &schedulingapi.Workload{ObjectMeta: metav1.ObjectMeta{Name: "crowded-but-valid", Namespace: ns}}
 	cfg := testConfig(t)
 	cfg.DriverPodSelector = ""
-	w := &World{Suite: &Suite{Cfg: cfg, Kube: fake.NewClientset(pg, wl)}, Ns: ns, Ledger: &Ledger{}, scenario: &godog.Scenario{Name: "s"}}
+	w := &World{Suite: &Suite{Cfg: cfg, Kube: fake.NewClientset(pg, wl)}, Ns: ns, Ledger: &Ledger{}, Scenario: &godog.Scenario{Name: "s"}}
 	without := string(w.diagnostics(context.Background(), errors.New("boom")))
 	if strings.Contains(without, "PodGroups") {
 		t.Errorf("diagnostics of a scenario without PodGroups list them:\n%s", without)

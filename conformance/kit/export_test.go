@@ -17,6 +17,15 @@ var (
 	CountPicklesForTest = countPickles
 )
 
+// stepGroupsForTest are the step packages of a whole run (conformance.Steps),
+// which the kit's own tests cannot import: the external test package sets
+// them (SetStepGroupsForTest) before any test runs, and every test that
+// runs features runs them with these.
+var stepGroupsForTest []StepGroup
+
+// SetStepGroupsForTest sets the step packages the kit's tests run with.
+func SetStepGroupsForTest(groups []StepGroup) { stepGroupsForTest = groups }
+
 // DefinitionsForTest are the step definitions of a run with groups, bound
 // to a world outside any run.
 func DefinitionsForTest(groups []StepGroup) []StepDef {

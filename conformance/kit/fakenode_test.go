@@ -362,7 +362,7 @@ func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) 
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cdiDir, kubeletDir)
 	node.container = run.container
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
 	res, _, err := st.run(ctx)
 	if err != nil {
@@ -552,8 +552,8 @@ func TestFeaturesSkipTheEmulatorOnRealHardware(t *testing.T) {
 		t.Fatal("no @emulator scenario ran")
 	}
 	for _, sr := range res.Scenarios {
-		if sr.Status != report.StatusSkipped || sr.Message != hardwareSkipReason {
-			t.Errorf("%s:%d %q: %s (%s), want skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message, hardwareSkipReason)
+		if sr.Status != report.StatusSkipped || sr.Message != HardwareSkipReason {
+			t.Errorf("%s:%d %q: %s (%s), want skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message, HardwareSkipReason)
 		}
 	}
 	if t.Failed() {

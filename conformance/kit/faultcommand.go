@@ -106,7 +106,7 @@ func (w *World) runFaultCommand(ctx context.Context, node string, argv []string)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, program, argv[1:]...)
 	cmd.Env = os.Environ()
-	if root := w.Cfg.nodeEmulatorRoot(node); root != "" {
+	if root := w.Cfg.EmulatorRootOf(node); root != "" {
 		cmd.Env = append(cmd.Env, "DRAKIT_EMULATOR_ROOT="+root)
 	}
 	var stdout, stderr tailBuffer
@@ -162,11 +162,11 @@ func commandLine(argv []string) string {
 	return strings.Join(quoted, " ")
 }
 
-// nodeEmulatorRoot is the emulator root of node as the kit reaches it:
+// EmulatorRootOf is the emulator root of node as the kit reaches it:
 // NodeEmulatorRoots' entry, else NodeEmulatorRoot when node is NodeName
 // or NodeName is unset (the cluster's only node); "" when the kit knows
 // none.
-func (c Config) nodeEmulatorRoot(node string) string {
+func (c Config) EmulatorRootOf(node string) string {
 	if root := c.NodeEmulatorRoots[node]; root != "" {
 		return root
 	}

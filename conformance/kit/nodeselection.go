@@ -75,20 +75,20 @@ func hostnameSelector(hostname string) *corev1.NodeSelector {
 
 // multiNodeDevice is a device of the driver that several nodes can use,
 // with the pods the scenario runs on them.
-type multiNodeDevice struct {
-	device PublishedDevice
+type MultiNodeDevice struct {
+	Device PublishedDevice
 	// class is the DeviceClass the kit found it in, which claims name.
-	class string
+	Class string
 	// subslice says that class is the declared torus's sub-slice class:
 	// what pods see is judged by each host's ground truth.
-	subslice bool
+	Subslice bool
 	// identity is its identity attribute's value, which claims pin.
-	identity string
+	Identity string
 	// hosts are the names of all the nodes that can use it, sorted; nodes
 	// the first of them that the scenario runs pods on.
-	hosts, nodes []string
+	Hosts, Nodes []string
 	// pods are the scenario's pods on those nodes, by node.
-	pods map[string]string
+	Pods map[string]string
 }
 
 // deviceNodes are the names of the nodes a device of the slice is
@@ -125,10 +125,10 @@ func deviceNodes(s resourceapi.ResourceSlice, d resourceapi.Device, nodes []core
 }
 
 // nodePods are the multi-node device's pods, by node, in node order.
-func (m *multiNodeDevice) nodePods() ([]string, []string) {
+func (m *MultiNodeDevice) NodePods() ([]string, []string) {
 	var nodes, pods []string
-	for _, n := range m.nodes {
-		if p, ok := m.pods[n]; ok {
+	for _, n := range m.Nodes {
+		if p, ok := m.Pods[n]; ok {
 			nodes, pods = append(nodes, n), append(pods, p)
 		}
 	}

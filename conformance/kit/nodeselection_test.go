@@ -2,6 +2,7 @@ package kit
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,5 +84,17 @@ func TestSliceNodeSelectionsSetWhatTheyName(t *testing.T) {
 	}
 	if s := w.perDeviceSlice("per-device"); !ptr.Deref(s.Spec.PerDeviceNodeSelection, false) || s.Spec.AllNodes != nil || len(s.Spec.Devices) != 3 {
 		t.Errorf("perDeviceSlice: %+v", s.Spec)
+	}
+}
+
+func TestMultiNodeClasses(t *testing.T) {
+	t.Parallel()
+	c := Config{DriverName: "tpu.drakit.dev", DeviceClassName: "tpu.drakit.dev"}
+	if got := c.multiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev" {
+		t.Errorf("no torus: %v", got)
+	}
+	c.TorusSubsliceClassName = "subslice.tpu.drakit.dev"
+	if got := c.multiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev,subslice.tpu.drakit.dev" {
+		t.Errorf("torus: %v", got)
 	}
 }

@@ -151,7 +151,7 @@ func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 	if len(roots) > 1 {
 		bad = append(bad, fmt.Sprintf("claim %s: its devices hang below %d root complexes: %s", claim, len(roots), strings.Join(seen, "; ")))
 	}
-	return attachText(ctx, "pcie roots", strings.Join(seen, "\n")), Findings(bad)
+	return AttachText(ctx, "pcie roots", strings.Join(seen, "\n")), Findings(bad)
 }
 
 // sliceDevice finds an allocated device's attributes in the slices.
@@ -211,7 +211,7 @@ func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 	if w.Cfg.NodeSysfsRoot == "" {
 		return Skip(ctx, sysfsSkipReason)
 	}
-	c, results, err := w.allocatedClaim(ctx, claim)
+	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
@@ -238,5 +238,5 @@ func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.Cfg.PCIVendor))
 		}
 	}
-	return attachText(ctx, "pci functions", strings.Join(seen, "\n")), Findings(bad)
+	return AttachText(ctx, "pci functions", strings.Join(seen, "\n")), Findings(bad)
 }

@@ -151,7 +151,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 		cfg.NodeKubeletRootDir, f.kubeletDir = dir, dir
 		d.serveSockets(t, dir)
 	}
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
+	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-4381-structured-parameters/driver-contract.feature": {Data: contractFeature(t)}}}
 	res, _, err := st.run(ctx)
 	if err != nil {

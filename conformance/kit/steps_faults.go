@@ -40,7 +40,7 @@ const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware:
 
 func (w *World) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
 	if w.Cfg.Hardware {
-		return Skip(ctx, hardwareSkipReason)
+		return Skip(ctx, HardwareSkipReason)
 	}
 	if w.Cfg.NodeEmulatorRoot == "" {
 		return Skip(ctx, noEmulatorRootReason)

@@ -79,7 +79,7 @@ func (w *World) pickResponse(answer string) (faultResponse, bool) {
 // claimDevice is the identity of the one driver device allocated to the
 // claim, and its allocation result.
 func (w *World) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
-	_, results, err := w.allocatedClaim(ctx, claim)
+	_, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return "", resourceapi.DeviceRequestAllocationResult{}, err
 	}
@@ -177,7 +177,7 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 		return ctx, fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err)
 	}
 	klog.FromContext(ctx).Info("Injected a hardware fault", "fault", resp.fault, "device", result.Device, "identity", target.Identity, "node", target.Node, "claim", claim)
-	return attachText(ctx, "fault", fmt.Sprintf("fault %s under device %s/%s (%s) on node %s; the driver declares health %s, taint %q\n$ %s\n%s",
+	return AttachText(ctx, "fault", fmt.Sprintf("fault %s under device %s/%s (%s) on node %s; the driver declares health %s, taint %q\n$ %s\n%s",
 		resp.fault, result.Pool, result.Device, target.Identity, target.Node, resp.health, resp.taint, commandLine(argv), out)), nil
 }
 
@@ -234,7 +234,7 @@ func (w *World) attachSinceFault(ctx context.Context, what string) context.Conte
 	if w.fault == nil {
 		return ctx
 	}
-	return attachText(ctx, "latency", fmt.Sprintf("%s %.3fs after fault %s under %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.fault, w.fault.target.Identity))
+	return AttachText(ctx, "latency", fmt.Sprintf("%s %.3fs after fault %s under %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.fault, w.fault.target.Identity))
 }
 
 func describeTaints(ts []resourceapi.DeviceTaint) string {
@@ -268,7 +268,7 @@ func (w *World) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 		last = describeTaints(d.Taints)
 		return slices.ContainsFunc(d.Taints, func(t resourceapi.DeviceTaint) bool { return t.Effect == want }), last, nil
 	})
-	ctx = attachText(ctx, "taints", last)
+	ctx = AttachText(ctx, "taints", last)
 	if err == nil {
 		ctx = w.attachSinceFault(ctx, "taint "+string(want))
 	}

@@ -71,7 +71,7 @@ func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 	if _, err := w.Pod(podName); err != nil {
 		return ctx, err
 	}
-	_, results, err := w.allocatedClaim(ctx, claim)
+	_, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
@@ -103,7 +103,7 @@ func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 		}
 		return ok, last, nil
 	})
-	ctx = attachText(ctx, "allocatedResourcesStatus", last)
+	ctx = AttachText(ctx, "allocatedResourcesStatus", last)
 	if err == nil {
 		ctx = w.attachSinceFault(ctx, "health "+want)
 	}

@@ -40,7 +40,6 @@ func (w *World) multiHostSteps() []StepDef {
 		{Pattern: `^the pods on each node of the multi-node device are running$`, Fn: w.podsOnEachNodeRun},
 		{Pattern: `^the claim "([^"]+)" is allocated the multi-node device once, for all of its nodes$`, Fn: w.claimAllocatedMultiNode},
 		{Pattern: `^the claim "([^"]+)" is reserved for the pods on each node of the multi-node device$`, Fn: w.claimReservedForNodePods},
-		{Pattern: `^the pods on each node of the multi-node device see exactly the devices allocated to their claims$`, Fn: w.podsOnEachNodeSee},
 	}
 }
 
@@ -252,7 +251,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 		return ctx, err
 	}
 	classes := w.Cfg.multiNodeClasses()
-	var found []*multiNodeDevice
+	var found []*MultiNodeDevice
 	picked := map[string]bool{}
 	for _, class := range classes {
 		inClass, err := w.ClassDevices(ctx, class)
@@ -275,8 +274,8 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				}
 				if len(nodes) >= n {
 					picked[pd.ID()] = true
-					found = append(found, &multiNodeDevice{device: pd, class: class, subslice: class == w.Cfg.TorusSubsliceClassName,
-						identity: *a.StringValue, hosts: nodes, nodes: nodes[:n], pods: map[string]string{}})
+					found = append(found, &MultiNodeDevice{Device: pd, Class: class, Subslice: class == w.Cfg.TorusSubsliceClassName,
+						Identity: *a.StringValue, Hosts: nodes, Nodes: nodes[:n], Pods: map[string]string{}})
 				}
 			}
 		}
@@ -285,57 +284,57 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 		return Skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
 			strings.Join(classes, " or "), w.Cfg.DriverName, w.Cfg.UUIDAttribute, n, len(nodeList.Items)))
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].device.ID() < found[j].device.ID() })
-	w.multiNode = found[0]
+	sort.Slice(found, func(i, j int) bool { return found[i].Device.ID() < found[j].Device.ID() })
+	w.MultiNode = found[0]
 	return ctx, nil
 }
 
-func (w *World) theMultiNodeDevice() (*multiNodeDevice, error) {
-	if w.multiNode == nil {
+func (w *World) TheMultiNodeDevice() (*MultiNodeDevice, error) {
+	if w.MultiNode == nil {
 		return nil, fmt.Errorf("no multi-node device picked (a step \"the driver publishes a device available on at least N nodes\" must come first)")
 	}
-	return w.multiNode, nil
+	return w.MultiNode, nil
 }
 
 func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
-	m, err := w.theMultiNodeDevice()
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.identity)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(m.class, 1, sel)))
+	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.Identity)
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(m.Class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
 // each with the claim and required to run on its node.
 func (w *World) podsOnEachNode(ctx context.Context, claim string) error {
-	m, err := w.theMultiNodeDevice()
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	for i, node := range m.nodes {
+	for i, node := range m.Nodes {
 		pod := ProbePod(w.Suite, fmt.Sprintf("%s-user-%d", claim, i), []PodClaim{{Name: claim, Claim: claim}})
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: NodeNameSelector(node)}}
 		if err := w.CreateProbePod(ctx, pod); err != nil {
 			return err
 		}
-		m.pods[node] = pod.Name
+		m.Pods[node] = pod.Name
 	}
 	return nil
 }
 
 func (w *World) podsOnEachNodeRun(ctx context.Context) error {
-	m, err := w.theMultiNodeDevice()
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	nodes, pods := m.nodePods()
+	nodes, pods := m.NodePods()
 	if len(pods) == 0 {
 		return fmt.Errorf("no pods on the nodes of the multi-node device (a step must create them first)")
 	}
 	var bad []string
 	for i, name := range pods {
-		if err := w.podIsRunning(ctx, name); err != nil {
+		if err := w.PodIsRunning(ctx, name); err != nil {
 			return err
 		}
 		got, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, name, metav1.GetOptions{})
@@ -353,7 +352,7 @@ func (w *World) podsOnEachNodeRun(ctx context.Context) error {
 // multi-node device and that its allocation lets every node of the
 // device's pods use it.
 func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error {
-	m, err := w.theMultiNodeDevice()
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
@@ -362,11 +361,11 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
 	if c.Status.Allocation == nil {
-		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.device.ID())
+		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.Device.ID())
 	}
 	got := DriverResults(c, w.Cfg.DriverName)
-	if len(got) != 1 || got[0].Pool != m.device.Pool || got[0].Device != m.device.Name {
-		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, ResultIDs(got), m.device.ID())
+	if len(got) != 1 || got[0].Pool != m.Device.Pool || got[0].Device != m.Device.Name {
+		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, ResultIDs(got), m.Device.ID())
 	}
 	var bad []string
 	if sel := c.Status.Allocation.NodeSelector; sel != nil {
@@ -374,7 +373,7 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 		if err != nil {
 			return fmt.Errorf("claim %s: allocation.nodeSelector: %w", claim, err)
 		}
-		nodes, _ := m.nodePods()
+		nodes, _ := m.NodePods()
 		for _, n := range nodes {
 			node, err := w.Kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
@@ -389,11 +388,11 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 }
 
 func (w *World) claimReservedForNodePods(ctx context.Context, claim string) error {
-	m, err := w.theMultiNodeDevice()
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	_, pods := m.nodePods()
+	_, pods := m.NodePods()
 	want := map[types.UID]string{}
 	for _, name := range pods {
 		p, err := w.Pod(name)

@@ -31,7 +31,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 	cfg := referenceDriverConfig()
 	cfg.OpaqueConfig = sampleConfig
 	kube := fake.NewClientset()
-	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &Ledger{}, scenario: &godog.Scenario{Name: "s"}, Pods: map[string]*PodRecord{}}
+	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &Ledger{}, Scenario: &godog.Scenario{Name: "s"}, Pods: map[string]*PodRecord{}}
 	if _, err := w.claimWithSampleConfig(t.Context(), "configured", 1); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (w *World) podSteps() []StepDef {
 		{Pattern: `^a pod "([^"]+)" is created with a claim "([^"]+)" from template "([^"]+)"$`, Fn: w.podWithTemplateClaim},
 		{Pattern: `^a pod "([^"]+)" is created with the claim "([^"]+)"$`, Fn: w.podWithClaim},
 		{Pattern: `^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, Fn: w.podWithClaims},
-		{Pattern: `^pod "([^"]+)" is running$`, Fn: w.podIsRunning},
+		{Pattern: `^pod "([^"]+)" is running$`, Fn: w.PodIsRunning},
 		{Pattern: `^pod "([^"]+)" stays pending as unschedulable$`, Fn: w.podUnschedulable},
 		{Pattern: `^pod "([^"]+)" is deleted$`, Fn: w.deletePod},
 	}
@@ -64,7 +64,7 @@ func (w *World) podWithClaims(ctx context.Context, pod, first, second string) er
 // podIsRunning waits for the pod to run, reads its probe report and
 // resolves its claims and their allocated devices, which later steps
 // compare with the report.
-func (w *World) podIsRunning(ctx context.Context, name string) error {
+func (w *World) PodIsRunning(ctx context.Context, name string) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err

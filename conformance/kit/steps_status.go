@@ -89,7 +89,7 @@ func (w *World) driverReportsStatus(ctx context.Context, claim string) (context.
 			shown = append(shown, describeStatus(e))
 		}
 	}
-	ctx = attachText(ctx, "device status", strings.Join(shown, "\n"))
+	ctx = AttachText(ctx, "device status", strings.Join(shown, "\n"))
 	return ctx, Findings(bad)
 }
 
@@ -188,7 +188,7 @@ func (w *World) claimHasNoStatus(ctx context.Context, claim string) error {
 
 // allocatedClaim returns the claim once allocated with a device of the
 // driver.
-func (w *World) allocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
+func (w *World) AllocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
@@ -218,7 +218,7 @@ func (w *World) submitStatus(ctx context.Context, c *resourceapi.ResourceClaim, 
 // submitUnallocatedStatus writes a status entry of the driver for a device
 // name no allocation of the claim has.
 func (w *World) submitUnallocatedStatus(ctx context.Context, claim string) error {
-	c, results, err := w.allocatedClaim(ctx, claim)
+	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (w *World) submitDefectiveStatus(ctx context.Context, claim, defect string)
 	if !ok {
 		return fmt.Errorf("unknown status defect %q (known: %s)", defect, strings.Join(slices.Sorted(maps.Keys(statusDefects)), "; "))
 	}
-	c, results, err := w.allocatedClaim(ctx, claim)
+	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 	if w.impersonate == nil {
 		return Skip(ctx, "the kit cannot act as another identity here")
 	}
-	c, _, err := w.allocatedClaim(ctx, claim)
+	c, _, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
@@ -353,11 +353,11 @@ func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 	case !strings.Contains(err.Error(), "resourceclaims/driver"):
 		return ctx, fmt.Errorf("%s writing the status of driver %s's device was forbidden, but not by the status authorization on resourceclaims/driver: %w", who, other.Driver, err)
 	}
-	return attachText(ctx, "refusal", err.Error()), nil
+	return AttachText(ctx, "refusal", err.Error()), nil
 }
 
 // attachText attaches a note to the scenario's report.
-func attachText(ctx context.Context, name, text string) context.Context {
+func AttachText(ctx context.Context, name, text string) context.Context {
 	return godog.Attach(ctx, godog.Attachment{FileName: name, MediaType: "text/plain", Body: []byte(text)})
 }
 

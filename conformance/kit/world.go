@@ -90,7 +90,7 @@ func (s *Suite) podLogs(ctx context.Context, ns, pod string, opts *corev1.PodLog
 // scenarios can run concurrently.
 type World struct {
 	*Suite
-	scenario *godog.Scenario
+	Scenario *godog.Scenario
 	Ns       string
 	Ledger   *Ledger
 	// pods are the pods the scenario created, by name; kept after deletion
@@ -98,7 +98,7 @@ type World struct {
 	Pods map[string]*PodRecord
 	// multiNode is the driver's device available on several nodes that
 	// the multi-host steps use, once found.
-	multiNode *multiNodeDevice
+	MultiNode *MultiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
 	Submitted *Submission
 	// numaNodes are the NUMA nodes the scenario's claims select by the
@@ -109,8 +109,6 @@ type World struct {
 	named map[string]named
 	// taint is what the KEP-5055 steps remember: named devices, rules.
 	taint taintState
-	// torus is what the @tpu-torus steps remember: groups of pods.
-	torus torusState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	releases []func() error
@@ -176,7 +174,7 @@ func newWorld(s *Suite) *World {
 func NewWorld(cfg Config, kube kubernetes.Interface, ns string) *World {
 	w := newWorld(&Suite{Cfg: cfg, Kube: kube})
 	w.Ns = ns
-	w.scenario = &godog.Scenario{Name: "unit test"}
+	w.Scenario = &godog.Scenario{Name: "unit test"}
 	return w
 }
 
@@ -190,7 +188,7 @@ func (s *Suite) initScenario(sc *godog.ScenarioContext) {
 	sc.After(w.afterScenario)
 	sc.StepContext().After(w.noteNotEligible)
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
-		w.progress.step(w.scenario, st.Text)
+		w.progress.step(w.Scenario, st.Text)
 		return ctx, nil
 	})
 	sc.StepContext().After(func(ctx context.Context, _ *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
@@ -209,12 +207,12 @@ func (s *Suite) initScenario(sc *godog.ScenarioContext) {
 // created in it.
 func (w *World) beforeScenario(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	logger := klog.FromContext(ctx).WithValues("scenario", sc.Name)
-	w.scenario = sc
+	w.Scenario = sc
 	w.progress.start(sc)
 	if w.notEligible != "" {
 		return ctx, nil // checkEligibility skips it
 	}
-	if w.Cfg.Hardware && hasTag(sc, EmulatorTag) {
+	if w.Cfg.Hardware && HasTag(sc, EmulatorTag) {
 		// Nothing to set up: its first step, which needs the emulator,
 		// skips with hardwareSkipReason.
 		return ctx, nil
@@ -306,11 +304,11 @@ func worse(a, b godog.StepResultStatus) godog.StepResultStatus {
 
 // hardwareSkipReason is why an @emulator scenario does not run against a
 // driver of real devices; the steps that need the emulator say it.
-const hardwareSkipReason = "the driver manages real devices (--hardware, or hardware: real in its declaration): " +
+const HardwareSkipReason = "the driver manages real devices (--hardware, or hardware: real in its declaration): " +
 	"the scenario needs drakit's hardware emulator on the node"
 
 // hasTag says whether the scenario carries the tag.
-func hasTag(sc *godog.Scenario, tag string) bool {
+func HasTag(sc *godog.Scenario, tag string) bool {
 	for _, t := range sc.Tags {
 		if t.Name == tag {
 			return true

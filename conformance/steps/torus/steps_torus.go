@@ -1,4 +1,4 @@
-package kit
+package torus
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/internal/tpuhw"
@@ -24,9 +25,9 @@ import (
 // node's emulator root), never through the driver's attributes. The steps
 // are generic over nodes: a sub-slice's pods run one per host of the
 // claim's allocation.
-func (w *World) torusSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^the driver declares a torus$`, Fn: w.declaresTorus, Needs: NeedsExclusive},
+func (w *world) torusSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the driver declares a torus$`, Fn: w.declaresTorus, Needs: kit.NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" for all the chips of one host$`, Fn: w.claimHostChips},
 		{Pattern: `^a ResourceClaim "([^"]+)" for a sub-slice of shape "([^"]+)"$`, Fn: w.claimSubslice},
 		{Pattern: `^pods "([^"]+)" run on every host of the claim "([^"]+)"$`, Fn: w.podsOnEveryHost},
@@ -34,6 +35,9 @@ func (w *World) torusSteps() []StepDef {
 		{Pattern: `^the chips the pods "([^"]+)" see form a connected "([^"]+)" sub-torus$`, Fn: w.podsSeeSubTorus},
 		{Pattern: `^the chips the pods "([^"]+)" see and the chips the pods "([^"]+)" see are disjoint$`, Fn: w.podsSeeDisjoint},
 		{Pattern: `^the pods "([^"]+)" get the TPU runtime environment of a "([^"]+)" sub-slice$`, Fn: w.podsGetRuntimeEnv},
+		// KEP-4815's multi-node devices: each node's pods judged against
+		// that node's ground truth, a torus sub-slice's by its hosts'.
+		{Pattern: `^the pods on each node of the multi-node device see exactly the devices allocated to their claims$`, Fn: w.podsOnEachNodeSee},
 	}
 }
 
@@ -48,12 +52,12 @@ const torusSkipReason = report.NotDeclaredPrefix + "the driver declares no torus
 // declaresTorus is the features' first step: it skips an @emulator
 // scenario on real hardware (the ground truth is the emulator's), and every
 // scenario of a driver that declares no torus.
-func (w *World) declaresTorus(ctx context.Context) (context.Context, error) {
-	if w.Cfg.Hardware && hasTag(w.scenario, EmulatorTag) {
-		return Skip(ctx, hardwareSkipReason)
+func (w *world) declaresTorus(ctx context.Context) (context.Context, error) {
+	if w.Cfg.Hardware && kit.HasTag(w.Scenario, kit.EmulatorTag) {
+		return kit.Skip(ctx, kit.HardwareSkipReason)
 	}
 	if w.Cfg.TorusChipClassName == "" || w.Cfg.TorusSubsliceClassName == "" {
-		return Skip(ctx, torusSkipReason)
+		return kit.Skip(ctx, torusSkipReason)
 	}
 	for _, class := range []string{w.Cfg.TorusChipClassName, w.Cfg.TorusSubsliceClassName} {
 		if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
@@ -66,7 +70,7 @@ func (w *World) declaresTorus(ctx context.Context) (context.Context, error) {
 // claimHostChips asks for as many chips as the node with the fewest chips
 // publishes: node-local devices of one claim share a node, so they are all
 // of one host's chips.
-func (w *World) claimHostChips(ctx context.Context, name string) (context.Context, error) {
+func (w *world) claimHostChips(ctx context.Context, name string) (context.Context, error) {
 	devices, err := w.ClassDevices(ctx, w.Cfg.TorusChipClassName)
 	if err != nil {
 		return ctx, err
@@ -84,35 +88,35 @@ func (w *World) claimHostChips(ctx context.Context, name string) (context.Contex
 	if fewest == 0 {
 		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Cfg.TorusChipClassName)
 	}
-	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
 }
 
 // claimSubslice asks for one sub-slice whose shape attribute is shape.
-func (w *World) claimSubslice(ctx context.Context, name, shape string) error {
+func (w *world) claimSubslice(ctx context.Context, name, shape string) error {
 	if _, err := tpuhw.ParseBounds(shape); err != nil {
 		return fmt.Errorf("the scenario's shape: %w", err)
 	}
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	sel := fmt.Sprintf("device.attributes[%q].?%s.orValue(\"\") == %q", domain, id, shape)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
 }
 
 // podsOnEveryHost runs pod <group>-0 with the claim, which allocates it,
 // then one more pod with the claim on each other node the allocation
 // selects (node affinity on metadata.name), and waits for all to run.
-func (w *World) podsOnEveryHost(ctx context.Context, group, claim string) error {
+func (w *world) podsOnEveryHost(ctx context.Context, group, claim string) error {
 	first := group + "-0"
-	if err := w.CreatePod(ctx, first, []PodClaim{{Name: claim, Claim: claim}}); err != nil {
+	if err := w.CreatePod(ctx, first, []kit.PodClaim{{Name: claim, Claim: claim}}); err != nil {
 		return err
 	}
-	if err := w.podIsRunning(ctx, first); err != nil {
+	if err := w.PodIsRunning(ctx, first); err != nil {
 		return err
 	}
 	pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, first, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get pod %s: %w", first, err)
 	}
-	c, _, err := w.allocatedClaim(ctx, claim)
+	c, _, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
@@ -129,7 +133,7 @@ func (w *World) podsOnEveryHost(ctx context.Context, group, claim string) error 
 			continue
 		}
 		name := group + "-" + strconv.Itoa(len(names))
-		p := ProbePod(w.Suite, name, []PodClaim{{Name: claim, Claim: claim}})
+		p := kit.ProbePod(w.Suite, name, []kit.PodClaim{{Name: claim, Claim: claim}})
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{host}}},
@@ -141,7 +145,7 @@ func (w *World) podsOnEveryHost(ctx context.Context, group, claim string) error 
 		names = append(names, name)
 	}
 	for _, name := range names[1:] {
-		if err := w.podIsRunning(ctx, name); err != nil {
+		if err := w.PodIsRunning(ctx, name); err != nil {
 			return err
 		}
 	}
@@ -187,8 +191,8 @@ func (c seenChip) String() string {
 }
 
 // hostFile reads the ground truth of node's TPU host.
-func (w *World) hostFile(node string) (*tpuhw.HostFile, error) {
-	root := w.Cfg.nodeEmulatorRoot(node)
+func (w *world) hostFile(node string) (*tpuhw.HostFile, error) {
+	root := w.Cfg.EmulatorRootOf(node)
 	if root == "" {
 		return nil, fmt.Errorf("the kit knows no emulator root of node %s (NodeEmulatorRoots, or NodeEmulatorRoot for the one node): it cannot read the host's ground truth", node)
 	}
@@ -207,7 +211,7 @@ func (w *World) hostFile(node string) (*tpuhw.HostFile, error) {
 // podChips maps the accel device nodes the pod's probe saw to the chips of
 // its host's ground truth; a node the ground truth does not know, or one
 // with another device number, is a finding.
-func (w *World) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.HostFile, []string, error) {
+func (w *world) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.HostFile, []string, error) {
 	p, err := w.Pod(name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -242,7 +246,7 @@ func (w *World) podChips(ctx context.Context, name string) ([]seenChip, *tpuhw.H
 	return out, f, bad, nil
 }
 
-func (w *World) podSeesItsHost(ctx context.Context, name string) (context.Context, error) {
+func (w *world) podSeesItsHost(ctx context.Context, name string) (context.Context, error) {
 	seen, f, bad, err := w.podChips(ctx, name)
 	if err != nil {
 		return ctx, err
@@ -260,11 +264,11 @@ func (w *World) podSeesItsHost(ctx context.Context, name string) (context.Contex
 	if !slices.Equal(got, want) {
 		bad = append(bad, fmt.Sprintf("pod %s sees chips %v, its host (worker %d of %q) has %v", name, got, f.WorkerID, f.Slice, want))
 	}
-	return attachText(ctx, "chips seen", joinSeen(seen)), Findings(bad)
+	return kit.AttachText(ctx, "chips seen", joinSeen(seen)), kit.Findings(bad)
 }
 
 // groupChips are the chips the pods of group see, each chip once per pod.
-func (w *World) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw.Bounds, []string, error) {
+func (w *world) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw.Bounds, []string, error) {
 	names, ok := w.torus.groups[group]
 	if !ok {
 		return nil, tpuhw.Bounds{}, nil, fmt.Errorf("pods %q: the scenario started no such group (a step must run them first)", group)
@@ -293,7 +297,7 @@ func (w *World) groupChips(ctx context.Context, group string) ([]seenChip, tpuhw
 	return all, topology, bad, nil
 }
 
-func (w *World) podsSeeSubTorus(ctx context.Context, group, shape string) (context.Context, error) {
+func (w *world) podsSeeSubTorus(ctx context.Context, group, shape string) (context.Context, error) {
 	want, err := tpuhw.ParseBounds(shape)
 	if err != nil {
 		return ctx, fmt.Errorf("the scenario's shape: %w", err)
@@ -314,10 +318,10 @@ func (w *World) podsSeeSubTorus(ctx context.Context, group, shape string) (conte
 	case !topology.IsSubTorus(coords, want):
 		bad = append(bad, fmt.Sprintf("the chips the pods %q see are not a %s sub-torus of the %s torus", group, want, topology))
 	}
-	return attachText(ctx, "chips seen by "+group, joinSeen(seen)), Findings(bad)
+	return kit.AttachText(ctx, "chips seen by "+group, joinSeen(seen)), kit.Findings(bad)
 }
 
-func (w *World) podsSeeDisjoint(ctx context.Context, a, b string) (context.Context, error) {
+func (w *world) podsSeeDisjoint(ctx context.Context, a, b string) (context.Context, error) {
 	seenA, _, badA, err := w.groupChips(ctx, a)
 	if err != nil {
 		return ctx, err
@@ -336,7 +340,7 @@ func (w *World) podsSeeDisjoint(ctx context.Context, a, b string) (context.Conte
 			bad = append(bad, fmt.Sprintf("the pods %q and %q both see the chip at %s (%s)", a, b, c.chip.Coord(), c))
 		}
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // podsGetRuntimeEnv checks the environment a TPU runtime reads in each pod
@@ -344,7 +348,7 @@ func (w *World) podsSeeDisjoint(ctx context.Context, a, b string) (context.Conte
 // shape, TPU_WORKER_ID a distinct index per pod (0..hosts-1),
 // TPU_WORKER_HOSTNAMES the same list in every pod with the pod's own node
 // at its worker id, TPU_VISIBLE_CHIPS the accel indexes the pod sees.
-func (w *World) podsGetRuntimeEnv(ctx context.Context, group, shape string) (context.Context, error) {
+func (w *world) podsGetRuntimeEnv(ctx context.Context, group, shape string) (context.Context, error) {
 	names, ok := w.torus.groups[group]
 	if !ok {
 		return ctx, fmt.Errorf("pods %q: the scenario started no such group (a step must run them first)", group)
@@ -393,7 +397,7 @@ func (w *World) podsGetRuntimeEnv(ctx context.Context, group, shape string) (con
 			bad = append(bad, fmt.Sprintf("pod %s on %s: %s=%q does not name its node among %s=%q of %d hosts", name, node, tpuhw.EnvWorkerID, id, tpuhw.EnvWorkerHostnames, list, len(names)))
 		}
 	}
-	return attachText(ctx, "runtime environment of "+group, strings.Join(lines, "\n")), Findings(bad)
+	return kit.AttachText(ctx, "runtime environment of "+group, strings.Join(lines, "\n")), kit.Findings(bad)
 }
 
 func joinSeen(seen []seenChip) string {

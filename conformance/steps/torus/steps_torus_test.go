@@ -1,4 +1,4 @@
-package kit
+package torus
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"drakit.dev/drakit/conformance/kit"
+	"drakit.dev/drakit/conformance/kit/kittest"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/internal/tpuhw"
 )
@@ -63,12 +65,12 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 		roots[node] = filepath.Join(base, node)
 		writeHost(t, roots[node], w)
 	}
-	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, Pods: map[string]*PodRecord{}}
+	w := &world{World: kittest.World(t, nil, "")}
 	w.Cfg.NodeEmulatorRoots = roots
 	w.Ns = "test"
 	pod := func(name, node string, r *probe.Report) {
 		objs = append(objs, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name}, Spec: corev1.PodSpec{NodeName: node}})
-		w.Pods[name] = &PodRecord{Name: name, Report: r}
+		w.Pods[name] = &kit.PodRecord{Name: name, Report: r}
 	}
 	pod("a-0", "127.0.0.4", accelReport(0, 1, 2, 3))
 	pod("a-1", "127.0.0.1", accelReport(0, 1, 2, 3))
@@ -99,7 +101,7 @@ func TestTorusChecksAgainstGroundTruth(t *testing.T) {
 	if _, err := w.podSeesItsHost(t.Context(), "short"); err == nil || !strings.Contains(err.Error(), "sees chips [/dev/accel0 /dev/accel1 /dev/accel3]") {
 		t.Errorf("short: %v", err)
 	}
-	w.Pods["wrong"] = &PodRecord{Name: "wrong", Report: &probe.Report{Devices: []probe.DeviceNode{{Path: "/dev/accel1", Type: "c", Major: tpuhw.AccelMajor, Minor: 2}}}}
+	w.Pods["wrong"] = &kit.PodRecord{Name: "wrong", Report: &probe.Report{Devices: []probe.DeviceNode{{Path: "/dev/accel1", Type: "c", Major: tpuhw.AccelMajor, Minor: 2}}}}
 	if _, err := client.CoreV1().Pods("test").Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: "wrong"},
 		Spec: corev1.PodSpec{NodeName: "127.0.0.2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -132,7 +134,7 @@ func TestAllocationNodes(t *testing.T) {
 func TestTorusRuntimeEnv(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, Pods: map[string]*PodRecord{}, Ns: "test"}
+	w := &world{World: kittest.World(t, nil, "test")}
 	w.Cfg.NodeEmulatorRoots = map[string]string{}
 	client := fake.NewClientset()
 	w.Kube = client
@@ -142,7 +144,7 @@ func TestTorusRuntimeEnv(t *testing.T) {
 		writeHost(t, root, worker)
 		r := accelReport(0, 1, 2, 3)
 		r.Env = env
-		w.Pods[name] = &PodRecord{Name: name, Report: r}
+		w.Pods[name] = &kit.PodRecord{Name: name, Report: r}
 		if _, err := client.CoreV1().Pods("test").Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "test", Name: name},
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package kit
+package torus
 
 import (
 	"errors"
@@ -13,13 +13,15 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
+	"drakit.dev/drakit/conformance/kit/kittest"
 	"drakit.dev/drakit/conformance/probe"
 )
 
 // multiNodeTorusWorld is a world over the four hosts of a 2x2x4 slice of
 // 2x2x1 hosts (workers 0-3 on 127.0.0.1-4) with pods on them that saw
 // report.
-func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
+func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *world {
 	t.Helper()
 	base := t.TempDir()
 	roots := map[string]string{}
@@ -27,7 +29,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 		roots[node] = filepath.Join(base, node)
 		writeHost(t, roots[node], w)
 	}
-	w := &World{Suite: &Suite{Cfg: referenceDriverConfig()}, Pods: map[string]*PodRecord{}, Ns: "test"}
+	w := &world{World: kittest.World(t, nil, "test")}
 	w.Cfg.DriverName, w.Cfg.TorusShapeAttribute, w.Cfg.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
 	w.Cfg.NodeEmulatorRoots = roots
 	client := fake.NewClientset()
@@ -37,7 +39,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 			Spec: corev1.PodSpec{NodeName: node}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		w.Pods[name] = &PodRecord{Name: name, Report: r}
+		w.Pods[name] = &kit.PodRecord{Name: name, Report: r}
 	}
 	w.Kube = client
 	return w
@@ -45,12 +47,12 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *World {
 
 // subsliceOn is a picked sub-slice of shape on hosts, with the pods of
 // multiNodeTorusWorld on them.
-func subsliceOn(shape string, hosts ...string) *multiNodeDevice {
-	m := &multiNodeDevice{class: "subslice.tpu.drakit.dev", subslice: true, identity: "TPU-SUB-x", hosts: hosts, nodes: hosts, pods: map[string]string{},
-		device: PublishedDevice{Pool: "slice-torus-a", Name: "sub", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+func subsliceOn(shape string, hosts ...string) *kit.MultiNodeDevice {
+	m := &kit.MultiNodeDevice{Class: "subslice.tpu.drakit.dev", Subslice: true, Identity: "TPU-SUB-x", Hosts: hosts, Nodes: hosts, Pods: map[string]string{},
+		Device: kit.PublishedDevice{Pool: "slice-torus-a", Name: "sub", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 			"tpu.drakit.dev/shape": {StringValue: ptr.To(shape)}}}}
 	for _, h := range hosts {
-		m.pods[h] = "shared-" + h
+		m.Pods[h] = "shared-" + h
 	}
 	return m
 }
@@ -65,7 +67,7 @@ func TestMultiNodeSubsliceSeen(t *testing.T) {
 	for _, tc := range []struct {
 		Name  string
 		pods  map[string]*probe.Report
-		m     *multiNodeDevice
+		m     *kit.MultiNodeDevice
 		wants string
 	}{
 		{"whole hosts", map[string]*probe.Report{"127.0.0.1": all, "127.0.0.4": all}, subsliceOn("2x2x2", "127.0.0.1", "127.0.0.4"), ""},
@@ -81,7 +83,7 @@ func TestMultiNodeSubsliceSeen(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			w := multiNodeTorusWorld(t, tc.pods)
-			w.multiNode = tc.m
+			w.MultiNode = tc.m
 			_, err := w.podsOnEachNodeSee(t.Context())
 			switch {
 			case tc.wants == "" && err != nil:
@@ -101,8 +103,8 @@ func TestMultiNodeContractNeedsEachNode(t *testing.T) {
 	all := accelReport(0, 1, 2, 3)
 	w := multiNodeTorusWorld(t, map[string]*probe.Report{"127.0.0.1": all, "127.0.0.2": all})
 	m := subsliceOn("2x2x2", "127.0.0.1", "127.0.0.2")
-	m.subslice = false
-	w.multiNode = m
+	m.Subslice = false
+	w.MultiNode = m
 	w.Cfg.NodeKubeletRootDir, w.Cfg.NodeCDIDir = t.TempDir(), t.TempDir()
 	for _, node := range []string{"", "127.0.0.9"} {
 		w.Cfg.NodeName = node
@@ -110,17 +112,5 @@ func TestMultiNodeContractNeedsEachNode(t *testing.T) {
 		if !errors.Is(err, godog.ErrSkip) || !strings.Contains(err.Error(), "cannot judge what pods shared-127.0.0.1 on 127.0.0.1, shared-127.0.0.2 on 127.0.0.2 see") {
 			t.Errorf("node name %q: %v, want a skip naming both pods", node, err)
 		}
-	}
-}
-
-func TestMultiNodeClasses(t *testing.T) {
-	t.Parallel()
-	c := Config{DriverName: "tpu.drakit.dev", DeviceClassName: "tpu.drakit.dev"}
-	if got := c.multiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev" {
-		t.Errorf("no torus: %v", got)
-	}
-	c.TorusSubsliceClassName = "subslice.tpu.drakit.dev"
-	if got := c.multiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev,subslice.tpu.drakit.dev" {
-		t.Errorf("torus: %v", got)
 	}
 }

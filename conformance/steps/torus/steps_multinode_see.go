@@ -1,4 +1,4 @@
-package kit
+package torus
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/internal/tpuhw"
 )
@@ -19,15 +20,15 @@ import (
 // sub-slice by each host's emulator ground truth (podsSeeSubslice), any
 // other device by the DRA contract, which the kit reads on one node only
 // (podsSeeByContract). It never passes a pod it could not judge.
-func (w *World) podsOnEachNodeSee(ctx context.Context) (context.Context, error) {
-	m, err := w.theMultiNodeDevice()
+func (w *world) podsOnEachNodeSee(ctx context.Context) (context.Context, error) {
+	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return ctx, err
 	}
-	if _, pods := m.nodePods(); len(pods) == 0 {
+	if _, pods := m.NodePods(); len(pods) == 0 {
 		return ctx, fmt.Errorf("no pods on the nodes of the multi-node device (a step must create them first)")
 	}
-	if m.subslice {
+	if m.Subslice {
 		return w.podsSeeSubslice(ctx, m)
 	}
 	return w.podsSeeByContract(ctx, m)
@@ -39,8 +40,8 @@ func (w *World) podsOnEachNodeSee(ctx context.Context) (context.Context, error) 
 // nothing about a pod elsewhere: a pod on another node, or any pod when
 // the kit does not know which node it reads, leaves the scenario skipped
 // (after the findings of the pods it did judge).
-func (w *World) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
-	nodes, pods := m.nodePods()
+func (w *world) podsSeeByContract(ctx context.Context, m *kit.MultiNodeDevice) (context.Context, error) {
+	nodes, pods := m.NodePods()
 	var bad, unjudged []string
 	for i, name := range pods {
 		if w.Cfg.NodeName == "" || nodes[i] != w.Cfg.NodeName {
@@ -62,9 +63,9 @@ func (w *World) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (cont
 		if w.Cfg.NodeName != "" {
 			reads = "node " + w.Cfg.NodeName
 		}
-		return Skip(ctx, fmt.Sprintf("the kit reads the kubelet state and CDI specs of %s only, so it cannot judge what pods %s see", reads, strings.Join(unjudged, ", ")))
+		return kit.Skip(ctx, fmt.Sprintf("the kit reads the kubelet state and CDI specs of %s only, so it cannot judge what pods %s see", reads, strings.Join(unjudged, ", ")))
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // podsSeeSubslice judges a torus sub-slice (whole hosts, dra-1.37-spec.md
@@ -73,24 +74,24 @@ func (w *World) podsSeeByContract(ctx context.Context, m *multiNodeDevice) (cont
 // selection names form one connected sub-torus of the device's shape in
 // one slice; so a node selection that names the wrong hosts, or a pod that
 // sees another host's chip numbers or a chip too few or too many, fails.
-func (w *World) podsSeeSubslice(ctx context.Context, m *multiNodeDevice) (context.Context, error) {
-	a, ok := observe.LookupAttribute(m.device.Attributes, w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
+func (w *world) podsSeeSubslice(ctx context.Context, m *kit.MultiNodeDevice) (context.Context, error) {
+	a, ok := observe.LookupAttribute(m.Device.Attributes, w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
 	if !ok || a.StringValue == nil {
-		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.device.ID(), w.Cfg.TorusShapeAttribute)
+		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.Device.ID(), w.Cfg.TorusShapeAttribute)
 	}
 	shape, err := tpuhw.ParseBounds(*a.StringValue)
 	if err != nil {
-		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.device.ID(), w.Cfg.TorusShapeAttribute, err)
+		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.Device.ID(), w.Cfg.TorusShapeAttribute, err)
 	}
 	hosts := map[string]*tpuhw.HostFile{}
-	for _, node := range m.hosts {
+	for _, node := range m.Hosts {
 		if hosts[node], err = w.hostFile(node); err != nil {
 			return ctx, err
 		}
 	}
-	bad := subsliceHostsFindings(m.device.ID(), shape, hosts)
+	bad := subsliceHostsFindings(m.Device.ID(), shape, hosts)
 	var lines []string
-	_, pods := m.nodePods()
+	_, pods := m.NodePods()
 	for _, name := range pods {
 		seen, f, problems, err := w.podChips(ctx, name)
 		if err != nil {
@@ -100,7 +101,7 @@ func (w *World) podsSeeSubslice(ctx context.Context, m *multiNodeDevice) (contex
 		bad = append(bad, hostChipFindings(name, seen, f)...)
 		lines = append(lines, name+":", joinSeen(seen))
 	}
-	return attachText(ctx, "chips seen on each host of "+m.device.ID(), strings.Join(lines, "\n")), Findings(bad)
+	return kit.AttachText(ctx, "chips seen on each host of "+m.Device.ID(), strings.Join(lines, "\n")), kit.Findings(bad)
 }
 
 // hostChipFindings compares the chips a pod sees (mapped through its

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,16 +29,27 @@ import (
 	"drakit.dev/drakit/reference/deploy"
 )
 
-// The charts' directories, each the name of the release the tests install,
-// so that the chart's names are reference/deploy's (deploy.Name,
-// deploy.NICName, deploy.CPUName, deploy.TPUName, deploy.PlainName).
+// chartDir is the reference drivers' one chart.
+const chartDir = "drakit-driver"
+
+// The chart's kinds (its value kind).
 const (
-	gpuChart   = "drakit-driver"
-	nicChart   = "drakit-nic-driver"
-	cpuChart   = "drakit-cpu-driver"
-	tpuChart   = "drakit-tpu-driver"
-	plainChart = "drakit-plain-driver"
+	gpuChart   = "gpu"
+	nicChart   = "nic"
+	cpuChart   = "cpu"
+	tpuChart   = "tpu"
+	plainChart = "plain"
 )
+
+// kinds are every kind of the chart.
+var kinds = []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart}
+
+// releaseOf names, by kind, the release the tests install, so that the
+// chart's names are reference/deploy's (deploy.Name, deploy.NICName,
+// deploy.CPUName, deploy.TPUName, deploy.PlainName).
+var releaseOf = map[string]string{
+	gpuChart: deploy.Name, nicChart: deploy.NICName, cpuChart: deploy.CPUName, tpuChart: deploy.TPUName, plainChart: deploy.PlainName,
+}
 
 // helmLabels are the labels only the chart adds (Helm's conventions); the
 // comparison leaves them out, and every rendered object must carry them.
@@ -48,22 +58,22 @@ var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.ku
 // kubeVersion is the cluster version the chart is rendered for.
 var kubeVersion = &common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
 
-// render installs chartDir client-only (helm install --dry-run=client, what
-// helm template does) as a release named like the chart's directory, in
-// namespace default, with the values set (each as --set would take it) and
-// returns the manifest.
-func render(chartDir string, set ...string) (string, error) {
-	return renderRelease(chartDir, filepath.Base(chartDir), set...)
+// render installs the chart of kind client-only (helm install
+// --dry-run=client, what helm template does) as a release named
+// releaseOf[kind], in namespace default, with kind=<kind> and the values
+// set (each as --set would take it) and returns the manifest.
+func render(kind string, set ...string) (string, error) {
+	return renderRelease(kind, releaseOf[kind], set...)
 }
 
 // renderRelease is render as the release named release.
-func renderRelease(chartDir, release string, set ...string) (string, error) {
+func renderRelease(kind, release string, set ...string) (string, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		return "", fmt.Errorf("load chart %s: %w", chartDir, err)
 	}
 	vals := map[string]any{}
-	for _, s := range set {
+	for _, s := range append([]string{"kind=" + kind}, set...) {
 		if err := strvals.ParseInto(s, vals); err != nil {
 			return "", fmt.Errorf("parse --set %s: %w", s, err)
 		}
@@ -76,7 +86,7 @@ func renderRelease(chartDir, release string, set ...string) (string, error) {
 	install.KubeVersion = kubeVersion
 	rel, err := install.Run(chrt, vals)
 	if err != nil {
-		return "", fmt.Errorf("render chart %s with %q: %w", chartDir, set, err)
+		return "", fmt.Errorf("render chart %s (kind %s) with %q: %w", chartDir, kind, set, err)
 	}
 	r, ok := rel.(*releasev1.Release)
 	if !ok {
@@ -212,17 +222,17 @@ func compare(want, got []runtime.Object) error {
 	return errors.Join(errs...)
 }
 
-// renderObjects renders chartDir with set and returns its objects without
-// the Helm labels (each must have them).
-func renderObjects(t *testing.T, chartDir string, set ...string) []runtime.Object {
+// renderObjects renders the chart of kind with set and returns its objects
+// without the Helm labels (each must have them).
+func renderObjects(t *testing.T, kind string, set ...string) []runtime.Object {
 	t.Helper()
-	return renderReleaseObjects(t, chartDir, filepath.Base(chartDir), set...)
+	return renderReleaseObjects(t, kind, releaseOf[kind], set...)
 }
 
 // renderReleaseObjects is renderObjects as the release named release.
-func renderReleaseObjects(t *testing.T, chartDir, release string, set ...string) []runtime.Object {
+func renderReleaseObjects(t *testing.T, kind, release string, set ...string) []runtime.Object {
 	t.Helper()
-	manifest, err := renderRelease(chartDir, release, set...)
+	manifest, err := renderRelease(kind, release, set...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,13 +250,13 @@ func renderReleaseObjects(t *testing.T, chartDir, release string, set ...string)
 }
 
 // TestChartsLint: helm lint finds nothing worse than information (such
-// as the chart having no icon).
+// as the chart having no icon), for every kind.
 func TestChartsLint(t *testing.T) {
-	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
-		linter := lint.RunAll(chart, nil, "default", lint.WithKubeVersion(kubeVersion))
+	for _, kind := range kinds {
+		linter := lint.RunAll(chartDir, map[string]any{"kind": kind}, "default", lint.WithKubeVersion(kubeVersion))
 		for _, msg := range linter.Messages {
 			if msg.Severity > support.InfoSev {
-				t.Errorf("helm lint %s: %v", chart, msg)
+				t.Errorf("helm lint %s with kind %s: %v", chartDir, kind, msg)
 			}
 		}
 	}

@@ -22,8 +22,8 @@ var nicCases = []struct {
 	{"kubelet root dir", []string{"kubeletRootDir=/var/lib/k8s/kubelet"}, func(o *deploy.NICOptions) { o.KubeletRootDir = "/var/lib/k8s/kubelet" }},
 	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi" }},
 	{"host root", []string{"hostRoot=/var/lib/drakit/node-1"}, func(o *deploy.NICOptions) { o.HostRoot = "/var/lib/drakit/node-1" }},
-	{"VFs per PF", []string{"vfsPerPF=0"}, func(o *deploy.NICOptions) { o.VFsPerPF = 0 }},
-	{"most VFs per PF", []string{"vfsPerPF=256"}, func(o *deploy.NICOptions) { o.VFsPerPF = 256 }},
+	{"VFs per PF", []string{"nic.vfsPerPF=0"}, func(o *deploy.NICOptions) { o.VFsPerPF = 0 }},
+	{"most VFs per PF", []string{"nic.vfsPerPF=256"}, func(o *deploy.NICOptions) { o.VFsPerPF = 256 }},
 	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
 		func(o *deploy.NICOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
 	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
@@ -69,8 +69,8 @@ func TestNICChartRefusesWhatDeployRefuses(t *testing.T) {
 		opts func(*deploy.NICOptions)
 	}{
 		{"driverName=NIC_drakit", func(o *deploy.NICOptions) { o.DriverName = "NIC_drakit" }},
-		{"vfsPerPF=257", func(o *deploy.NICOptions) { o.VFsPerPF = 257 }},
-		{"vfsPerPF=-1", func(o *deploy.NICOptions) { o.VFsPerPF = -1 }},
+		{"nic.vfsPerPF=257", func(o *deploy.NICOptions) { o.VFsPerPF = 257 }},
+		{"nic.vfsPerPF=-1", func(o *deploy.NICOptions) { o.VFsPerPF = -1 }},
 		{"hostRoot=emulator", func(o *deploy.NICOptions) { o.HostRoot = "emulator" }},
 		{"cdiDir=/etc/cdi/", func(o *deploy.NICOptions) { o.CDIDir = "/etc/cdi/" }},
 		{"apiServer.host=,apiServer.port=6443", func(o *deploy.NICOptions) { o.APIServerHost = "" }},

@@ -37,7 +37,7 @@ var driverPaths = []struct {
 	chart, value string
 	validate     func(own, kubeletRootDir, cdiDir string) error
 }{
-	{gpuChart, "driverRoot", func(own, k, c string) error {
+	{gpuChart, "hostRoot", func(own, k, c string) error {
 		o := deploy.DefaultOptions()
 		o.DriverRoot, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()

@@ -24,12 +24,12 @@ var plainCases = []struct {
 	{"kubelet root dir", []string{"kubeletRootDir=/var/lib/k8s/kubelet"}, func(o *deploy.PlainOptions) { o.KubeletRootDir = "/var/lib/k8s/kubelet" }},
 	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.PlainOptions) { o.CDIDir = "/etc/cdi" }},
 	{"state dir", []string{"stateDir=/srv/plain-driver"}, func(o *deploy.PlainOptions) { o.StateDir = "/srv/plain-driver" }},
-	{"one device", []string{"devices=1"}, func(o *deploy.PlainOptions) { o.Devices = 1 }},
-	{"most devices", []string{"devices=128"}, func(o *deploy.PlainOptions) { o.Devices = 128 }},
-	{"defect extra-device", []string{"defect=extra-device,devices=2"},
+	{"one device", []string{"plain.devices=1"}, func(o *deploy.PlainOptions) { o.Devices = 1 }},
+	{"most devices", []string{"plain.devices=128"}, func(o *deploy.PlainOptions) { o.Devices = 128 }},
+	{"defect extra-device", []string{"plain.defect=extra-device,plain.devices=2"},
 		func(o *deploy.PlainOptions) { o.Defect, o.Devices = plaindriver.DefectExtraDevice, 2 }},
-	{"defect leave-cdi-spec", []string{"defect=leave-cdi-spec"}, func(o *deploy.PlainOptions) { o.Defect = plaindriver.DefectLeaveCDISpec }},
-	{"defect duplicate-device-names", []string{"defect=duplicate-device-names,devices=127"},
+	{"defect leave-cdi-spec", []string{"plain.defect=leave-cdi-spec"}, func(o *deploy.PlainOptions) { o.Defect = plaindriver.DefectLeaveCDISpec }},
+	{"defect duplicate-device-names", []string{"plain.defect=duplicate-device-names,plain.devices=127"},
 		func(o *deploy.PlainOptions) { o.Defect, o.Devices = plaindriver.DefectDuplicateDeviceNames, 127 }},
 	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
 		func(o *deploy.PlainOptions) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
@@ -42,10 +42,14 @@ var plainCases = []struct {
 	}, func(o *deploy.PlainOptions) {
 		o.Node, o.KubeletRootDir, o.CDIDir, o.StateDir, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/plain-driver", 9484
 	}},
+	{"style partitions", []string{"plain.style=partitions"}, func(o *deploy.PlainOptions) { o.Style = plaindriver.StylePartitions }},
+	{"style consumable-capacity", []string{"plain.style=consumable-capacity"},
+		func(o *deploy.PlainOptions) { o.Style = plaindriver.StyleConsumableCapacity }},
+	{"style strict-config", []string{"plain.style=strict-config"}, func(o *deploy.PlainOptions) { o.Style = plaindriver.StyleStrictConfig }},
 	{"every option", []string{
 		"driverName=plain.example.com", "image.repository=registry.example/plain-driver", "image.tag=v2",
 		"kubeletRootDir=/var/lib/k8s/kubelet", "cdiDir=/etc/cdi", "stateDir=/srv/plain",
-		"devices=9", "defect=extra-device", "apiServer.host=192.168.1.1", "apiServer.port=6444", "httpPort=9555", "node=worker-1",
+		"plain.devices=9", "plain.defect=extra-device", "apiServer.host=192.168.1.1", "apiServer.port=6444", "httpPort=9555", "node=worker-1",
 	}, func(o *deploy.PlainOptions) {
 		*o = deploy.PlainOptions{
 			DriverName: "plain.example.com", Image: "registry.example/plain-driver:v2",
@@ -72,8 +76,34 @@ func TestPlainChartIsReferenceDeploy(t *testing.T) {
 			if err := compare(m.List(), got); err != nil {
 				t.Errorf("chart with %q against reference/deploy with %+v:\n%v", tc.set, opts, err)
 			}
-			if len(got) != 8 {
-				t.Errorf("chart rendered %d objects, want 8", len(got))
+			// 7 objects and a DeviceClass per kind of device.
+			if want := 7 + len(plaindriver.DeviceClasses(opts.DriverName, opts.Style)); len(got) != want {
+				t.Errorf("chart rendered %d objects, want %d", len(got), want)
+			}
+		})
+	}
+}
+
+// TestPlainChartVariant: a variant installed as a release named
+// drakit-plain-<variant> (the names it takes) renders, with nothing but
+// plain.variant and its style, what reference/deploy renders for the
+// variant: its namespace and objects drakit-plain-<variant>, driver name
+// <variant>.plain.drakit.dev and state directory <default>-<variant>.
+func TestPlainChartVariant(t *testing.T) {
+	for _, style := range plaindriver.Styles() {
+		t.Run(string(style), func(t *testing.T) {
+			opts := deploy.DefaultPlainOptions()
+			opts.Variant, opts.Style = "v-"+strings.Split(string(style), "-")[0], style
+			opts.DriverName = plaindriver.VariantDriverName(opts.Variant)
+			opts.StateDir += "-" + opts.Variant
+			m, err := deploy.PlainObjects(opts)
+			if err != nil {
+				t.Fatalf("reference/deploy objects: %v", err)
+			}
+			got := renderReleaseObjects(t, plainChart, deploy.PlainVariantName(opts.Variant),
+				"plain.variant="+opts.Variant, "plain.style="+string(style))
+			if err := compare(m.List(), got); err != nil {
+				t.Errorf("variant %s against reference/deploy:\n%v", opts.Variant, err)
 			}
 		})
 	}
@@ -90,13 +120,13 @@ func TestPlainChartRefusesWhatDeployRefuses(t *testing.T) {
 	}{
 		{"driverName=Plain_drakit", func(o *deploy.PlainOptions) { o.DriverName = "Plain_drakit" }, "driverName"},
 		{"driverName=" + strings.Repeat("a", 60) + ".dev", func(o *deploy.PlainOptions) { o.DriverName = strings.Repeat("a", 60) + ".dev" }, "driverName"},
-		{"devices=0", func(o *deploy.PlainOptions) { o.Devices = 0 }, "devices"},
-		{"devices=129", func(o *deploy.PlainOptions) { o.Devices = 129 }, "devices"},
-		{"defect=extra-device,devices=1", func(o *deploy.PlainOptions) { o.Defect, o.Devices = plaindriver.DefectExtraDevice, 1 }, "devices"},
-		{"defect=duplicate-device-names,devices=128", func(o *deploy.PlainOptions) {
+		{"plain.devices=0", func(o *deploy.PlainOptions) { o.Devices = 0 }, "devices"},
+		{"plain.devices=129", func(o *deploy.PlainOptions) { o.Devices = 129 }, "devices"},
+		{"plain.defect=extra-device,plain.devices=1", func(o *deploy.PlainOptions) { o.Defect, o.Devices = plaindriver.DefectExtraDevice, 1 }, "devices"},
+		{"plain.defect=duplicate-device-names,plain.devices=128", func(o *deploy.PlainOptions) {
 			o.Defect, o.Devices = plaindriver.DefectDuplicateDeviceNames, 128
 		}, "devices"},
-		{"defect=crash", func(o *deploy.PlainOptions) { o.Defect = "crash" }, "defect"},
+		{"plain.defect=crash", func(o *deploy.PlainOptions) { o.Defect = "crash" }, "defect"},
 		{"stateDir=state", func(o *deploy.PlainOptions) { o.StateDir = "state" }, "stateDir"},
 		{"stateDir=/var/lib/drakit/../plain", func(o *deploy.PlainOptions) { o.StateDir = "/var/lib/drakit/../plain" }, "stateDir"},
 		{"stateDir=/var/lib", func(o *deploy.PlainOptions) { o.StateDir = "/var/lib" }, "stateDir"},

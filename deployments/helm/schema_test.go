@@ -25,19 +25,20 @@ func TestChartsRefuseUnknownValues(t *testing.T) {
 		at, name string
 	}{
 		{gpuChart, "driverNmae=gpu.example.com", "", "driverNmae"},
-		{gpuChart, "bindingCondition=true", "", "bindingCondition"},
-		{gpuChart, "imex.channel=4", "/imex", "channel"},
-		{gpuChart, "imex.replicas=2", "/imex", "replicas"},
+		{gpuChart, "bindingConditions=true", "", "bindingConditions"},
+		{gpuChart, "gpu.bindingCondition=true", "/gpu", "bindingCondition"},
+		{gpuChart, "gpu.imex.channel=4", "/gpu/imex", "channel"},
+		{gpuChart, "gpu.imex.replicas=2", "/gpu/imex", "replicas"},
 		{gpuChart, "apiServer.hostname=10.0.0.1", "/apiServer", "hostname"},
-		{nicChart, "vfsPerPf=8", "", "vfsPerPf"},
+		{nicChart, "nic.vfsPerPf=8", "/nic", "vfsPerPf"},
 		{nicChart, "image.tags=v2", "/image", "tags"},
 		{cpuChart, "stateDirectory=/srv/cpu", "", "stateDirectory"},
 		{cpuChart, "namespace.nmae=drakit", "/namespace", "nmae"},
-		{plainChart, "devicess=3", "", "devicess"},
+		{plainChart, "plain.devicess=3", "/plain", "devicess"},
 		{plainChart, "apiServer.hostname=10.0.0.1", "/apiServer", "hostname"},
 		{plainChart, "image.name=other", "/image", "name"},
-		{tpuChart, "shape=full", "", "shape"},
-		{tpuChart, "controller.replicas=2", "/controller", "replicas"},
+		{tpuChart, "tpu.shape=full", "/tpu", "shape"},
+		{tpuChart, "tpu.controller.replicas=2", "/tpu/controller", "replicas"},
 		{tpuChart, "namespace.labels.a=b", "/namespace", "labels"},
 		{gpuChart, "tolerations[0].opertor=Exists", "/tolerations/0", "opertor"},
 	} {
@@ -55,12 +56,12 @@ func TestChartsRefuseUnknownValues(t *testing.T) {
 	}
 }
 
-// TestChartSchemasAreStrict: in every chart's values.schema.json each
+// TestChartSchemasAreStrict: in the chart's values.schema.json each
 // object (the values, each group of values, each definition) says what
 // else it allows: false, or a schema for a map's entries (nodeSelector's
 // labels). A new object without it would let misspelt values through.
 func TestChartSchemasAreStrict(t *testing.T) {
-	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
+	for _, chart := range []string{chartDir} {
 		data, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -79,9 +80,10 @@ func TestChartSchemasAreStrict(t *testing.T) {
 				t.Errorf("%s schema: object %s has no additionalProperties", chart, path)
 			}
 		})
-		// The values, namespace, image, apiServer and nodeSelector.
-		if objects < 5 {
-			t.Errorf("%s schema: %d objects, want at least 5", chart, objects)
+		// The values, namespace, image, apiServer, nodeSelector and each
+		// kind's own values.
+		if objects < 10 {
+			t.Errorf("%s schema: %d objects, want at least 10", chart, objects)
 		}
 	}
 }
@@ -96,7 +98,7 @@ func TestChartsTakeEveryTolerationField(t *testing.T) {
 		Key: "drakit.dev/gpu", Operator: corev1.TolerationOpEqual, Value: "a100",
 		Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30),
 	}}
-	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
+	for _, chart := range kinds {
 		t.Run(chart, func(t *testing.T) {
 			daemonSets := 0
 			for _, obj := range renderObjects(t, chart, set) {
@@ -138,8 +140,8 @@ func walkSchema(s any, path string, f func(path string, s map[string]any)) {
 // absolute path, as reference/deploy refuses it; a clean one renders.
 func TestChartsRefuseUncleanHostPaths(t *testing.T) {
 	const hostPathRef = "#/definitions/hostPath"
-	for _, chart := range []string{gpuChart, nicChart, cpuChart, tpuChart, plainChart} {
-		data, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
+	for _, chart := range kinds {
+		data, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

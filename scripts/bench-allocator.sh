@@ -21,7 +21,11 @@ cd "$(dirname "$0")/.."
 regex=${1:-Allocator}
 shift || true
 out=${OUT:-/tmp/bench-allocator.txt}
-go test ./reference/allocator/bench/ -run '^$' -bench "$regex" -cpu 1 \
+# The fabric cases are built with the drivers' code, so their benchmark lives
+# beside the simulator (reference/simulate/fabric), not in the oracle.
+pkg=./oracle/allocator/bench/
+case $regex in Fabric*) pkg=./reference/simulate/fabric/ ;; esac
+go test "$pkg" -run '^$' -bench "$regex" -cpu 1 \
 	-benchtime "${BENCHTIME:-300ms}" -count "${COUNT:-1}" -upstream-timeout "${UPSTREAM_TIMEOUT:-3s}" "$@" | tee "$out" >&2
 awk '
 function fmt(ns) {

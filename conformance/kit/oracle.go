@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
-	"drakit.dev/drakit/reference/allocator/live"
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/live"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 // The oracle backs the scheduler's decisions with the reference allocator

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"drakit.dev/drakit/conformance/report"
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 const oracleFeature = `Feature: the oracle judges the scheduler

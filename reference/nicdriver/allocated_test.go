@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 
-	"drakit.dev/drakit/reference/allocator/bench"
+	"drakit.dev/drakit/oracle/allocator/bench"
 )
 
 func capacityClaim(name, uid, class string, count int64, selector string, bandwidth string) *resourceapi.ResourceClaim {

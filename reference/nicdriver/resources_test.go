@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 const testNode = "node-1"

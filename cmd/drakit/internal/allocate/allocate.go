@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"drakit.dev/drakit/reference/allocator/bench"
-	"drakit.dev/drakit/reference/allocator/instances"
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/bench"
+	"drakit.dev/drakit/oracle/allocator/instances"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 // NewCommand returns drakit allocate.

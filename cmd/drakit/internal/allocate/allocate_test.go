@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/cmd/drakit/internal/cli/clitest"
-	"drakit.dev/drakit/reference/allocator/bench"
+	"drakit.dev/drakit/oracle/allocator/bench"
 )
 
 func runDrakit(t *testing.T, args ...string) (string, error) {
@@ -76,7 +76,7 @@ func TestAllocateErrors(t *testing.T) {
 		{[]string{"allocate"}, "file: required"},
 		{[]string{"allocate", "-f", "x.yaml", "--mode", "best"}, `mode: parse mode "best"`},
 		{[]string{"allocate", "-f", "x.yaml", "-o", "json"}, `output: must be text or yaml, got "json"`},
-		{[]string{"allocate", "-f", "../../../../reference/allocator/scenario/testdata/invalid-unknown-field.yaml"},
+		{[]string{"allocate", "-f", "../../../../oracle/allocator/scenario/testdata/invalid-unknown-field.yaml"},
 			"line 53: allocatedClaims[0].spec.devices.requests[0].exactly.cont: Forbidden: unknown field"},
 		{[]string{"allocate", "generate", "--family", "H3", "--n", "500", "--k", "8"}, "n must be in [2, 128]"},
 	}
@@ -92,7 +92,7 @@ func TestAllocateErrors(t *testing.T) {
 // the explanation names the constraint that cannot be met and the request
 // that took the devices, and never says "in use".
 func TestAllocateExplainsTheCause(t *testing.T) {
-	out, err := runDrakit(t, "allocate", "-f", "../../../../reference/allocator/scenario/testdata/valid-constraint-cannot-be-met.yaml")
+	out, err := runDrakit(t, "allocate", "-f", "../../../../oracle/allocator/scenario/testdata/valid-constraint-cannot-be-met.yaml")
 	if err != nil {
 		t.Fatalf("allocate: %v\n%s", err, out)
 	}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"drakit.dev/drakit/cmd/drakit/internal/cli"
-	"drakit.dev/drakit/reference/allocator/live"
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/live"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 // explainConfig is what drakit explain runs with; flags map 1:1 onto it.

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"drakit.dev/drakit/cmd/drakit/internal/cli"
-	"drakit.dev/drakit/reference/allocator/scenario"
+	"drakit.dev/drakit/oracle/allocator/scenario"
 )
 
 func runExplainCommand(t *testing.T, args ...string) (string, error) {

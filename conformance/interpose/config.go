@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"drakit.dev/drakit/reference/pluginharness"
+	"drakit.dev/drakit/internal/unixsocket"
 )
 
 // ErrInvalidConfig classifies every error of Config.Validate.
@@ -67,7 +67,7 @@ func (c Config) Validate() error {
 		case !filepath.IsAbs(path):
 			errs = append(errs, fmt.Errorf("--%s %q: want an absolute path", flag, path))
 		default:
-			if err := pluginharness.CheckSocketPath(path); err != nil {
+			if err := unixsocket.CheckSocketPath(path); err != nil {
 				errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
 			}
 		}
@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 // error.
 func controlNetwork(addr string) (string, error) {
 	if strings.HasPrefix(addr, "/") {
-		if err := pluginharness.CheckSocketPath(addr); err != nil {
+		if err := unixsocket.CheckSocketPath(addr); err != nil {
 			return "", err
 		}
 		return "unix", nil

@@ -19,7 +19,7 @@
 // passing the kubelet's NotifyRegistrationStatus on to the driver. Close
 // removes every socket it created; a stale socket file is replaced, a
 // served one refused (ErrSocketInUse); no socket path exceeds
-// pluginharness.MaxSocketPath.
+// unixsocket.MaxSocketPath.
 //
 // Following the driver. The interposer keeps looking at the driver's
 // registration sockets while it runs (follow.go) and forwards to the

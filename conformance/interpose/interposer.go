@@ -18,7 +18,7 @@ import (
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
-	"drakit.dev/drakit/reference/pluginharness"
+	"drakit.dev/drakit/internal/unixsocket"
 )
 
 // Errors of Start about the driver and the sockets.
@@ -120,7 +120,7 @@ func Start(ctx context.Context, cfg Config, hooks Hooks) (_ *Interposer, err err
 	}
 	ip.regSocket = filepath.Join(cfg.KubeletRegistrarDir, ip.name+"-reg.sock")
 	for _, s := range []struct{ what, path string }{{"endpoint", ip.endpoint}, {"registration", ip.regSocket}} {
-		if err := pluginharness.CheckSocketPath(s.path); err != nil {
+		if err := unixsocket.CheckSocketPath(s.path); err != nil {
 			return nil, fmt.Errorf("%w: %s %w", ErrInvalidConfig, s.what, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
+	"drakit.dev/drakit/internal/unixsocket"
 	"drakit.dev/drakit/reference/pluginharness"
 )
 
@@ -390,7 +391,7 @@ func (c *Config) Validate() error {
 			{"KubeletRegistrarDir", c.KubeletRegistrarDir, registration},
 			{"KubeletPluginDir", c.EffectiveKubeletPluginDir(), dra},
 		} {
-			if err := pluginharness.CheckSocketPath(s.socket); err != nil {
+			if err := unixsocket.CheckSocketPath(s.socket); err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: %w", s.field, s.dir, err))
 			}
 		}

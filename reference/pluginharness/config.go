@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+
+	"drakit.dev/drakit/internal/unixsocket"
 )
 
 // The helpers below are the checks of a driver's configuration that every
@@ -66,26 +68,15 @@ func CheckPaths(paths ...PathField) error {
 }
 
 // CheckSockets reports a socket of Sockets(registrarDir, pluginDir,
-// driverName) longer than MaxSocketPath, naming the field of the directory
-// it is in (KubeletRegistrarDir, KubeletPluginDir).
+// driverName) longer than unixsocket.MaxSocketPath, naming the field of the
+// directory it is in (KubeletRegistrarDir, KubeletPluginDir).
 func CheckSockets(registrarDir, pluginDir, driverName string) error {
 	registration, dra := Sockets(registrarDir, pluginDir, driverName)
-	if err := CheckSocketPath(registration); err != nil {
+	if err := unixsocket.CheckSocketPath(registration); err != nil {
 		return fmt.Errorf("KubeletRegistrarDir %q: registration %w", registrarDir, err)
 	}
-	if err := CheckSocketPath(dra); err != nil {
+	if err := unixsocket.CheckSocketPath(dra); err != nil {
 		return fmt.Errorf("KubeletPluginDir %q: DRA %w", pluginDir, err)
-	}
-	return nil
-}
-
-// CheckSocketPath reports a socket path longer than MaxSocketPath with its
-// length and the limit, before anything binds it: the kernel refuses it
-// with no more than EINVAL ("bind: invalid argument"), and a driver that
-// meets it at start crash-loops without saying which path is too long.
-func CheckSocketPath(path string) error {
-	if len(path) > MaxSocketPath {
-		return fmt.Errorf("socket %s is %d bytes, %d over the %d-byte AF_UNIX limit", path, len(path), len(path)-MaxSocketPath, MaxSocketPath)
 	}
 	return nil
 }

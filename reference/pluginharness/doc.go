@@ -131,12 +131,13 @@
 // (kubeletplugin.ErrHealthNotSupported), so a driver that reports health
 // wraps the Plugin and implements it. Serve does the same for
 // a driver whose plugin wraps the harness's (its newPlugin calls New). What a driver checks
-// before (its configuration, socket paths not longer than MaxSocketPath)
+// before (its configuration, socket paths not longer than unixsocket.MaxSocketPath)
 // and its own directories stay in the driver; the checks every driver makes
 // alike are here: CheckNames (the driver name a DNS subdomain of at most 63
 // characters, the node name required and usable as a pool name),
 // CheckPaths (absolute paths, or empty where derived), CheckSockets (with
-// CheckSocketPath: a socket path, its length and the limit) and
+// internal/unixsocket's CheckSocketPath: a socket path, its length and the
+// limit, the rule the interposer applies to its sockets too) and
 // EffectivePluginDir (/var/lib/kubelet/plugins/<driver> unless given).
 // Their errors name the field and are not classified: each driver wraps
 // them in its own ErrInvalidConfig.

@@ -21,14 +21,11 @@ import (
 // default.
 const DefaultCDIDir = "/var/run/cdi"
 
-// MaxSocketPath is the longest AF_UNIX socket path Linux accepts (108 bytes
-// including the terminating NUL).
-const MaxSocketPath = 107
-
 // Sockets returns the paths of the sockets Run creates (the kubelet plugin
 // helper's defaults): the registration socket
 // <registrarDir>/<driverName>-reg.sock and the DRA socket
-// <pluginDir>/dra.sock. Neither may be longer than MaxSocketPath.
+// <pluginDir>/dra.sock. Neither may be longer than
+// unixsocket.MaxSocketPath.
 func Sockets(registrarDir, pluginDir, driverName string) (registration, dra string) {
 	return filepath.Join(registrarDir, driverName+"-reg.sock"), filepath.Join(pluginDir, "dra.sock")
 }

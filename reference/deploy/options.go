@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"drakit.dev/drakit/internal/nvidiahw"
+	"drakit.dev/drakit/internal/unixsocket"
 	"drakit.dev/drakit/reference/pluginharness"
 )
 
@@ -243,7 +244,7 @@ func checkSockets(kubeletRootDir, registrarDir, pluginDir, driverName string) []
 	var errs []error
 	registration, dra := pluginharness.Sockets(registrarDir, pluginDir, driverName)
 	for _, sock := range []string{registration, dra} {
-		if err := pluginharness.CheckSocketPath(sock); err != nil {
+		if err := unixsocket.CheckSocketPath(sock); err != nil {
 			errs = append(errs, fmt.Errorf("KubeletRootDir (--kubelet-root-dir) %q: the driver's %w", kubeletRootDir, err))
 		}
 	}

@@ -6,12 +6,15 @@ import (
 	"drakit.dev/drakit/conformance/steps/binding"
 	"drakit.dev/drakit/conformance/steps/capacity"
 	"drakit.dev/drakit/conformance/steps/extendedresources"
+	"drakit.dev/drakit/conformance/steps/fabric"
+	"drakit.dev/drakit/conformance/steps/kubeletcontract"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
 	"drakit.dev/drakit/conformance/steps/podgroups"
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
+	"drakit.dev/drakit/conformance/steps/slicelint"
 	"drakit.dev/drakit/conformance/steps/torus"
 )
 
@@ -23,11 +26,14 @@ var Steps = []kit.StepGroup{
 	binding.Steps,
 	capacity.Steps,
 	extendedresources.Steps,
+	fabric.Steps,
+	kubeletcontract.Steps,
 	metadata.Steps,
 	nodealloc.Steps,
 	podgroups.Steps,
 	podresources.Steps,
 	poolstatus.Steps,
 	prioritized.Steps,
+	slicelint.Steps,
 	torus.Steps,
 }

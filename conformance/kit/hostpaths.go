@@ -58,3 +58,6 @@ func (c Config) hostDeviceNodes(cache *cdi.Cache) {
 		}
 	}
 }
+
+// sysfsSkipReason is why a step that reads the node's sysfs cannot run.
+const SysfsSkipReason = "the kit cannot read the node's sysfs: no --node-sysfs (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys, a real node: /sys)"

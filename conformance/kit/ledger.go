@@ -96,10 +96,10 @@ func (l *Ledger) ordered() []ledgerEntry {
 // problem, not just the first.
 func (w *World) cleanup(ctx context.Context) error {
 	var errs []error
-	for i := len(w.releases) - 1; i >= 0; i-- {
-		errs = append(errs, w.releases[i]())
+	for i := len(w.Releases) - 1; i >= 0; i-- {
+		errs = append(errs, w.Releases[i]())
 	}
-	w.releases = nil
+	w.Releases = nil
 	errs = append(errs, CleanupNamespace(ctx, w.Kube, w.Ns, w.Ledger, w.Cfg.Timeouts))
 	return errors.Join(errs...)
 }

@@ -1,11 +1,13 @@
 package kit
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 )
@@ -133,4 +135,19 @@ func (m *MultiNodeDevice) NodePods() ([]string, []string) {
 		}
 	}
 	return nodes, pods
+}
+
+// NodeName is Config.NodeName, else the cluster's only node.
+func (w *World) NodeName(ctx context.Context) (string, error) {
+	if w.Cfg.NodeName != "" {
+		return w.Cfg.NodeName, nil
+	}
+	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list nodes: %w", err)
+	}
+	if len(nodes.Items) != 1 {
+		return "", fmt.Errorf("the cluster has %d nodes: say which one the kit reads with --node-name", len(nodes.Items))
+	}
+	return nodes.Items[0].Name, nil
 }

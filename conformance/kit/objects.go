@@ -63,7 +63,7 @@ func newClaimTemplate(name string, spec resourceapi.ResourceClaimSpec) *resource
 
 // withMatchAttribute constrains all requests of spec to the same value of
 // attr (a fully qualified name).
-func withMatchAttribute(spec resourceapi.ResourceClaimSpec, attr string) resourceapi.ResourceClaimSpec {
+func WithMatchAttribute(spec resourceapi.ResourceClaimSpec, attr string) resourceapi.ResourceClaimSpec {
 	fq := resourceapi.FullyQualifiedName(attr)
 	spec.Devices.Constraints = append(spec.Devices.Constraints, resourceapi.DeviceConstraint{MatchAttribute: &fq})
 	return spec

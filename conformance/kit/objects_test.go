@@ -97,7 +97,7 @@ func TestDefectClaims(t *testing.T) {
 
 func TestWithMatchAttribute(t *testing.T) {
 	t.Parallel()
-	spec := withMatchAttribute(ClaimSpec("gpu.drakit.dev", 2), "resource.kubernetes.io/numaNode")
+	spec := WithMatchAttribute(ClaimSpec("gpu.drakit.dev", 2), "resource.kubernetes.io/numaNode")
 	if len(spec.Devices.Constraints) != 1 || ptr.Deref(spec.Devices.Constraints[0].MatchAttribute, "") != "resource.kubernetes.io/numaNode" {
 		t.Errorf("constraints = %+v", spec.Devices.Constraints)
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // allNodes is the node key of devices that are not local to one node.
-const allNodes = "(all nodes)"
+const AllNodes = "(all nodes)"
 
 // publishedDevice is one device of the driver, as its ResourceSlices say.
 type PublishedDevice struct {
@@ -118,7 +118,7 @@ func publishedDevices(slices []resourceapi.ResourceSlice, driver string) []Publi
 		if s.Spec.Driver != driver || s.Spec.Pool.Generation != latest[s.Spec.Pool.Name] {
 			continue
 		}
-		node := allNodes
+		node := AllNodes
 		if s.Spec.NodeName != nil && *s.Spec.NodeName != "" {
 			node = *s.Spec.NodeName
 		}
@@ -161,7 +161,7 @@ func MaxDevicesOnOneNode(devices []PublishedDevice) int {
 	perNode := map[string]int{}
 	shared := 0
 	for _, d := range devices {
-		if d.Node == allNodes {
+		if d.Node == AllNodes {
 			shared++
 			continue
 		}

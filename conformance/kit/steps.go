@@ -35,7 +35,7 @@ func (w *World) steps() []StepDef {
 			all = append(all, group(w)...)
 		}
 	}
-	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.lintSteps(), w.statusSteps(), w.alignmentSteps(), w.interposeSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps(), w.fabricSteps()} {
+	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.statusSteps(), w.alignmentSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.opaqueConfigSteps(), w.quotaSteps(), w.attributeSteps(), w.registrationSteps(), w.contractSteps()} {
 		all = append(all, group...)
 	}
 	return all

@@ -62,7 +62,7 @@ func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
 	spec := ClaimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Requests = append(spec.Devices.Requests, ExactRequest(peerRequest, w.peerClass(), 1))
-	return withMatchAttribute(spec, domain+"/"+id)
+	return WithMatchAttribute(spec, domain+"/"+id)
 }
 
 func (w *World) claimWithPeer(ctx context.Context, name, attr string) error {
@@ -111,7 +111,7 @@ func attributeText(a resourceapi.DeviceAttribute) string {
 // one root complex, the one their pcieRoot attribute names.
 func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, sysfsSkipReason)
+		return Skip(ctx, SysfsSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
@@ -209,7 +209,7 @@ func pcieRootOf(sysfs, busID string) (string, error) {
 // step is for drivers of PCI devices.
 func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, sysfsSkipReason)
+		return Skip(ctx, SysfsSkipReason)
 	}
 	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {

@@ -73,7 +73,7 @@ func cdiSpecsMentioning(dir, uid string) (matching, all []string, err error) {
 	return matching, all, nil
 }
 
-func (w *World) cdiDir() (string, error) {
+func (w *World) CdiDir() (string, error) {
 	if w.Cfg.NodeCDIDir == "" {
 		// The scenario lacks the capability step; never pass silently.
 		return "", fmt.Errorf("%s (the scenario must start with \"the kit can read the node's CDI directory\")", cdiSkipReason)
@@ -85,7 +85,7 @@ func (w *World) cdiDir() (string, error) {
 // that belong to the claim (of the pod, when pod is set); none is an error
 // that lists the specs there.
 func (w *World) claimCDISpecs(ctx context.Context, claim, pod string) (dir, label string, matching []string, err error) {
-	if dir, err = w.cdiDir(); err != nil {
+	if dir, err = w.CdiDir(); err != nil {
 		return "", "", nil, err
 	}
 	ref, label, err := w.ClaimRef(ctx, claim, pod)
@@ -108,7 +108,7 @@ func (w *World) cdiHasClaimSpec(ctx context.Context, claim, pod string) error {
 }
 
 func (w *World) cdiHasNoClaimSpec(ctx context.Context, claim, pod string) error {
-	dir, err := w.cdiDir()
+	dir, err := w.CdiDir()
 	if err != nil {
 		return err
 	}
@@ -263,4 +263,12 @@ func (w *World) contract(p *PodRecord) (contractResult, error) {
 	}
 	res.shown = devicesOf(shown)
 	return res, nil
+}
+
+// cdiSpec is what the kit reads of a CDI spec: its kind and device names.
+type CdiSpec struct {
+	Kind    string `json:"kind"`
+	Devices []struct {
+		Name string `json:"name"`
+	} `json:"devices"`
 }

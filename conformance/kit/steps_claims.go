@@ -97,7 +97,7 @@ func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
 
 func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
+	spec := WithMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
 	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 

@@ -285,7 +285,7 @@ func cdiDefinitions(dir string) (map[string][]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read CDI spec %s: %w", e.Name(), err)
 		}
-		var spec cdiSpec
+		var spec CdiSpec
 		if err := yaml.Unmarshal(data, &spec); err != nil {
 			return nil, fmt.Errorf("parse CDI spec %s: %w", filepath.Join(dir, e.Name()), err)
 		}

@@ -86,7 +86,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	w.stop = st
-	w.releases = append(w.releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
+	w.Releases = append(w.Releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
 	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
 		if err != nil {

@@ -76,7 +76,7 @@ func (w *World) holdNVMLLock() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.releases = append(w.releases, func() error {
+	w.Releases = append(w.Releases, func() error {
 		if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			return fmt.Errorf("release the NVML state lock: %w", err)
 		}

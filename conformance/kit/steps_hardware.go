@@ -164,7 +164,7 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 	}
 	// Whatever happens next, the device is reset when the scenario ends,
 	// so that the next scenario finds it healthy and untainted.
-	w.releases = append(w.releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), target) })
+	w.Releases = append(w.Releases, func() error { return w.resetAndSettle(context.WithoutCancel(ctx), target) })
 	// Eviction steps watch the scenario's pods from before the fault.
 	pods, err := w.Kube.CoreV1().Pods(w.Ns).List(ctx, metav1.ListOptions{})
 	if err != nil {

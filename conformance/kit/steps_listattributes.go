@@ -46,7 +46,7 @@ func (w *World) numaNodesAttr(ctx context.Context) (context.Context, string, str
 		return ctx, "", "", err
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
-		ctx, err = Skip(ctx, sysfsSkipReason)
+		ctx, err = Skip(ctx, SysfsSkipReason)
 		return ctx, "", "", err
 	}
 	domain, name := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
@@ -285,7 +285,7 @@ func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	spec := withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
+	spec := WithMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
 	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
 }
 

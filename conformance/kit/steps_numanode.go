@@ -48,7 +48,7 @@ func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 		return ctx, err
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, sysfsSkipReason)
+		return Skip(ctx, SysfsSkipReason)
 	}
 	if w.Lease == nil || len(w.Lease.Units) == 0 || len(w.Lease.Units[0].Whole) == 0 {
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by NUMA node", name)

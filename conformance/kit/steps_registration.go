@@ -374,7 +374,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		for _, name := range slices.Sorted(maps.Keys(st.slices)) {
 			if now[name] != st.slices[name] && !replaced[name] {
 				replaced[name] = true
-				ctx = warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
+				ctx = Warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
 					name, st.slices[name], w.Cfg.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
 			}
 		}

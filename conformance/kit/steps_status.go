@@ -139,7 +139,7 @@ func describeStatus(e resourceapi.AllocatedDeviceStatus) string {
 // reported hardware address.
 func (w *World) networkDataOnNode(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, sysfsSkipReason)
+		return Skip(ctx, SysfsSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"drakit.dev/drakit/conformance/inventory"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
+	"drakit.dev/drakit/conformance/report"
 )
 
 // Labels the kit puts on what it creates.
@@ -111,7 +112,7 @@ type World struct {
 	taint taintState
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
-	releases []func() error
+	Releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
 	heldLock *os.File
 	// stop is what the kit saw when the scenario stopped the driver, once
@@ -365,4 +366,12 @@ func (w *World) RunningPod(name string) (*PodRecord, error) {
 		return nil, fmt.Errorf("pod %s: the kit has not seen it run yet (a step \"pod %q is running\" must come first)", name, name)
 	}
 	return p, nil
+}
+
+// warn attaches a warning to the scenario: advice that no KEP or API
+// requires, which the summary and the report list and the verdict never
+// counts.
+func Warn(ctx context.Context, msg string) context.Context {
+	klog.FromContext(ctx).Info("Warning, not counted in the verdict", "warning", msg)
+	return godog.Attach(ctx, godog.Attachment{FileName: report.WarningAttachment, MediaType: "text/plain", Body: []byte(msg)})
 }

@@ -1,4 +1,4 @@
-package kit
+package fabric
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/internal/nvidiahw"
 )
@@ -17,10 +18,10 @@ import (
 // probe's report, the emulated GPUs' fabric state), never the driver's
 // attributes, and the IMEX channel device nodes the container has. The
 // steps name no node: the multi-node ones hold on any number of nodes.
-func (w *World) fabricSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^the driver declares an NVLink fabric$`, Fn: w.declaresFabric, Needs: NeedsExclusive},
-		{Pattern: `^the driver declares IMEX channels$`, Fn: w.declaresIMEXChannels, Needs: NeedsExclusive},
+func (w *world) fabricSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the driver declares an NVLink fabric$`, Fn: w.declaresFabric, Needs: kit.NeedsExclusive},
+		{Pattern: `^the driver declares IMEX channels$`, Fn: w.declaresIMEXChannels, Needs: kit.NeedsExclusive},
 		{Pattern: `^the cluster has (\d+) nodes in one NVLink clique$`, Fn: w.nodesInOneClique},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices of one NVLink clique$`, Fn: w.claimOfOneClique},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting an IMEX channel$`, Fn: w.claimIMEXChannel},
@@ -38,7 +39,7 @@ const (
 
 // cliqueNodes groups the nodes of the driver's published devices by the
 // declared clique attribute.
-func (w *World) cliqueNodes(ctx context.Context) (map[string][]string, error) {
+func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func (w *World) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, d := range devices {
 		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-		if !ok || a.StringValue == nil || d.Node == allNodes || slices.Contains(out[*a.StringValue], d.Node) {
+		if !ok || a.StringValue == nil || d.Node == kit.AllNodes || slices.Contains(out[*a.StringValue], d.Node) {
 			continue
 		}
 		out[*a.StringValue] = append(out[*a.StringValue], d.Node)
@@ -54,16 +55,16 @@ func (w *World) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	return out, nil
 }
 
-func (w *World) declaresFabric(ctx context.Context) (context.Context, error) {
+func (w *world) declaresFabric(ctx context.Context) (context.Context, error) {
 	if w.Cfg.CliqueAttribute == "" {
-		return Skip(ctx, noFabricReason)
+		return kit.Skip(ctx, noFabricReason)
 	}
 	cliques, err := w.cliqueNodes(ctx)
 	if err != nil {
 		return ctx, err
 	}
 	if len(cliques) == 0 {
-		return Skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
+		return kit.Skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
 			w.Cfg.DriverName, w.Cfg.CliqueAttribute))
 	}
 	return ctx, nil
@@ -71,15 +72,15 @@ func (w *World) declaresFabric(ctx context.Context) (context.Context, error) {
 
 // declaresIMEXChannels waits for the channel class to select devices: the
 // driver's controller publishes them once the nodes' slices are there.
-func (w *World) declaresIMEXChannels(ctx context.Context) (context.Context, error) {
+func (w *world) declaresIMEXChannels(ctx context.Context) (context.Context, error) {
 	ctx, err := w.declaresFabric(ctx)
 	if err != nil {
 		return ctx, err
 	}
 	if w.Cfg.IMEXChannelClassName == "" {
-		return Skip(ctx, noChannelsReason)
+		return kit.Skip(ctx, noChannelsReason)
 	}
-	return ctx, Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Cfg.IMEXChannelClassName),
+	return ctx, kit.Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Cfg.IMEXChannelClassName),
 		func(ctx context.Context) (bool, string, error) {
 			devices, err := w.ClassDevices(ctx, w.Cfg.IMEXChannelClassName)
 			if err != nil {
@@ -89,7 +90,7 @@ func (w *World) declaresIMEXChannels(ctx context.Context) (context.Context, erro
 		})
 }
 
-func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, error) {
+func (w *world) nodesInOneClique(ctx context.Context, n int) (context.Context, error) {
 	cliques, err := w.cliqueNodes(ctx)
 	if err != nil {
 		return ctx, err
@@ -102,21 +103,21 @@ func (w *World) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 		sizes = append(sizes, fmt.Sprintf("%s: %s", c, strings.Join(nodes, ", ")))
 	}
 	slices.Sort(sizes)
-	return Skip(ctx, fmt.Sprintf("no NVLink clique has %d nodes (%s)", n, strings.Join(sizes, "; ")))
+	return kit.Skip(ctx, fmt.Sprintf("no NVLink clique has %d nodes (%s)", n, strings.Join(sizes, "; ")))
 }
 
-func (w *World) claimOfOneClique(ctx context.Context, name string, n int) error {
+func (w *world) claimOfOneClique(ctx context.Context, name string, n int) error {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-	return w.CreateClaim(ctx, NewClaim(name, withMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.WithMatchAttribute(kit.ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
 }
 
-func (w *World) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.IMEXChannelClassName, 1)))
+func (w *world) claimIMEXChannel(ctx context.Context, name string) error {
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;
 // problems says what is wrong otherwise.
-func (w *World) seenClique(name string) (clique string, gpus int, problems []string, err error) {
+func (w *world) seenClique(name string) (clique string, gpus int, problems []string, err error) {
 	p, err := w.RunningPod(name)
 	if err != nil {
 		return "", 0, nil, err
@@ -142,7 +143,7 @@ func (w *World) seenClique(name string) (clique string, gpus int, problems []str
 	return clique, len(p.Report.NVML.GPUs), problems, nil
 }
 
-func (w *World) podSeesOneClique(_ context.Context, name string, n int) error {
+func (w *world) podSeesOneClique(_ context.Context, name string, n int) error {
 	_, gpus, problems, err := w.seenClique(name)
 	if err != nil {
 		return err
@@ -150,11 +151,11 @@ func (w *World) podSeesOneClique(_ context.Context, name string, n int) error {
 	if gpus != n {
 		problems = append(problems, fmt.Sprintf("pod %s sees %d GPUs through NVML, its claim asked for %d", name, gpus, n))
 	}
-	return Findings(problems)
+	return kit.Findings(problems)
 }
 
 // seenChannel is the one IMEX channel device node the pod has.
-func (w *World) seenChannel(name string) (string, error) {
+func (w *world) seenChannel(name string) (string, error) {
 	p, err := w.RunningPod(name)
 	if err != nil {
 		return "", err
@@ -172,12 +173,12 @@ func (w *World) seenChannel(name string) (string, error) {
 	return channels[0], nil
 }
 
-func (w *World) podSeesOneChannel(_ context.Context, name string) error {
+func (w *world) podSeesOneChannel(_ context.Context, name string) error {
 	_, err := w.seenChannel(name)
 	return err
 }
 
-func (w *World) podsShareClique(_ context.Context, a, b string) error {
+func (w *world) podsShareClique(_ context.Context, a, b string) error {
 	ca, _, pa, err := w.seenClique(a)
 	if err != nil {
 		return err
@@ -190,10 +191,10 @@ func (w *World) podsShareClique(_ context.Context, a, b string) error {
 	if len(problems) == 0 && ca != cb {
 		problems = append(problems, fmt.Sprintf("pod %s sees GPUs of NVLink clique %s, pod %s of clique %s", a, ca, b, cb))
 	}
-	return Findings(problems)
+	return kit.Findings(problems)
 }
 
-func (w *World) podsShareChannel(_ context.Context, a, b string) error {
+func (w *world) podsShareChannel(_ context.Context, a, b string) error {
 	ca, err := w.seenChannel(a)
 	if err != nil {
 		return err

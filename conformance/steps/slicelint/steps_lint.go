@@ -1,43 +1,39 @@
-package kit
+package slicelint
 
 import (
 	"context"
 	"fmt"
 	"sort"
 
-	"github.com/cucumber/godog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/lint"
 	"drakit.dev/drakit/conformance/report"
 )
 
 // lintSteps judge the driver's ResourceSlices with the rules of
 // drakit.dev/drakit/conformance/lint.
-func (w *World) lintSteps() []StepDef {
-	return []StepDef{
+func (w *world) lintSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^the kit can read the node's sysfs$`, Fn: w.sysfsReadable},
 		{Pattern: `^the driver's ResourceSlices pass the lint rule "([^"]+)"$`, Fn: w.passLintRule},
 	}
 }
 
-// sysfsSkipReason explains why the inventory rule cannot run.
-const sysfsSkipReason = "the kit cannot read the node's sysfs: no --node-sysfs (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys, a real node: /sys)"
-
-func (w *World) sysfsReadable(ctx context.Context) (context.Context, error) {
+func (w *world) sysfsReadable(ctx context.Context) (context.Context, error) {
 	if w.Cfg.PCIVendor == "" {
-		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no PCI vendor and class of its devices (deviceKinds[].pci, or --pci-vendor and --pci-class)")
+		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no PCI vendor and class of its devices (deviceKinds[].pci, or --pci-vendor and --pci-class)")
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, sysfsSkipReason)
+		return kit.Skip(ctx, kit.SysfsSkipReason)
 	}
 	return ctx, nil
 }
 
 // lintInput gathers what the rules judge: the driver's slices, the Nodes
 // and the other drivers of the cluster.
-func (w *World) lintInput(ctx context.Context) (lint.Input, error) {
+func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
 	in := lint.Input{Driver: w.Cfg.DriverName, Identity: w.Cfg.UUIDAttribute}
 	sl, err := w.DriverSlices(ctx)
 	if err != nil {
@@ -68,7 +64,7 @@ func (w *World) lintInput(ctx context.Context) (lint.Input, error) {
 
 // passLintRule fails the scenario with the rule's findings; its warnings
 // (parts of the rule no KEP or API requires) it only attaches.
-func (w *World) passLintRule(ctx context.Context, rule string) (context.Context, error) {
+func (w *world) passLintRule(ctx context.Context, rule string) (context.Context, error) {
 	in, err := w.lintInput(ctx)
 	if err != nil {
 		return ctx, err
@@ -93,20 +89,12 @@ func (w *World) passLintRule(ctx context.Context, rule string) (context.Context,
 	var msgs []string
 	for _, f := range found {
 		if f.Warning {
-			ctx = warn(ctx, f.String())
+			ctx = kit.Warn(ctx, f.String())
 			continue
 		}
 		msgs = append(msgs, f.String())
 	}
-	return ctx, Findings(msgs)
-}
-
-// warn attaches a warning to the scenario: advice that no KEP or API
-// requires, which the summary and the report list and the verdict never
-// counts.
-func warn(ctx context.Context, msg string) context.Context {
-	klog.FromContext(ctx).Info("Warning, not counted in the verdict", "warning", msg)
-	return godog.Attach(ctx, godog.Attachment{FileName: report.WarningAttachment, MediaType: "text/plain", Body: []byte(msg)})
+	return ctx, kit.Findings(msgs)
 }
 
 // sysfsRule is a lint rule that compares the devices of a kind on a node
@@ -115,9 +103,9 @@ type sysfsRule func(in lint.Input, node, sysfs string, kind lint.PCIKind, inKind
 
 // sysfsFindings runs rule on the devices of the driver's classes on the
 // node and the node's PCI functions.
-func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
+func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
 	if w.Cfg.NodeSysfsRoot == "" || w.Cfg.PCIVendor == "" {
-		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", sysfsSkipReason)
+		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", kit.SysfsSkipReason)
 	}
 	node, err := w.NodeName(ctx)
 	if err != nil {
@@ -138,19 +126,4 @@ func (w *World) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 	}
 	kind := lint.PCIKind{Vendor: w.Cfg.PCIVendor, Class: w.Cfg.PCIClass}
 	return rule(in, node, w.Cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
-}
-
-// nodeName is Config.NodeName, else the cluster's only node.
-func (w *World) NodeName(ctx context.Context) (string, error) {
-	if w.Cfg.NodeName != "" {
-		return w.Cfg.NodeName, nil
-	}
-	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "", fmt.Errorf("list nodes: %w", err)
-	}
-	if len(nodes.Items) != 1 {
-		return "", fmt.Errorf("the cluster has %d nodes: say which one the kit reads with --node-name", len(nodes.Items))
-	}
-	return nodes.Items[0].Name, nil
 }

@@ -1,4 +1,4 @@
-package kit
+package kubeletcontract
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"drakit.dev/drakit/conformance/interpose"
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // interposeSteps check the kubelet's contract with the driver (the DRA
@@ -21,11 +22,11 @@ import (
 // through drakit interpose between the node's kubelet and the driver: they
 // arm its faults for the kubelet's next call, read its records of what the
 // kubelet asked and the driver answered, and call the driver through it.
-func (w *World) interposeSteps() []StepDef {
-	return []StepDef{
+func (w *world) interposeSteps() []kit.StepDef {
+	return []kit.StepDef{
 		// Faults are armed for the kubelet's next call, whoever makes it:
 		// the scenario runs alone.
-		{Pattern: `^the driver is behind the kit's interposer$`, Fn: w.behindInterposer, Needs: NeedsExclusive},
+		{Pattern: `^the driver is behind the kit's interposer$`, Fn: w.behindInterposer, Needs: kit.NeedsExclusive},
 		{Pattern: `^the interposer fails the kubelet's next NodePrepareResources with (\w+) after the driver answered$`, Fn: w.armPrepareError},
 		{Pattern: `^the interposer drops the kubelet's connection in its next NodePrepareResources after the driver answered$`, Fn: w.armPrepareDrop},
 		{Pattern: `^the interposer holds the kubelet's next NodePrepareResources past the kubelet's timeout after the driver answered$`, Fn: w.armPrepareTimeout},
@@ -60,15 +61,15 @@ type scenarioInterposer struct {
 // behindInterposer checks that the configured interposer serves the
 // driver under test, registered with the kubelet, and keeps it in the
 // scenario's context; the scenario's cleanup disarms every rule.
-func (w *World) behindInterposer(ctx context.Context) (context.Context, error) {
+func (w *world) behindInterposer(ctx context.Context) (context.Context, error) {
 	if w.Cfg.Interpose == "" {
-		return Skip(ctx, interposeSkipReason)
+		return kit.Skip(ctx, interposeSkipReason)
 	}
 	c, err := interpose.NewClient(w.Cfg.Interpose)
 	if err != nil {
 		return ctx, err
 	}
-	err = Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.Cfg.Interpose, w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.Cfg.Interpose, w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
 		info, err := c.Info(ctx)
 		switch {
 		case err != nil:
@@ -84,7 +85,7 @@ func (w *World) behindInterposer(ctx context.Context) (context.Context, error) {
 	if _, err := c.ClearRules(ctx); err != nil {
 		return ctx, err
 	}
-	w.releases = append(w.releases, func() error {
+	w.Releases = append(w.Releases, func() error {
 		_, err := c.ClearRules(context.Background())
 		return err
 	})
@@ -99,7 +100,7 @@ func (w *World) behindInterposer(ctx context.Context) (context.Context, error) {
 	return context.WithValue(ctx, interposerKey{}, si), nil
 }
 
-func (w *World) interposer(ctx context.Context) (*scenarioInterposer, error) {
+func (w *world) interposer(ctx context.Context) (*scenarioInterposer, error) {
 	si, ok := ctx.Value(interposerKey{}).(*scenarioInterposer)
 	if !ok {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the driver is behind the kit's interposer\")", interposeSkipReason)
@@ -107,13 +108,13 @@ func (w *World) interposer(ctx context.Context) (*scenarioInterposer, error) {
 	return si, nil
 }
 
-func (w *World) arm(ctx context.Context, r interpose.Rule) error {
+func (w *world) arm(ctx context.Context, r interpose.Rule) error {
 	r.Method = interpose.MethodPrepare
 	return w.armFor(ctx, r)
 }
 
 // armFor arms r, for r.Method, for the next call.
-func (w *World) armFor(ctx context.Context, r interpose.Rule) error {
+func (w *world) armFor(ctx context.Context, r interpose.Rule) error {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return err
@@ -128,11 +129,11 @@ func (w *World) armFor(ctx context.Context, r interpose.Rule) error {
 // have the kubelet abandon it.
 const kubeletCallTimeout = 45 * time.Second
 
-func (w *World) armPrepareTimeout(ctx context.Context) error {
+func (w *world) armPrepareTimeout(ctx context.Context) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Delay: (kubeletCallTimeout + 15*time.Second).String()})
 }
 
-func (w *World) armUnprepareError(ctx context.Context, code string) error {
+func (w *world) armUnprepareError(ctx context.Context, code string) error {
 	return w.armFor(ctx, interpose.Rule{Method: interpose.MethodUnprepare, Point: interpose.PointAfter,
 		Error: &interpose.StatusError{Code: code, Message: "injected by the conformance kit"}})
 }
@@ -140,10 +141,10 @@ func (w *World) armUnprepareError(ctx context.Context, code string) error {
 // unprepareRetried checks that the kubelet's first NodeUnprepareResources
 // of the claim failed by the armed fault after the driver unprepared it,
 // and that a retry reached the driver and succeeded.
-func (w *World) unprepareRetried(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) unprepareRetried(ctx context.Context, claim string) (context.Context, error) {
 	var recs []interpose.Record
 	var ref interpose.ClaimRef
-	err := Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet to retry NodeUnprepareResources of claim %s", claim), func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet to retry NodeUnprepareResources of claim %s", claim), func(ctx context.Context) (bool, string, error) {
 		var err error
 		recs, ref, err = w.kubeletCalls(ctx, interpose.MethodUnprepare, claim)
 		if err != nil {
@@ -168,25 +169,25 @@ func (w *World) unprepareRetried(ctx context.Context, claim string) (context.Con
 	if lc, _ := last.Claim(ref.UID); !lc.Answered || lc.Error != "" {
 		list = append(list, fmt.Sprintf("the kubelet's retry of NodeUnprepareResources of claim %s: error %q", claim, lc.Error))
 	}
-	return ctx, Findings(list)
+	return ctx, kit.Findings(list)
 }
 
-func (w *World) armPrepareError(ctx context.Context, code string) error {
+func (w *world) armPrepareError(ctx context.Context, code string) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Error: &interpose.StatusError{Code: code, Message: "injected by the conformance kit"}})
 }
 
-func (w *World) armPrepareDrop(ctx context.Context) error {
+func (w *world) armPrepareDrop(ctx context.Context) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Drop: true})
 }
 
-func (w *World) armClaimError(ctx context.Context, claim string) error {
+func (w *world) armClaimError(ctx context.Context, claim string) error {
 	return w.arm(ctx, interpose.Rule{Point: interpose.PointAfter, Claim: w.Ns + "/" + claim, ClaimError: "injected by the conformance kit"})
 }
 
 // kubeletCalls are the interposer's records of the kubelet's calls of
 // method for the claim (a ResourceClaim of the scenario) since the
 // scenario began, and the claim.
-func (w *World) kubeletCalls(ctx context.Context, method, claim string) ([]interpose.Record, interpose.ClaimRef, error) {
+func (w *world) kubeletCalls(ctx context.Context, method, claim string) ([]interpose.Record, interpose.ClaimRef, error) {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return nil, interpose.ClaimRef{}, err
@@ -207,7 +208,7 @@ func prepared(r interpose.Record, uid string) (ids []string, ok bool) {
 	if !found || r.DriverCode != "OK" || !c.Answered || c.Error != "" {
 		return nil, false
 	}
-	return SortedCopy(c.CDIDeviceIDs()), true
+	return kit.SortedCopy(c.CDIDeviceIDs()), true
 }
 
 // lastPrepared is the claim's CDI device IDs of the kubelet's last
@@ -239,7 +240,7 @@ func describeCalls(recs []interpose.Record) string {
 // the claim failed by the armed fault after the driver had prepared it,
 // and that a later one succeeded with the same CDI devices (the driver's
 // prepare is idempotent).
-func (w *World) prepareRetried(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) prepareRetried(ctx context.Context, claim string) (context.Context, error) {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return ctx, err
@@ -263,13 +264,13 @@ func (w *World) prepareRetried(ctx context.Context, claim string) (context.Conte
 		list = append(list, fmt.Sprintf("the driver prepared claim %s with CDI devices %v, and with %v when the kubelet retried", claim, firstIDs, last))
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "interposer-calls.txt", MediaType: "text/plain", Body: []byte(describeCalls(recs))})
-	return ctx, Findings(list)
+	return ctx, kit.Findings(list)
 }
 
 // claimErrorRetried checks that the kubelet's first NodePrepareResources
 // with the claim got the injected per-claim error for it alone (its other
 // claims were prepared), and that a retry prepared it.
-func (w *World) claimErrorRetried(ctx context.Context, claim string) error {
+func (w *world) claimErrorRetried(ctx context.Context, claim string) error {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return err
@@ -289,12 +290,12 @@ func (w *World) claimErrorRetried(ctx context.Context, claim string) error {
 	if _, err := lastPrepared(recs[1:], ref.UID); err != nil {
 		list = append(list, err.Error())
 	}
-	return Findings(list)
+	return kit.Findings(list)
 }
 
 // preparedAgain calls the driver's NodePrepareResources for the prepared
 // claim once more: it must return the CDI devices the kubelet got.
-func (w *World) preparedAgain(ctx context.Context, claim string) error {
+func (w *world) preparedAgain(ctx context.Context, claim string) error {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return err
@@ -323,9 +324,9 @@ func (w *World) preparedAgain(ctx context.Context, claim string) error {
 // is not listening (status Unavailable): a restarted driver's pod is ready
 // before it serves its socket again, which the kubelet, behind the
 // interposer, never notices.
-func (w *World) direct(ctx context.Context, call func() (interpose.Record, error)) (interpose.Record, error) {
+func (w *world) direct(ctx context.Context, call func() (interpose.Record, error)) (interpose.Record, error) {
 	var rec interpose.Record
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to serve its DRA socket", func(context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to serve its DRA socket", func(context.Context) (bool, string, error) {
 		var err error
 		if rec, err = call(); err != nil {
 			return false, "", err
@@ -335,19 +336,11 @@ func (w *World) direct(ctx context.Context, call func() (interpose.Record, error
 	return rec, err
 }
 
-// cdiSpec is what the kit reads of a CDI spec: its kind and device names.
-type cdiSpec struct {
-	Kind    string `json:"kind"`
-	Devices []struct {
-		Name string `json:"name"`
-	} `json:"devices"`
-}
-
 // cdiDevicesOnce checks that every CDI device the kubelet was given for
 // the claim is defined exactly once in the node's CDI specs: a device
 // prepared twice (by a prepare and its retry) shows as two definitions.
-func (w *World) cdiDevicesOnce(ctx context.Context, claim string) error {
-	dir, err := w.cdiDir()
+func (w *world) cdiDevicesOnce(ctx context.Context, claim string) error {
+	dir, err := w.CdiDir()
 	if err != nil {
 		return err
 	}
@@ -372,7 +365,7 @@ func (w *World) cdiDevicesOnce(ctx context.Context, claim string) error {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		var spec cdiSpec
+		var spec kit.CdiSpec
 		if err := yaml.Unmarshal(data, &spec); err != nil {
 			return fmt.Errorf("CDI spec %s: %w", e.Name(), err)
 		}
@@ -394,13 +387,13 @@ func (w *World) cdiDevicesOnce(ctx context.Context, claim string) error {
 	if found == 0 && len(list) == 0 {
 		list = append(list, fmt.Sprintf("none of the CDI devices %v of claim %s is defined in %s", ids, claim, dir))
 	}
-	return Findings(list)
+	return kit.Findings(list)
 }
 
 // unprepareOK calls the driver's NodeUnprepareResources for the claim
 // through the interposer and checks that the call and the claim's answer
 // succeeded.
-func (w *World) unprepareOK(ctx context.Context, what string, ref interpose.ClaimRef) error {
+func (w *world) unprepareOK(ctx context.Context, what string, ref interpose.ClaimRef) error {
 	si, err := w.interposer(ctx)
 	if err != nil {
 		return err
@@ -421,7 +414,7 @@ func (w *World) unprepareOK(ctx context.Context, what string, ref interpose.Clai
 	return nil
 }
 
-func (w *World) unpreparedAgain(ctx context.Context, claim string) error {
+func (w *world) unpreparedAgain(ctx context.Context, claim string) error {
 	rec, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return err
@@ -429,7 +422,7 @@ func (w *World) unpreparedAgain(ctx context.Context, claim string) error {
 	return w.unprepareOK(ctx, "claim "+claim+" (unprepared before)", interpose.ClaimRef{Namespace: w.Ns, Name: rec.Name, UID: string(rec.UID)})
 }
 
-func (w *World) unprepareNeverPrepared(ctx context.Context) error {
+func (w *world) unprepareNeverPrepared(ctx context.Context) error {
 	return w.unprepareOK(ctx, "a claim never prepared", interpose.ClaimRef{Namespace: w.Ns, Name: "drakit-never-prepared", UID: string(uuid.NewUUID())})
 }
 
@@ -439,7 +432,7 @@ func (w *World) unprepareNeverPrepared(ctx context.Context) error {
 // its CDI devices; or a gRPC error for the whole call, as the kubelet
 // plugin library answers when it cannot get a claim (§17.2), after which
 // the prepared claim must still be prepared as it was.
-func (w *World) prepareWithMissing(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) prepareWithMissing(ctx context.Context, claim string) (context.Context, error) {
 	recs, ref, err := w.kubeletCalls(ctx, interpose.MethodPrepare, claim)
 	if err != nil {
 		return ctx, err
@@ -477,14 +470,14 @@ func (w *World) prepareWithMissing(ctx context.Context, claim string) (context.C
 		}
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "missing-claim-answer.txt", MediaType: "text/plain", Body: []byte(form)})
-	return ctx, Findings(list)
+	return ctx, kit.Findings(list)
 }
 
 // kubeletUnprepared waits until the interposer recorded a successful
 // NodeUnprepareResources of the kubelet for the claim.
-func (w *World) kubeletUnprepared(ctx context.Context, claim string) error {
+func (w *world) kubeletUnprepared(ctx context.Context, claim string) error {
 	var seen []interpose.Record
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet's NodeUnprepareResources of claim %s to succeed at the driver", claim), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the kubelet's NodeUnprepareResources of claim %s to succeed at the driver", claim), func(ctx context.Context) (bool, string, error) {
 		recs, ref, err := w.kubeletCalls(ctx, interpose.MethodUnprepare, claim)
 		if err != nil {
 			return false, err.Error(), nil

@@ -18,7 +18,7 @@ func TestKindRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Config{Provider: p, ClusterName: "c", EmulatorProfile: "dgx-a100-mig", Drivers: []Driver{GPUDriver(deploy.DefaultOptions())}})
+	e, err := New(Config{Provider: p, ClusterName: "c", EmulatorProfile: "dgx-a100-mig", Drivers: []Driver{ReferenceDriver(deploy.DefaultOptions(deploy.KindGPU))}})
 	if err != nil {
 		t.Fatalf("New: %v (the kind provider must have node access)", err)
 	}
@@ -68,8 +68,8 @@ func TestKindNode(t *testing.T) {
 	if n != want {
 		t.Errorf("KindNode = %+v, want %+v", n, want)
 	}
-	o := deploy.DefaultOptions()
-	if n.EmulatorRoot != o.DriverRoot || n.CDIDir != o.CDIDir || n.KubeletRootDir != o.KubeletRootDir {
+	o := deploy.DefaultOptions(deploy.KindGPU)
+	if n.EmulatorRoot != o.HostRoot || n.CDIDir != o.CDIDir || n.KubeletRootDir != o.KubeletRootDir {
 		t.Errorf("node paths %+v differ from the reference driver's defaults %+v", n, o)
 	}
 	if n := KindNode("c-control-plane", "", "h", 1); n.HostEmulatorRoot != "" || n.HostCDIDir != "" || n.HostKubeletRootDir != "" {

@@ -21,6 +21,6 @@ $drakit env up --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit env status -o env)"
 $drakit emulator render --profile dgx-a100-mig --root "$DRAKIT_EMULATOR_ROOT" --shim _output/lib/libnvidia-ml.so
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager
 $drakit bench fault-latency --kubeconfig "$DRAKIT_KUBECONFIG" --emulator-root "$DRAKIT_EMULATOR_ROOT" \
   --runs "${DRAKIT_BENCH_ROUNDS:-20}"

@@ -28,6 +28,6 @@ $drakit interpose --driver-registration-socket "$interpose_dir/gpu.drakit.dev-re
   --records "$DRAKIT_RUN_DIR/interpose-records.jsonl" &
 interpose_pid=$!
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager --registrar-dir "$interpose_dir"
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager --registrar-dir "$interpose_dir"
 DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" DRAKIT_INTERPOSE="$DRAKIT_RUN_DIR/interpose.sock" \
   go test -count=1 -v -run '^TestIntegrationPrepareLatency$' ./conformance/interpose/ | grep -v '^I[0-9]'

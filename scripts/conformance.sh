@@ -114,7 +114,7 @@ kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
 log "redeploying the reference GPU driver with CDI edits of device nodes alone"
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --device-nodes-only
 kit gpu-device-nodes docs/examples/reference-driver-device-nodes.yaml "@core && ~@cluster-check && $KIT_TAGS_GPU"
 # --- end of device nodes alone --------------------------------------------------------------------
@@ -128,12 +128,12 @@ kit gpu-device-nodes docs/examples/reference-driver-device-nodes.yaml "@core && 
 log "redeploying the reference GPU driver with binding conditions"
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --binding-conditions
 kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
 # --- end of binding conditions --------------------------------------------------------------------
 
 # --- drakit interpose: the kubelet's contract with the GPU driver (@interpose) ---------------------
@@ -150,7 +150,7 @@ $drakit interpose --driver-registration-socket "$interpose_dir/gpu.drakit.dev-re
   --records "$ARTIFACTS/interpose/records.jsonl" >"$ARTIFACTS/logs/interpose.log" 2>&1 &
 interpose_pid=$!
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --registrar-dir "$interpose_dir"
 log "running the kubelet-contract features against the GPU driver through drakit interpose"
 $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/interpose" --node-cdi-dir "$DRAKIT_CDI_DIR" \
@@ -161,7 +161,7 @@ $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --art
 kill "$interpose_pid" && wait "$interpose_pid" || die "drakit interpose did not stop cleanly (see $ARTIFACTS/logs/interpose.log)"
 interpose_pid=
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
-  --cdi-dir "$DRAKIT_CDI_DIR" --driver-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
+  --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager
 # --- end of drakit interpose ---------------------------------------------------------------------
 
 wait "$explain_pid" || { cat "$explain_out"; die "drakit explain's end-to-end test failed"; }

@@ -77,7 +77,7 @@ for i in "${!nodes[@]}"; do
   root_var=DRAKIT_NODE_${idx}_EMULATOR_ROOT kubelet_var=DRAKIT_NODE_${idx}_KUBELET_ROOT_DIR cdi_var=DRAKIT_NODE_${idx}_CDI_DIR
   $drakit emulator render --profile "$DRAKIT_PROFILE" --root "${!root_var}" --shim _output/lib/libnvidia-ml.so --uuid-seed "${nodes[$i]}"
   $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --node "${nodes[$i]}" --kubelet-root-dir "${!kubelet_var}" \
-    --cdi-dir "${!cdi_var}" --driver-root "${!root_var}" --http-port $((9470 + 10 * idx)) & # the nodes share the host's loopback
+    --cdi-dir "${!cdi_var}" --host-root "${!root_var}" --http-port $((9470 + 10 * idx)) & # the nodes share the host's loopback
 done
 wait_all() { local rc=0 p; for p in $(jobs -p); do wait "$p" || rc=1; done; return $rc; }
 wait_all || die "a driver deploy failed"

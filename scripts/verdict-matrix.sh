@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # verdict-matrix.sh: the proof that the kit's verdict can be trusted. Every variant of drakit's
-# plain test driver (reference/plaindriver, `drakit plain-driver matrix list`) runs side by side in
+# plain test driver (reference/plaindriver, `drakit driver matrix list`) runs side by side in
 # one local cluster, each under its own driver name <variant>.plain.drakit.dev, namespace
 # drakit-plain-<variant>, state directory and HTTP port; the kit certifies them concurrently, each
 # with its style's declaration renamed for it (docs/examples/matrix) and the tag filter that
 # targets it. A correct style must exit 0 (Conformant); a defect must exit 1 (Not conformant) with
 # its finding in summary.txt. Writes $ARTIFACTS/matrix/<variant>/ (the run's reports, console.log,
-# exit-code) and $ARTIFACTS/matrix/table.md (`drakit plain-driver matrix table`: rows, sensitivity
+# exit-code) and $ARTIFACTS/matrix/table.md (`drakit driver matrix table`: rows, sensitivity
 # and specificity); with MATRIX_README=<file> it also puts the table between that file's
 # <!-- matrix:begin --> and <!-- matrix:end --> markers. Exits non-zero when a verdict is not the
 # expected one or a variant could not be deployed.
@@ -63,7 +63,7 @@ while IFS=$'\x1f' read -r n _kind s d k a t f x; do
   fi
   names+=("$n")
   style[$n]=$s defect[$n]=$d nodes[$n]=$k access[$n]=$a tags[$n]=$t finding[$n]=$f flags[$n]=$x
-done < <($drakit plain-driver matrix list)
+done < <($drakit driver matrix list)
 [ "${#names[@]}" -gt 0 ] || die "no variant selected (MATRIX_ONLY=$MATRIX_ONLY)"
 
 throttle() { # throttle: wait until fewer than MATRIX_PARALLEL background jobs run
@@ -81,7 +81,7 @@ deploy() { # deploy VARIANT PORT: the variant beside the others on each node it 
     # The nodes share the host: each instance keeps its state apart.
     state=$DRAKIT_RUN_DIR/plain-$n
     [ "$i" = 1 ] || state+=-$i
-    if ! $drakit plain-driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --node "${!name}" --kubelet-root-dir "${!root}" \
+    if ! $drakit driver deploy --kind plain --kubeconfig "$DRAKIT_KUBECONFIG" --node "${!name}" --kubelet-root-dir "${!root}" \
         --cdi-dir "${!cdi}" --state-dir "$state" --variant "$n" --style "${style[$n]}" \
         --http-port $(( port + 1000 * (i - 1) )) "${args[@]}" >>"$out/$n/deploy.log" 2>&1; then
       echo "deploy on node ${!name} failed (see deploy.log)" >"$out/$n/not-run"
@@ -94,7 +94,7 @@ deploy() { # deploy VARIANT PORT: the variant beside the others on each node it 
 
 kit() { # kit VARIANT: certify the variant; its exit code goes to exit-code
   local n=$1 rc=0 args=() extra=()
-  $drakit plain-driver matrix declaration "$n" >"$out/$n/declaration.yaml"
+  $drakit driver matrix declaration "$n" >"$out/$n/declaration.yaml"
   args=(--kubeconfig "$DRAKIT_KUBECONFIG" --artifacts "$out/$n" --driver-config "$out/$n/declaration.yaml"
     --tags "${tags[$n]}" --no-colors --format progress --concurrency 2 --probe-host-network --node-name "$DRAKIT_NODE_1_NAME")
   if [ "${access[$n]}" = yes ]; then
@@ -160,7 +160,7 @@ wait
 readme=()
 [ -z "$MATRIX_README" ] || readme=(--readme "$MATRIX_README")
 table_rc=0
-$drakit plain-driver matrix table --results "$out" "${readme[@]}" || table_rc=$?
+$drakit driver matrix table --results "$out" "${readme[@]}" || table_rc=$?
 log "the matrix: $out/table.md"
 [ "$deploy_failed" = 0 ] || die "a variant could not be deployed (see $out/<variant>/deploy.log)"
 [ "$table_rc" = 0 ] || die "the verdict matrix has unexpected verdicts (see $out/table.md)"

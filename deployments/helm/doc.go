@@ -1,5 +1,7 @@
-// Package helm holds the Helm chart of drakit's reference drivers and the
-// test that keeps it the same as reference/deploy.
+// Package helm holds the Helm chart of drakit's reference drivers, the one
+// source of their manifests: Chart returns it, embedded, for
+// reference/deploy (drakit driver deploy) to render with Helm's engine, and
+// helm install renders the same files.
 //
 // drakit-driver/ is the one chart of the driver family: its value kind
 // picks the driver (gpu, nic, cpu, tpu or plain), and each of the options
@@ -37,13 +39,14 @@
 // with it every other node's DaemonSet, where `drakit driver delete --node`
 // removes only the node's.
 //
-// The test renders the chart with Helm's own library (the client-only
+// The test installs the chart with Helm's own library (the client-only
 // dry-run of helm install, as helm template does) for every kind, as a
 // release named like the kind, for the defaults and for each option; it
 // decodes every rendered object strictly and compares them, by kind,
-// namespace and name, with what reference/deploy builds for the same
-// options, leaving out the labels only Helm adds (helm.sh/chart,
-// app.kubernetes.io/instance, version and managed-by). Values that
-// reference/deploy refuses the chart refuses too, and helm lint finds
-// nothing for any kind.
+// namespace and name, with what reference/deploy renders for the same
+// options (its values for them), leaving out the labels of the release
+// (helm.sh/chart, app.kubernetes.io/instance, version and managed-by: deploy
+// is managed by drakit). A value and its flag cannot drift apart: the
+// chart renders both. Values that reference/deploy refuses the chart
+// refuses too, and helm lint finds nothing for any kind.
 package helm

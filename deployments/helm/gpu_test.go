@@ -1,4 +1,4 @@
-package helm
+package helm_test
 
 import (
 	"slices"
@@ -27,7 +27,7 @@ var gpuCases = []struct {
 	{"registrar dir", []string{"registrarDir=/var/lib/kubelet/drakit-interpose/registry"},
 		func(o *deploy.Options) { o.RegistrarDir = "/var/lib/kubelet/drakit-interpose/registry" }},
 	{"CDI dir", []string{"cdiDir=/etc/cdi"}, func(o *deploy.Options) { o.CDIDir = "/etc/cdi" }},
-	{"driver root", []string{"hostRoot=/run/nvidia/driver"}, func(o *deploy.Options) { o.DriverRoot = "/run/nvidia/driver" }},
+	{"driver root", []string{"hostRoot=/run/nvidia/driver"}, func(o *deploy.Options) { o.HostRoot = "/run/nvidia/driver" }},
 	{"apiserver", []string{"apiServer.host=10.0.0.1,apiServer.port=443"},
 		func(o *deploy.Options) { o.APIServerHost, o.APIServerPort = "10.0.0.1", 443 }},
 	{"kubelet's apiserver", []string{"apiServer.host=,apiServer.port=0"},
@@ -46,7 +46,7 @@ var gpuCases = []struct {
 		"node=node-2.example.com", "kubeletRootDir=/r/nodes/2/kubelet/root", "cdiDir=/r/nodes/2/cdi",
 		"hostRoot=/r/nodes/2/emulator", "httpPort=9480",
 	}, func(o *deploy.Options) {
-		o.Node, o.KubeletRootDir, o.CDIDir, o.DriverRoot, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator", 9480
+		o.Node, o.KubeletRootDir, o.CDIDir, o.HostRoot, o.HTTPPort = "node-2.example.com", "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator", 9480
 	}},
 	{"node with a nodeSelector", []string{"node=127.0.0.2", "nodeSelector.kubernetes\\.io/hostname=127.0.0.3"},
 		func(o *deploy.Options) { o.Node = "127.0.0.2" }},
@@ -58,9 +58,10 @@ var gpuCases = []struct {
 		"gpu.runtimeClassName=nvidia", "gpu.privileged=true", "gpu.imex.channels=4", "httpPort=9555", "node=worker-1",
 	}, func(o *deploy.Options) {
 		*o = deploy.Options{
+			Kind:       deploy.KindGPU,
 			DriverName: "gpu.example.com", Image: "registry.example/driver:v2",
 			KubeletRootDir: "/var/lib/k8s/kubelet", RegistrarDir: "/var/lib/k8s/kubelet/interposed",
-			CDIDir: "/etc/cdi", DriverRoot: "/run/nvidia/driver", APIServerHost: "192.168.1.1", APIServerPort: 6444,
+			CDIDir: "/etc/cdi", HostRoot: "/run/nvidia/driver", APIServerHost: "192.168.1.1", APIServerPort: 6444,
 			PartitionableAlpha: true, DeviceMetadata: false, BindingConditions: true, ListAttributes: true,
 			RuntimeClassName: "nvidia", Privileged: true, IMEXChannels: 4, HTTPPort: 9555, Node: "worker-1", Timeout: o.Timeout,
 		}
@@ -72,7 +73,7 @@ var gpuCases = []struct {
 func TestGPUChartIsReferenceDeploy(t *testing.T) {
 	for _, tc := range gpuCases {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := deploy.DefaultOptions()
+			opts := deploy.DefaultOptions(deploy.KindGPU)
 			tc.opts(&opts)
 			m, err := deploy.Objects(opts)
 			if err != nil {
@@ -98,7 +99,7 @@ func TestGPUChartIsReferenceDeploy(t *testing.T) {
 // TestGPUChartNamespaceNotCreated: namespace.create=false leaves only the
 // Namespace out.
 func TestGPUChartNamespaceNotCreated(t *testing.T) {
-	m, err := deploy.Objects(deploy.DefaultOptions())
+	m, err := deploy.Objects(deploy.DefaultOptions(deploy.KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestGPUChartRefusesWhatDeployRefuses(t *testing.T) {
 		{"driverName=" + strings.Repeat("a", 60) + ".dev", func(o *deploy.Options) { o.DriverName = strings.Repeat("a", 60) + ".dev" }},
 		{"cdiDir=var/run/cdi", func(o *deploy.Options) { o.CDIDir = "var/run/cdi" }},
 		{"kubeletRootDir=/var/lib/kubelet/", func(o *deploy.Options) { o.KubeletRootDir = "/var/lib/kubelet/" }},
-		{"hostRoot=/opt/../emulator", func(o *deploy.Options) { o.DriverRoot = "/opt/../emulator" }},
+		{"hostRoot=/opt/../emulator", func(o *deploy.Options) { o.HostRoot = "/opt/../emulator" }},
 		{"registrarDir=/var/lib/registry", func(o *deploy.Options) { o.RegistrarDir = "/var/lib/registry" }},
 		{"apiServer.port=70000", func(o *deploy.Options) { o.APIServerPort = 70000 }},
 		{"apiServer.host=,apiServer.port=6443", func(o *deploy.Options) { o.APIServerHost = "" }},
@@ -130,7 +131,7 @@ func TestGPUChartRefusesWhatDeployRefuses(t *testing.T) {
 		{"gpu.runtimeClassName=Nvidia_Runtime", func(o *deploy.Options) { o.RuntimeClassName = "Nvidia_Runtime" }},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
-			opts := deploy.DefaultOptions()
+			opts := deploy.DefaultOptions(deploy.KindGPU)
 			tc.opts(&opts)
 			if err := opts.Validate(); err == nil {
 				t.Fatalf("reference/deploy accepts %+v", opts)

@@ -1,4 +1,4 @@
-package helm
+package helm_test
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // its default options pinned to node, or why it refuses the node.
 var pinnedObjects = map[string]func(node string) ([]runtime.Object, error){
 	gpuChart: func(node string) ([]runtime.Object, error) {
-		o := deploy.DefaultOptions()
+		o := deploy.DefaultOptions(deploy.KindGPU)
 		o.Node = node
 		m, err := deploy.Objects(o)
 		if err != nil {
@@ -22,36 +22,36 @@ var pinnedObjects = map[string]func(node string) ([]runtime.Object, error){
 		return m.List(), nil
 	},
 	nicChart: func(node string) ([]runtime.Object, error) {
-		o := deploy.DefaultNICOptions()
+		o := deploy.DefaultOptions(deploy.KindNIC)
 		o.Node = node
-		m, err := deploy.NICObjects(o)
+		m, err := deploy.Objects(o)
 		if err != nil {
 			return nil, err
 		}
 		return m.List(), nil
 	},
 	cpuChart: func(node string) ([]runtime.Object, error) {
-		o := deploy.DefaultCPUOptions()
+		o := deploy.DefaultOptions(deploy.KindCPU)
 		o.Node = node
-		m, err := deploy.CPUObjects(o)
+		m, err := deploy.Objects(o)
 		if err != nil {
 			return nil, err
 		}
 		return m.List(), nil
 	},
 	tpuChart: func(node string) ([]runtime.Object, error) {
-		o := deploy.DefaultTPUOptions()
+		o := deploy.DefaultOptions(deploy.KindTPU)
 		o.Node = node
-		m, err := deploy.TPUObjects(o)
+		m, err := deploy.Objects(o)
 		if err != nil {
 			return nil, err
 		}
 		return m.List(), nil
 	},
 	plainChart: func(node string) ([]runtime.Object, error) {
-		o := deploy.DefaultPlainOptions()
+		o := deploy.DefaultOptions(deploy.KindPlain)
 		o.Node = node
-		m, err := deploy.PlainObjects(o)
+		m, err := deploy.Objects(o)
 		if err != nil {
 			return nil, err
 		}

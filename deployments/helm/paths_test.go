@@ -1,4 +1,4 @@
-package helm
+package helm_test
 
 import (
 	"strings"
@@ -38,32 +38,32 @@ var driverPaths = []struct {
 	validate     func(own, kubeletRootDir, cdiDir string) error
 }{
 	{gpuChart, "hostRoot", func(own, k, c string) error {
-		o := deploy.DefaultOptions()
-		o.DriverRoot, o.KubeletRootDir, o.CDIDir = own, k, c
+		o := deploy.DefaultOptions(deploy.KindGPU)
+		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},
 	{nicChart, "hostRoot", func(own, k, c string) error {
-		o := deploy.DefaultNICOptions()
+		o := deploy.DefaultOptions(deploy.KindNIC)
 		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},
 	{cpuChart, "hostRoot", func(own, k, c string) error {
-		o := deploy.DefaultCPUOptions()
+		o := deploy.DefaultOptions(deploy.KindCPU)
 		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},
 	{cpuChart, "stateDir", func(own, k, c string) error {
-		o := deploy.DefaultCPUOptions()
+		o := deploy.DefaultOptions(deploy.KindCPU)
 		o.StateDir, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},
 	{tpuChart, "hostRoot", func(own, k, c string) error {
-		o := deploy.DefaultTPUOptions()
+		o := deploy.DefaultOptions(deploy.KindTPU)
 		o.HostRoot, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},
 	{plainChart, "stateDir", func(own, k, c string) error {
-		o := deploy.DefaultPlainOptions()
+		o := deploy.DefaultOptions(deploy.KindPlain)
 		o.StateDir, o.KubeletRootDir, o.CDIDir = own, k, c
 		return o.Validate()
 	}},

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/reference/plaindriver"
 )
 
 // ErrNotReady is returned when the driver did not become ready in time.
@@ -63,8 +65,16 @@ func createOrUpdate[T metav1.Object](ctx context.Context, c crud[T], obj T, kind
 	return nil
 }
 
-// Apply creates or updates the deployment and waits until the driver is
-// ready (see the package documentation).
+// Apply creates or updates the deployment (the chart rendered for opts)
+// and waits until the driver is ready: its DaemonSet rolled out, its pods
+// Ready and every node with a Ready pod with a ResourceSlice of the driver
+// (one without devices publishes an empty one) — but for the plain
+// driver's defect duplicate-device-names, which by design publishes none:
+// then it waits for the pods only and deletes the driver's ResourceSlices
+// that an earlier, correct run left (the driver's controller, refusing its
+// pool, neither updates nor removes them). With a controller, it waits
+// until its Deployment has an available replica too. On timeout the error
+// carries the pods' diagnostics.
 func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	m, err := Objects(opts)
 	if err != nil {
@@ -73,20 +83,52 @@ func Apply(ctx context.Context, client kubernetes.Interface, opts Options) error
 	if err := applyObjects(ctx, client, m.List()); err != nil {
 		return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
 	}
-	return waitReady(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, opts.Timeout, true)
+	publishes := opts.Kind != KindPlain || opts.Defect != plaindriver.DefectDuplicateDeviceNames
+	if err := waitReady(ctx, client, workloadOf(&opts), opts.DriverName, opts.Timeout, publishes); err != nil {
+		return err
+	}
+	if !publishes {
+		n, err := deleteSlices(ctx, client, opts.DriverName)
+		if err != nil {
+			return fmt.Errorf("apply driver %s: %w", opts.DriverName, err)
+		}
+		klog.FromContext(ctx).Info("Deleted the ResourceSlices of an earlier run: the driver publishes none with its defect",
+			"driver", opts.DriverName, "defect", opts.Defect, "slicesDeleted", n)
+	}
+	if m.Controller != nil {
+		return waitController(ctx, client, m.Controller.Deployment, opts)
+	}
+	return nil
+}
+
+// waitController waits until the controller's Deployment d has an
+// available replica.
+func waitController(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment, opts Options) error {
+	var status string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		got, err := client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		want := ptr.Deref(got.Spec.Replicas, 1)
+		status = fmt.Sprintf("%d of %d replicas available", got.Status.AvailableReplicas, want)
+		return got.Status.ObservedGeneration >= got.Generation && got.Status.AvailableReplicas >= want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: controller %s of driver %s: %s: %v\n%s", ErrNotReady, d.Name, opts.DriverName, status, err,
+			diagnostics(context.WithoutCancel(ctx), client, workload{d.Namespace, d.Name, ""}))
+	}
+	return nil
 }
 
 // workload names a driver's DaemonSet, its namespace and the objects named
 // like it (service account, cluster role and binding, admission policy and
 // binding); its pods carry AppLabel=name. With node, it is the DaemonSet
-// pinned to that node (pinToNode) and its pods.
+// pinned to that node and its pods.
 type workload struct{ namespace, name, node string }
 
-// on returns the workload pinned to node ("" for every node).
-func (w workload) on(node string) workload {
-	w.node = node
-	return w
-}
+// workloadOf is the workload of opts.
+func workloadOf(opts *Options) workload { return workload{opts.namespace(), opts.name(), opts.Node} }
 
 // daemonSet is the name of the workload's DaemonSet.
 func (w workload) daemonSet() string { return pinnedName(w.name, w.node) }
@@ -99,9 +141,6 @@ func (w workload) podLabels() labels.Set {
 	}
 	return set
 }
-
-// gpuWorkload is the reference driver's.
-var gpuWorkload = workload{Namespace, Name, ""}
 
 // applyObjects creates or updates objs in order.
 func applyObjects(ctx context.Context, client kubernetes.Interface, objs []runtime.Object) error {
@@ -330,42 +369,56 @@ func podEvents(all []corev1.Event, p *corev1.Pod) []corev1.Event {
 	return out
 }
 
-// Delete removes the deployment (the IMEX controller's too), waits for the
-// driver pods to go, then deletes the admission policy and its binding and
-// the driver's ResourceSlices, waits for the namespace to go and deletes
-// the IMEX controller's policy and binding.
+// Delete removes what Apply creates for opts (the chart rendered for
+// them; for the GPU driver the IMEX controller too, whether deployed or
+// not): the controller first, waiting for its pods to go so that it
+// publishes nothing after, then its admission policy and binding; then the
+// device classes and the driver's objects, waiting for its pods to go,
+// then its admission policy and binding and every ResourceSlice of the
+// driver, and waits for its namespace to go. With opts.Node it removes
+// only that node's DaemonSet and waits for its pods (the shared objects
+// stay for the other nodes'). Deleting what does not exist succeeds. The
+// NIC driver's VFs of claims still prepared stay: unprepare removes them.
 func Delete(ctx context.Context, client kubernetes.Interface, opts Options) error {
-	if err := opts.Validate(); err != nil {
+	if opts.Kind == KindGPU && opts.IMEXChannels == 0 {
+		opts.IMEXChannels = 1
+	}
+	m, err := Objects(opts)
+	if err != nil {
 		return err
 	}
-	classes := []string{opts.DriverName, MIGDeviceClassName(opts.DriverName)}
-	if opts.Node == "" {
-		// The IMEX controller, whether deployed or not: its Deployment goes
-		// with the namespace, its slices with its class and the driver's.
-		// A delete pinned to one node leaves it to the other nodes.
-		for what, del := range map[string]func() error{
-			"cluster role binding " + IMEXName: func() error {
-				return client.RbacV1().ClusterRoleBindings().Delete(ctx, IMEXName, metav1.DeleteOptions{})
-			},
-			"cluster role " + IMEXName: func() error { return client.RbacV1().ClusterRoles().Delete(ctx, IMEXName, metav1.DeleteOptions{}) },
-			"deployment " + IMEXName: func() error {
-				return client.AppsV1().Deployments(Namespace).Delete(ctx, IMEXName, metav1.DeleteOptions{})
-			},
+	w := workloadOf(&opts)
+	if opts.Node != "" {
+		return deleteDriver(ctx, client, w, opts.DriverName, nil, opts.Timeout)
+	}
+	if c := m.Controller; c != nil {
+		del := metav1.DeleteOptions{}
+		d := c.Deployment
+		for what, fn := range map[string]func() error{
+			"deployment " + d.Name:           func() error { return client.AppsV1().Deployments(d.Namespace).Delete(ctx, d.Name, del) },
+			"cluster role binding " + d.Name: func() error { return client.RbacV1().ClusterRoleBindings().Delete(ctx, c.ClusterRoleBinding.Name, del) },
+			"cluster role " + d.Name:         func() error { return client.RbacV1().ClusterRoles().Delete(ctx, c.ClusterRole.Name, del) },
 		} {
-			if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			if err := fn(); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("delete %s: %w", what, err)
 			}
 		}
-		classes = append(classes, IMEXDeviceClassName(opts.DriverName))
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+			pods, err := driverPods(ctx, client, workload{d.Namespace, d.Name, ""})
+			return err == nil && len(pods) == 0, err
+		})
+		if err != nil {
+			return fmt.Errorf("wait for the controller pods to go: %w", err)
+		}
+		if err := deletePolicy(ctx, client, c.Policy.Name); err != nil {
+			return err
+		}
 	}
-	if err := deleteDriver(ctx, client, gpuWorkload.on(opts.Node), opts.DriverName, classes, opts.Timeout); err != nil {
-		return err
+	var classes []string
+	for _, c := range append([]*resourceapi.DeviceClass{m.DeviceClass}, m.Classes...) {
+		classes = append(classes, c.Name)
 	}
-	if opts.Node != "" {
-		return nil
-	}
-	// The controller's pods went with the namespace, deleteDriver waited.
-	return deletePolicy(ctx, client, IMEXName)
+	return deleteDriver(ctx, client, w, opts.DriverName, classes, opts.Timeout)
 }
 
 // deleteDriver deletes the device classes, then the objects of w, waits

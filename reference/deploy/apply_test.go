@@ -158,7 +158,7 @@ func TestApplyConstrainsBeforeTheDriverRuns(t *testing.T) {
 	client := fake.NewClientset()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	opts := DefaultOptions()
+	opts := DefaultOptions(KindGPU)
 	opts.Timeout = 10 * time.Second
 	var policyAtDaemonSetCreate []error
 	client.PrependReactor("create", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -218,7 +218,7 @@ func TestApplyTimeoutExplains(t *testing.T) {
 		Type:           corev1.EventTypeWarning, Reason: "BackOff", Message: "Back-off restarting failed container driver",
 	}
 	client := fake.NewClientset(pod, event)
-	opts := DefaultOptions()
+	opts := DefaultOptions(KindGPU)
 	opts.Timeout = 200 * time.Millisecond
 	err := Apply(t.Context(), client, opts)
 	if !errors.Is(err, ErrNotReady) {
@@ -243,8 +243,8 @@ func TestApplyTimeoutExplains(t *testing.T) {
 func TestApplyRejectsInvalidOptions(t *testing.T) {
 	t.Parallel()
 	client := fake.NewClientset()
-	opts := DefaultOptions()
-	opts.DriverRoot = "/"
+	opts := DefaultOptions(KindGPU)
+	opts.HostRoot = "/"
 	if err := Apply(t.Context(), client, opts); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("got %v, want ErrInvalidOptions", err)
 	}
@@ -258,7 +258,7 @@ func TestDelete(t *testing.T) {
 	client := fake.NewClientset()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	opts := DefaultOptions()
+	opts := DefaultOptions(KindGPU)
 	opts.Timeout = 10 * time.Second
 	simCtx, cancelSim := context.WithCancel(ctx)
 	simulated := simulateNode(simCtx, t, client, opts.DriverName)

@@ -32,23 +32,23 @@ var controllerPolicies = []struct {
 }{
 	{"imex", func(driverName string) (*admissionregistrationv1.ValidatingAdmissionPolicy,
 		*admissionregistrationv1.ValidatingAdmissionPolicyBinding, *appsv1.Deployment, workload, error) {
-		opts := DefaultOptions()
+		opts := DefaultOptions(KindGPU)
 		opts.DriverName, opts.IMEXChannels = driverName, 8
 		m, err := Objects(opts)
 		if err != nil {
 			return nil, nil, nil, workload{}, err
 		}
-		return m.IMEX.Policy, m.IMEX.PolicyBinding, m.IMEX.Deployment, gpuWorkload, nil
+		return m.Controller.Policy, m.Controller.PolicyBinding, m.Controller.Deployment, gpuWorkload, nil
 	}},
 	{"tpu", func(driverName string) (*admissionregistrationv1.ValidatingAdmissionPolicy,
 		*admissionregistrationv1.ValidatingAdmissionPolicyBinding, *appsv1.Deployment, workload, error) {
-		opts := DefaultTPUOptions()
+		opts := DefaultOptions(KindTPU)
 		opts.DriverName = driverName
-		m, err := TPUObjects(opts)
+		m, err := Objects(opts)
 		if err != nil {
 			return nil, nil, nil, workload{}, err
 		}
-		return m.ControllerPolicy, m.ControllerPolicyBinding, m.Controller, tpuWorkload, nil
+		return m.Controller.Policy, m.Controller.PolicyBinding, m.Controller.Deployment, tpuWorkload, nil
 	}},
 }
 
@@ -137,9 +137,9 @@ func TestDeleteRemovesControllerPolicies(t *testing.T) {
 			}
 		}
 	}
-	imex := DefaultOptions()
+	imex := DefaultOptions(KindGPU)
 	imex.IMEXChannels, imex.Timeout = 8, 10*time.Second
-	tpu := DefaultTPUOptions()
+	tpu := DefaultOptions(KindTPU)
 	tpu.Timeout = 10 * time.Second
 	for _, c := range []struct {
 		policy  string
@@ -152,14 +152,14 @@ func TestDeleteRemovesControllerPolicies(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return m.IMEX.list(), nil
+			return m.List(), nil
 		}, func(ctx context.Context, client kubernetes.Interface, node string) error {
 			opts := imex
 			opts.Node = node
 			return Delete(ctx, client, opts)
 		}},
 		{TPUControllerName, func() ([]runtime.Object, error) {
-			m, err := TPUObjects(tpu)
+			m, err := Objects(tpu)
 			if err != nil {
 				return nil, err
 			}
@@ -167,7 +167,7 @@ func TestDeleteRemovesControllerPolicies(t *testing.T) {
 		}, func(ctx context.Context, client kubernetes.Interface, node string) error {
 			opts := tpu
 			opts.Node = node
-			return DeleteTPU(ctx, client, opts)
+			return Delete(ctx, client, opts)
 		}},
 	} {
 		t.Run(c.policy, func(t *testing.T) {

@@ -3,35 +3,16 @@ package deploy
 import (
 	"slices"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-// TestCPUDefaultOptionsAreTheManifests: manifests/cpu as written is what
-// the default options render.
-func TestCPUDefaultOptionsAreTheManifests(t *testing.T) {
-	t.Parallel()
-	raw, err := decodeDriver("cpu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := CPUObjects(DefaultCPUOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(&CPUManifests{raw}, rendered); diff != "" {
-		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
-	}
-}
 
 // TestCPUObjectsSubstitute: the host root reaches the flag and the one
 // read-only mount, its NUMA directory; the state directory both flag and
 // mount; and the DeviceClass selects the driver's name.
 func TestCPUObjectsSubstitute(t *testing.T) {
 	t.Parallel()
-	o := DefaultCPUOptions()
+	o := DefaultOptions(KindCPU)
 	o.DriverName, o.HostRoot, o.StateDir = "cpu.example.com", "/run/emu", "/run/cpu-state"
-	m, err := CPUObjects(o)
+	m, err := Objects(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,8 @@ func TestDefaultHTTPPortsDistinct(t *testing.T) {
 	t.Parallel()
 	ports := map[int]string{}
 	for name, port := range map[string]int{
-		"gpu": DefaultOptions().HTTPPort, "nic": DefaultNICOptions().HTTPPort, "cpu": DefaultCPUOptions().HTTPPort,
-		"tpu": DefaultTPUOptions().HTTPPort, "plain": DefaultPlainOptions().HTTPPort,
+		"gpu": DefaultOptions(KindGPU).HTTPPort, "nic": DefaultOptions(KindNIC).HTTPPort, "cpu": DefaultOptions(KindCPU).HTTPPort,
+		"tpu": DefaultOptions(KindTPU).HTTPPort, "plain": DefaultOptions(KindPlain).HTTPPort,
 	} {
 		if port == 0 {
 			t.Errorf("%s: no default HTTPPort", name)

@@ -11,12 +11,12 @@ import (
 
 func TestObjectsIMEXController(t *testing.T) {
 	t.Parallel()
-	opts := DefaultOptions()
+	opts := DefaultOptions(KindGPU)
 	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.IMEX != nil {
+	if m.Controller != nil {
 		t.Fatal("IMEX controller rendered without IMEXChannels")
 	}
 	opts.DriverName, opts.IMEXChannels, opts.Image = "gpu.example.com", 16, "example/driver:1"
@@ -24,22 +24,22 @@ func TestObjectsIMEXController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.IMEX == nil {
+	if m.Controller == nil {
 		t.Fatal("no IMEX controller with IMEXChannels 16")
 	}
-	class := m.IMEX.DeviceClass
+	class := m.Classes[1]
 	if class.Name != "imex.gpu.example.com" ||
 		class.Spec.Selectors[0].CEL.Expression != `device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].?type.orValue("") == "imex-channel"` {
 		t.Errorf("class %s: %s", class.Name, class.Spec.Selectors[0].CEL.Expression)
 	}
-	c := m.IMEX.Deployment.Spec.Template.Spec.Containers[0]
+	c := m.Controller.Deployment.Spec.Template.Spec.Containers[0]
 	for _, want := range []string{"imex-controller", "--driver-name=gpu.example.com", "--device-class=imex.gpu.example.com", "--channels=16"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("controller args %v lack %s", c.Args, want)
 		}
 	}
-	if c.Image != "example/driver:1" || *m.IMEX.Deployment.Spec.Replicas != 1 {
-		t.Errorf("image %s, replicas %d", c.Image, *m.IMEX.Deployment.Spec.Replicas)
+	if c.Image != "example/driver:1" || *m.Controller.Deployment.Spec.Replicas != 1 {
+		t.Errorf("image %s, replicas %d", c.Image, *m.Controller.Deployment.Spec.Replicas)
 	}
 	if sc := c.SecurityContext; sc == nil || *sc.Privileged || !*sc.RunAsNonRoot || len(sc.Capabilities.Add) > 0 {
 		t.Errorf("controller security context %+v: want unprivileged, non-root, no capability", sc)
@@ -61,7 +61,7 @@ func TestObjectsIMEXController(t *testing.T) {
 	if classAt < 0 || deployAt != len(objs)-1 || classAt > deployAt {
 		t.Errorf("IMEX class at %d, deployment at %d of %d objects", classAt, deployAt, len(objs))
 	}
-	rules := m.IMEX.ClusterRole.Rules
+	rules := m.Controller.ClusterRole.Rules
 	if len(rules) != 2 || rules[1].Resources[0] != "deviceclasses" || strings.Join(rules[1].Verbs, ",") != "get" {
 		t.Errorf("cluster role rules %+v", rules)
 	}

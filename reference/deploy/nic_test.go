@@ -13,8 +13,8 @@ import (
 )
 
 // localClusterNICOptions are the paths drakit's local cluster uses.
-func localClusterNICOptions() NICOptions {
-	o := DefaultNICOptions()
+func localClusterNICOptions() Options {
+	o := DefaultOptions(KindNIC)
 	run := "/home/dev/.local/state/drakit/cluster"
 	o.KubeletRootDir = run + "/kubelet/root"
 	o.CDIDir = run + "/cdi"
@@ -25,28 +25,11 @@ func localClusterNICOptions() NICOptions {
 
 func TestNICObjectsGolden(t *testing.T) {
 	t.Parallel()
-	m, err := NICObjects(DefaultNICOptions())
+	m, err := Objects(DefaultOptions(KindNIC))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, m.List(), "nic-default.yaml")
-}
-
-// TestNICDefaultOptionsAreTheManifests: manifests/nic as written is what
-// the default options render.
-func TestNICDefaultOptionsAreTheManifests(t *testing.T) {
-	t.Parallel()
-	raw, err := decodeNIC()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := NICObjects(DefaultNICOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(raw, rendered); diff != "" {
-		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
-	}
 }
 
 // TestNICObjectsLeastPrivilege pins the NIC driver pod's privileges (not
@@ -58,7 +41,7 @@ func TestNICDefaultOptionsAreTheManifests(t *testing.T) {
 func TestNICObjectsLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	opts := localClusterNICOptions()
-	m, err := NICObjects(opts)
+	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +104,13 @@ func TestNICObjectsSubstitute(t *testing.T) {
 	t.Parallel()
 	opts := localClusterNICOptions()
 	opts.DriverName, opts.Image, opts.VFsPerPF = "net.example.com", "example.com/driver:1", 0
-	m, err := NICObjects(opts)
+	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{
 		"class":       m.DeviceClass.Name + ": " + m.DeviceClass.Spec.Selectors[0].CEL.Expression,
-		"vf class":    m.VFDeviceClass.Name + ": " + m.VFDeviceClass.Spec.Selectors[0].CEL.Expression,
+		"vf class":    m.Classes[0].Name + ": " + m.Classes[0].Spec.Selectors[0].CEL.Expression,
 		"status rule": strings.Join(m.ClusterRole.Rules[3].ResourceNames, ","),
 		"image":       m.DaemonSet.Spec.Template.Spec.Containers[0].Image,
 		"args":        strings.Join(m.DaemonSet.Spec.Template.Spec.Containers[0].Args, " "),
@@ -156,20 +139,20 @@ func TestNICOptionsValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		mutate   func(*NICOptions)
+		mutate   func(*Options)
 		wantErrs []string
 	}{
-		{"valid-defaults", func(*NICOptions) {}, nil},
-		{"valid-local-cluster", func(o *NICOptions) { *o = localClusterNICOptions() }, nil},
-		{"vfs", func(o *NICOptions) { o.VFsPerPF = 300 }, []string{"VFsPerPF (--vfs-per-pf) 300 is not between 0 and 256"}},
-		{"real-node-root", func(o *NICOptions) { o.HostRoot = "/" }, []string{
+		{"valid-defaults", func(*Options) {}, nil},
+		{"valid-local-cluster", func(o *Options) { *o = localClusterNICOptions() }, nil},
+		{"vfs", func(o *Options) { o.VFsPerPF = 300 }, []string{"VFsPerPF (--vfs-per-pf) 300 is not between 0 and 256"}},
+		{"real-node-root", func(o *Options) { o.HostRoot = "/" }, []string{
 			`HostRoot (--host-root) "/" is a system directory: the driver pod would mount it from the host`,
 		}},
-		{"host-root-in-kubelet-root", func(o *NICOptions) { o.HostRoot = o.KubeletRootDir + "/emulator" }, []string{
+		{"host-root-in-kubelet-root", func(o *Options) { o.HostRoot = o.KubeletRootDir + "/emulator" }, []string{
 			`KubeletRootDir (--kubelet-root-dir) "/var/lib/kubelet" and HostRoot (--host-root) "/var/lib/kubelet/emulator" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
-		{"everything-at-once", func(o *NICOptions) {
+		{"everything-at-once", func(o *Options) {
 			o.DriverName, o.Image, o.HostRoot, o.APIServerPort, o.Timeout = strings.Repeat("n", 64), "", "emulator", 0, 0
 		}, []string{
 			`DriverName (--driver-name) "` + strings.Repeat("n", 64) + `" is longer than 63 characters`,
@@ -181,9 +164,9 @@ func TestNICOptionsValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := DefaultNICOptions()
+			o := DefaultOptions(KindNIC)
 			tc.mutate(&o)
-			_, objErr := NICObjects(o)
+			_, objErr := Objects(o)
 			checkValidateErrors(t, o.Validate(), tc.wantErrs, objErr)
 		})
 	}
@@ -194,15 +177,15 @@ func TestNICOptionsValidate(t *testing.T) {
 // and DeleteNIC removes it and leaves the reference driver alone.
 func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
 	t.Parallel()
-	opts := DefaultNICOptions()
+	opts := DefaultOptions(KindNIC)
 	opts.Timeout = 10 * time.Second
 	checkBesideTheReferenceDriver(t, besideTheReferenceDriver{
 		w: nicWorkload, driverName: opts.DriverName, classes: []string{opts.DriverName, VFDeviceClassName(opts.DriverName)},
-		apply:     func(ctx context.Context, client kubernetes.Interface) error { return ApplyNIC(ctx, client, opts) },
-		remove:    func(ctx context.Context, client kubernetes.Interface) error { return DeleteNIC(ctx, client, opts) },
+		apply:     func(ctx context.Context, client kubernetes.Interface) error { return Apply(ctx, client, opts) },
+		remove:    func(ctx context.Context, client kubernetes.Interface) error { return Delete(ctx, client, opts) },
 		applyName: "ApplyNIC", removeName: "DeleteNIC",
 		objects: func() (*DriverObjects, error) {
-			m, err := NICObjects(opts)
+			m, err := Objects(opts)
 			if err != nil {
 				return nil, err
 			}
@@ -216,11 +199,11 @@ func TestApplyNICBesideTheReferenceDriver(t *testing.T) {
 // driver's service account and driver name.
 func TestNICPolicyIsTheReferencePolicy(t *testing.T) {
 	t.Parallel()
-	nic, err := NICObjects(DefaultNICOptions())
+	nic, err := Objects(DefaultOptions(KindNIC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Objects(DefaultOptions())
+	ref, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +214,7 @@ func TestNICPolicyIsTheReferencePolicy(t *testing.T) {
 	}
 	for i := range want.Variables {
 		if want.Variables[i].Name == "driverName" {
-			want.Variables[i].Expression = `"` + DefaultNICOptions().DriverName + `"`
+			want.Variables[i].Expression = `"` + DefaultOptions(KindNIC).DriverName + `"`
 		}
 	}
 	if diff := cmp.Diff(*want, nic.Policy.Spec); diff != "" {

@@ -18,11 +18,11 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // localClusterOptions are the paths drakit's local cluster uses.
 func localClusterOptions() Options {
-	o := DefaultOptions()
+	o := DefaultOptions(KindGPU)
 	run := "/home/dev/.local/state/drakit/cluster"
 	o.KubeletRootDir = run + "/kubelet/root"
 	o.CDIDir = run + "/cdi"
-	o.DriverRoot = run + "/emulator"
+	o.HostRoot = run + "/emulator"
 	o.APIServerPort = 16443
 	return o
 }
@@ -33,10 +33,10 @@ func TestObjectsGolden(t *testing.T) {
 		golden string
 		opts   func() Options
 	}{
-		{"default.yaml", DefaultOptions},
+		{"default.yaml", func() Options { return DefaultOptions(KindGPU) }},
 		{"local-cluster.yaml", localClusterOptions},
 		{"other-driver-no-apiserver.yaml", func() Options {
-			o := DefaultOptions()
+			o := DefaultOptions(KindGPU)
 			o.DriverName = "gpu.example.com"
 			o.Image = "registry.example.com/gpu-driver:v1"
 			o.APIServerHost, o.APIServerPort = "", 0
@@ -83,17 +83,17 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		"plugin-dir":               opts.KubeletRootDir + "/plugins/gpu.drakit.dev",
 		"registrar-dir":            opts.KubeletRootDir + "/plugins_registry",
 		"cdi-dir":                  opts.CDIDir,
-		"driver-root":              opts.DriverRoot,
-		"driver-root-state":        opts.DriverRoot + "/run/drakit-emulator",
-		"driver-root-caps":         opts.DriverRoot + "/dev/nvidia-caps",
-		"driver-root-capabilities": opts.DriverRoot + "/proc/driver/nvidia/capabilities",
+		"driver-root":              opts.HostRoot,
+		"driver-root-state":        opts.HostRoot + "/run/drakit-emulator",
+		"driver-root-caps":         opts.HostRoot + "/dev/nvidia-caps",
+		"driver-root-capabilities": opts.HostRoot + "/proc/driver/nvidia/capabilities",
 	}
 	if diff := cmp.Diff(wantMounts, mounts); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}
 	wantArgs := []string{
 		"--driver-name=gpu.drakit.dev",
-		"--driver-root=" + opts.DriverRoot,
+		"--driver-root=" + opts.HostRoot,
 		"--partitionable-alpha=false",
 		"--device-metadata=true",
 		"--cdi-dir=" + opts.CDIDir,
@@ -196,7 +196,7 @@ func TestObjectsLeastPrivilege(t *testing.T) {
 	}
 	pod, c := leastPrivilegePod(t, &m.DriverObjects, "MKNOD")
 
-	r := opts.DriverRoot
+	r := opts.HostRoot
 	wantMounts := map[string]hostMount{
 		"plugin-dir":               sameHostPath(opts.KubeletRootDir+"/plugins/gpu.drakit.dev", corev1.HostPathDirectoryOrCreate, false),
 		"registrar-dir":            sameHostPath(opts.KubeletRootDir+"/plugins_registry", corev1.HostPathDirectory, false),
@@ -235,12 +235,12 @@ func TestObjectsLeastPrivilege(t *testing.T) {
 
 func TestObjectsDoNotShareState(t *testing.T) {
 	t.Parallel()
-	a, err := Objects(DefaultOptions())
+	a, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.DaemonSet.Spec.Template.Spec.Containers[0].Args[0] = "changed"
-	b, err := Objects(DefaultOptions())
+	b, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"valid-local-cluster", func(o *Options) { *o = localClusterOptions() }, nil},
 		{"valid-local-cluster-as-root", func(o *Options) {
 			run := "/root/.local/state/drakit/cluster"
-			o.KubeletRootDir, o.CDIDir, o.DriverRoot = run+"/kubelet/root", run+"/cdi", run+"/emulator"
+			o.KubeletRootDir, o.CDIDir, o.HostRoot = run+"/kubelet/root", run+"/cdi", run+"/emulator"
 		}, nil},
 		{"valid-etc-cdi", func(o *Options) { o.CDIDir = "/etc/cdi" }, nil},
 		{"valid-run-cdi", func(o *Options) { o.CDIDir = "/run/cdi" }, nil},
@@ -285,8 +285,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"invalid-unclean-cdi-dir", func(o *Options) { o.CDIDir = "/var/run/cdi/" }, []string{
 			`CDIDir (--cdi-dir) "/var/run/cdi/" must be a clean absolute path`,
 		}},
-		{"invalid-dotdot-driver-root", func(o *Options) { o.DriverRoot = "/var/lib/drakit/../emulator" }, []string{
-			`DriverRoot (--driver-root) "/var/lib/drakit/../emulator" must be a clean absolute path`,
+		{"invalid-dotdot-driver-root", func(o *Options) { o.HostRoot = "/var/lib/drakit/../emulator" }, []string{
+			`HostRoot (--host-root) "/var/lib/drakit/../emulator" must be a clean absolute path`,
 		}},
 		{"invalid-empty-cdi-dir", func(o *Options) { o.CDIDir = "" }, []string{
 			`CDIDir (--cdi-dir) "" must be a clean absolute path`,
@@ -294,8 +294,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"invalid-cdi-dir-etc", func(o *Options) { o.CDIDir = "/etc" }, []string{
 			`CDIDir (--cdi-dir) "/etc" is a system directory: the driver pod would mount it from the host`,
 		}},
-		{"invalid-driver-root-slash", func(o *Options) { o.DriverRoot = "/" }, []string{
-			`DriverRoot (--driver-root) "/" is a system directory: the driver pod would mount it from the host`,
+		{"invalid-driver-root-slash", func(o *Options) { o.HostRoot = "/" }, []string{
+			`HostRoot (--host-root) "/" is a system directory: the driver pod would mount it from the host`,
 		}},
 		{"invalid-kubelet-root-var", func(o *Options) { o.KubeletRootDir = "/var" }, []string{
 			`KubeletRootDir (--kubelet-root-dir) "/var" is a system directory: the driver pod would mount it from the host`,
@@ -309,22 +309,22 @@ func TestOptionsValidate(t *testing.T) {
 		{"invalid-cdi-dir-in-usr", func(o *Options) { o.CDIDir = "/usr/lib/x86_64-linux-gnu" }, []string{
 			`CDIDir (--cdi-dir) "/usr/lib/x86_64-linux-gnu" lies in /usr, a system directory: the driver pod would mount it from the host`,
 		}},
-		{"invalid-driver-root-in-sys", func(o *Options) { o.DriverRoot = "/sys/devices" }, []string{
-			`DriverRoot (--driver-root) "/sys/devices" lies in /sys, a system directory: the driver pod would mount it from the host`,
+		{"invalid-driver-root-in-sys", func(o *Options) { o.HostRoot = "/sys/devices" }, []string{
+			`HostRoot (--host-root) "/sys/devices" lies in /sys, a system directory: the driver pod would mount it from the host`,
 		}},
 		{"invalid-kubelet-root-in-proc", func(o *Options) { o.KubeletRootDir = "/proc/1/root" }, []string{
 			`KubeletRootDir (--kubelet-root-dir) "/proc/1/root" lies in /proc, a system directory: the driver pod would mount it from the host`,
 		}},
-		{"invalid-cdi-dir-is-driver-root", func(o *Options) { o.CDIDir = o.DriverRoot }, []string{
-			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator" and DriverRoot (--driver-root) "/var/lib/drakit/emulator" overlap: ` +
+		{"invalid-cdi-dir-is-driver-root", func(o *Options) { o.CDIDir = o.HostRoot }, []string{
+			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator" and HostRoot (--host-root) "/var/lib/drakit/emulator" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
-		{"invalid-cdi-dir-in-driver-root", func(o *Options) { o.CDIDir = o.DriverRoot + "/cdi" }, []string{
-			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator/cdi" and DriverRoot (--driver-root) "/var/lib/drakit/emulator" overlap: ` +
+		{"invalid-cdi-dir-in-driver-root", func(o *Options) { o.CDIDir = o.HostRoot + "/cdi" }, []string{
+			`CDIDir (--cdi-dir) "/var/lib/drakit/emulator/cdi" and HostRoot (--host-root) "/var/lib/drakit/emulator" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
-		{"invalid-driver-root-contains-kubelet-root", func(o *Options) { o.DriverRoot = "/var/lib/drakit"; o.KubeletRootDir = "/var/lib/drakit/kubelet" }, []string{
-			`KubeletRootDir (--kubelet-root-dir) "/var/lib/drakit/kubelet" and DriverRoot (--driver-root) "/var/lib/drakit" overlap: ` +
+		{"invalid-driver-root-contains-kubelet-root", func(o *Options) { o.HostRoot = "/var/lib/drakit"; o.KubeletRootDir = "/var/lib/drakit/kubelet" }, []string{
+			`KubeletRootDir (--kubelet-root-dir) "/var/lib/drakit/kubelet" and HostRoot (--host-root) "/var/lib/drakit" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
 		{"invalid-bad-port", func(o *Options) { o.APIServerPort = 0 }, []string{"APIServerPort (--apiserver-port) 0 is not a port"}},
@@ -339,17 +339,17 @@ func TestOptionsValidate(t *testing.T) {
 				`/plugins/gpu.drakit.dev/dra.sock is 113 bytes, 6 over the 107-byte AF_UNIX limit`,
 		}},
 		{"invalid-everything-at-once", func(o *Options) {
-			o.Image, o.CDIDir, o.DriverRoot, o.Timeout = "", "/etc", "/", -time.Second
+			o.Image, o.CDIDir, o.HostRoot, o.Timeout = "", "/etc", "/", -time.Second
 		}, []string{
 			"Image (--image) is required",
 			`CDIDir (--cdi-dir) "/etc" is a system directory: the driver pod would mount it from the host`,
-			`DriverRoot (--driver-root) "/" is a system directory: the driver pod would mount it from the host`,
+			`HostRoot (--host-root) "/" is a system directory: the driver pod would mount it from the host`,
 			"Timeout (--timeout) -1s must be positive",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := DefaultOptions()
+			o := DefaultOptions(KindGPU)
 			tc.mutate(&o)
 			_, objErr := Objects(o)
 			checkValidateErrors(t, o.Validate(), tc.wantErrs, objErr)
@@ -378,24 +378,36 @@ func TestSystemDirsIncludeTheirParents(t *testing.T) {
 
 func TestDefaultOptionsTimeout(t *testing.T) {
 	t.Parallel()
-	if got := DefaultOptions().Timeout; got < 30*time.Second {
+	if got := DefaultOptions(KindGPU).Timeout; got < 30*time.Second {
 		t.Errorf("default timeout %s is shorter than a driver start on a loaded machine", got)
 	}
 }
 
-// TestDefaultOptionsAreTheManifests: the manifests as written are what the
-// default options render, so they can be applied by hand on a default node.
-func TestDefaultOptionsAreTheManifests(t *testing.T) {
+// TestDefaultOptionsAreTheChartDefaults: the chart rendered with nothing
+// but its kind (as `helm install` with --set kind=<kind> does) is what
+// DefaultOptions(kind) renders, so that the chart as written and drakit
+// driver deploy's defaults cannot drift apart.
+func TestDefaultOptionsAreTheChartDefaults(t *testing.T) {
 	t.Parallel()
-	raw, err := decodeAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := Objects(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(raw, rendered); diff != "" {
-		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
+	for _, kind := range Kinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			o := DefaultOptions(kind)
+			raw, err := renderValues(map[string]any{"kind": string(kind)}, o.name(), o.namespace())
+			if err != nil {
+				t.Fatal(err)
+			}
+			chart, err := sortObjects(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := Objects(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(chart, rendered); diff != "" {
+				t.Errorf("DefaultOptions(%s) differ from the chart's defaults (-chart +DefaultOptions):\n%s", kind, diff)
+			}
+		})
 	}
 }

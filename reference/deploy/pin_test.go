@@ -20,7 +20,7 @@ import (
 func nodeOptions() Options {
 	opts := localClusterOptions()
 	opts.Node = "127.0.0.2"
-	opts.KubeletRootDir, opts.CDIDir, opts.DriverRoot = "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator"
+	opts.KubeletRootDir, opts.CDIDir, opts.HostRoot = "/r/nodes/2/kubelet/root", "/r/nodes/2/cdi", "/r/nodes/2/emulator"
 	return opts
 }
 
@@ -70,15 +70,15 @@ func TestPinToNode(t *testing.T) {
 		t.Errorf("pinned DaemonSet volumes %s", volumeHostPaths(ds.Spec.Template.Spec))
 	}
 
-	nic := DefaultNICOptions()
+	nic := DefaultOptions(KindNIC)
 	nic.Node = "127.0.0.3"
-	nm, err := NICObjects(nic)
+	nm, err := Objects(nic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := DefaultPlainOptions()
+	plain := DefaultOptions(KindPlain)
 	plain.Node = "127.0.0.3"
-	pm, err := PlainObjects(plain)
+	pm, err := Objects(plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestNodeValidation(t *testing.T) {
 // is refused, naming the DaemonSet.
 func TestNodeValidationPerDriver(t *testing.T) {
 	t.Parallel()
-	gpu, nic, cpu, tpu, plain := DefaultOptions(), DefaultNICOptions(), DefaultCPUOptions(), DefaultTPUOptions(), DefaultPlainOptions()
+	gpu, nic, cpu, tpu, plain := DefaultOptions(KindGPU), DefaultOptions(KindNIC), DefaultOptions(KindCPU), DefaultOptions(KindTPU), DefaultOptions(KindPlain)
 	// Each driver's Node and its Validate (bound to the same options).
 	for workload, o := range map[string]struct {
 		node     *string
@@ -161,7 +161,7 @@ func TestApplyAndDeletePerNode(t *testing.T) {
 	defer cancel()
 	second, third := nodeOptions(), nodeOptions()
 	third.Node = "127.0.0.3"
-	third.KubeletRootDir, third.CDIDir, third.DriverRoot = "/r/nodes/3/kubelet/root", "/r/nodes/3/cdi", "/r/nodes/3/emulator"
+	third.KubeletRootDir, third.CDIDir, third.HostRoot = "/r/nodes/3/kubelet/root", "/r/nodes/3/cdi", "/r/nodes/3/emulator"
 	var simulations []<-chan struct{}
 	for _, opts := range []Options{second, third} {
 		opts.Timeout = 10 * time.Second

@@ -23,8 +23,8 @@ import (
 
 // localClusterPlainOptions are the paths drakit's local cluster uses, with
 // the state in the run directory.
-func localClusterPlainOptions() PlainOptions {
-	o := DefaultPlainOptions()
+func localClusterPlainOptions() Options {
+	o := DefaultOptions(KindPlain)
 	run := "/home/dev/.local/state/drakit/cluster"
 	o.KubeletRootDir = run + "/kubelet/root"
 	o.CDIDir = run + "/cdi"
@@ -37,15 +37,15 @@ func TestPlainObjectsGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		golden string
-		opts   func() PlainOptions
+		opts   func() Options
 	}{
-		{"plain-default.yaml", DefaultPlainOptions},
-		{"plain-local-cluster-extra-device.yaml", func() PlainOptions {
+		{"plain-default.yaml", func() Options { return DefaultOptions(KindPlain) }},
+		{"plain-local-cluster-extra-device.yaml", func() Options {
 			o := localClusterPlainOptions()
 			o.Devices, o.Defect = 2, plaindriver.DefectExtraDevice
 			return o
 		}},
-		{"plain-variant-partitions.yaml", func() PlainOptions {
+		{"plain-variant-partitions.yaml", func() Options {
 			o := localClusterPlainOptions()
 			o.Variant, o.DriverName, o.Style, o.StateDir, o.HTTPPort = "parts", plaindriver.VariantDriverName("parts"), plaindriver.StylePartitions, o.StateDir+"-parts", 9501
 			o.Defect = plaindriver.DefectCountersOvercommitted
@@ -54,29 +54,12 @@ func TestPlainObjectsGolden(t *testing.T) {
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			t.Parallel()
-			m, err := PlainObjects(tc.opts())
+			m, err := Objects(tc.opts())
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, m.List(), tc.golden)
 		})
-	}
-}
-
-// TestPlainDefaultOptionsAreTheManifests: manifests/plain as written is what
-// the default options render.
-func TestPlainDefaultOptionsAreTheManifests(t *testing.T) {
-	t.Parallel()
-	raw, err := decodePlain()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := PlainObjects(DefaultPlainOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(raw, rendered); diff != "" {
-		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
 	}
 }
 
@@ -88,7 +71,7 @@ func TestPlainDefaultOptionsAreTheManifests(t *testing.T) {
 func TestPlainObjectsLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	opts := localClusterPlainOptions()
-	m, err := PlainObjects(opts)
+	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +124,10 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 // apiserver options reach the flags, the DeviceClass and the policy.
 func TestPlainObjectsSubstitute(t *testing.T) {
 	t.Parallel()
-	opts := DefaultPlainOptions()
+	opts := DefaultOptions(KindPlain)
 	opts.DriverName, opts.Devices, opts.Defect = "plain.example.com", 9, plaindriver.DefectLeaveCDISpec
 	opts.APIServerHost, opts.APIServerPort = "", 0
-	m, err := PlainObjects(opts)
+	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,11 +160,11 @@ func TestPlainObjectsSubstitute(t *testing.T) {
 // do not match each other's service account.
 func TestPlainPolicy(t *testing.T) {
 	t.Parallel()
-	plain, err := PlainObjects(DefaultPlainOptions())
+	plain, err := Objects(DefaultOptions(KindPlain))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := Objects(DefaultOptions())
+	gpu, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,31 +236,31 @@ func TestPlainOptionsValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		mutate   func(*PlainOptions)
+		mutate   func(*Options)
 		wantErrs []string
 	}{
-		{"valid-defaults", func(*PlainOptions) {}, nil},
-		{"valid-local-cluster", func(o *PlainOptions) { *o = localClusterPlainOptions() }, nil},
-		{"valid-every-defect", func(o *PlainOptions) { o.Defect = plaindriver.DefectDuplicateDeviceNames }, nil},
-		{"unknown-defect", func(o *PlainOptions) { o.Defect = "slow" }, []string{
+		{"valid-defaults", func(*Options) {}, nil},
+		{"valid-local-cluster", func(o *Options) { *o = localClusterPlainOptions() }, nil},
+		{"valid-every-defect", func(o *Options) { o.Defect = plaindriver.DefectDuplicateDeviceNames }, nil},
+		{"unknown-defect", func(o *Options) { o.Defect = "slow" }, []string{
 			`Defect (--defect): unknown defect "slow" (known: extra-device, wrong-device, missing-env, env-wrong-value, mount-missing, mount-writable, device-node-missing, extra-device-node, no-cdi-edits, unresolvable-cdi-device, config-ignored, duplicate-device-names, duplicate-identity, attribute-type, counters-overcommitted, counters-underconsumed, prepare-fails, prepare-slow, shares-refused, admin-access-refused, not-idempotent, unprepare-fails, leave-cdi-spec, unprepare-keeps-device, state-lost-on-restart; empty for none)`,
 		}},
-		{"devices", func(o *PlainOptions) { o.Devices = 0 }, []string{"Devices (--devices): 0 devices: must be between 1 and 128"}},
-		{"devices-for-extra-device", func(o *PlainOptions) { o.Devices, o.Defect = 1, plaindriver.DefectExtraDevice }, []string{
+		{"devices", func(o *Options) { o.Devices = 0 }, []string{"Devices (--devices): 0 devices: must be between 1 and 128"}},
+		{"devices-for-extra-device", func(o *Options) { o.Devices, o.Defect = 1, plaindriver.DefectExtraDevice }, []string{
 			"Devices (--devices): 1 devices: must be between 2 and 128 with defect extra-device",
 		}},
-		{"state-dir-system", func(o *PlainOptions) { o.StateDir = "/var/lib" }, []string{
+		{"state-dir-system", func(o *Options) { o.StateDir = "/var/lib" }, []string{
 			`StateDir (--state-dir) "/var/lib" is a system directory: the driver pod would mount it from the host`,
 		}},
-		{"state-dir-in-cdi-dir", func(o *PlainOptions) { o.StateDir = o.CDIDir + "/state" }, []string{
+		{"state-dir-in-cdi-dir", func(o *Options) { o.StateDir = o.CDIDir + "/state" }, []string{
 			`CDIDir (--cdi-dir) "/var/run/cdi" and StateDir (--state-dir) "/var/run/cdi/state" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
-		{"state-dir-in-kubelet-root", func(o *PlainOptions) { o.StateDir = o.KubeletRootDir + "/plain" }, []string{
+		{"state-dir-in-kubelet-root", func(o *Options) { o.StateDir = o.KubeletRootDir + "/plain" }, []string{
 			`KubeletRootDir (--kubelet-root-dir) "/var/lib/kubelet" and StateDir (--state-dir) "/var/lib/kubelet/plain" overlap: ` +
 				`each is mounted with its own access, so neither may contain the other`,
 		}},
-		{"everything-at-once", func(o *PlainOptions) {
+		{"everything-at-once", func(o *Options) {
 			o.DriverName, o.Image, o.StateDir, o.APIServerPort, o.Timeout = strings.Repeat("p", 64), "", "state", 0, 0
 		}, []string{
 			`DriverName (--driver-name) "` + strings.Repeat("p", 64) + `" is longer than 63 characters`,
@@ -289,9 +272,9 @@ func TestPlainOptionsValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := DefaultPlainOptions()
+			o := DefaultOptions(KindPlain)
 			tc.mutate(&o)
-			_, objErr := PlainObjects(o)
+			_, objErr := Objects(o)
 			checkValidateErrors(t, o.Validate(), tc.wantErrs, objErr)
 		})
 	}
@@ -302,15 +285,15 @@ func TestPlainOptionsValidate(t *testing.T) {
 // and DeletePlain removes it and leaves the reference driver alone.
 func TestApplyPlainBesideTheReferenceDriver(t *testing.T) {
 	t.Parallel()
-	opts := DefaultPlainOptions()
+	opts := DefaultOptions(KindPlain)
 	opts.Timeout = 10 * time.Second
 	checkBesideTheReferenceDriver(t, besideTheReferenceDriver{
 		w: plainWorkload(""), driverName: opts.DriverName, classes: []string{opts.DriverName},
-		apply:     func(ctx context.Context, client kubernetes.Interface) error { return ApplyPlain(ctx, client, opts) },
-		remove:    func(ctx context.Context, client kubernetes.Interface) error { return DeletePlain(ctx, client, opts) },
+		apply:     func(ctx context.Context, client kubernetes.Interface) error { return Apply(ctx, client, opts) },
+		remove:    func(ctx context.Context, client kubernetes.Interface) error { return Delete(ctx, client, opts) },
 		applyName: "ApplyPlain", removeName: "DeletePlain",
 		objects: func() (*DriverObjects, error) {
-			m, err := PlainObjects(opts)
+			m, err := Objects(opts)
 			if err != nil {
 				return nil, err
 			}
@@ -338,7 +321,7 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 			client := fake.NewClientset()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			opts := DefaultPlainOptions()
+			opts := DefaultOptions(KindPlain)
 			opts.Defect, opts.Timeout = tc.defect, 300*time.Millisecond
 			// A slice an earlier, correct run left.
 			stale := &resourceapi.ResourceSlice{
@@ -362,7 +345,7 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 				}
 			}
 			simulateWorkload(ctx, t, client, plainWorkload(""), opts.DriverName, false)
-			err := ApplyPlain(ctx, client, opts)
+			err := Apply(ctx, client, opts)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("ApplyPlain: %v", err)
@@ -393,11 +376,11 @@ func TestApplyPlainWithoutSlices(t *testing.T) {
 func TestApplyPlainRejectsInvalidOptions(t *testing.T) {
 	t.Parallel()
 	client := fake.NewClientset()
-	opts := DefaultPlainOptions()
+	opts := DefaultOptions(KindPlain)
 	opts.Defect = "slow"
 	for name, call := range map[string]func() error{
-		"ApplyPlain":  func() error { return ApplyPlain(t.Context(), client, opts) },
-		"DeletePlain": func() error { return DeletePlain(t.Context(), client, opts) },
+		"ApplyPlain":  func() error { return Apply(t.Context(), client, opts) },
+		"DeletePlain": func() error { return Delete(t.Context(), client, opts) },
 	} {
 		if err := call(); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: %v, want ErrInvalidOptions", name, err)
@@ -414,25 +397,25 @@ func TestApplyPlainRejectsInvalidOptions(t *testing.T) {
 // no admission policy matching the other's service account.
 func TestPlainVariantsSideBySide(t *testing.T) {
 	t.Parallel()
-	variant := func(name string, port int, s plaindriver.Style) PlainOptions {
+	variant := func(name string, port int, s plaindriver.Style) Options {
 		o := localClusterPlainOptions()
 		o.Variant, o.DriverName, o.Style, o.StateDir, o.HTTPPort = name, plaindriver.VariantDriverName(name), s, o.StateDir+"-"+name, port
 		return o
 	}
-	a, err := PlainObjects(variant("env-only", 9501, plaindriver.StyleEnvOnly))
+	a, err := Objects(variant("env-only", 9501, plaindriver.StyleEnvOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := PlainObjects(variant("partitions", 9502, plaindriver.StylePartitions))
+	b, err := Objects(variant("partitions", 9502, plaindriver.StylePartitions))
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := PlainObjects(localClusterPlainOptions())
+	def, err := Objects(localClusterPlainOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	type key struct{ kind, namespace, name string }
-	keys := func(m *PlainManifests) map[key]bool {
+	keys := func(m *Manifests) map[key]bool {
 		out := map[key]bool{}
 		for _, obj := range m.List() {
 			o := obj.(metav1.Object)
@@ -451,10 +434,10 @@ func TestPlainVariantsSideBySide(t *testing.T) {
 			t.Errorf("%v is in the variant and the default deployment", k)
 		}
 	}
-	if len(b.KindClasses) != 1 || b.KindClasses[0].Name != "partition.partitions.plain.drakit.dev" {
-		t.Errorf("partitions style's kind classes %v, want partition.partitions.plain.drakit.dev", b.KindClasses)
+	if len(b.Classes) != 1 || b.Classes[0].Name != "partition.partitions.plain.drakit.dev" {
+		t.Errorf("partitions style's kind classes %v, want partition.partitions.plain.drakit.dev", b.Classes)
 	}
-	for _, m := range []*PlainManifests{a, b} {
+	for _, m := range []*Manifests{a, b} {
 		ns := m.Namespace.Name
 		if m.DaemonSet.Namespace != ns || m.ServiceAccount.Namespace != ns || m.ClusterRoleBinding.Subjects[0].Namespace != ns {
 			t.Errorf("%s: the DaemonSet, service account and role binding subject are not all in namespace %s", m.DaemonSet.Name, ns)
@@ -475,7 +458,7 @@ func TestPlainVariantsSideBySide(t *testing.T) {
 		t.Errorf("both DaemonSets select %s=%s", AppLabel, sa)
 	}
 	paths := map[string]string{}
-	for _, m := range []*PlainManifests{a, b} {
+	for _, m := range []*Manifests{a, b} {
 		for _, v := range m.DaemonSet.Spec.Template.Spec.Volumes {
 			if v.Name == "registrar-dir" || v.Name == "cdi-dir" {
 				continue // shared by every driver on the node
@@ -495,18 +478,18 @@ func TestPlainVariantValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		mutate func(*PlainOptions)
+		mutate func(*Options)
 		want   string
 	}{
-		{"bad-variant", func(o *PlainOptions) { o.Variant = "Bad_Name" }, "Variant (--variant): variant \"Bad_Name\""},
-		{"long-variant", func(o *PlainOptions) { o.Variant = strings.Repeat("a", 14) }, "has 14 characters, at most 13"},
-		{"bad-style", func(o *PlainOptions) { o.Style = "x" }, "Style (--style): unknown style \"x\""},
-		{"defect-needs-style", func(o *PlainOptions) { o.Style, o.Defect = plaindriver.StyleEnvOnly, plaindriver.DefectMountWritable },
+		{"bad-variant", func(o *Options) { o.Variant = "Bad_Name" }, "Variant (--variant): variant \"Bad_Name\""},
+		{"long-variant", func(o *Options) { o.Variant = strings.Repeat("a", 14) }, "has 14 characters, at most 13"},
+		{"bad-style", func(o *Options) { o.Style = "x" }, "Style (--style): unknown style \"x\""},
+		{"defect-needs-style", func(o *Options) { o.Style, o.Defect = plaindriver.StyleEnvOnly, plaindriver.DefectMountWritable },
 			"Defect (--defect): defect mount-writable needs style mounts, not env-only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := DefaultPlainOptions()
+			o := DefaultOptions(KindPlain)
 			tc.mutate(&o)
 			err := o.Validate()
 			if err == nil || !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
@@ -527,7 +510,7 @@ func TestPlainMatrixVariantsDeploy(t *testing.T) {
 		o := localClusterPlainOptions()
 		o.Variant, o.DriverName, o.Style, o.Defect = v.Name, plaindriver.VariantDriverName(v.Name), v.Style, v.Defect
 		o.StateDir, o.HTTPPort = o.StateDir+"-"+v.Name, 9501+i
-		m, err := PlainObjects(o)
+		m, err := Objects(o)
 		if err != nil {
 			t.Errorf("variant %s: %v", v.Name, err)
 			continue

@@ -208,7 +208,7 @@ func serviceAccountOn(w workload, node string) user.Info {
 // and drakit driver simulate (admin) are not matched.
 func TestPolicyLimitsDriverToItsNode(t *testing.T) {
 	t.Parallel()
-	m, err := Objects(DefaultOptions())
+	m, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestPolicyLimitsDriverToItsNode(t *testing.T) {
 
 	// The driver name is substituted: a renamed driver's service account
 	// may write its own slices, not the default driver's.
-	opts := DefaultOptions()
+	opts := DefaultOptions(KindGPU)
 	opts.DriverName = "gpu.example.com"
 	renamed, err := Objects(opts)
 	if err != nil {
@@ -293,7 +293,7 @@ func TestPolicyLimitsDriverToItsNode(t *testing.T) {
 // write of ResourceSlices in every version.
 func TestPolicyMatchesTheDriversServiceAccount(t *testing.T) {
 	t.Parallel()
-	m, err := Objects(DefaultOptions())
+	m, err := Objects(DefaultOptions(KindGPU))
 	if err != nil {
 		t.Fatal(err)
 	}

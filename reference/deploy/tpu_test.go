@@ -11,7 +11,7 @@ import (
 
 func TestTPUObjectsGolden(t *testing.T) {
 	t.Parallel()
-	m, err := TPUObjects(DefaultTPUOptions())
+	m, err := Objects(DefaultOptions(KindTPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,11 +23,11 @@ func TestTPUObjectsGolden(t *testing.T) {
 // name in the controller's flags and both classes' selectors.
 func TestTPUObjectsRendered(t *testing.T) {
 	t.Parallel()
-	opts := DefaultTPUOptions()
+	opts := DefaultOptions(KindTPU)
 	run := "/home/dev/.local/state/drakit/cluster"
 	opts.KubeletRootDir, opts.CDIDir, opts.HostRoot = run+"/kubelet/root", run+"/cdi", run+"/emulator"
 	opts.DriverName, opts.Shapes = "tpu.example.com", "2x2x2,full"
-	m, err := TPUObjects(opts)
+	m, err := Objects(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,40 +48,22 @@ func TestTPUObjectsRendered(t *testing.T) {
 			t.Errorf("plugin args %q lack %q", args, want)
 		}
 	}
-	cargs := strings.Join(m.Controller.Spec.Template.Spec.Containers[0].Args, " ")
+	cargs := strings.Join(m.Controller.Deployment.Spec.Template.Spec.Containers[0].Args, " ")
 	if !strings.Contains(cargs, "--shapes=2x2x2,full") || !strings.Contains(cargs, "--driver-name=tpu.example.com") {
 		t.Errorf("controller args %q", cargs)
 	}
-	if m.SubsliceDeviceClass.Name != "subslice.tpu.example.com" ||
-		!strings.Contains(m.SubsliceDeviceClass.Spec.Selectors[0].CEL.Expression, `== "subslice"`) ||
+	if m.Classes[0].Name != "subslice.tpu.example.com" ||
+		!strings.Contains(m.Classes[0].Spec.Selectors[0].CEL.Expression, `== "subslice"`) ||
 		!strings.Contains(m.DeviceClass.Spec.Selectors[0].CEL.Expression, `== "chip"`) {
 		t.Errorf("classes %s %q / %s %q", m.DeviceClass.Name, m.DeviceClass.Spec.Selectors[0].CEL.Expression,
-			m.SubsliceDeviceClass.Name, m.SubsliceDeviceClass.Spec.Selectors[0].CEL.Expression)
+			m.Classes[0].Name, m.Classes[0].Spec.Selectors[0].CEL.Expression)
 	}
 	opts.Shapes = "2x2"
-	if _, err := TPUObjects(opts); err != nil {
+	if _, err := Objects(opts); err != nil {
 		t.Errorf("shape 2x2: %v", err)
 	}
 	opts.Shapes = "2x2x0"
-	if _, err := TPUObjects(opts); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "--shapes") {
+	if _, err := Objects(opts); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "--shapes") {
 		t.Errorf("bad shapes: %v", err)
-	}
-}
-
-// TestTPUDefaultOptionsAreTheManifests: manifests/tpu as written is what
-// the default options render.
-func TestTPUDefaultOptionsAreTheManifests(t *testing.T) {
-	t.Parallel()
-	rendered, err := TPUObjects(DefaultTPUOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := &TPUManifests{SubsliceDeviceClass: rendered.SubsliceDeviceClass.DeepCopy()}
-	raw.DriverObjects, err = decodeDriver("tpu", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(raw.DriverObjects, rendered.DriverObjects); diff != "" {
-		t.Errorf("default options change the manifests (-as written +rendered):\n%s", diff)
 	}
 }

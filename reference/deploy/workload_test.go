@@ -140,7 +140,7 @@ func checkBesideTheReferenceDriver(t *testing.T, d besideTheReferenceDriver) {
 	client := fake.NewClientset()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	gpuOpts := DefaultOptions()
+	gpuOpts := DefaultOptions(KindGPU)
 	gpuOpts.Timeout = 10 * time.Second
 	simulateNode(ctx, t, client, gpuOpts.DriverName)
 	if err := Apply(ctx, client, gpuOpts); err != nil {

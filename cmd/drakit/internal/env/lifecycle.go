@@ -148,42 +148,28 @@ func (l *LifecycleFlags) drivers() ([]environment.Driver, error) {
 		if !slices.Contains(l.deploy, name) {
 			continue
 		}
-		switch name {
-		case "gpu":
-			o := deploy.DefaultOptions()
+		o := deploy.DefaultOptions(deploy.Kind(name))
+		switch o.Kind {
+		case deploy.KindGPU:
 			o.PartitionableAlpha, o.ListAttributes, o.IMEXChannels = true, true, l.imexChannels
 			if local {
 				o.RuntimeClassName = "drakit-mig-manager"
 			} else {
 				// kind: no drakit-mig-manager RuntimeClass (a kind node
-				// is privileged, the driver pod is too); the API server
-				// is the node layout's (the control plane on the kind
-				// network).
-				o.Privileged, o.APIServerHost, o.APIServerPort = true, "", 0
+				// is privileged, the driver pod is too).
+				o.Privileged = true
 			}
-			drivers = append(drivers, environment.GPUDriver(o))
-		case "nic":
-			o := deploy.DefaultNICOptions()
+		case deploy.KindNIC:
 			// 16 VFs on dgx-a100-mig: within the 32 devices one claim can
 			// hold, so that a claim can still ask for more than the node has.
 			o.VFsPerPF = 2
-			if !local {
-				o.APIServerHost, o.APIServerPort = "", 0
-			}
-			drivers = append(drivers, environment.NICDriver(o))
-		case "cpu":
-			o := deploy.DefaultCPUOptions()
-			if !local {
-				o.APIServerHost, o.APIServerPort = "", 0
-			}
-			drivers = append(drivers, environment.CPUDriver(o))
-		case "tpu":
-			o := deploy.DefaultTPUOptions()
-			if !local {
-				o.APIServerHost, o.APIServerPort = "", 0
-			}
-			drivers = append(drivers, environment.TPUDriver(o))
 		}
+		if !local {
+			// The API server is the node layout's (the control plane on
+			// the kind network).
+			o.APIServerHost, o.APIServerPort = "", 0
+		}
+		drivers = append(drivers, environment.ReferenceDriver(o))
 	}
 	for _, name := range l.deploy {
 		if !slices.Contains(referenceDrivers, name) {

@@ -26,9 +26,9 @@ const (
 	matrixEnd   = "<!-- matrix:end -->"
 )
 
-// newPlainMatrixCommand is drakit plain-driver matrix: what
+// newMatrixCommand is drakit driver matrix: what
 // scripts/verdict-matrix.sh needs of plaindriver.Matrix.
-func newPlainMatrixCommand() *cobra.Command {
+func newMatrixCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "The verdict matrix of the plain driver's correct styles and defects (scripts/verdict-matrix.sh)",
@@ -110,7 +110,7 @@ func matrixVariant(name string) (plaindriver.Variant, error) {
 			return v, nil
 		}
 	}
-	return plaindriver.Variant{}, fmt.Errorf("no variant %q in the matrix (drakit plain-driver matrix list)", name)
+	return plaindriver.Variant{}, fmt.Errorf("no variant %q in the matrix (drakit driver matrix list)", name)
 }
 
 // matrixSeparator separates the fields of matrix list: the ASCII unit

@@ -56,7 +56,7 @@ func TestMatrixTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func() (string, error) {
-		cmd := newPlainMatrixCommand()
+		cmd := newMatrixCommand()
 		var out bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)

@@ -5,11 +5,13 @@ import (
 	"drakit.dev/drakit/conformance/steps/adminaccess"
 	"drakit.dev/drakit/conformance/steps/binding"
 	"drakit.dev/drakit/conformance/steps/capacity"
+	"drakit.dev/drakit/conformance/steps/contract"
 	"drakit.dev/drakit/conformance/steps/extendedresources"
 	"drakit.dev/drakit/conformance/steps/fabric"
 	"drakit.dev/drakit/conformance/steps/kubeletcontract"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
+	"drakit.dev/drakit/conformance/steps/opaqueconfig"
 	"drakit.dev/drakit/conformance/steps/podgroups"
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
@@ -25,11 +27,13 @@ var Steps = []kit.StepGroup{
 	adminaccess.Steps,
 	binding.Steps,
 	capacity.Steps,
+	contract.Steps,
 	extendedresources.Steps,
 	fabric.Steps,
 	kubeletcontract.Steps,
 	metadata.Steps,
 	nodealloc.Steps,
+	opaqueconfig.Steps,
 	podgroups.Steps,
 	podresources.Steps,
 	poolstatus.Steps,

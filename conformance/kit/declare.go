@@ -150,6 +150,6 @@ func (c *Config) deviceEnv() *declaration.EnvVariable {
 
 // injected is what the driver declares a container gets per device of its
 // whole-device kind, for the observers.
-func (c *Config) injected() observe.Injected {
+func (c *Config) Injected() observe.Injected {
 	return observe.Injected{Driver: c.DriverName, Identity: c.UUIDAttribute, Env: c.deviceEnv(), DeviceNodes: c.DeviceNodes, Mounts: c.Mounts}
 }

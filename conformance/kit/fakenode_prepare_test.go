@@ -66,7 +66,7 @@ func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []PublishedDevi
 	if err != nil {
 		f.t.Errorf("write CDI spec: %v", err)
 	}
-	claim := preparedClaim{ClaimUID: string(c.UID), ClaimName: c.Name, Namespace: c.Namespace,
+	claim := PreparedClaim{ClaimUID: string(c.UID), ClaimName: c.Name, Namespace: c.Namespace,
 		DriverState: map[string]struct{ Devices []observe.PreparedDevice }{f.driver: {Devices: prepared}}}
 	f.prepared[c.UID] = claim
 	f.writeCheckpoint()
@@ -93,7 +93,7 @@ func (f *fakeNode) writeCheckpoint() {
 	if f.kubeletDir == "" {
 		return
 	}
-	var list []preparedClaim
+	var list []PreparedClaim
 	for _, c := range f.prepared {
 		list = append(list, c)
 	}

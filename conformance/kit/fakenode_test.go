@@ -59,7 +59,7 @@ type fakeNode struct {
 
 	mu       sync.Mutex
 	reports  map[string]probe.Report // by namespace/pod
-	prepared map[types.UID]preparedClaim
+	prepared map[types.UID]PreparedClaim
 
 	// wrong makes the fake scheduler decide wrongly for the claims whose
 	// names start with a key: leave them unschedulable, or give them a
@@ -91,7 +91,7 @@ const (
 
 func newFakeNode(t *testing.T, kube *fake.Clientset, driver, cdiDir, kubeletDir string) *fakeNode {
 	f := &fakeNode{t: t, Kube: kube, driver: driver, cdiDir: cdiDir, kubeletDir: kubeletDir,
-		reports: map[string]probe.Report{}, prepared: map[types.UID]preparedClaim{}}
+		reports: map[string]probe.Report{}, prepared: map[types.UID]PreparedClaim{}}
 	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		c := a.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim)
 		c.UID = f.newUID()

@@ -9,7 +9,7 @@ import (
 
 // hostPath returns where the kit sees the node's path p: below the
 // longest directory of Config.NodeHostPaths that holds p, or p itself.
-func (c Config) hostPath(p string) string {
+func (c Config) HostPath(p string) string {
 	p = filepath.Clean(p)
 	best, bestHost := "", ""
 	for node, host := range c.NodeHostPaths {
@@ -52,7 +52,7 @@ func (c Config) hostDeviceNodes(cache *cdi.Cache) {
 			if src == "" {
 				src = n.Path
 			}
-			if h := c.hostPath(src); h != src {
+			if h := c.HostPath(src); h != src {
 				n.HostPath = h
 			}
 		}

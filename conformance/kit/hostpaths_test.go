@@ -24,11 +24,11 @@ func TestHostPath(t *testing.T) {
 		"/var/lib/drakit/emulator/dev/nvidiactl":   "/s/n/emulator/dev/nvidiactl",
 		"/dev/null":                                "/dev/null",
 	} {
-		if got := c.hostPath(in); got != want {
+		if got := c.HostPath(in); got != want {
 			t.Errorf("hostPath(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := (Config{}).hostPath("/var/lib/kubelet/a"); got != "/var/lib/kubelet/a" {
+	if got := (Config{}).HostPath("/var/lib/kubelet/a"); got != "/var/lib/kubelet/a" {
 		t.Errorf("no map: hostPath = %q", got)
 	}
 }

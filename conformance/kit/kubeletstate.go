@@ -21,7 +21,7 @@ const kubeletDRAStateFile = "dra_manager_state"
 const kubeletCheckpointAPIVersion = "checkpoint.dra.kubelet.k8s.io/v1"
 
 // preparedClaim is one claim as the kubelet recorded its preparation.
-type preparedClaim struct {
+type PreparedClaim struct {
 	ClaimUID  string
 	ClaimName string
 	Namespace string
@@ -34,11 +34,11 @@ type preparedClaim struct {
 
 // readKubeletDRAState reads the kubelet's DRA checkpoint below its root dir,
 // checking its checksum and version, and returns the prepared claims by UID.
-func ReadKubeletDRAState(kubeletRootDir string) (map[string]preparedClaim, error) {
+func ReadKubeletDRAState(kubeletRootDir string) (map[string]PreparedClaim, error) {
 	path := filepath.Join(kubeletRootDir, kubeletDRAStateFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]preparedClaim{}, nil // nothing prepared yet
+		return map[string]PreparedClaim{}, nil // nothing prepared yet
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the kubelet's DRA state: %w", err)
@@ -55,7 +55,7 @@ func ReadKubeletDRAState(kubeletRootDir string) (map[string]preparedClaim, error
 	}
 	var data struct {
 		APIVersion         string `json:"apiVersion"`
-		ClaimInfoStateList []preparedClaim
+		ClaimInfoStateList []PreparedClaim
 	}
 	if err := json.Unmarshal([]byte(cp.Data), &data); err != nil {
 		return nil, fmt.Errorf("parse the kubelet's DRA state %s: %w", path, err)
@@ -63,7 +63,7 @@ func ReadKubeletDRAState(kubeletRootDir string) (map[string]preparedClaim, error
 	if data.APIVersion != kubeletCheckpointAPIVersion {
 		return nil, fmt.Errorf("the kubelet's DRA state %s has version %q; the kit reads %s", path, data.APIVersion, kubeletCheckpointAPIVersion)
 	}
-	claims := make(map[string]preparedClaim, len(data.ClaimInfoStateList))
+	claims := make(map[string]PreparedClaim, len(data.ClaimInfoStateList))
 	for _, c := range data.ClaimInfoStateList {
 		claims[c.ClaimUID] = c
 	}

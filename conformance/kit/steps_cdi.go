@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/yaml"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
 	"drakit.dev/drakit/conformance/observe"
@@ -271,4 +273,37 @@ type CdiSpec struct {
 	Devices []struct {
 		Name string `json:"name"`
 	} `json:"devices"`
+}
+
+// cdiDefinitions reads every CDI spec file (.json, .yaml, .yml) in dir and
+// returns the files that define each CDI device, by its fully qualified ID
+// (kind=name). The files are read as they are, not through a CDI cache,
+// which drops devices two specs define.
+func CdiDefinitions(dir string) (map[string][]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read the node's CDI directory: %w", err)
+	}
+	defined := map[string][]string{}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); !e.Type().IsRegular() || (ext != ".json" && ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read CDI spec %s: %w", e.Name(), err)
+		}
+		var spec CdiSpec
+		if err := yaml.Unmarshal(data, &spec); err != nil {
+			return nil, fmt.Errorf("parse CDI spec %s: %w", filepath.Join(dir, e.Name()), err)
+		}
+		for _, d := range spec.Devices {
+			id := spec.Kind + "=" + d.Name
+			defined[id] = append(defined[id], e.Name())
+		}
+	}
+	return defined, nil
 }

@@ -26,7 +26,6 @@ import (
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"drakit.dev/drakit/conformance/kubeletapi"
-	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/conformance/report"
 	"drakit.dev/drakit/features"
@@ -42,7 +41,7 @@ func TestCDIDefinitions(t *testing.T) {
 	write("a.json", `{"cdiVersion":"0.6.0","kind":"v.example/gpu","devices":[{"name":"gpu-0"},{"name":"gpu-1"}]}`)
 	write("b.yaml", "cdiVersion: 0.6.0\nkind: v.example/gpu\ndevices:\n- name: gpu-1\n")
 	write("notes.txt", "not a spec")
-	got, err := cdiDefinitions(dir)
+	got, err := CdiDefinitions(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,42 +49,8 @@ func TestCDIDefinitions(t *testing.T) {
 		t.Errorf("cdiDefinitions = %v", got)
 	}
 	write("c.json", `{"kind": [`)
-	if _, err := cdiDefinitions(dir); err == nil || !strings.Contains(err.Error(), "c.json") {
+	if _, err := CdiDefinitions(dir); err == nil || !strings.Contains(err.Error(), "c.json") {
 		t.Errorf("cdiDefinitions of a broken spec = %v, want an error naming c.json", err)
-	}
-}
-
-func TestLeftoverCDIDevices(t *testing.T) {
-	defined := map[string][]string{"v/c=claim-0": {"x.json"}, "v/c=common": {"base.json"}, "v/c=shared": {"x.json"}}
-	other := map[string]preparedClaim{"uid-2": {DriverState: map[string]struct{ Devices []observe.PreparedDevice }{
-		"other.example": {Devices: []observe.PreparedDevice{{CDIDeviceIDs: []string{"v/c=shared"}}}},
-	}}}
-	ids := []string{"v/c=claim-0", "v/c=common", "v/c=gone", "v/c=shared"}
-	got := leftoverCDIDevices(ids, defined, map[string]bool{"v/c=common": true}, other)
-	if want := []string{"v/c=claim-0 in x.json"}; !slices.Equal(got, want) {
-		t.Errorf("leftoverCDIDevices = %v, want %v: a device defined before or another prepared claim's is not the claim's", got, want)
-	}
-}
-
-func TestRepeatedPrepareFindings(t *testing.T) {
-	want := []string{"v/c=a", "v/c=b"}
-	answer := func(ids ...string) *drapb.NodePrepareResourceResponse {
-		return &drapb.NodePrepareResourceResponse{Devices: []*drapb.Device{{CdiDeviceIds: ids}}}
-	}
-	for _, tc := range []struct {
-		Name   string
-		answer *drapb.NodePrepareResourceResponse
-		finds  string
-	}{
-		{"the same devices in another order", answer("v/c=b", "v/c=a"), ""},
-		{"no entry", nil, "no entry for the claim"},
-		{"an error", &drapb.NodePrepareResourceResponse{Error: "already prepared"}, "failed: already prepared"},
-		{"other devices", answer("v/c=a", "v/c=c"), "returned CDI devices [v/c=a v/c=c], the kubelet got [v/c=a v/c=b]"},
-	} {
-		err := repeatedPrepareFindings("gpu", tc.answer, want)
-		if (err == nil) != (tc.finds == "") || (err != nil && !strings.Contains(err.Error(), tc.finds)) {
-			t.Errorf("%s: %v, want %q", tc.Name, err, tc.finds)
-		}
 	}
 }
 
@@ -130,7 +95,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 	out := &strings.Builder{}
 	cfg.Output = out
 	f := &fakeNode{t: t, Kube: kube, driver: testDriver, cdiDir: cfg.NodeCDIDir, kubeletDir: cfg.NodeKubeletRootDir,
-		reports: map[string]probe.Report{}, prepared: map[types.UID]preparedClaim{}}
+		reports: map[string]probe.Report{}, prepared: map[types.UID]PreparedClaim{}}
 	d := &fakeContractDriver{contractDriver: drv, node: f}
 	kube.PrependReactor("create", "resourceclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		a.(k8stesting.CreateAction).GetObject().(*resourceapi.ResourceClaim).UID = f.newUID()
@@ -211,7 +176,7 @@ func (d *fakeContractDriver) onPodCreate(a k8stesting.Action) (bool, runtime.Obj
 // spec of the node defines: the kubelet does not prepare a prepared claim
 // again, and the runtime cannot start the container.
 func (d *fakeContractDriver) unresolvable(ns string, pod *corev1.Pod) string {
-	defined, err := cdiDefinitions(d.node.cdiDir)
+	defined, err := CdiDefinitions(d.node.cdiDir)
 	if err != nil {
 		d.node.t.Error(err)
 		return ""

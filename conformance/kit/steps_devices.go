@@ -54,7 +54,7 @@ type seenDevices struct {
 
 // podWithDevices returns a running pod that has devices of the driver
 // allocated; comparing an empty allocation would prove nothing.
-func (w *World) podWithDevices(name string) (*PodRecord, error) {
+func (w *World) PodWithDevices(name string) (*PodRecord, error) {
 	p, err := w.RunningPod(name)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (conte
 	if nodeReason != "" && len(inContainer) == 0 {
 		return Skip(ctx, cannotObserveReason(nodeReason))
 	}
-	p, err := w.podWithDevices(name)
+	p, err := w.PodWithDevices(name)
 	if err != nil {
 		return ctx, err
 	}
@@ -128,7 +128,7 @@ func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	in := w.Cfg.injected()
+	in := w.Cfg.Injected()
 	if w.Cfg.DeviceEnvPrefix != "" || w.Cfg.DeviceEnvName != "" {
 		bad = append(bad, w.envFindings(name, p, node, c.peerEnv)...)
 		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")

@@ -24,7 +24,7 @@ func (w *World) podSteps() []StepDef {
 		{Pattern: `^a pod "([^"]+)" is created with the claims "([^"]+)" and "([^"]+)"$`, Fn: w.podWithClaims},
 		{Pattern: `^pod "([^"]+)" is running$`, Fn: w.PodIsRunning},
 		{Pattern: `^pod "([^"]+)" stays pending as unschedulable$`, Fn: w.podUnschedulable},
-		{Pattern: `^pod "([^"]+)" is deleted$`, Fn: w.deletePod},
+		{Pattern: `^pod "([^"]+)" is deleted$`, Fn: w.DeletePod},
 	}
 }
 
@@ -228,7 +228,7 @@ func (w *World) WaitUnschedulable(ctx context.Context, name string) error {
 	})
 }
 
-func (w *World) deletePod(ctx context.Context, name string) error {
+func (w *World) DeletePod(ctx context.Context, name string) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err

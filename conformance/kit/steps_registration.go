@@ -28,7 +28,7 @@ import (
 // away and comes back.
 func (w *World) registrationSteps() []StepDef {
 	return []StepDef{
-		{Pattern: `^the kit can reach the kubelet's plugin registry$`, Fn: w.pluginRegistryReachable},
+		{Pattern: `^the kit can reach the kubelet's plugin registry$`, Fn: w.PluginRegistryReachable},
 		{Pattern: `^the driver's registration socket answers GetInfo as a DRAPlugin named after the driver$`, Fn: w.driverRegistered},
 		{Pattern: `^the endpoint the driver registered is a unix socket that serves DRAPlugin$`, Fn: w.registeredEndpointServes},
 		{Pattern: `^the versions the driver registered are gRPC service names, "([^"]+)" among them$`, Fn: w.registeredServices},
@@ -79,7 +79,7 @@ func (w *World) pluginRegistry() (string, string) {
 	return filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PluginRegistryDir), ""
 }
 
-func (w *World) pluginRegistryReachable(ctx context.Context) (context.Context, error) {
+func (w *World) PluginRegistryReachable(ctx context.Context) (context.Context, error) {
 	dir, why := w.pluginRegistry()
 	if why != "" {
 		return Skip(ctx, why)
@@ -143,7 +143,7 @@ func (w *World) driverRegistered(ctx context.Context) (context.Context, error) {
 
 // someDriverRegistrations are the driver's registrations, an error when
 // there are none.
-func (w *World) someDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
+func (w *World) SomeDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
 	mine, desc, err := w.driverRegistrations(ctx)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (w *World) someDriverRegistrations(ctx context.Context) ([]kubeletapi.Regis
 }
 
 func (w *World) registeredEndpointServes(ctx context.Context) error {
-	mine, err := w.someDriverRegistrations(ctx)
+	mine, err := w.SomeDriverRegistrations(ctx)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (w *World) registeredEndpointServes(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %q, expected an absolute path on the node", r.Socket, r.Info.Endpoint))
 			continue
 		}
-		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), NodeSocketTimeout); err != nil {
+		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), NodeSocketTimeout); err != nil {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %s: %v", r.Socket, r.Info.Endpoint, err))
 		}
 	}
@@ -173,7 +173,7 @@ func (w *World) registeredEndpointServes(ctx context.Context) error {
 }
 
 func (w *World) registeredServices(ctx context.Context, want string) error {
-	mine, err := w.someDriverRegistrations(ctx)
+	mine, err := w.SomeDriverRegistrations(ctx)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (w *World) registeredNow(ctx context.Context) (time.Time, string) {
 		return time.Time{}, err.Error()
 	}
 	for _, r := range mine {
-		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.hostPath(r.Info.Endpoint), NodeSocketTimeout) == nil {
+		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), NodeSocketTimeout) == nil {
 			return time.Now(), ""
 		}
 	}

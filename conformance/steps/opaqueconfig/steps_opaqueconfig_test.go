@@ -1,4 +1,4 @@
-package kit
+package opaqueconfig
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
+	"drakit.dev/drakit/conformance/kit/kittest"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/probe"
 )
@@ -28,10 +30,10 @@ var sampleConfig = &declaration.OpaqueConfig{
 // driver without a sample is not judged (a not-declared skip).
 func TestClaimWithSampleConfig(t *testing.T) {
 	t.Parallel()
-	cfg := referenceDriverConfig()
+	cfg := kittest.ReferenceDriverConfig(t)
 	cfg.OpaqueConfig = sampleConfig
 	kube := fake.NewClientset()
-	w := &World{Suite: &Suite{Cfg: cfg, Kube: kube}, Ns: "test", Ledger: &Ledger{}, Scenario: &godog.Scenario{Name: "s"}, Pods: map[string]*PodRecord{}}
+	w := &world{World: kit.NewWorld(cfg, kube, "test")}
 	if _, err := w.claimWithSampleConfig(t.Context(), "configured", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 // applied something else) is a finding naming the variable.
 func TestPodShowsSampleConfig(t *testing.T) {
 	t.Parallel()
-	cfg := referenceDriverConfig()
+	cfg := kittest.ReferenceDriverConfig(t)
 	cfg.OpaqueConfig = sampleConfig
 	for _, tc := range []struct {
 		Name string
@@ -71,7 +73,8 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{"ignored", map[string]string{"OTHER": "x"}, "ignored the opaque config"},
 		{"other value", map[string]string{"GPU_SHARING_STRATEGY": "MPS"}, "GPU_SHARING_STRATEGY=MPS, want TimeSlicing"},
 	} {
-		w := &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}}}}
+		w := &world{World: kit.NewWorld(cfg, nil, "")}
+		w.Pods["p"] = &kit.PodRecord{Name: "p", Report: &probe.Report{Env: tc.env}}
 		err := w.podShowsSampleConfig("p")
 		judge(t, tc.Name, err, tc.want)
 	}
@@ -92,7 +95,8 @@ func TestPodShowsSampleConfig(t *testing.T) {
 		{"per device", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1", "GPU_DEVICE_3_SHARING": "TimeSlicing on gpu-3"}, ""},
 		{"one device ignored", map[string]string{"GPU_DEVICE_1_SHARING": "TimeSlicing on gpu-1"}, "no GPU_DEVICE_3_SHARING"},
 	} {
-		w := &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"p": {Name: "p", Report: &probe.Report{Env: tc.env}, Devices: devices}}}
+		w := &world{World: kit.NewWorld(cfg, nil, "")}
+		w.Pods["p"] = &kit.PodRecord{Name: "p", Report: &probe.Report{Env: tc.env}, Devices: devices}
 		judge(t, tc.Name, w.podShowsSampleConfig("p"), tc.want)
 	}
 }

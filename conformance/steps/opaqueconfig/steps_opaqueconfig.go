@@ -1,4 +1,4 @@
-package kit
+package opaqueconfig
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -19,9 +20,9 @@ import (
 // declaration supplies (deviceKinds[].opaqueConfig) and check the effect it
 // declares in the container: a driver decodes only its own configuration,
 // so the kit never invents one.
-func (w *World) opaqueConfigSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, Fn: w.claimWithSampleConfig, Needs: NeedsWhole(false, 1)},
+func (w *world) opaqueConfigSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices? with the driver's sample opaque config$`, Fn: w.claimWithSampleConfig, Needs: kit.NeedsWhole(false, 1)},
 		{Pattern: `^pod "([^"]+)" shows the effect of the driver's sample opaque config$`, Fn: w.podShowsSampleConfig},
 	}
 }
@@ -32,26 +33,26 @@ const noOpaqueConfigReason = report.NotDeclaredPrefix + "the driver declares no 
 
 // claimWithSampleConfig asks for n devices of the driver's DeviceClass with
 // the declared sample as the request's opaque configuration.
-func (w *World) claimWithSampleConfig(ctx context.Context, name string, n int) (context.Context, error) {
+func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (context.Context, error) {
 	sample := w.Cfg.OpaqueConfig
 	if sample == nil {
-		return Skip(ctx, noOpaqueConfigReason)
+		return kit.Skip(ctx, noOpaqueConfigReason)
 	}
-	spec := ClaimSpec(w.Cfg.DeviceClass(), int64(n))
+	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
-		Requests: []string{RequestName},
+		Requests: []string{kit.RequestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
 			Driver: w.Cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
 		}},
 	}}
-	return ctx, w.CreateClaim(ctx, NewClaim(name, spec))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // podShowsSampleConfig checks that the pod's container has every variable
 // the declaration names as the sample's effect, with its value (a name with
 // placeholders once per device allocated to the pod): what the container
 // sees, not what the driver says it did.
-func (w *World) podShowsSampleConfig(name string) error {
+func (w *world) podShowsSampleConfig(name string) error {
 	sample := w.Cfg.OpaqueConfig
 	if sample == nil {
 		return fmt.Errorf("pod %s: the driver declares no sample opaque configuration (deviceKinds[].opaqueConfig)", name)
@@ -60,7 +61,7 @@ func (w *World) podShowsSampleConfig(name string) error {
 	if err != nil {
 		return err
 	}
-	in := w.Cfg.injected()
+	in := w.Cfg.Injected()
 	var bad []string
 	check := func(k, want string) {
 		got, ok := p.Report.Env[k]
@@ -91,5 +92,5 @@ func (w *World) podShowsSampleConfig(name string) error {
 			check(n, val)
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }

@@ -1,11 +1,9 @@
-package kit
+package contract
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
-	"sigs.k8s.io/yaml"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/kubeletapi"
 )
 
@@ -27,8 +25,8 @@ import (
 // Without node access they judge from the API server and the containers;
 // the node-side steps read the kubelet's checkpoint, the node's CDI specs
 // and the driver's DRA socket.
-func (w *World) contractSteps() []StepDef {
-	return []StepDef{
+func (w *world) contractSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^pod "([^"]+)" is deleted, which the kubelet completes once the driver unprepared its claims$`, Fn: w.podDeletedUnprepared},
 		{Pattern: `^the claim "([^"]+)" is deleted$`, Fn: w.deleteClaim},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the device pod "([^"]+)" had, by its identity attribute$`, Fn: w.claimForDeviceOf},
@@ -61,7 +59,7 @@ type notedClaim struct {
 	cdiIDs []string
 }
 
-func (w *World) contractState(ctx context.Context) (*contractState, error) {
+func (w *world) contractState(ctx context.Context) (*contractState, error) {
 	st, ok := ctx.Value(contractKey{}).(*contractState)
 	if !ok {
 		return nil, errors.New("the kit has not read the node (a step \"the kit can read the node's CDI specs and the kubelet's DRA checkpoint\" must come first)")
@@ -74,8 +72,8 @@ func (w *World) contractState(ctx context.Context) (*contractState, error) {
 // the claims no other pod uses succeeded, and retries a failed unprepare
 // meanwhile: a pod that stays is, as far as the API server shows, a driver
 // that does not unprepare.
-func (w *World) podDeletedUnprepared(ctx context.Context, name string) error {
-	if err := w.deletePod(ctx, name); err != nil {
+func (w *world) podDeletedUnprepared(ctx context.Context, name string) error {
+	if err := w.DeletePod(ctx, name); err != nil {
 		return fmt.Errorf("%w (the kubelet removes a deleted pod once the driver's NodeUnprepareResources of its claims succeeded: does the driver's unprepare fail?)", err)
 	}
 	return nil
@@ -83,7 +81,7 @@ func (w *World) podDeletedUnprepared(ctx context.Context, name string) error {
 
 // deleteClaim deletes a ResourceClaim of the scenario and waits until it is
 // gone.
-func (w *World) deleteClaim(ctx context.Context, name string) error {
+func (w *world) deleteClaim(ctx context.Context, name string) error {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", name, err)
@@ -91,7 +89,7 @@ func (w *World) deleteClaim(ctx context.Context, name string) error {
 	if err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete claim %s: %w", name, err)
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("claim %s to be gone after deletion", name), func(ctx context.Context) (bool, string, error) {
 		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -109,8 +107,8 @@ func (w *World) deleteClaim(ctx context.Context, name string) error {
 // device of the driver allocated to the pod's claims, by its identity
 // attribute: it can be allocated only once that device is free, and the
 // pod that uses it runs only once the driver prepares it again.
-func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
-	p, err := w.podWithDevices(pod)
+func (w *world) claimForDeviceOf(ctx context.Context, claim, pod string) error {
+	p, err := w.PodWithDevices(pod)
 	if err != nil {
 		return err
 	}
@@ -119,26 +117,26 @@ func (w *World) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 		for _, d := range p.Devices {
 			ids = append(ids, d.ID())
 		}
-		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.Devices), w.Cfg.DriverName, List(ids))
+		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.Devices), w.Cfg.DriverName, kit.List(ids))
 	}
 	d := p.Devices[0]
 	if d.UUID == "" {
 		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
 	}
-	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
-	return w.CreateClaim(ctx, NewClaim(claim, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := kit.UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
+	return w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and
 // the kubelet's checkpoint, and notes the CDI devices the node defines now.
-func (w *World) nodeContractReadable(ctx context.Context) (context.Context, error) {
+func (w *world) nodeContractReadable(ctx context.Context) (context.Context, error) {
 	if reason := w.ContractAccess(); reason != "" {
-		return Skip(ctx, reason)
+		return kit.Skip(ctx, reason)
 	}
-	if _, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir); err != nil {
+	if _, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir); err != nil {
 		return ctx, err
 	}
-	defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
+	defined, err := kit.CdiDefinitions(w.Cfg.NodeCDIDir)
 	if err != nil {
 		return ctx, err
 	}
@@ -152,7 +150,7 @@ func (w *World) nodeContractReadable(ctx context.Context) (context.Context, erro
 // preparedCDIDevices are the CDI device IDs of the driver's devices that the
 // kubelet recorded for the claim, sorted; ok is false when it records no
 // preparation of the claim.
-func preparedCDIDevices(state map[string]preparedClaim, uid types.UID, driver string) (ids []string, ok bool) {
+func preparedCDIDevices(state map[string]kit.PreparedClaim, uid types.UID, driver string) (ids []string, ok bool) {
 	c, ok := state[string(uid)]
 	if !ok {
 		return nil, false
@@ -168,7 +166,7 @@ func preparedCDIDevices(state map[string]preparedClaim, uid types.UID, driver st
 // devices the driver returned for the claim and checks that the node's CDI
 // specs define each of them, and notes them. Once noted, they must stay what
 // the kubelet recorded (a driver restart changes nothing of it).
-func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error {
+func (w *world) claimCDIDevicesDefined(ctx context.Context, claim string) error {
 	st, err := w.contractState(ctx)
 	if err != nil {
 		return err
@@ -177,7 +175,7 @@ func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 	if err != nil {
 		return err
 	}
-	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -192,7 +190,7 @@ func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 		return fmt.Errorf("claim %s: the kubelet recorded CDI devices %v, and %v before", claim, ids, noted.cdiIDs)
 	}
 	st.claims[claim] = notedClaim{UID: ref.UID, cdiIDs: ids}
-	defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
+	defined, err := kit.CdiDefinitions(w.Cfg.NodeCDIDir)
 	if err != nil {
 		return err
 	}
@@ -215,7 +213,7 @@ func (w *World) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 // still records prepared got too, is not the claim's to remove; so a leak
 // under a name an earlier scenario already leaked looks like a spec the
 // driver keeps, and only the first scenario on the device finds it.
-func (w *World) claimCDIDevicesGone(ctx context.Context, claim string) error {
+func (w *world) claimCDIDevicesGone(ctx context.Context, claim string) error {
 	st, err := w.contractState(ctx)
 	if err != nil {
 		return err
@@ -224,15 +222,15 @@ func (w *World) claimCDIDevicesGone(ctx context.Context, claim string) error {
 	if !ok {
 		return fmt.Errorf("claim %s: the kit has not noted its CDI devices (a step \"the node's CDI specs define the CDI devices the kubelet got for the claim %q\" must come first)", claim, claim)
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver to remove the CDI devices of claim %s (uid %s) from %s", claim, noted.UID, w.Cfg.NodeCDIDir), func(ctx context.Context) (bool, string, error) {
-		state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver to remove the CDI devices of claim %s (uid %s) from %s", claim, noted.UID, w.Cfg.NodeCDIDir), func(ctx context.Context) (bool, string, error) {
+		state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		if _, ok := state[string(noted.UID)]; ok {
 			return false, "the kubelet still records the claim prepared: the driver's NodeUnprepareResources has not succeeded", nil
 		}
-		defined, err := cdiDefinitions(w.Cfg.NodeCDIDir)
+		defined, err := kit.CdiDefinitions(w.Cfg.NodeCDIDir)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -244,7 +242,7 @@ func (w *World) claimCDIDevicesGone(ctx context.Context, claim string) error {
 // leftoverCDIDevices are the claim's CDI devices (ids) that the specs still
 // define, with their files, except those defined before (baseline) and
 // those another prepared claim got.
-func leftoverCDIDevices(ids []string, defined map[string][]string, baseline map[string]bool, state map[string]preparedClaim) []string {
+func leftoverCDIDevices(ids []string, defined map[string][]string, baseline map[string]bool, state map[string]kit.PreparedClaim) []string {
 	inUse := map[string]bool{}
 	for _, c := range state {
 		for _, ds := range c.DriverState {
@@ -264,44 +262,11 @@ func leftoverCDIDevices(ids []string, defined map[string][]string, baseline map[
 	return left
 }
 
-// cdiDefinitions reads every CDI spec file (.json, .yaml, .yml) in dir and
-// returns the files that define each CDI device, by its fully qualified ID
-// (kind=name). The files are read as they are, not through a CDI cache,
-// which drops devices two specs define.
-func cdiDefinitions(dir string) (map[string][]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read the node's CDI directory: %w", err)
-	}
-	defined := map[string][]string{}
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); !e.Type().IsRegular() || (ext != ".json" && ext != ".yaml" && ext != ".yml") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // removed meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read CDI spec %s: %w", e.Name(), err)
-		}
-		var spec CdiSpec
-		if err := yaml.Unmarshal(data, &spec); err != nil {
-			return nil, fmt.Errorf("parse CDI spec %s: %w", filepath.Join(dir, e.Name()), err)
-		}
-		for _, d := range spec.Devices {
-			id := spec.Kind + "=" + d.Name
-			defined[id] = append(defined[id], e.Name())
-		}
-	}
-	return defined, nil
-}
-
 // driverSocketReachable checks that the kit sees the kubelet's plugin
 // registry and its checkpoint, and that a registration of the driver there
 // names an endpoint that serves DRAPlugin.
-func (w *World) driverSocketReachable(ctx context.Context) (context.Context, error) {
-	if ctx, err := w.pluginRegistryReachable(ctx); err != nil {
+func (w *world) driverSocketReachable(ctx context.Context) (context.Context, error) {
+	if ctx, err := w.PluginRegistryReachable(ctx); err != nil {
 		return ctx, err
 	}
 	_, err := w.driverEndpoint(ctx)
@@ -311,15 +276,15 @@ func (w *World) driverSocketReachable(ctx context.Context) (context.Context, err
 // driverEndpoint is, as the kit sees it, the DRAPlugin endpoint of a
 // registration of the driver that serves it now; a restarted driver may
 // register another one.
-func (w *World) driverEndpoint(ctx context.Context) (string, error) {
-	mine, err := w.someDriverRegistrations(ctx)
+func (w *world) driverEndpoint(ctx context.Context) (string, error) {
+	mine, err := w.SomeDriverRegistrations(ctx)
 	if err != nil {
 		return "", err
 	}
 	var bad []string
 	for _, r := range mine {
-		endpoint := w.Cfg.hostPath(r.Info.Endpoint)
-		err := kubeletapi.ServesDRAPlugin(ctx, endpoint, NodeSocketTimeout)
+		endpoint := w.Cfg.HostPath(r.Info.Endpoint)
+		err := kubeletapi.ServesDRAPlugin(ctx, endpoint, kit.NodeSocketTimeout)
 		if err == nil {
 			return endpoint, nil
 		}
@@ -329,7 +294,7 @@ func (w *World) driverEndpoint(ctx context.Context) (string, error) {
 }
 
 // socketClaim is the claim as the kubelet names it in DRAPlugin calls.
-func (w *World) socketClaim(ctx context.Context, claim string) (*drapb.Claim, error) {
+func (w *world) socketClaim(ctx context.Context, claim string) (*drapb.Claim, error) {
 	ref, _, err := w.ClaimRef(ctx, claim, "")
 	if err != nil {
 		return nil, err
@@ -340,12 +305,12 @@ func (w *World) socketClaim(ctx context.Context, claim string) (*drapb.Claim, er
 // prepareRepeated calls the driver's NodePrepareResources for a claim the
 // kubelet prepared: the answer must be the CDI devices the kubelet
 // recorded, without an error.
-func (w *World) prepareRepeated(ctx context.Context, claim string) error {
+func (w *world) prepareRepeated(ctx context.Context, claim string) error {
 	c, err := w.socketClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
-	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -357,7 +322,7 @@ func (w *World) prepareRepeated(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	answers, err := kubeletapi.Prepare(ctx, endpoint, NodeSocketTimeout, c)
+	answers, err := kubeletapi.Prepare(ctx, endpoint, kit.NodeSocketTimeout, c)
 	if err != nil {
 		return fmt.Errorf("a repeated NodePrepareResources of prepared claim %s: %w", claim, err)
 	}
@@ -387,12 +352,12 @@ func repeatedPrepareFindings(claim string, answer *drapb.NodePrepareResourceResp
 // unprepareRepeated checks that the kubelet no longer records the claim
 // prepared (it unprepared it) and calls the driver's
 // NodeUnprepareResources for it twice more: both must succeed.
-func (w *World) unprepareRepeated(ctx context.Context, claim string) error {
+func (w *world) unprepareRepeated(ctx context.Context, claim string) error {
 	c, err := w.socketClaim(ctx, claim)
 	if err != nil {
 		return err
 	}
-	state, err := ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
+	state, err := kit.ReadKubeletDRAState(w.Cfg.NodeKubeletRootDir)
 	if err != nil {
 		return err
 	}
@@ -404,7 +369,7 @@ func (w *World) unprepareRepeated(ctx context.Context, claim string) error {
 		return err
 	}
 	for i := 1; i <= 2; i++ {
-		answers, err := kubeletapi.Unprepare(ctx, endpoint, NodeSocketTimeout, c)
+		answers, err := kubeletapi.Unprepare(ctx, endpoint, kit.NodeSocketTimeout, c)
 		if err != nil {
 			return fmt.Errorf("NodeUnprepareResources of unprepared claim %s (repeat %d): %w", claim, i, err)
 		}

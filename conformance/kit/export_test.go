@@ -26,12 +26,6 @@ var stepGroupsForTest []StepGroup
 // SetStepGroupsForTest sets the step packages the kit's tests run with.
 func SetStepGroupsForTest(groups []StepGroup) { stepGroupsForTest = groups }
 
-// DefinitionsForTest are the step definitions of a run with groups, bound
-// to a world outside any run.
-func DefinitionsForTest(groups []StepGroup) []StepDef {
-	return (&World{Suite: &Suite{stepGroups: groups}}).steps()
-}
-
 // RunForTest runs the features of fsys with groups against the client kube.
 func RunForTest(ctx context.Context, cfg Config, kube kubernetes.Interface, fsys fs.FS, groups []StepGroup) (Result, error) {
 	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: fsys, stepGroups: groups}

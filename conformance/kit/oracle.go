@@ -19,7 +19,7 @@ import (
 )
 
 // The oracle backs the scheduler's decisions with the reference allocator
-// (drakit.dev/drakit/reference/allocator/live): "stays unschedulable" is
+// (drakit.dev/drakit/oracle/allocator/live): "stays unschedulable" is
 // proven by a complete search that finds no allocation on any node, and
 // every allocation the scheduler made is judged by the independent checker.
 // The state is the cluster's own, captured when the step runs; the

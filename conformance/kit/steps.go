@@ -26,6 +26,13 @@ type StepDef struct {
 // scenario and is never shared with another.
 type StepGroup func(w *World) []StepDef
 
+// Definitions are the step definitions of a run with groups beside the
+// kit's own, bound to a world outside any run: for tools and tests that
+// list the steps or match feature files against them, never to run them.
+func Definitions(groups ...StepGroup) []StepDef {
+	return (&World{Suite: &Suite{stepGroups: groups}}).steps()
+}
+
 // steps is every step of the run, bound to the world w: the kit's own
 // groups, one per domain noun, then the run's step packages.
 func (w *World) steps() []StepDef {

@@ -30,7 +30,7 @@ var (
 func TestStepDefinitions(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, st := range kit.DefinitionsForTest(conformance.Steps) {
+	for _, st := range kit.Definitions(conformance.Steps...) {
 		if seen[st.Pattern] {
 			t.Errorf("pattern %q is defined twice", st.Pattern)
 		}
@@ -77,7 +77,7 @@ func TestFeatureStepsAreDefined(t *testing.T) {
 		use int
 	}
 	var defs []*def
-	for _, st := range kit.DefinitionsForTest(conformance.Steps) {
+	for _, st := range kit.Definitions(conformance.Steps...) {
 		defs = append(defs, &def{re: regexp.MustCompile(st.Pattern), Fn: reflect.TypeOf(st.Fn)})
 	}
 	files, err := fs.Glob(features.FS, "*/*.feature")

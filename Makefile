@@ -25,7 +25,7 @@ test: ## Unit and integration tests, then the kit certifying the reference drive
 unit: ## Unit and integration tests only (no cluster)
 	scripts/unit.sh
 
-build: ## Build drakit, drakit-driver, drakit-nic-driver, drakit-tpu-driver, drakit-cpu-driver, drakit-plain-driver, drakit-probe and the NVML shim into _output/
+build: ## Build drakit, drakit-driver (the reference drivers, every --kind), drakit-probe and the NVML shim into _output/
 	scripts/build.sh
 
 components: ## Build the local cluster's components (Kubernetes, etcd, containerd, crictl) once per version into the cache
@@ -37,7 +37,6 @@ deps: ## Install the Debian packages the local cluster needs (runc), only when m
 cluster-up: build components deps ## Start the local cluster (left running; drakit env up) with drakit's images (probe, drivers) imported
 	scripts/build-images.sh
 	_output/bin/drakit env up --provider local --images-dir _output/images
-	_output/bin/drakit images import _output/images/test/*.tar
 
 cluster-down: ## Stop the local cluster and remove its state (drakit env down)
 	_output/bin/drakit env down --provider local

@@ -50,7 +50,6 @@ trap teardown EXIT
 $drakit env down
 $drakit env up --nodes "$MATRIX_NODES" --images-dir "$DRAKIT_REPO/_output/images"
 eval "$($drakit env status -o env)"
-$drakit images import --run-dir "$DRAKIT_RUN_DIR" "$DRAKIT_REPO/_output/images/test/plain-driver.tar"
 rm -rf "$out"
 mkdir -p "$out"
 

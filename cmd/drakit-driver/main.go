@@ -1,62 +1,115 @@
-// Command drakit-driver is drakit's reference DRA driver, the kubelet plugin
-// of the driver DaemonSet. It maps flags (each with an environment twin; a
-// flag given on the command line wins) onto driver.Config and calls
-// driver.Run until SIGTERM or SIGINT. "drakit-driver imex-controller" is the
-// driver's cluster-level IMEX channel controller (package reference/imex,
-// one replica of a Deployment): its flags map onto imex.Config for
-// imex.Run.
+// Command drakit-driver is the one binary of drakit's reference DRA driver
+// family, run by the chart deployments/helm/drakit-driver:
+//
+//	drakit-driver --kind gpu|nic|cpu|tpu|plain [flags]   the kind's kubelet plugin (DaemonSet)
+//	drakit-driver controller --kind gpu|tpu [flags]      the kind's cluster-level controller (Deployment)
+//
+// --kind (environment DRIVER_KIND) picks the driver, gpu by default:
+// reference/driver, nicdriver, cpudriver, tpudriver or plaindriver, each
+// keeping its own logic. The flags every driver on the kubelet plugin
+// harness has are bound once, to the part of the kind's Config they share
+// (pluginharness.Kubelet); each kind's file binds only what the kind alone
+// has. Every flag has an environment twin; a flag given on the command
+// line wins. The plugin runs until SIGTERM or SIGINT. The controllers are
+// the GPU driver's IMEX channel controller (reference/imex) and the TPU
+// driver's sub-slice controller.
 package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"drakit.dev/drakit/internal/drivercmd"
-	"drakit.dev/drakit/reference/driver"
-	"drakit.dev/drakit/reference/imex"
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 func main() { drivercmd.Main("drakit-driver", run) }
 
-func run(args []string) error {
-	if len(args) > 0 && args[0] == "imex-controller" {
-		return runIMEXController(args[1:])
-	}
-	cfg := driver.DefaultConfig()
-	f := drivercmd.New("drakit-driver")
-	f.Kubelet(drivercmd.Kubelet{
-		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
-		PluginDirUsage: "driver data directory (DRA socket, checkpoint)",
-	})
-	f.String(&cfg.DriverRoot, "driver-root", "DRIVER_ROOT", `NVIDIA driver root: "/" on a real node, the emulator root otherwise`)
-	f.String(&cfg.SysfsRoot, "sysfs-root", "SYSFS_ROOT", "sysfs to read PCI topology from; empty: <driver-root>/sys")
-	f.Bool(&cfg.PartitionableAlpha, "partitionable-alpha", "PARTITIONABLE_ALPHA",
-		"publish the alpha fields of partitionable devices (partitionTypeAttribute of KEP-4815, gate DRAPartitionableDevicesType; compatibility groups of KEP-5963)")
-	f.Bool(&cfg.DeviceMetadata, "device-metadata", "DEVICE_METADATA",
-		"write device metadata files that containers read below /var/run/kubernetes.io/dra-device-attributes (KEP-5304)")
-	f.Bool(&cfg.BindingConditions, "binding-conditions", "BINDING_CONDITIONS",
-		"publish every device with bindingConditions <driver-name>/attached and bindingFailureConditions <driver-name>/attach-failed (KEP-5007), which an attach controller outside the driver sets")
-	f.Bool(&cfg.ListAttributes, "list-attributes", "LIST_ATTRIBUTES",
-		"publish the int list attribute closeNUMANodes on every device (KEP-5491, alpha gate DRAListTypeAttributes)")
-	f.Bool(&cfg.DeviceNodesOnly, "device-nodes-only", "DEVICE_NODES_ONLY",
-		"CDI edits give only the devices' nodes and /dev/nvidiactl (no NVML library, state or DRAKIT_DEVICE_* variables): the node's container stack provides NVML, as for a third-party driver")
-	logging, help, err := f.Parse(args)
-	if err != nil || help {
-		return err
-	}
-	return drivercmd.Run("drakit-driver", logging, func(ctx context.Context) error { return driver.Run(ctx, cfg) })
+// kind is one driver of the family, as the command runs it.
+type kind struct {
+	// plugin binds the kind's own flags to a new Config of the kind
+	// (its defaults) and returns it, its Kubelet, whose flags the command
+	// binds, and the driver's Run with that Config.
+	plugin func(f *drivercmd.Flags) (cfg any, kubelet *pluginharness.Kubelet, run func(ctx context.Context) error)
+	// controller binds the kind's controller's own flags to a new
+	// configuration and returns it, its driver name and kubeconfig, whose
+	// flags the command binds, and its Run; nil: the kind has none.
+	controller func(f *drivercmd.Flags) (cfg any, driverName, kubeconfig *string, run func(ctx context.Context) error)
 }
 
-func runIMEXController(args []string) error {
-	cfg := imex.DefaultConfig()
-	f := drivercmd.New("drakit-driver imex-controller")
-	f.String(&cfg.DriverName, "driver-name", "DRIVER_NAME", "the GPU driver's name")
-	f.String(&cfg.DeviceClass, "device-class", "IMEX_DEVICE_CLASS", "the IMEX channel DeviceClass, owner of the published slices")
-	f.Int(&cfg.Channels, "channels", "IMEX_CHANNELS", "IMEX channels per clique (every node of a clique must have them)")
-	f.String(&cfg.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+// kinds are the drivers of the family, by --kind.
+var kinds = map[string]kind{
+	"gpu":   {plugin: gpuPlugin, controller: imexController},
+	"nic":   {plugin: nicPlugin},
+	"cpu":   {plugin: cpuPlugin},
+	"tpu":   {plugin: tpuPlugin, controller: tpuController},
+	"plain": {plugin: plainPlugin},
+}
+
+// kindNames are the kinds, sorted.
+func kindNames() string {
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// kindOf is --kind (or its twin DRIVER_KIND; default gpu) of args, read
+// before the other flags, which depend on it.
+func kindOf(args []string) string {
+	k := "gpu"
+	f := drivercmd.New("kind")
+	f.String(&k, "kind", "DRIVER_KIND", "")
+	fs := f.FlagSet()
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	_ = fs.Parse(args) // the real parse reports every error
+	return k
+}
+
+func run(args []string) error {
+	controller := len(args) > 0 && args[0] == "controller"
+	if controller {
+		args = args[1:]
+	}
+	name := kindOf(args)
+	k, ok := kinds[name]
+	if !ok {
+		return fmt.Errorf("--kind %q: want %s", name, kindNames())
+	}
+	command := "drakit-driver"
+	if controller {
+		command += " controller"
+	}
+	f := drivercmd.New(command)
+	f.String(&name, "kind", "DRIVER_KIND", "the driver: "+kindNames())
+	var runKind func(ctx context.Context) error
+	switch {
+	case !controller:
+		var kubelet *pluginharness.Kubelet
+		_, kubelet, runKind = k.plugin(f)
+		f.Kubelet(kubelet)
+	case k.controller == nil:
+		return fmt.Errorf("--kind %s has no controller (gpu and tpu have)", name)
+	default:
+		var driverName, kubeconfig *string
+		_, driverName, kubeconfig, runKind = k.controller(f)
+		f.String(driverName, "driver-name", "DRIVER_NAME", "DRA driver name")
+		f.String(kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	}
 	logging, help, err := f.Parse(args)
 	if err != nil || help {
 		return err
 	}
-	return drivercmd.Run("drakit-imex-controller", logging, func(ctx context.Context) error { return imex.Run(ctx, cfg) })
+	logger := "drakit-" + name + "-driver"
+	if controller {
+		logger = "drakit-" + name + "-controller"
+	}
+	return drivercmd.Run(logger, logging, runKind)
 }

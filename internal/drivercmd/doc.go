@@ -1,5 +1,5 @@
-// Package drivercmd is the command-line plumbing drakit's driver commands
-// (drakit-driver, drakit-plain-driver, drakit-nic-driver) share: flags with
+// Package drivercmd is the command-line plumbing of drakit-driver, the one
+// binary of the reference driver family (every --kind): flags with
 // environment twins, the flags every driver on the kubelet plugin harness
 // has, parsing with the logging flags, and the run loop around a driver's
 // Run.

@@ -80,28 +80,28 @@ func (f *Flags) Duration(p *time.Duration, name, env, usage string) {
 	f.fs.DurationVar(p, name, *p, usage+" (env "+env+")")
 }
 
-// Kubelet are the fields of a driver's configuration that every driver on
-// the kubelet plugin harness has.
-type Kubelet struct {
-	DriverName, NodeName, KubeletRegistrarDir, KubeletPluginDir, CDIDir, Kubeconfig, HTTPEndpoint *string
-	// PluginDirUsage is the usage of --kubelet-plugin-dir (what the
-	// driver keeps there).
-	PluginDirUsage string
+// Var adds the flag name of value v, whose Set parses it, with twin env.
+func (f *Flags) Var(v pflag.Value, name, env, usage string) {
+	lookup(f, &v, env, func(s string) (pflag.Value, error) { return v, v.Set(s) })
+	f.fs.Var(v, name, usage+" (env "+env+")")
 }
 
-// Kubelet adds --driver-name, --node-name, --kubelet-registrar-dir,
+// Kubelet adds the flags of what every driver on the kubelet plugin
+// harness has (pluginharness.Kubelet, which each driver's Config embeds):
+// --driver-name, --node-name, --kubelet-registrar-dir,
 // --kubelet-plugin-dir, --cdi-dir, --kubeconfig and --http-endpoint, which
 // Parse refuses unless it is empty or a loopback host:port.
-func (f *Flags) Kubelet(k Kubelet) {
-	f.String(k.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
-	f.String(k.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
-	f.String(k.KubeletRegistrarDir, "kubelet-registrar-dir", "KUBELET_REGISTRAR_DIR", "kubelet plugin registration directory")
-	f.String(k.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR", k.PluginDirUsage+"; empty: /var/lib/kubelet/plugins/<driver-name>")
-	f.String(k.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
-	f.String(k.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
-	f.String(k.HTTPEndpoint, "http-endpoint", "HTTP_ENDPOINT",
+func (f *Flags) Kubelet(k *pluginharness.Kubelet) {
+	f.String(&k.DriverName, "driver-name", "DRIVER_NAME", "DRA driver name")
+	f.String(&k.NodeName, "node-name", "NODE_NAME", "name of the Node this driver runs on (required)")
+	f.String(&k.KubeletRegistrarDir, "kubelet-registrar-dir", "KUBELET_REGISTRAR_DIR", "kubelet plugin registration directory")
+	f.String(&k.KubeletPluginDir, "kubelet-plugin-dir", "KUBELET_PLUGIN_DIR",
+		"the driver's directory below the kubelet's plugins (DRA socket, checkpoints); empty: /var/lib/kubelet/plugins/<driver-name>")
+	f.String(&k.CDIDir, "cdi-dir", "CDI_DIR", "directory the container runtime reads CDI specs from")
+	f.String(&k.Kubeconfig, "kubeconfig", "KUBECONFIG", "kubeconfig file; empty: in-cluster configuration")
+	f.String(&k.HTTPEndpoint, "http-endpoint", "HTTP_ENDPOINT",
 		"loopback host:port (127.0.0.0/8 or [::1]) to serve Prometheus /metrics and /healthz on; empty: none")
-	f.httpEndpoint = k.HTTPEndpoint
+	f.httpEndpoint = &k.HTTPEndpoint
 }
 
 // Parse returns the first twin that did not parse, else parses args; help

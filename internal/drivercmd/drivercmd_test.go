@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 // TestTwins: a set twin replaces the default, a flag wins over it, and the
@@ -49,12 +51,11 @@ func TestTwins(t *testing.T) {
 func TestHTTPEndpointLoopbackOnly(t *testing.T) {
 	t.Setenv("HTTP_ENDPOINT", "")
 	parse := func(args ...string) (string, error) {
-		var s [7]string
+		var k pluginharness.Kubelet
 		f := New("test")
-		f.Kubelet(Kubelet{DriverName: &s[0], NodeName: &s[1], KubeletRegistrarDir: &s[2], KubeletPluginDir: &s[3],
-			CDIDir: &s[4], Kubeconfig: &s[5], HTTPEndpoint: &s[6]})
+		f.Kubelet(&k)
 		_, _, err := f.Parse(args)
-		return s[6], err
+		return k.HTTPEndpoint, err
 	}
 	if got, err := parse("--http-endpoint=127.0.0.1:9470"); err != nil || got != "127.0.0.1:9470" {
 		t.Errorf("loopback: %q, %v", got, err)

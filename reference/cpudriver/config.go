@@ -24,12 +24,11 @@ var ErrInvalidConfig = errors.New("invalid cpu driver configuration")
 // also be valid inside the driver's container (the DaemonSet mounts each one
 // at the same path).
 type Config struct {
-	// DriverName is the DRA driver name: a DNS subdomain of at most 63
-	// characters. Default cpu.drakit.dev.
-	DriverName string
-	// NodeName is the Node this driver runs on; the pool is named after
-	// it. Required.
-	NodeName string
+	// Kubelet is what every driver on the harness has: its name (default
+	// cpu.drakit.dev), node, the kubelet's directories (KubeletPluginDir
+	// holds the DRA socket), the CDI directory, its HTTP endpoint and
+	// kubeconfig.
+	pluginharness.Kubelet
 	// HostRoot is the root below which the driver reads
 	// sys/devices/system/node: / on a real node, the emulator root on
 	// drakit's emulated one. Default /.
@@ -37,33 +36,15 @@ type Config struct {
 	// StateDir holds the checkpoint. Default /var/lib/drakit/cpu-driver.
 	// Created when missing.
 	StateDir string
-	// KubeletRegistrarDir is the kubelet's plugin registration directory;
-	// it must exist. Default /var/lib/kubelet/plugins_registry.
-	KubeletRegistrarDir string
-	// KubeletPluginDir holds the DRA gRPC socket. Empty: derived as
-	// /var/lib/kubelet/plugins/<DriverName>. Created when missing.
-	KubeletPluginDir string
-	// CDIDir is where the per-claim CDI specs are written. Default
-	// /var/run/cdi. Created when missing.
-	CDIDir string
-	// HTTPEndpoint, when set, is the loopback host:port the driver serves
-	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
-	// none.
-	HTTPEndpoint string
-	// Kubeconfig is the path of a kubeconfig file; empty means the
-	// in-cluster configuration.
-	Kubeconfig string
 }
 
 // DefaultConfig returns the defaults. NodeName is left empty: it comes from
 // the environment (the DaemonSet's spec.nodeName).
 func DefaultConfig() Config {
 	return Config{
-		DriverName:          DefaultDriverName,
-		HostRoot:            DefaultHostRoot,
-		StateDir:            DefaultStateDir,
-		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir,
-		CDIDir:              DefaultCDIDir,
+		Kubelet:  pluginharness.Kubelet{DriverName: DefaultDriverName, KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir},
+		HostRoot: DefaultHostRoot,
+		StateDir: DefaultStateDir,
 	}
 }
 

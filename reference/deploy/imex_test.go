@@ -33,7 +33,7 @@ func TestObjectsIMEXController(t *testing.T) {
 		t.Errorf("class %s: %s", class.Name, class.Spec.Selectors[0].CEL.Expression)
 	}
 	c := m.Controller.Deployment.Spec.Template.Spec.Containers[0]
-	for _, want := range []string{"imex-controller", "--driver-name=gpu.example.com", "--device-class=imex.gpu.example.com", "--channels=16"} {
+	for _, want := range []string{"controller", "--kind=gpu", "--driver-name=gpu.example.com", "--device-class=imex.gpu.example.com", "--channels=16"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("controller args %v lack %s", c.Args, want)
 		}

@@ -107,7 +107,7 @@ var kinds = map[Kind]kindSpec{
 	KindPlain: {
 		name: "drakit-plain-driver", namespace: "drakit-plain", driverName: plaindriver.DefaultDriverName, httpPort: 9474,
 		defaults: func(o *Options) {
-			o.Image, o.StateDir, o.Devices = "drakit.dev/plain-driver:dev", plaindriver.DefaultStateDir, plaindriver.DefaultDevices
+			o.StateDir, o.Devices = plaindriver.DefaultStateDir, plaindriver.DefaultDevices
 		},
 		validate: func(o *Options) []error {
 			var errs []error

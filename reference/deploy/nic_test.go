@@ -46,8 +46,8 @@ func TestNICObjectsLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod, c := leastPrivilegePod(t, &m.DriverObjects)
-	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/driver:dev" || !cmp.Equal(c.Command, []string{"/usr/bin/drakit-nic-driver"}) {
-		t.Errorf("image %s pulled %s, command %q; want drakit.dev/driver:dev never pulled, /usr/bin/drakit-nic-driver", c.Image, c.ImagePullPolicy, c.Command)
+	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/driver:dev" || len(c.Command) > 0 || c.Args[0] != "--kind=nic" {
+		t.Errorf("image %s pulled %s, command %q, args %q; want drakit.dev/driver:dev never pulled, its entrypoint with --kind=nic", c.Image, c.ImagePullPolicy, c.Command, c.Args)
 	}
 
 	plugin := opts.KubeletRootDir + "/plugins/nic.drakit.dev"
@@ -63,6 +63,7 @@ func TestNICObjectsLeastPrivilege(t *testing.T) {
 		t.Errorf("host mounts (-want +got):\n%s", diff)
 	}
 	wantArgs := []string{
+		"--kind=nic",
 		"--driver-name=nic.drakit.dev",
 		"--host-root=" + opts.HostRoot,
 		"--vfs-per-pf=4",
@@ -125,7 +126,7 @@ func TestNICObjectsSubstitute(t *testing.T) {
 		"vf class":    `vf.net.example.com: device.driver == "net.example.com" && device.attributes["net.example.com"].?type.orValue("") == "vf"`,
 		"status rule": "net.example.com",
 		"image":       "example.com/driver:1",
-		"args": "--driver-name=net.example.com --host-root=" + opts.HostRoot + " --vfs-per-pf=0 --cdi-dir=" + opts.CDIDir +
+		"args": "--kind=nic --driver-name=net.example.com --host-root=" + opts.HostRoot + " --vfs-per-pf=0 --cdi-dir=" + opts.CDIDir +
 			" --kubelet-registrar-dir=" + opts.KubeletRootDir + "/plugins_registry --kubelet-plugin-dir=" + opts.KubeletRootDir +
 			"/plugins/net.example.com --v=4 --http-endpoint=127.0.0.1:9471",
 		"policy": `"net.example.com"`,

@@ -92,6 +92,7 @@ func TestObjectsSamePathMounts(t *testing.T) {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}
 	wantArgs := []string{
+		"--kind=gpu",
 		"--driver-name=gpu.drakit.dev",
 		"--driver-root=" + opts.HostRoot,
 		"--partitionable-alpha=false",

@@ -67,7 +67,8 @@ type Options struct {
 	// DriverName is the DRA driver name and the name of the kind's first
 	// DeviceClass.
 	DriverName string
-	// Image is the driver image; it is never pulled (imagePullPolicy Never).
+	// Image is the driver image, whose drakit-driver (the family's one
+	// binary) runs with --kind; it is never pulled (imagePullPolicy Never).
 	Image string
 	// KubeletRootDir is the kubelet's --root-dir: plugin sockets go below
 	// <KubeletRootDir>/plugins_registry and <KubeletRootDir>/plugins.

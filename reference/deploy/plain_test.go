@@ -76,8 +76,8 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod, c := leastPrivilegePod(t, &m.DriverObjects)
-	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/plain-driver:dev" {
-		t.Errorf("image %s pulled %s, want drakit.dev/plain-driver:dev never pulled", c.Image, c.ImagePullPolicy)
+	if c.ImagePullPolicy != corev1.PullNever || c.Image != "drakit.dev/driver:dev" {
+		t.Errorf("image %s pulled %s, want drakit.dev/driver:dev never pulled", c.Image, c.ImagePullPolicy)
 	}
 
 	plugin := opts.KubeletRootDir + "/plugins/plain.drakit.dev"
@@ -93,6 +93,7 @@ func TestPlainObjectsLeastPrivilege(t *testing.T) {
 	}
 
 	wantArgs := []string{
+		"--kind=plain",
 		"--driver-name=plain.drakit.dev",
 		"--devices=4",
 		"--style=",

@@ -24,12 +24,11 @@ var ErrInvalidConfig = errors.New("invalid driver configuration")
 // Every path is a host path that must also be valid inside the driver's
 // container (the DaemonSet mounts each one at the same path).
 type Config struct {
-	// DriverName is the DRA driver name: a DNS subdomain of at most 63
-	// characters. Default gpu.drakit.dev.
-	DriverName string
-	// NodeName is the Node this driver runs on; the pool is named after it.
-	// Required.
-	NodeName string
+	// Kubelet is what every driver on the harness has: its name (default
+	// gpu.drakit.dev), node, the kubelet's directories (KubeletPluginDir
+	// holds the DRA socket and the checkpoint), the CDI directory, its HTTP
+	// endpoint and kubeconfig.
+	pluginharness.Kubelet
 	// DriverRoot is the root of the NVIDIA driver installation: "/" on a real
 	// node, the emulator root (drakit emulator render --root) otherwise.
 	// NVML is loaded from it, CDI device nodes point into it. Default "/".
@@ -37,16 +36,6 @@ type Config struct {
 	// SysfsRoot is the sysfs mount to read PCI topology from. Empty: derived
 	// as <DriverRoot>/sys.
 	SysfsRoot string
-	// KubeletRegistrarDir is the kubelet's plugin registration directory; it
-	// must exist. Default /var/lib/kubelet/plugins_registry.
-	KubeletRegistrarDir string
-	// KubeletPluginDir is the driver's own data directory: the DRA gRPC
-	// socket and the checkpoint live there. Empty: derived as
-	// /var/lib/kubelet/plugins/<DriverName>. Created when missing.
-	KubeletPluginDir string
-	// CDIDir is where the per-claim CDI specs are written; the container
-	// runtime must watch it. Default /var/run/cdi. Created when missing.
-	CDIDir string
 	// PartitionableAlpha publishes the alpha fields of partitionable
 	// devices on GPUs in dynamic MIG mode: the slices'
 	// partitionTypeAttribute (KEP-4815, alpha gate DRAPartitionableDevicesType,
@@ -82,13 +71,6 @@ type Config struct {
 	// libraries to it (on drakit's emulated nodes: emulator/nri). Default
 	// false.
 	DeviceNodesOnly bool
-	// HTTPEndpoint, when set, is the loopback host:port the driver serves
-	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
-	// none.
-	HTTPEndpoint string
-	// Kubeconfig is the path of a kubeconfig file; empty means the in-cluster
-	// configuration (service account, KUBERNETES_SERVICE_HOST/PORT).
-	Kubeconfig string
 }
 
 // DefaultConfig returns the defaults for a driver on a standard node. NodeName
@@ -96,10 +78,8 @@ type Config struct {
 // spec.nodeName).
 func DefaultConfig() Config {
 	return Config{
-		DriverName:          DefaultDriverName,
-		DriverRoot:          "/",
-		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir,
-		CDIDir:              DefaultCDIDir,
+		Kubelet:    pluginharness.Kubelet{DriverName: DefaultDriverName, KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir},
+		DriverRoot: "/",
 	}
 }
 

@@ -217,7 +217,7 @@
 // GPU reports; none when they disagree.
 //
 // The IMEX channels of a clique are multi-node devices that package
-// reference/imex (drakit-driver imex-controller) publishes in pool
+// reference/imex (drakit-driver controller --kind gpu) publishes in pool
 // IMEXPoolName. The kubelet plugin admits an allocated channel of another
 // pool (pluginharness.PoolAdmitter) only when the pool is its own clique's
 // and /dev/nvidia-caps-imex-channels/channel<N> exists below the driver

@@ -45,12 +45,11 @@ var ErrInvalidConfig = errors.New("invalid NIC driver configuration")
 // inside the driver's container (the DaemonSet mounts each one at the same
 // path).
 type Config struct {
-	// DriverName is the DRA driver name: a DNS subdomain of at most 63
-	// characters. Default nic.drakit.dev.
-	DriverName string
-	// NodeName is the Node this driver runs on; the pool is named after
-	// it. Required.
-	NodeName string
+	// Kubelet is what every driver on the harness has: its name (default
+	// nic.drakit.dev), node, the kubelet's directories (KubeletPluginDir
+	// holds the DRA socket and the checkpoints), the CDI directory, its
+	// HTTP endpoint and kubeconfig.
+	pluginharness.Kubelet
 	// HostRoot is the root the node's sysfs and device nodes are found
 	// below: "/" on a real node, the emulator root otherwise. CDI device
 	// nodes (/dev/infiniband/uverbs<N>) point into <HostRoot>/dev.
@@ -78,24 +77,6 @@ type Config struct {
 	// by device name. A device without one reports none: the driver
 	// assigns no addresses itself.
 	DeviceIPs map[string]string
-	// KubeletRegistrarDir is the kubelet's plugin registration directory;
-	// it must exist. Default /var/lib/kubelet/plugins_registry.
-	KubeletRegistrarDir string
-	// KubeletPluginDir is the driver's own data directory: the DRA gRPC
-	// socket and the checkpoints live there. Empty: derived as
-	// /var/lib/kubelet/plugins/<DriverName>. Created when missing.
-	KubeletPluginDir string
-	// CDIDir is where the per-claim CDI specs are written; the container
-	// runtime must watch it. Default /var/run/cdi. Created when missing.
-	CDIDir string
-	// HTTPEndpoint, when set, is the loopback host:port the driver serves
-	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
-	// none.
-	HTTPEndpoint string
-	// Kubeconfig is the path of a kubeconfig file; empty means the
-	// in-cluster configuration (service account,
-	// KUBERNETES_SERVICE_HOST/PORT).
-	Kubeconfig string
 }
 
 // DefaultConfig returns the defaults for a driver on a standard node.
@@ -103,13 +84,11 @@ type Config struct {
 // DaemonSet's spec.nodeName).
 func DefaultConfig() Config {
 	return Config{
-		DriverName:          DefaultDriverName,
-		HostRoot:            "/",
-		VFsPerPF:            DefaultVFsPerPF,
-		VFTimeout:           DefaultVFTimeout,
-		DeviceStatus:        true,
-		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir,
-		CDIDir:              DefaultCDIDir,
+		Kubelet:      pluginharness.Kubelet{DriverName: DefaultDriverName, KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir},
+		HostRoot:     "/",
+		VFsPerPF:     DefaultVFsPerPF,
+		VFTimeout:    DefaultVFTimeout,
+		DeviceStatus: true,
 	}
 }
 

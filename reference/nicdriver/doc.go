@@ -5,7 +5,7 @@
 // device in the claim's status (KEP-4817). It is built on
 // reference/pluginharness (checkpoint, prepare and unprepare rules, CDI
 // specs, the kubelet plugin) like the GPU driver, and ships in the same
-// image (cmd/drakit-nic-driver).
+// binary and image (cmd/drakit-driver --kind nic).
 //
 // # Discovery
 //

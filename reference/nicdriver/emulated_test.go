@@ -266,11 +266,11 @@ func TestEmulatedRestartMidPrepare(t *testing.T) {
 	}
 }
 
-// TestDriverDoesNotImportTheEmulator: the driver and its command use the
+// TestDriverDoesNotImportTheEmulator: the driver and the family's command use the
 // emulator in tests only.
 func TestDriverDoesNotImportTheEmulator(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", "drakit.dev/drakit/reference/nicdriver", "drakit.dev/drakit/cmd/drakit-nic-driver").Output()
+	out, err := exec.Command("go", "list", "-deps", "drakit.dev/drakit/reference/nicdriver", "drakit.dev/drakit/cmd/drakit-driver").Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}

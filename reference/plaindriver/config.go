@@ -274,12 +274,11 @@ func ValidateDevices(n int, s Style, d Defect) error {
 // also be valid inside the driver's container (the DaemonSet mounts each one
 // at the same path).
 type Config struct {
-	// DriverName is the DRA driver name: a DNS subdomain of at most 63
-	// characters. Default plain.drakit.dev.
-	DriverName string
-	// NodeName is the Node this driver runs on; the pool is named after it
-	// and the serials derive from it. Required.
-	NodeName string
+	// Kubelet is what every driver on the harness has: its name (default
+	// plain.drakit.dev), node (the serials derive from it), the kubelet's
+	// directories (KubeletPluginDir holds the DRA socket), the CDI
+	// directory, its HTTP endpoint and kubeconfig.
+	pluginharness.Kubelet
 	// Devices is how many devices the driver publishes, dev-0 to
 	// dev-<Devices-1>. Default 4.
 	Devices int
@@ -287,22 +286,6 @@ type Config struct {
 	// device, devices/<device>/serial, which containers get mounted.
 	// Default /var/lib/drakit/plain-driver. Created when missing.
 	StateDir string
-	// KubeletRegistrarDir is the kubelet's plugin registration directory;
-	// it must exist. Default /var/lib/kubelet/plugins_registry.
-	KubeletRegistrarDir string
-	// KubeletPluginDir holds the DRA gRPC socket. Empty: derived as
-	// /var/lib/kubelet/plugins/<DriverName>. Created when missing.
-	KubeletPluginDir string
-	// CDIDir is where the per-claim CDI specs are written; the container
-	// runtime must read it. Default /var/run/cdi. Created when missing.
-	CDIDir string
-	// HTTPEndpoint, when set, is the loopback host:port the driver serves
-	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
-	// none.
-	HTTPEndpoint string
-	// Kubeconfig is the path of a kubeconfig file; empty means the
-	// in-cluster configuration.
-	Kubeconfig string
 	// Style is how devices are published and handed to containers; empty
 	// for StyleMounts.
 	Style Style
@@ -336,11 +319,9 @@ func validateStyle(devices int, s Style, d Defect) []error {
 // the environment (the DaemonSet's spec.nodeName).
 func DefaultConfig() Config {
 	return Config{
-		DriverName:          DefaultDriverName,
-		Devices:             DefaultDevices,
-		StateDir:            DefaultStateDir,
-		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir,
-		CDIDir:              DefaultCDIDir,
+		Kubelet:  pluginharness.Kubelet{DriverName: DefaultDriverName, KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir},
+		Devices:  DefaultDevices,
+		StateDir: DefaultStateDir,
 	}
 }
 

@@ -7,16 +7,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
 func TestDefaultConfig(t *testing.T) {
 	t.Parallel()
 	want := Config{
-		DriverName:          "plain.drakit.dev",
-		Devices:             4,
-		StateDir:            "/var/lib/drakit/plain-driver",
-		KubeletRegistrarDir: "/var/lib/kubelet/plugins_registry",
-		CDIDir:              "/var/run/cdi",
+		Kubelet:  pluginharness.Kubelet{DriverName: "plain.drakit.dev", KubeletRegistrarDir: "/var/lib/kubelet/plugins_registry", CDIDir: "/var/run/cdi"},
+		Devices:  4,
+		StateDir: "/var/lib/drakit/plain-driver",
 	}
 	cfg := DefaultConfig()
 	if diff := cmp.Diff(want, cfg); diff != "" {

@@ -46,7 +46,8 @@ func (e *testEnv) tryPlugin(t *testing.T) (*testPlugin, error) {
 // tryNode is tryPlugin that also returns the driver's node.
 func (e *testEnv) tryNode(t *testing.T) (*testPlugin, *node, error) {
 	t.Helper()
-	cfg := Config{DriverName: testDriver, NodeName: testNode, Devices: e.devices, StateDir: e.stateDir, CDIDir: e.cdiDir, Style: e.style, Defect: e.defect}
+	cfg := Config{Kubelet: pluginharness.Kubelet{DriverName: testDriver, NodeName: testNode, CDIDir: e.cdiDir},
+		Devices: e.devices, StateDir: e.stateDir, Style: e.style, Defect: e.defect}
 	n := newNode(cfg)
 	if err := writeDeviceDirs(e.stateDir, n.devices); err != nil {
 		t.Fatal(err)

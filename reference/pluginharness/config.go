@@ -80,3 +80,36 @@ func CheckSockets(registrarDir, pluginDir, driverName string) error {
 	}
 	return nil
 }
+
+// Kubelet is the part of a driver's configuration that every driver on
+// the harness has, its Config embeds it: who it is, where its node's
+// kubelet and container runtime look for it, and how it reaches the API
+// server. drakit-driver binds its flags once for every kind
+// (internal/drivercmd.Flags.Kubelet).
+type Kubelet struct {
+	// DriverName is the DRA driver name: a DNS subdomain of at most 63
+	// characters (CheckNames). Each driver has its default.
+	DriverName string
+	// NodeName is the Node the driver runs on; its pool is named after
+	// it. Required.
+	NodeName string
+	// KubeletRegistrarDir is the kubelet's plugin registration directory;
+	// it must exist. Default /var/lib/kubelet/plugins_registry.
+	KubeletRegistrarDir string
+	// KubeletPluginDir is the driver's own directory below the kubelet's
+	// plugins: the DRA gRPC socket (and the checkpoints of the drivers
+	// that keep them there). Empty: derived as
+	// /var/lib/kubelet/plugins/<DriverName> (EffectivePluginDir). Created
+	// when missing.
+	KubeletPluginDir string
+	// CDIDir is where the per-claim CDI specs are written; the container
+	// runtime must watch it. Default DefaultCDIDir. Created when missing.
+	CDIDir string
+	// HTTPEndpoint, when set, is the loopback host:port the driver serves
+	// /metrics and /healthz on (Config.HTTPEndpoint); empty: none.
+	HTTPEndpoint string
+	// Kubeconfig is the path of a kubeconfig file; empty means the
+	// in-cluster configuration (service account,
+	// KUBERNETES_SERVICE_HOST/PORT).
+	Kubeconfig string
+}

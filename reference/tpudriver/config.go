@@ -28,10 +28,10 @@ var ErrInvalidConfig = errors.New("invalid TPU driver configuration")
 // Config configures the TPU driver's kubelet plugin. Paths are host paths
 // that are also valid inside the driver's container.
 type Config struct {
-	// DriverName is the DRA driver name. Default tpu.drakit.dev.
-	DriverName string
-	// NodeName is the node; its pool is named after it. Required.
-	NodeName string
+	// Kubelet is what every driver on the harness has: its name (default
+	// tpu.drakit.dev), node, the kubelet's directories, the CDI directory,
+	// its HTTP endpoint and kubeconfig.
+	pluginharness.Kubelet
 	// HostRoot is the root of the node's sysfs and device nodes: "/" on a
 	// real node, the emulator root otherwise. Required.
 	HostRoot string
@@ -41,23 +41,15 @@ type Config struct {
 	TPUEnvFile string
 	// StateDir holds the checkpoint. Created when missing.
 	StateDir string
-	// KubeletRegistrarDir, KubeletPluginDir, CDIDir and Kubeconfig as for
-	// the other reference drivers.
-	KubeletRegistrarDir string
-	KubeletPluginDir    string
-	CDIDir              string
-	Kubeconfig          string
-	// HTTPEndpoint, when set, is the loopback host:port the driver serves
-	// /metrics and /healthz on (pluginharness.Config.HTTPEndpoint); empty:
-	// none.
-	HTTPEndpoint string
 }
 
 // DefaultConfig returns the defaults; NodeName and HostRoot are left to
 // the caller.
 func DefaultConfig() Config {
-	return Config{DriverName: DefaultDriverName, StateDir: DefaultStateDir,
-		KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir}
+	return Config{
+		Kubelet:  pluginharness.Kubelet{DriverName: DefaultDriverName, KubeletRegistrarDir: kubeletplugin.KubeletRegistryDir, CDIDir: DefaultCDIDir},
+		StateDir: DefaultStateDir,
+	}
 }
 
 // EffectiveKubeletPluginDir is KubeletPluginDir or the kubelet's default

@@ -72,7 +72,7 @@ func TestDriverManifestsOfEachKind(t *testing.T) {
 		{[]string{"--kind", "cpu"}, 8, []string{"path: /run/k/cpu-driver\n", "path: /env/emulator/sys/devices/system/node\n", "namespace: drakit-cpu\n"}},
 		{[]string{"--kind", "tpu", "--shapes", "2x2x1"}, 15, []string{"- --shapes=2x2x1\n", "name: subslice.tpu.drakit.dev\n", "namespace: drakit-tpu\n"}},
 		{[]string{"--kind", "plain", "--defect", "leave-cdi-spec", "--devices", "3"}, 8, []string{"path: /run/k/plain-driver\n",
-			"- --defect=leave-cdi-spec\n", "- --devices=3\n", "namespace: drakit-plain\n", "image: drakit.dev/plain-driver:dev\n"}},
+			"- --defect=leave-cdi-spec\n", "- --devices=3\n", "namespace: drakit-plain\n", "image: drakit.dev/driver:dev\n"}},
 		{[]string{"--kind", "plain", "--variant", "parts", "--style", "partitions", "--http-port", "9501"}, 9, []string{
 			"path: /run/k/plain-driver-parts\n", "path: /run/k/kubelet/plugins/parts.plain.drakit.dev\n", "- --driver-name=parts.plain.drakit.dev\n",
 			"- --style=partitions\n", "name: partition.parts.plain.drakit.dev\n", "namespace: drakit-plain-parts\n",

@@ -1,7 +1,8 @@
 {{/*
 The kinds of driver and what each has by default, as YAML: the name of its
 objects (and of the app.kubernetes.io/name label), its namespace, driver
-name, image repository, HTTP port and state directory. `drakit driver
+name, HTTP port and state directory. Every kind runs the image's one binary,
+drakit-driver, with --kind. `drakit driver
 deploy --kind <kind>` has the same defaults (reference/deploy.DefaultOptions;
 deployments/helm's test renders each kind with the chart's defaults and
 compares).
@@ -11,32 +12,27 @@ gpu:
   name: drakit-driver
   namespace: drakit-system
   driverName: gpu.drakit.dev
-  image: drakit.dev/driver
   httpPort: 9470
 nic:
   name: drakit-nic-driver
   namespace: drakit-nic
   driverName: nic.drakit.dev
-  image: drakit.dev/driver
   httpPort: 9471
 cpu:
   name: drakit-cpu-driver
   namespace: drakit-cpu
   driverName: cpu.drakit.dev
-  image: drakit.dev/driver
   httpPort: 9472
   stateDir: /var/lib/drakit/cpu-driver
 tpu:
   name: drakit-tpu-driver
   namespace: drakit-tpu
   driverName: tpu.drakit.dev
-  image: drakit.dev/driver
   httpPort: 9473
 plain:
   name: drakit-plain-driver
   namespace: drakit-plain
   driverName: plain.drakit.dev
-  image: drakit.dev/plain-driver
   httpPort: 9474
   stateDir: /var/lib/drakit/plain-driver
 {{- end }}
@@ -215,12 +211,10 @@ kubernetes.io/hostname=<node>.
 {{- end }}
 
 {{/*
-The driver image: <repository>:<tag>, the repository defaulting to the
-kind's, the tag to appVersion.
+The driver image: <repository>:<tag>, the tag defaulting to appVersion.
 */}}
 {{- define "drakit-driver.image" -}}
-{{- $k := include "drakit-driver.kind" . | fromYaml }}
-{{- printf "%s:%s" (default $k.image .Values.image.repository) (default .Chart.AppVersion .Values.image.tag) }}
+{{- printf "%s:%s" (required "image.repository is required" .Values.image.repository) (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
 {{/*
@@ -335,6 +329,7 @@ own flags around the flags every driver has.
 */}}
 {{- define "drakit-driver.args" -}}
 {{- $kind := .Values.kind }}
+- --kind={{ $kind }}
 - --driver-name={{ include "drakit-driver.driverName" . }}
 {{- if eq $kind "gpu" }}
 - --driver-root={{ include "drakit-driver.hostRoot" . }}
@@ -477,9 +472,9 @@ DeviceClasses for its style.
 {{/*
 The kind's cluster-level controller, as YAML, or nothing: the GPU driver's
 IMEX channel controller (with gpu.imex.channels), the TPU driver's
-sub-slice controller. Its name, its container's command and arguments,
-whether it reads DeviceClasses (the IMEX controller's owner) and its pod's
-termination grace period.
+sub-slice controller: drakit-driver controller --kind <kind>. Its name, its
+container's arguments and whether it reads DeviceClasses (the IMEX
+controller's owner).
 */}}
 {{- define "drakit-driver.controller" -}}
 {{- $driver := include "drakit-driver.driverName" . }}
@@ -490,14 +485,13 @@ termination grace period.
 {{- end }}
 name: {{ .Values.gpu.imex.name }}
 args:
-- imex-controller
+- controller
+- --kind=gpu
 - --driver-name={{ $driver }}
 - --device-class=imex.{{ $driver }}
 - --channels={{ $channels }}
 - --v={{ int .Values.gpu.imex.verbosity }}
 readsClasses: true
-grace: 10
-runAsGroup: true
 {{- else if eq .Values.kind "tpu" }}
 {{- range splitList "," .Values.tpu.shapes }}
 {{- $shape := trim . }}
@@ -512,12 +506,12 @@ runAsGroup: true
 {{- end }}
 {{- end }}
 name: {{ .Values.tpu.controller.name }}
-command: ["/usr/bin/drakit-tpu-driver", "controller"]
 args:
+- controller
+- --kind=tpu
 - --driver-name={{ $driver }}
 - {{ printf "--shapes=%s" .Values.tpu.shapes | quote }}
 - --interval=5s
 - --v={{ int .Values.tpu.controller.verbosity }}
-grace: 5
 {{- end }}
 {{- end }}

@@ -1,8 +1,3 @@
-// Command drakit-nic-driver is drakit's reference NIC DRA driver
-// (reference/nicdriver), the kubelet plugin of the NIC driver DaemonSet. It
-// ships in the reference driver's image beside drakit-driver. It maps flags
-// (each with an environment twin; a flag given on the command line wins)
-// onto nicdriver.Config and calls nicdriver.Run until SIGTERM or SIGINT.
 package main
 
 import (
@@ -12,22 +7,14 @@ import (
 	"strings"
 
 	"drakit.dev/drakit/internal/drivercmd"
-	"drakit.dev/drakit/internal/logflags"
 	"drakit.dev/drakit/reference/nicdriver"
+	"drakit.dev/drakit/reference/pluginharness"
 )
 
-func main() { drivercmd.Main("drakit-nic-driver", run) }
-
-// parse maps args and the environment onto a Config and the logging
-// configuration; help is true when --help was asked for.
-func parse(args []string) (cfg nicdriver.Config, logging *logflags.Logging, help bool, err error) {
-	cfg = nicdriver.DefaultConfig()
-	f := drivercmd.New("drakit-nic-driver")
-	f.Kubelet(drivercmd.Kubelet{
-		DriverName: &cfg.DriverName, NodeName: &cfg.NodeName, KubeletRegistrarDir: &cfg.KubeletRegistrarDir,
-		KubeletPluginDir: &cfg.KubeletPluginDir, CDIDir: &cfg.CDIDir, Kubeconfig: &cfg.Kubeconfig, HTTPEndpoint: &cfg.HTTPEndpoint,
-		PluginDirUsage: "driver data directory (DRA socket, checkpoints)",
-	})
+// nicPlugin is --kind nic: the NIC driver (reference/nicdriver) and its
+// own flags.
+func nicPlugin(f *drivercmd.Flags) (any, *pluginharness.Kubelet, func(context.Context) error) {
+	cfg := nicdriver.DefaultConfig()
 	f.String(&cfg.HostRoot, "host-root", "HOST_ROOT", `root of the node's sysfs and device nodes: "/" on a real node, the emulator root otherwise`)
 	f.String(&cfg.SysfsRoot, "sysfs-root", "SYSFS_ROOT", "sysfs to discover NICs in and create VFs through (writable); empty: <host-root>/sys")
 	f.Int(&cfg.VFsPerPF, "vfs-per-pf", "VFS_PER_PF",
@@ -45,8 +32,7 @@ func parse(args []string) (cfg nicdriver.Config, logging *logflags.Logging, help
 	}
 	f.FlagSet().StringToStringVar(&cfg.DeviceIPs, "device-ips", cfg.DeviceIPs,
 		"IP address (CIDR) to report in networkData.ips per device, <device>=<cidr>,…; none assigned otherwise (env DEVICE_IPS)")
-	logging, help, err = f.Parse(args)
-	return cfg, logging, help, err
+	return &cfg, &cfg.Kubelet, func(ctx context.Context) error { return nicdriver.Run(ctx, cfg) }
 }
 
 // parseDeviceIPs parses <device>=<cidr>,….
@@ -60,12 +46,4 @@ func parseDeviceIPs(s string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-func run(args []string) error {
-	cfg, logging, help, err := parse(args)
-	if err != nil || help {
-		return err
-	}
-	return drivercmd.Run("drakit-nic-driver", logging, func(ctx context.Context) error { return nicdriver.Run(ctx, cfg) })
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/steps/adminaccess"
+	"drakit.dev/drakit/conformance/steps/attributes"
 	"drakit.dev/drakit/conformance/steps/binding"
 	"drakit.dev/drakit/conformance/steps/capacity"
 	"drakit.dev/drakit/conformance/steps/contract"
@@ -25,6 +26,7 @@ import (
 // directory under features/, and touches nothing else.
 var Steps = []kit.StepGroup{
 	adminaccess.Steps,
+	attributes.Steps,
 	binding.Steps,
 	capacity.Steps,
 	contract.Steps,

@@ -131,7 +131,7 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 // as unclaimed — unless the driver's slices show the capability: a driver
 // must not escape a scenario by leaving unclaimed what it publishes, so
 // that fails.
-func (w *World) requireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
+func (w *World) RequireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
 	if w.Cfg.claims(name) {
 		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
@@ -155,5 +155,5 @@ func (w *World) claimsCapability(ctx context.Context, name string) (context.Cont
 	if _, ok := declaration.LookupCapability(declaration.CapabilityName(name)); !ok {
 		return ctx, fmt.Errorf("%q is not a capability (known: %s)", name, strings.Join(capabilityNames(), ", "))
 	}
-	return w.requireCapability(ctx, declaration.CapabilityName(name))
+	return w.RequireCapability(ctx, declaration.CapabilityName(name))
 }

@@ -73,7 +73,7 @@ func NeedsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
 	}
 }
 
-func needsOneWhole(n *ScenarioNeeds, _ []string) { n.WholeClaims++ }
+func NeedsOneWhole(n *ScenarioNeeds, _ []string) { n.WholeClaims++ }
 
 func NeedsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 

@@ -90,10 +90,10 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	},
 	// KEP-6080 derived attributes (dra-1.37-spec.md §16).
 	"a derived attribute that no constraint references": func(class string) resourceapi.ResourceClaimSpec {
-		return derivedSpec(class, "derived/driver", "device.driver", false)
+		return DerivedSpec(class, "derived/driver", "device.driver", false)
 	},
 	"a derived attribute whose expression returns a map": func(class string) resourceapi.ResourceClaimSpec {
-		return derivedSpec(class, "derived/attributes", "device.attributes", true)
+		return DerivedSpec(class, "derived/attributes", "device.attributes", true)
 	},
 	// KEP-4816 prioritized lists (dra-1.37-spec.md §2, behaviour 1).
 	"9 subrequests": func(class string) resourceapi.ResourceClaimSpec {
@@ -231,4 +231,18 @@ func FirstAvailableSpec(subs ...resourceapi.DeviceSubRequest) resourceapi.Resour
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
 		Name: RequestName, FirstAvailable: subs,
 	}}}}
+}
+
+// derivedSpec asks for 2 devices of class with the derived attribute
+// name computed by expr, matched by a constraint when constrained.
+func DerivedSpec(class, name, expr string, constrained bool) resourceapi.ResourceClaimSpec {
+	spec := ClaimSpec(class, 2)
+	spec.Devices.Requests[0].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{
+		Name: resourceapi.FullyQualifiedName(name), Expression: expr,
+	}}
+	if constrained {
+		full := resourceapi.FullyQualifiedName(name)
+		spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: &full}}
+	}
+	return spec
 }

@@ -32,7 +32,7 @@ func (w *World) alignmentSteps() []StepDef {
 // Standard attributes of k8s.io/dynamic-resource-allocation/deviceattribute.
 const (
 	pcieRootAttribute = "resource.kubernetes.io/pcieRoot"
-	pciBusIDAttribute = "resource.kubernetes.io/pciBusID"
+	PciBusIDAttribute = "resource.kubernetes.io/pciBusID"
 )
 
 // peerRequest names the request for the peer driver's device.
@@ -132,9 +132,9 @@ func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 			bad = append(bad, fmt.Sprintf("device %s/%s/%s of claim %s is in no ResourceSlice", r.Driver, r.Pool, r.Device, claim))
 			continue
 		}
-		busID, published := stringAttr(attrs, pciBusIDAttribute), stringAttr(attrs, pcieRootAttribute)
+		busID, published := stringAttr(attrs, PciBusIDAttribute), stringAttr(attrs, pcieRootAttribute)
 		if busID == "" {
-			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, pciBusIDAttribute))
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, PciBusIDAttribute))
 			continue
 		}
 		root, err := pcieRootOf(w.Cfg.NodeSysfsRoot, busID)
@@ -222,9 +222,9 @@ func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 	var bad, seen []string
 	for _, r := range results {
 		attrs, ok := sliceDevice(slices.Items, r)
-		busID := stringAttr(attrs, pciBusIDAttribute)
+		busID := stringAttr(attrs, PciBusIDAttribute)
 		if !ok || busID == "" {
-			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, pciBusIDAttribute))
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, PciBusIDAttribute))
 			continue
 		}
 		dir := filepath.Join(w.Cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)

@@ -19,7 +19,7 @@ import (
 func (w *World) claimSteps() []StepDef {
 	return []StepDef{
 		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting (\d+) devices?$`, Fn: w.templateRequesting, Needs: NeedsWhole(false, 1)},
-		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, Fn: w.templatePinned, Needs: needsOneWhole},
+		{Pattern: `^a ResourceClaimTemplate "([^"]+)" requesting 1 device pinned by its identity attribute$`, Fn: w.templatePinned, Needs: NeedsOneWhole},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices?$`, Fn: w.claimRequesting, Needs: NeedsWhole(false, 1)},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same "([^"]+)"$`, Fn: w.claimRequestingMatching, Needs: NeedsWhole(false, 1)},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 more device than any node publishes$`, Fn: w.claimTooMany},

@@ -77,7 +77,7 @@ const partitionSkipReason = report.NotDeclaredPrefix + "the driver declares no p
 // driverPublishesPartitionable goes on when the driver claims partitionable
 // devices (KEP-4815) and declares their DeviceClass.
 func (w *World) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
-	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevices)
+	ctx, err := w.RequireCapability(ctx, declaration.CapabilityPartitionableDevices)
 	if err != nil {
 		return ctx, err
 	}

@@ -127,13 +127,13 @@ const (
 func (w *World) publishInvalidPool(ctx context.Context, pool, defect string) error {
 	switch defect {
 	case poolMissingCounterSet:
-		return w.publishTestPool(ctx, pool, 1, testDevice("part-0", "gpu-1"))
+		return w.PublishTestPool(ctx, pool, 1, testDevice("part-0", "gpu-1"))
 	case poolMissingCounter:
 		d := testDevice("part-0", "gpu-0")
 		d.ConsumesCounters[0].Counters["engines"] = resourceapi.Counter{Value: *resource.NewQuantity(1, resource.DecimalSI)}
-		return w.publishTestPool(ctx, pool, 1, d)
+		return w.PublishTestPool(ctx, pool, 1, d)
 	case poolDuplicateCounterSet:
-		return w.publishTestPool(ctx, pool, 2, testDevice("part-0", "gpu-0"))
+		return w.PublishTestPool(ctx, pool, 2, testDevice("part-0", "gpu-0"))
 	}
 	return fmt.Errorf("unknown pool defect %q (known: %q, %q, %q)", defect, poolMissingCounterSet, poolMissingCounter, poolDuplicateCounterSet)
 }
@@ -143,7 +143,7 @@ func (w *World) publishInvalidPool(ctx context.Context, pool, defect string) err
 // devices, marked as the scenario's, in one more, and makes sure the
 // scenario's DeviceClass of the test driver exists.
 // More than one counter slice makes the pool invalid.
-func (w *World) publishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
+func (w *World) PublishTestPool(ctx context.Context, pool string, counterSlices int, devices ...resourceapi.Device) error {
 	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (w *World) submitSlicePartitionTypeMissing(ctx context.Context, name string
 // publishPoolCompatibilityGroups publishes a complete pool: a counter set
 // with room for all three devices, and the devices with their groups.
 func (w *World) publishPoolCompatibilityGroups(ctx context.Context, pool string) error {
-	return w.publishTestPool(ctx, pool, 1,
+	return w.PublishTestPool(ctx, pool, 1,
 		testDevice("left", "gpu-0", "a"), testDevice("right", "gpu-0", "b"), testDevice("both", "gpu-0", "a", "b"))
 }
 

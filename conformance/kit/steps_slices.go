@@ -30,7 +30,7 @@ func (w *World) sliceSteps() []StepDef {
 // partitionTypeAttribute, and every such device carries that attribute as a
 // string. A driver that names none is skipped: the field is optional.
 func (w *World) driverNamesPartitionTypes(ctx context.Context) (context.Context, error) {
-	ctx, err := w.requireCapability(ctx, declaration.CapabilityPartitionableDevicesType)
+	ctx, err := w.RequireCapability(ctx, declaration.CapabilityPartitionableDevicesType)
 	if err != nil {
 		return ctx, err
 	}
@@ -79,7 +79,7 @@ func (w *World) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 // driverPublishesCompatibilityGroups skips the scenario when no device of
 // the driver names a compatibility group (KEP-5963 is optional for drivers).
 func (w *World) driverPublishesCompatibilityGroups(ctx context.Context) (context.Context, error) {
-	ctx, err := w.requireCapability(ctx, declaration.CapabilityDeviceCompatibilityGroups)
+	ctx, err := w.RequireCapability(ctx, declaration.CapabilityDeviceCompatibilityGroups)
 	if err != nil {
 		return ctx, err
 	}
@@ -122,7 +122,7 @@ func (w *World) driverPublishesAtLeast(ctx context.Context, n int) error {
 func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) (context.Context, error) {
 	if resourceapi.QualifiedName(attr) == numaNodeAttribute {
 		var err error
-		if ctx, err = w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute); err != nil {
+		if ctx, err = w.RequireCapability(ctx, declaration.CapabilityNUMANodeAttribute); err != nil {
 			return ctx, err
 		}
 	}

@@ -102,9 +102,6 @@ type World struct {
 	MultiNode *MultiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
 	Submitted *Submission
-	// numaNodes are the NUMA nodes the scenario's claims select by the
-	// standard numaNode attribute (KEP-6072), by claim name.
-	numaNodes map[string]int64
 	// named are the devices the scenario named ("a partitionable device
 	// "big" with ... partitions"), by alias.
 	named map[string]named

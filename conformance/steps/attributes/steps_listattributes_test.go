@@ -1,4 +1,4 @@
-package kit
+package attributes
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"drakit.dev/drakit/conformance/kit"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 )
 
@@ -47,7 +48,7 @@ func TestSysfsCloseNUMANodes(t *testing.T) {
 	write(pci+"0000:03:00.0/numa_node", "2\n")  // 1 at 12, on another socket
 	write(pci+"0000:04:00.0/numa_node", "-1\n") // no NUMA node
 	write(pci+"0000:05:00.0/numa_node", "7\n")  // no distance row
-	w := &World{Suite: &Suite{Cfg: Config{NodeSysfsRoot: root}}}
+	w := &world{World: kit.NewWorld(kit.Config{NodeSysfsRoot: root}, nil, "")}
 	for addr, want := range map[string][]int64{
 		"0000:01:00.0": {0, 1, 3},
 		"0000:02:00.0": {1, 0, 3},

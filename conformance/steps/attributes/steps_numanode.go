@@ -1,4 +1,4 @@
-package kit
+package attributes
 
 import (
 	"context"
@@ -11,21 +11,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // numaNodeSteps check the standard attribute resource.kubernetes.io/numaNode
 // (KEP-6072) of the driver's devices against the node's sysfs: the claims
 // select a NUMA node that the sysfs, not the driver, names.
-func (w *World) numaNodeSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device on (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimSysfsNUMANode, Needs: needsOneWhole},
+func (w *world) numaNodeSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device on (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimSysfsNUMANode, Needs: kit.NeedsOneWhole},
 		{Pattern: `^the device allocated to the claim "([^"]+)" is on that NUMA node in the node's sysfs$`, Fn: w.claimDeviceOnSysfsNUMANode},
 	}
 }
 
 // sysfsNUMANode reads the numa_node of the PCI function at addr below the
 // node's sysfs: -1 when the kernel knows none.
-func (w *World) sysfsNUMANode(addr string) (int64, error) {
+func (w *world) sysfsNUMANode(addr string) (int64, error) {
 	path := filepath.Join(w.Cfg.NodeSysfsRoot, "bus", "pci", "devices", addr, "numa_node")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -42,28 +43,28 @@ func (w *World) sysfsNUMANode(addr string) (int64, error) {
 // selector on the numaNode that the node's sysfs gives the device's PCI
 // function (relation "the") or on another one ("another"). The claim is
 // allocated exactly when the driver publishes the sysfs value.
-func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (context.Context, error) {
-	ctx, err := w.requireCapability(ctx, declaration.CapabilityNUMANodeAttribute)
+func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (context.Context, error) {
+	ctx, err := w.RequireCapability(ctx, declaration.CapabilityNUMANodeAttribute)
 	if err != nil {
 		return ctx, err
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, SysfsSkipReason)
+		return kit.Skip(ctx, kit.SysfsSkipReason)
 	}
 	if w.Lease == nil || len(w.Lease.Units) == 0 || len(w.Lease.Units[0].Whole) == 0 {
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by NUMA node", name)
 	}
 	d := w.Lease.Units[0].Whole[0]
-	a, ok := d.Attributes[pciBusIDAttribute]
+	a, ok := d.Attributes[kit.PciBusIDAttribute]
 	if !ok || a.StringValue == nil {
-		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
+		return kit.Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), kit.PciBusIDAttribute))
 	}
 	node, err := w.sysfsNUMANode(*a.StringValue)
 	if err != nil {
 		return ctx, err
 	}
 	if node < 0 {
-		return Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
+		return kit.Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
 	}
 	want := node
 	if relation == "another" {
@@ -76,13 +77,13 @@ func (w *World) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	// includes() would take a list too, but needs the alpha list-type
 	// attributes; an int numaNode is what every 1.37 cluster knows.
 	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
-	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
 }
 
 // claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
 // is, by its pciBusID, a PCI function that the node's sysfs puts on the
 // NUMA node the claim selected.
-func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) error {
+func (w *world) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) error {
 	want, ok := w.numaNodes[claim]
 	if !ok {
 		return fmt.Errorf("claim %s selected no NUMA node (a step \"a ResourceClaim ... on the NUMA node the node's sysfs gives it\" must come first)", claim)
@@ -91,9 +92,9 @@ func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) er
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Cfg.DriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, ResultIDs(results), w.Cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, kit.ResultIDs(results), w.Cfg.DriverName)
 	}
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
@@ -104,9 +105,9 @@ func (w *World) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) er
 		if d.ID() != id {
 			continue
 		}
-		a, ok := d.Attributes[pciBusIDAttribute]
+		a, ok := d.Attributes[kit.PciBusIDAttribute]
 		if !ok || a.StringValue == nil {
-			return fmt.Errorf("claim %s: device %s publishes no %s", claim, id, pciBusIDAttribute)
+			return fmt.Errorf("claim %s: device %s publishes no %s", claim, id, kit.PciBusIDAttribute)
 		}
 		got, err := w.sysfsNUMANode(*a.StringValue)
 		if err != nil {

@@ -1,10 +1,11 @@
-package kit
+package attributes
 
 import (
 	"context"
 	"fmt"
 	"regexp"
 
+	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,9 +18,9 @@ import (
 // driver: the API server compares min, max, step and default in
 // milli-units when any of them is fractional, and the scheduler rounds a
 // request up to min + n·step in milli-units.
-func (w *World) fractionalSteps() []StepDef {
-	return []StepDef{
-		{`^the test driver publishes a pool "([^"]+)" with ` + sharedRangePattern + `$`, w.publishFractionalPool, nil},
+func (w *world) fractionalSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the test driver publishes a pool "([^"]+)" with ` + sharedRangePattern + `$`, Fn: w.publishFractionalPool},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\S+) of the test driver's capacity "([^"]+)"$`, Fn: w.claimTestCapacity},
 		{Pattern: `^the claim "([^"]+)" consumes (\S+) of the test driver's capacity "([^"]+)"$`, Fn: w.claimConsumesTestCapacity},
 		{Pattern: `^the ResourceSlice "([^"]+)" stores the capacity "([^"]+)" with the validRange min (\S+), step (\S+), max (\S+) and default (\S+)$`, Fn: w.sliceStoresRange},
@@ -47,7 +48,7 @@ func sharedRangeDevice(name, capacity, value, minimum, step, maximum, def string
 	return resourceapi.Device{
 		Name:                     name,
 		AllowMultipleAllocations: ptr.To(true),
-		Attributes:               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{TestRoleAttribute: {StringValue: ptr.To(name)}},
+		Attributes:               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{kit.TestRoleAttribute: {StringValue: ptr.To(name)}},
 		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{testAttribute(capacity): {
 			Value: qs[0],
 			RequestPolicy: &resourceapi.CapacityRequestPolicy{
@@ -60,7 +61,7 @@ func sharedRangeDevice(name, capacity, value, minimum, step, maximum, def string
 
 // fractionalSlice builds the slice that submitAttributeSlice submits when
 // what describes a shared device with a validRange; ok is false otherwise.
-func (w *World) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, bool, error) {
+func (w *world) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, bool, error) {
 	m := sharedRangeRE.FindStringSubmatch(what)
 	if m == nil {
 		return nil, false, nil
@@ -74,17 +75,17 @@ func (w *World) fractionalSlice(name, what string) (*resourceapi.ResourceSlice, 
 	return s, true, nil
 }
 
-func (w *World) publishFractionalPool(ctx context.Context, pool, device, capacity, value, minimum, step, maximum, def string) error {
+func (w *world) publishFractionalPool(ctx context.Context, pool, device, capacity, value, minimum, step, maximum, def string) error {
 	d, err := sharedRangeDevice(device, capacity, value, minimum, step, maximum, def)
 	if err != nil {
 		return err
 	}
-	return w.publishTestPool(ctx, pool, 0, d)
+	return w.PublishTestPool(ctx, pool, 0, d)
 }
 
 // claimTestCapacity asks for amount of the capacity of one of the test
 // driver's devices.
-func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity string) error {
+func (w *world) claimTestCapacity(ctx context.Context, name, amount, capacity string) error {
 	q, err := resource.ParseQuantity(amount)
 	if err != nil {
 		return fmt.Errorf("parse amount %q of claim %s: %w", amount, name, err)
@@ -93,16 +94,16 @@ func (w *World) claimTestCapacity(ctx context.Context, name, amount, capacity st
 	if err != nil {
 		return err
 	}
-	spec := ClaimSpec(class, 1)
+	spec := kit.ClaimSpec(class, 1)
 	spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{
 		Requests: map[resourceapi.QualifiedName]resource.Quantity{testAttribute(capacity): q},
 	}
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // claimConsumesTestCapacity checks the claim's one result of the test
 // driver: it records a share ID and consumes exactly want of the capacity.
-func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capacity string) error {
+func (w *world) claimConsumesTestCapacity(ctx context.Context, claim, want, capacity string) error {
 	q, err := resource.ParseQuantity(want)
 	if err != nil {
 		return fmt.Errorf("parse amount %q: %w", want, err)
@@ -111,9 +112,9 @@ func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capa
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, TestDriverName)
+	results := kit.DriverResults(c, kit.TestDriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of the test driver, expected one shared device", claim, ResultIDs(results))
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected one shared device", claim, kit.ResultIDs(results))
 	}
 	r := results[0]
 	got, ok := r.ConsumedCapacity[testAttribute(capacity)]
@@ -131,7 +132,7 @@ func (w *World) claimConsumesTestCapacity(ctx context.Context, claim, want, capa
 // sliceStoresRange checks that the API server stored the validRange and
 // default of the capacity of the slice's device as given, in value
 // (milli-units included: a whole-number rounding would show).
-func (w *World) sliceStoresRange(ctx context.Context, name, capacity, minimum, step, maximum, def string) error {
+func (w *world) sliceStoresRange(ctx context.Context, name, capacity, minimum, step, maximum, def string) error {
 	s, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, w.TestObjectName(name), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ResourceSlice %s: %w", w.TestObjectName(name), err)
@@ -160,5 +161,5 @@ func (w *World) sliceStoresRange(ctx context.Context, name, capacity, minimum, s
 			bad = append(bad, fmt.Sprintf("ResourceSlice %s: capacity %s stores %s %s, expected %s", s.Name, capacity, f.field, f.got.String(), want.String()))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }

@@ -1,4 +1,4 @@
-package kit
+package attributes
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -23,8 +24,8 @@ import (
 // ranges of consumable capacity (KEP-5075, steps_fractional.go). Most of them
 // publish pools of the kit's test driver, whose devices no kubelet plugin
 // prepares: their pods are only ever checked to be scheduled.
-func (w *World) attributeSteps() []StepDef {
-	steps := []StepDef{
+func (w *world) attributeSteps() []kit.StepDef {
+	steps := []kit.StepDef{
 		{Pattern: `^the API server keeps list-type device attributes$`, Fn: w.apiServerKeepsListAttributes},
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver is submitted with (.+)$`, Fn: w.submitAttributeSlice},
 		{Pattern: `^the test driver publishes a pool "([^"]+)" of devices with the int attribute "([^"]+)": (.+)$`, Fn: w.publishIntAttributePool},
@@ -33,7 +34,7 @@ func (w *World) attributeSteps() []StepDef {
 		{Pattern: `^the claim "([^"]+)" is allocated exactly the test driver's devices (.+)$`, Fn: w.claimAllocatedTestDeviceSet},
 		{Pattern: `^the API server keeps derived attributes in ResourceClaims$`, Fn: w.apiServerKeepsDerivedAttributes},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)" and (\d+) more with the same derived "([^"]+)", "([^"]+)" divided by (\d+)$`, Fn: w.claimWithDerivedConstraint},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, Fn: w.claimDerivedCopy, Needs: NeedsWhole(false, 1)},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) devices with the same derived "([^"]+)", a copy of "([^"]+)"$`, Fn: w.claimDerivedCopy, Needs: kit.NeedsWhole(false, 1)},
 	}
 	steps = append(steps, w.numaNodeSteps()...)
 	steps = append(steps, w.listAttributeSteps()...)
@@ -46,7 +47,7 @@ func testAttribute(name string) resourceapi.QualifiedName {
 	if strings.Contains(name, "/") {
 		return resourceapi.QualifiedName(name)
 	}
-	return resourceapi.QualifiedName(TestDriverName + "/" + name)
+	return resourceapi.QualifiedName(kit.TestDriverName + "/" + name)
 }
 
 // testAttributeExpr is the CEL expression of a device's attribute name
@@ -60,7 +61,7 @@ func testAttributeExpr(name string) string {
 // list-type attributes (the alpha gate DRAListTypeAttributes is off): a
 // dry-run create of a slice with an ints attribute shows whether it is
 // stored.
-func (w *World) apiServerKeepsListAttributes(ctx context.Context) (context.Context, error) {
+func (w *world) apiServerKeepsListAttributes(ctx context.Context) (context.Context, error) {
 	s := w.TestSlice("list-gate-check", "list-gate-check", 1)
 	s.Spec.Devices = []resourceapi.Device{{Name: "dev", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 		testAttribute("numa"): {IntValues: []int64{0, 1}},
@@ -70,7 +71,7 @@ func (w *World) apiServerKeepsListAttributes(ctx context.Context) (context.Conte
 		return ctx, fmt.Errorf("dry-run create of a ResourceSlice with a list attribute: %w", err)
 	}
 	if len(got.Spec.Devices) != 1 || len(got.Spec.Devices[0].Attributes[testAttribute("numa")].IntValues) != 2 {
-		return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAListTypeAttributes: the API server drops list-type device attributes")
+		return kit.Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRAListTypeAttributes: the API server drops list-type device attributes")
 	}
 	return ctx, nil
 }
@@ -129,7 +130,7 @@ func manyDevices(n int, withList bool) []resourceapi.Device {
 // submitAttributeSlice tries to create a one-slice pool of the test driver
 // that the text describes and remembers the outcome for the "rejects it" and
 // "accepts it" steps.
-func (w *World) submitAttributeSlice(ctx context.Context, name, what string) error {
+func (w *world) submitAttributeSlice(ctx context.Context, name, what string) error {
 	if s, ok, err := w.fractionalSlice(name, what); ok || err != nil {
 		if err == nil {
 			w.SubmitSlice(ctx, s)
@@ -158,7 +159,7 @@ func (w *World) submitAttributeSlice(ctx context.Context, name, what string) err
 // "numa" is an empty int list. Go clients never send an empty list (the
 // field is omitempty), so the kit writes the JSON itself: a driver in
 // another language may well send one.
-func (w *World) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.ResourceSlice) error {
+func (w *world) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.ResourceSlice) error {
 	s.Spec.Devices = []resourceapi.Device{{Name: "dev"}}
 	s.APIVersion, s.Kind = resourceapi.SchemeGroupVersion.String(), "ResourceSlice"
 	body, err := jsonWithEmptyList(s, string(testAttribute("numa")))
@@ -172,16 +173,16 @@ func (w *World) submitSliceWithEmptyList(ctx context.Context, s *resourceapi.Res
 	err = rc.Post().Resource("resourceslices").
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	if err == nil {
-		w.Ledger.Add(KindResourceSlice, s.Name)
+		w.Ledger.Add(kit.KindResourceSlice, s.Name)
 	}
-	w.Submitted = &Submission{Kind: KindResourceSlice, Name: s.Name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindResourceSlice, Name: s.Name, Err: err}
 	return nil
 }
 
 // publishIntAttributePool publishes a one-slice pool of the test driver
 // whose devices have the int attribute attr, as spec lists them:
 // "anchor [1], near [0 1], far 2" (a list in brackets, a scalar without).
-func (w *World) publishIntAttributePool(ctx context.Context, pool, attr, spec string) error {
+func (w *world) publishIntAttributePool(ctx context.Context, pool, attr, spec string) error {
 	values, err := parseIntAttributes(spec)
 	if err != nil {
 		return err
@@ -189,11 +190,11 @@ func (w *World) publishIntAttributePool(ctx context.Context, pool, attr, spec st
 	var devices []resourceapi.Device
 	for _, v := range values {
 		devices = append(devices, resourceapi.Device{Name: v.device, Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			TestRoleAttribute:   {StringValue: ptr.To(v.device)},
-			testAttribute(attr): v.value,
+			kit.TestRoleAttribute: {StringValue: ptr.To(v.device)},
+			testAttribute(attr):   v.value,
 		}})
 	}
-	return w.publishTestPool(ctx, pool, 0, devices...)
+	return w.PublishTestPool(ctx, pool, 0, devices...)
 }
 
 // deviceValue is one device of parseIntAttributes.
@@ -240,26 +241,26 @@ func roleSelector(role string, equal bool) string {
 	if !equal {
 		op = "!="
 	}
-	return fmt.Sprintf(`device.attributes[%s].?role.orValue("") %s %s`, strconv.Quote(TestDriverName), op, strconv.Quote(role))
+	return fmt.Sprintf(`device.attributes[%s].?role.orValue("") %s %s`, strconv.Quote(kit.TestDriverName), op, strconv.Quote(role))
 }
 
 // anchoredSpec asks for the test driver's device anchor (request
 // "anchor") and n other devices of the scenario's pools (request "others").
-func (w *World) anchoredSpec(ctx context.Context, anchor string, n int64) (resourceapi.ResourceClaimSpec, error) {
+func (w *world) anchoredSpec(ctx context.Context, anchor string, n int64) (resourceapi.ResourceClaimSpec, error) {
 	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return resourceapi.ResourceClaimSpec{}, err
 	}
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		ExactRequest("anchor", class, 1, roleSelector(anchor, true)),
-		ExactRequest("others", class, n, roleSelector(anchor, false)),
+		kit.ExactRequest("anchor", class, 1, roleSelector(anchor, true)),
+		kit.ExactRequest("others", class, n, roleSelector(anchor, false)),
 	}}}, nil
 }
 
 // claimWithConstraint asks for the anchor and n more devices that all have
 // the same value of attr (matchAttribute), or pairwise different values
 // (distinctAttribute).
-func (w *World) claimWithConstraint(ctx context.Context, name, anchor string, n int64, relation, attr string) error {
+func (w *world) claimWithConstraint(ctx context.Context, name, anchor string, n int64, relation, attr string) error {
 	spec, err := w.anchoredSpec(ctx, anchor, n)
 	if err != nil {
 		return err
@@ -270,12 +271,12 @@ func (w *World) claimWithConstraint(ctx context.Context, name, anchor string, n 
 		c = resourceapi.DeviceConstraint{DistinctAttribute: &full}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{c}
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // claimIncludes asks for one device whose attribute includes v, with the
 // CEL function includes() of KEP-5491, which works on lists and scalars.
-func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) error {
+func (w *world) claimIncludes(ctx context.Context, name, attr string, v int64) error {
 	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
@@ -285,12 +286,12 @@ func (w *World) claimIncludes(ctx context.Context, name, attr string, v int64) e
 	// complex. The scenario's DeviceClass admits only its own devices, which
 	// all have the attribute, before this selector runs.
 	sel := fmt.Sprintf("%s.includes(%d)", testAttributeExpr(attr), v)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(class, 1, sel)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(class, 1, sel)))
 }
 
 // claimAllocatedTestDeviceSet checks that the claim holds exactly the test
 // driver's devices listed as `"a", "b" and "c"`, in any order.
-func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list string) error {
+func (w *world) claimAllocatedTestDeviceSet(ctx context.Context, claim, list string) error {
 	var want []string
 	for _, f := range strings.Split(strings.ReplaceAll(list, " and ", ","), ",") {
 		if f = strings.Trim(strings.TrimSpace(f), `"`); f != "" {
@@ -305,7 +306,7 @@ func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 		return fmt.Errorf("claim %s is not allocated, expected the test driver's devices %s", claim, strings.Join(want, ", "))
 	}
 	var got []string
-	for _, r := range DriverResults(c, TestDriverName) {
+	for _, r := range kit.DriverResults(c, kit.TestDriverName) {
 		got = append(got, r.Device)
 	}
 	slices.Sort(got)
@@ -319,37 +320,23 @@ func (w *World) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 // apiServerKeepsDerivedAttributes skips the scenario when the API server
 // drops derivedAttributes from claims (the alpha gate DRADerivedAttributes
 // is off): a dry-run create shows whether they are stored.
-func (w *World) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
-	claim := NewClaim("derived-gate-check", derivedSpec(w.Cfg.DeviceClass(), "derived/driver", "device.driver", true))
+func (w *world) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
+	claim := kit.NewClaim("derived-gate-check", kit.DerivedSpec(w.Cfg.DeviceClass(), "derived/driver", "device.driver", true))
 	got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceClaim with a derived attribute: %w", err)
 	}
 	if r := got.Spec.Devices.Requests; len(r) == 0 || r[0].Exactly == nil || len(r[0].Exactly.DerivedAttributes) == 0 {
-		return Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRADerivedAttributes: the API server drops derivedAttributes from ResourceClaims")
+		return kit.Skip(ctx, report.NotEligiblePrefix+"needs feature gate DRADerivedAttributes: the API server drops derivedAttributes from ResourceClaims")
 	}
 	return ctx, nil
-}
-
-// derivedSpec asks for 2 devices of class with the derived attribute
-// name computed by expr, matched by a constraint when constrained.
-func derivedSpec(class, name, expr string, constrained bool) resourceapi.ResourceClaimSpec {
-	spec := ClaimSpec(class, 2)
-	spec.Devices.Requests[0].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{
-		Name: resourceapi.FullyQualifiedName(name), Expression: expr,
-	}}
-	if constrained {
-		full := resourceapi.FullyQualifiedName(name)
-		spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: &full}}
-	}
-	return spec
 }
 
 // claimWithDerivedConstraint asks for the anchor and n more devices whose
 // derived attribute, the int attribute attr divided by div for each
 // candidate of both requests, is the same. A name in the test driver's
 // domain shadows the physical attribute of that name in the constraint.
-func (w *World) claimWithDerivedConstraint(ctx context.Context, name, anchor string, n int64, derived, attr string, div int) error {
+func (w *world) claimWithDerivedConstraint(ctx context.Context, name, anchor string, n int64, derived, attr string, div int) error {
 	spec, err := w.anchoredSpec(ctx, anchor, n)
 	if err != nil {
 		return err
@@ -360,19 +347,19 @@ func (w *World) claimWithDerivedConstraint(ctx context.Context, name, anchor str
 		spec.Devices.Requests[i].Exactly.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{Name: full, Expression: expr}}
 	}
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: &full}}
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // claimDerivedCopy asks for n devices of the driver's DeviceClass whose
 // derived attribute, a copy of the driver's attribute attr, is the same.
-func (w *World) claimDerivedCopy(ctx context.Context, name string, n int64, derived, attr string) error {
+func (w *world) claimDerivedCopy(ctx context.Context, name string, n int64, derived, attr string) error {
 	domain, id, ok := strings.Cut(attr, "/")
 	if !ok {
 		domain, id = w.Cfg.DriverName, attr
 	}
-	spec := derivedSpec(w.Cfg.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
+	spec := kit.DerivedSpec(w.Cfg.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
 	spec.Devices.Requests[0].Exactly.Count = n
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // jsonWithEmptyList is s as JSON with an empty int list as the attribute

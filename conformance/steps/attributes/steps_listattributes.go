@@ -1,4 +1,4 @@
-package kit
+package attributes
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/report"
 )
@@ -22,10 +23,10 @@ import (
 // NUMA nodes a device is close to (declaration
 // deviceKinds[].numaNodesAttribute) to the node's sysfs, and let the
 // scheduler select and constrain the driver's devices by it.
-func (w *World) listAttributeSteps() []StepDef {
-	return []StepDef{
+func (w *world) listAttributeSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^each of the driver's devices carries the NUMA nodes the node's sysfs puts close to it as its NUMA nodes list$`, Fn: w.devicesCarrySysfsNUMANodes},
-		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device whose NUMA nodes list includes (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimNUMANodesIncludes, Needs: needsOneWhole},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device whose NUMA nodes list includes (the|another) NUMA node (?:than )?the node's sysfs gives it$`, Fn: w.claimNUMANodesIncludes, Needs: kit.NeedsOneWhole},
 		{Pattern: `^the device allocated to the claim "([^"]+)" has that NUMA node in its NUMA nodes list and in the node's sysfs$`, Fn: w.claimDeviceNUMANodesInclude},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 2 devices with the same NUMA nodes list$`, Fn: w.claimMatchingNUMANodes},
 		{Pattern: `^the devices allocated to the claim "([^"]+)" have NUMA nodes lists with a node in common, in the node's sysfs too$`, Fn: w.claimDevicesShareNUMANode},
@@ -36,17 +37,17 @@ func (w *World) listAttributeSteps() []StepDef {
 // numaNodesAttr lets a step go on when the driver claims listTypeAttributes,
 // declares its NUMA nodes list attribute and the kit reads the node's sysfs;
 // it returns the attribute's domain and name.
-func (w *World) numaNodesAttr(ctx context.Context) (context.Context, string, string, error) {
-	ctx, err := w.requireCapability(ctx, declaration.CapabilityListTypeAttributes)
+func (w *world) numaNodesAttr(ctx context.Context) (context.Context, string, string, error) {
+	ctx, err := w.RequireCapability(ctx, declaration.CapabilityListTypeAttributes)
 	if err != nil {
 		return ctx, "", "", err
 	}
 	if w.Cfg.NUMANodesAttribute == "" {
-		ctx, err = Skip(ctx, report.NotDeclaredPrefix+"the driver declares no list attribute of the NUMA nodes close to a device (deviceKinds[].numaNodesAttribute, or --numa-nodes-attribute)")
+		ctx, err = kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no list attribute of the NUMA nodes close to a device (deviceKinds[].numaNodesAttribute, or --numa-nodes-attribute)")
 		return ctx, "", "", err
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
-		ctx, err = Skip(ctx, SysfsSkipReason)
+		ctx, err = kit.Skip(ctx, kit.SysfsSkipReason)
 		return ctx, "", "", err
 	}
 	domain, name := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
@@ -61,7 +62,7 @@ func (w *World) numaNodesAttr(ctx context.Context) (context.Context, string, str
 // socket (physical_package_id of their first CPU) is the same, or unknown.
 // Nil when numa_node is -1; only the own node when the distance row is
 // missing.
-func (w *World) sysfsCloseNUMANodes(addr string) ([]int64, error) {
+func (w *world) sysfsCloseNUMANodes(addr string) ([]int64, error) {
 	own, err := w.sysfsNUMANode(addr)
 	if err != nil || own < 0 {
 		return nil, err
@@ -103,7 +104,7 @@ func (w *World) sysfsCloseNUMANodes(addr string) ([]int64, error) {
 
 // sysfsNUMASocket is the socket of a NUMA node's first CPU in the node's
 // sysfs; false when sysfs does not tell (a node without CPUs).
-func (w *World) sysfsNUMASocket(node int64) (int64, bool) {
+func (w *world) sysfsNUMASocket(node int64) (int64, bool) {
 	b, err := os.ReadFile(filepath.Join(w.Cfg.NodeSysfsRoot, "devices", "system", "node", fmt.Sprintf("node%d", node), "cpulist"))
 	if err != nil {
 		return 0, false
@@ -121,10 +122,10 @@ func (w *World) sysfsNUMASocket(node int64) (int64, bool) {
 }
 
 // devicePCIFunction is the device's pciBusID.
-func devicePCIFunction(d PublishedDevice) (string, error) {
-	a, ok := d.Attributes[pciBusIDAttribute]
+func devicePCIFunction(d kit.PublishedDevice) (string, error) {
+	a, ok := d.Attributes[kit.PciBusIDAttribute]
 	if !ok || a.StringValue == nil {
-		return "", fmt.Errorf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute)
+		return "", fmt.Errorf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), kit.PciBusIDAttribute)
 	}
 	return *a.StringValue, nil
 }
@@ -132,7 +133,7 @@ func devicePCIFunction(d PublishedDevice) (string, error) {
 // devicesCarrySysfsNUMANodes checks every device of the driver: its NUMA
 // nodes list is exactly sysfsCloseNUMANodes of its PCI function, and
 // absent where sysfs gives the function no NUMA node.
-func (w *World) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context, error) {
+func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
@@ -169,7 +170,7 @@ func (w *World) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 			bad = append(bad, fmt.Sprintf("device %s publishes %s %v, the node's sysfs puts NUMA nodes %v close to its PCI function %s", d.ID(), attr, a.IntValues, want, addr))
 		}
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // numaNodesSelector is the CEL selector of devices whose list attribute
@@ -185,7 +186,7 @@ func numaNodesSelector(domain, name string, node int64) string {
 // selector that its NUMA nodes list includes the NUMA node the node's sysfs
 // gives its PCI function (relation "the"), or a node sysfs does not put
 // close to it ("another"; the claim then stays unallocated).
-func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation string) (context.Context, error) {
+func (w *world) claimNUMANodesIncludes(ctx context.Context, claim, relation string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
@@ -194,16 +195,16 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		return ctx, fmt.Errorf("claim %s: the scenario leased no whole device to select by its NUMA nodes", claim)
 	}
 	d := w.Lease.Units[0].Whole[0]
-	a, ok := d.Attributes[pciBusIDAttribute]
+	a, ok := d.Attributes[kit.PciBusIDAttribute]
 	if !ok || a.StringValue == nil {
-		return Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), pciBusIDAttribute))
+		return kit.Skip(ctx, fmt.Sprintf("device %s publishes no %s, so the kit cannot find its PCI function in the node's sysfs", d.ID(), kit.PciBusIDAttribute))
 	}
 	near, err := w.sysfsCloseNUMANodes(*a.StringValue)
 	if err != nil {
 		return ctx, err
 	}
 	if near == nil {
-		return Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
+		return kit.Skip(ctx, fmt.Sprintf("the node's sysfs puts device %s (PCI function %s) on no NUMA node", d.ID(), *a.StringValue))
 	}
 	want := near[0]
 	if relation == "another" {
@@ -213,26 +214,26 @@ func (w *World) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.CreateClaim(ctx, NewClaim(claim, ClaimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
 // claim, in result order.
-func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]PublishedDevice, error) {
+func (w *world) claimPublishedDevices(ctx context.Context, claim string) ([]kit.PublishedDevice, error) {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Cfg.DriverName)
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]PublishedDevice{}
+	byID := map[string]kit.PublishedDevice{}
 	for _, d := range devices {
 		byID[d.ID()] = d
 	}
-	var out []PublishedDevice
+	var out []kit.PublishedDevice
 	for _, r := range results {
 		d, ok := byID[r.Pool+"/"+r.Device]
 		if !ok {
@@ -246,7 +247,7 @@ func (w *World) claimPublishedDevices(ctx context.Context, claim string) ([]Publ
 // claimDeviceNUMANodesInclude checks that the claim's one device publishes
 // the selected NUMA node in its list and that the node's sysfs puts that
 // node close to the device's PCI function.
-func (w *World) claimDeviceNUMANodesInclude(ctx context.Context, claim string) error {
+func (w *world) claimDeviceNUMANodesInclude(ctx context.Context, claim string) error {
 	want, ok := w.numaNodes[claim]
 	if !ok {
 		return fmt.Errorf("claim %s selected no NUMA node (a step \"a ResourceClaim ... whose NUMA nodes list includes ...\" must come first)", claim)
@@ -280,19 +281,19 @@ func (w *World) claimDeviceNUMANodesInclude(ctx context.Context, claim string) e
 // claimMatchingNUMANodes asks for 2 devices (the scenario's leased ones)
 // with matchAttribute over the NUMA nodes list: lists with a node in
 // common.
-func (w *World) claimMatchingNUMANodes(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) claimMatchingNUMANodes(ctx context.Context, claim string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	spec := WithMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
-	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
+	spec := kit.WithMatchAttribute(kit.ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, spec))
 }
 
 // claimDevicesShareNUMANode checks that the claim's devices publish NUMA
 // nodes lists with a node in common, and that their PCI functions' close
 // NUMA nodes in the node's sysfs have it in common too.
-func (w *World) claimDevicesShareNUMANode(ctx context.Context, claim string) error {
+func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) error {
 	devices, err := w.claimPublishedDevices(ctx, claim)
 	if err != nil {
 		return err
@@ -334,7 +335,7 @@ func (w *World) claimDevicesShareNUMANode(ctx context.Context, claim string) err
 // must be pairwise disjoint non-empty sets of the node's NUMA nodes, and no
 // more such sets exist than nodes, so no allocation can satisfy it. Skipped
 // when the driver's class has no more devices than that.
-func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) claimDistinctNUMANodes(ctx context.Context, claim string) (context.Context, error) {
 	ctx, domain, name, err := w.numaNodesAttr(ctx)
 	if err != nil {
 		return ctx, err
@@ -349,10 +350,10 @@ func (w *World) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 		return ctx, err
 	}
 	if int64(len(devices)) < n || n > resourceapi.AllocationResultsMaxSize {
-		return Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.DeviceClass(), len(devices), n, len(nodes)))
+		return kit.Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.DeviceClass(), len(devices), n, len(nodes)))
 	}
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
-	spec := ClaimSpec(w.Cfg.DeviceClass(), n)
+	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
-	return ctx, w.CreateClaim(ctx, NewClaim(claim, spec))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, spec))
 }

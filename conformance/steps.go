@@ -18,6 +18,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
 	"drakit.dev/drakit/conformance/steps/slicelint"
+	"drakit.dev/drakit/conformance/steps/status"
 	"drakit.dev/drakit/conformance/steps/torus"
 )
 
@@ -41,5 +42,6 @@ var Steps = []kit.StepGroup{
 	poolstatus.Steps,
 	prioritized.Steps,
 	slicelint.Steps,
+	status.Steps,
 	torus.Steps,
 }

@@ -177,7 +177,7 @@ func (w *World) saveScenario(s *scenario.Scenario) string {
 // allocationNode is a node the claim's allocation is for: the node of a pod
 // it is reserved for, else the first schedulable node its node selector
 // matches (all of them when it has none).
-func (w *World) allocationNode(ctx context.Context, c *resourceapi.ResourceClaim) (string, error) {
+func (w *World) AllocationNode(ctx context.Context, c *resourceapi.ResourceClaim) (string, error) {
 	for _, r := range c.Status.ReservedFor {
 		if r.Resource != "pods" || r.APIGroup != "" {
 			continue

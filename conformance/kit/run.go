@@ -86,7 +86,7 @@ func newSuite(cfg Config, groups []StepGroup) (*Suite, error) {
 		return nil, err
 	}
 	s := &Suite{Cfg: cfg, Kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
-		impersonate: impersonator(restCfg), stepGroups: groups}
+		Impersonate: impersonator(restCfg), stepGroups: groups}
 	return s, nil
 }
 

@@ -344,7 +344,7 @@ func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label 
 	if len(bad) > 0 {
 		return Findings(bad)
 	}
-	node, err := w.allocationNode(ctx, c)
+	node, err := w.AllocationNode(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -480,4 +480,18 @@ func checkSameAttribute(claim, attr, driver string, results []resourceapi.Device
 		out = append(out, fmt.Sprintf("claim %s: the allocated devices have different values of %s despite the matchAttribute constraint: %s", claim, attr, strings.Join(SortedCopy(parts), "; ")))
 	}
 	return out
+}
+
+// AllocatedClaim returns the claim once allocated with a device of the
+// driver.
+func (w *World) AllocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
+	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
+	}
+	results := DriverResults(c, w.Cfg.DriverName)
+	if c.Status.Allocation == nil || len(results) == 0 {
+		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Cfg.DriverName)
+	}
+	return c, results, nil
 }

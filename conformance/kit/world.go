@@ -55,7 +55,7 @@ type Suite struct {
 	logs func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) ([]byte, error)
 	// impersonate makes a client acting as another identity (a driver's
 	// ServiceAccount); nil when the kit cannot (tests with a fake).
-	impersonate func(rest.ImpersonationConfig) (kubernetes.Interface, error)
+	Impersonate func(rest.ImpersonationConfig) (kubernetes.Interface, error)
 	// progress follows the scenarios; nil shows nothing.
 	progress *progress
 	// sliceLister reads the driver's ResourceSlices from the run's
@@ -371,4 +371,9 @@ func (w *World) RunningPod(name string) (*PodRecord, error) {
 func Warn(ctx context.Context, msg string) context.Context {
 	klog.FromContext(ctx).Info("Warning, not counted in the verdict", "warning", msg)
 	return godog.Attach(ctx, godog.Attachment{FileName: report.WarningAttachment, MediaType: "text/plain", Body: []byte(msg)})
+}
+
+// AttachText attaches a note to the scenario's report.
+func AttachText(ctx context.Context, name, text string) context.Context {
+	return godog.Attach(ctx, godog.Attachment{FileName: name, MediaType: "text/plain", Body: []byte(text)})
 }

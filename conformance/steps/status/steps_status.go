@@ -1,4 +1,4 @@
-package kit
+package status
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cucumber/godog"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,14 +20,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
 // statusSteps are KEP-4817's: what the driver reports in a claim's
 // status.devices, checked against the claim's allocation and the node, and
 // what the API server accepts there from whom.
-func (w *World) statusSteps() []StepDef {
-	return []StepDef{
+func (w *world) statusSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^the driver reports the status of exactly the devices allocated to the claim "([^"]+)"$`, Fn: w.driverReportsStatus},
 		{Pattern: `^the network data the driver reports for the claim "([^"]+)" names interfaces of the node$`, Fn: w.networkDataOnNode},
 		{Pattern: `^the claim "([^"]+)" has no device status$`, Fn: w.claimHasNoStatus},
@@ -61,9 +61,9 @@ func entryKey(e resourceapi.AllocatedDeviceStatus) string {
 // driverReportsStatus waits until the claim's status.devices has an entry
 // of the driver for every device allocated to the claim from it (same
 // pool, device and share ID), and none for another device.
-func (w *World) driverReportsStatus(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) driverReportsStatus(ctx context.Context, claim string) (context.Context, error) {
 	var last *resourceapi.ResourceClaim
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to report the status of claim "+claim+"'s devices", func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "the driver to report the status of claim "+claim+"'s devices", func(ctx context.Context) (bool, string, error) {
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -89,15 +89,15 @@ func (w *World) driverReportsStatus(ctx context.Context, claim string) (context.
 			shown = append(shown, describeStatus(e))
 		}
 	}
-	ctx = AttachText(ctx, "device status", strings.Join(shown, "\n"))
-	return ctx, Findings(bad)
+	ctx = kit.AttachText(ctx, "device status", strings.Join(shown, "\n"))
+	return ctx, kit.Findings(bad)
 }
 
 // statusGaps are the driver's allocated devices without a status entry and
 // the driver's entries for devices not allocated to the claim.
-func (w *World) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
+func (w *world) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
 	allocated := map[string]bool{}
-	for _, r := range DriverResults(c, w.Cfg.DriverName) {
+	for _, r := range kit.DriverResults(c, w.Cfg.DriverName) {
 		allocated[resultKey(r)] = true
 	}
 	reported := map[string]bool{}
@@ -137,9 +137,9 @@ func describeStatus(e resourceapi.AllocatedDeviceStatus) string {
 // networkDataOnNode compares the interfaces the driver names in the claim's
 // status with the node's sysfs: each exists in class/net and has the
 // reported hardware address.
-func (w *World) networkDataOnNode(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) networkDataOnNode(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, SysfsSkipReason)
+		return kit.Skip(ctx, kit.SysfsSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
@@ -165,15 +165,15 @@ func (w *World) networkDataOnNode(ctx context.Context, claim string) (context.Co
 		}
 	}
 	if checked == 0 {
-		return Skip(ctx, fmt.Sprintf("the driver reports no network interface for the devices of claim %s", claim))
+		return kit.Skip(ctx, fmt.Sprintf("the driver reports no network interface for the devices of claim %s", claim))
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // claimHasNoStatus waits until the claim's status.devices is empty, as
 // the API server makes it when the allocation goes.
-func (w *World) claimHasNoStatus(ctx context.Context, claim string) error {
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, "claim "+claim+" to have no device status", func(ctx context.Context) (bool, string, error) {
+func (w *world) claimHasNoStatus(ctx context.Context, claim string) error {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, "claim "+claim+" to have no device status", func(ctx context.Context) (bool, string, error) {
 		c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -186,20 +186,6 @@ func (w *World) claimHasNoStatus(ctx context.Context, claim string) error {
 	})
 }
 
-// allocatedClaim returns the claim once allocated with a device of the
-// driver.
-func (w *World) AllocatedClaim(ctx context.Context, claim string) (*resourceapi.ResourceClaim, []resourceapi.DeviceRequestAllocationResult, error) {
-	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
-	}
-	results := DriverResults(c, w.Cfg.DriverName)
-	if c.Status.Allocation == nil || len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Cfg.DriverName)
-	}
-	return c, results, nil
-}
-
 // readyCondition is a condition the kit writes into status entries.
 func readyCondition() metav1.Condition {
 	return metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "KitProbe", Message: "written by drakit's conformance kit", LastTransitionTime: metav1.Now()}
@@ -207,17 +193,17 @@ func readyCondition() metav1.Condition {
 
 // submitStatus writes entry as the first of the claim's status.devices,
 // replacing any entry with its key, and records the API server's answer.
-func (w *World) submitStatus(ctx context.Context, c *resourceapi.ResourceClaim, entry resourceapi.AllocatedDeviceStatus) {
+func (w *world) submitStatus(ctx context.Context, c *resourceapi.ResourceClaim, entry resourceapi.AllocatedDeviceStatus) {
 	c = c.DeepCopy()
 	rest := slices.DeleteFunc(c.Status.Devices, func(e resourceapi.AllocatedDeviceStatus) bool { return entryKey(e) == entryKey(entry) })
 	c.Status.Devices = append([]resourceapi.AllocatedDeviceStatus{entry}, rest...)
 	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	w.Submitted = &Submission{Kind: kindStatus, Name: c.Name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kindStatus, Name: c.Name, Err: err}
 }
 
 // submitUnallocatedStatus writes a status entry of the driver for a device
 // name no allocation of the claim has.
-func (w *World) submitUnallocatedStatus(ctx context.Context, claim string) error {
+func (w *world) submitUnallocatedStatus(ctx context.Context, claim string) error {
 	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return err
@@ -267,7 +253,7 @@ var statusDefects = map[string]func(e *resourceapi.AllocatedDeviceStatus){
 
 // submitDefectiveStatus writes a status entry for the claim's first
 // device of the driver with the defect.
-func (w *World) submitDefectiveStatus(ctx context.Context, claim, defect string) error {
+func (w *world) submitDefectiveStatus(ctx context.Context, claim, defect string) error {
 	edit, ok := statusDefects[defect]
 	if !ok {
 		return fmt.Errorf("unknown status defect %q (known: %s)", defect, strings.Join(slices.Sorted(maps.Keys(statusDefects)), "; "))
@@ -291,12 +277,12 @@ func (w *World) submitDefectiveStatus(ctx context.Context, claim, defect string)
 // writes a status entry for the device another driver allocated to the
 // claim: the API server must refuse it as Forbidden on
 // resourceclaims/driver, the granular status authorization of KEP-4817.
-func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.DriverPodSelector == "" {
-		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no pods (driver.pods, or --driver-pod-selector): the kit cannot tell its ServiceAccount")
+		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no pods (driver.pods, or --driver-pod-selector): the kit cannot tell its ServiceAccount")
 	}
-	if w.impersonate == nil {
-		return Skip(ctx, "the kit cannot act as another identity here")
+	if w.Impersonate == nil {
+		return kit.Skip(ctx, "the kit cannot act as another identity here")
 	}
 	c, _, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
@@ -325,7 +311,7 @@ func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 		Extra:    map[string][]string{"authentication.kubernetes.io/node-name": {pod.Spec.NodeName}},
 	}
-	client, err := w.impersonate(as)
+	client, err := w.Impersonate(as)
 	if err != nil {
 		return ctx, err
 	}
@@ -353,12 +339,7 @@ func (w *World) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 	case !strings.Contains(err.Error(), "resourceclaims/driver"):
 		return ctx, fmt.Errorf("%s writing the status of driver %s's device was forbidden, but not by the status authorization on resourceclaims/driver: %w", who, other.Driver, err)
 	}
-	return AttachText(ctx, "refusal", err.Error()), nil
-}
-
-// attachText attaches a note to the scenario's report.
-func AttachText(ctx context.Context, name, text string) context.Context {
-	return godog.Attach(ctx, godog.Attachment{FileName: name, MediaType: "text/plain", Body: []byte(text)})
+	return kit.AttachText(ctx, "refusal", err.Error()), nil
 }
 
 // hasCause says whether err is an API status with a cause of the type at
@@ -378,8 +359,8 @@ func hasCause(err error, cause metav1.CauseType, field string) bool {
 
 // driverPodOnNode is a running pod of the driver on the node of the claim's
 // allocation.
-func (w *World) driverPodOnNode(ctx context.Context, c *resourceapi.ResourceClaim) (*corev1.Pod, error) {
-	node, err := w.allocationNode(ctx, c)
+func (w *world) driverPodOnNode(ctx context.Context, c *resourceapi.ResourceClaim) (*corev1.Pod, error) {
+	node, err := w.AllocationNode(ctx, c)
 	if err != nil {
 		return nil, err
 	}

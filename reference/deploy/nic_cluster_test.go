@@ -28,11 +28,11 @@ import (
 // deploy; `eval "$(drakit env status -o env)"` sets it for the local
 // cluster); the driver needs no NICs for it.
 func TestIntegrationNICStatusAuthorization(t *testing.T) {
-	adminConfig, admin := clusterAdmin(t, "the NIC driver", "make cluster-up, drakit nic-driver deploy")
+	adminConfig, admin := clusterAdmin(t, "the NIC driver", "make cluster-up, drakit driver deploy --kind nic")
 	ctx := t.Context()
 	role, err := admin.RbacV1().ClusterRoles().Get(ctx, NICName, metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("get the NIC driver's cluster role (is it deployed? drakit nic-driver deploy): %v", err)
+		t.Fatalf("get the NIC driver's cluster role (is it deployed? drakit driver deploy --kind nic): %v", err)
 	}
 	driver := ""
 	for _, r := range role.Rules {

@@ -29,7 +29,7 @@ import (
 func bindOptions(fs *pflag.FlagSet, o *deploy.Options) {
 	fs.StringVar((*string)(&o.Kind), "kind", string(o.Kind), "the driver: gpu, nic, cpu, tpu or plain")
 	fs.StringVar(&o.DriverName, "driver-name", o.DriverName, "DRA driver name, also the name of its first DeviceClass (default: the kind's, <kind>.drakit.dev)")
-	fs.StringVar(&o.Image, "image", o.Image, "driver image, never pulled: it must be on the node (default: the kind's)")
+	fs.StringVar(&o.Image, "image", o.Image, "driver image, whose drakit-driver every kind runs (--kind); never pulled: it must be on the node")
 	fs.StringVar(&o.KubeletRootDir, "kubelet-root-dir", o.KubeletRootDir, "the kubelet's --root-dir on the node ($DRAKIT_KUBELET_ROOT_DIR)")
 	fs.StringVar(&o.RegistrarDir, "registrar-dir", o.RegistrarDir, "where the driver registers its plugin, below --kubelet-root-dir (default: the kubelet's plugins_registry; another directory puts it behind drakit interpose)")
 	fs.StringVar(&o.CDIDir, "cdi-dir", o.CDIDir, "the container runtime's CDI spec directory on the node ($DRAKIT_CDI_DIR)")
@@ -132,7 +132,7 @@ func options(fs *pflag.FlagSet) (deploy.Options, error) {
 // the environment's paths.
 func flagDefaults() deploy.Options {
 	o := deploy.DefaultOptions(deploy.KindGPU)
-	o.DriverName, o.Image, o.HTTPPort, o.DeviceMetadata = "", "", 0, false
+	o.DriverName, o.HTTPPort, o.DeviceMetadata = "", 0, false
 	envDefaults(&o)
 	return o
 }
@@ -202,10 +202,12 @@ another kind than --kind's are refused; each kind's defaults are its own.`,
 		func(c *cobra.Command, client kubernetes.Interface, o deploy.Options) error {
 			return deploy.Apply(c.Context(), client, o)
 		})
-	deployCmd.Example = `  eval "$(drakit env status -o env)"    # the paths of the local cluster
-  drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG"
-  drakit driver deploy --kind nic --vfs-per-pf 2 --kubeconfig "$DRAKIT_KUBECONFIG"
-  drakit driver deploy --kind plain --variant wrong-device --defect wrong-device --http-port 9501 --kubeconfig "$DRAKIT_KUBECONFIG"`
+	deployCmd.Example = `  eval "$(drakit env status -o env)"    # the local cluster's paths (shell variables: pass them)
+  paths=(--kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --cdi-dir "$DRAKIT_CDI_DIR")
+  drakit driver deploy "${paths[@]}" --host-root "$DRAKIT_EMULATOR_ROOT" --runtime-class-name drakit-mig-manager
+  drakit driver deploy "${paths[@]}" --host-root "$DRAKIT_EMULATOR_ROOT" --kind nic --vfs-per-pf 2
+  drakit driver deploy "${paths[@]}" --kind plain --state-dir "$DRAKIT_RUN_DIR/plain-driver" \
+    --variant wrong-device --defect wrong-device --http-port 9501`
 	sub("delete", "Delete the driver and its ResourceSlices (succeeds when nothing is deployed)", true,
 		func(c *cobra.Command, client kubernetes.Interface, o deploy.Options) error {
 			return deploy.Delete(c.Context(), client, o)

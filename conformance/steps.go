@@ -3,6 +3,7 @@ package conformance
 import (
 	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/steps/adminaccess"
+	"drakit.dev/drakit/conformance/steps/alignment"
 	"drakit.dev/drakit/conformance/steps/attributes"
 	"drakit.dev/drakit/conformance/steps/binding"
 	"drakit.dev/drakit/conformance/steps/capacity"
@@ -17,6 +18,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
+	"drakit.dev/drakit/conformance/steps/quota"
 	"drakit.dev/drakit/conformance/steps/slicelint"
 	"drakit.dev/drakit/conformance/steps/status"
 	"drakit.dev/drakit/conformance/steps/torus"
@@ -27,6 +29,7 @@ import (
 // directory under features/, and touches nothing else.
 var Steps = []kit.StepGroup{
 	adminaccess.Steps,
+	alignment.Steps,
 	attributes.Steps,
 	binding.Steps,
 	capacity.Steps,
@@ -41,6 +44,7 @@ var Steps = []kit.StepGroup{
 	podresources.Steps,
 	poolstatus.Steps,
 	prioritized.Steps,
+	quota.Steps,
 	slicelint.Steps,
 	status.Steps,
 	torus.Steps,

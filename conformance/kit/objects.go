@@ -246,3 +246,12 @@ func DerivedSpec(class, name, expr string, constrained bool) resourceapi.Resourc
 	}
 	return spec
 }
+
+// DeviceQuotaName is the name of the scenario's ResourceQuota.
+const DeviceQuotaName = "devices"
+
+// DeviceQuotaResource is the quota resource that counts the devices claims
+// of the namespace request from a DeviceClass.
+func DeviceQuotaResource(class string) corev1.ResourceName {
+	return corev1.ResourceName(class + ".deviceclass.resource.k8s.io/devices")
+}

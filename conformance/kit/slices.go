@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -241,4 +242,40 @@ func counterSets(slices []resourceapi.ResourceSlice, driver string) map[string]m
 		}
 	}
 	return out
+}
+
+// Standard attributes of k8s.io/dynamic-resource-allocation/deviceattribute.
+const (
+	PcieRootAttribute = "resource.kubernetes.io/pcieRoot"
+	PciBusIDAttribute = "resource.kubernetes.io/pciBusID"
+)
+
+// sliceDevice finds an allocated device's attributes in the slices.
+func SliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, bool) {
+	if d := findSliceDevice(items, r); d != nil {
+		return d.Attributes, true
+	}
+	return nil, false
+}
+
+// findSliceDevice is the allocated device as the slices publish it, nil
+// when none does.
+func findSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
+	for i := range items {
+		s := &items[i]
+		if s.Spec.Driver != r.Driver || s.Spec.Pool.Name != r.Pool {
+			continue
+		}
+		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
+			return &s.Spec.Devices[j]
+		}
+	}
+	return nil
+}
+
+func StringAttr(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, name string) string {
+	if a, ok := attrs[resourceapi.QualifiedName(name)]; ok && a.StringValue != nil {
+		return *a.StringValue
+	}
+	return ""
 }

@@ -90,7 +90,7 @@ func (w *World) claimDevice(ctx context.Context, claim string) (string, resource
 	if err != nil {
 		return "", results[0], err
 	}
-	id := stringAttr(dev.Attributes, w.Cfg.UUIDAttribute)
+	id := StringAttr(dev.Attributes, w.Cfg.UUIDAttribute)
 	if id == "" {
 		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.Cfg.UUIDAttribute)
 	}
@@ -208,7 +208,7 @@ func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValu
 		var tainted []string
 		for _, s := range list.Items {
 			for _, d := range s.Spec.Devices {
-				if len(d.Taints) > 0 && (stringAttr(d.Attributes, w.Cfg.UUIDAttribute) == target.Identity || stringAttr(d.Attributes, w.Cfg.ParentUUIDAttribute) == target.Identity) {
+				if len(d.Taints) > 0 && (StringAttr(d.Attributes, w.Cfg.UUIDAttribute) == target.Identity || StringAttr(d.Attributes, w.Cfg.ParentUUIDAttribute) == target.Identity) {
 					tainted = append(tainted, d.Name)
 				}
 			}

@@ -1,16 +1,16 @@
-package kit
+package alignment
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/report"
 )
@@ -19,9 +19,9 @@ import (
 // another driver (a PCIe root peer: the GPU beside a NIC) under one
 // matchAttribute constraint on a standard attribute, and check the pair
 // against the node's PCI topology.
-func (w *World) alignmentSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^the driver's devices have a PCIe root peer DeviceClass$`, Fn: w.hasPeerClass, Needs: NeedsExclusive},
+func (w *world) alignmentSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the driver's devices have a PCIe root peer DeviceClass$`, Fn: w.hasPeerClass, Needs: kit.NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device and 1 device of the peer class with the same "([^"]+)"$`, Fn: w.claimWithPeer},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 device of the peer class and 1 more device than any value of "([^"]+)" has, all with that value$`, Fn: w.claimUnalignable},
 		{Pattern: `^the devices allocated to the claim "([^"]+)" sit below one PCIe root complex of the node$`, Fn: w.claimBelowOneRoot},
@@ -29,26 +29,20 @@ func (w *World) alignmentSteps() []StepDef {
 	}
 }
 
-// Standard attributes of k8s.io/dynamic-resource-allocation/deviceattribute.
-const (
-	pcieRootAttribute = "resource.kubernetes.io/pcieRoot"
-	PciBusIDAttribute = "resource.kubernetes.io/pciBusID"
-)
-
 // peerRequest names the request for the peer driver's device.
 const peerRequest = "peer"
 
-func (w *World) peerClass() string {
+func (w *world) peerClass() string {
 	if len(w.Cfg.PCIeRootPeerClasses) == 0 {
 		return ""
 	}
 	return w.Cfg.PCIeRootPeerClasses[0]
 }
 
-func (w *World) hasPeerClass(ctx context.Context) (context.Context, error) {
+func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
 	peer := w.peerClass()
 	if peer == "" {
-		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no DeviceClass of another driver whose devices share its PCIe roots (deviceKinds[].pcieRootPeers, or --pcie-root-peer-classes)")
+		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no DeviceClass of another driver whose devices share its PCIe roots (deviceKinds[].pcieRootPeers, or --pcie-root-peer-classes)")
 	}
 	if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, peer, metav1.GetOptions{}); err != nil {
 		return ctx, fmt.Errorf("get the peer DeviceClass %s: %w", peer, err)
@@ -58,20 +52,20 @@ func (w *World) hasPeerClass(ctx context.Context) (context.Context, error) {
 
 // peerSpec asks for n devices of the kit's class and one of the peer
 // class, all with the same value of attr.
-func (w *World) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
+func (w *world) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
 	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := ClaimSpec(w.Cfg.DeviceClass(), n)
-	spec.Devices.Requests = append(spec.Devices.Requests, ExactRequest(peerRequest, w.peerClass(), 1))
-	return WithMatchAttribute(spec, domain+"/"+id)
+	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), n)
+	spec.Devices.Requests = append(spec.Devices.Requests, kit.ExactRequest(peerRequest, w.peerClass(), 1))
+	return kit.WithMatchAttribute(spec, domain+"/"+id)
 }
 
-func (w *World) claimWithPeer(ctx context.Context, name, attr string) error {
-	return w.CreateClaim(ctx, NewClaim(name, w.peerSpec(1, attr)))
+func (w *world) claimWithPeer(ctx context.Context, name, attr string) error {
+	return w.CreateClaim(ctx, kit.NewClaim(name, w.peerSpec(1, attr)))
 }
 
 // claimUnalignable asks for one more device of the kit's class than share
 // any one value of attr, so that no peer device can have their value.
-func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
+func (w *world) claimUnalignable(ctx context.Context, name, attr string) error {
 	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
 	if err != nil {
 		return err
@@ -88,7 +82,7 @@ func (w *World) claimUnalignable(ctx context.Context, name, attr string) error {
 	if most == 0 {
 		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.DeviceClass(), attr)
 	}
-	return w.CreateClaim(ctx, NewClaim(name, w.peerSpec(int64(most+1), attr)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, w.peerSpec(int64(most+1), attr)))
 }
 
 // attributeText is an attribute's value as text.
@@ -109,9 +103,9 @@ func attributeText(a resourceapi.DeviceAttribute) string {
 // claimBelowOneRoot resolves the PCI address every allocated device of the
 // claim publishes (any driver's) in the node's sysfs: all must hang below
 // one root complex, the one their pcieRoot attribute names.
-func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) claimBelowOneRoot(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, SysfsSkipReason)
+		return kit.Skip(ctx, kit.SysfsSkipReason)
 	}
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
@@ -127,14 +121,14 @@ func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 	var bad, seen []string
 	roots := map[string]bool{}
 	for _, r := range c.Status.Allocation.Devices.Results {
-		attrs, ok := sliceDevice(slices.Items, r)
+		attrs, ok := kit.SliceDevice(slices.Items, r)
 		if !ok {
 			bad = append(bad, fmt.Sprintf("device %s/%s/%s of claim %s is in no ResourceSlice", r.Driver, r.Pool, r.Device, claim))
 			continue
 		}
-		busID, published := stringAttr(attrs, PciBusIDAttribute), stringAttr(attrs, pcieRootAttribute)
+		busID, published := kit.StringAttr(attrs, kit.PciBusIDAttribute), kit.StringAttr(attrs, kit.PcieRootAttribute)
 		if busID == "" {
-			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, PciBusIDAttribute))
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes no %s to find it in the node's sysfs", r.Driver, r.Pool, r.Device, kit.PciBusIDAttribute))
 			continue
 		}
 		root, err := pcieRootOf(w.Cfg.NodeSysfsRoot, busID)
@@ -145,43 +139,13 @@ func (w *World) claimBelowOneRoot(ctx context.Context, claim string) (context.Co
 		roots[root] = true
 		seen = append(seen, fmt.Sprintf("%s/%s/%s at %s below %s", r.Driver, r.Pool, r.Device, busID, root))
 		if published != root {
-			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes %s %q, the node's sysfs puts %s below %s", r.Driver, r.Pool, r.Device, pcieRootAttribute, published, busID, root))
+			bad = append(bad, fmt.Sprintf("device %s/%s/%s publishes %s %q, the node's sysfs puts %s below %s", r.Driver, r.Pool, r.Device, kit.PcieRootAttribute, published, busID, root))
 		}
 	}
 	if len(roots) > 1 {
 		bad = append(bad, fmt.Sprintf("claim %s: its devices hang below %d root complexes: %s", claim, len(roots), strings.Join(seen, "; ")))
 	}
-	return AttachText(ctx, "pcie roots", strings.Join(seen, "\n")), Findings(bad)
-}
-
-// sliceDevice finds an allocated device's attributes in the slices.
-func sliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, bool) {
-	if d := findSliceDevice(items, r); d != nil {
-		return d.Attributes, true
-	}
-	return nil, false
-}
-
-// findSliceDevice is the allocated device as the slices publish it, nil
-// when none does.
-func findSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
-	for i := range items {
-		s := &items[i]
-		if s.Spec.Driver != r.Driver || s.Spec.Pool.Name != r.Pool {
-			continue
-		}
-		if j := slices.IndexFunc(s.Spec.Devices, func(d resourceapi.Device) bool { return d.Name == r.Device }); j >= 0 {
-			return &s.Spec.Devices[j]
-		}
-	}
-	return nil
-}
-
-func stringAttr(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, name string) string {
-	if a, ok := attrs[resourceapi.QualifiedName(name)]; ok && a.StringValue != nil {
-		return *a.StringValue
-	}
-	return ""
+	return kit.AttachText(ctx, "pcie roots", strings.Join(seen, "\n")), kit.Findings(bad)
 }
 
 // pcieRootOf is the root complex (pci<domain>:<bus>) a PCI function hangs
@@ -207,9 +171,9 @@ func pcieRootOf(sysfs, busID string) (string, error) {
 // the vendor the driver declares (a VF the driver had to create exists once
 // its claim is prepared). A device without a PCI address is a finding: the
 // step is for drivers of PCI devices.
-func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.Context, error) {
 	if w.Cfg.NodeSysfsRoot == "" {
-		return Skip(ctx, SysfsSkipReason)
+		return kit.Skip(ctx, kit.SysfsSkipReason)
 	}
 	c, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
@@ -221,10 +185,10 @@ func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 	}
 	var bad, seen []string
 	for _, r := range results {
-		attrs, ok := sliceDevice(slices.Items, r)
-		busID := stringAttr(attrs, PciBusIDAttribute)
+		attrs, ok := kit.SliceDevice(slices.Items, r)
+		busID := kit.StringAttr(attrs, kit.PciBusIDAttribute)
 		if !ok || busID == "" {
-			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, PciBusIDAttribute))
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s publishes no %s", c.Name, r.Pool, r.Device, kit.PciBusIDAttribute))
 			continue
 		}
 		dir := filepath.Join(w.Cfg.NodeSysfsRoot, "bus", "pci", "devices", busID)
@@ -238,5 +202,5 @@ func (w *World) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.Cfg.PCIVendor))
 		}
 	}
-	return AttachText(ctx, "pci functions", strings.Join(seen, "\n")), Findings(bad)
+	return kit.AttachText(ctx, "pci functions", strings.Join(seen, "\n")), kit.Findings(bad)
 }

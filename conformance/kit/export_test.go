@@ -26,6 +26,9 @@ var stepGroupsForTest []StepGroup
 // SetStepGroupsForTest sets the step packages the kit's tests run with.
 func SetStepGroupsForTest(groups []StepGroup) { stepGroupsForTest = groups }
 
+// StepGroupsForTest are the step packages the kit's tests run with.
+func StepGroupsForTest() []StepGroup { return stepGroupsForTest }
+
 // RunForTest runs the features of fsys with groups against the client kube.
 func RunForTest(ctx context.Context, cfg Config, kube kubernetes.Interface, fsys fs.FS, groups []StepGroup) (Result, error) {
 	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: fsys, stepGroups: groups}

@@ -1,5 +1,7 @@
 package deploy
 
+import "testing"
+
 // The names the chart gives each kind's objects (its table
 // drakit-driver.kinds), which the tests pin.
 const (
@@ -57,4 +59,24 @@ func SubsliceDeviceClassName(driver string) string { return "subslice." + driver
 func (w workload) on(node string) workload {
 	w.node = node
 	return w
+}
+
+// TestDefaultNamesArePinned: each kind's defaults render the namespace and
+// name the constants above pin.
+func TestDefaultNamesArePinned(t *testing.T) {
+	for _, c := range []struct {
+		got       workload
+		namespace string
+		name      string
+	}{
+		{gpuWorkload, Namespace, Name},
+		{nicWorkload, NICNamespace, NICName},
+		{cpuWorkload, CPUNamespace, CPUName},
+		{tpuWorkload, TPUNamespace, TPUName},
+		{kindWorkload(KindPlain), PlainNamespace, PlainName},
+	} {
+		if c.got.namespace != c.namespace || c.got.name != c.name {
+			t.Errorf("defaults render %s/%s, want %s/%s", c.got.namespace, c.got.name, c.namespace, c.name)
+		}
+	}
 }

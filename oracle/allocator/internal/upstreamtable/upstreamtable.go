@@ -44,7 +44,7 @@ type module struct {
 // variants and drakit's reference allocator (see the package doc) and fails
 // t with go test's output when any of them fails it. It must be called from
 // a test of drakit's module, whose go.mod gives the upstream version.
-func Run(t *testing.T) {
+func Run(t *testing.T) string {
 	t.Helper()
 	root := mainModuleDir(t)
 	up := locate(t, root)
@@ -110,6 +110,7 @@ func Run(t *testing.T) {
 	}
 	t.Logf("upstream's allocator table (%s@%s) passed in %v (go test of a temporary module, build included):\n%s%s",
 		upstreamModule, up.Version, elapsed, out, summary)
+	return string(summary)
 }
 
 // mainModuleDir is the root of drakit's checkout.

@@ -23,17 +23,25 @@ type Problem struct {
 	// Line is the line of the field, or of its nearest written parent, in
 	// a parsed declaration; 0 when unknown.
 	Line int
+	// Flag is the flag that writes the field (Flags, without dashes); ""
+	// when none does.
+	Flag string
 	// Err names the field by its path, e.g. deviceKinds[1].deviceClass.
 	Err *field.Error
 }
 
 // String is the problem as ValidationError lists it:
-// "line 12: deviceKinds[1].deviceClass: Duplicate value: …".
+// "line 12: deviceKinds[1].deviceClass: Duplicate value: …", with the flag
+// that writes the field before the path: "--device-class: deviceKinds[0]…".
 func (p Problem) String() string {
-	if p.Line > 0 {
-		return "line " + strconv.Itoa(p.Line) + ": " + p.Err.Error()
+	s := p.Err.Error()
+	if p.Flag != "" {
+		s = "--" + p.Flag + ": " + s
 	}
-	return p.Err.Error()
+	if p.Line > 0 {
+		s = "line " + strconv.Itoa(p.Line) + ": " + s
+	}
+	return s
 }
 
 // ValidationError lists every problem of a declaration.
@@ -114,7 +122,7 @@ func (d *Declaration) problems(errs field.ErrorList) error {
 	}
 	verr := &ValidationError{Source: source}
 	for _, e := range errs {
-		verr.Problems = append(verr.Problems, Problem{Line: d.lines.line(e.Field), Err: e})
+		verr.Problems = append(verr.Problems, Problem{Line: d.lines.line(e.Field), Flag: d.flags[e.Field], Err: e})
 	}
 	return verr
 }

@@ -5,11 +5,11 @@ import (
 	"slices"
 )
 
-// Settings are the values the conformance kit's flags carry today (the
-// fields of conformance.Config they are named after), as a declaration
-// gives them. The flags describe one kind of whole devices and one kind of
-// partitions, and per-device variables only as <prefix><DEVICE>=<identity>;
-// KitSettings drops what they cannot say.
+// Settings are the declaration as the conformance kit's scenarios read it,
+// derived from it by KitSettings and never given otherwise: the kinds of
+// the three roles (RoleWhole, RolePartitions, RoleShared) flattened to
+// their fields, and per-device variables of the reference driver's
+// convention as a prefix.
 type Settings struct {
 	DriverName string
 	// DriverVersion is driver.version.
@@ -61,10 +61,10 @@ type Settings struct {
 	// without).
 	FaultResponses []string
 	FaultCommand   *FaultCommand
-	// TorusChipClass, TorusSubsliceClass and TorusShapeAttribute are the
+	// TorusChipClassName, TorusSubsliceClassName and TorusShapeAttribute are the
 	// torus section's; all empty without one (the @tpu-torus scenarios
 	// skip).
-	TorusChipClass, TorusSubsliceClass, TorusShapeAttribute string
+	TorusChipClassName, TorusSubsliceClassName, TorusShapeAttribute string
 	// CliqueAttribute and IMEXChannelClassName are fabric's; empty
 	// without one.
 	CliqueAttribute, IMEXChannelClassName string
@@ -77,6 +77,9 @@ type Settings struct {
 	NUMANodesAttribute string
 	// OpaqueConfig is the whole-device kind's opaqueConfig; nil without.
 	OpaqueConfig *OpaqueConfig
+	// DeviceKindNames are the kinds' names by their DeviceClass, for the
+	// reports.
+	DeviceKindNames map[string]string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -92,7 +95,10 @@ func FormatFaultResponse(f FaultResponse) string {
 
 // KitSettings returns the kit's flag values for a valid declaration.
 func (d *Declaration) KitSettings() Settings {
-	s := Settings{DriverName: d.Driver.Name, DriverVersion: d.Driver.Version, Hardware: d.Hardware == HardwareReal}
+	s := Settings{DriverName: d.Driver.Name, DriverVersion: d.Driver.Version, Hardware: d.Hardware == HardwareReal, DeviceKindNames: map[string]string{}}
+	for _, k := range d.DeviceKinds {
+		s.DeviceKindNames[k.DeviceClass] = k.Name
+	}
 	for _, c := range capabilities {
 		if d.Claimed(c.Name) {
 			s.Capabilities = append(s.Capabilities, string(c.Name))
@@ -104,20 +110,13 @@ func (d *Declaration) KitSettings() Settings {
 	if f := d.Fabric; f != nil {
 		s.CliqueAttribute, s.IMEXChannelClassName = f.CliqueAttribute, f.ChannelClass
 	}
-	var whole, parts, shared *DeviceKind
-	for i := range d.DeviceKinds {
-		k := &d.DeviceKinds[i]
-		switch {
-		case k.SharedCapacity != "":
-			if shared == nil {
-				shared = k
-			}
-		case k.Partitions == nil && whole == nil:
-			whole = k
-		case k.Partitions != nil && parts == nil:
-			parts = k
+	kind := func(role string) *DeviceKind {
+		if i := d.kindOfRole(role); i >= 0 {
+			return &d.DeviceKinds[i]
 		}
+		return nil
 	}
+	whole, parts, shared := kind(RoleWhole), kind(RolePartitions), kind(RoleShared)
 	if shared != nil {
 		s.SharedDeviceClassName, s.SharedIdentityAttribute, s.SharedCapacity = shared.DeviceClass, shared.Identity.Attribute, shared.SharedCapacity
 	}
@@ -149,7 +148,7 @@ func (d *Declaration) KitSettings() Settings {
 		s.BindingConditionsSetBy = string(b.SetBy)
 	}
 	if t := d.Torus; t != nil {
-		s.TorusChipClass, s.TorusSubsliceClass, s.TorusShapeAttribute = t.ChipClass, t.SubsliceClass, t.ShapeAttribute
+		s.TorusChipClassName, s.TorusSubsliceClassName, s.TorusShapeAttribute = t.ChipClass, t.SubsliceClass, t.ShapeAttribute
 	}
 	if parts != nil {
 		s.PartitionClassName = parts.DeviceClass

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestKitSettings(t *testing.T) {
@@ -107,8 +108,14 @@ func TestKitSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, d.KitSettings()); diff != "" {
+			got := d.KitSettings()
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Settings{}, "DeviceKindNames")); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
+			}
+			for _, k := range d.DeviceKinds {
+				if got.DeviceKindNames[k.DeviceClass] != k.Name {
+					t.Errorf("DeviceKindNames[%s] = %q, want %q", k.DeviceClass, got.DeviceKindNames[k.DeviceClass], k.Name)
+				}
 			}
 		})
 	}

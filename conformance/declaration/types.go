@@ -51,6 +51,12 @@ type Declaration struct {
 	// source names the declaration in errors: Parse's name, or "" for a
 	// declaration built in code.
 	source string
+	// sharedKinds are the kinds Set appended as shared, by name: shared
+	// before their sharedCapacity is written.
+	sharedKinds map[string]bool
+	// flags maps field paths to the flags that write them (Flags), for
+	// errors.
+	flags map[string]string
 }
 
 // Driver identifies the driver under test.

@@ -24,9 +24,6 @@ var ErrNoScenarios = kit.ErrNoScenarios
 // DefaultConfig is the kit's configuration before any driver is named.
 func DefaultConfig() Config { return kit.DefaultConfig() }
 
-// DeclaredFields are the declaration fields the kit reads.
-func DeclaredFields() []string { return kit.DeclaredFields() }
-
 // Run runs the selected scenarios against the cluster and driver of cfg and
 // writes the reports; the verdict is the run's outcome.
 func Run(ctx context.Context, cfg Config) (Verdict, error) { return kit.Run(ctx, cfg, Steps...) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 
 	gk "github.com/onsi/ginkgo/v2"
 
@@ -18,17 +17,45 @@ import (
 // beside Ginkgo's (ginkgo.) and the test's own.
 const FlagPrefix = "drakit."
 
-// Flags binds the Config settings that a driver declaration does not hold
-// to flags of fs, named FlagPrefix and the drakit conformance command's
-// flag (--drakit.kubeconfig, --drakit.context, --drakit.request-timeout,
-// --drakit.driver-config, --drakit.node-cdi-dir, …), with that command's
-// defaults, environment variables included, and returns the Config they
-// fill once fs is parsed (for a test binary, flag.CommandLine: go test
-// parses it before the tests run). The driver's settings come from the declaration
-// (--drakit.driver-config), or from fields the caller sets on the Config.
-// ArtifactsDir defaults to $ARTIFACTS, else empty: a temporary directory.
-func Flags(fs *flag.FlagSet) *conformance.Config {
-	cfg := conformance.DefaultConfig()
+// FlagValues are the kit's settings from the flags Flags binds.
+type FlagValues struct {
+	// Config is the run's configuration but the driver.
+	Config conformance.Config
+	// DriverConfig is the driver declaration's file (--drakit.driver-config);
+	// empty: the driver flags alone describe the driver.
+	DriverConfig string
+	// driver collects the driver flags (--drakit.driver, --drakit.set, …).
+	driver declaration.Overrides
+}
+
+// Resolved is Config with the driver under test: its Declaration as set,
+// or else the declaration of DriverConfig with the driver flags written
+// over it (declaration.Overrides).
+func (v *FlagValues) Resolved() (conformance.Config, error) {
+	cfg := v.Config
+	if cfg.Declaration != nil {
+		return cfg, nil
+	}
+	d, err := v.driver.Declaration(v.DriverConfig)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Declaration = d
+	return cfg, nil
+}
+
+// Flags binds the kit's settings to flags of fs, named FlagPrefix and the
+// drakit conformance command's flag (--drakit.kubeconfig, --drakit.context,
+// --drakit.request-timeout, --drakit.driver-config, --drakit.driver,
+// --drakit.set, --drakit.node-cdi-dir, …), with that command's defaults,
+// environment variables included, and returns the values they fill once
+// fs is parsed (for a test binary, flag.CommandLine: go test parses it
+// before the tests run). ArtifactsDir defaults to $ARTIFACTS, else empty:
+// a temporary directory.
+func Flags(fs *flag.FlagSet) *FlagValues {
+	v := &FlagValues{driver: declaration.Overrides{Prefix: FlagPrefix}}
+	cfg := &v.Config
+	*cfg = conformance.DefaultConfig()
 	cfg.Kubeconfig = os.Getenv("DRAKIT_KUBECONFIG")
 	cfg.NodeCDIDir = os.Getenv("DRAKIT_CDI_DIR")
 	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
@@ -38,7 +65,11 @@ func Flags(fs *flag.FlagSet) *conformance.Config {
 	fs.StringVar(&cfg.Kubeconfig, f("kubeconfig"), cfg.Kubeconfig, "kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG)")
 	fs.StringVar(&cfg.KubeContext, f("context"), cfg.KubeContext, "kubeconfig context the kit's clients use (default: the kubeconfig's current-context)")
 	fs.DurationVar(&cfg.RequestTimeout, f("request-timeout"), cfg.RequestTimeout, "how long a single request of the kit's clients to the API server may take (0: no limit)")
-	fs.StringVar(&cfg.DriverConfig, f("driver-config"), cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see drakit's docs/examples/)")
+	fs.StringVar(&v.DriverConfig, f("driver-config"), "", "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see drakit's docs/examples/); the driver flags below write over it")
+	for _, df := range declaration.Flags() {
+		fs.Var(v.driver.Value(df), f(df.Name), declaration.FlagUsage(df))
+	}
+	fs.Var(v.driver.SetValue(), f(declaration.SetFlag), declaration.SetFlagUsage)
 	fs.StringVar(&cfg.ArtifactsDir, f("artifacts"), cfg.ArtifactsDir, "directory for the kit's junit.xml, cucumber.json, summary.txt, conformance-report.yaml and diagnostics ($ARTIFACTS; empty: a temporary directory)")
 	fs.StringVar(&cfg.NodeCDIDir, f("node-cdi-dir"), cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
 	fs.StringVar(&cfg.NodeEmulatorRoot, f("node-emulator-root"), cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT)")
@@ -60,17 +91,14 @@ func Flags(fs *flag.FlagSet) *conformance.Config {
 	fs.DurationVar(&cfg.Timeouts.Cleanup, f("cleanup-timeout"), cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
 	fs.DurationVar(&cfg.Timeouts.SchedulerBinding, f("scheduler-binding-timeout"), cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s)")
 	fs.DurationVar(&cfg.Timeouts.FaultCommand, f("fault-command-timeout"), cfg.Timeouts.FaultCommand, "how long each run of the driver's fault command (deviceKinds[].faultCommand) may take")
-	return &cfg
+	return v
 }
 
-// openSession applies cfg's driver declaration and opens its session, the
+// openSession opens cfg's session, the
 // kit's output going to GinkgoWriter and its reports to cfg.ArtifactsDir
 // or a new temporary directory.
 func openSession(ctx context.Context, cfg conformance.Config) (session, settings, error) {
-	cfg, err := withDeclaration(cfg)
-	if err != nil {
-		return nil, settings{}, err
-	}
+	var err error
 	if cfg.ArtifactsDir == "" {
 		if cfg.ArtifactsDir, err = os.MkdirTemp("", "drakit-conformance-"); err != nil {
 			return nil, settings{}, fmt.Errorf("create an artifacts directory: %w", err)
@@ -86,23 +114,4 @@ func openSession(ctx context.Context, cfg conformance.Config) (session, settings
 		return nil, settings{}, err
 	}
 	return x, settings{artifacts: artifacts, failOnSkip: cfg.FailOnSkip}, nil
-}
-
-// withDeclaration applies the driver declaration of cfg.DriverConfig, if
-// any, to cfg: the fields it declares (conformance.DeclaredFields) that
-// cfg leaves zero take the declaration's values.
-func withDeclaration(cfg conformance.Config) (conformance.Config, error) {
-	if cfg.DriverConfig == "" {
-		return cfg, nil
-	}
-	d, err := declaration.Load(cfg.DriverConfig)
-	if err != nil {
-		return cfg, err
-	}
-	given := reflect.ValueOf(cfg)
-	cfg.ApplyDeclaration(d, func(field string) bool {
-		v := given.FieldByName(field)
-		return v.IsValid() && !v.IsZero()
-	})
-	return cfg, nil
 }

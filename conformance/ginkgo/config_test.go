@@ -13,7 +13,8 @@ import (
 // naming the flag.
 func TestFlagsClientFlags(t *testing.T) {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
-	cfg := Flags(fs)
+	v := Flags(fs)
+	cfg := &v.Config
 	if cfg.KubeContext != "" || cfg.RequestTimeout != 0 {
 		t.Errorf("defaults: context %q, timeout %v; want the current-context and no timeout", cfg.KubeContext, cfg.RequestTimeout)
 	}
@@ -29,5 +30,34 @@ func TestFlagsClientFlags(t *testing.T) {
 	Flags(fs)
 	if err := fs.Parse([]string{"--drakit.request-timeout", "bogus"}); err == nil || !strings.Contains(err.Error(), "drakit.request-timeout") {
 		t.Errorf("--drakit.request-timeout bogus: %v, want an error naming the flag", err)
+	}
+}
+
+// TestFlagsDescribeTheDriver: --drakit.driver-config and the driver flags
+// after it make the Config's declaration, the flags winning; a Declaration
+// already set is kept; a missing file is an error.
+func TestFlagsDescribeTheDriver(t *testing.T) {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	v := Flags(fs)
+	if err := fs.Parse([]string{"--drakit.driver-config", "../../docs/examples/reference-driver.yaml", "--drakit.device-class", "mine.example.com",
+		"--drakit.set", "driver.version=v9"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := v.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Declaration.KitSettings()
+	if s.DriverName != "gpu.drakit.dev" || s.PartitionClassName == "" || s.DeviceClassName != "mine.example.com" || s.DriverVersion != "v9" {
+		t.Errorf("settings %+v: want the file's driver with device class mine.example.com and version v9", s)
+	}
+	v.Config.Declaration = cfg.Declaration
+	v.DriverConfig = "missing.yaml"
+	if again, err := v.Resolved(); err != nil || again.Declaration != cfg.Declaration {
+		t.Errorf("a Declaration set: %v, not kept", err)
+	}
+	v.Config.Declaration = nil
+	if _, err := v.Resolved(); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("a missing declaration: %v, want an error naming it", err)
 	}
 }

@@ -37,16 +37,16 @@
 // time, and a failure does not stop the next: ContinueOnFailure) and
 // Serial (with ginkgo -p it runs after the parallel specs, alone, since
 // scenarios take the node's devices). Its BeforeAll calls the config
-// function given to Register, after flags are parsed, applies the driver
-// declaration of Config.DriverConfig (fields already set win) and opens the
+// function given to Register, after flags are parsed, and opens the
 // session; a config or cluster error fails the first selected spec. Its
 // AfterAll writes the kit's reports over the scenarios that ran (junit.xml,
 // cucumber.json, summary.txt, conformance-report.yaml) to
 // Config.ArtifactsDir, or to a new temporary directory when that is empty,
 // and names the directory in a report entry.
 //
-// Flags binds the settings that no driver declaration holds to flags
-// named drakit.<the drakit conformance flag> on a flag set, with the
+// Flags binds the kit's settings to flags named drakit.<the drakit
+// conformance flag> on a flag set, the driver's (a declaration file and the
+// flags that write its fields) included, with the
 // command's environment defaults ($DRAKIT_KUBECONFIG, $DRAKIT_CDI_DIR,
 // $DRAKIT_EMULATOR_ROOT, $DRAKIT_KUBELET_ROOT_DIR, $ARTIFACTS). The suite
 // in ./example runs the kit against drakit's local cluster.

@@ -274,28 +274,6 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestWithDeclaration: a declaration fills the driver fields left zero;
-// fields already set keep their values.
-func TestWithDeclaration(t *testing.T) {
-	cfg := conformance.DefaultConfig()
-	cfg.DriverConfig = filepath.Join("..", "..", "docs", "examples", "reference-driver.yaml")
-	cfg.DeviceClassName = "mine"
-	got, err := withDeclaration(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.DriverName != "gpu.drakit.dev" || got.PartitionClassName == "" || got.UUIDAttribute == "" {
-		t.Errorf("the declaration did not fill the driver: %+v", got)
-	}
-	if got.DeviceClassName != "mine" {
-		t.Errorf("DeviceClassName = %q, want the one set (mine)", got.DeviceClassName)
-	}
-	cfg.DriverConfig = "missing.yaml"
-	if _, err := withDeclaration(cfg); err == nil {
-		t.Error("a missing declaration gave no error")
-	}
-}
-
 // TestSpecsRunTheScenarios runs the kit's container with a label filter
 // against a fake session and checks, in Ginkgo's own report, that each
 // selected spec ran its scenario once and passed, skipped or failed with the

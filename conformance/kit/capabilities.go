@@ -45,12 +45,8 @@ func capabilityNames() []string {
 	return out
 }
 
-// claims says whether the driver claims the capability: listed in
-// Capabilities, or partitionableDevices implied by a partition class.
-func (c Config) claims(name declaration.CapabilityName) bool {
-	if name == declaration.CapabilityPartitionableDevices && c.PartitionClassName != "" {
-		return true
-	}
+// claims says whether the driver claims the capability.
+func (c DriverSettings) claims(name declaration.CapabilityName) bool {
 	return slices.Contains(c.Capabilities, string(name))
 }
 
@@ -132,7 +128,7 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 // must not escape a scenario by leaving unclaimed what it publishes, so
 // that fails.
 func (w *World) RequireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
-	if w.Cfg.claims(name) {
+	if w.Driver.claims(name) {
 		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
 	sl, err := w.DriverSlices(ctx)
@@ -142,7 +138,7 @@ func (w *World) RequireCapability(ctx context.Context, name declaration.Capabili
 	if ev, ok := capabilityEvidence(sl)[name]; ok {
 		c, _ := declaration.LookupCapability(name)
 		return ctx, fmt.Errorf("capability %s unclaimed, but driver %s publishes it: %s; claim it (capabilities: {%s: true} in the driver declaration, or --capabilities %s) so that the kit judges it",
-			c, w.Cfg.DriverName, ev, name, name)
+			c, w.Driver.DriverName, ev, name, name)
 	}
 	return Skip(ctx, unclaimedReason(name))
 }

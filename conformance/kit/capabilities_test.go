@@ -52,13 +52,9 @@ func TestCapabilityEvidence(t *testing.T) {
 
 func TestClaimsAndUnclaimedReason(t *testing.T) {
 	t.Parallel()
-	c := DefaultConfig()
+	var c DriverSettings
 	if c.claims(declaration.CapabilityPartitionableDevices) {
-		t.Error("defaults claim partitionableDevices")
-	}
-	c.PartitionClassName = "mig.example.com"
-	if !c.claims(declaration.CapabilityPartitionableDevices) {
-		t.Error("a partition class does not claim partitionableDevices")
+		t.Error("no settings claim partitionableDevices")
 	}
 	c.Capabilities = []string{"numaNodeAttribute"}
 	if !c.claims(declaration.CapabilityNUMANodeAttribute) || c.claims(declaration.CapabilityDeviceTaints) {

@@ -60,7 +60,7 @@ func (w *World) ClassDevices(ctx context.Context, className string) ([]Published
 	if err != nil {
 		return nil, err
 	}
-	return selectDevices(ctx, w.Cfg.DriverName, devices, classSelectors(class))
+	return selectDevices(ctx, w.Driver.DriverName, devices, classSelectors(class))
 }
 
 // classSelectors are a DeviceClass's CEL expressions.

@@ -23,13 +23,13 @@ func (s *Suite) featureGates(ctx context.Context) []string {
 // driverVersion is Config.DriverVersion, else the images of the driver's
 // pods ("images drakit.dev/driver:dev"), else "" (unknown).
 func (s *Suite) driverVersion(ctx context.Context) string {
-	if s.Cfg.DriverVersion != "" {
-		return s.Cfg.DriverVersion
+	if s.Driver.DriverVersion != "" {
+		return s.Driver.DriverVersion
 	}
-	if s.Cfg.DriverPodSelector == "" {
+	if s.Driver.DriverPodSelector == "" {
 		return ""
 	}
-	pods, err := s.Kube.CoreV1().Pods(s.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: s.Cfg.DriverPodSelector})
+	pods, err := s.Kube.CoreV1().Pods(s.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: s.Driver.DriverPodSelector})
 	if err != nil {
 		klog.FromContext(ctx).Info("The report cannot name the driver's version", "err", err)
 		return ""

@@ -22,56 +22,16 @@ func TestConfigValidate(t *testing.T) {
 		want   []string // substrings of the error; none means valid
 	}{
 		"reference driver": {mutate: func(*Config) {}},
-		"kit defaults only": {
-			mutate: func(c *Config) { *c = DefaultConfig(); c.Kubeconfig = "k" },
-			want:   []string{"DriverName: required", "UUIDAttribute: required"},
+		"no declaration":   {mutate: func(c *Config) { c.Declaration = nil }, want: []string{"Declaration: required"}},
+		"an invalid declaration": {
+			mutate: func(c *Config) { c.Declaration.DeviceKinds[0].Identity.Attribute = "gpu-uuid" },
+			want:   []string{"deviceKinds[0].identity.attribute", "C identifier"},
 		},
-		"flags only": {mutate: func(c *Config) {
-			*c = DefaultConfig()
-			c.Kubeconfig, c.DriverName, c.UUIDAttribute = "k", "gpu.example.com", "uuid"
-		}},
-		"qualified uuid attribute":    {mutate: func(c *Config) { c.UUIDAttribute = "gpu.example.com/uuid" }},
-		"tag filter with and/or/not":  {mutate: func(c *Config) { c.Tags = "@kep-4381 && ~@slow, @kep-4816" }},
-		"explicit API server address": {mutate: func(c *Config) { c.APIServerHost, c.APIServerPort = "127.0.0.1", 16443 }},
-		"no env prefix":               {mutate: func(c *Config) { c.DeviceEnvPrefix = "" }},
-		"no driver pod selector":      {mutate: func(c *Config) { c.DriverPodSelector = "" }},
-		"no partition class":          {mutate: func(c *Config) { c.PartitionClassName = "" }},
-		"bad partition class":         {mutate: func(c *Config) { c.PartitionClassName = "MIG" }, want: []string{"PartitionClassName"}},
-		"empty profile attribute":     {mutate: func(c *Config) { c.ProfileAttribute = "" }, want: []string{"ProfileAttribute: required with a PartitionClassName"}},
-		"no partitions, no names": {mutate: func(c *Config) {
-			c.PartitionClassName, c.ProfileAttribute, c.ParentUUIDAttribute, c.MemoryCapacity = "", "", "", ""
-		}},
-		"unknown capability": {mutate: func(c *Config) { c.Capabilities = []string{"teleport"} }, want: []string{`Capabilities: "teleport" is not a capability`}},
-		"capability without what it needs": {
-			mutate: func(c *Config) { c.Capabilities = []string{"deviceHealthMessages"} },
-			want:   []string{"deviceHealthMessages (KEP-4680) requires deviceHealth"},
-		},
-		"binding conditions without their types": {
-			mutate: func(c *Config) { c.Capabilities = []string{"bindingConditions"} },
-			want:   []string{"BindingConditions: the capability bindingConditions (KEP-5007) needs the driver's condition types"},
-		},
-		"binding conditions set by the kit": {mutate: func(c *Config) {
-			c.Capabilities = []string{"bindingConditions"}
-			c.BindingConditions, c.BindingFailureConditions, c.BindingConditionsSetBy = []string{"gpu.example.com/attached"}, []string{"gpu.example.com/attach-failed"}, "kit"
-		}},
-		"bad parent uuid attribute":  {mutate: func(c *Config) { c.ParentUUIDAttribute = "parent-uuid" }, want: []string{"ParentUUIDAttribute"}},
-		"bad memory capacity domain": {mutate: func(c *Config) { c.MemoryCapacity = "A_B/memory" }, want: []string{"MemoryCapacity", "domain part"}},
-		"missing kubeconfig":         {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},
-		"driver not a DNS subdomain": {mutate: func(c *Config) { c.DriverName = "GPU_Driver" }, want: []string{`DriverName: "GPU_Driver" is not a DNS subdomain`}},
-		"driver too long": {
-			mutate: func(c *Config) { c.DriverName = strings.Repeat("a", 60) + ".example.com" },
-			want:   []string{"is longer than 63 characters"},
-		},
-		"bad device class":       {mutate: func(c *Config) { c.DeviceClassName = "a b" }, want: []string{"DeviceClassName"}},
-		"uuid attribute not C":   {mutate: func(c *Config) { c.UUIDAttribute = "gpu-uuid" }, want: []string{"UUIDAttribute", "C identifier"}},
-		"uuid attribute domain":  {mutate: func(c *Config) { c.UUIDAttribute = "Bad_Domain/uuid" }, want: []string{"UUIDAttribute", "domain part"}},
-		"env prefix with dash":   {mutate: func(c *Config) { c.DeviceEnvPrefix = "GPU-" }, want: []string{"DeviceEnvPrefix"}},
+		"missing kubeconfig":     {mutate: func(c *Config) { c.Kubeconfig = "" }, want: []string{"Kubeconfig: required"}},
 		"relative probe binary":  {mutate: func(c *Config) { c.ProbeBinary = "drakit-probe" }, want: []string{"ProbeBinary", "absolute"}},
 		"no probe image":         {mutate: func(c *Config) { c.ProbeImage = "" }, want: []string{"ProbeImage: required"}},
 		"bad pull policy":        {mutate: func(c *Config) { c.ImagePullPolicy = "Sometimes" }, want: []string{`ImagePullPolicy: "Sometimes"`}},
 		"port out of range":      {mutate: func(c *Config) { c.APIServerPort = 70000 }, want: []string{"APIServerPort: 70000"}},
-		"bad driver namespace":   {mutate: func(c *Config) { c.DriverNamespace = "Kube_System" }, want: []string{"DriverNamespace"}},
-		"bad driver selector":    {mutate: func(c *Config) { c.DriverPodSelector = "app in (a" }, want: []string{"DriverPodSelector"}},
 		"empty tag term":         {mutate: func(c *Config) { c.Tags = "@kep-4381 &&" }, want: []string{"Tags", "empty term"}},
 		"empty alternative":      {mutate: func(c *Config) { c.Tags = "@a,,@b" }, want: []string{"Tags", "empty term"}},
 		"tag with space":         {mutate: func(c *Config) { c.Tags = "@kep 4381" }, want: []string{"Tags", "is not a tag"}},
@@ -121,7 +81,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestDeviceClass(t *testing.T) {
 	t.Parallel()
-	c := DefaultConfig()
+	c := DriverSettings{}
 	c.DriverName = "gpu.example.com"
 	if got := c.DeviceClass(); got != "gpu.example.com" {
 		t.Errorf("deviceClass() = %q, want the driver name", got)
@@ -175,6 +135,6 @@ func referenceDriverConfig() Config {
 		panic(err)
 	}
 	c := DefaultConfig()
-	c.ApplyDeclaration(d, func(string) bool { return false })
+	c.Declaration = d
 	return c
 }

@@ -68,7 +68,7 @@ func diagnosticsFileName(name, id string) string {
 func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	var b bytes.Buffer
 	section := func(title string) { fmt.Fprintf(&b, "\n===== %s =====\n", title) }
-	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.Scenario.Name, w.Ns, w.Cfg.DriverName, cause)
+	fmt.Fprintf(&b, "scenario: %s\nnamespace: %s\ndriver: %s\nerror:\n%v\n", w.Scenario.Name, w.Ns, w.Driver.DriverName, cause)
 
 	section("ResourceClaims")
 	if list, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).List(ctx, metav1.ListOptions{}); err != nil {
@@ -148,8 +148,8 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 			}
 		}
 	}
-	section("ResourceSlices of driver " + w.Cfg.DriverName)
-	if slices, err := ListDriverSlices(ctx, w.Kube, w.Cfg.DriverName); err != nil {
+	section("ResourceSlices of driver " + w.Driver.DriverName)
+	if slices, err := ListDriverSlices(ctx, w.Kube, w.Driver.DriverName); err != nil {
 		fmt.Fprintf(&b, "list: %v\n", err)
 	} else {
 		for i := range slices {
@@ -198,17 +198,17 @@ func eventTime(e corev1.Event) metav1.Time {
 
 // writeDriverLogs appends the log tails of the driver's pods.
 func (w *World) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
-	if w.Cfg.DriverPodSelector == "" {
+	if w.Driver.DriverPodSelector == "" {
 		b.WriteString("not collected: no driver pod selector configured\n")
 		return
 	}
-	pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	pods, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
-		fmt.Fprintf(b, "list driver pods (%s): %v\n", w.Cfg.DriverPodSelector, err)
+		fmt.Fprintf(b, "list driver pods (%s): %v\n", w.Driver.DriverPodSelector, err)
 		return
 	}
 	if len(pods.Items) == 0 {
-		fmt.Fprintf(b, "no pods match %q in %s\n", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
+		fmt.Fprintf(b, "no pods match %q in %s\n", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
 		return
 	}
 	for _, p := range pods.Items {

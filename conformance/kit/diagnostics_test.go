@@ -22,8 +22,8 @@ func TestDiagnosticsListPodGroups(t *testing.T) {
 	pg.Status.ResourceClaimStatuses = []schedulingapi.PodGroupResourceClaimStatus{{Name: "dev", ResourceClaimName: ptr.To("group-dev-x7k2q")}}
 	wl := &schedulingapi.Workload{ObjectMeta: metav1.ObjectMeta{Name: "crowded-but-valid", Namespace: ns}}
 	cfg := testConfig(t)
-	cfg.DriverPodSelector = ""
-	w := &World{Suite: &Suite{Cfg: cfg, Kube: fake.NewClientset(pg, wl)}, Ns: ns, Ledger: &Ledger{}, Scenario: &godog.Scenario{Name: "s"}}
+	noDriverPods(cfg)
+	w := &World{Suite: &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: fake.NewClientset(pg, wl)}, Ns: ns, Ledger: &Ledger{}, Scenario: &godog.Scenario{Name: "s"}}
 	without := string(w.diagnostics(context.Background(), errors.New("boom")))
 	if strings.Contains(without, "PodGroups") {
 		t.Errorf("diagnostics of a scenario without PodGroups list them:\n%s", without)

@@ -17,12 +17,13 @@
 // prepared for the allocated devices); the observers a driver declares add
 // device-kind ground truth (its per-device variables, NVML). A device is
 // identified across the sources by its identity attribute
-// (Config.UUIDAttribute).
+// (the declaration's identity attribute).
 //
 // Configuration: Config holds the kit's own settings; everything about the
-// driver comes from its declaration (drakit.dev/drakit/conformance/
-// declaration, Config.ApplyDeclaration) or from flags, and DefaultConfig
-// says nothing about any driver.
+// driver is its declaration (Config.Declaration, drakit.dev/drakit/
+// conformance/declaration, whose flags write its fields), which the
+// scenarios read as DriverSettings; DefaultConfig says nothing about any
+// driver.
 //
 // Running: Run(ctx, cfg) with cfg from DefaultConfig, a Kubeconfig and a
 // driver. It first checks that the API server answers and serves

@@ -76,7 +76,7 @@ func TestNotEligibleSkipped(t *testing.T) {
 		cfg.Concurrency = 2
 		var out bytes.Buffer
 		cfg.Output = &out
-		s := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
+		s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
 			features: fstest.MapFS{"kep-1-eligibility/eligibility.feature": {Data: []byte(eligibilityFeature)}}}
 		if known {
 			s.gates = []string{"DRAPrioritizedList"}

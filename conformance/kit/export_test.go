@@ -31,7 +31,7 @@ func StepGroupsForTest() []StepGroup { return stepGroupsForTest }
 
 // RunForTest runs the features of fsys with groups against the client kube.
 func RunForTest(ctx context.Context, cfg Config, kube kubernetes.Interface, fsys fs.FS, groups []StepGroup) (Result, error) {
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: fsys, stepGroups: groups}
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, artifacts: cfg.ArtifactsDir, features: fsys, stepGroups: groups}
 	res, _, err := st.run(ctx)
 	return res, err
 }

@@ -31,7 +31,7 @@ func (f *fakeNode) prepare(c *resourceapi.ResourceClaim, devices []PublishedDevi
 		d, _ := FindDevice(devices, r.Pool, r.Device)
 		minor, _ := strconv.Atoi(strings.TrimPrefix(d.Name, "gpu-"))
 		uuid := *d.Attributes["uuid"].StringValue
-		env := observe.DeviceEnvName(referenceDriverConfig().DeviceEnvPrefix, d.Name) + "=" + uuid
+		env := observe.DeviceEnvName(driverSettings(referenceDriverConfig().Declaration).DeviceEnvPrefix, d.Name) + "=" + uuid
 		node := fmt.Sprintf("/dev/nvidia%d", minor)
 		name := string(c.UID) + "-" + d.Name
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: name, ContainerEdits: cdispec.ContainerEdits{

@@ -362,7 +362,7 @@ func runFakeNode(t *testing.T, cfg Config, run fakeRun) (report.Result, string) 
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cdiDir, kubeletDir)
 	node.container = run.container
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: features.FS, logs: node.logs,
 		gates: fakeGates}
 	res, _, err := st.run(ctx)
 	if err != nil {
@@ -417,10 +417,10 @@ func TestFeaturesOnFakeNode(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Tags = "@kep-4381"
 			cfg.Concurrency = concurrency
-			cfg.PartitionClassName = ""   // the fake node has no MIG: those scenarios must skip
-			cfg.DriverPodSelector = ""    // nor driver pods to restart
-			cfg.PCIeRootPeerClasses = nil // nor another driver
-			cfg.OpaqueConfig = fakeOpaqueConfig
+			dropPartitions(cfg)                // the fake node has no MIG: those scenarios must skip
+			noDriverPods(cfg)                  // nor driver pods to restart
+			wholeKind(cfg).PCIeRootPeers = nil // nor another driver
+			wholeKind(cfg).OpaqueConfig = fakeOpaqueConfig
 			res, out := runOnFakeNode(t, cfg)
 			judged := 0
 			for _, sr := range res.Scenarios {
@@ -461,9 +461,11 @@ func envOnlyConfig(t *testing.T) Config {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t)
-	cfg.ApplyDeclaration(d, func(field string) bool { return field == fieldDriverName || field == fieldDeviceClassName })
-	cfg.DeviceEnvName, cfg.DeviceEnvValue = "", "" // the fake sets the reference driver's variables
-	cfg.DriverPodSelector = ""                     // and runs no driver pods
+	d.Driver.Name = cfg.Declaration.Driver.Name // the fake node's driver
+	d.DeviceKinds[0].DeviceClass = wholeKind(cfg).DeviceClass
+	d.DeviceKinds[0].Identity.Env = nil // the fake sets the reference driver's variables
+	cfg.Declaration = d
+	noDriverPods(cfg) // and runs no driver pods
 	return cfg
 }
 
@@ -483,7 +485,7 @@ func envOnlyConfig(t *testing.T) Config {
 func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	t.Parallel()
 	cfg := envOnlyConfig(t)
-	cfg.Capabilities = []string{"numaNodeAttribute"}
+	claimOnly(cfg, declaration.CapabilityNUMANodeAttribute)
 	cfg.Tags = "@kep-4381,@kep-4815"
 	res, out := runOnFakeNode(t, cfg)
 	reasons := map[string]int{}
@@ -545,7 +547,7 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 func TestFeaturesSkipTheEmulatorOnRealHardware(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.Hardware = true
+	cfg.Declaration.Hardware = declaration.HardwareReal
 	cfg.Tags = EmulatorTag
 	res, out := runOnFakeNode(t, cfg)
 	if res.Total() == 0 {

@@ -20,7 +20,7 @@ func faultWorld(t *testing.T) *World {
 	cfg.NodeEmulatorRoot = "/roots/n1"
 	cfg.NodeEmulatorRoots = map[string]string{"n2": "/roots/n2"}
 	cfg.Timeouts.FaultCommand = 2 * time.Second
-	return &World{Suite: &Suite{Cfg: cfg}}
+	return &World{Suite: &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration)}}
 }
 
 // The command gets the node's emulator root as $DRAKIT_EMULATOR_ROOT,

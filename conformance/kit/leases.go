@@ -134,7 +134,7 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 		if err != nil {
 			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
 		}
-		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.Cfg.DriverName))))
+		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.Driver.DriverName))))
 	})
 	return s.pool
 }
@@ -142,22 +142,22 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 // inventoryDevices are the driver's devices of the kit's DeviceClass (whole)
 // and partition class (partitions), as conformance/inventory sees them.
 func (w *World) inventoryDevices(ctx context.Context) ([]inventory.Device, error) {
-	whole, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	whole, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return nil, err
 	}
 	var parts []PublishedDevice
-	if w.Cfg.PartitionClassName != "" {
+	if w.Driver.PartitionClassName != "" {
 		// A missing partition class leaves the whole devices to lease; the
 		// partition steps say that it is missing.
-		if parts, err = w.ClassDevices(ctx, w.Cfg.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if parts, err = w.ClassDevices(ctx, w.Driver.PartitionClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
 	var shared []PublishedDevice
-	if w.Cfg.SharedDeviceClassName != "" {
+	if w.Driver.SharedDeviceClassName != "" {
 		// As with partitions: the KEP-5075 steps say that it is missing.
-		if shared, err = w.ClassDevices(ctx, w.Cfg.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+		if shared, err = w.ClassDevices(ctx, w.Driver.SharedDeviceClassName); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return nil, err
 		}
 	}
@@ -179,7 +179,7 @@ func (w *World) inventoryDevice(d PublishedDevice, kind inventory.Kind) inventor
 		if attr == "" {
 			return ""
 		}
-		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, attr)
 		if !ok || a.StringValue == nil {
 			return ""
 		}
@@ -187,16 +187,16 @@ func (w *World) inventoryDevice(d PublishedDevice, kind inventory.Kind) inventor
 	}
 	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
 	for name, a := range d.Attributes {
-		domain, id := observe.SplitAttribute(w.Cfg.DriverName, string(name))
+		domain, id := observe.SplitAttribute(w.Driver.DriverName, string(name))
 		attrs[resourceapi.QualifiedName(domain+"/"+id)] = a
 	}
-	identity := w.Cfg.UUIDAttribute
+	identity := w.Driver.UUIDAttribute
 	if kind == inventory.KindShared {
-		identity = w.Cfg.SharedIdentityAttribute
+		identity = w.Driver.SharedIdentityAttribute
 	}
 	dev := inventory.Device{Kind: kind, Pool: d.Pool, Name: d.Name, Identity: str(identity), Attributes: attrs, Consumes: d.Consumes}
 	if kind == inventory.KindPartition {
-		dev.Parent, dev.Profile = str(w.Cfg.ParentUUIDAttribute), str(w.Cfg.ProfileAttribute)
+		dev.Parent, dev.Profile = str(w.Driver.ParentUUIDAttribute), str(w.Driver.ProfileAttribute)
 	}
 	return dev
 }
@@ -271,12 +271,12 @@ func (w *World) LeaseSelector(class string) string {
 		}
 	}
 	switch class {
-	case w.Cfg.DeviceClass():
-		return inListSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, identities)
-	case w.Cfg.PartitionClassName:
-		return inListSelector(w.Cfg.DriverName, w.Cfg.ParentUUIDAttribute, parents)
-	case w.Cfg.SharedDeviceClassName:
-		return inListSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, w.Lease.SharedIdentities())
+	case w.Driver.DeviceClass():
+		return inListSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, identities)
+	case w.Driver.PartitionClassName:
+		return inListSelector(w.Driver.DriverName, w.Driver.ParentUUIDAttribute, parents)
+	case w.Driver.SharedDeviceClassName:
+		return inListSelector(w.Driver.DriverName, w.Driver.SharedIdentityAttribute, w.Lease.SharedIdentities())
 	}
 	return ""
 }

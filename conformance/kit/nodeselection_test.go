@@ -89,7 +89,8 @@ func TestSliceNodeSelectionsSetWhatTheyName(t *testing.T) {
 
 func TestMultiNodeClasses(t *testing.T) {
 	t.Parallel()
-	c := Config{DriverName: "tpu.drakit.dev", DeviceClassName: "tpu.drakit.dev"}
+	var c DriverSettings
+	c.DriverName, c.DeviceClassName = "tpu.drakit.dev", "tpu.drakit.dev"
 	if got := c.multiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev" {
 		t.Errorf("no torus: %v", got)
 	}

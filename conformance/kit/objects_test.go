@@ -17,7 +17,7 @@ import (
 func TestProbePod(t *testing.T) {
 	t.Parallel()
 	cfg := referenceDriverConfig()
-	s := &Suite{Cfg: cfg, apiHost: "127.0.0.1", apiPort: 16443}
+	s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), apiHost: "127.0.0.1", apiPort: 16443}
 	pod := ProbePod(s, "p", []PodClaim{{Name: "gpu", Template: "one-gpu"}, {Name: "shared", Claim: "shared"}})
 	spec := pod.Spec
 	if spec.HostNetwork || spec.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(spec.TerminationGracePeriodSeconds, 0) != 5 || spec.Affinity != nil || spec.NodeName != "" {
@@ -54,7 +54,7 @@ func TestProbePodOnTheNodeUnderTest(t *testing.T) {
 	t.Parallel()
 	cfg := referenceDriverConfig()
 	cfg.NodeName, cfg.ProbeHostNetwork = "node-b", true
-	spec := ProbePod(&Suite{Cfg: cfg}, "p", nil).Spec
+	spec := ProbePod(&Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration)}, "p", nil).Spec
 	if !spec.HostNetwork || spec.NodeName != "" {
 		t.Errorf("hostNetwork %t, nodeName %q; want true and no nodeName", spec.HostNetwork, spec.NodeName)
 	}

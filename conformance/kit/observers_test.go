@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/conformance/report"
 )
@@ -41,7 +42,9 @@ func shiftGPUs(r *probe.Report) {
 func coreOnFakeNode(t *testing.T, cfg Config, run fakeRun) report.ScenarioResult {
 	t.Helper()
 	cfg.Tags = "@kep-4381 && @core"
-	cfg.PartitionClassName, cfg.DriverPodSelector, cfg.PCIeRootPeerClasses = "", "", nil
+	dropPartitions(cfg)
+	noDriverPods(cfg)
+	wholeKind(cfg).PCIeRootPeers = nil
 	res, out := runFakeNode(t, cfg, run)
 	for _, sr := range res.Scenarios {
 		if sr.Name == sharingScenario {
@@ -82,7 +85,8 @@ func TestContainerSideObserversDecideWithoutTheNode(t *testing.T) {
 	t.Run("nothing observable", func(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig(t)
-		cfg.Observers, cfg.DeviceEnvPrefix, cfg.DeviceEnvName, cfg.DeviceNodes = []string{"cdi"}, "", "", nil
+		k := wholeKind(cfg)
+		k.Observers, k.Identity.Env, k.DeviceNodes = []declaration.Observer{declaration.ObserverCDI}, nil, nil
 		sr := coreOnFakeNode(t, cfg, fakeRun{blind: true})
 		if sr.Status != report.StatusSkipped || !strings.HasPrefix(sr.Message, "could not certify") || report.UnclaimedSkip(sr.Message) {
 			t.Errorf("%s (%s), want skipped as could not certify, not as not declared", sr.Status, sr.Message)
@@ -126,7 +130,7 @@ func TestPodsSeeSameDevicesComparesTwoObservations(t *testing.T) {
 	cfg := referenceDriverConfig()
 	world := func(a, b *seenDevices) *World {
 		r := &probe.Report{}
-		return &World{Suite: &Suite{Cfg: cfg}, Pods: map[string]*PodRecord{"a": {Name: "a", Report: r, Seen: a}, "b": {Name: "b", Report: r, Seen: b}}}
+		return &World{Suite: &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration)}, Pods: map[string]*PodRecord{"a": {Name: "a", Report: r, Seen: a}, "b": {Name: "b", Report: r, Seen: b}}}
 	}
 	same := &seenDevices{NodeChecked: true, Prepared: []string{"n/gpu-0"}, cdi: []string{"n/gpu-0"}, Shown: []string{"n/gpu-0"}, nvml: []string{"GPU-0"}}
 	tests := map[string]struct {

@@ -54,7 +54,7 @@ func TestOracleCatchesWrongSchedulerDecisions(t *testing.T) {
 	cfg.Output = out
 	node := newFakeNode(t, kube, testDriver, cfg.NodeCDIDir, cfg.NodeKubeletRootDir)
 	node.wrong = map[string]wrongDecision{"missed": wrongUnschedulable, "misplaced-dev": wrongDevice}
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, logs: node.logs, gates: fakeGates,
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, logs: node.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-1-oracle/oracle.feature": {Data: []byte(oracleFeature)}}}
 	res, _, err := st.run(context.Background())
 	if err != nil {

@@ -25,7 +25,7 @@ type partitionNames struct {
 	observe.PartitionNames
 }
 
-func (c Config) partitionNames() partitionNames {
+func (c DriverSettings) partitionNames() partitionNames {
 	return partitionNames{observe.PartitionNames{Driver: c.DriverName, UUID: c.UUIDAttribute, Profile: c.ProfileAttribute,
 		ParentUUID: c.ParentUUIDAttribute, Memory: c.MemoryCapacity}}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var testNames = referenceDriverConfig().partitionNames()
+var testNames = driverSettings(referenceDriverConfig().Declaration).partitionNames()
 
 func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: &s} }
 

@@ -85,7 +85,7 @@ func newSuite(cfg Config, groups []StepGroup) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Suite{Cfg: cfg, Kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
+	s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: host, apiPort: port, artifacts: artifacts, features: features.FS, server: server, kubernetesVersion: version,
 		Impersonate: impersonator(restCfg), stepGroups: groups}
 	return s, nil
 }
@@ -111,7 +111,7 @@ func (s *Suite) run(ctx context.Context) (Result, Verdict, error) {
 		return Result{}, Verdict{}, err
 	}
 	s.progress = newProgress(len(selected), cfg.Output, cfg.Format == "progress")
-	klog.FromContext(ctx).Info("Running conformance features", "scenarios", len(selected), "concurrency", cfg.Concurrency, "driver", cfg.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
+	klog.FromContext(ctx).Info("Running conformance features", "scenarios", len(selected), "concurrency", cfg.Concurrency, "driver", s.Driver.DriverName, "server", s.server, "tags", tags, "seed", seed, "artifacts", s.artifacts)
 	cucumber := filepath.Join(s.artifacts, CucumberFile)
 	opts := godog.Options{
 		Format:         fmt.Sprintf("%s,cucumber:%s", formatName(cfg.Format), cucumber),
@@ -166,19 +166,19 @@ func (s *Suite) prepare(ctx context.Context, stop <-chan struct{}) error {
 // which ends with the verdict's line, and returns res and the verdict;
 // ErrNoScenarios when no scenario ran.
 func (s *Suite) finish(ctx context.Context, res Result, tags string) (Result, Verdict, error) {
-	cfg := s.Cfg
+	cfg, drv := s.Cfg, s.Driver
 	res.SkipsFail = cfg.FailOnSkip
 	v := report.Judge(res)
 	if err := writeFile(filepath.Join(s.artifacts, JUnitFile), func(w io.Writer) error { return report.WriteJUnit(w, res) }); err != nil {
 		return res, v, err
 	}
-	kinds := cfg.deviceKinds()
-	in := report.Input{Driver: cfg.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
-		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: cfg.Hardware, Features: s.features}
+	kinds := drv.deviceKinds()
+	in := report.Input{Driver: drv.DriverName, DriverVersion: s.driverVersion(ctx), KubernetesVersion: s.kubernetesVersion,
+		FeatureGates: s.featureGates(ctx), DeviceKinds: kinds, Profile: cfg.Profile, Tags: tags, Hardware: drv.Hardware, Features: s.features}
 	if err := writeFile(filepath.Join(s.artifacts, ReportFile), func(w io.Writer) error { return report.WriteConformanceReport(w, in, res, v) }); err != nil {
 		return res, v, err
 	}
-	header := report.SummaryHeader{Driver: cfg.DriverName, DeviceKinds: kinds, Tags: tags, Server: s.server, Hardware: cfg.Hardware,
+	header := report.SummaryHeader{Driver: drv.DriverName, DeviceKinds: kinds, Tags: tags, Server: s.server, Hardware: drv.Hardware,
 		Reports: []string{filepath.Join(s.artifacts, JUnitFile), filepath.Join(s.artifacts, CucumberFile), filepath.Join(s.artifacts, SummaryFile), filepath.Join(s.artifacts, ReportFile)}}
 	var summary strings.Builder
 	if err := report.WriteSummary(&summary, header, res, v); err != nil {

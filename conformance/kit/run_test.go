@@ -57,7 +57,7 @@ func testConfig(t *testing.T) Config {
 	cfg.Timeouts = Timeouts{API: 2 * time.Second, Publish: time.Second, PodStart: time.Second, PodDelete: time.Second, Cleanup: 2 * time.Second, SchedulerBinding: time.Second, FaultCommand: 5 * time.Second}
 	// The reference declaration's command would break the emulated GPUs of
 	// a live node whose root the environment names.
-	cfg.FaultCommand = &declaration.FaultCommand{Inject: []string{"true", "{identity}", "{fault}"}, Reset: []string{"true", "{identity}"}}
+	wholeKind(cfg).FaultCommand = &declaration.FaultCommand{Inject: []string{"true", "{identity}", "{fault}"}, Reset: []string{"true", "{identity}"}}
 	return cfg
 }
 
@@ -94,7 +94,7 @@ func TestSuiteRun(t *testing.T) {
 	cfg.Randomize = -1
 	var out bytes.Buffer
 	cfg.Output = &out
-	s := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
+	s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 
 	res, v, err := s.run(context.Background())
@@ -189,7 +189,7 @@ func TestSuiteRunNoScenarios(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Tags = "@kep-9999"
 	cfg.Output = &bytes.Buffer{}
-	s := &Suite{Cfg: cfg, Kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
+	s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 	_, v, err := s.run(context.Background())
 	if !errors.Is(err, ErrNoScenarios) {

@@ -57,7 +57,7 @@ func (s *Suite) open(ctx context.Context) (*Session, error) {
 		close(stop)
 		return nil, err
 	}
-	klog.FromContext(ctx).Info("Opened a conformance session", "driver", s.Cfg.DriverName, "server", s.server, "artifacts", s.artifacts)
+	klog.FromContext(ctx).Info("Opened a conformance session", "driver", s.Driver.DriverName, "server", s.server, "artifacts", s.artifacts)
 	return &Session{s: s, stop: stop}, nil
 }
 

@@ -50,7 +50,7 @@ func TestSessionRunsOneScenarioAtATime(t *testing.T) {
 		"kep-0-self/outline.feature":    {Data: []byte(outlineTestFeature)},
 		"kep-0-self/not-a-feature.text": {Data: []byte("ignored")},
 	}
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: fsys}
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: fsys}
 	ctx := context.Background()
 	x, err := st.open(ctx)
 	if err != nil {
@@ -157,7 +157,7 @@ func TestSessionCloseWithoutScenarios(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Output = &bytes.Buffer{}
-	st := &Suite{Cfg: cfg, Kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: fakeCluster(t), apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir,
 		features: fstest.MapFS{"kep-0-self/self.feature": {Data: []byte(selfTestFeature)}}}
 	x, err := st.open(context.Background())
 	if err != nil {

@@ -47,15 +47,15 @@ func (d PublishedDevice) ID() string { return d.Pool + "/" + d.Name }
 // milliseconds; without one, from the API server. Callers only read them.
 func (s *Suite) DriverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, error) {
 	if s.sliceLister == nil {
-		return ListDriverSlices(ctx, s.Kube, s.Cfg.DriverName)
+		return ListDriverSlices(ctx, s.Kube, s.Driver.DriverName)
 	}
 	cached, err := s.sliceLister.List(labels.Everything())
 	if err != nil {
-		return nil, fmt.Errorf("list ResourceSlices of driver %s from the cache: %w", s.Cfg.DriverName, err)
+		return nil, fmt.Errorf("list ResourceSlices of driver %s from the cache: %w", s.Driver.DriverName, err)
 	}
 	out := make([]resourceapi.ResourceSlice, 0, len(cached))
 	for _, sl := range cached {
-		if sl.Spec.Driver == s.Cfg.DriverName {
+		if sl.Spec.Driver == s.Driver.DriverName {
 			out = append(out, *sl)
 		}
 	}
@@ -68,7 +68,7 @@ func (s *Suite) DriverSlices(ctx context.Context) ([]resourceapi.ResourceSlice, 
 // costs the API server hundreds of kilobytes to encode. stop ends it.
 func (s *Suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(s.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, s.Cfg.DriverName).String()
+		o.FieldSelector = fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, s.Driver.DriverName).String()
 	}))
 	inf := factory.Resource().V1().ResourceSlices()
 	lister, informer := inf.Lister(), inf.Informer()
@@ -76,7 +76,7 @@ func (s *Suite) startSliceInformer(ctx context.Context, stop <-chan struct{}) er
 	wctx, cancel := context.WithTimeout(ctx, s.Cfg.Timeouts.API)
 	defer cancel()
 	if !cache.WaitForCacheSync(wctx.Done(), informer.HasSynced) {
-		return fmt.Errorf("watch the ResourceSlices of driver %s: no first list within %v", s.Cfg.DriverName, s.Cfg.Timeouts.API)
+		return fmt.Errorf("watch the ResourceSlices of driver %s: no first list within %v", s.Driver.DriverName, s.Cfg.Timeouts.API)
 	}
 	s.sliceLister = lister
 	return nil

@@ -186,7 +186,7 @@ func (w *World) contract(p *PodRecord) (contractResult, error) {
 			res.findings = append(res.findings, fmt.Sprintf("claim %s (uid %s) of pod %s: the kubelet records no preparation of it", c.Name, c.UID, p.Name))
 			continue
 		}
-		devices := claimState.DriverState[w.Cfg.DriverName].Devices
+		devices := claimState.DriverState[w.Driver.DriverName].Devices
 		res.findings = append(res.findings, observe.CheckPreparedDevices(c.Name, p.Devices, devices)...)
 		for _, d := range devices {
 			prepared[d.PoolName+"/"+d.DeviceName] = true
@@ -197,7 +197,7 @@ func (w *World) contract(p *PodRecord) (contractResult, error) {
 		// Devices of other drivers in the pod's claims (a GPU beside a
 		// NIC) are the pod's too: their edits are expected, not foreign.
 		for driver, ds := range claimState.DriverState {
-			if driver == w.Cfg.DriverName {
+			if driver == w.Driver.DriverName {
 				continue
 			}
 			for _, d := range ds.Devices {
@@ -244,7 +244,7 @@ func (w *World) contract(p *PodRecord) (contractResult, error) {
 	res.findings = append(res.findings, observe.CheckCDIEdits(p.Name, res.edits, others, seen)...)
 	deviceOf := map[string]string{}
 	for _, claimState := range state {
-		for _, d := range claimState.DriverState[w.Cfg.DriverName].Devices {
+		for _, d := range claimState.DriverState[w.Driver.DriverName].Devices {
 			for _, id := range d.CDIDeviceIDs {
 				deviceOf[id] = d.PoolName + "/" + d.DeviceName
 			}

@@ -63,14 +63,14 @@ func (w *World) createClaimTemplate(ctx context.Context, tmpl *resourceapi.Resou
 }
 
 func (w *World) templateRequesting(ctx context.Context, name string, n int) error {
-	return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Driver.DeviceClass(), int64(n))))
 }
 
 // templatePinned selects the first device of the kit's DeviceClass, among
 // those the scenario leased, that has an identity, by a CEL selector on its
 // identity attribute, so that only this device is eligible.
 func (w *World) templatePinned(ctx context.Context, name string) error {
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -81,23 +81,23 @@ func (w *World) templatePinned(ctx context.Context, name string) error {
 		}
 	}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.UUIDAttribute)
 		if !ok || a.StringValue == nil || *a.StringValue == "" || !leased[*a.StringValue] {
 			continue
 		}
-		sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-		return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+		sel := UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, *a.StringValue)
+		return w.createClaimTemplate(ctx, newClaimTemplate(name, ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 	}
-	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.Cfg.DriverName, w.Cfg.UUIDAttribute)
+	return fmt.Errorf("none of the %d devices of driver %s that the scenario may use has a string attribute %q (the kit's identity attribute)", len(devices), w.Driver.DriverName, w.Driver.UUIDAttribute)
 }
 
 func (w *World) claimRequesting(ctx context.Context, name string, n int) error {
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), int64(n))))
 }
 
 func (w *World) claimRequestingMatching(ctx context.Context, name string, n int, attr string) error {
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := WithMatchAttribute(ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, attr)
+	spec := WithMatchAttribute(ClaimSpec(w.Driver.DeviceClass(), int64(n)), domain+"/"+id)
 	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
 
@@ -107,22 +107,22 @@ func (w *World) claimRequestingMatching(ctx context.Context, name string, n int,
 // more: a claim holds at most that many (the scheduler then fails the pod
 // with an error, not as unschedulable), so the scenario skips.
 func (w *World) claimTooMany(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	n := MaxDevicesOnOneNode(devices) + 1
 	if n > resourceapi.AllocationResultsMaxSize {
 		return Skip(ctx, fmt.Sprintf("a node publishes %d devices of DeviceClass %s: a claim can hold at most %d (AllocationResultsMaxSize), so none can ask for more than a node has",
-			n-1, w.Cfg.DeviceClass(), resourceapi.AllocationResultsMaxSize))
+			n-1, w.Driver.DeviceClass(), resourceapi.AllocationResultsMaxSize))
 	}
-	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), int64(n))))
+	return ctx, w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), int64(n))))
 }
 
 // submitClaim tries to create a claim and remembers the outcome for the
 // steps that judge it.
 func (w *World) submitClaim(ctx context.Context, name, defect string) error {
-	claim, err := DefectClaim(name, defect, w.Cfg.DeviceClass())
+	claim, err := DefectClaim(name, defect, w.Driver.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (w *World) submitClaim(ctx context.Context, name, defect string) error {
 // submitClaimTemplate tries to create a template for a claim a validation
 // scenario names, and remembers the outcome as submitClaim does.
 func (w *World) submitClaimTemplate(ctx context.Context, name, defect string) error {
-	claim, err := DefectClaim(name, defect, w.Cfg.DeviceClass())
+	claim, err := DefectClaim(name, defect, w.Driver.DeviceClass())
 	if err != nil {
 		return err
 	}
@@ -327,9 +327,9 @@ func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label 
 	if err != nil {
 		return err
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Driver.DriverName)
 	if len(results) != n {
-		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Cfg.DriverName, len(results), ResultIDs(results))
+		return fmt.Errorf("%s: expected %d devices of driver %s, got %d: %s", label, n, w.Driver.DriverName, len(results), ResultIDs(results))
 	}
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
@@ -338,7 +338,7 @@ func (w *World) CheckClaimAllocated(ctx context.Context, ref ClaimRecord, label 
 	var bad []string
 	for _, r := range results {
 		if _, ok := FindDevice(devices, r.Pool, r.Device); !ok {
-			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.Cfg.DriverName))
+			bad = append(bad, fmt.Sprintf("%s: allocated device %s/%s is not in any ResourceSlice of driver %s", label, r.Pool, r.Device, w.Driver.DriverName))
 		}
 	}
 	if len(bad) > 0 {
@@ -442,15 +442,15 @@ func (w *World) allocatedShareAttribute(ctx context.Context, claim, attr string)
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Driver.DriverName)
 	if len(results) == 0 {
-		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.Cfg.DriverName)
+		return fmt.Errorf("claim %s has no devices of driver %s allocated", claim, w.Driver.DriverName)
 	}
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return err
 	}
-	return Findings(checkSameAttribute(claim, attr, w.Cfg.DriverName, results, devices))
+	return Findings(checkSameAttribute(claim, attr, w.Driver.DriverName, results, devices))
 }
 
 // checkSameAttribute checks that all allocated devices have one value of
@@ -489,9 +489,9 @@ func (w *World) AllocatedClaim(ctx context.Context, claim string) (*resourceapi.
 	if err != nil {
 		return nil, nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Driver.DriverName)
 	if c.Status.Allocation == nil || len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Cfg.DriverName)
+		return nil, nil, fmt.Errorf("claim %s has no allocated device of driver %s", claim, w.Driver.DriverName)
 	}
 	return c, results, nil
 }

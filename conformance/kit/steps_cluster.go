@@ -16,7 +16,7 @@ func (w *World) clusterSteps() []StepDef {
 }
 
 func (w *World) deviceClassExists(ctx context.Context) error {
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	_, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("DeviceClass %s does not exist: the driver's deployment must create it (or point the kit at another class)", class)

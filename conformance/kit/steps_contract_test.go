@@ -25,6 +25,7 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/kubeletapi"
 	"drakit.dev/drakit/conformance/probe"
 	"drakit.dev/drakit/conformance/report"
@@ -91,7 +92,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 	cfg := testConfig(t)
 	cfg.Tags = tags
 	cfg.NodeCDIDir, cfg.NodeKubeletRootDir = t.TempDir(), t.TempDir()
-	cfg.DriverNamespace, cfg.DriverPodSelector = fakeDriverNamespace, fakeDriverSelector
+	cfg.Declaration.Driver.Pods = &declaration.DriverPods{Namespace: fakeDriverNamespace, Selector: fakeDriverSelector}
 	out := &strings.Builder{}
 	cfg.Output = out
 	f := &fakeNode{t: t, Kube: kube, driver: testDriver, cdiDir: cfg.NodeCDIDir, kubeletDir: cfg.NodeKubeletRootDir,
@@ -116,7 +117,7 @@ func runContractOnFakeNode(t *testing.T, drv contractDriver, tags string) (map[s
 		cfg.NodeKubeletRootDir, f.kubeletDir = dir, dir
 		d.serveSockets(t, dir)
 	}
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, logs: f.logs, gates: fakeGates,
 		features: fstest.MapFS{"kep-4381-structured-parameters/driver-contract.feature": {Data: contractFeature(t)}}}
 	res, _, err := st.run(ctx)
 	if err != nil {

@@ -60,7 +60,7 @@ func (w *World) PodWithDevices(name string) (*PodRecord, error) {
 		return nil, err
 	}
 	if len(p.Devices) == 0 {
-		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.Cfg.DriverName)
+		return nil, fmt.Errorf("pod %s: no devices of driver %s are allocated to its claims, so there is nothing to compare", name, w.Driver.DriverName)
 	}
 	return p, nil
 }
@@ -69,11 +69,11 @@ func (w *World) PodWithDevices(name string) (*PodRecord, error) {
 // inside the container, without the node's files.
 func (w *World) containerObservers() []string {
 	var out []string
-	if w.Cfg.DeviceEnvPrefix != "" || w.Cfg.DeviceEnvName != "" {
+	if w.Driver.DeviceEnvPrefix != "" || w.Driver.DeviceEnvName != "" {
 		out = append(out, string(declaration.ObserverEnv))
 	}
 	for _, o := range []declaration.Observer{declaration.ObserverDeviceNodes, declaration.ObserverMounts, declaration.ObserverNVML} {
-		if w.Cfg.observes(o) {
+		if w.Driver.observes(o) {
 			out = append(out, string(o))
 		}
 	}
@@ -128,22 +128,22 @@ func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	in := w.Cfg.Injected()
-	if w.Cfg.DeviceEnvPrefix != "" || w.Cfg.DeviceEnvName != "" {
+	in := w.Driver.Injected()
+	if w.Driver.DeviceEnvPrefix != "" || w.Driver.DeviceEnvName != "" {
 		bad = append(bad, w.envFindings(name, p, node, c.peerEnv)...)
 		checks = append(checks, "env: one variable per allocated device with its value, none for another device of the node")
 	}
 	mine, others := w.wholeKind(p.Devices, node)
-	if w.Cfg.observes(declaration.ObserverDeviceNodes) {
+	if w.Driver.observes(declaration.ObserverDeviceNodes) {
 		bad = append(bad, observe.CheckDeclaredDeviceNodes(name, in, mine, others, *p.Report)...)
 		checks = append(checks, "deviceNodes: the declared device nodes of every allocated device, of their type and numbers, none of another device of the node")
 	}
-	if w.Cfg.observes(declaration.ObserverMounts) {
+	if w.Driver.observes(declaration.ObserverMounts) {
 		bad = append(bad, observe.CheckDeclaredMounts(name, in, mine, others, *p.Report)...)
 		checks = append(checks, "mounts: the declared mounts of every allocated device, read-only where declared, none of another device of the node")
 	}
 	var unjudged string
-	if w.Cfg.observes(declaration.ObserverNVML) {
+	if w.Driver.observes(declaration.ObserverNVML) {
 		if unjudged = observe.NVMLUnavailable(name, *p.Report); unjudged == "" {
 			bad = append(bad, w.nvmlFindings(name, p, c, nodeReason == "")...)
 			seen.nvml = nvmlIDs(*p.Report)
@@ -152,7 +152,7 @@ func (w *World) PodSeesAllocatedDevices(ctx context.Context, name string) (conte
 			checks = append(checks, "not judged: nvml ("+unjudged+")")
 		}
 	}
-	seen.Shown = observe.ShownDevices(in, w.Cfg.observes(declaration.ObserverNVML), node, *p.Report)
+	seen.Shown = observe.ShownDevices(in, w.Driver.observes(declaration.ObserverNVML), node, *p.Report)
 	p.Seen = seen
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: checksAttachment, MediaType: "text/plain", Body: []byte(strings.Join(checks, "\n"))})
 	if len(bad) == 0 && unjudged != "" {
@@ -180,7 +180,7 @@ func (w *World) nodeDevices(ctx context.Context, p *PodRecord) ([]observe.Device
 			continue
 		}
 		od := observe.Device{Pool: d.Pool, Device: d.Name, Attributes: d.Attributes, Capacity: d.Capacity}
-		if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute); ok && a.StringValue != nil {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.UUIDAttribute); ok && a.StringValue != nil {
 			od.UUID = *a.StringValue
 		}
 		out = append(out, od)
@@ -193,9 +193,9 @@ func (w *World) nodeDevices(ctx context.Context, p *PodRecord) ([]observe.Device
 // partitions, and among the others not the parents of allocated
 // partitions, whose nodes the container rightly has.
 func (w *World) wholeKind(allocated, node []observe.Device) (mine, others []observe.Device) {
-	names := w.Cfg.partitionNames()
+	names := w.Driver.partitionNames()
 	isPartition := func(d observe.Device) (observe.Partition, bool) {
-		if w.Cfg.PartitionClassName == "" {
+		if w.Driver.PartitionClassName == "" {
 			return observe.Partition{}, false
 		}
 		return names.Partition(d.Attributes)
@@ -229,11 +229,11 @@ func (w *World) envFindings(name string, p *PodRecord, node []observe.Device, pe
 			delete(report.Env, n)
 		}
 	}
-	env := w.Cfg.deviceEnv()
+	env := w.Driver.deviceEnv()
 	if env == nil {
-		return observe.CheckEnv(name, w.Cfg.DeviceEnvPrefix, p.Devices, report)
+		return observe.CheckEnv(name, w.Driver.DeviceEnvPrefix, p.Devices, report)
 	}
-	return observe.CheckEnvPattern(name, w.Cfg.DriverName, w.Cfg.UUIDAttribute, env, p.Devices, node, report)
+	return observe.CheckEnvPattern(name, w.Driver.DriverName, w.Driver.UUIDAttribute, env, p.Devices, node, report)
 }
 
 // nvidiaNodePrefix starts the paths of NVIDIA device nodes in a container:
@@ -244,10 +244,10 @@ const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 // with the allocated GPUs and partitions and, with the node (withNode),
 // the NVIDIA nodes with those the pod's CDI edits inject.
 func (w *World) nvmlFindings(name string, p *PodRecord, c contractResult, withNode bool) []string {
-	names := w.Cfg.partitionNames()
+	names := w.Driver.partitionNames()
 	partitions := false
 	for _, d := range p.Devices {
-		if _, ok := names.Partition(d.Attributes); ok && w.Cfg.PartitionClassName != "" {
+		if _, ok := names.Partition(d.Attributes); ok && w.Driver.PartitionClassName != "" {
 			partitions = true
 		}
 	}
@@ -256,7 +256,7 @@ func (w *World) nvmlFindings(name string, p *PodRecord, c contractResult, withNo
 		bad = append(bad, observe.CheckMIGNVML(name, names.PartitionNames, p.Devices, *p.Report)...)
 		bad = append(bad, observe.CheckMIGDeviceNodes(name, *p.Report)...)
 	} else {
-		bad = append(bad, observe.CheckNVML(name, w.Cfg.UUIDAttribute, p.Devices, *p.Report)...)
+		bad = append(bad, observe.CheckNVML(name, w.Driver.UUIDAttribute, p.Devices, *p.Report)...)
 		bad = append(bad, observe.CheckDeviceNodes(name, p.Devices, *p.Report)...)
 	}
 	if !withNode {
@@ -298,11 +298,11 @@ func (w *World) podsSeeSameDevices(name, other string) error {
 		seen *seenDevices
 	}{{name, a}, {other, b}} {
 		if len(s.seen.Shown) == 0 && len(s.seen.cdi) == 0 && len(s.seen.nvml) == 0 {
-			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.Pod, w.Cfg.DriverName))
+			bad = append(bad, fmt.Sprintf("pod %s shows no device of driver %s by any observer, so there is nothing to compare", s.Pod, w.Driver.DriverName))
 		}
 	}
 	if !slices.Equal(a.Shown, b.Shown) {
-		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, List(a.Shown), w.Cfg.DriverName, other, List(b.Shown)))
+		bad = append(bad, fmt.Sprintf("pod %s shows devices %s of driver %s, pod %s showed %s", name, List(a.Shown), w.Driver.DriverName, other, List(b.Shown)))
 	}
 	if a.NodeChecked && b.NodeChecked && !slices.Equal(a.cdi, b.cdi) {
 		bad = append(bad, fmt.Sprintf("pod %s shows the CDI edits of devices %s, pod %s showed those of %s", name, List(a.cdi), other, List(b.cdi)))

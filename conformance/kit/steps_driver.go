@@ -34,9 +34,9 @@ const stoppedNodeSelector = "drakit.dev/conformance-driver-stopped"
 
 // driverDaemonSet is the DaemonSet that owns the driver's pods.
 func (w *World) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
-	list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
 	}
 	for _, p := range list.Items {
 		for _, o := range p.OwnerReferences {
@@ -45,7 +45,7 @@ func (w *World) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) 
 			}
 		}
 	}
-	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
+	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
 }
 
 // patchDriverNodeSelector sets (value "true") or removes (value nil) the
@@ -69,7 +69,7 @@ func (w *World) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSe
 // (driver.pods), run by a DaemonSet as DRA kubelet plugins are; a driver
 // the kit cannot stop so is the kit's failure, not the driver's.
 func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
-	if w.Cfg.DriverPodSelector == "" {
+	if w.Driver.DriverPodSelector == "" {
 		return Skip(ctx, restartSkipReason)
 	}
 	ds, err := w.driverDaemonSet(ctx)
@@ -87,8 +87,8 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	}
 	w.stop = st
 	w.Releases = append(w.Releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
-	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -111,9 +111,9 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 // run on and its ResourceSlices for them, which the driver must have back
 // after it runs again.
 func (w *World) beforeStop(ctx context.Context) (*driverStop, error) {
-	list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
 	}
 	st := &driverStop{}
 	for _, p := range list.Items {
@@ -129,9 +129,9 @@ func (w *World) beforeStop(ctx context.Context) (*driverStop, error) {
 }
 
 func (w *World) startDriver(ctx context.Context) (context.Context, error) {
-	ds, err := w.Kube.AppsV1().DaemonSets(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{})
+	ds, err := w.Kube.AppsV1().DaemonSets(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.Cfg.DriverNamespace), err)
+		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.Driver.DriverNamespace), err)
 	}
 	for i := range ds.Items {
 		if _, stopped := ds.Items[i].Spec.Template.Spec.NodeSelector[stoppedNodeSelector]; stopped {
@@ -149,8 +149,8 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if err := w.patchDriverNodeSelector(ctx, ds, nil); err != nil {
 		return err
 	}
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -169,7 +169,7 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if w.stop.back.IsZero() {
 		w.stop.back = time.Now()
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.Cfg.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.Driver.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		_, devices, err := w.nodeSlices(ctx, w.stop.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -192,16 +192,16 @@ const restartSkipReason = "the kit cannot find the driver's pods: no driver pod 
 // controller (a DaemonSet) must recreate them; the kubelet keeps running
 // pods and their prepared claims meanwhile.
 func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) {
-	if w.Cfg.DriverPodSelector == "" {
+	if w.Driver.DriverPodSelector == "" {
 		return Skip(ctx, restartSkipReason)
 	}
-	pods := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	pods := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
-		return ctx, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
+		return ctx, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
 	}
 	if len(list.Items) == 0 {
-		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.Cfg.DriverPodSelector, namespaceOrAll(w.Cfg.DriverNamespace))
+		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
 	}
 	old := sets.New[types.UID]()
 	for _, p := range list.Items {
@@ -211,8 +211,8 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 		}
 	}
 	want := len(list.Items)
-	return ctx, Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.Cfg.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
-		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	return ctx, Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}

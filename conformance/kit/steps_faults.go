@@ -39,13 +39,13 @@ const nvmlLockPath = "run/drakit-emulator/nvml.state.lock"
 const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware: no --node-emulator-root (a real node has no NVML state lock to hold)"
 
 func (w *World) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
-	if w.Cfg.Hardware {
+	if w.Driver.Hardware {
 		return Skip(ctx, HardwareSkipReason)
 	}
 	if w.Cfg.NodeEmulatorRoot == "" {
 		return Skip(ctx, noEmulatorRootReason)
 	}
-	if w.Cfg.DriverPodSelector == "" {
+	if w.Driver.DriverPodSelector == "" {
 		return Skip(ctx, restartSkipReason)
 	}
 	dir := filepath.Join(w.Cfg.NodeEmulatorRoot, filepath.Dir(nvmlLockPath))
@@ -114,7 +114,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 		if len(waiters) == 0 {
 			return false, "no process waits for it", nil
 		}
-		pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+		pods, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -130,12 +130,12 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 				}
 			}
 		}
-		return false, fmt.Sprintf("waiting processes %v belong to no driver pod (%s)", waiters, w.Cfg.DriverPodSelector), nil
+		return false, fmt.Sprintf("waiting processes %v belong to no driver pod (%s)", waiters, w.Driver.DriverPodSelector), nil
 	})
 	if err != nil {
 		return err
 	}
-	driverPods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	driverPods, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
 		return fmt.Errorf("list the driver's pods: %w", err)
 	}
@@ -163,7 +163,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 		return fmt.Errorf("release the NVML state lock: %w", err)
 	}
 	err = Poll(ctx, w.Cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
-		list, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}

@@ -57,7 +57,7 @@ const noFaultResponsesReason = report.NotDeclaredPrefix + "the driver declares n
 // canInjectFaults needs declared faults only: Validate holds the fault
 // command to them.
 func (w *World) canInjectFaults(ctx context.Context) (context.Context, error) {
-	if len(w.Cfg.FaultResponses) == 0 {
+	if len(w.Driver.FaultResponses) == 0 {
 		return Skip(ctx, noFaultResponsesReason)
 	}
 	return ctx, nil
@@ -65,7 +65,7 @@ func (w *World) canInjectFaults(ctx context.Context) (context.Context, error) {
 
 // pickResponse is the first declared response with the answer.
 func (w *World) pickResponse(answer string) (faultResponse, bool) {
-	responses, _ := parseFaultResponses(w.Cfg.FaultResponses) // Validate checked them
+	responses, _ := parseFaultResponses(w.Driver.FaultResponses) // Validate checked them
 	for _, r := range responses {
 		switch {
 		case answer == "no taint" && r.taint == "" && r.health == "Healthy",
@@ -84,15 +84,15 @@ func (w *World) claimDevice(ctx context.Context, claim string) (string, resource
 		return "", resourceapi.DeviceRequestAllocationResult{}, err
 	}
 	if len(results) != 1 {
-		return "", resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: %d devices of driver %s allocated, the fault steps need exactly 1", claim, len(results), w.Cfg.DriverName)
+		return "", resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: %d devices of driver %s allocated, the fault steps need exactly 1", claim, len(results), w.Driver.DriverName)
 	}
 	dev, err := w.sliceDeviceOf(ctx, results[0])
 	if err != nil {
 		return "", results[0], err
 	}
-	id := StringAttr(dev.Attributes, w.Cfg.UUIDAttribute)
+	id := StringAttr(dev.Attributes, w.Driver.UUIDAttribute)
 	if id == "" {
-		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.Cfg.UUIDAttribute)
+		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.Driver.UUIDAttribute)
 	}
 	return id, results[0], nil
 }
@@ -122,7 +122,7 @@ func (w *World) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllo
 		for _, d := range s.Spec.Devices {
 			if d.Name == r.Device {
 				return declaration.FaultValues{
-					DeviceValues: observe.DeviceValues(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Name, d.Attributes),
+					DeviceValues: observe.DeviceValues(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Name, d.Attributes),
 					Node:         ptr.Deref(s.Spec.NodeName, ptr.Deref(d.NodeName, "")),
 				}, nil
 			}
@@ -158,7 +158,7 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 		return ctx, err
 	}
 	target.Fault = resp.fault
-	argv, err := w.Cfg.FaultCommand.ExpandInject(target)
+	argv, err := w.Driver.FaultCommand.ExpandInject(target)
 	if err != nil {
 		return ctx, kitFailure(fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err))
 	}
@@ -183,7 +183,7 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 
 // resetDevice runs the fault command's reset for the device.
 func (w *World) resetDevice(ctx context.Context, target declaration.FaultValues) error {
-	argv, err := w.Cfg.FaultCommand.ExpandReset(target)
+	argv, err := w.Driver.FaultCommand.ExpandReset(target)
 	if err != nil {
 		return kitFailure(fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err))
 	}
@@ -201,14 +201,14 @@ func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValu
 		return err
 	}
 	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
-		list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.Cfg.DriverName})
+		list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.Driver.DriverName})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		var tainted []string
 		for _, s := range list.Items {
 			for _, d := range s.Spec.Devices {
-				if len(d.Taints) > 0 && (StringAttr(d.Attributes, w.Cfg.UUIDAttribute) == target.Identity || StringAttr(d.Attributes, w.Cfg.ParentUUIDAttribute) == target.Identity) {
+				if len(d.Taints) > 0 && (StringAttr(d.Attributes, w.Driver.UUIDAttribute) == target.Identity || StringAttr(d.Attributes, w.Driver.ParentUUIDAttribute) == target.Identity) {
 					tainted = append(tainted, d.Name)
 				}
 			}
@@ -323,6 +323,6 @@ func (w *World) claimPinnedLike(ctx context.Context, name, other string) error {
 	if err != nil {
 		return err
 	}
-	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, id)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, id)
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 }

@@ -75,7 +75,7 @@ func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 	if err != nil {
 		return ctx, err
 	}
-	messages := w.Cfg.claims(declaration.CapabilityDeviceHealthMessages)
+	messages := w.Driver.claims(declaration.CapabilityDeviceHealthMessages)
 	var last string
 	err = Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})

@@ -54,8 +54,8 @@ func TestDeviceHealthOnFakeNode(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Tags = "@kep-4680"
-	cfg.DriverPodSelector = ""
-	cfg.FaultCommand = &declaration.FaultCommand{
+	noDriverPods(cfg)
+	wholeKind(cfg).FaultCommand = &declaration.FaultCommand{
 		Inject: []string{"sh", "-c", `echo "cannot break $0 with $1" >&2; exit 3`, "{identity}", "{fault}"},
 		Reset:  []string{"true", "{identity}"},
 	}

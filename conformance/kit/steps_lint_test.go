@@ -42,10 +42,10 @@ func runLint(t *testing.T, slices ...resourceapi.ResourceSlice) lintRun {
 		}
 	}
 	cfg := testConfig(t)
-	cfg.DriverName, cfg.DeviceClassName, cfg.Tags = lintDriver, testDriver, "@slices"
+	cfg.Declaration.Driver.Name, wholeKind(cfg).DeviceClass, cfg.Tags = lintDriver, testDriver, "@slices"
 	r := lintRun{output: &strings.Builder{}}
 	cfg.Output = r.output
-	st := &Suite{Cfg: cfg, Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: features.FS, gates: fakeGates}
+	st := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube, apiHost: "127.0.0.1", apiPort: 6443, stepGroups: stepGroupsForTest, artifacts: cfg.ArtifactsDir, features: features.FS, gates: fakeGates}
 	var err error
 	if r.res, r.verdict, err = st.run(context.Background()); err != nil {
 		t.Fatalf("run: %v", err)

@@ -230,7 +230,7 @@ func (w *World) clusterHasNodes(ctx context.Context, n int) (context.Context, er
 // multiNodeClasses are the DeviceClasses whose devices the multi-node
 // scenario considers: the driver's, and a declared torus's sub-slice class
 // (sub-slices are the devices of a torus driver that several nodes share).
-func (c Config) multiNodeClasses() []string {
+func (c DriverSettings) multiNodeClasses() []string {
 	classes := []string{c.DeviceClass()}
 	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.DeviceClass() {
 		classes = append(classes, c.TorusSubsliceClassName)
@@ -250,7 +250,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	if err != nil {
 		return ctx, err
 	}
-	classes := w.Cfg.multiNodeClasses()
+	classes := w.Driver.multiNodeClasses()
 	var found []*MultiNodeDevice
 	picked := map[string]bool{}
 	for _, class := range classes {
@@ -264,7 +264,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				if !ok || picked[pd.ID()] {
 					continue
 				}
-				a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
+				a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.UUIDAttribute)
 				if !ok || a.StringValue == nil || *a.StringValue == "" {
 					continue
 				}
@@ -274,7 +274,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				}
 				if len(nodes) >= n {
 					picked[pd.ID()] = true
-					found = append(found, &MultiNodeDevice{Device: pd, Class: class, Subslice: class == w.Cfg.TorusSubsliceClassName,
+					found = append(found, &MultiNodeDevice{Device: pd, Class: class, Subslice: class == w.Driver.TorusSubsliceClassName,
 						Identity: *a.StringValue, Hosts: nodes, Nodes: nodes[:n], Pods: map[string]string{}})
 				}
 			}
@@ -282,7 +282,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	}
 	if len(found) == 0 {
 		return Skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
-			strings.Join(classes, " or "), w.Cfg.DriverName, w.Cfg.UUIDAttribute, n, len(nodeList.Items)))
+			strings.Join(classes, " or "), w.Driver.DriverName, w.Driver.UUIDAttribute, n, len(nodeList.Items)))
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Device.ID() < found[j].Device.ID() })
 	w.MultiNode = found[0]
@@ -301,7 +301,7 @@ func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	sel := UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, m.Identity)
+	sel := UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, m.Identity)
 	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(m.Class, 1, sel)))
 }
 
@@ -363,7 +363,7 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.Device.ID())
 	}
-	got := DriverResults(c, w.Cfg.DriverName)
+	got := DriverResults(c, w.Driver.DriverName)
 	if len(got) != 1 || got[0].Pool != m.Device.Pool || got[0].Device != m.Device.Name {
 		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, ResultIDs(got), m.Device.ID())
 	}

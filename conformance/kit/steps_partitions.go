@@ -81,7 +81,7 @@ func (w *World) driverPublishesPartitionable(ctx context.Context) (context.Conte
 	if err != nil {
 		return ctx, err
 	}
-	if w.Cfg.PartitionClassName == "" {
+	if w.Driver.PartitionClassName == "" {
 		return Skip(ctx, partitionSkipReason)
 	}
 	return ctx, nil
@@ -114,7 +114,7 @@ func describeUnits(units []inventory.Unit) string {
 }
 
 func (w *World) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
-	if w.Cfg.PartitionClassName == "" {
+	if w.Driver.PartitionClassName == "" {
 		return Skip(ctx, partitionSkipReason)
 	}
 	role, err := inventory.ParseRole(roleName)
@@ -141,7 +141,7 @@ func (w *World) driverPublishesRoleWithMemory(ctx context.Context, roleName stri
 	if err != nil {
 		return ctx, err
 	}
-	if w.Cfg.MemoryCapacity == "" {
+	if w.Driver.MemoryCapacity == "" {
 		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
 	}
 	if _, err := w.roleMemory(ctx, roleName); err != nil {
@@ -203,7 +203,7 @@ func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string
 }
 
 func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
-	if w.Cfg.PartitionClassName == "" {
+	if w.Driver.PartitionClassName == "" {
 		return Skip(ctx, partitionSkipReason)
 	}
 	for _, u := range w.devicePool(ctx).Units() {
@@ -212,7 +212,7 @@ func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context,
 		}
 	}
 	return Skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
-		w.Cfg.PartitionClassName, w.Cfg.ProfileAttribute, w.Cfg.ParentUUIDAttribute))
+		w.Driver.PartitionClassName, w.Driver.ProfileAttribute, w.Driver.ParentUUIDAttribute))
 }
 
 // pickPreCreated names a device of the scenario's lease with pre-created
@@ -242,7 +242,7 @@ func (w *World) roleSelector(ctx context.Context, roleName, alias string) (strin
 	if err != nil {
 		return "", err
 	}
-	names := w.Cfg.partitionNames()
+	names := w.Driver.partitionNames()
 	if alias != "" {
 		n, err := w.namedDevice(alias)
 		if err != nil {
@@ -270,7 +270,7 @@ func (w *World) claimPartitions(ctx context.Context, name string, n int, role, a
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.PartitionClassName, int64(n), sel)))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
@@ -282,10 +282,10 @@ func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.PartitionClassName, 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))))
+			return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.PartitionClassName, 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))))
 		}
 	}
-	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Cfg.UUIDAttribute)
+	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Driver.UUIDAttribute)
 }
 
 func (w *World) claimWhole(ctx context.Context, name, alias string) error {
@@ -293,7 +293,7 @@ func (w *World) claimWhole(ctx context.Context, name, alias string) error {
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent))))
+	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
@@ -308,8 +308,8 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		return err
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		ExactRequest(subrequestWhole, w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, n.parent)),
-		ExactRequest(subrequestPartition, w.Cfg.PartitionClassName, 1, sel),
+		ExactRequest(subrequestWhole, w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent)),
+		ExactRequest(subrequestPartition, w.Driver.PartitionClassName, 1, sel),
 	}}}
 	return w.CreateClaim(ctx, NewClaim(name, spec))
 }
@@ -318,7 +318,7 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 // partition of the role with at least min memory first, else a whole device
 // with at least min memory.
 func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
-	names := w.Cfg.partitionNames()
+	names := w.Driver.partitionNames()
 	sub := func(name, class string, selectors ...string) resourceapi.DeviceSubRequest {
 		s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
 		for _, e := range selectors {
@@ -329,8 +329,8 @@ func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resou
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
 		Name: RequestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
-			sub(subrequestPartition, w.Cfg.PartitionClassName, roleSel, names.memorySelector(min)),
-			sub(subrequestWhole, w.Cfg.DeviceClass(), names.memorySelector(min)),
+			sub(subrequestPartition, w.Driver.PartitionClassName, roleSel, names.memorySelector(min)),
+			sub(subrequestWhole, w.Driver.DeviceClass(), names.memorySelector(min)),
 		},
 	}}}}
 }
@@ -347,7 +347,7 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 	if err != nil {
 		return out, err
 	}
-	names := w.Cfg.partitionNames()
+	names := w.Driver.partitionNames()
 	found := false
 	for _, u := range w.unitsWithRole(ctx, role) {
 		p, _ := u.Profile(role)
@@ -358,7 +358,7 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 			}
 			m, ok := names.MemoryOf(pd.Capacity)
 			if !ok {
-				return out, fmt.Errorf("%q partition %s publishes no %q capacity", role, d.ID(), w.Cfg.MemoryCapacity)
+				return out, fmt.Errorf("%q partition %s publishes no %q capacity", role, d.ID(), w.Driver.MemoryCapacity)
 			}
 			if !found || m.Cmp(out[0]) < 0 {
 				out[0] = m
@@ -370,7 +370,7 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 		}
 	}
 	if !found {
-		return out, fmt.Errorf("no %q partition of the driver publishes a %q capacity", role, w.Cfg.MemoryCapacity)
+		return out, fmt.Errorf("no %q partition of the driver publishes a %q capacity", role, w.Driver.MemoryCapacity)
 	}
 	return out, nil
 }
@@ -421,9 +421,9 @@ func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourcea
 	if err != nil {
 		return nil, nil, err
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Driver.DriverName)
 	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Cfg.DriverName)
+		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Driver.DriverName)
 	}
 	all, err := w.CurrentDevices(ctx)
 	if err != nil {
@@ -433,7 +433,7 @@ func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourcea
 	for _, r := range results {
 		d, ok := FindDevice(all, r.Pool, r.Device)
 		if !ok {
-			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Cfg.DriverName)
+			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Driver.DriverName)
 		}
 		devices = append(devices, d)
 	}
@@ -466,10 +466,10 @@ func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error
 	}
 	var bad []string
 	for _, d := range devices {
-		m, ok := w.Cfg.partitionNames().MemoryOf(d.Capacity)
+		m, ok := w.Driver.partitionNames().MemoryOf(d.Capacity)
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.Cfg.MemoryCapacity))
+			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.Driver.MemoryCapacity))
 		case m.Cmp(min) < 0:
 			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s has %s of memory, the claim asked for at least %s", claim, d.ID(), m.String(), min.String()))
 		}
@@ -486,9 +486,9 @@ func (w *World) claimParents(ctx context.Context, claim string) ([]string, error
 	}
 	var out []string
 	for _, d := range devices {
-		p, ok := w.Cfg.partitionNames().asPartition(d)
+		p, ok := w.Driver.partitionNames().asPartition(d)
 		if !ok {
-			return nil, fmt.Errorf("claim %s: allocated device %s is not a partition (it has no %q and %q attributes)", claim, d.ID(), w.Cfg.ProfileAttribute, w.Cfg.ParentUUIDAttribute)
+			return nil, fmt.Errorf("claim %s: allocated device %s is not a partition (it has no %q and %q attributes)", claim, d.ID(), w.Driver.ProfileAttribute, w.Driver.ParentUUIDAttribute)
 		}
 		out = append(out, p.ParentUUID)
 	}
@@ -547,5 +547,5 @@ func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
 	if err != nil {
 		return err
 	}
-	return Findings(checkCounters(devices, counterSets(slices, w.Cfg.DriverName)))
+	return Findings(checkCounters(devices, counterSets(slices, w.Driver.DriverName)))
 }

@@ -146,14 +146,14 @@ func (w *World) resolvePodClaims(ctx context.Context, p *PodRecord, pod *corev1.
 			bad = append(bad, fmt.Sprintf("pod %s runs, but its claim %s (%s) is not allocated", p.Name, entry, claimName))
 			return nil
 		}
-		for _, r := range DriverResults(c, w.Cfg.DriverName) {
+		for _, r := range DriverResults(c, w.Driver.DriverName) {
 			d, ok := FindDevice(devices, r.Pool, r.Device)
 			if !ok {
-				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.Name, claimName, r.Pool, r.Device, w.Cfg.DriverName))
+				bad = append(bad, fmt.Sprintf("pod %s: claim %s is allocated device %s/%s, which is in no ResourceSlice of driver %s", p.Name, claimName, r.Pool, r.Device, w.Driver.DriverName))
 				continue
 			}
 			ad := observe.Device{Claim: claimName, Request: r.Request, Pool: r.Pool, Device: r.Device, Attributes: d.Attributes, Capacity: d.Capacity}
-			if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute); ok && a.StringValue != nil {
+			if a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.UUIDAttribute); ok && a.StringValue != nil {
 				ad.UUID = *a.StringValue
 			}
 			p.Devices = append(p.Devices, ad)

@@ -112,7 +112,7 @@ func (w *World) driverRegistrations(ctx context.Context) ([]kubeletapi.Registrat
 			continue
 		}
 		seen = append(seen, fmt.Sprintf("%s: type %q name %q endpoint %q versions %q", r.Socket, r.Info.Type, r.Info.Name, r.Info.Endpoint, r.Info.SupportedVersions))
-		if r.Info.Name == w.Cfg.DriverName {
+		if r.Info.Name == w.Driver.DriverName {
 			mine = append(mine, r)
 		}
 	}
@@ -130,12 +130,12 @@ func (w *World) driverRegistered(ctx context.Context) (context.Context, error) {
 	}
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "plugin-registry.txt", MediaType: "text/plain", Body: []byte(desc)})
 	if len(mine) == 0 {
-		return ctx, fmt.Errorf("no registration socket in the kubelet's plugin registry answers GetInfo with the name %s: %s", w.Cfg.DriverName, desc)
+		return ctx, fmt.Errorf("no registration socket in the kubelet's plugin registry answers GetInfo with the name %s: %s", w.Driver.DriverName, desc)
 	}
 	var bad []string
 	for _, r := range mine {
 		if r.Info.Type != registerapi.DRAPlugin {
-			bad = append(bad, fmt.Sprintf("registration socket %s of %s answers type %q, expected %q", r.Socket, w.Cfg.DriverName, r.Info.Type, registerapi.DRAPlugin))
+			bad = append(bad, fmt.Sprintf("registration socket %s of %s answers type %q, expected %q", r.Socket, w.Driver.DriverName, r.Info.Type, registerapi.DRAPlugin))
 		}
 	}
 	return ctx, Findings(bad)
@@ -149,7 +149,7 @@ func (w *World) SomeDriverRegistrations(ctx context.Context) ([]kubeletapi.Regis
 		return nil, err
 	}
 	if len(mine) == 0 {
-		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.Cfg.DriverName, desc)
+		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.Driver.DriverName, desc)
 	}
 	return mine, nil
 }
@@ -200,7 +200,7 @@ func (w *World) registeredServices(ctx context.Context, want string) error {
 // answers GetInfo and its endpoint serves DRAPlugin.
 func (w *World) driverRegistersAgain(ctx context.Context) error {
 	start := time.Now()
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		if !at.IsZero() {
 			klog.FromContext(ctx).Info("The driver registered again", "after", at.Sub(start).Round(time.Millisecond))
@@ -275,7 +275,7 @@ func (w *World) stopped() (*driverStop, error) {
 		return nil, fmt.Errorf("the driver was not stopped: a step \"the driver stops on the node\" must come first")
 	}
 	if len(w.stop.slices) == 0 {
-		return nil, fmt.Errorf("driver %s had no ResourceSlices for nodes %s before it stopped: the kit cannot watch the kubelet delete them", w.Cfg.DriverName, strings.Join(w.stop.nodes, ", "))
+		return nil, fmt.Errorf("driver %s had no ResourceSlices for nodes %s before it stopped: the kit cannot watch the kubelet delete them", w.Driver.DriverName, strings.Join(w.stop.nodes, ", "))
 	}
 	return w.stop, nil
 }
@@ -292,7 +292,7 @@ func (w *World) kubeletWipesSlices(ctx context.Context) (context.Context, error)
 	}
 	var firstGone, allGone time.Time
 	timeout := time.Until(st.gone.Add(wipeGrace + wipeLate))
-	err = Poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.Cfg.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.Driver.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		now, err := w.nodeSlicesNow(ctx, st.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -323,7 +323,7 @@ func (w *World) kubeletWipesSlices(ctx context.Context) (context.Context, error)
 	klog.FromContext(ctx).Info("The kubelet deleted the driver's ResourceSlices", "timing", timing)
 	if early := firstGone.Sub(st.requested); early < wipeGrace-wipeEarly {
 		return ctx, fmt.Errorf("driver %s's ResourceSlices for nodes %s went %s after the kit asked the driver to stop, before the kubelet's %s grace: the driver or another actor deleted them (%s)",
-			w.Cfg.DriverName, strings.Join(st.nodes, ", "), early.Round(time.Millisecond), wipeGrace, timing)
+			w.Driver.DriverName, strings.Join(st.nodes, ", "), early.Round(time.Millisecond), wipeGrace, timing)
 	}
 	return ctx, nil
 }
@@ -350,7 +350,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		return ctx, fmt.Errorf("the driver does not run again: a step \"the driver runs again on the node\" must come first")
 	}
 	var registered time.Time
-	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		registered = at
 		return !at.IsZero(), status, nil
@@ -361,7 +361,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 	downtime := registered.Sub(st.requested)
 	if downtime >= wipeGrace-wipeEarly {
 		return Skip(ctx, fmt.Sprintf("driver %s registered again %s after the kit asked it to stop: not within the kubelet's %s grace, so the kit cannot tell whether its slices had to be kept",
-			w.Cfg.DriverName, downtime.Round(time.Millisecond), wipeGrace))
+			w.Driver.DriverName, downtime.Round(time.Millisecond), wipeGrace))
 	}
 	until := st.gone.Add(wipeGrace + wipeLate)
 	replaced := map[string]bool{}
@@ -375,7 +375,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 			if now[name] != st.slices[name] && !replaced[name] {
 				replaced[name] = true
 				ctx = Warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
-					name, st.slices[name], w.Cfg.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
+					name, st.slices[name], w.Driver.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
 			}
 		}
 		select {
@@ -392,7 +392,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 	for _, n := range st.nodes {
 		if devices[n] < st.devices[n] {
 			lost = append(lost, fmt.Sprintf("driver %s's ResourceSlices for node %s hold %d devices %s after the kit asked it to stop, %d before: it registered again after %s, within the kubelet's %s grace, and lost devices",
-				w.Cfg.DriverName, n, devices[n], time.Since(st.requested).Round(time.Millisecond), st.devices[n], downtime.Round(time.Millisecond), wipeGrace))
+				w.Driver.DriverName, n, devices[n], time.Since(st.requested).Round(time.Millisecond), st.devices[n], downtime.Round(time.Millisecond), wipeGrace))
 		}
 	}
 	timing := fmt.Sprintf("stop asked at 0s; driver pods gone at %s; a driver pod ready at %s; registered at %s; %d of %d slices kept until %s",

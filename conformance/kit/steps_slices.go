@@ -58,7 +58,7 @@ func (w *World) driverNamesPartitionTypes(ctx context.Context) (context.Context,
 		named++
 		attr := string(*sl.Spec.PartitionTypeAttribute)
 		for _, d := range devices {
-			a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr)
+			a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, attr)
 			switch {
 			case !ok:
 				bad = append(bad, fmt.Sprintf("slice %s: device %s consumes counters but has no attribute %s, the slice's partitionTypeAttribute", sl.Name, d.Name, attr))
@@ -103,11 +103,11 @@ func (w *World) CurrentDevices(ctx context.Context) ([]PublishedDevice, error) {
 	if err != nil {
 		return nil, err
 	}
-	return publishedDevices(slices, w.Cfg.DriverName), nil
+	return publishedDevices(slices, w.Driver.DriverName), nil
 }
 
 func (w *World) driverPublishesAtLeast(ctx context.Context, n int) error {
-	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.Cfg.DriverName, n), func(ctx context.Context) (bool, string, error) {
+	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish at least %d devices in ResourceSlices", w.Driver.DriverName, n), func(ctx context.Context) (bool, string, error) {
 		devices, err := w.CurrentDevices(ctx)
 		if err != nil {
 			return false, err.Error(), nil
@@ -126,13 +126,13 @@ func (w *World) driverPublishesSharing(ctx context.Context, n int, attr string) 
 			return ctx, err
 		}
 	}
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
-	if _, ok := devicesSharingAttribute(devices, w.Cfg.DriverName, attr, n); !ok {
+	if _, ok := devicesSharingAttribute(devices, w.Driver.DriverName, attr, n); !ok {
 		return Skip(ctx, fmt.Sprintf("no node has %d devices of driver %s with the same %s (%s), so the scenario cannot run on this hardware",
-			n, w.Cfg.DriverName, attr, describeAttribute(devices, w.Cfg.DriverName, attr)))
+			n, w.Driver.DriverName, attr, describeAttribute(devices, w.Driver.DriverName, attr)))
 	}
 	return ctx, nil
 }

@@ -66,7 +66,7 @@ func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect 
 	if err != nil {
 		return err
 	}
-	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(w.Cfg.DriverName), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
+	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(w.Driver.DriverName), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
 	return w.createRule(ctx, alias, sel, parseTaint(taint, effect))
 }
 
@@ -75,7 +75,7 @@ func (w *World) ruleOtherDriver(ctx context.Context, alias, device, driver, tain
 	if err != nil {
 		return err
 	}
-	if driver == w.Cfg.DriverName {
+	if driver == w.Driver.DriverName {
 		return fmt.Errorf("DeviceTaintRule %s: driver %q is the driver under test, the step needs another", alias, driver)
 	}
 	sel := &resourceapi.DeviceTaintSelector{Driver: ptr.To(driver), Pool: ptr.To(d.Pool), Device: ptr.To(d.Name)}
@@ -293,7 +293,7 @@ func (s *Suite) removeLeftoverRules(ctx context.Context) error {
 	}
 	var errs []error
 	for _, r := range list.Items {
-		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.Cfg.DriverName {
+		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.Driver.DriverName {
 			continue
 		}
 		klog.FromContext(ctx).Info("Deleting a DeviceTaintRule an earlier run of the kit left behind", "rule", r.Name, "effect", r.Spec.Taint.Effect)

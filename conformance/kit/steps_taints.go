@@ -84,7 +84,7 @@ func (w *World) holdDevices(ctx context.Context, list string) error {
 	consumes := func(d inventory.Device) int { return min(len(d.Consumes), 1) }
 	slices.SortStableFunc(free, func(a, b inventory.Device) int { return consumes(a) - consumes(b) })
 	if len(free) < len(names) {
-		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.Cfg.DriverName, w.Cfg.UUIDAttribute, len(free))
+		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.Driver.DriverName, w.Driver.UUIDAttribute, len(free))
 	}
 	for i, m := range names {
 		if _, dup := w.taint.devices[m[1]]; dup {
@@ -126,7 +126,7 @@ func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint,
 	if err != nil {
 		return err
 	}
-	spec := ClaimSpec(w.Cfg.DeviceClass(), 1, UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.Identity))
+	spec := ClaimSpec(w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))
 	req := spec.Devices.Requests[0].Exactly
 	if admin != "" {
 		req.AdminAccess = ptr.To(true)
@@ -168,9 +168,9 @@ func (w *World) allocatedOneDevice(ctx context.Context, claim string, judged boo
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Cfg.DriverName)
+	results := DriverResults(c, w.Driver.DriverName)
 	if len(results) != 1 {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Cfg.DriverName, ResultIDs(results))
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Driver.DriverName, ResultIDs(results))
 	}
 	return c, results[0], nil
 }

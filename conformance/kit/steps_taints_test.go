@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"drakit.dev/drakit/conformance/declaration"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,7 +131,7 @@ func TestRemoveLeftoverRules(t *testing.T) {
 	}
 	kube := fake.NewClientset(rule("drakit-abcde-broken", "gpu.drakit.dev", KitMeta("x").Labels), rule("admins-own", "gpu.drakit.dev", nil),
 		rule("drakit-fghij-broken", "other.example.com", KitMeta("y").Labels))
-	if err := (&Suite{Kube: kube, Cfg: Config{DriverName: "gpu.drakit.dev"}}).removeLeftoverRules(ctx); err != nil {
+	if err := (&Suite{Kube: kube, Driver: DriverSettings{declaration.Settings{DriverName: "gpu.drakit.dev"}}}).removeLeftoverRules(ctx); err != nil {
 		t.Fatal(err)
 	}
 	list, err := kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})

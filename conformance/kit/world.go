@@ -36,7 +36,10 @@ const (
 // Suite is what all scenarios of one run share. It is built once by Run and
 // only read afterwards.
 type Suite struct {
-	Cfg     Config
+	Cfg Config
+	// Driver is the driver under test as the scenarios read it: Cfg's
+	// declaration's settings.
+	Driver  DriverSettings
 	Kube    kubernetes.Interface
 	apiHost string
 	apiPort int
@@ -170,7 +173,7 @@ func newWorld(s *Suite) *World {
 // step package: the kit configured by cfg, the client kube, the scenario's
 // namespace ns and an empty cleanup ledger.
 func NewWorld(cfg Config, kube kubernetes.Interface, ns string) *World {
-	w := newWorld(&Suite{Cfg: cfg, Kube: kube})
+	w := newWorld(&Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration), Kube: kube})
 	w.Ns = ns
 	w.Scenario = &godog.Scenario{Name: "unit test"}
 	return w
@@ -210,7 +213,7 @@ func (w *World) beforeScenario(ctx context.Context, sc *godog.Scenario) (context
 	if w.notEligible != "" {
 		return ctx, nil // checkEligibility skips it
 	}
-	if w.Cfg.Hardware && HasTag(sc, EmulatorTag) {
+	if w.Driver.Hardware && HasTag(sc, EmulatorTag) {
 		// Nothing to set up: its first step, which needs the emulator,
 		// skips with hardwareSkipReason.
 		return ctx, nil

@@ -11,17 +11,20 @@ import (
 	drakitginkgo "drakit.dev/drakit/conformance/ginkgo"
 )
 
-// cfg holds the kit's settings from the --drakit.* flags and the
+// flags hold the kit's settings from the --drakit.* flags and the
 // environment of drakit's local cluster.
-var cfg = drakitginkgo.Flags(flag.CommandLine)
+var flags = drakitginkgo.Flags(flag.CommandLine)
 
 func init() {
-	cfg.DriverConfig = filepath.Join("..", "..", "..", "docs", "examples", "reference-driver.yaml")
+	flags.DriverConfig = filepath.Join("..", "..", "..", "docs", "examples", "reference-driver.yaml")
 }
 
 // The kit's scenarios, one It each, beside whatever specs the suite has.
 var _ = drakitginkgo.Register(func() (conformance.Config, error) {
-	c := *cfg
+	c, err := flags.Resolved()
+	if err != nil {
+		return c, err
+	}
 	if c.NodeSysfsRoot == "" && c.NodeEmulatorRoot != "" {
 		c.NodeSysfsRoot = filepath.Join(c.NodeEmulatorRoot, "sys")
 	}
@@ -33,7 +36,7 @@ var _ = drakitginkgo.Register(func() (conformance.Config, error) {
 // so the whole kit takes long, longer than go test's default timeout:
 // without a label filter or focus the test skips.
 func TestIntegrationGinkgoExample(t *testing.T) {
-	if cfg.Kubeconfig == "" {
+	if flags.Config.Kubeconfig == "" {
 		t.Skip("no cluster: set DRAKIT_KUBECONFIG to the local cluster's kubeconfig with the reference driver deployed, or pass --drakit.kubeconfig")
 	}
 	suiteConfig, _ := ginkgo.GinkgoConfiguration()

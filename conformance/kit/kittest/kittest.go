@@ -24,7 +24,7 @@ func ReferenceDriverConfig(t testing.TB) kit.Config {
 		t.Fatalf("load the reference driver's declaration: %v", err)
 	}
 	c := kit.DefaultConfig()
-	c.ApplyDeclaration(d, func(string) bool { return false })
+	c.Declaration = d
 	return c
 }
 

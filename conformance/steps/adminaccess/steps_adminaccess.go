@@ -80,7 +80,7 @@ func (w *world) submitAdminAllocation(ctx context.Context, claim, device string)
 	}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
 		Results: []resourceapi.DeviceRequestAllocationResult{{
-			Request: c.Spec.Devices.Requests[0].Name, Driver: w.Cfg.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
+			Request: c.Spec.Devices.Requests[0].Name, Driver: w.Driver.DriverName, Pool: d.Pool, Device: d.Name, AdminAccess: ptr.To(true),
 		}},
 	}}
 	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})

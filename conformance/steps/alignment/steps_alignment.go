@@ -33,10 +33,10 @@ func (w *world) alignmentSteps() []kit.StepDef {
 const peerRequest = "peer"
 
 func (w *world) peerClass() string {
-	if len(w.Cfg.PCIeRootPeerClasses) == 0 {
+	if len(w.Driver.PCIeRootPeerClasses) == 0 {
 		return ""
 	}
-	return w.Cfg.PCIeRootPeerClasses[0]
+	return w.Driver.PCIeRootPeerClasses[0]
 }
 
 func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
@@ -53,8 +53,8 @@ func (w *world) hasPeerClass(ctx context.Context) (context.Context, error) {
 // peerSpec asks for n devices of the kit's class and one of the peer
 // class, all with the same value of attr.
 func (w *world) peerSpec(n int64, attr string) resourceapi.ResourceClaimSpec {
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, attr)
-	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), n)
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, attr)
+	spec := kit.ClaimSpec(w.Driver.DeviceClass(), n)
 	spec.Devices.Requests = append(spec.Devices.Requests, kit.ExactRequest(peerRequest, w.peerClass(), 1))
 	return kit.WithMatchAttribute(spec, domain+"/"+id)
 }
@@ -66,21 +66,21 @@ func (w *world) claimWithPeer(ctx context.Context, name, attr string) error {
 // claimUnalignable asks for one more device of the kit's class than share
 // any one value of attr, so that no peer device can have their value.
 func (w *world) claimUnalignable(ctx context.Context, name, attr string) error {
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return err
 	}
 	count := map[string]int{}
 	most := 0
 	for _, d := range devices {
-		if a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, attr); ok {
+		if a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, attr); ok {
 			k := d.Node + "/" + attributeText(a)
 			count[k]++
 			most = max(most, count[k])
 		}
 	}
 	if most == 0 {
-		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Cfg.DeviceClass(), attr)
+		return fmt.Errorf("no device of DeviceClass %s publishes %s", w.Driver.DeviceClass(), attr)
 	}
 	return w.CreateClaim(ctx, kit.NewClaim(name, w.peerSpec(int64(most+1), attr)))
 }
@@ -198,8 +198,8 @@ func (w *world) claimDevicesInSysfs(ctx context.Context, claim string) (context.
 			continue
 		}
 		seen = append(seen, fmt.Sprintf("%s/%s: %s vendor %s", r.Pool, r.Device, busID, strings.TrimSpace(string(vendor))))
-		if w.Cfg.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.Cfg.PCIVendor {
-			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.Cfg.PCIVendor))
+		if w.Driver.PCIVendor != "" && strings.TrimPrefix(strings.TrimSpace(string(vendor)), "0x") != w.Driver.PCIVendor {
+			bad = append(bad, fmt.Sprintf("claim %s: device %s/%s is PCI function %s of vendor %s, the driver declares %s", c.Name, r.Pool, r.Device, busID, strings.TrimSpace(string(vendor)), w.Driver.PCIVendor))
 		}
 	}
 	return kit.AttachText(ctx, "pci functions", strings.Join(seen, "\n")), kit.Findings(bad)

@@ -321,7 +321,7 @@ func (w *world) claimAllocatedTestDeviceSet(ctx context.Context, claim, list str
 // drops derivedAttributes from claims (the alpha gate DRADerivedAttributes
 // is off): a dry-run create shows whether they are stored.
 func (w *world) apiServerKeepsDerivedAttributes(ctx context.Context) (context.Context, error) {
-	claim := kit.NewClaim("derived-gate-check", kit.DerivedSpec(w.Cfg.DeviceClass(), "derived/driver", "device.driver", true))
+	claim := kit.NewClaim("derived-gate-check", kit.DerivedSpec(w.Driver.DeviceClass(), "derived/driver", "device.driver", true))
 	got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return ctx, fmt.Errorf("dry-run create of a ResourceClaim with a derived attribute: %w", err)
@@ -355,9 +355,9 @@ func (w *world) claimWithDerivedConstraint(ctx context.Context, name, anchor str
 func (w *world) claimDerivedCopy(ctx context.Context, name string, n int64, derived, attr string) error {
 	domain, id, ok := strings.Cut(attr, "/")
 	if !ok {
-		domain, id = w.Cfg.DriverName, attr
+		domain, id = w.Driver.DriverName, attr
 	}
-	spec := kit.DerivedSpec(w.Cfg.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
+	spec := kit.DerivedSpec(w.Driver.DeviceClass(), derived, fmt.Sprintf("device.attributes[%s].%s", strconv.Quote(domain), id), true)
 	spec.Devices.Requests[0].Exactly.Count = n
 	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }

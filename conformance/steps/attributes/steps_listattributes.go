@@ -42,7 +42,7 @@ func (w *world) numaNodesAttr(ctx context.Context) (context.Context, string, str
 	if err != nil {
 		return ctx, "", "", err
 	}
-	if w.Cfg.NUMANodesAttribute == "" {
+	if w.Driver.NUMANodesAttribute == "" {
 		ctx, err = kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no list attribute of the NUMA nodes close to a device (deviceKinds[].numaNodesAttribute, or --numa-nodes-attribute)")
 		return ctx, "", "", err
 	}
@@ -50,7 +50,7 @@ func (w *world) numaNodesAttr(ctx context.Context) (context.Context, string, str
 		ctx, err = kit.Skip(ctx, kit.SysfsSkipReason)
 		return ctx, "", "", err
 	}
-	domain, name := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
+	domain, name := observe.SplitAttribute(w.Driver.DriverName, w.Driver.NUMANodesAttribute)
 	return ctx, domain, name, nil
 }
 
@@ -144,7 +144,7 @@ func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 		return ctx, err
 	}
 	if len(devices) == 0 {
-		return ctx, fmt.Errorf("driver %s publishes no devices", w.Cfg.DriverName)
+		return ctx, fmt.Errorf("driver %s publishes no devices", w.Driver.DriverName)
 	}
 	var bad []string
 	for _, d := range devices {
@@ -157,7 +157,7 @@ func (w *world) devicesCarrySysfsNUMANodes(ctx context.Context) (context.Context
 		if err != nil {
 			return ctx, err
 		}
-		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, string(attr))
+		a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, string(attr))
 		switch {
 		case want == nil && ok:
 			bad = append(bad, fmt.Sprintf("device %s publishes %s %s, but the node's sysfs puts its PCI function %s on no NUMA node", d.ID(), attr, observe.AttributeString(a), addr))
@@ -214,7 +214,7 @@ func (w *world) claimNUMANodesIncludes(ctx context.Context, claim, relation stri
 		w.numaNodes = map[string]int64{}
 	}
 	w.numaNodes[claim] = want
-	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Driver.DeviceClass(), 1, numaNodesSelector(domain, name, want))))
 }
 
 // claimPublishedDevices are the driver's published devices allocated to the
@@ -224,7 +224,7 @@ func (w *world) claimPublishedDevices(ctx context.Context, claim string) ([]kit.
 	if err != nil {
 		return nil, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := kit.DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Driver.DriverName)
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -257,12 +257,12 @@ func (w *world) claimDeviceNUMANodesInclude(ctx context.Context, claim string) e
 		return err
 	}
 	if len(devices) != 1 {
-		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected 1", claim, len(devices), w.Cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected 1", claim, len(devices), w.Driver.DriverName)
 	}
 	d := devices[0]
-	a, _ := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
+	a, _ := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.NUMANodesAttribute)
 	if !slices.Contains(a.IntValues, want) {
-		return fmt.Errorf("claim %s selected NUMA node %d and got device %s, whose %s is %s", claim, want, d.ID(), w.Cfg.NUMANodesAttribute, observe.AttributeString(a))
+		return fmt.Errorf("claim %s selected NUMA node %d and got device %s, whose %s is %s", claim, want, d.ID(), w.Driver.NUMANodesAttribute, observe.AttributeString(a))
 	}
 	addr, err := devicePCIFunction(d)
 	if err != nil {
@@ -286,7 +286,7 @@ func (w *world) claimMatchingNUMANodes(ctx context.Context, claim string) (conte
 	if err != nil {
 		return ctx, err
 	}
-	spec := kit.WithMatchAttribute(kit.ClaimSpec(w.Cfg.DeviceClass(), 2), domain+"/"+name)
+	spec := kit.WithMatchAttribute(kit.ClaimSpec(w.Driver.DeviceClass(), 2), domain+"/"+name)
 	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, spec))
 }
 
@@ -299,13 +299,13 @@ func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) err
 		return err
 	}
 	if len(devices) < 2 {
-		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected at least 2", claim, len(devices), w.Cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %d devices of driver %s, expected at least 2", claim, len(devices), w.Driver.DriverName)
 	}
 	var published, truth []int64
 	var ids []string
 	for i, d := range devices {
 		ids = append(ids, d.ID())
-		a, _ := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.NUMANodesAttribute)
+		a, _ := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.NUMANodesAttribute)
 		addr, err := devicePCIFunction(d)
 		if err != nil {
 			return err
@@ -323,7 +323,7 @@ func (w *world) claimDevicesShareNUMANode(ctx context.Context, claim string) err
 	}
 	switch {
 	case len(published) == 0:
-		return fmt.Errorf("claim %s is allocated devices %s whose %s lists have no NUMA node in common", claim, strings.Join(ids, ", "), w.Cfg.NUMANodesAttribute)
+		return fmt.Errorf("claim %s is allocated devices %s whose %s lists have no NUMA node in common", claim, strings.Join(ids, ", "), w.Driver.NUMANodesAttribute)
 	case len(truth) == 0:
 		return fmt.Errorf("claim %s is allocated devices %s whose PCI functions the node's sysfs puts close to no common NUMA node (their lists share %v)", claim, strings.Join(ids, ", "), published)
 	}
@@ -345,15 +345,15 @@ func (w *world) claimDistinctNUMANodes(ctx context.Context, claim string) (conte
 		return ctx, fmt.Errorf("list the NUMA nodes in the node's sysfs: %w", err)
 	}
 	n := int64(len(nodes)) + 1
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	if int64(len(devices)) < n || n > resourceapi.AllocationResultsMaxSize {
-		return kit.Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Cfg.DeviceClass(), len(devices), n, len(nodes)))
+		return kit.Skip(ctx, fmt.Sprintf("DeviceClass %s selects %d devices, not the %d a claim needs to be more than the node's %d NUMA nodes", w.Driver.DeviceClass(), len(devices), n, len(nodes)))
 	}
 	full := resourceapi.FullyQualifiedName(domain + "/" + name)
-	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), n)
+	spec := kit.ClaimSpec(w.Driver.DeviceClass(), n)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{DistinctAttribute: &full}}
 	return ctx, w.CreateClaim(ctx, kit.NewClaim(claim, spec))
 }

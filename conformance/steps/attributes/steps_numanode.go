@@ -77,7 +77,7 @@ func (w *world) claimSysfsNUMANode(ctx context.Context, name, relation string) (
 	// includes() would take a list too, but needs the alpha list-type
 	// attributes; an int numaNode is what every 1.37 cluster knows.
 	sel := fmt.Sprintf(`device.attributes["resource.kubernetes.io"].?numaNode.orValue(-1) == %d`, want)
-	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 }
 
 // claimDeviceOnSysfsNUMANode checks that the device allocated to the claim
@@ -92,9 +92,9 @@ func (w *world) claimDeviceOnSysfsNUMANode(ctx context.Context, claim string) er
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := kit.DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Driver.DriverName)
 	if len(results) != 1 {
-		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, kit.ResultIDs(results), w.Cfg.DriverName)
+		return fmt.Errorf("claim %s is allocated %s of driver %s, expected 1 device", claim, kit.ResultIDs(results), w.Driver.DriverName)
 	}
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {

@@ -24,7 +24,7 @@ func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	sl, err := kit.ListDriverSlices(ctx, w.Kube, w.Cfg.DriverName)
+	sl, err := kit.ListDriverSlices(ctx, w.Kube, w.Driver.DriverName)
 	if err != nil {
 		return err
 	}
@@ -33,14 +33,14 @@ func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
 	for _, s := range sl {
 		for _, d := range s.Spec.Devices {
 			n++
-			if !slices.Equal(d.BindingConditions, w.Cfg.BindingConditions) || !slices.Equal(d.BindingFailureConditions, w.Cfg.BindingFailureConditions) {
+			if !slices.Equal(d.BindingConditions, w.Driver.BindingConditions) || !slices.Equal(d.BindingFailureConditions, w.Driver.BindingFailureConditions) {
 				bad = append(bad, fmt.Sprintf("device %s/%s (slice %s) has bindingConditions %q and bindingFailureConditions %q, declared %q and %q",
-					s.Spec.Pool.Name, d.Name, s.Name, d.BindingConditions, d.BindingFailureConditions, w.Cfg.BindingConditions, w.Cfg.BindingFailureConditions))
+					s.Spec.Pool.Name, d.Name, s.Name, d.BindingConditions, d.BindingFailureConditions, w.Driver.BindingConditions, w.Driver.BindingFailureConditions))
 			}
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("driver %s publishes no devices in %d ResourceSlices", w.Cfg.DriverName, len(sl))
+		return fmt.Errorf("driver %s publishes no devices in %d ResourceSlices", w.Driver.DriverName, len(sl))
 	}
 	return kit.Findings(bad)
 }
@@ -48,7 +48,7 @@ func (w *world) driverDevicesCarryBindingConditions(ctx context.Context) error {
 // requireBindingConditions fails a scenario of a claimed capability whose
 // condition types the kit does not know (Config.Validate rules it out).
 func (w *world) requireBindingConditions() error {
-	if len(w.Cfg.BindingConditions) == 0 || len(w.Cfg.BindingFailureConditions) == 0 {
+	if len(w.Driver.BindingConditions) == 0 || len(w.Driver.BindingFailureConditions) == 0 {
 		return fmt.Errorf("the driver claims the capability %s but declares no binding conditions (bindingConditions of the driver declaration)", declaration.CapabilityBindingConditions)
 	}
 	return nil
@@ -62,8 +62,8 @@ func (w *world) kitAttachesDriverDevices(ctx context.Context) (context.Context, 
 	if err := w.requireBindingConditions(); err != nil {
 		return ctx, err
 	}
-	if w.Cfg.BindingConditionsSetBy != string(declaration.SetByKit) {
-		return kit.Skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.Cfg.BindingConditionsSetBy))
+	if w.Driver.BindingConditionsSetBy != string(declaration.SetByKit) {
+		return kit.Skip(ctx, fmt.Sprintf("the driver sets its binding conditions itself (bindingConditions.setBy: %s): the kit's attach controller has no say", w.Driver.BindingConditionsSetBy))
 	}
 	return ctx, nil
 }
@@ -85,17 +85,17 @@ func (w *world) claimAllocatedDriverBinding(ctx context.Context, claim string) e
 	var bad []string
 	n := 0
 	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != w.Cfg.DriverName {
+		if r.Driver != w.Driver.DriverName {
 			continue
 		}
 		n++
-		if !slices.Equal(r.BindingConditions, w.Cfg.BindingConditions) || !slices.Equal(r.BindingFailureConditions, w.Cfg.BindingFailureConditions) {
+		if !slices.Equal(r.BindingConditions, w.Driver.BindingConditions) || !slices.Equal(r.BindingFailureConditions, w.Driver.BindingFailureConditions) {
 			bad = append(bad, fmt.Sprintf("claim %s: the result for device %s/%s has bindingConditions %q and bindingFailureConditions %q, declared %q and %q",
-				claim, r.Pool, r.Device, r.BindingConditions, r.BindingFailureConditions, w.Cfg.BindingConditions, w.Cfg.BindingFailureConditions))
+				claim, r.Pool, r.Device, r.BindingConditions, r.BindingFailureConditions, w.Driver.BindingConditions, w.Driver.BindingFailureConditions))
 		}
 	}
 	if n == 0 {
-		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Cfg.DriverName, kit.ResultIDs(c.Status.Allocation.Devices.Results)))
+		bad = append(bad, fmt.Sprintf("claim %s: no device of driver %s is allocated (results %s)", claim, w.Driver.DriverName, kit.ResultIDs(c.Status.Allocation.Devices.Results)))
 	}
 	if c.Status.Allocation.AllocationTimestamp == nil {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation has no allocationTimestamp", claim))
@@ -110,7 +110,7 @@ func (w *world) attachSetsDeclaredConditions(ctx context.Context, claim, status 
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	for _, c := range w.Cfg.BindingConditions {
+	for _, c := range w.Driver.BindingConditions {
 		if err := w.attachSetsCondition(ctx, c, claim, status); err != nil {
 			return err
 		}
@@ -124,5 +124,5 @@ func (w *world) attachSetsDeclaredFailure(ctx context.Context, claim string) err
 	if err := w.requireBindingConditions(); err != nil {
 		return err
 	}
-	return w.attachSetsCondition(ctx, w.Cfg.BindingFailureConditions[0], claim, string(metav1.ConditionTrue))
+	return w.attachSetsCondition(ctx, w.Driver.BindingFailureConditions[0], claim, string(metav1.ConditionTrue))
 }

@@ -54,27 +54,27 @@ const sharedSkipReason = report.NotDeclaredPrefix + "the driver declares no shar
 // shared capacity and request policy. A device of the shared class that
 // does not allow multiple allocations, or lacks the capacity, is a finding.
 func (w *world) driverPublishesShared(ctx context.Context) (context.Context, error) {
-	if w.Cfg.SharedDeviceClassName == "" {
+	if w.Driver.SharedDeviceClassName == "" {
 		return kit.Skip(ctx, sharedSkipReason)
 	}
 	if w.Lease == nil || len(w.Lease.SharedIdentities()) == 0 {
 		return ctx, fmt.Errorf("no device of DeviceClass %s with a %q attribute was leased to the scenario: the driver publishes none (or none the kit can identify)",
-			w.Cfg.SharedDeviceClassName, w.Cfg.SharedIdentityAttribute)
+			w.Driver.SharedDeviceClassName, w.Driver.SharedIdentityAttribute)
 	}
 	identity := w.Lease.SharedIdentities()[0]
-	devices, err := w.ClassDevices(ctx, w.Cfg.SharedDeviceClassName)
+	devices, err := w.ClassDevices(ctx, w.Driver.SharedDeviceClassName)
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.SharedIdentityAttribute)
 		if !ok || a.StringValue == nil || *a.StringValue != identity {
 			continue
 		}
 		if !d.MultipleAllocations {
-			return ctx, fmt.Errorf("device %s of the shared DeviceClass %s does not set allowMultipleAllocations: no two claims can share it", d.ID(), w.Cfg.SharedDeviceClassName)
+			return ctx, fmt.Errorf("device %s of the shared DeviceClass %s does not set allowMultipleAllocations: no two claims can share it", d.ID(), w.Driver.SharedDeviceClassName)
 		}
-		key, c, ok := lookupCapacity(d.Capacity, w.Cfg.DriverName, w.Cfg.SharedCapacity)
+		key, c, ok := lookupCapacity(d.Capacity, w.Driver.DriverName, w.Driver.SharedCapacity)
 		if !ok {
 			return ctx, fmt.Errorf("shared device %s publishes no capacity %s (the declared sharedCapacity)", d.ID(), w.sharedCapacityName())
 		}
@@ -85,12 +85,12 @@ func (w *world) driverPublishesShared(ctx context.Context) (context.Context, err
 		w.shared = &sharedTarget{device: d, identity: identity, policy: p}
 		return ctx, nil
 	}
-	return ctx, fmt.Errorf("the leased shared device %s=%s is no longer published", w.Cfg.SharedIdentityAttribute, identity)
+	return ctx, fmt.Errorf("the leased shared device %s=%s is no longer published", w.Driver.SharedIdentityAttribute, identity)
 }
 
 // sharedCapacityName is the shared capacity as a fully qualified name.
 func (w *world) sharedCapacityName() string {
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.SharedCapacity)
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, w.Driver.SharedCapacity)
 	return domain + "/" + id
 }
 
@@ -121,7 +121,7 @@ func (w *world) claimShare(ctx context.Context, name string, ask capacityAsk) er
 	if err != nil {
 		return err
 	}
-	spec := kit.ClaimSpec(w.Cfg.SharedDeviceClassName, 1, kit.UuidSelector(w.Cfg.DriverName, w.Cfg.SharedIdentityAttribute, t.identity))
+	spec := kit.ClaimSpec(w.Driver.SharedDeviceClassName, 1, kit.UuidSelector(w.Driver.DriverName, w.Driver.SharedIdentityAttribute, t.identity))
 	if ask.given {
 		spec.Devices.Requests[0].Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
 			t.policy.Name: quantity(ask.amount),
@@ -207,7 +207,7 @@ func (w *world) sharedResult(ctx context.Context, claim string) (resourceapi.Dev
 	if c.Status.Allocation == nil {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s is not allocated", claim)
 	}
-	results := kit.DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Driver.DriverName)
 	if len(results) != 1 || results[0].Pool != t.device.Pool || results[0].Device != t.device.Name {
 		return resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected the shared device %s, got %s", claim, t.device.ID(), kit.ResultIDs(results))
 	}
@@ -238,7 +238,7 @@ func (w *world) claimConsumesAsPolicy(ctx context.Context, claim string) error {
 	if r.ShareID == nil || *r.ShareID == "" {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation of shared device %s has no shareID", claim, t.device.ID()))
 	}
-	_, got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Cfg.DriverName, w.Cfg.SharedCapacity)
+	_, got, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Driver.DriverName, w.Driver.SharedCapacity)
 	asked := "no amount"
 	if ask.given {
 		asked = milliString(ask.amount)
@@ -288,11 +288,11 @@ func (w *world) claimsShareDevice(ctx context.Context, a, b string) error {
 	}
 	total := int64(0)
 	for _, c := range claims.Items {
-		for _, r := range kit.DriverResults(&c, w.Cfg.DriverName) {
+		for _, r := range kit.DriverResults(&c, w.Driver.DriverName) {
 			if r.Pool != t.device.Pool || r.Device != t.device.Name {
 				continue
 			}
-			if _, q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Cfg.DriverName, w.Cfg.SharedCapacity); ok {
+			if _, q, ok := lookupCapacity(capacityMap(r.ConsumedCapacity), w.Driver.DriverName, w.Driver.SharedCapacity); ok {
 				total += q.Value.MilliValue()
 			}
 		}
@@ -318,13 +318,13 @@ func milliString(v int64) string {
 // wholeDevicesNotShared skips a scenario about exclusive devices when the
 // driver's main DeviceClass has devices that allow multiple allocations.
 func (w *world) wholeDevicesNotShared(ctx context.Context) (context.Context, error) {
-	devices, err := w.ClassDevices(ctx, w.Cfg.DeviceClass())
+	devices, err := w.ClassDevices(ctx, w.Driver.DeviceClass())
 	if err != nil {
 		return ctx, err
 	}
 	for _, d := range devices {
 		if d.MultipleAllocations {
-			return kit.Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Cfg.DeviceClass()))
+			return kit.Skip(ctx, fmt.Sprintf("device %s of DeviceClass %s allows multiple allocations", d.ID(), w.Driver.DeviceClass()))
 		}
 	}
 	return ctx, nil
@@ -337,9 +337,9 @@ func (w *world) claimSameDevice(ctx context.Context, name, other string) error {
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", other, err)
 	}
-	results := kit.DriverResults(c, w.Cfg.DriverName)
+	results := kit.DriverResults(c, w.Driver.DriverName)
 	if c.Status.Allocation == nil || len(results) != 1 {
-		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Cfg.DriverName, kit.ResultIDs(results))
+		return fmt.Errorf("claim %s: expected 1 allocated device of driver %s, got %s", other, w.Driver.DriverName, kit.ResultIDs(results))
 	}
 	devices, err := w.CurrentDevices(ctx)
 	if err != nil {
@@ -349,10 +349,10 @@ func (w *world) claimSameDevice(ctx context.Context, name, other string) error {
 	if !ok {
 		return fmt.Errorf("claim %s: its device %s/%s is not published", other, results[0].Pool, results[0].Device)
 	}
-	a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.UUIDAttribute)
+	a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.UUIDAttribute)
 	if !ok || a.StringValue == nil {
-		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Cfg.UUIDAttribute)
+		return fmt.Errorf("device %s has no %q attribute to select it by", d.ID(), w.Driver.UUIDAttribute)
 	}
-	sel := kit.UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, *a.StringValue)
-	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, *a.StringValue)
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 }

@@ -117,14 +117,14 @@ func (w *world) claimForDeviceOf(ctx context.Context, claim, pod string) error {
 		for _, d := range p.Devices {
 			ids = append(ids, d.ID())
 		}
-		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.Devices), w.Cfg.DriverName, kit.List(ids))
+		return fmt.Errorf("pod %s had %d devices of driver %s %s, want exactly one to ask for again", pod, len(p.Devices), w.Driver.DriverName, kit.List(ids))
 	}
 	d := p.Devices[0]
 	if d.UUID == "" {
-		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Cfg.UUIDAttribute)
+		return fmt.Errorf("device %s of pod %s has no string attribute %q (the kit's identity attribute) to select it by", d.ID(), pod, w.Driver.UUIDAttribute)
 	}
-	sel := kit.UuidSelector(w.Cfg.DriverName, w.Cfg.UUIDAttribute, d.UUID)
-	return w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Cfg.DeviceClass(), 1, sel)))
+	sel := kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.UUID)
+	return w.CreateClaim(ctx, kit.NewClaim(claim, kit.ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 }
 
 // nodeContractReadable checks that the kit can read the node's CDI specs and
@@ -179,7 +179,7 @@ func (w *world) claimCDIDevicesDefined(ctx context.Context, claim string) error 
 	if err != nil {
 		return err
 	}
-	ids, ok := preparedCDIDevices(state, ref.UID, w.Cfg.DriverName)
+	ids, ok := preparedCDIDevices(state, ref.UID, w.Driver.DriverName)
 	switch {
 	case !ok:
 		return fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, ref.UID)
@@ -290,7 +290,7 @@ func (w *world) driverEndpoint(ctx context.Context) (string, error) {
 		}
 		bad = append(bad, err.Error())
 	}
-	return "", fmt.Errorf("no endpoint that driver %s registered serves DRAPlugin: %s", w.Cfg.DriverName, strings.Join(bad, "; "))
+	return "", fmt.Errorf("no endpoint that driver %s registered serves DRAPlugin: %s", w.Driver.DriverName, strings.Join(bad, "; "))
 }
 
 // socketClaim is the claim as the kubelet names it in DRAPlugin calls.
@@ -314,7 +314,7 @@ func (w *world) prepareRepeated(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	want, ok := preparedCDIDevices(state, types.UID(c.Uid), w.Cfg.DriverName)
+	want, ok := preparedCDIDevices(state, types.UID(c.Uid), w.Driver.DriverName)
 	if !ok {
 		return fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, c.Uid)
 	}

@@ -81,16 +81,16 @@ func (w *world) createExtendedClass(ctx context.Context, alias string, explicit 
 	if _, ok := w.extended.classes[alias]; ok {
 		return fmt.Errorf("DeviceClass %q: the scenario already created it", alias)
 	}
-	driverClass, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, w.Cfg.DeviceClass(), metav1.GetOptions{})
+	driverClass, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, w.Driver.DeviceClass(), metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Cfg.DeviceClass(), err)
+		return fmt.Errorf("get the driver's DeviceClass %s: %w", w.Driver.DeviceClass(), err)
 	}
 	name := w.TestObjectName(alias)
 	class := &resourceapi.DeviceClass{ObjectMeta: kit.KitMeta(name), Spec: resourceapi.DeviceClassSpec{
 		Selectors: slices.Clone(driverClass.Spec.Selectors),
 		Config:    slices.Clone(driverClass.Spec.Config),
 	}}
-	if e := w.LeaseSelector(w.Cfg.DeviceClass()); e != "" {
+	if e := w.LeaseSelector(w.Driver.DeviceClass()); e != "" {
 		class.Spec.Selectors = append(class.Spec.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{Expression: e}})
 	}
 	ec := extendedClass{class: name, resource: resourceapi.ResourceDeviceClassPrefix + name}
@@ -334,13 +334,13 @@ func (w *world) podSeesExtendedDevices(ctx context.Context, name string, n int) 
 	}
 	var bad []string
 	if len(ids) != n {
-		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.Name, len(ids), w.Cfg.DriverName, kit.List(ids), n))
+		bad = append(bad, fmt.Sprintf("pod %s: its claim %s for its extended resources holds %d devices of driver %s (%s), expected %d", name, rec.Name, len(ids), w.Driver.DriverName, kit.List(ids), n))
 	}
 	switch {
 	case p.Seen.NodeChecked && len(p.Seen.Prepared) != n:
 		bad = append(bad, fmt.Sprintf("pod %s: the driver prepared %d devices for it (%s), expected %d", name, len(p.Seen.Prepared), kit.List(p.Seen.Prepared), n))
 	case !p.Seen.NodeChecked && len(p.Seen.Shown) != n:
-		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.Seen.Shown), w.Cfg.DriverName, kit.List(p.Seen.Shown), n))
+		bad = append(bad, fmt.Sprintf("pod %s: its container shows %d devices of driver %s (%s), expected %d", name, len(p.Seen.Shown), w.Driver.DriverName, kit.List(p.Seen.Shown), n))
 	}
 	return ctx, kit.Findings(bad)
 }
@@ -443,7 +443,7 @@ func (w *world) allocatedDevices(ctx context.Context) (map[string]bool, error) {
 	}
 	taken := map[string]bool{}
 	for i := range claims.Items {
-		for _, r := range kit.DriverResults(&claims.Items[i], w.Cfg.DriverName) {
+		for _, r := range kit.DriverResults(&claims.Items[i], w.Driver.DriverName) {
 			taken[r.Pool+"/"+r.Device] = true
 		}
 	}

@@ -46,7 +46,7 @@ func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 	}
 	out := map[string][]string{}
 	for _, d := range devices {
-		a, ok := observe.LookupAttribute(d.Attributes, w.Cfg.DriverName, w.Cfg.CliqueAttribute)
+		a, ok := observe.LookupAttribute(d.Attributes, w.Driver.DriverName, w.Driver.CliqueAttribute)
 		if !ok || a.StringValue == nil || d.Node == kit.AllNodes || slices.Contains(out[*a.StringValue], d.Node) {
 			continue
 		}
@@ -56,7 +56,7 @@ func (w *world) cliqueNodes(ctx context.Context) (map[string][]string, error) {
 }
 
 func (w *world) declaresFabric(ctx context.Context) (context.Context, error) {
-	if w.Cfg.CliqueAttribute == "" {
+	if w.Driver.CliqueAttribute == "" {
 		return kit.Skip(ctx, noFabricReason)
 	}
 	cliques, err := w.cliqueNodes(ctx)
@@ -65,7 +65,7 @@ func (w *world) declaresFabric(ctx context.Context) (context.Context, error) {
 	}
 	if len(cliques) == 0 {
 		return kit.Skip(ctx, fmt.Sprintf("no device of driver %s has the clique attribute %s: the nodes' GPUs are in no multi-node NVLink domain",
-			w.Cfg.DriverName, w.Cfg.CliqueAttribute))
+			w.Driver.DriverName, w.Driver.CliqueAttribute))
 	}
 	return ctx, nil
 }
@@ -77,12 +77,12 @@ func (w *world) declaresIMEXChannels(ctx context.Context) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	if w.Cfg.IMEXChannelClassName == "" {
+	if w.Driver.IMEXChannelClassName == "" {
 		return kit.Skip(ctx, noChannelsReason)
 	}
-	return ctx, kit.Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Cfg.IMEXChannelClassName),
+	return ctx, kit.Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("DeviceClass %s to select IMEX channels", w.Driver.IMEXChannelClassName),
 		func(ctx context.Context) (bool, string, error) {
-			devices, err := w.ClassDevices(ctx, w.Cfg.IMEXChannelClassName)
+			devices, err := w.ClassDevices(ctx, w.Driver.IMEXChannelClassName)
 			if err != nil {
 				return false, err.Error(), nil
 			}
@@ -107,12 +107,12 @@ func (w *world) nodesInOneClique(ctx context.Context, n int) (context.Context, e
 }
 
 func (w *world) claimOfOneClique(ctx context.Context, name string, n int) error {
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.CliqueAttribute)
-	return w.CreateClaim(ctx, kit.NewClaim(name, kit.WithMatchAttribute(kit.ClaimSpec(w.Cfg.DeviceClass(), int64(n)), domain+"/"+id)))
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, w.Driver.CliqueAttribute)
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.WithMatchAttribute(kit.ClaimSpec(w.Driver.DeviceClass(), int64(n)), domain+"/"+id)))
 }
 
 func (w *world) claimIMEXChannel(ctx context.Context, name string) error {
-	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.IMEXChannelClassName, 1)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.IMEXChannelClassName, 1)))
 }
 
 // seenClique is the one clique NVML reports for every GPU the pod sees;

@@ -69,13 +69,13 @@ func (w *world) behindInterposer(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
-	err = kit.Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.Cfg.Interpose, w.Cfg.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.API, fmt.Sprintf("the interposer at %s to be registered with the kubelet for %s", w.Cfg.Interpose, w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
 		info, err := c.Info(ctx)
 		switch {
 		case err != nil:
 			return false, err.Error(), nil
-		case info.Driver != w.Cfg.DriverName:
-			return false, "", fmt.Errorf("the interposer at %s serves driver %s, not the driver under test %s", w.Cfg.Interpose, info.Driver, w.Cfg.DriverName)
+		case info.Driver != w.Driver.DriverName:
+			return false, "", fmt.Errorf("the interposer at %s serves driver %s, not the driver under test %s", w.Cfg.Interpose, info.Driver, w.Driver.DriverName)
 		}
 		return info.Registered, "the kubelet has not reported the registration yet", nil
 	})

@@ -69,7 +69,7 @@ func (w *world) metadataFile(ctx context.Context, podName, request, entry string
 	if err != nil {
 		return "", nil, want, err
 	}
-	want = metadataWant{driver: w.Cfg.DriverName, namespace: w.Ns, Claim: c, request: request}
+	want = metadataWant{driver: w.Driver.DriverName, namespace: w.Ns, Claim: c, request: request}
 	if fromTemplate {
 		want.entry = entry
 	}
@@ -79,9 +79,9 @@ func (w *world) metadataFile(ctx context.Context, podName, request, entry string
 		}
 	}
 	if len(want.devices) == 0 {
-		return "", nil, want, fmt.Errorf("pod %s: claim %s is allocated no device of driver %s for request %s: no metadata file to expect", podName, c.Name, w.Cfg.DriverName, request)
+		return "", nil, want, fmt.Errorf("pod %s: claim %s is allocated no device of driver %s for request %s: no metadata file to expect", podName, c.Name, w.Driver.DriverName, request)
 	}
-	file := metadataFilePath(w.Cfg.DriverName, entry, c.Name, fromTemplate, request)
+	file := metadataFilePath(w.Driver.DriverName, entry, c.Name, fromTemplate, request)
 	data, ok := p.Report.Metadata[file]
 	if !ok {
 		return file, nil, want, fmt.Errorf("pod %s: the container using claim %s has no device metadata file %s (it has %s)", podName, c.Name, file, describeMetadataFiles(p.Report.Metadata))

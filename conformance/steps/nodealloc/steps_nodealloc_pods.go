@@ -40,7 +40,7 @@ func (w *world) driverMapsCPU(ctx context.Context) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("none of the %d devices of driver %s allows multiple allocations and maps a capacity onto node allocatable cpu (nodeAllocatableResources[cpu].mapping.capacityKey)", seen, w.Cfg.DriverName)
+	return fmt.Errorf("none of the %d devices of driver %s allows multiple allocations and maps a capacity onto node allocatable cpu (nodeAllocatableResources[cpu].mapping.capacityKey)", seen, w.Driver.DriverName)
 }
 
 // claimMappedCPU creates a claim for one device of the driver's DeviceClass
@@ -53,7 +53,7 @@ func (w *world) claimMappedCPU(ctx context.Context, name, amount string) error {
 	if err != nil {
 		return fmt.Errorf("claim %s: amount %q: %w", name, amount, err)
 	}
-	req := kit.ExactRequest("cpu", w.Cfg.DeviceClass(), 1)
+	req := kit.ExactRequest("cpu", w.Driver.DeviceClass(), 1)
 	req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{w.nodeAlloc.cpuKey: q}}
 	claim := kit.NewClaim(name, resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{req}}})
 	if _, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
@@ -148,7 +148,7 @@ func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 	}
 	var results []resourceapi.DeviceRequestAllocationResult
 	for _, r := range claim.Status.Allocation.Devices.Results {
-		if r.Driver == w.Cfg.DriverName {
+		if r.Driver == w.Driver.DriverName {
 			results = append(results, r)
 		}
 	}
@@ -163,7 +163,7 @@ func (w *world) podStatusMapsClaim(ctx context.Context, podName, claimName strin
 				}
 			}
 		}
-		return nil, fmt.Errorf("claim %s: allocated device %s/%s is in no slice of driver %s", actual, r.Pool, r.Device, w.Cfg.DriverName)
+		return nil, fmt.Errorf("claim %s: allocated device %s/%s is in no slice of driver %s", actual, r.Pool, r.Device, w.Driver.DriverName)
 	})
 	if err != nil {
 		return err

@@ -34,15 +34,15 @@ const noOpaqueConfigReason = report.NotDeclaredPrefix + "the driver declares no 
 // claimWithSampleConfig asks for n devices of the driver's DeviceClass with
 // the declared sample as the request's opaque configuration.
 func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (context.Context, error) {
-	sample := w.Cfg.OpaqueConfig
+	sample := w.Driver.OpaqueConfig
 	if sample == nil {
 		return kit.Skip(ctx, noOpaqueConfigReason)
 	}
-	spec := kit.ClaimSpec(w.Cfg.DeviceClass(), int64(n))
+	spec := kit.ClaimSpec(w.Driver.DeviceClass(), int64(n))
 	spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 		Requests: []string{kit.RequestName},
 		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
-			Driver: w.Cfg.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
+			Driver: w.Driver.DriverName, Parameters: runtime.RawExtension{Raw: sample.Parameters},
 		}},
 	}}
 	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, spec))
@@ -53,7 +53,7 @@ func (w *world) claimWithSampleConfig(ctx context.Context, name string, n int) (
 // placeholders once per device allocated to the pod): what the container
 // sees, not what the driver says it did.
 func (w *world) podShowsSampleConfig(name string) error {
-	sample := w.Cfg.OpaqueConfig
+	sample := w.Driver.OpaqueConfig
 	if sample == nil {
 		return fmt.Errorf("pod %s: the driver declares no sample opaque configuration (deviceKinds[].opaqueConfig)", name)
 	}
@@ -61,7 +61,7 @@ func (w *world) podShowsSampleConfig(name string) error {
 	if err != nil {
 		return err
 	}
-	in := w.Cfg.Injected()
+	in := w.Driver.Injected()
 	var bad []string
 	check := func(k, want string) {
 		got, ok := p.Report.Env[k]
@@ -79,7 +79,7 @@ func (w *world) podShowsSampleConfig(name string) error {
 			continue
 		}
 		if len(p.Devices) == 0 {
-			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.Cfg.DriverName, k))
+			bad = append(bad, fmt.Sprintf("pod %s: no device of driver %s is allocated to its claims, so the kit cannot name the variables %s", name, w.Driver.DriverName, k))
 		}
 		for _, d := range p.Devices {
 			v := in.Values(d)

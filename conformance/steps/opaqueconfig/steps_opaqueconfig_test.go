@@ -31,7 +31,7 @@ var sampleConfig = &declaration.OpaqueConfig{
 func TestClaimWithSampleConfig(t *testing.T) {
 	t.Parallel()
 	cfg := kittest.ReferenceDriverConfig(t)
-	cfg.OpaqueConfig = sampleConfig
+	cfg.Declaration.DeviceKinds[0].OpaqueConfig = sampleConfig
 	kube := fake.NewClientset()
 	w := &world{World: kit.NewWorld(cfg, kube, "test")}
 	if _, err := w.claimWithSampleConfig(t.Context(), "configured", 1); err != nil {
@@ -45,12 +45,12 @@ func TestClaimWithSampleConfig(t *testing.T) {
 		t.Fatalf("claim config has %d entries, want 1", n)
 	}
 	got := c.Spec.Devices.Config[0]
-	if got.Opaque == nil || got.Opaque.Driver != cfg.DriverName || string(got.Opaque.Parameters.Raw) != string(sampleConfig.Parameters) ||
+	if got.Opaque == nil || got.Opaque.Driver != w.Driver.DriverName || string(got.Opaque.Parameters.Raw) != string(sampleConfig.Parameters) ||
 		len(got.Requests) != 1 || got.Requests[0] != c.Spec.Devices.Requests[0].Name {
-		t.Errorf("claim config = %+v, want the sample for driver %s and request %s", got, cfg.DriverName, c.Spec.Devices.Requests[0].Name)
+		t.Errorf("claim config = %+v, want the sample for driver %s and request %s", got, w.Driver.DriverName, c.Spec.Devices.Requests[0].Name)
 	}
 
-	w.Cfg.OpaqueConfig = nil
+	w.Driver.OpaqueConfig = nil
 	_, err = w.claimWithSampleConfig(t.Context(), "unconfigured", 1)
 	if !errors.Is(err, godog.ErrSkip) || !strings.Contains(err.Error(), "not declared") {
 		t.Errorf("without a sample: err = %v, want a not-declared skip", err)
@@ -63,7 +63,7 @@ func TestClaimWithSampleConfig(t *testing.T) {
 func TestPodShowsSampleConfig(t *testing.T) {
 	t.Parallel()
 	cfg := kittest.ReferenceDriverConfig(t)
-	cfg.OpaqueConfig = sampleConfig
+	cfg.Declaration.DeviceKinds[0].OpaqueConfig = sampleConfig
 	for _, tc := range []struct {
 		Name string
 		env  map[string]string
@@ -81,7 +81,7 @@ func TestPodShowsSampleConfig(t *testing.T) {
 
 	// A variable per device, named by the device's attributes, as an
 	// upstream-style driver sets GPU_DEVICE_<index>_SHARING.
-	cfg.OpaqueConfig = &declaration.OpaqueConfig{Parameters: sampleConfig.Parameters,
+	cfg.Declaration.DeviceKinds[0].OpaqueConfig = &declaration.OpaqueConfig{Parameters: sampleConfig.Parameters,
 		Env: map[string]string{"GPU_DEVICE_{attribute:index}_SHARING": "TimeSlicing on {device}"}}
 	devices := []observe.Device{
 		{Pool: "n", Device: "gpu-1", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"index": {IntValue: ptr.To[int64](1)}}},

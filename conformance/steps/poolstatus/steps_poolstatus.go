@@ -118,12 +118,12 @@ func (w *world) poolStatusRequest(ctx context.Context, alias string) (*resourcea
 }
 
 func (w *world) submitPoolStatusLimit(ctx context.Context, alias string, limit int) error {
-	_, _ = w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName, Limit: ptr.To(int32(limit))})
+	_, _ = w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Driver.DriverName, Limit: ptr.To(int32(limit))})
 	return nil // the outcome is judged by the next step
 }
 
 func (w *world) createPoolStatusDefault(ctx context.Context, alias string) error {
-	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
+	_, err := w.createPoolStatus(ctx, alias, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Driver.DriverName})
 	return err
 }
 
@@ -344,12 +344,12 @@ func (a answered) compare() []string {
 }
 
 func (w *world) poolStatusOfDriver(ctx context.Context) error {
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Driver.DriverName})
 	if err != nil {
 		return err
 	}
 	if len(a.want) == 0 {
-		return fmt.Errorf("driver %s has no ResourceSlices: nothing to count", w.Cfg.DriverName)
+		return fmt.Errorf("driver %s has no ResourceSlices: nothing to count", w.Driver.DriverName)
 	}
 	return kit.Findings(a.compare())
 }
@@ -361,7 +361,7 @@ func (w *world) poolStatusOfDriver(ctx context.Context) error {
 // counter set per GPU and the same profile on two GPUs gets
 // PartitionCostMismatch instead of a summary.
 func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Context, error) {
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName})
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Driver.DriverName})
 	if err != nil {
 		return ctx, err
 	}
@@ -372,7 +372,7 @@ func (w *world) poolStatusPartitionsOfDriver(ctx context.Context) (context.Conte
 		}
 	}
 	if typed == 0 {
-		return kit.Skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.Cfg.DriverName))
+		return kit.Skip(ctx, fmt.Sprintf("no pool of driver %s names a partition type attribute on counter-consuming devices", w.Driver.DriverName))
 	}
 	return ctx, kit.Findings(a.compare())
 }

@@ -289,9 +289,9 @@ func (w *world) poolStatusOfClaim(ctx context.Context, claim, with string) error
 		if err != nil {
 			return fmt.Errorf("get claim %s: %w", claim, err)
 		}
-		results = kit.DriverResults(c, w.Cfg.DriverName)
+		results = kit.DriverResults(c, w.Driver.DriverName)
 		if len(results) != 1 {
-			return fmt.Errorf("claim %s holds %s of driver %s, the step needs exactly one device", claim, kit.ResultIDs(results), w.Cfg.DriverName)
+			return fmt.Errorf("claim %s holds %s of driver %s, the step needs exactly one device", claim, kit.ResultIDs(results), w.Driver.DriverName)
 		}
 		if w.poolStatus.devices == nil {
 			w.poolStatus.devices = map[string][]resourceapi.DeviceRequestAllocationResult{}
@@ -299,12 +299,12 @@ func (w *world) poolStatusOfClaim(ctx context.Context, claim, with string) error
 		w.poolStatus.devices[claim] = results
 	}
 	r := results[0]
-	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Cfg.DriverName, PoolName: ptr.To(r.Pool)})
+	a, err := w.askPoolStatus(ctx, resourcealpha.ResourcePoolStatusRequestSpec{Driver: w.Driver.DriverName, PoolName: ptr.To(r.Pool)})
 	if err != nil {
 		return err
 	}
 	if len(a.want) != 1 {
-		return fmt.Errorf("the stored ResourceSlices hold %d pools named %s of driver %s, expected 1", len(a.want), r.Pool, w.Cfg.DriverName)
+		return fmt.Errorf("the stored ResourceSlices hold %d pools named %s of driver %s, expected 1", len(a.want), r.Pool, w.Driver.DriverName)
 	}
 	if allocated := a.want[0].AllocatedDevice(r.Device); allocated != (with == "with") {
 		return fmt.Errorf("the stored claims %s device %s/%s allocated, the step expects it %s the claim's device allocated",

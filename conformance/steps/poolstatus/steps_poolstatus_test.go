@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/kit"
 	resourcealpha "k8s.io/api/resource/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,7 @@ func TestPoolStatusOfDriverAgainstAFakeController(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			w := &world{World: kit.NewWorld(kit.Config{DriverName: psDriver}, kube, "drakit-abcde")}
+			w := &world{World: kit.NewWorld(kit.Config{Declaration: &declaration.Declaration{Driver: declaration.Driver{Name: psDriver}}}, kube, "drakit-abcde")}
 			err := w.poolStatusOfDriver(context.Background())
 			if allocated == 1 && err != nil {
 				t.Fatalf("poolStatusOfDriver with a correct answer: %v", err)

@@ -49,7 +49,7 @@ func needsLargerCount(a, b int) func(*kit.ScenarioNeeds, []string) {
 }
 
 func (w *world) claimFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	spec := kit.FirstAvailableSpec(kit.SubRequest(firstName, class, int64(first)), kit.SubRequest(secondName, class, int64(second)))
 	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
@@ -94,7 +94,7 @@ func opaqueConfigFor(request string) (resourceapi.DeviceClaimConfiguration, erro
 // devices; with config, one opaque entry per subrequest and one for the
 // whole request.
 func (w *world) claimFirstTooMany(ctx context.Context, name, tooMany string, count int, fallback, withConfig string) error {
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	spec := kit.FirstAvailableSpec(kit.SubRequest(tooMany, class, int64(w.leasedWholeDevices(ctx)+1)), kit.SubRequest(fallback, class, int64(count)))
 	if withConfig != "" {
 		for _, r := range []string{kit.RequestName + "/" + tooMany, kit.RequestName + "/" + fallback, kit.RequestName} {
@@ -117,12 +117,12 @@ func (w *world) claimConstrainedSubrequest(ctx context.Context, name, first, sec
 	if boundTo != first {
 		return fmt.Errorf("claim %s: subrequest %s can be bound to the identity of request %s only, not %q", name, same, first, boundTo)
 	}
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
 		kit.ExactRequest(first, class, 1),
 		{Name: second, FirstAvailable: []resourceapi.DeviceSubRequest{kit.SubRequest(same, class, 1), kit.SubRequest(other, class, 1)}},
 	}}}
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.UUIDAttribute)
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, w.Driver.UUIDAttribute)
 	identity := resourceapi.FullyQualifiedName(domain + "/" + id)
 	spec.Devices.Constraints = []resourceapi.DeviceConstraint{{Requests: []string{first, second + "/" + same}, MatchAttribute: &identity}}
 	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
@@ -225,14 +225,14 @@ func (w *world) preparedUnderRequest(ctx context.Context, claim, request string)
 	if !ok {
 		return ctx, fmt.Errorf("claim %s (uid %s): the kubelet records no preparation of it", claim, c.UID)
 	}
-	devices := prepared.DriverState[w.Cfg.DriverName].Devices
+	devices := prepared.DriverState[w.Driver.DriverName].Devices
 	if len(devices) == 0 {
-		return ctx, fmt.Errorf("claim %s: the kubelet records no device that driver %s prepared for it", claim, w.Cfg.DriverName)
+		return ctx, fmt.Errorf("claim %s: the kubelet records no device that driver %s prepared for it", claim, w.Driver.DriverName)
 	}
 	var bad []string
 	for _, d := range devices {
 		if !slices.Equal(d.RequestNames, []string{request}) {
-			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.Cfg.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
+			bad = append(bad, fmt.Sprintf("claim %s: driver %s returned device %s/%s for requests %v, expected [%s] (a subrequest's device is the request's)", claim, w.Driver.DriverName, d.PoolName, d.DeviceName, d.RequestNames, request))
 		}
 	}
 	return ctx, kit.Findings(bad)
@@ -253,7 +253,7 @@ var strictDefects = map[string]func(class string) (string, any){
 // so that the API server answers a field the type does not have with an
 // error instead of dropping it.
 func (w *world) submitClaimStrict(ctx context.Context, name, defect string) error {
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	field, value := strictDefects[defect](class)
 	sub := map[string]any{"name": "first", "deviceClassName": class, field: value}
 	body, err := json.Marshal(map[string]any{

@@ -27,7 +27,7 @@ func (w *world) quotaSteps() []kit.StepDef {
 // namespaceDeviceQuota creates the quota and waits until the quota
 // controller has filled in its status: admission enforces status.hard.
 func (w *world) namespaceDeviceQuota(ctx context.Context, n int) error {
-	res := kit.DeviceQuotaResource(w.Cfg.DeviceClass())
+	res := kit.DeviceQuotaResource(w.Driver.DeviceClass())
 	q := &corev1.ResourceQuota{ObjectMeta: kit.KitMeta(kit.DeviceQuotaName), Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{res: *resource.NewQuantity(int64(n), resource.DecimalSI)},
 	}}
@@ -47,7 +47,7 @@ func (w *world) namespaceDeviceQuota(ctx context.Context, n int) error {
 // submitFirstAvailable tries to create a prioritized-list claim and
 // remembers the outcome, as submitClaim does.
 func (w *world) submitFirstAvailable(ctx context.Context, name string, first int, firstName string, second int, secondName string) error {
-	class := w.Cfg.DeviceClass()
+	class := w.Driver.DeviceClass()
 	claim := kit.NewClaim(name, kit.FirstAvailableSpec(kit.SubRequest(firstName, class, int64(first)), kit.SubRequest(secondName, class, int64(second))))
 	_, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err == nil {
@@ -72,7 +72,7 @@ func (w *world) rejectedByQuota() error {
 }
 
 func (w *world) quotaUsed(ctx context.Context, n int) error {
-	res := kit.DeviceQuotaResource(w.Cfg.DeviceClass())
+	res := kit.DeviceQuotaResource(w.Driver.DeviceClass())
 	want := *resource.NewQuantity(int64(n), resource.DecimalSI)
 	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("ResourceQuota %s to count %d %s used", kit.DeviceQuotaName, n, res), func(ctx context.Context) (bool, string, error) {
 		got, err := w.Kube.CoreV1().ResourceQuotas(w.Ns).Get(ctx, kit.DeviceQuotaName, metav1.GetOptions{})

@@ -22,7 +22,7 @@ func (w *world) lintSteps() []kit.StepDef {
 }
 
 func (w *world) sysfsReadable(ctx context.Context) (context.Context, error) {
-	if w.Cfg.PCIVendor == "" {
+	if w.Driver.PCIVendor == "" {
 		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no PCI vendor and class of its devices (deviceKinds[].pci, or --pci-vendor and --pci-class)")
 	}
 	if w.Cfg.NodeSysfsRoot == "" {
@@ -34,7 +34,7 @@ func (w *world) sysfsReadable(ctx context.Context) (context.Context, error) {
 // lintInput gathers what the rules judge: the driver's slices, the Nodes
 // and the other drivers of the cluster.
 func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
-	in := lint.Input{Driver: w.Cfg.DriverName, Identity: w.Cfg.UUIDAttribute}
+	in := lint.Input{Driver: w.Driver.DriverName, Identity: w.Driver.UUIDAttribute}
 	sl, err := w.DriverSlices(ctx)
 	if err != nil {
 		return in, err
@@ -51,7 +51,7 @@ func (w *world) lintInput(ctx context.Context) (lint.Input, error) {
 	}
 	drivers := map[string]bool{}
 	for _, s := range all.Items {
-		if s.Spec.Driver != w.Cfg.DriverName {
+		if s.Spec.Driver != w.Driver.DriverName {
 			drivers[s.Spec.Driver] = true
 		}
 	}
@@ -104,7 +104,7 @@ type sysfsRule func(in lint.Input, node, sysfs string, kind lint.PCIKind, inKind
 // sysfsFindings runs rule on the devices of the driver's classes on the
 // node and the node's PCI functions.
 func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule) ([]lint.Finding, error) {
-	if w.Cfg.NodeSysfsRoot == "" || w.Cfg.PCIVendor == "" {
+	if w.Cfg.NodeSysfsRoot == "" || w.Driver.PCIVendor == "" {
 		return nil, fmt.Errorf("%s (the scenario must start with \"the kit can read the node's sysfs\")", kit.SysfsSkipReason)
 	}
 	node, err := w.NodeName(ctx)
@@ -112,7 +112,7 @@ func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 		return nil, err
 	}
 	ofKind := map[string]bool{}
-	for _, class := range []string{w.Cfg.DeviceClass(), w.Cfg.PartitionClassName} {
+	for _, class := range []string{w.Driver.DeviceClass(), w.Driver.PartitionClassName} {
 		if class == "" {
 			continue
 		}
@@ -124,6 +124,6 @@ func (w *world) sysfsFindings(ctx context.Context, in lint.Input, rule sysfsRule
 			ofKind[d.ID()] = true
 		}
 	}
-	kind := lint.PCIKind{Vendor: w.Cfg.PCIVendor, Class: w.Cfg.PCIClass}
+	kind := lint.PCIKind{Vendor: w.Driver.PCIVendor, Class: w.Driver.PCIClass}
 	return rule(in, node, w.Cfg.NodeSysfsRoot, kind, func(pool, device string) bool { return ofKind[pool+"/"+device] })
 }

@@ -85,7 +85,7 @@ func (w *world) driverReportsStatus(ctx context.Context, claim string) (context.
 	}
 	var shown []string
 	for _, e := range last.Status.Devices {
-		if e.Driver == w.Cfg.DriverName {
+		if e.Driver == w.Driver.DriverName {
 			shown = append(shown, describeStatus(e))
 		}
 	}
@@ -97,12 +97,12 @@ func (w *world) driverReportsStatus(ctx context.Context, claim string) (context.
 // the driver's entries for devices not allocated to the claim.
 func (w *world) statusGaps(c *resourceapi.ResourceClaim) (missing, extra []string) {
 	allocated := map[string]bool{}
-	for _, r := range kit.DriverResults(c, w.Cfg.DriverName) {
+	for _, r := range kit.DriverResults(c, w.Driver.DriverName) {
 		allocated[resultKey(r)] = true
 	}
 	reported := map[string]bool{}
 	for _, e := range c.Status.Devices {
-		if e.Driver != w.Cfg.DriverName {
+		if e.Driver != w.Driver.DriverName {
 			continue
 		}
 		reported[entryKey(e)] = true
@@ -148,7 +148,7 @@ func (w *world) networkDataOnNode(ctx context.Context, claim string) (context.Co
 	var bad []string
 	checked := 0
 	for _, e := range c.Status.Devices {
-		if e.Driver != w.Cfg.DriverName || e.NetworkData == nil || e.NetworkData.InterfaceName == "" {
+		if e.Driver != w.Driver.DriverName || e.NetworkData == nil || e.NetworkData.InterfaceName == "" {
 			continue
 		}
 		checked++
@@ -209,7 +209,7 @@ func (w *world) submitUnallocatedStatus(ctx context.Context, claim string) error
 		return err
 	}
 	w.submitStatus(ctx, c, resourceapi.AllocatedDeviceStatus{
-		Driver: w.Cfg.DriverName, Pool: results[0].Pool, Device: results[0].Device + "-not-allocated",
+		Driver: w.Driver.DriverName, Pool: results[0].Pool, Device: results[0].Device + "-not-allocated",
 		Conditions: []metav1.Condition{readyCondition()},
 	})
 	return nil
@@ -278,7 +278,7 @@ func (w *world) submitDefectiveStatus(ctx context.Context, claim, defect string)
 // claim: the API server must refuse it as Forbidden on
 // resourceclaims/driver, the granular status authorization of KEP-4817.
 func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string) (context.Context, error) {
-	if w.Cfg.DriverPodSelector == "" {
+	if w.Driver.DriverPodSelector == "" {
 		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no pods (driver.pods, or --driver-pod-selector): the kit cannot tell its ServiceAccount")
 	}
 	if w.Impersonate == nil {
@@ -290,7 +290,7 @@ func (w *world) driverCannotWriteOthersStatus(ctx context.Context, claim string)
 	}
 	var other *resourceapi.DeviceRequestAllocationResult
 	for i, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != w.Cfg.DriverName {
+		if r.Driver != w.Driver.DriverName {
 			other = &c.Status.Allocation.Devices.Results[i]
 			break
 		}
@@ -364,14 +364,14 @@ func (w *world) driverPodOnNode(ctx context.Context, c *resourceapi.ResourceClai
 	if err != nil {
 		return nil, err
 	}
-	pods, err := w.Kube.CoreV1().Pods(w.Cfg.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Cfg.DriverPodSelector})
+	pods, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
-		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Cfg.DriverPodSelector, err)
+		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
 	}
 	for i, p := range pods.Items {
 		if p.Spec.NodeName == node && p.Status.Phase == corev1.PodRunning {
 			return &pods.Items[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no running pod of the driver (%s) on node %s", w.Cfg.DriverPodSelector, node)
+	return nil, fmt.Errorf("no running pod of the driver (%s) on node %s", w.Driver.DriverPodSelector, node)
 }

@@ -75,13 +75,13 @@ func (w *world) podsSeeByContract(ctx context.Context, m *kit.MultiNodeDevice) (
 // one slice; so a node selection that names the wrong hosts, or a pod that
 // sees another host's chip numbers or a chip too few or too many, fails.
 func (w *world) podsSeeSubslice(ctx context.Context, m *kit.MultiNodeDevice) (context.Context, error) {
-	a, ok := observe.LookupAttribute(m.Device.Attributes, w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
+	a, ok := observe.LookupAttribute(m.Device.Attributes, w.Driver.DriverName, w.Driver.TorusShapeAttribute)
 	if !ok || a.StringValue == nil {
-		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.Device.ID(), w.Cfg.TorusShapeAttribute)
+		return ctx, fmt.Errorf("sub-slice %s publishes no shape attribute %s", m.Device.ID(), w.Driver.TorusShapeAttribute)
 	}
 	shape, err := tpuhw.ParseBounds(*a.StringValue)
 	if err != nil {
-		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.Device.ID(), w.Cfg.TorusShapeAttribute, err)
+		return ctx, fmt.Errorf("sub-slice %s: shape attribute %s: %w", m.Device.ID(), w.Driver.TorusShapeAttribute, err)
 	}
 	hosts := map[string]*tpuhw.HostFile{}
 	for _, node := range m.Hosts {

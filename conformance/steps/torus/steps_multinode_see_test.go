@@ -30,7 +30,7 @@ func multiNodeTorusWorld(t *testing.T, pods map[string]*probe.Report) *world {
 		writeHost(t, roots[node], w)
 	}
 	w := &world{World: kittest.World(t, nil, "test")}
-	w.Cfg.DriverName, w.Cfg.TorusShapeAttribute, w.Cfg.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
+	w.Driver.DriverName, w.Driver.TorusShapeAttribute, w.Driver.TorusSubsliceClassName = "tpu.drakit.dev", "shape", "subslice.tpu.drakit.dev"
 	w.Cfg.NodeEmulatorRoots = roots
 	client := fake.NewClientset()
 	for node, r := range pods {

@@ -53,13 +53,13 @@ const torusSkipReason = report.NotDeclaredPrefix + "the driver declares no torus
 // scenario on real hardware (the ground truth is the emulator's), and every
 // scenario of a driver that declares no torus.
 func (w *world) declaresTorus(ctx context.Context) (context.Context, error) {
-	if w.Cfg.Hardware && kit.HasTag(w.Scenario, kit.EmulatorTag) {
+	if w.Driver.Hardware && kit.HasTag(w.Scenario, kit.EmulatorTag) {
 		return kit.Skip(ctx, kit.HardwareSkipReason)
 	}
-	if w.Cfg.TorusChipClassName == "" || w.Cfg.TorusSubsliceClassName == "" {
+	if w.Driver.TorusChipClassName == "" || w.Driver.TorusSubsliceClassName == "" {
 		return kit.Skip(ctx, torusSkipReason)
 	}
-	for _, class := range []string{w.Cfg.TorusChipClassName, w.Cfg.TorusSubsliceClassName} {
+	for _, class := range []string{w.Driver.TorusChipClassName, w.Driver.TorusSubsliceClassName} {
 		if _, err := w.Kube.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{}); err != nil {
 			return ctx, fmt.Errorf("get the torus DeviceClass %s: %w", class, err)
 		}
@@ -71,7 +71,7 @@ func (w *world) declaresTorus(ctx context.Context) (context.Context, error) {
 // publishes: node-local devices of one claim share a node, so they are all
 // of one host's chips.
 func (w *world) claimHostChips(ctx context.Context, name string) (context.Context, error) {
-	devices, err := w.ClassDevices(ctx, w.Cfg.TorusChipClassName)
+	devices, err := w.ClassDevices(ctx, w.Driver.TorusChipClassName)
 	if err != nil {
 		return ctx, err
 	}
@@ -86,9 +86,9 @@ func (w *world) claimHostChips(ctx context.Context, name string) (context.Contex
 		}
 	}
 	if fewest == 0 {
-		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Cfg.TorusChipClassName)
+		return ctx, fmt.Errorf("no node publishes a device of DeviceClass %s", w.Driver.TorusChipClassName)
 	}
-	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.TorusChipClassName, int64(fewest))))
+	return ctx, w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.TorusChipClassName, int64(fewest))))
 }
 
 // claimSubslice asks for one sub-slice whose shape attribute is shape.
@@ -96,9 +96,9 @@ func (w *world) claimSubslice(ctx context.Context, name, shape string) error {
 	if _, err := tpuhw.ParseBounds(shape); err != nil {
 		return fmt.Errorf("the scenario's shape: %w", err)
 	}
-	domain, id := observe.SplitAttribute(w.Cfg.DriverName, w.Cfg.TorusShapeAttribute)
+	domain, id := observe.SplitAttribute(w.Driver.DriverName, w.Driver.TorusShapeAttribute)
 	sel := fmt.Sprintf("device.attributes[%q].?%s.orValue(\"\") == %q", domain, id, shape)
-	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Cfg.TorusSubsliceClassName, 1, sel)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.TorusSubsliceClassName, 1, sel)))
 }
 
 // podsOnEveryHost runs pod <group>-0 with the claim, which allocates it,

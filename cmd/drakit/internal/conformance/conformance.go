@@ -33,14 +33,20 @@ func NewCommand() *cobra.Command {
 	cfg.NodeEmulatorRoot = os.Getenv("DRAKIT_EMULATOR_ROOT")
 	cfg.NodeKubeletRootDir = os.Getenv("DRAKIT_KUBELET_ROOT_DIR")
 	cfg.ArtifactsDir = cli.EnvOr("ARTIFACTS", cfg.ArtifactsDir)
-	var kube *cli.KubeFlags
+	var (
+		kube         *cli.KubeFlags
+		driver       *declaration.Overrides
+		driverConfig string
+	)
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance features against a cluster and a DRA driver",
 		Long: `Certifies a DRA driver: runs drakit's Gherkin features (one directory per
 KEP) against the cluster of --kubeconfig and the driver a declaration
-describes (--driver-config driver.yaml, see docs/examples/), or the flags
-below (--driver, --uuid-attribute, … win over the declaration).
+describes (--driver-config driver.yaml, see docs/examples/). The driver
+flags (--driver, --uuid-attribute, …, and --set PATH=VALUE for any other
+field) write the declaration's fields over the file's, or describe the
+driver without a file; each flag's help names the field it writes.
 
 For every scenario the kit compares what the API server stored (claim
 allocations, the driver's ResourceSlices) with what a probe pod's container
@@ -120,13 +126,11 @@ and --request-timeout.`,
 		Args: cli.UsageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Output = cmd.OutOrStdout()
-			if cfg.DriverConfig != "" {
-				d, err := declaration.Load(cfg.DriverConfig)
-				if err != nil {
-					return cli.UsageError(err)
-				}
-				cfg.ApplyDeclaration(d, func(field string) bool { return cmd.Flags().Changed(declaredFlags[field]) })
+			d, err := driver.Declaration(driverConfig)
+			if err != nil {
+				return cli.UsageError(err)
 			}
+			cfg.Declaration = d
 			// Bad flags are reported before any cluster is set up; the
 			// kubeconfig of a cluster the provider creates is not known yet.
 			check := cfg
@@ -153,6 +157,7 @@ and --request-timeout.`,
 		},
 	}
 	kube = bindConformanceFlags(cmd.Flags(), &cfg)
+	driver = bindDriverFlags(cmd.Flags(), &driverConfig)
 	kube.Register(cmd)
 	lf.Bind(cmd.Flags())
 	lf.BindReuse(cmd.Flags())
@@ -161,50 +166,12 @@ and --request-timeout.`,
 	return cmd
 }
 
-// declaredFlags are the flags of the Config fields a driver declaration
-// sets (conformance.DeclaredFields): given on the command line, they win
-// over the declaration.
-var declaredFlags = map[string]string{
-	"DriverName": "driver", "DeviceClassName": "device-class", "UUIDAttribute": "uuid-attribute",
-	"DeviceEnvPrefix": "device-env-prefix", "DeviceEnvName": "device-env-name", "DeviceEnvValue": "device-env-value",
-	"PartitionClassName": "partition-class", "ProfileAttribute": "profile-attribute",
-	"ParentUUIDAttribute": "parent-uuid-attribute", "MemoryCapacity": "memory-capacity", "DriverNamespace": "driver-namespace",
-	"DriverPodSelector": "driver-pod-selector", "Hardware": "hardware", "Observers": "observers",
-	"Capabilities": "capabilities", "DriverVersion": "driver-version", "PCIVendor": "pci-vendor", "PCIClass": "pci-class",
-	"SharedDeviceClassName": "shared-class", "SharedIdentityAttribute": "shared-identity-attribute", "SharedCapacity": "shared-capacity",
-	"PCIeRootPeerClasses": "pcie-root-peer-classes", "FaultResponses": "fault-responses",
-	"CliqueAttribute": "clique-attribute", "IMEXChannelClassName": "imex-channel-class",
-	"NUMANodesAttribute": "numa-nodes-attribute",
-}
-
 // bindConformanceFlags maps the flags 1:1 onto cfg; cfg's values are the
 // defaults. It returns the client flags (--kubeconfig, --context,
 // --request-timeout), bound to cfg's.
 func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFlags {
 	kube := cli.BindKubeFlagsTo(f, &cfg.Kubeconfig, &cfg.KubeContext, &cfg.RequestTimeout,
 		"kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG; required with --provider existing)")
-	f.StringVar(&cfg.DriverConfig, "driver-config", cfg.DriverConfig, "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): sets every driver flag below not given explicitly")
-	f.StringSliceVar(&cfg.Observers, "observers", cfg.Observers, "the driver's observers: cdi, env, deviceNodes, mounts, nvml (NVML and NVIDIA device node checks need nvml; default none)")
-	f.StringVar(&cfg.DriverName, "driver", cfg.DriverName, "name of the DRA driver under test (required without --driver-config)")
-	f.StringVar(&cfg.DriverVersion, "driver-version", cfg.DriverVersion, "the driver's version for the report (default: the images of its pods)")
-	f.StringSliceVar(&cfg.Capabilities, "capabilities", cfg.Capabilities, "optional capabilities the driver claims, e.g. partitionableDevices,numaNodeAttribute (see docs/examples/); scenarios of unclaimed ones are skipped, or fail when the driver's slices show them")
-	f.StringVar(&cfg.DeviceClassName, "device-class", cfg.DeviceClassName, "DeviceClass the kit's claims request (default: named like the driver)")
-	f.StringVar(&cfg.UUIDAttribute, "uuid-attribute", cfg.UUIDAttribute, "string attribute whose value names one device, e.g. uuid (bare name in the driver's domain, or domain/name; required without --driver-config)")
-	f.StringVar(&cfg.DeviceEnvPrefix, "device-env-prefix", cfg.DeviceEnvPrefix, "prefix of the per-device environment variables the driver sets (empty: none, those scenarios are skipped)")
-	f.StringVar(&cfg.DeviceEnvName, "device-env-name", cfg.DeviceEnvName, "per-device environment variable name as a pattern ({device}, {identity}, {attribute:NAME}), e.g. GPU_DEVICE_{attribute:index}; instead of --device-env-prefix")
-	f.StringVar(&cfg.DeviceEnvValue, "device-env-value", cfg.DeviceEnvValue, "its value as a pattern (default {identity})")
-	f.StringVar(&cfg.PartitionClassName, "partition-class", cfg.PartitionClassName, "DeviceClass of the driver's partitions (MIG devices, KEP-4815; claims partitionableDevices; empty: partition scenarios are skipped)")
-	f.StringVar(&cfg.ProfileAttribute, "profile-attribute", cfg.ProfileAttribute, "string attribute naming a partition's profile, e.g. 1g.5gb")
-	f.StringVar(&cfg.ParentUUIDAttribute, "parent-uuid-attribute", cfg.ParentUUIDAttribute, "string attribute of a partition holding its parent device's identity (--uuid-attribute value)")
-	f.StringVar(&cfg.MemoryCapacity, "memory-capacity", cfg.MemoryCapacity, "device capacity holding the memory size in bytes (empty: scenarios that select by memory are skipped)")
-	f.StringVar(&cfg.SharedDeviceClassName, "shared-class", cfg.SharedDeviceClassName, "DeviceClass of the driver's shared devices (allowMultipleAllocations, KEP-5075; empty: those scenarios are skipped)")
-	f.StringVar(&cfg.SharedIdentityAttribute, "shared-identity-attribute", cfg.SharedIdentityAttribute, "string attribute whose value names one shared device")
-	f.StringVar(&cfg.SharedCapacity, "shared-capacity", cfg.SharedCapacity, "the consumable capacity claims share of a shared device, e.g. bandwidth")
-	f.StringVar(&cfg.CliqueAttribute, "clique-attribute", cfg.CliqueAttribute, "the attribute naming a GPU's NVLink clique, e.g. nvlinkClique (declaration fabric.cliqueAttribute; empty: the @nvlink-fabric scenarios are skipped)")
-	f.StringVar(&cfg.IMEXChannelClassName, "imex-channel-class", cfg.IMEXChannelClassName, "the DeviceClass of the driver's IMEX channels (declaration fabric.channelClass; empty: the IMEX channel scenarios are skipped)")
-	f.StringVar(&cfg.NUMANodesAttribute, "numa-nodes-attribute", cfg.NUMANodesAttribute, "int list attribute of the NUMA nodes close to a device, its PCI function's first, e.g. closeNUMANodes (KEP-5491; declaration deviceKinds[].numaNodesAttribute; empty: those scenarios are skipped)")
-	f.StringSliceVar(&cfg.FaultResponses, "fault-responses", cfg.FaultResponses, "hardware faults the kit may inject under the driver's devices with the declaration's faultCommand and the driver's answer, <fault>=<Healthy|Unhealthy>[/<NoSchedule|NoExecute|None>], e.g. 48=Unhealthy/NoExecute,13=Healthy for Xids (empty: the fault scenarios do not apply)")
-	f.StringSliceVar(&cfg.PCIeRootPeerClasses, "pcie-root-peer-classes", cfg.PCIeRootPeerClasses, "DeviceClasses of other drivers whose devices share PCIe root complexes with the driver's (resource.kubernetes.io/pcieRoot alignment scenarios; empty: skipped)")
 	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
 	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
 	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
@@ -218,15 +185,10 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFl
 	f.StringVar(&cfg.NodeSysfsRoot, "node-sysfs", cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys; empty: the inventory lint rule is skipped)")
 	f.StringVar(&cfg.Interpose, "interpose", cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (a unix socket or 127.0.0.1:PORT; empty: @interpose scenarios are skipped)")
 	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
-	f.StringVar(&cfg.PCIVendor, "pci-vendor", cfg.PCIVendor, "PCI vendor ID of the driver's devices, for the inventory lint rule (10de)")
-	f.StringVar(&cfg.PCIClass, "pci-class", cfg.PCIClass, "PCI class code prefix of the driver's devices (0302)")
 	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
-	f.StringVar(&cfg.DriverNamespace, "driver-namespace", cfg.DriverNamespace, "namespace of the driver's pods, for diagnostics (empty: all namespaces)")
-	f.StringVar(&cfg.DriverPodSelector, "driver-pod-selector", cfg.DriverPodSelector, "label selector of the driver's pods, for diagnostics (empty: no driver logs)")
 	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
 	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
 	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped Extended scenario or cluster check keeps the kit from certifying the driver too, as a skipped Core one always does (exit 3; for a driver that must support every selected feature)")
-	f.BoolVar(&cfg.Hardware, "hardware", cfg.Hardware, "the driver manages real devices, not drakit's emulator: @emulator scenarios are skipped, with that reason")
 	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
 	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
 	f.DurationVar(&cfg.Timeouts.Publish, "publish-timeout", cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
@@ -240,6 +202,22 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFl
 	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
 	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
 	return kube
+}
+
+// bindDriverFlags binds the driver declaration's file (--driver-config) to
+// file and the flags that write its fields (declaration.Flags, --set) to
+// the Overrides it returns.
+func bindDriverFlags(f *pflag.FlagSet, file *string) *declaration.Overrides {
+	f.StringVar(file, "driver-config", "", "driver declaration (conformance.drakit.dev/v1alpha1 DriverDeclaration, see docs/examples/): the driver flags write over it")
+	o := &declaration.Overrides{}
+	for _, df := range declaration.Flags() {
+		fl := f.VarPF(o.Value(df), df.Name, "", declaration.FlagUsage(df))
+		if df.Switch {
+			fl.NoOptDefVal = "true"
+		}
+	}
+	f.Var(o.SetValue(), declaration.SetFlag, declaration.SetFlagUsage)
+	return o
 }
 
 // verdictError is what drakit conformance exits with after a run with

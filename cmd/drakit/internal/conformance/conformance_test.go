@@ -16,6 +16,7 @@ import (
 	"drakit.dev/drakit/cmd/drakit/internal/cli"
 	"drakit.dev/drakit/cmd/drakit/internal/cli/clitest"
 	"drakit.dev/drakit/conformance"
+	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/report"
 )
 
@@ -24,12 +25,10 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 	fs := pflag.NewFlagSet("conformance", pflag.ContinueOnError)
 	bindConformanceFlags(fs, &cfg)
 	err := fs.Parse([]string{
-		"--kubeconfig", "/k", "--driver", "gpu.example.com", "--device-class", "big", "--uuid-attribute", "nvidia.com/uuid",
-		"--device-env-prefix", "", "--partition-class", "mig.example.com", "--profile-attribute", "example.com/profile",
-		"--parent-uuid-attribute", "parent", "--memory-capacity", "example.com/mem", "--probe-image", "probe:1", "--probe-binary", "/probe", "--image-pull-policy", "IfNotPresent",
-		"--apiserver-host", "127.0.0.2", "--apiserver-port", "16443", "--node-cdi-dir", "/cdi", "--driver-namespace", "gpu",
+		"--kubeconfig", "/k", "--probe-image", "probe:1", "--probe-binary", "/probe", "--image-pull-policy", "IfNotPresent",
+		"--apiserver-host", "127.0.0.2", "--apiserver-port", "16443", "--node-cdi-dir", "/cdi",
 		"--node-emulator-roots", "127.0.0.1=/r1,127.0.0.2=/r2",
-		"--driver-pod-selector", "app=d", "--tags", "@kep-4381", "--profile", "core", "--fail-on-skip", "--hardware", "--artifacts", "/a",
+		"--tags", "@kep-4381", "--profile", "core", "--fail-on-skip", "--artifacts", "/a",
 		"--api-timeout", "1s", "--publish-timeout", "2s", "--pod-start-timeout", "3s", "--pod-delete-timeout", "4s",
 		"--cleanup-timeout", "5s", "--scheduler-binding-timeout", "6s", "--fault-command-timeout", "7s", "--concurrency", "3", "--random", "-1", "--format", "progress", "--no-colors",
 	})
@@ -37,12 +36,10 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := conformance.Config{
-		Kubeconfig: "/k", DriverName: "gpu.example.com", DeviceClassName: "big", UUIDAttribute: "nvidia.com/uuid",
-		DeviceEnvPrefix: "", PartitionClassName: "mig.example.com", ProfileAttribute: "example.com/profile",
-		ParentUUIDAttribute: "parent", MemoryCapacity: "example.com/mem", ProbeImage: "probe:1", ProbeBinary: "/probe", ImagePullPolicy: "IfNotPresent",
-		APIServerHost: "127.0.0.2", APIServerPort: 16443, NodeCDIDir: "/cdi", DriverNamespace: "gpu",
+		Kubeconfig: "/k", ProbeImage: "probe:1", ProbeBinary: "/probe", ImagePullPolicy: "IfNotPresent",
+		APIServerHost: "127.0.0.2", APIServerPort: 16443, NodeCDIDir: "/cdi",
 		NodeEmulatorRoots: map[string]string{"127.0.0.1": "/r1", "127.0.0.2": "/r2"},
-		DriverPodSelector: "app=d", Tags: "@kep-4381", Profile: "core", FailOnSkip: true, Hardware: true, ArtifactsDir: "/a",
+		Tags:              "@kep-4381", Profile: "core", FailOnSkip: true, ArtifactsDir: "/a",
 		Timeouts:    conformance.Timeouts{API: time.Second, Publish: 2 * time.Second, PodStart: 3 * time.Second, PodDelete: 4 * time.Second, Cleanup: 5 * time.Second, SchedulerBinding: 6 * time.Second, FaultCommand: 7 * time.Second},
 		Concurrency: 3, Randomize: -1, Format: "progress", NoColors: true,
 	}
@@ -51,7 +48,52 @@ func TestConformanceFlagsMapOntoConfig(t *testing.T) {
 	}
 }
 
+// TestDriverFlagsWriteTheDeclaration: the driver flags, --hardware as a
+// bare switch and --set among them, describe the driver without a file.
+func TestDriverFlagsWriteTheDeclaration(t *testing.T) {
+	fs := pflag.NewFlagSet("conformance", pflag.ContinueOnError)
+	var file string
+	o := bindDriverFlags(fs, &file)
+	if err := fs.Parse([]string{"--driver", "gpu.example.com", "--device-class", "big", "--uuid-attribute", "nvidia.com/uuid",
+		"--capabilities", "partitionableDevices", "--partition-class", "mig.example.com", "--profile-attribute", "example.com/profile",
+		"--parent-uuid-attribute", "parent", "--memory-capacity", "example.com/mem", "--driver-namespace", "gpu",
+		"--driver-pod-selector", "app=d", "--hardware", "--set", "driver.version=v2"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := o.Declaration(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.KitSettings()
+	if s.DriverName != "gpu.example.com" || s.DeviceClassName != "big" || s.UUIDAttribute != "nvidia.com/uuid" || s.PartitionClassName != "mig.example.com" ||
+		s.ProfileAttribute != "example.com/profile" || s.ParentUUIDAttribute != "parent" || s.MemoryCapacity != "example.com/mem" ||
+		s.DriverNamespace != "gpu" || s.DriverPodSelector != "app=d" || !s.Hardware || s.DriverVersion != "v2" {
+		t.Errorf("settings %+v do not say what the flags did", s)
+	}
+}
+
+// TestEveryDriverFlagIsAFlag: each field the declaration binds to a flag
+// (declaration.Flags) and --set are flags of drakit conformance, with the
+// field in their help.
+func TestEveryDriverFlagIsAFlag(t *testing.T) {
+	cmd := NewCommand()
+	for _, f := range declaration.Flags() {
+		fl := cmd.Flags().Lookup(f.Name)
+		if fl == nil {
+			t.Errorf("flag --%s (declaration %s) is missing", f.Name, f.Path)
+			continue
+		}
+		if !strings.Contains(fl.Usage, f.Path) {
+			t.Errorf("--%s's help %q does not name %s", f.Name, fl.Usage, f.Path)
+		}
+	}
+	if cmd.Flags().Lookup(declaration.SetFlag) == nil {
+		t.Errorf("flag --%s is missing", declaration.SetFlag)
+	}
+}
+
 func TestConformanceCommandFailsFast(t *testing.T) {
+	const envOnly = "../../../../docs/examples/env-only-driver.yaml"
 	t.Setenv("DRAKIT_KUBECONFIG", "")
 	t.Setenv("DRAKIT_CDI_DIR", "")
 	tests := map[string]struct {
@@ -61,10 +103,11 @@ func TestConformanceCommandFailsFast(t *testing.T) {
 	}{
 		"missing kubeconfig file": {args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--driver-config", "../../../../docs/examples/env-only-driver.yaml"},
 			want: "load kubeconfig: stat /nonexistent/kubeconfig", code: report.ExitCouldNotCertify},
-		"no driver":         {args: []string{"--kubeconfig", "/k"}, want: "DriverName: required", code: report.ExitUsage},
-		"invalid flags":     {args: []string{"--kubeconfig", "/k", "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config", code: report.ExitUsage},
-		"unknown profile":   {args: []string{"--kubeconfig", "/k", "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: ` + strings.Join(report.ProfileNames(), ", ") + `)`, code: report.ExitUsage},
-		"no kubeconfig":     {args: nil, want: "Kubeconfig: required", code: report.ExitUsage},
+		"no driver":         {args: []string{"--kubeconfig", "/k"}, want: "--driver: driver.name: Required value", code: report.ExitUsage},
+		"bad driver flag":   {args: []string{"--kubeconfig", "/k", "--set", "deviceKinds[whole].colour=red"}, want: `--set: invalid driver declaration: set deviceKinds[whole].colour: deviceKinds[0] has no field "colour"`, code: report.ExitUsage},
+		"invalid flags":     {args: []string{"--kubeconfig", "/k", "--driver-config", envOnly, "--concurrency", "0", "--image-pull-policy", "Often"}, want: "invalid conformance config", code: report.ExitUsage},
+		"unknown profile":   {args: []string{"--kubeconfig", "/k", "--driver-config", envOnly, "--profile", "gold"}, want: `Profile: unknown profile "gold" (known: ` + strings.Join(report.ProfileNames(), ", ") + `)`, code: report.ExitUsage},
+		"no kubeconfig":     {args: []string{"--driver-config", envOnly}, want: "Kubeconfig: required", code: report.ExitUsage},
 		"no declaration":    {args: []string{"--kubeconfig", "/k", "--driver-config", "/nonexistent/driver.yaml"}, want: "/nonexistent/driver.yaml", code: report.ExitUsage},
 		"unknown flag":      {args: []string{"--kubeconfig", "/k", "--no-such-flag"}, want: "unknown flag: --no-such-flag", code: report.ExitUsage},
 		"an argument":       {args: []string{"--kubeconfig", "/k", "extra"}, want: `unknown command "extra"`, code: report.ExitUsage},
@@ -192,27 +235,6 @@ func TestVerdictError(t *testing.T) {
 		}
 		if code, msg := cli.ExitCode(err); code != tc.code || msg != tc.msg {
 			t.Errorf("%s: exit %d %q, want %d %q", name, code, msg, tc.code, tc.msg)
-		}
-	}
-}
-
-// TestDeclaredFlagsAreTheDeclaredFields checks that every Config field a
-// driver declaration sets has its flag, so that a flag given on the command
-// line keeps its value over the declaration's.
-func TestDeclaredFlagsAreTheDeclaredFields(t *testing.T) {
-	cmd := NewCommand()
-	fields := conformance.DeclaredFields()
-	if len(declaredFlags) != len(fields) {
-		t.Errorf("declaredFlags has %d fields, the declaration sets %d", len(declaredFlags), len(fields))
-	}
-	for _, f := range fields {
-		flag, ok := declaredFlags[f]
-		if !ok {
-			t.Errorf("field %s has no flag in declaredFlags", f)
-			continue
-		}
-		if cmd.Flags().Lookup(flag) == nil {
-			t.Errorf("field %s: flag --%s does not exist", f, flag)
 		}
 	}
 }

@@ -7,25 +7,22 @@ import (
 	"drakit.dev/drakit/conformance/declaration"
 )
 
-// TestApplyDeclaration applies the env-only example driver's declaration:
-// its settings replace the reference defaults (no partitions, no NVML, no
-// per-device prefix), except a field given explicitly.
-func TestApplyDeclaration(t *testing.T) {
+// TestDriverSettingsOfADeclaration reads the env-only example driver's
+// declaration: no partitions, no NVML, no per-device prefix.
+func TestDriverSettingsOfADeclaration(t *testing.T) {
 	d, err := declaration.Load("../../docs/examples/env-only-driver.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
-	cfg.DriverNamespace = "given"
-	cfg.ApplyDeclaration(d, func(field string) bool { return field == "DriverNamespace" })
+	cfg := driverSettings(d)
 	if cfg.DriverName != "gpu.example.com" || cfg.PartitionClassName != "" || cfg.DeviceEnvPrefix != "" || !cfg.Hardware {
-		t.Errorf("declared settings not applied: %+v", cfg)
+		t.Errorf("declared settings not read: %+v", cfg)
 	}
 	if cfg.observes(declaration.ObserverNVML) || !cfg.observes(declaration.ObserverCDI) {
 		t.Errorf("observers %v, want cdi and env without nvml", cfg.Observers)
 	}
-	if cfg.DriverNamespace != "given" {
-		t.Errorf("DriverNamespace %q, want the explicit value kept", cfg.DriverNamespace)
+	if env := cfg.deviceEnv(); env == nil || env.Name != "GPU_DEVICE_{attribute:index}" || env.Value != "{device}" {
+		t.Errorf("per-device variable %+v, want the declared patterns", env)
 	}
 	if cfg.ProfileAttribute != "" || !slices.Equal(cfg.Capabilities, []string{"adminAccess"}) {
 		t.Errorf("ProfileAttribute %q, capabilities %v: a declaration without partitions leaves the first empty, and this one claims adminAccess alone", cfg.ProfileAttribute, cfg.Capabilities)
@@ -33,16 +30,15 @@ func TestApplyDeclaration(t *testing.T) {
 	if k := cfg.deviceKinds(); len(k) != 1 || k[0].Name != "gpu" || k[0].DeviceClass != "gpu.example.com" {
 		t.Errorf("device kinds %+v, want the declared kind gpu of DeviceClass gpu.example.com", k)
 	}
-	cfg.Kubeconfig = "k"
-	if err := cfg.Validate(); err != nil {
-		t.Errorf("config after the declaration: %v", err)
+	if (DriverSettings{}).DeviceClass() != "" || driverSettings(nil).DriverName != "" {
+		t.Error("no declaration: settings not empty")
 	}
 }
 
-// TestApplyReferenceDeclaration: everything the kit knows about the
+// TestReferenceDriverSettings: everything the kit knows about the
 // reference driver comes from its declaration.
-func TestApplyReferenceDeclaration(t *testing.T) {
-	cfg := referenceDriverConfig()
+func TestReferenceDriverSettings(t *testing.T) {
+	cfg := driverSettings(referenceDriverConfig().Declaration)
 	type settings struct {
 		driver, class, uuid, envPrefix, partitions, profile, parent, memory, Ns, selector string
 	}

@@ -4,7 +4,7 @@
 # runs. Two clusters, one after the other, each set up and torn down by drakit env up/down:
 #   1. one node rendered from DRAKIT_PROFILE (default dgx-a100-mig) with the GPU, NIC and CPU drivers:
 #      the GPU, NIC, CPU, binding-condition and interposer runs of scripts/conformance.sh, with its
-#      filters (KIT_TAGS_* in lib.sh);
+#      filters (each declaration's scenarios.tags);
 #   2. four nodes (the control plane and three workers) rendered from the cluster profile
 #      kind/conformance-fabric.yaml, the GPU driver with its IMEX controller and the TPU driver on every
 #      node: @nvlink-fabric, @tpu-torus and @multi-node && @multi-host, as scripts/conformance-fabric.sh.
@@ -54,7 +54,7 @@ trap teardown EXIT
 rm -rf "$ARTIFACTS"
 mkdir -p "$ARTIFACTS"
 runs=()
-kit() { # kit NAME DECLARATION TAGS [FLAG...]: certify one driver on the running cluster
+kit() { # kit NAME DECLARATION [FLAG...]: certify one driver on the running cluster (its declaration's scenarios, or --tags)
   if [ -n "$DRAKIT_KIND_RUNS" ] && [[ " $DRAKIT_KIND_RUNS " != *" $1 "* ]]; then
     log "not running the $1 features (DRAKIT_KIND_RUNS=$DRAKIT_KIND_RUNS)"
     return 0
@@ -62,7 +62,7 @@ kit() { # kit NAME DECLARATION TAGS [FLAG...]: certify one driver on the running
   log "running the conformance features against the $1 driver on kind ($2)"
   runs+=("$ARTIFACTS/$1")
   $drakit conformance "${kind[@]}" --reuse-environment --artifacts "$ARTIFACTS/$1" --driver-config "$2" \
-    --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY" "${@:4}"
+    --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY" "${@:3}"
 }
 wanted() { [[ " $DRAKIT_KIND_CLUSTERS " == *" $1 "* ]]; }
 
@@ -71,9 +71,9 @@ cluster=single-node
 log "setting up a one-node kind cluster: $DRAKIT_PROFILE rendered, the GPU, NIC and CPU drivers deployed"
 $drakit env up "${kind[@]}" --recreate --kind-workers 0 --images-dir "$DRAKIT_REPO/_output/images" \
   --emulator-profile "$DRAKIT_PROFILE" --shim _output/lib/libnvidia-ml.so --deploy gpu,nic,cpu
-kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
-kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
-kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
+kit gpu docs/examples/reference-driver.yaml
+kit nic docs/examples/reference-nic-driver.yaml
+kit cpu docs/examples/reference-cpu-driver.yaml
 # Binding conditions (KEP-5007), as scripts/conformance.sh runs them: the GPU driver redeployed with
 # --binding-conditions (deleted first, so that the kit sees the new slices), with the paths and
 # privileges the environment gave it on kind: the kind node's default paths, privileged, the API
@@ -84,7 +84,7 @@ log "redeploying the reference GPU driver with binding conditions (API server $a
 $drakit driver delete --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig"
 $drakit driver deploy --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig" --privileged --apiserver-host "$apiserver" \
   --apiserver-port 6443 --partitionable-alpha --list-attributes --binding-conditions
-kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
+kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml
 
 # drakit interpose (@interpose), as scripts/conformance.sh runs it, but inside the node: the kubelet
 # dials the sockets the interposer registers by the node's paths, so it runs in the node container
@@ -102,7 +102,7 @@ docker exec -d "$node" sh -c "echo \$\$ >$node_dir/interpose.pid; exec /opt/drak
 $drakit driver delete --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig"
 $drakit driver deploy --kubeconfig "$DRAKIT_KIND_STATE/kubeconfig" --privileged --apiserver-host "$apiserver" \
   --apiserver-port 6443 --partitionable-alpha --list-attributes --registrar-dir "$node_dir"
-kit interpose docs/examples/reference-driver.yaml '@interpose' --interpose "$host_dir/control.sock"
+kit interpose docs/examples/reference-driver.yaml --tags '@interpose' --interpose "$host_dir/control.sock"
 docker exec "$node" sh -c "kill \$(cat $node_dir/interpose.pid)"
 [ ! -d "$ARTIFACTS/interpose" ] || cp "$host_dir/records.jsonl" "$host_dir/interpose.log" "$ARTIFACTS/interpose/" || true
 down
@@ -115,9 +115,9 @@ $drakit env up "${kind[@]}" --recreate --kind-workers 3 --images-dir "$DRAKIT_RE
   --cluster-profile kind/conformance-fabric.yaml --shim _output/lib/libnvidia-ml.so --deploy gpu,tpu --imex-channels 8
 wait_for_imex_pools "$DRAKIT_KIND_STATE/kubeconfig" "$ARTIFACTS/imex-pools.txt"
 # The scenarios use whole cliques and whole hosts: one at a time.
-kit fabric docs/examples/reference-driver.yaml '@nvlink-fabric' --concurrency 1
-kit tpu docs/examples/reference-tpu-driver.yaml '@tpu-torus' --concurrency 1
-kit multinode docs/examples/reference-tpu-driver.yaml '@multi-node && @multi-host' --concurrency 1
+kit fabric docs/examples/reference-driver.yaml --tags '@nvlink-fabric' --concurrency 1
+kit tpu docs/examples/reference-tpu-driver.yaml --tags '@tpu-torus' --concurrency 1
+kit multinode docs/examples/reference-tpu-driver.yaml --tags '@multi-node && @multi-host' --concurrency 1
 down
 fi
 

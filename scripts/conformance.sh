@@ -70,11 +70,11 @@ explain_out=$(mktemp)
 DRAKIT_KUBECONFIG="$DRAKIT_KUBECONFIG" go test -count=1 -v -run '^TestIntegrationExplain$' ./cmd/drakit/internal/explain >"$explain_out" 2>&1 &
 explain_pid=$!
 
-kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario must pass
+kit() { # kit NAME DECLARATION: certify one driver with the scenarios its declaration selects, every one must pass
   log "running the conformance features against the $1 driver ($2)"
   $drakit conformance --kubeconfig "$DRAKIT_KUBECONFIG" --probe-host-network --artifacts "$ARTIFACTS/$1" --node-cdi-dir "$DRAKIT_CDI_DIR" \
     --node-emulator-root "$DRAKIT_EMULATOR_ROOT" --node-kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" --node-sysfs "$DRAKIT_EMULATOR_ROOT/sys" \
-    --node-cgroup-root /sys/fs/cgroup --driver-config "$2" --tags "$3" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
+    --node-cgroup-root /sys/fs/cgroup --driver-config "$2" --no-colors --fail-on-skip --concurrency "$DRAKIT_CONCURRENCY"
 }
 # The GPU driver claims neither consumable capacity nor device status; the NIC driver has no
 # partitions, and publishes VFs before they exist (the inventory rule compares with the PCI functions
@@ -84,11 +84,11 @@ kit() { # kit NAME DECLARATION TAGS: certify one driver, every selected scenario
 # Extended ones need partitions or the adminAccess capability, which only the GPU driver claims. The
 # scenarios of the kit's own test driver (pool status, attributes) run once, in the GPU run; those of
 # binding conditions (KEP-5007) with the GPU driver publishing binding conditions, below. Node
-# allocatable resources (KEP-5517) are the CPU driver's (the filters: KIT_TAGS_* in scripts/lib.sh,
-# which scripts/conformance-kind.sh runs on kind too). This cluster has one node:
+# allocatable resources (KEP-5517) are the CPU driver's (each declaration's scenarios.tags, which
+# scripts/conformance-kind.sh runs on kind too). This cluster has one node:
 # the @multi-node, @nvlink-fabric and @tpu-torus scenarios run on 4 nodes below
 # (scripts/conformance-fabric.sh).
-kit gpu docs/examples/reference-driver.yaml "$KIT_TAGS_GPU"
+kit gpu docs/examples/reference-driver.yaml
 # The same steps as Ginkgo specs (conformance/ginkgo, the package a driver's own Ginkgo suite imports):
 # the example suite runs the GPU driver's KEP-4815 scenarios selected by --ginkgo.label-filter; any
 # failure, a skip, or no spec run fails the run. Its reports stay out of the summary (the GPU run
@@ -102,8 +102,8 @@ ginkgo_out=$(go test -count=1 -v -timeout 30m -run '^TestIntegrationGinkgoExampl
 grep -q -- '--- PASS: TestIntegrationGinkgoExample' <<<"$ginkgo_out" && grep -Eq '^Ran [1-9][0-9]* of [0-9]+ Specs' <<<"$ginkgo_out" ||
   { printf '%s\n' "$ginkgo_out"; die "the Ginkgo example suite ran no spec (skipped, or the label filter selected none)"; }
 grep -E '^Ran [0-9]+ of [0-9]+ Specs' <<<"$ginkgo_out" | while read -r line; do log "ginkgo: $line"; done
-kit nic docs/examples/reference-nic-driver.yaml "$KIT_TAGS_NIC"
-kit cpu docs/examples/reference-cpu-driver.yaml "$KIT_TAGS_CPU"
+kit nic docs/examples/reference-nic-driver.yaml
+kit cpu docs/examples/reference-cpu-driver.yaml
 
 # --- a GPU driver whose CDI edits are device nodes alone (a third-party driver's shape) ------------
 # The GPU driver redeployed with --device-nodes-only gives its containers no NVML library, no NVML
@@ -116,7 +116,7 @@ $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --device-nodes-only
-kit gpu-device-nodes docs/examples/reference-driver-device-nodes.yaml "@core && ~@cluster-check && $KIT_TAGS_GPU"
+kit gpu-device-nodes docs/examples/reference-driver-device-nodes.yaml
 # --- end of device nodes alone --------------------------------------------------------------------
 
 # --- binding conditions (KEP-5007) on the GPU driver's own devices --------------------------------
@@ -130,7 +130,7 @@ $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager \
   --binding-conditions
-kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml '@kep-5007'
+kit gpu-binding docs/examples/reference-driver-binding-conditions.yaml
 $drakit driver delete --kubeconfig "$DRAKIT_KUBECONFIG"
 $drakit driver deploy --kubeconfig "$DRAKIT_KUBECONFIG" --kubelet-root-dir "$DRAKIT_KUBELET_ROOT_DIR" \
   --cdi-dir "$DRAKIT_CDI_DIR" --host-root "$DRAKIT_EMULATOR_ROOT" --partitionable-alpha --list-attributes --runtime-class-name drakit-mig-manager

@@ -10,12 +10,6 @@
 DRAKIT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DRAKIT_CACHE DRAKIT_REPO
 
-# The tag filters of make conformance's single-node runs, shared by scripts/conformance.sh (the
-# local cluster, which explains them) and scripts/conformance-kind.sh (kind).
-KIT_TAGS_GPU='~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@kep-5007 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus'
-KIT_TAGS_NIC='~@interpose && @kep-4381 && ~@pre-created && ~@inventory && ~@nvlink-fabric,@kep-5075,@kep-4817,@kep-5055 && ~@hardware-faults,@kep-5729,@kep-4816 && @core,@kep-5018 && @core,@kep-5004,@kep-3695'
-KIT_TAGS_CPU='@kep-5517'
-
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

@@ -168,6 +168,7 @@ func TestInvalidDeclarations(t *testing.T) {
 		"binding-conditions-missing":   {want: []string{"line 12: capabilities[bindingConditions]: Invalid value: true: claimed, but the declaration has no bindingConditions"}},
 		"claimed-without-partitions":   {want: []string{"line 12: capabilities[partitionableDevices]: Invalid value: true: claimed, but no device kind declares partitions"}},
 		"hardware":                     {want: []string{`line 11: hardware: Unsupported value: "virtual": supported values: "emulated", "real"`}},
+		"scenarios":                    {want: []string{`line 13: scenarios.tags: Invalid value: "@kep-4381 &&": "@kep-4381 &&" has an empty term`}},
 		"missing-hardware":             {want: []string{"hardware: Required value"}},
 		"torus": {want: []string{
 			`line 13: torus.chipClass: Not found: "chips.tpu.example.com"`,

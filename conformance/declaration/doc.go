@@ -60,6 +60,8 @@
 //	  failureConditions: [gpu.drakit.dev/attach-failed]
 //	  setBy: kit                     # kit: an attach controller outside the driver, the kit's in a
 //	                                 # conformance run; driver: the driver itself (needs deviceStatus)
+//	scenarios:                       # optional: the kit's scenarios without a run's --tags
+//	  tags: "@kep-4381 && ~@interpose"   # a godog tag filter
 //
 // # Placeholders
 //
@@ -138,8 +140,18 @@
 // the line of the object that lacks it). Validate is deterministic and
 // changes nothing.
 //
-// KitSettings maps a declaration onto the values the kit's flags carry
-// today (Settings), for the kit's move from flags to declarations.
+// # Flags
+//
+// The declaration is the one place a driver setting lives. Flags write its
+// fields: each of Flags names the field it writes (--uuid-attribute writes
+// deviceKinds[whole].identity.attribute), --set PATH=VALUE writes any field
+// (Set: deviceKinds takes an index or a role, whole, partitions or shared),
+// and Overrides builds the declaration from a file and the flags given, or
+// from the flags alone, then defaults and validates it, each problem naming
+// the flag that wrote the field. A new field needs no flag to be set.
+//
+// KitSettings is the declaration as the kit's scenarios read it (Settings):
+// the kinds of the three roles flattened, derived and never set otherwise.
 //
 // The package imports nothing of the conformance package, which imports it.
 package declaration

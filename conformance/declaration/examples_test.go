@@ -107,8 +107,11 @@ func TestReferenceDriverBindingConditionsExample(t *testing.T) {
 	if diff := cmp.Diff(want, d.BindingConditions); diff != "" {
 		t.Errorf("bindingConditions (-want +got):\n%s", diff)
 	}
+	if d.Scenarios == nil || d.Scenarios.Tags != "@kep-5007" {
+		t.Errorf("scenarios %+v, want KEP-5007's alone", d.Scenarios)
+	}
 	// Everything else as reference-driver.yaml.
-	d.BindingConditions = nil
+	d.BindingConditions, d.Scenarios = nil, plain.Scenarios
 	d.Capabilities[CapabilityBindingConditions] = false
 	if diff := cmp.Diff(plain, d, sameDeclaration); diff != "" {
 		t.Errorf("beyond binding conditions the declarations differ (-reference-driver.yaml +binding):\n%s", diff)

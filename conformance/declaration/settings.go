@@ -80,6 +80,8 @@ type Settings struct {
 	// DeviceKindNames are the kinds' names by their DeviceClass, for the
 	// reports.
 	DeviceKindNames map[string]string
+	// Tags is scenarios.tags; empty without it.
+	Tags string
 }
 
 // FormatFaultResponse writes a fault response as the kit's
@@ -146,6 +148,9 @@ func (d *Declaration) KitSettings() Settings {
 	if b := d.BindingConditions; b != nil {
 		s.BindingConditions, s.BindingFailureConditions = slices.Clone(b.Conditions), slices.Clone(b.FailureConditions)
 		s.BindingConditionsSetBy = string(b.SetBy)
+	}
+	if sc := d.Scenarios; sc != nil {
+		s.Tags = sc.Tags
 	}
 	if t := d.Torus; t != nil {
 		s.TorusChipClassName, s.TorusSubsliceClassName, s.TorusShapeAttribute = t.ChipClass, t.SubsliceClass, t.ShapeAttribute

@@ -34,6 +34,7 @@ func TestKitSettings(t *testing.T) {
 			CliqueAttribute:      "nvlinkClique",
 			IMEXChannelClassName: "imex.gpu.drakit.dev",
 			NUMANodesAttribute:   "closeNUMANodes",
+			Tags:                 "~@interpose && ~@kep-5075 && ~@kep-4817 && ~@kep-5517 && ~@kep-5007 && ~@multi-node && ~@nvlink-fabric && ~@tpu-torus",
 		},
 		// GPU_DEVICE_{attribute:index}={device} is beyond a prefix: the
 		// patterns themselves.
@@ -81,6 +82,7 @@ func TestKitSettings(t *testing.T) {
 			BindingFailureConditions: []string{"gpu.example.com/attach-failed"},
 			BindingConditionsSetBy:   "driver",
 			NUMANodesAttribute:       "gpu.example.com/closeNUMANodes",
+			Tags:                     "@kep-4381 && ~@interpose",
 		},
 		// The first whole kind; no memory capacity declared.
 		"testdata/valid-several-whole-kinds.yaml": {

@@ -44,6 +44,10 @@ type Declaration struct {
 	// driver's devices and who sets them. Required with the capability
 	// bindingConditions claimed, forbidden without it.
 	BindingConditions *BindingConditions `json:"bindingConditions,omitempty"`
+	// Scenarios select the kit's scenarios the driver is certified with
+	// when the run gives no tag filter of its own. Optional: without it,
+	// every scenario.
+	Scenarios *Scenarios `json:"scenarios,omitempty"`
 
 	// lines maps field paths to the lines they are written on, for
 	// declarations read by Parse; nil otherwise.
@@ -57,6 +61,13 @@ type Declaration struct {
 	// flags maps field paths to the flags that write them (Flags), for
 	// errors.
 	flags map[string]string
+}
+
+// Scenarios select the kit's scenarios.
+type Scenarios struct {
+	// Tags is a godog tag filter: terms joined by "&&", alternatives by
+	// ",", "~" negates ("@kep-4381 && ~@interpose"). Required.
+	Tags string `json:"tags"`
 }
 
 // Driver identifies the driver under test.

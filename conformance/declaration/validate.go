@@ -63,6 +63,14 @@ func (d *Declaration) validate() field.ErrorList {
 			errs = append(errs, dnsSubdomain(fp.Child("channelClass"), f.ChannelClass)...)
 		}
 	}
+	if sc := d.Scenarios; sc != nil {
+		tp := field.NewPath("scenarios", "tags")
+		if strings.TrimSpace(sc.Tags) == "" {
+			errs = append(errs, field.Required(tp, `a godog tag filter, e.g. "@kep-4381 && ~@interpose"`))
+		} else if err := ValidateTagFilter(sc.Tags); err != nil {
+			errs = append(errs, field.Invalid(tp, sc.Tags, err.Error()))
+		}
+	}
 	switch hp := field.NewPath("hardware"); d.Hardware {
 	case HardwareEmulated, HardwareReal:
 	case "":
@@ -517,4 +525,26 @@ func validateFaults(path *field.Path, faults []FaultResponse) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// ValidateTagFilter checks the godog tag filter syntax, whose parser panics on
+// empty terms.
+func ValidateTagFilter(filter string) error {
+	if strings.TrimSpace(filter) == "" {
+		return nil
+	}
+	for _, alt := range strings.Split(filter, ",") {
+		for _, term := range strings.Split(alt, "&&") {
+			t := strings.TrimSpace(term)
+			t = strings.TrimPrefix(t, "~")
+			t = strings.TrimPrefix(t, "@")
+			if t == "" {
+				return fmt.Errorf("%q has an empty term; write terms like @kep-4381, joined by \"&&\" or \",\"", filter)
+			}
+			if strings.ContainsAny(t, " \t@~") {
+				return fmt.Errorf("%q: term %q is not a tag", filter, strings.TrimSpace(term))
+			}
+		}
+	}
+	return nil
 }

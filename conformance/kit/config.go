@@ -118,8 +118,8 @@ type Config struct {
 	// cluster's only node).
 	NodeEmulatorRoots map[string]string
 	// Tags is a godog tag filter: terms joined by "&&", alternatives by
-	// ",", "~" negates, for example "@kep-4381 && ~@slow". Empty runs every
-	// scenario.
+	// ",", "~" negates, for example "@kep-4381 && ~@slow". Empty runs the
+	// declaration's scenarios.tags, or without one every scenario.
 	Tags string
 	// Profile restricts the run to the scenarios of one conformance profile
 	// (one of report.ProfileNames) that Tags selects;
@@ -271,7 +271,7 @@ func (c Config) Validate() error {
 			bad("NodeHostPaths", "%q=%q: both paths must be absolute", node, host)
 		}
 	}
-	if err := validateTagFilter(c.Tags); err != nil {
+	if err := declaration.ValidateTagFilter(c.Tags); err != nil {
 		bad("Tags", "%v", err)
 	}
 	if err := report.ValidateProfile(c.Profile); err != nil {
@@ -315,26 +315,4 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
-}
-
-// validateTagFilter checks the godog tag filter syntax, whose parser panics on
-// empty terms.
-func validateTagFilter(filter string) error {
-	if strings.TrimSpace(filter) == "" {
-		return nil
-	}
-	for _, alt := range strings.Split(filter, ",") {
-		for _, term := range strings.Split(alt, "&&") {
-			t := strings.TrimSpace(term)
-			t = strings.TrimPrefix(t, "~")
-			t = strings.TrimPrefix(t, "@")
-			if t == "" {
-				return fmt.Errorf("%q has an empty term; write terms like @kep-4381, joined by \"&&\" or \",\"", filter)
-			}
-			if strings.ContainsAny(t, " \t@~") {
-				return fmt.Errorf("%q: term %q is not a tag", filter, strings.TrimSpace(term))
-			}
-		}
-	}
-	return nil
 }

@@ -59,3 +59,22 @@ func TestReferenceDriverSettings(t *testing.T) {
 		t.Errorf("observers %v hardware %t, want nvml on emulated hardware", cfg.Observers, cfg.Hardware)
 	}
 }
+
+// TestRunTagsDefaultToTheDeclarations: a run without a tag filter runs the
+// declaration's scenarios.tags; a run's own filter replaces them.
+func TestRunTagsDefaultToTheDeclarations(t *testing.T) {
+	cfg := referenceDriverConfig()
+	cfg.Declaration.Scenarios = &declaration.Scenarios{Tags: "@kep-4381"}
+	s := &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration)}
+	if got := s.tags(); got != "@kep-4381" {
+		t.Errorf("no --tags: %q, want the declaration's @kep-4381", got)
+	}
+	s.Cfg.Tags = "@kep-4815"
+	if got := s.tags(); got != "@kep-4815" {
+		t.Errorf("--tags @kep-4815: %q, want it", got)
+	}
+	s.Cfg.Tags, s.Driver.Tags = "", ""
+	if got := s.tags(); got != "" {
+		t.Errorf("neither: %q, want every scenario", got)
+	}
+}

@@ -90,10 +90,19 @@ func newSuite(cfg Config, groups []StepGroup) (*Suite, error) {
 	return s, nil
 }
 
+// tags is the run's tag filter: Config.Tags, or the declaration's
+// scenarios.tags when the run gives none.
+func (s *Suite) tags() string {
+	if s.Cfg.Tags != "" {
+		return s.Cfg.Tags
+	}
+	return s.Driver.Tags
+}
+
 // run runs the suite's features with godog and writes the reports.
 func (s *Suite) run(ctx context.Context) (Result, Verdict, error) {
 	cfg := s.Cfg
-	tags, err := report.Filter(cfg.Profile, cfg.Tags)
+	tags, err := report.Filter(cfg.Profile, s.tags())
 	if err != nil {
 		return Result{}, Verdict{}, err
 	}

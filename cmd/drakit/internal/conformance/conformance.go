@@ -186,7 +186,7 @@ func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFl
 	f.StringVar(&cfg.Interpose, "interpose", cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (a unix socket or 127.0.0.1:PORT; empty: @interpose scenarios are skipped)")
 	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
 	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
-	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: all scenarios)`)
+	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: the declaration's scenarios.tags, else all scenarios)`)
 	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
 	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped Extended scenario or cluster check keeps the kit from certifying the driver too, as a skipped Core one always does (exit 3; for a driver that must support every selected feature)")
 	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")

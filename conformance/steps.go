@@ -10,6 +10,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/contract"
 	"drakit.dev/drakit/conformance/steps/extendedresources"
 	"drakit.dev/drakit/conformance/steps/fabric"
+	"drakit.dev/drakit/conformance/steps/faults"
 	"drakit.dev/drakit/conformance/steps/kubeletcontract"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
@@ -36,6 +37,7 @@ var Steps = []kit.StepGroup{
 	contract.Steps,
 	extendedresources.Steps,
 	fabric.Steps,
+	faults.Steps,
 	kubeletcontract.Steps,
 	metadata.Steps,
 	nodealloc.Steps,

@@ -46,7 +46,7 @@ func capabilityNames() []string {
 }
 
 // claims says whether the driver claims the capability.
-func (c DriverSettings) claims(name declaration.CapabilityName) bool {
+func (c DriverSettings) Claims(name declaration.CapabilityName) bool {
 	return slices.Contains(c.Capabilities, string(name))
 }
 
@@ -128,7 +128,7 @@ func capabilityEvidence(sl []resourceapi.ResourceSlice) map[declaration.Capabili
 // must not escape a scenario by leaving unclaimed what it publishes, so
 // that fails.
 func (w *World) RequireCapability(ctx context.Context, name declaration.CapabilityName) (context.Context, error) {
-	if w.Driver.claims(name) {
+	if w.Driver.Claims(name) {
 		return godog.Attach(ctx, godog.Attachment{FileName: report.ClaimedCapabilityAttachment, MediaType: "text/plain", Body: []byte(name)}), nil
 	}
 	sl, err := w.DriverSlices(ctx)

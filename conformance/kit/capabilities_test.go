@@ -53,11 +53,11 @@ func TestCapabilityEvidence(t *testing.T) {
 func TestClaimsAndUnclaimedReason(t *testing.T) {
 	t.Parallel()
 	var c DriverSettings
-	if c.claims(declaration.CapabilityPartitionableDevices) {
+	if c.Claims(declaration.CapabilityPartitionableDevices) {
 		t.Error("no settings claim partitionableDevices")
 	}
 	c.Capabilities = []string{"numaNodeAttribute"}
-	if !c.claims(declaration.CapabilityNUMANodeAttribute) || c.claims(declaration.CapabilityDeviceTaints) {
+	if !c.Claims(declaration.CapabilityNUMANodeAttribute) || c.Claims(declaration.CapabilityDeviceTaints) {
 		t.Errorf("claims with %v wrong", c.Capabilities)
 	}
 	// The report counts these skips as unclaimed capabilities.

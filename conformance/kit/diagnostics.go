@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -138,9 +136,9 @@ func (w *World) diagnostics(ctx context.Context, cause error) []byte {
 	} else {
 		writeEvents(&b, list.Items)
 	}
-	if len(w.taint.rules) > 0 {
+	if rules := w.Ledger.Names(KindDeviceTaintRule); len(rules) > 0 {
 		section("DeviceTaintRules of the scenario")
-		for _, name := range SortedCopy(slices.Collect(maps.Values(w.taint.rules))) {
+		for _, name := range rules {
 			if r, err := w.Kube.ResourceV1().DeviceTaintRules().Get(ctx, name, metav1.GetOptions{}); err != nil {
 				fmt.Fprintf(&b, "get %s: %v\n", name, err)
 			} else {

@@ -34,6 +34,7 @@ func TestEmbeddedFeaturesAgainstFakeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := kit.ConfigForTest(t)
+	cfg.Declaration.Scenarios = nil // every scenario, not the reference driver's share
 	cfg.Concurrency = 4
 	cfg.Timeouts = kit.Timeouts{API: time.Second, Publish: 200 * time.Millisecond, PodStart: 200 * time.Millisecond, PodDelete: 200 * time.Millisecond, Cleanup: 500 * time.Millisecond, SchedulerBinding: time.Second, FaultCommand: time.Second}
 	cfg.Output = &bytes.Buffer{}

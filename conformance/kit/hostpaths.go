@@ -61,3 +61,17 @@ func (c Config) hostDeviceNodes(cache *cdi.Cache) {
 
 // sysfsSkipReason is why a step that reads the node's sysfs cannot run.
 const SysfsSkipReason = "the kit cannot read the node's sysfs: no --node-sysfs (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys, a real node: /sys)"
+
+// EmulatorRootOf is the emulator root of node as the kit reaches it:
+// NodeEmulatorRoots' entry, else NodeEmulatorRoot when node is NodeName
+// or NodeName is unset (the cluster's only node); "" when the kit knows
+// none.
+func (c Config) EmulatorRootOf(node string) string {
+	if root := c.NodeEmulatorRoots[node]; root != "" {
+		return root
+	}
+	if c.NodeName == "" || c.NodeName == node {
+		return c.NodeEmulatorRoot
+	}
+	return ""
+}

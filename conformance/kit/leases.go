@@ -22,8 +22,8 @@ import (
 // partitionable devices it names or partitions anywhere, the pre-created
 // partitions, and whether it disturbs the driver for everyone.
 type ScenarioNeeds struct {
-	wholeAtLeast, WholeClaims int
-	wholeWithoutCounters      bool
+	WholeAtLeast, WholeClaims int
+	WholeWithoutCounters      bool
 	sameAttribute             resourceapi.QualifiedName
 	partitionableAtLeast      int
 	partitionableNamed        map[string]bool
@@ -42,9 +42,9 @@ func NewScenarioNeeds() *ScenarioNeeds {
 // demand is the lease the needs ask for.
 func (n *ScenarioNeeds) demand() inventory.Demand {
 	d := inventory.Demand{
-		Whole:                max(n.wholeAtLeast, n.WholeClaims),
+		Whole:                max(n.WholeAtLeast, n.WholeClaims),
 		SameAttribute:        n.sameAttribute,
-		WholeWithoutCounters: n.wholeWithoutCounters,
+		WholeWithoutCounters: n.WholeWithoutCounters,
 		Partitionable:        max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
 		PreCreated:           max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
 		Shared:               n.shared,
@@ -66,7 +66,7 @@ func NeedsWhole(atLeast bool, countArg int) func(*ScenarioNeeds, []string) {
 			return // godog reports the bad argument when the step runs
 		}
 		if atLeast {
-			n.wholeAtLeast = max(n.wholeAtLeast, c)
+			n.WholeAtLeast = max(n.WholeAtLeast, c)
 		} else {
 			n.WholeClaims += c
 		}

@@ -28,7 +28,7 @@ const (
 	// DeviceTaintRules the scenario created (KEP-5055), cluster-scoped and
 	// named after its namespace: cleanup waits until they are gone, so that
 	// no taint of the scenario outlives its device lease.
-	kindDeviceTaintRule = "DeviceTaintRule"
+	KindDeviceTaintRule = "DeviceTaintRule"
 	// PodGroups and Workloads (scheduling.k8s.io/v1beta1, KEP-5729) go
 	// after their pods and before the claims: a PodGroup's generated
 	// claims go with it (the garbage collector deletes them once the
@@ -40,7 +40,7 @@ const (
 	KindPoolStatusRequest = "ResourcePoolStatusRequest"
 )
 
-var cleanupOrder = map[string]int{kindDeviceTaintRule: 0, KindPod: 1, KindPodGroup: 2, KindWorkload: 3, KindClaim: 4, kindClaimTemplate: 5, KindResourceSlice: 6, KindDeviceClass: 7, KindPoolStatusRequest: 8}
+var cleanupOrder = map[string]int{KindDeviceTaintRule: 0, KindPod: 1, KindPodGroup: 2, KindWorkload: 3, KindClaim: 4, kindClaimTemplate: 5, KindResourceSlice: 6, KindDeviceClass: 7, KindPoolStatusRequest: 8}
 
 // ledger records every object a scenario creates so that cleanup can delete
 // all of them, even when the scenario failed half-way.
@@ -75,6 +75,19 @@ func (l *Ledger) Has(kind string) bool {
 		}
 	}
 	return false
+}
+
+// Names are the names of the recorded objects of the kind, sorted.
+func (l *Ledger) Names(kind string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var names []string
+	for _, e := range l.entries {
+		if e.Kind == kind {
+			names = append(names, e.Name)
+		}
+	}
+	return SortedCopy(names)
 }
 
 // ordered returns the entries in deletion order: by kind, the newest first
@@ -125,7 +138,7 @@ func CleanupNamespace(ctx context.Context, kube kubernetes.Interface, ns string,
 			err = kube.ResourceV1().ResourceSlices().Delete(ctx, e.Name, metav1.DeleteOptions{})
 		case KindDeviceClass:
 			err = kube.ResourceV1().DeviceClasses().Delete(ctx, e.Name, metav1.DeleteOptions{})
-		case kindDeviceTaintRule:
+		case KindDeviceTaintRule:
 			err = kube.ResourceV1().DeviceTaintRules().Delete(ctx, e.Name, metav1.DeleteOptions{})
 			rules = append(rules, e.Name)
 		case KindPoolStatusRequest:

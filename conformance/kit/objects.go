@@ -131,21 +131,21 @@ var claimDefects = map[string]func(class string) resourceapi.ResourceClaimSpec{
 	},
 	// KEP-5055 tolerations (dra-1.37-spec.md §5, behaviour 3).
 	"a toleration with operator Exists and a value": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Value: "planned"})
+		return WithTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Value: "planned"})
 	},
 	"a toleration with operator Within": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: "Within", Value: "planned"})
+		return WithTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: "Within", Value: "planned"})
 	},
 	"a toleration with effect PreferNoSchedule": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
+		return WithTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Operator: resourceapi.DeviceTolerationOpExists, Effect: "PreferNoSchedule"})
 	},
 	"a toleration without an operator": func(class string) resourceapi.ResourceClaimSpec {
-		return withTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
+		return WithTolerations(ClaimSpec(class, 1), resourceapi.DeviceToleration{Key: "drakit.dev/maintenance", Value: "planned"})
 	},
 }
 
 // withTolerations gives the spec's first request the tolerations.
-func withTolerations(spec resourceapi.ResourceClaimSpec, ts ...resourceapi.DeviceToleration) resourceapi.ResourceClaimSpec {
+func WithTolerations(spec resourceapi.ResourceClaimSpec, ts ...resourceapi.DeviceToleration) resourceapi.ResourceClaimSpec {
 	spec.Devices.Requests[0].Exactly.Tolerations = ts
 	return spec
 }

@@ -252,7 +252,7 @@ const (
 
 // sliceDevice finds an allocated device's attributes in the slices.
 func SliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, bool) {
-	if d := findSliceDevice(items, r); d != nil {
+	if d := FindSliceDevice(items, r); d != nil {
 		return d.Attributes, true
 	}
 	return nil, false
@@ -260,7 +260,7 @@ func SliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestA
 
 // findSliceDevice is the allocated device as the slices publish it, nil
 // when none does.
-func findSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
+func FindSliceDevice(items []resourceapi.ResourceSlice, r resourceapi.DeviceRequestAllocationResult) *resourceapi.Device {
 	for i := range items {
 		s := &items[i]
 		if s.Spec.Driver != r.Driver || s.Spec.Pool.Name != r.Pool {

@@ -42,7 +42,7 @@ func (w *World) steps() []StepDef {
 			all = append(all, group(w)...)
 		}
 	}
-	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.faultSteps(), w.taintSteps(), w.taintRuleSteps(), w.evictionSteps(), w.healthSteps(), w.hardwareSteps(), w.multiHostSteps(), w.registrationSteps()} {
+	for _, group := range [][]StepDef{w.clusterSteps(), w.driverSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.partitionSteps(), w.poolSteps(), w.cdiSteps(), w.multiHostSteps(), w.registrationSteps(), w.heldSteps()} {
 		all = append(all, group...)
 	}
 	return all

@@ -29,7 +29,7 @@ func (w *World) claimSteps() []StepDef {
 		{Pattern: `^the API server rejects it as Invalid with cause (\w+) at "([^"]+)" saying "([^"]+)"$`, Fn: w.rejectedAsInvalidSaying},
 		{Pattern: `^the API server accepts it$`, Fn: w.submissionAccepted},
 		{Pattern: `^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, Fn: w.claimStoresRequest},
-		{Pattern: `^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, Fn: w.claimAllocated},
+		{Pattern: `^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, Fn: w.ClaimAllocated},
 		{Pattern: `^the claim "([^"]+)" is not allocated$`, Fn: w.claimNotAllocated},
 		{Pattern: `^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, Fn: w.claimReservedForPods},
 		{Pattern: `^the claim "([^"]+)" is deallocated and reserved for no pod$`, Fn: w.claimDeallocated},
@@ -303,7 +303,7 @@ func ResultIDs(results []resourceapi.DeviceRequestAllocationResult) string {
 	return strings.Join(ids, ", ")
 }
 
-func (w *World) claimAllocated(ctx context.Context, claim, pod string, n int) error {
+func (w *World) ClaimAllocated(ctx context.Context, claim, pod string, n int) error {
 	ref, label, err := w.ClaimRef(ctx, claim, pod)
 	if err != nil {
 		return err

@@ -70,11 +70,11 @@ func (w *World) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSe
 // the kit cannot stop so is the kit's failure, not the driver's.
 func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	if w.Driver.DriverPodSelector == "" {
-		return Skip(ctx, restartSkipReason)
+		return Skip(ctx, RestartSkipReason)
 	}
 	ds, err := w.driverDaemonSet(ctx)
 	if err != nil {
-		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	st, err := w.beforeStop(ctx)
 	if err != nil {
@@ -83,7 +83,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	yes := "true"
 	st.requested = time.Now()
 	if err := w.patchDriverNodeSelector(ctx, ds, &yes); err != nil {
-		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	w.stop = st
 	w.Releases = append(w.Releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
@@ -102,7 +102,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		// Something outside the driver (an operator that restores its
 		// DaemonSet, a finalizer) keeps its pods.
-		return ctx, kitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	return ctx, nil
 }
@@ -156,7 +156,7 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 		}
 		var seen []string
 		for i := range list.Items {
-			if podReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
+			if PodReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
 				return true, "", nil
 			}
 			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, DescribePod(&list.Items[i])))
@@ -185,7 +185,7 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 }
 
 // restartSkipReason explains why restart scenarios do not apply.
-const restartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"
+const RestartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"
 
 // restartDriverPods deletes every pod of the driver and waits until as many
 // new ones (other UIDs) run with all containers ready. The driver's
@@ -193,7 +193,7 @@ const restartSkipReason = "the kit cannot find the driver's pods: no driver pod 
 // pods and their prepared claims meanwhile.
 func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) {
 	if w.Driver.DriverPodSelector == "" {
-		return Skip(ctx, restartSkipReason)
+		return Skip(ctx, RestartSkipReason)
 	}
 	pods := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace)
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
@@ -224,7 +224,7 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 				seen = append(seen, p.Name+" (old, terminating)")
 				continue
 			}
-			if podReady(p) {
+			if PodReady(p) {
 				ready++
 			}
 			seen = append(seen, fmt.Sprintf("%s (%s)", p.Name, DescribePod(p)))
@@ -234,7 +234,7 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 }
 
 // podReady says whether the pod runs with its Ready condition true.
-func podReady(p *corev1.Pod) bool {
+func PodReady(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning {
 		return false
 	}

@@ -108,18 +108,17 @@ type World struct {
 	// named are the devices the scenario named ("a partitionable device
 	// "big" with ... partitions"), by alias.
 	named map[string]named
-	// taint is what the KEP-5055 steps remember: named devices, rules.
-	taint taintState
+	// held are the driver's devices the scenario holds by alias
+	// ("the scenario holds device "a" of the driver").
+	held map[string]inventory.Device
 	// releases undo what the scenario holds on the node (the emulator's
 	// NVML state lock); cleanup runs them first, whatever the outcome.
 	Releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
-	heldLock *os.File
+	HeldLock *os.File
 	// stop is what the kit saw when the scenario stopped the driver, once
 	// it did (steps_driver.go, steps_registration.go).
 	stop *driverStop
-	// fault is the hardware fault the scenario injected, once it did.
-	fault *injectedFault
 	// outcome is the worst status of the scenario's steps so far.
 	outcome godog.StepResultStatus
 	// notEligible is why the cluster cannot run the scenario, once
@@ -165,8 +164,7 @@ func (s *Submission) Label() string { return s.Kind + " " + s.Name }
 
 // newWorld is a new scenario's world in the run of s.
 func newWorld(s *Suite) *World {
-	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{},
-		taint: taintState{devices: map[string]inventory.Device{}, rules: map[string]string{}}}
+	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{}, held: map[string]inventory.Device{}}
 }
 
 // NewWorld is a scenario's world outside any run, for the unit tests of a

@@ -4,19 +4,22 @@ import (
 	"context"
 	"fmt"
 
-	"drakit.dev/drakit/conformance/kit"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // adminAccessSteps are KEP-5018's: the namespace label that permits
-// adminAccess requests, and what the API server stored of them. Claims for
-// a named device with admin access and their allocation are steps of
-// steps_taints.go, which KEP-5055 shares.
+// adminAccess requests, and what the API server stored of them. The
+// devices a scenario names are the kit's (World.HeldDevice); claims for a
+// named device with admin access and their allocation are steps of
+// package faults, which KEP-5055 shares.
 func (w *world) adminAccessSteps() []kit.StepDef {
 	return []kit.StepDef{
+		{Pattern: `^the scenario's namespace allows admin access$`, Fn: w.namespaceAllowsAdminAccess, Needs: needsDevicesWithoutCounters},
 		{Pattern: `^the scenario's namespace carries the admin-access label with value "([^"]*)"$`, Fn: w.namespaceAdminAccessLabel},
 		{Pattern: `^the (ResourceClaim|ResourceClaimTemplate) "([^"]+)" asks for admin access as stored$`, Fn: w.storedAdminAccess},
 		{Pattern: `^a status update of the claim "([^"]+)" that allocates it device "([^"]+)" for admin access is submitted$`, Fn: w.submitAdminAllocation},
@@ -26,9 +29,9 @@ func (w *world) adminAccessSteps() []kit.StepDef {
 // namespaceAdminAccessLabel sets the label to a value; only "true" permits
 // admin access (namespaceAllowsAdminAccess).
 func (w *world) namespaceAdminAccessLabel(ctx context.Context, value string) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, kit.AdminAccessLabel, value)
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, AdminAccessLabel, value)
 	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=%s: %w", w.Ns, kit.AdminAccessLabel, value, err)
+		return fmt.Errorf("label namespace %s %s=%s: %w", w.Ns, AdminAccessLabel, value, err)
 	}
 	return nil
 }
@@ -67,7 +70,7 @@ func (w *world) storedAdminAccess(ctx context.Context, kind, name string) error 
 // access; where it accepts it, the claim holds the device until cleanup
 // deletes it.
 func (w *world) submitAdminAllocation(ctx context.Context, claim, device string) error {
-	d, err := w.TaintedDevice(device)
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
@@ -85,5 +88,25 @@ func (w *world) submitAdminAllocation(ctx context.Context, claim, device string)
 	}}
 	_, err = w.Kube.ResourceV1().ResourceClaims(w.Ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 	w.Submitted = &kit.Submission{Kind: kit.KindClaim, Name: claim + " (status)", Err: err}
+	return nil
+}
+
+// AdminAccessLabel is the namespace label that permits adminAccess requests
+// (resourceapi.DRAAdminNamespaceLabelKey), with the only value that does.
+const AdminAccessLabel = "resource.kubernetes.io/admin-access"
+
+// needsDevicesWithoutCounters leases whole devices that consume no
+// counters: the admin-access scenarios give an administrator a device
+// another claim holds, which v1.37.2 refuses for a device whose counters
+// the holder drew (the allocator counts them once per allocation).
+func needsDevicesWithoutCounters(n *kit.ScenarioNeeds, _ []string) {
+	n.WholeWithoutCounters = true
+}
+
+func (w *world) namespaceAllowsAdminAccess(ctx context.Context) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, AdminAccessLabel)
+	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label namespace %s %s=true: %w", w.Ns, AdminAccessLabel, err)
+	}
 	return nil
 }

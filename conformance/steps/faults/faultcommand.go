@@ -1,4 +1,4 @@
-package kit
+package faults
 
 import (
 	"context"
@@ -11,59 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cucumber/godog"
 	"k8s.io/klog/v2"
 
-	"drakit.dev/drakit/conformance/report"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/internal/shellquote"
 )
-
-// kitError is a failure of the kit, or of what it was given, not of the
-// driver: a fault command that failed, a driver the kit could not stop. A
-// scenario whose first failed step fails with kit errors alone keeps the
-// kit from certifying the driver and is no finding
-// (report.KitFailureAttachment).
-type kitError struct{ Err error }
-
-func (e *kitError) Error() string { return e.Err.Error() }
-func (e *kitError) Unwrap() error { return e.Err }
-
-// kitFailure marks err as the kit's failure.
-func kitFailure(err error) error { return &kitError{Err: err} }
-
-// onlyKitFailures says whether err is, through every wrap and join, made
-// of kit errors alone: a driver's failure joined to one still counts.
-func onlyKitFailures(err error) bool {
-	if err == nil {
-		return false
-	}
-	if _, ok := err.(*kitError); ok {
-		return true
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() []error }:
-		errs := u.Unwrap()
-		for _, e := range errs {
-			if !onlyKitFailures(e) {
-				return false
-			}
-		}
-		return len(errs) > 0
-	case interface{ Unwrap() error }:
-		return onlyKitFailures(u.Unwrap())
-	}
-	return false
-}
-
-// markKitFailure attaches report.KitFailureAttachment when err is the
-// kit's failure alone, so that the verdict does not hold it against the
-// driver.
-func markKitFailure(ctx context.Context, err error) context.Context {
-	if !onlyKitFailures(err) {
-		return ctx
-	}
-	return godog.Attach(ctx, godog.Attachment{FileName: report.KitFailureAttachment, MediaType: "text/plain", Body: []byte(err.Error())})
-}
 
 // faultOutputLimit is how much of the end of a fault command's output the
 // kit keeps for its messages and attachments.
@@ -95,11 +47,11 @@ func (t *tailBuffer) String() string {
 // output. A command that cannot start, exits non-zero or outlives the
 // timeout is a kit error naming the command line, how it ended and its
 // standard error: the driver is not at fault.
-func (w *World) runFaultCommand(ctx context.Context, node string, argv []string) (string, error) {
+func (w *world) runFaultCommand(ctx context.Context, node string, argv []string) (string, error) {
 	line := commandLine(argv)
 	program, err := resolveProgram(argv[0])
 	if err != nil {
-		return "", kitFailure(fmt.Errorf("run fault command %s: %w", line, err))
+		return "", kit.KitFailure(fmt.Errorf("run fault command %s: %w", line, err))
 	}
 	timeout := w.Cfg.Timeouts.FaultCommand
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -122,11 +74,11 @@ func (w *World) runFaultCommand(ctx context.Context, node string, argv []string)
 	case err == nil:
 		return stdout.String(), nil
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return "", kitFailure(fmt.Errorf("run fault command %s: still running after %v, killed; stderr: %s", line, timeout, stderr.String()))
+		return "", kit.KitFailure(fmt.Errorf("run fault command %s: still running after %v, killed; stderr: %s", line, timeout, stderr.String()))
 	case errors.As(err, &exit) && exit.Exited():
-		return "", kitFailure(fmt.Errorf("run fault command %s: exit code %d; stderr: %s", line, exit.ExitCode(), stderr.String()))
+		return "", kit.KitFailure(fmt.Errorf("run fault command %s: exit code %d; stderr: %s", line, exit.ExitCode(), stderr.String()))
 	}
-	return "", kitFailure(fmt.Errorf("run fault command %s: %w; stderr: %s", line, err, stderr.String()))
+	return "", kit.KitFailure(fmt.Errorf("run fault command %s: %w; stderr: %s", line, err, stderr.String()))
 }
 
 // resolveProgram finds a fault command's program: a path as it is, a bare
@@ -160,18 +112,4 @@ func commandLine(argv []string) string {
 		}
 	}
 	return strings.Join(quoted, " ")
-}
-
-// EmulatorRootOf is the emulator root of node as the kit reaches it:
-// NodeEmulatorRoots' entry, else NodeEmulatorRoot when node is NodeName
-// or NodeName is unset (the cluster's only node); "" when the kit knows
-// none.
-func (c Config) EmulatorRootOf(node string) string {
-	if root := c.NodeEmulatorRoots[node]; root != "" {
-		return root
-	}
-	if c.NodeName == "" || c.NodeName == node {
-		return c.NodeEmulatorRoot
-	}
-	return ""
 }

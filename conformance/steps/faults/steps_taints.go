@@ -1,20 +1,18 @@
-package kit
+package faults
 
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/inventory"
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // taintSteps are KEP-5055's: DeviceTaintRules the kit creates (the
@@ -22,11 +20,9 @@ import (
 // tolerate taints, and what the scheduler and the API server did with them.
 // The rules' steps are in steps_taintrules.go, the eviction steps in
 // steps_evictions.go.
-func (w *World) taintSteps() []StepDef {
-	return []StepDef{
-		{Pattern: `^the scenario holds devices? ((?:"[^"]+"(?:, | and )?)+) of the driver$`, Fn: w.holdDevices, Needs: needsNamedDevices},
+func (w *world) taintSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting device "([^"]+)"( with admin access)?(?: tolerating "([^"]+)" with operator (\w+)(?: and effect (\w+))?(?: for (-?\d+) seconds)?)?$`, Fn: w.claimForDevice},
-		{Pattern: `^the scenario's namespace allows admin access$`, Fn: w.namespaceAllowsAdminAccess, Needs: needsDevicesWithoutCounters},
 		{Pattern: `^the claim "([^"]+)" is (still )?allocated device "([^"]+)"( for admin access)?$`, Fn: w.claimAllocatedDevice},
 		{Pattern: `^the claim "([^"]+)" is allocated a device other than "([^"]+)"$`, Fn: w.claimAllocatedOtherDevice},
 		{Pattern: `^the allocation of the claim "([^"]+)" holds the tolerations of its request$`, Fn: w.allocationHoldsTolerations},
@@ -47,62 +43,6 @@ type taintState struct {
 	podsRV string
 }
 
-// quotedName matches each name in "a", "b" and "c".
-var QuotedName = regexp.MustCompile(`"([^"]+)"`)
-
-// needsNamedDevices leases one whole device per name.
-func needsNamedDevices(n *ScenarioNeeds, args []string) {
-	n.wholeAtLeast = max(n.wholeAtLeast, len(QuotedName.FindAllString(args[0], -1)))
-}
-
-// needsDevicesWithoutCounters leases whole devices that consume no
-// counters: the admin-access scenarios give an administrator a device
-// another claim holds, which v1.37.2 refuses for a device whose counters
-// the holder drew (the allocator counts them once per allocation).
-func needsDevicesWithoutCounters(n *ScenarioNeeds, _ []string) {
-	n.wholeWithoutCounters = true
-}
-
-// holdDevices names whole devices of the scenario's lease, with an
-// identity, in lease order.
-func (w *World) holdDevices(ctx context.Context, list string) error {
-	names := QuotedName.FindAllStringSubmatch(list, -1)
-	taken := map[string]bool{}
-	for _, d := range w.taint.devices {
-		taken[d.ID()] = true
-	}
-	var free []inventory.Device
-	for _, u := range w.LeasedUnits(ctx) {
-		for _, d := range u.Whole {
-			if d.Identity != "" && !taken[d.ID()] {
-				free = append(free, d)
-			}
-		}
-	}
-	// Devices that consume no counters first: what the lease holds for a
-	// scenario that asked for them.
-	consumes := func(d inventory.Device) int { return min(len(d.Consumes), 1) }
-	slices.SortStableFunc(free, func(a, b inventory.Device) int { return consumes(a) - consumes(b) })
-	if len(free) < len(names) {
-		return fmt.Errorf("the scenario needs %d whole devices of driver %s with identity attribute %s, it may use %d", len(names), w.Driver.DriverName, w.Driver.UUIDAttribute, len(free))
-	}
-	for i, m := range names {
-		if _, dup := w.taint.devices[m[1]]; dup {
-			return fmt.Errorf("device %q: the scenario named it already", m[1])
-		}
-		w.taint.devices[m[1]] = free[i]
-	}
-	return nil
-}
-
-func (w *World) TaintedDevice(alias string) (inventory.Device, error) {
-	d, ok := w.taint.devices[alias]
-	if !ok {
-		return inventory.Device{}, fmt.Errorf("device %q: the scenario did not name it (a step \"the scenario holds device %q of the driver\" must come first)", alias, alias)
-	}
-	return d, nil
-}
-
 // parseToleration builds a toleration from the step's words; seconds is ""
 // for none.
 func parseToleration(taint, operator, effect, seconds string) (resourceapi.DeviceToleration, error) {
@@ -121,12 +61,12 @@ func parseToleration(taint, operator, effect, seconds string) (resourceapi.Devic
 
 // claimForDevice creates a claim for exactly the named device (selected by
 // its identity), with admin access and a toleration when the step says so.
-func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint, operator, effect, seconds string) error {
-	d, err := w.TaintedDevice(device)
+func (w *world) claimForDevice(ctx context.Context, claim, device, admin, taint, operator, effect, seconds string) error {
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
-	spec := ClaimSpec(w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))
+	spec := kit.ClaimSpec(w.Driver.DeviceClass(), 1, kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))
 	req := spec.Devices.Requests[0].Exactly
 	if admin != "" {
 		req.AdminAccess = ptr.To(true)
@@ -138,19 +78,7 @@ func (w *World) claimForDevice(ctx context.Context, claim, device, admin, taint,
 		}
 		req.Tolerations = []resourceapi.DeviceToleration{t}
 	}
-	return w.CreateClaim(ctx, NewClaim(claim, spec))
-}
-
-// adminAccessLabel is the namespace label that permits adminAccess requests
-// (resourceapi.DRAAdminNamespaceLabelKey), with the only value that does.
-const AdminAccessLabel = "resource.kubernetes.io/admin-access"
-
-func (w *World) namespaceAllowsAdminAccess(ctx context.Context) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, AdminAccessLabel)
-	if _, err := w.Kube.CoreV1().Namespaces().Patch(ctx, w.Ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label namespace %s %s=true: %w", w.Ns, AdminAccessLabel, err)
-	}
-	return nil
+	return w.CreateClaim(ctx, kit.NewClaim(claim, spec))
 }
 
 // allocatedOneDevice waits until the claim is allocated one device of the
@@ -158,9 +86,9 @@ func (w *World) namespaceAllowsAdminAccess(ctx context.Context) error {
 // With judged false it reads the allocation as stored without the oracle:
 // for an allocation made before a taint, which the reference checker would
 // judge against today's taints.
-func (w *World) allocatedOneDevice(ctx context.Context, claim string, judged bool) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *world) allocatedOneDevice(ctx context.Context, claim string, judged bool) (*resourceapi.ResourceClaim, resourceapi.DeviceRequestAllocationResult, error) {
 	if judged {
-		if err := w.claimAllocated(ctx, claim, "", 1); err != nil {
+		if err := w.ClaimAllocated(ctx, claim, "", 1); err != nil {
 			return nil, resourceapi.DeviceRequestAllocationResult{}, err
 		}
 	}
@@ -168,15 +96,15 @@ func (w *World) allocatedOneDevice(ctx context.Context, claim string, judged boo
 	if err != nil {
 		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	results := DriverResults(c, w.Driver.DriverName)
+	results := kit.DriverResults(c, w.Driver.DriverName)
 	if len(results) != 1 {
-		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Driver.DriverName, ResultIDs(results))
+		return nil, resourceapi.DeviceRequestAllocationResult{}, fmt.Errorf("claim %s: expected 1 device of driver %s, got %s", claim, w.Driver.DriverName, kit.ResultIDs(results))
 	}
 	return c, results[0], nil
 }
 
-func (w *World) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
-	d, err := w.TaintedDevice(device)
+func (w *world) claimAllocatedDevice(ctx context.Context, claim, still, device, admin string) error {
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
@@ -191,11 +119,11 @@ func (w *World) claimAllocatedDevice(ctx context.Context, claim, still, device, 
 	if admin != "" && (r.AdminAccess == nil || !*r.AdminAccess) {
 		bad = append(bad, fmt.Sprintf("claim %s: the allocation of device %s/%s does not say adminAccess: true", claim, r.Pool, r.Device))
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
-func (w *World) claimAllocatedOtherDevice(ctx context.Context, claim, device string) error {
-	d, err := w.TaintedDevice(device)
+func (w *world) claimAllocatedOtherDevice(ctx context.Context, claim, device string) error {
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
@@ -211,7 +139,7 @@ func (w *World) claimAllocatedOtherDevice(ctx context.Context, claim, device str
 
 // allocationHoldsTolerations checks that every result of the claim holds a
 // copy of its request's tolerations as the API server stored them.
-func (w *World) allocationHoldsTolerations(ctx context.Context, claim string) error {
+func (w *world) allocationHoldsTolerations(ctx context.Context, claim string) error {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
@@ -219,7 +147,7 @@ func (w *World) allocationHoldsTolerations(ctx context.Context, claim string) er
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated", claim)
 	}
-	return Findings(checkResultTolerations(c))
+	return kit.Findings(checkResultTolerations(c))
 }
 
 // checkResultTolerations compares each result's tolerations with those of
@@ -280,7 +208,7 @@ func describeTolerations(ts []resourceapi.DeviceToleration) string {
 	return strings.Join(parts, ", ")
 }
 
-func (w *World) claimStoresOperator(ctx context.Context, claim, operator string) error {
+func (w *world) claimStoresOperator(ctx context.Context, claim, operator string) error {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)

@@ -1,18 +1,15 @@
-package kit
+package faults
 
 import (
-	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"drakit.dev/drakit/conformance/declaration"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 func TestCheckEvictionTime(t *testing.T) {
@@ -93,8 +90,8 @@ func TestCheckResultTolerations(t *testing.T) {
 	if err != nil || tol.Key != "drakit.dev/broken" || tol.Value != "" || *tol.TolerationSeconds != 20 {
 		t.Fatalf("parseToleration: %+v %v", tol, err)
 	}
-	c := NewClaim("c", withTolerations(ClaimSpec("gpu.example.com", 1), tol))
-	result := resourceapi.DeviceRequestAllocationResult{Request: RequestName, Pool: "n1", Device: "gpu-0"}
+	c := kit.NewClaim("c", kit.WithTolerations(kit.ClaimSpec("gpu.example.com", 1), tol))
+	result := resourceapi.DeviceRequestAllocationResult{Request: kit.RequestName, Pool: "n1", Device: "gpu-0"}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{result}}}
 	if got := strings.Join(checkResultTolerations(c), "; "); !strings.Contains(got, "holds tolerations none, expected the request's") {
 		t.Errorf("a result without the toleration: %q", got)
@@ -118,32 +115,5 @@ func TestParseTaint(t *testing.T) {
 	}
 	if got := parseTaint("drakit.dev/notice", "None"); got.Value != "" || got.Effect != resourceapi.DeviceTaintEffectNone {
 		t.Errorf("key alone: %+v", got)
-	}
-}
-
-func TestRemoveLeftoverRules(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rule := func(name, driver string, labels map[string]string) *resourceapi.DeviceTaintRule {
-		return &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To(driver)},
-				Taint: resourceapi.DeviceTaint{Key: "drakit.dev/broken", Effect: resourceapi.DeviceTaintEffectNoExecute}}}
-	}
-	kube := fake.NewClientset(rule("drakit-abcde-broken", "gpu.drakit.dev", KitMeta("x").Labels), rule("admins-own", "gpu.drakit.dev", nil),
-		rule("drakit-fghij-broken", "other.example.com", KitMeta("y").Labels))
-	if err := (&Suite{Kube: kube, Driver: DriverSettings{declaration.Settings{DriverName: "gpu.drakit.dev"}}}).removeLeftoverRules(ctx); err != nil {
-		t.Fatal(err)
-	}
-	list, err := kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, r := range list.Items {
-		left = append(left, r.Name)
-	}
-	slices.Sort(left)
-	if !slices.Equal(left, []string{"admins-own", "drakit-fghij-broken"}) {
-		t.Errorf("left %v, want the rule the kit did not create and the one of another driver's run", left)
 	}
 }

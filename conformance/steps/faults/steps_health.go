@@ -1,4 +1,4 @@
-package kit
+package faults
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // healthSteps read the health of allocated devices where the kubelet puts
 // what the driver streams (KEP-4680): the pod's
 // status.containerStatuses[].allocatedResourcesStatus.
-func (w *World) healthSteps() []StepDef {
-	return []StepDef{
+func (w *world) healthSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^within (\d+) seconds pod "([^"]+)" shows the devices of the claim "([^"]+)" as (Healthy|Unhealthy|Unknown)$`, Fn: w.podShowsHealth},
 	}
 }
@@ -67,7 +68,7 @@ func healthOf(pod *corev1.Pod, claim string) map[string]corev1.ResourceHealth {
 // devices allocated to the claim. An Unhealthy entry must carry a message
 // when the driver claims deviceHealthMessages. When a fault was injected
 // in the scenario, the time from the injection is attached.
-func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim, want string) (context.Context, error) {
+func (w *world) podShowsHealth(ctx context.Context, seconds int, podName, claim, want string) (context.Context, error) {
 	if _, err := w.Pod(podName); err != nil {
 		return ctx, err
 	}
@@ -75,9 +76,9 @@ func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 	if err != nil {
 		return ctx, err
 	}
-	messages := w.Driver.claims(declaration.CapabilityDeviceHealthMessages)
+	messages := w.Driver.Claims(declaration.CapabilityDeviceHealthMessages)
 	var last string
-	err = Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("pod %s to show the %d devices of claim %s as %s", podName, len(results), claim, want), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -103,7 +104,7 @@ func (w *World) podShowsHealth(ctx context.Context, seconds int, podName, claim,
 		}
 		return ok, last, nil
 	})
-	ctx = AttachText(ctx, "allocatedResourcesStatus", last)
+	ctx = kit.AttachText(ctx, "allocatedResourcesStatus", last)
 	if err == nil {
 		ctx = w.attachSinceFault(ctx, "health "+want)
 	}

@@ -1,28 +1,27 @@
-package kit
+package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // taintRuleSteps create DeviceTaintRules (KEP-5055), the administrator's
 // API that adds a taint to the devices a rule selects by driver, pool and
 // device, and read what the API server and the device-taint-eviction
 // controller made of them (the rule's status).
-func (w *World) taintRuleSteps() []StepDef {
-	return []StepDef{
+func (w *world) taintRuleSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a DeviceTaintRule "([^"]+)" taints device "([^"]+)" with "([^"]+)" and effect (\w+)$`, Fn: w.ruleForDevice},
-		{Pattern: `^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, Fn: w.ruleOtherDriver, Needs: NeedsExclusive},
+		{Pattern: `^a DeviceTaintRule "([^"]+)" selecting the pool and name of device "([^"]+)" but driver "([^"]+)" taints with "([^"]+)" and effect (\w+)$`, Fn: w.ruleOtherDriver, Needs: kit.NeedsExclusive},
 		{Pattern: `^a DeviceTaintRule "([^"]+)" with an empty device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleEmptySelector},
 		{Pattern: `^a DeviceTaintRule "([^"]+)" without a device selector taints with "([^"]+)" and effect None$`, Fn: w.ruleNoSelector},
 		{Pattern: `^the DeviceTaintRule "([^"]+)" reports (True|False) with reason (\w+)(?: and "([^"]+)")?$`, Fn: w.ruleReports},
@@ -42,7 +41,7 @@ func parseTaint(text, effect string) resourceapi.DeviceTaint {
 // createRule creates a DeviceTaintRule of the scenario. Its name carries the
 // scenario's namespace; the ledger deletes it whatever the outcome, before
 // the scenario's devices go back to the pool.
-func (w *World) createRule(ctx context.Context, alias string, sel *resourceapi.DeviceTaintSelector, taint resourceapi.DeviceTaint) error {
+func (w *world) createRule(ctx context.Context, alias string, sel *resourceapi.DeviceTaintSelector, taint resourceapi.DeviceTaint) error {
 	if _, dup := w.taint.rules[alias]; dup {
 		return fmt.Errorf("DeviceTaintRule %q: the scenario created it already", alias)
 	}
@@ -50,19 +49,19 @@ func (w *World) createRule(ctx context.Context, alias string, sel *resourceapi.D
 	if err != nil {
 		return fmt.Errorf("list the scenario's pods: %w", err)
 	}
-	rule := &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(w.TestObjectName(alias)),
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: kit.KitMeta(w.TestObjectName(alias)),
 		Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: sel, Taint: taint}}
 	if _, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create DeviceTaintRule %s: %w", rule.Name, err)
 	}
-	w.Ledger.Add(kindDeviceTaintRule, rule.Name)
+	w.Ledger.Add(kit.KindDeviceTaintRule, rule.Name)
 	w.taint.rules[alias] = rule.Name
 	w.taint.podsRV = pods.ResourceVersion
 	return nil
 }
 
-func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect string) error {
-	d, err := w.TaintedDevice(device)
+func (w *world) ruleForDevice(ctx context.Context, alias, device, taint, effect string) error {
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
@@ -70,8 +69,8 @@ func (w *World) ruleForDevice(ctx context.Context, alias, device, taint, effect 
 	return w.createRule(ctx, alias, sel, parseTaint(taint, effect))
 }
 
-func (w *World) ruleOtherDriver(ctx context.Context, alias, device, driver, taint, effect string) error {
-	d, err := w.TaintedDevice(device)
+func (w *world) ruleOtherDriver(ctx context.Context, alias, device, driver, taint, effect string) error {
+	d, err := w.HeldDevice(device)
 	if err != nil {
 		return err
 	}
@@ -85,15 +84,15 @@ func (w *World) ruleOtherDriver(ctx context.Context, alias, device, driver, tain
 // ruleEmptySelector and ruleNoSelector create rules that select every device
 // and none: with effect None, so that they disturb no other scenario; the
 // controller's count in the rule's status says what they selected.
-func (w *World) ruleEmptySelector(ctx context.Context, alias, taint string) error {
+func (w *world) ruleEmptySelector(ctx context.Context, alias, taint string) error {
 	return w.createRule(ctx, alias, &resourceapi.DeviceTaintSelector{}, parseTaint(taint, string(resourceapi.DeviceTaintEffectNone)))
 }
 
-func (w *World) ruleNoSelector(ctx context.Context, alias, taint string) error {
+func (w *world) ruleNoSelector(ctx context.Context, alias, taint string) error {
 	return w.createRule(ctx, alias, nil, parseTaint(taint, string(resourceapi.DeviceTaintEffectNone)))
 }
 
-func (w *World) rule(ctx context.Context, alias string) (*resourceapi.DeviceTaintRule, error) {
+func (w *world) rule(ctx context.Context, alias string) (*resourceapi.DeviceTaintRule, error) {
 	name, ok := w.taint.rules[alias]
 	if !ok {
 		return nil, fmt.Errorf("DeviceTaintRule %q: the scenario did not create it", alias)
@@ -127,9 +126,9 @@ func describeCondition(c *metav1.Condition) string {
 // ruleReports waits until the device-taint-eviction controller reports the
 // condition on the rule's current generation. The controller updates a
 // rule's status at most every 10 s, so a change can take that long.
-func (w *World) ruleReports(ctx context.Context, alias, status, reason, message string) error {
+func (w *world) ruleReports(ctx context.Context, alias, status, reason, message string) error {
 	var last *metav1.Condition
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("DeviceTaintRule %s to report EvictionInProgress=%s with reason %s", alias, status, reason), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("DeviceTaintRule %s to report EvictionInProgress=%s with reason %s", alias, status, reason), func(ctx context.Context) (bool, string, error) {
 		r, err := w.rule(ctx, alias)
 		if err != nil {
 			return false, err.Error(), nil
@@ -144,7 +143,7 @@ func (w *World) ruleReports(ctx context.Context, alias, status, reason, message 
 // device-taint-eviction controller reports for a rule of effect None
 // against the devices of the newest generation of every pool, counted
 // before and after (other scenarios may publish pools meanwhile).
-func (w *World) ruleSelectsEveryDevice(ctx context.Context, alias string) error {
+func (w *world) ruleSelectsEveryDevice(ctx context.Context, alias string) error {
 	before, err := w.publishedDeviceCount(ctx)
 	if err != nil {
 		return err
@@ -186,7 +185,7 @@ func selectedCount(message string) (int, bool) {
 
 // publishedDeviceCount counts the devices in the newest generation of every
 // pool of every driver, as the device-taint-eviction controller does.
-func (w *World) publishedDeviceCount(ctx context.Context) (int, error) {
+func (w *world) publishedDeviceCount(ctx context.Context) (int, error) {
 	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("list ResourceSlices: %w", err)
@@ -209,7 +208,7 @@ func countPublishedDevices(slices []resourceapi.ResourceSlice) int {
 	return n
 }
 
-func (w *World) ruleHasTimeAdded(ctx context.Context, alias string) error {
+func (w *world) ruleHasTimeAdded(ctx context.Context, alias string) error {
 	r, err := w.rule(ctx, alias)
 	if err != nil {
 		return err
@@ -242,7 +241,7 @@ var ruleDefects = map[string]func(*resourceapi.DeviceTaintRuleSpec){
 // publishes it.
 const validationDriver = "validation.conformance.drakit.dev"
 
-func (w *World) submitRule(ctx context.Context, alias, defect string) error {
+func (w *world) submitRule(ctx context.Context, alias, defect string) error {
 	mutate, ok := ruleDefects[defect]
 	if !ok {
 		return fmt.Errorf("unknown DeviceTaintRule defect %q; the kit knows %s", defect, knownKeys(ruleDefects))
@@ -253,19 +252,19 @@ func (w *World) submitRule(ctx context.Context, alias, defect string) error {
 	}
 	mutate(&spec)
 	name := w.TestObjectName(alias)
-	_, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, &resourceapi.DeviceTaintRule{ObjectMeta: KitMeta(name), Spec: spec}, metav1.CreateOptions{})
+	_, err := w.Kube.ResourceV1().DeviceTaintRules().Create(ctx, &resourceapi.DeviceTaintRule{ObjectMeta: kit.KitMeta(name), Spec: spec}, metav1.CreateOptions{})
 	if err == nil {
-		w.Ledger.Add(kindDeviceTaintRule, name)
+		w.Ledger.Add(kit.KindDeviceTaintRule, name)
 		w.taint.rules[alias] = name
 	}
-	w.Submitted = &Submission{Kind: kindDeviceTaintRule, Name: name, Err: err}
+	w.Submitted = &kit.Submission{Kind: kit.KindDeviceTaintRule, Name: name, Err: err}
 	return nil
 }
 
 // submitSliceWithTaints submits a slice of the test driver (no node's,
 // available nowhere a claim of the driver under test looks) whose one device
 // has n NoSchedule taints.
-func (w *World) submitSliceWithTaints(ctx context.Context, name string, n int) error {
+func (w *world) submitSliceWithTaints(ctx context.Context, name string, n int) error {
 	s := w.TestSlice(name, name, 1)
 	d := resourceapi.Device{Name: "tainted"}
 	for i := range n {
@@ -274,32 +273,4 @@ func (w *World) submitSliceWithTaints(ctx context.Context, name string, n int) e
 	s.Spec.Devices = []resourceapi.Device{d}
 	w.SubmitSlice(ctx, s)
 	return nil
-}
-
-// removeLeftoverRules deletes the DeviceTaintRules of earlier runs of the
-// kit (labelled as its own) for the driver under test before the scenarios
-// start: a run killed in the middle of a scenario leaves its rules behind,
-// and a NoExecute one would evict the pods of every later scenario on its
-// device. Rules for other drivers' devices are left alone: they may be a
-// run of the kit against another driver on the same cluster at the same
-// time (the verdict matrix certifies many drivers side by side).
-func (s *Suite) removeLeftoverRules(ctx context.Context) error {
-	list, err := s.Kube.ResourceV1().DeviceTaintRules().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByKit})
-	if apierrors.IsNotFound(err) {
-		return nil // the API server serves no DeviceTaintRules: there can be none
-	}
-	if err != nil {
-		return fmt.Errorf("list the kit's DeviceTaintRules left by earlier runs: %w", err)
-	}
-	var errs []error
-	for _, r := range list.Items {
-		if sel := r.Spec.DeviceSelector; sel == nil || ptr.Deref(sel.Driver, "") != s.Driver.DriverName {
-			continue
-		}
-		klog.FromContext(ctx).Info("Deleting a DeviceTaintRule an earlier run of the kit left behind", "rule", r.Name, "effect", r.Spec.Taint.Effect)
-		if err := s.Kube.ResourceV1().DeviceTaintRules().Delete(ctx, r.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete DeviceTaintRule %s left by an earlier run: %w", r.Name, err))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package kit
+package faults
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"drakit.dev/drakit/conformance/declaration"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 	"drakit.dev/drakit/conformance/report"
 )
@@ -23,11 +24,11 @@ import (
 // Kubernetes make of it: the health in the pod's status (KEP-4680), the
 // taint the driver declared (KEP-5055), the eviction of the pods that use
 // a NoExecute-tainted device, and the taint's end after the reset.
-func (w *World) hardwareSteps() []StepDef {
-	return []StepDef{
+func (w *world) hardwareSteps() []kit.StepDef {
+	return []kit.StepDef{
 		// A fault reaches every claim on the hardware (a GPU's MIG
 		// devices too).
-		{Pattern: `^the kit can inject hardware faults under the driver's devices$`, Fn: w.canInjectFaults, Needs: NeedsExclusive},
+		{Pattern: `^the kit can inject hardware faults under the driver's devices$`, Fn: w.canInjectFaults, Needs: kit.NeedsExclusive},
 		{Pattern: `^the hardware under the device of the claim "([^"]+)" reports the fault the driver answers with (a NoExecute taint|a NoSchedule taint|no taint)$`, Fn: w.injectDeclaredFault},
 		{Pattern: `^the hardware under the device of the claim "([^"]+)" is reset$`, Fn: w.resetFaultedDevice},
 		{Pattern: `^within (\d+) seconds the driver taints the device of the claim "([^"]+)" as it declares$`, Fn: w.deviceTaintedAsDeclared},
@@ -56,15 +57,15 @@ const noFaultResponsesReason = report.NotDeclaredPrefix + "the driver declares n
 
 // canInjectFaults needs declared faults only: Validate holds the fault
 // command to them.
-func (w *World) canInjectFaults(ctx context.Context) (context.Context, error) {
+func (w *world) canInjectFaults(ctx context.Context) (context.Context, error) {
 	if len(w.Driver.FaultResponses) == 0 {
-		return Skip(ctx, noFaultResponsesReason)
+		return kit.Skip(ctx, noFaultResponsesReason)
 	}
 	return ctx, nil
 }
 
 // pickResponse is the first declared response with the answer.
-func (w *World) pickResponse(answer string) (faultResponse, bool) {
+func (w *world) pickResponse(answer string) (faultResponse, bool) {
 	responses, _ := parseFaultResponses(w.Driver.FaultResponses) // Validate checked them
 	for _, r := range responses {
 		switch {
@@ -78,7 +79,7 @@ func (w *World) pickResponse(answer string) (faultResponse, bool) {
 
 // claimDevice is the identity of the one driver device allocated to the
 // claim, and its allocation result.
-func (w *World) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *world) claimDevice(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
 	_, results, err := w.AllocatedClaim(ctx, claim)
 	if err != nil {
 		return "", resourceapi.DeviceRequestAllocationResult{}, err
@@ -90,7 +91,7 @@ func (w *World) claimDevice(ctx context.Context, claim string) (string, resource
 	if err != nil {
 		return "", results[0], err
 	}
-	id := StringAttr(dev.Attributes, w.Driver.UUIDAttribute)
+	id := kit.StringAttr(dev.Attributes, w.Driver.UUIDAttribute)
 	if id == "" {
 		return "", results[0], fmt.Errorf("device %s/%s of claim %s publishes no %s: the kit cannot tell which device to break", results[0].Pool, results[0].Device, claim, w.Driver.UUIDAttribute)
 	}
@@ -99,7 +100,7 @@ func (w *World) claimDevice(ctx context.Context, claim string) (string, resource
 
 // deviceOfClaim is claimDevice, or for the claim the scenario broke the
 // device of, that device even after the claim lost it.
-func (w *World) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
+func (w *world) deviceOfClaim(ctx context.Context, claim string) (string, resourceapi.DeviceRequestAllocationResult, error) {
 	if w.fault != nil && w.fault.Claim == claim {
 		return w.fault.target.Identity, w.fault.result, nil
 	}
@@ -110,7 +111,7 @@ func (w *World) deviceOfClaim(ctx context.Context, claim string) (string, resour
 // allocated device: its name, identity and attributes as its ResourceSlice
 // publishes them, and the slice's node (or the device's, with per-device
 // node selection).
-func (w *World) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (declaration.FaultValues, error) {
+func (w *world) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (declaration.FaultValues, error) {
 	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
 	if err != nil {
 		return declaration.FaultValues{}, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
@@ -133,21 +134,21 @@ func (w *World) faultTarget(ctx context.Context, r resourceapi.DeviceRequestAllo
 
 // sliceDeviceOf is the allocated device as the driver's slices publish it
 // now.
-func (w *World) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
+func (w *world) sliceDeviceOf(ctx context.Context, r resourceapi.DeviceRequestAllocationResult) (*resourceapi.Device, error) {
 	list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + r.Driver})
 	if err != nil {
 		return nil, fmt.Errorf("list the ResourceSlices of driver %s: %w", r.Driver, err)
 	}
-	if d := findSliceDevice(list.Items, r); d != nil {
+	if d := kit.FindSliceDevice(list.Items, r); d != nil {
 		return d, nil
 	}
 	return nil, fmt.Errorf("device %s/%s/%s is in no ResourceSlice", r.Driver, r.Pool, r.Device)
 }
 
-func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
+func (w *world) injectDeclaredFault(ctx context.Context, claim, answer string) (context.Context, error) {
 	resp, ok := w.pickResponse(answer)
 	if !ok {
-		return Skip(ctx, fmt.Sprintf("%sthe driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", report.NotDeclaredPrefix, answer))
+		return kit.Skip(ctx, fmt.Sprintf("%sthe driver declares no fault it answers with %s (deviceKinds[].faults, --fault-responses)", report.NotDeclaredPrefix, answer))
 	}
 	_, result, err := w.claimDevice(ctx, claim)
 	if err != nil {
@@ -160,7 +161,7 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 	target.Fault = resp.fault
 	argv, err := w.Driver.FaultCommand.ExpandInject(target)
 	if err != nil {
-		return ctx, kitFailure(fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err))
+		return ctx, kit.KitFailure(fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err))
 	}
 	// Whatever happens next, the device is reset when the scenario ends,
 	// so that the next scenario finds it healthy and untainted.
@@ -177,15 +178,15 @@ func (w *World) injectDeclaredFault(ctx context.Context, claim, answer string) (
 		return ctx, fmt.Errorf("inject fault %s under device %s/%s of claim %s: %w", resp.fault, result.Pool, result.Device, claim, err)
 	}
 	klog.FromContext(ctx).Info("Injected a hardware fault", "fault", resp.fault, "device", result.Device, "identity", target.Identity, "node", target.Node, "claim", claim)
-	return AttachText(ctx, "fault", fmt.Sprintf("fault %s under device %s/%s (%s) on node %s; the driver declares health %s, taint %q\n$ %s\n%s",
+	return kit.AttachText(ctx, "fault", fmt.Sprintf("fault %s under device %s/%s (%s) on node %s; the driver declares health %s, taint %q\n$ %s\n%s",
 		resp.fault, result.Pool, result.Device, target.Identity, target.Node, resp.health, resp.taint, commandLine(argv), out)), nil
 }
 
 // resetDevice runs the fault command's reset for the device.
-func (w *World) resetDevice(ctx context.Context, target declaration.FaultValues) error {
+func (w *world) resetDevice(ctx context.Context, target declaration.FaultValues) error {
 	argv, err := w.Driver.FaultCommand.ExpandReset(target)
 	if err != nil {
-		return kitFailure(fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err))
+		return kit.KitFailure(fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err))
 	}
 	if _, err := w.runFaultCommand(ctx, target.Node, argv); err != nil {
 		return fmt.Errorf("reset device %s (%s): %w", target.Name, target.Identity, err)
@@ -196,11 +197,11 @@ func (w *World) resetDevice(ctx context.Context, target declaration.FaultValues)
 // resetAndSettle resets the device and waits until the driver's slices
 // show none of its devices (itself, or partitions that name it as their
 // parent) tainted.
-func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValues) error {
+func (w *world) resetAndSettle(ctx context.Context, target declaration.FaultValues) error {
 	if err := w.resetDevice(ctx, target); err != nil {
 		return err
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Cleanup, fmt.Sprintf("the driver's devices of %s to lose their taints after its reset", target.Identity), func(ctx context.Context) (bool, string, error) {
 		list, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + w.Driver.DriverName})
 		if err != nil {
 			return false, err.Error(), nil
@@ -208,7 +209,7 @@ func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValu
 		var tainted []string
 		for _, s := range list.Items {
 			for _, d := range s.Spec.Devices {
-				if len(d.Taints) > 0 && (StringAttr(d.Attributes, w.Driver.UUIDAttribute) == target.Identity || StringAttr(d.Attributes, w.Driver.ParentUUIDAttribute) == target.Identity) {
+				if len(d.Taints) > 0 && (kit.StringAttr(d.Attributes, w.Driver.UUIDAttribute) == target.Identity || kit.StringAttr(d.Attributes, w.Driver.ParentUUIDAttribute) == target.Identity) {
 					tainted = append(tainted, d.Name)
 				}
 			}
@@ -217,7 +218,7 @@ func (w *World) resetAndSettle(ctx context.Context, target declaration.FaultValu
 	})
 }
 
-func (w *World) resetFaultedDevice(ctx context.Context, claim string) (context.Context, error) {
+func (w *world) resetFaultedDevice(ctx context.Context, claim string) (context.Context, error) {
 	if w.fault == nil || w.fault.Claim != claim {
 		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
 	}
@@ -230,11 +231,11 @@ func (w *World) resetFaultedDevice(ctx context.Context, claim string) (context.C
 
 // attachSinceFault attaches the time since the scenario's fault (or reset)
 // when there is one: the latency of what a step just saw.
-func (w *World) attachSinceFault(ctx context.Context, what string) context.Context {
+func (w *world) attachSinceFault(ctx context.Context, what string) context.Context {
 	if w.fault == nil {
 		return ctx
 	}
-	return AttachText(ctx, "latency", fmt.Sprintf("%s %.3fs after fault %s under %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.fault, w.fault.target.Identity))
+	return kit.AttachText(ctx, "latency", fmt.Sprintf("%s %.3fs after fault %s under %s", what, time.Since(w.fault.at).Seconds(), w.fault.response.fault, w.fault.target.Identity))
 }
 
 func describeTaints(ts []resourceapi.DeviceTaint) string {
@@ -250,7 +251,7 @@ func describeTaints(ts []resourceapi.DeviceTaint) string {
 
 // deviceTaintedAsDeclared waits until the claim's device carries a taint
 // with the effect the driver declares for the injected fault.
-func (w *World) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim string) (context.Context, error) {
+func (w *world) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim string) (context.Context, error) {
 	if w.fault == nil || w.fault.Claim != claim {
 		return ctx, fmt.Errorf("no fault was injected under the device of claim %s in this scenario", claim)
 	}
@@ -260,7 +261,7 @@ func (w *World) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 		return ctx, err
 	}
 	var last string
-	err = Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after fault %s", r.Pool, r.Device, claim, want, w.fault.response.fault), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to be tainted %s after fault %s", r.Pool, r.Device, claim, want, w.fault.response.fault), func(ctx context.Context) (bool, string, error) {
 		d, err := w.sliceDeviceOf(ctx, r)
 		if err != nil {
 			return false, err.Error(), nil
@@ -268,19 +269,19 @@ func (w *World) deviceTaintedAsDeclared(ctx context.Context, seconds int, claim 
 		last = describeTaints(d.Taints)
 		return slices.ContainsFunc(d.Taints, func(t resourceapi.DeviceTaint) bool { return t.Effect == want }), last, nil
 	})
-	ctx = AttachText(ctx, "taints", last)
+	ctx = kit.AttachText(ctx, "taints", last)
 	if err == nil {
 		ctx = w.attachSinceFault(ctx, "taint "+string(want))
 	}
 	return ctx, err
 }
 
-func (w *World) deviceUntainted(ctx context.Context, seconds int, claim string) (context.Context, error) {
+func (w *world) deviceUntainted(ctx context.Context, seconds int, claim string) (context.Context, error) {
 	_, r, err := w.deviceOfClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
 	}
-	return ctx, Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to have no taint", r.Pool, r.Device, claim), func(ctx context.Context) (bool, string, error) {
+	return ctx, kit.Poll(ctx, time.Duration(seconds)*time.Second, fmt.Sprintf("device %s/%s of claim %s to have no taint", r.Pool, r.Device, claim), func(ctx context.Context) (bool, string, error) {
 		d, err := w.sliceDeviceOf(ctx, r)
 		if err != nil {
 			return false, err.Error(), nil
@@ -291,7 +292,7 @@ func (w *World) deviceUntainted(ctx context.Context, seconds int, claim string) 
 
 // deviceStaysUntainted watches the claim's device for the duration: a taint
 // at any time is a finding.
-func (w *World) deviceStaysUntainted(ctx context.Context, claim string, seconds int) (context.Context, error) {
+func (w *world) deviceStaysUntainted(ctx context.Context, claim string, seconds int) (context.Context, error) {
 	_, r, err := w.deviceOfClaim(ctx, claim)
 	if err != nil {
 		return ctx, err
@@ -311,18 +312,18 @@ func (w *World) deviceStaysUntainted(ctx context.Context, claim string, seconds 
 		select {
 		case <-ctx.Done():
 			return ctx, ctx.Err()
-		case <-time.After(PollInterval):
+		case <-time.After(kit.PollInterval):
 		}
 	}
 }
 
 // claimPinnedLike creates a claim whose selector admits only the device
 // allocated to the other claim (by its identity attribute).
-func (w *World) claimPinnedLike(ctx context.Context, name, other string) error {
+func (w *world) claimPinnedLike(ctx context.Context, name, other string) error {
 	id, _, err := w.deviceOfClaim(ctx, other)
 	if err != nil {
 		return err
 	}
-	sel := UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, id)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
+	sel := kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, id)
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.DeviceClass(), 1, sel)))
 }

@@ -1,27 +1,17 @@
-package kit
+package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// faultWorld is a world whose fault commands run with a short timeout and
-// know the emulator roots of nodes n1 (the kit's node) and n2.
-func faultWorld(t *testing.T) *World {
-	t.Helper()
-	cfg := testConfig(t)
-	cfg.NodeName = "n1"
-	cfg.NodeEmulatorRoot = "/roots/n1"
-	cfg.NodeEmulatorRoots = map[string]string{"n2": "/roots/n2"}
-	cfg.Timeouts.FaultCommand = 2 * time.Second
-	return &World{Suite: &Suite{Cfg: cfg, Driver: driverSettings(cfg.Declaration)}}
-}
+	"drakit.dev/drakit/conformance/kit"
+	"drakit.dev/drakit/conformance/kit/kittest"
+)
 
 // The command gets the node's emulator root as $DRAKIT_EMULATOR_ROOT,
 // its arguments as they are, and its standard output comes back.
@@ -76,7 +66,7 @@ func TestRunFaultCommandFailures(t *testing.T) {
 					t.Errorf("error %q lacks %q", err, want)
 				}
 			}
-			if !onlyKitFailures(err) {
+			if !kit.OnlyKitFailures(err) {
 				t.Errorf("error %v is not the kit's failure", err)
 			}
 			if d := time.Since(start); d > 10*time.Second {
@@ -123,34 +113,22 @@ func TestResolveProgram(t *testing.T) {
 	}
 }
 
-// Only errors that are the kit's alone spare the driver: one of the
-// driver's beside them is a finding still.
-func TestOnlyKitFailures(t *testing.T) {
-	t.Parallel()
-	kit, driver := kitFailure(errors.New("fault command failed")), errors.New("device tainted")
-	tests := map[string]struct {
-		Err  error
-		want bool
-	}{
-		"nil":              {nil, false},
-		"kit":              {kit, true},
-		"wrapped":          {fmt.Errorf("inject: %w", kit), true},
-		"joined kit":       {errors.Join(kit, fmt.Errorf("reset: %w", kit)), true},
-		"driver":           {driver, false},
-		"joined mixed":     {fmt.Errorf("clean up: %w", errors.Join(kit, driver)), false},
-		"not wrapped (%v)": {fmt.Errorf("inject: %v", kit), false},
-	}
-	for name, tc := range tests {
-		if got := onlyKitFailures(tc.Err); got != tc.want {
-			t.Errorf("%s: %v, want %v", name, got, tc.want)
-		}
-	}
-}
-
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
 	got := commandLine([]string{"drakit", "emulator", "fault", "xid", "--device", "GPU-0a", "--code", "48", "it's", "a b", ""})
 	if want := `drakit emulator fault xid --device GPU-0a --code 48 'it'\''s' 'a b' ''`; got != want {
 		t.Errorf("%s, want %s", got, want)
 	}
+}
+
+// faultWorld is a world whose fault commands run with a short timeout and
+// know the emulator roots of nodes n1 (the kit's node) and n2.
+func faultWorld(t *testing.T) *world {
+	t.Helper()
+	cfg := kittest.ReferenceDriverConfig(t)
+	cfg.NodeName = "n1"
+	cfg.NodeEmulatorRoot = "/roots/n1"
+	cfg.NodeEmulatorRoots = map[string]string{"n2": "/roots/n2"}
+	cfg.Timeouts.FaultCommand = 2 * time.Second
+	return &world{World: kit.NewWorld(cfg, nil, "")}
 }

@@ -1,4 +1,4 @@
-package kit
+package faults
 
 import (
 	"bufio"
@@ -17,16 +17,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // faultSteps inject faults on the node: they catch the driver in the middle
 // of a MIG change by holding the emulator's NVML state lock (every MIG change
 // of the emulator's NVML takes it), and kill the driver there.
-func (w *World) faultSteps() []StepDef {
-	return []StepDef{
+func (w *world) faultSteps() []kit.StepDef {
+	return []kit.StepDef{
 		// Holding the lock and killing the driver disturb every scenario's
 		// devices.
-		{Pattern: `^the kit can hold the node's NVML state lock$`, Fn: w.canHoldNVMLLock, Needs: NeedsExclusive},
+		{Pattern: `^the kit can hold the node's NVML state lock$`, Fn: w.canHoldNVMLLock, Needs: kit.NeedsExclusive},
 		{Pattern: `^the node's NVML state lock is held$`, Fn: w.holdNVMLLock},
 		{Pattern: `^the driver is killed while it changes the node's MIG devices for pod "([^"]+)"$`, Fn: w.killDriverInMIGChange},
 	}
@@ -38,15 +40,15 @@ const nvmlLockPath = "run/drakit-emulator/nvml.state.lock"
 
 const noEmulatorRootReason = "the kit cannot reach the node's emulated hardware: no --node-emulator-root (a real node has no NVML state lock to hold)"
 
-func (w *World) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
+func (w *world) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
 	if w.Driver.Hardware {
-		return Skip(ctx, HardwareSkipReason)
+		return kit.Skip(ctx, kit.HardwareSkipReason)
 	}
 	if w.Cfg.NodeEmulatorRoot == "" {
-		return Skip(ctx, noEmulatorRootReason)
+		return kit.Skip(ctx, noEmulatorRootReason)
 	}
 	if w.Driver.DriverPodSelector == "" {
-		return Skip(ctx, restartSkipReason)
+		return kit.Skip(ctx, kit.RestartSkipReason)
 	}
 	dir := filepath.Join(w.Cfg.NodeEmulatorRoot, filepath.Dir(nvmlLockPath))
 	if _, err := os.Stat(dir); err != nil {
@@ -57,7 +59,7 @@ func (w *World) canHoldNVMLLock(ctx context.Context) (context.Context, error) {
 
 // holdNVMLLock takes the emulator's NVML state lock for the scenario; the
 // scenario's cleanup releases it.
-func (w *World) holdNVMLLock() error {
+func (w *world) holdNVMLLock() error {
 	path := filepath.Join(w.Cfg.NodeEmulatorRoot, nvmlLockPath)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -82,7 +84,7 @@ func (w *World) holdNVMLLock() error {
 		}
 		return nil
 	})
-	w.heldLock = f
+	w.HeldLock = f
 	return nil
 }
 
@@ -94,19 +96,19 @@ func (w *World) holdNVMLLock() error {
 // update makes the kubelet sync the pod) instead of waiting for its periodic
 // resync a minute or more later; a retry before the driver has registered
 // again fails as the first attempt did.
-func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error {
+func (w *world) killDriverInMIGChange(ctx context.Context, podName string) error {
 	if _, err := w.Pod(podName); err != nil {
 		return err
 	}
-	if w.heldLock == nil {
+	if w.HeldLock == nil {
 		return errors.New("the NVML state lock is not held: a step \"the node's NVML state lock is held\" must come first")
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(w.heldLock.Fd()), &st); err != nil {
+	if err := unix.Fstat(int(w.HeldLock.Fd()), &st); err != nil {
 		return fmt.Errorf("stat the NVML state lock: %w", err)
 	}
 	var victim int
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "a driver process to wait for the NVML state lock", func(ctx context.Context) (bool, string, error) {
 		waiters, err := lockWaiters("/proc/locks", uint32(unix.Major(st.Dev)), uint32(unix.Minor(st.Dev)), st.Ino)
 		if err != nil {
 			return false, "", err
@@ -151,7 +153,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 		return fmt.Errorf("kill driver process %d: %w", victim, err)
 	}
 	klog.FromContext(ctx).Info("Killed the driver while it waited for the NVML state lock", "pid", victim)
-	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("driver process %d to be gone", victim), func(context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("driver process %d to be gone", victim), func(context.Context) (bool, string, error) {
 		state, now, err := procStart(victim)
 		gone := err != nil || now != start || state == 'Z'
 		return gone, "still there", nil
@@ -159,10 +161,10 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 	if err != nil {
 		return err
 	}
-	if err := w.heldLock.Close(); err != nil {
+	if err := w.HeldLock.Close(); err != nil {
 		return fmt.Errorf("release the NVML state lock: %w", err)
 	}
-	err = Poll(ctx, w.Cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodStart, "the killed driver container to run again", func(ctx context.Context) (bool, string, error) {
 		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
@@ -170,10 +172,10 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 		var seen []string
 		for i := range list.Items {
 			p := &list.Items[i]
-			if before, ok := restarts[p.UID]; ok && restartCount(p) > before && podReady(p) {
+			if before, ok := restarts[p.UID]; ok && restartCount(p) > before && kit.PodReady(p) {
 				return true, "", nil
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s, %d restarts)", p.Name, DescribePod(p), restartCount(p)))
+			seen = append(seen, fmt.Sprintf("%s (%s, %d restarts)", p.Name, kit.DescribePod(p), restartCount(p)))
 		}
 		return false, strings.Join(seen, "; "), nil
 	})
@@ -183,7 +185,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 	// The container runs before the driver has registered with the kubelet
 	// again: nudge until the kubelet has started the pod's containers.
 	var nudged time.Time
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("the kubelet to start pod %s after the driver's restart", podName), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("the kubelet to start pod %s after the driver's restart", podName), func(ctx context.Context) (bool, string, error) {
 		pod, err := w.Kube.CoreV1().Pods(w.Ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -198,7 +200,7 @@ func (w *World) killDriverInMIGChange(ctx context.Context, podName string) error
 				return false, "", fmt.Errorf("annotate pod %s to have the kubelet retry it: %w", podName, err)
 			}
 		}
-		return false, DescribePod(pod), nil
+		return false, kit.DescribePod(pod), nil
 	})
 }
 

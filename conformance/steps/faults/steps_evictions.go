@@ -1,4 +1,4 @@
-package kit
+package faults
 
 import (
 	"context"
@@ -14,14 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // evictionSteps judge what the device-taint-eviction controller of
 // kube-controller-manager does to pods whose devices have a NoExecute taint
 // (KEP-5055): it marks them DisruptionTarget and deletes them, at once or
 // once their toleration expires, and leaves the others alone.
-func (w *World) evictionSteps() []StepDef {
-	return []StepDef{
+func (w *world) evictionSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^pod "([^"]+)" keeps running for (\d+) seconds$`, Fn: w.podKeepsRunning},
 		{Pattern: `^pod "([^"]+)" is evicted by the device taint manager$`, Fn: w.podEvicted},
 		{Pattern: `^pod "([^"]+)" is evicted by the device taint manager (\d+) seconds after DeviceTaintRule "([^"]+)" tainted its device$`, Fn: w.podEvictedAfter},
@@ -48,7 +50,7 @@ const timeFormat = time.RFC3339
 
 // podKeepsRunning watches the pod for the given time: it must stay running,
 // neither deleted nor marked as a disruption target.
-func (w *World) podKeepsRunning(ctx context.Context, name string, seconds int) error {
+func (w *world) podKeepsRunning(ctx context.Context, name string, seconds int) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err
@@ -68,7 +70,7 @@ func (w *World) podKeepsRunning(ctx context.Context, name string, seconds int) e
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(PollInterval):
+		case <-time.After(kit.PollInterval):
 		}
 	}
 }
@@ -80,9 +82,9 @@ func notRunning(pod *corev1.Pod, uid types.UID) string {
 	case pod.UID != uid:
 		return "it was replaced by another pod of that name"
 	case pod.DeletionTimestamp != nil:
-		return fmt.Sprintf("it is being deleted (%s)", DescribePod(pod))
+		return fmt.Sprintf("it is being deleted (%s)", kit.DescribePod(pod))
 	case pod.Status.Phase != corev1.PodRunning:
-		return DescribePod(pod)
+		return kit.DescribePod(pod)
 	}
 	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
 		return fmt.Sprintf("it is a disruption target (%s: %s)", c.Reason, c.Message)
@@ -104,7 +106,7 @@ type eviction struct {
 // watchEviction follows the pod from the resource version the scenario's
 // pods had when it last created a DeviceTaintRule until the pod is gone:
 // the condition may be on the pod for a moment only before it is deleted.
-func (w *World) watchEviction(ctx context.Context, name string, timeout time.Duration) (eviction, error) {
+func (w *world) watchEviction(ctx context.Context, name string, timeout time.Duration) (eviction, error) {
 	var ev eviction
 	p, err := w.Pod(name)
 	if err != nil {
@@ -136,7 +138,7 @@ func (w *World) watchEviction(ctx context.Context, name string, timeout time.Dur
 				continue
 			}
 			rv = pod.ResourceVersion
-			last = DescribePod(pod)
+			last = kit.DescribePod(pod)
 			if c := podCondition(pod, corev1.DisruptionTarget); c != nil && ev.condition == nil {
 				ev.condition, ev.seen = c.DeepCopy(), time.Now()
 			}
@@ -171,12 +173,12 @@ func checkEviction(pod string, ev eviction) []string {
 	return bad
 }
 
-func (w *World) podEvicted(ctx context.Context, name string) error {
+func (w *world) podEvicted(ctx context.Context, name string) error {
 	ev, err := w.watchEviction(ctx, name, w.Cfg.Timeouts.PodDelete+w.Cfg.Timeouts.PodStart)
 	if err != nil {
 		return err
 	}
-	return Findings(checkEviction(name, ev))
+	return kit.Findings(checkEviction(name, ev))
 }
 
 // podEvictedAfter checks the eviction of a pod whose claim tolerates the
@@ -184,7 +186,7 @@ func (w *World) podEvicted(ctx context.Context, name string) error {
 // the taint's timeAdded plus those seconds, not before and not much later.
 // Both times are the control plane's: the rule's timeAdded (set by the API
 // server) and the pod condition's lastTransitionTime (set by the controller).
-func (w *World) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) (context.Context, error) {
+func (w *world) podEvictedAfter(ctx context.Context, name string, seconds int, alias string) (context.Context, error) {
 	r, err := w.rule(ctx, alias)
 	if err != nil {
 		return ctx, err
@@ -205,7 +207,7 @@ func (w *World) podEvictedAfter(ctx context.Context, name string, seconds int, a
 			"pod %s: DisruptionTarget at %s, %v after the taint's timeAdded %s (tolerated %v)",
 			name, c.LastTransitionTime.UTC().Format(timeFormat), c.LastTransitionTime.Sub(added), added.UTC().Format(timeFormat), tolerated))})
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
 // checkEvictionTime compares when a pod was marked for eviction with when

@@ -15,6 +15,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
 	"drakit.dev/drakit/conformance/steps/opaqueconfig"
+	"drakit.dev/drakit/conformance/steps/partitions"
 	"drakit.dev/drakit/conformance/steps/podgroups"
 	"drakit.dev/drakit/conformance/steps/podresources"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
@@ -42,6 +43,7 @@ var Steps = []kit.StepGroup{
 	metadata.Steps,
 	nodealloc.Steps,
 	opaqueconfig.Steps,
+	partitions.Steps,
 	podgroups.Steps,
 	podresources.Steps,
 	poolstatus.Steps,

@@ -498,7 +498,7 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 			t.Errorf("%s:%d %q: %s, want passed or skipped: %s", sr.URI, sr.Line, sr.Name, sr.Status, sr.Message)
 			continue
 		}
-		for _, r := range []string{unclaimed, partitionSkipReason, RestartSkipReason} {
+		for _, r := range []string{unclaimed, PartitionSkipReason, RestartSkipReason} {
 			if strings.Contains(sr.Message, r) {
 				reasons[r]++
 			}
@@ -516,7 +516,7 @@ func TestFeaturesSkipWhatTheDriverDoesNotDeclare(t *testing.T) {
 	if claimed == 0 {
 		t.Error("no scenario noted the claimed capability numaNodeAttribute for the verdict")
 	}
-	for _, r := range []string{unclaimed, partitionSkipReason, RestartSkipReason} {
+	for _, r := range []string{unclaimed, PartitionSkipReason, RestartSkipReason} {
 		if reasons[r] == 0 {
 			t.Errorf("no scenario skipped for %q", r)
 		}

@@ -25,18 +25,18 @@ type ScenarioNeeds struct {
 	WholeAtLeast, WholeClaims int
 	WholeWithoutCounters      bool
 	sameAttribute             resourceapi.QualifiedName
-	partitionableAtLeast      int
-	partitionableNamed        map[string]bool
-	partitionsAnywhere        int
+	PartitionableAtLeast      int
+	PartitionableNamed        map[string]bool
+	PartitionsAnywhere        int
 	roles                     map[inventory.Role]bool
-	preCreatedAtLeast         int
-	preCreatedNamed           map[string]bool
+	PreCreatedAtLeast         int
+	PreCreatedNamed           map[string]bool
 	shared                    int
 	exclusive                 bool
 }
 
 func NewScenarioNeeds() *ScenarioNeeds {
-	return &ScenarioNeeds{partitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, preCreatedNamed: map[string]bool{}}
+	return &ScenarioNeeds{PartitionableNamed: map[string]bool{}, roles: map[inventory.Role]bool{}, PreCreatedNamed: map[string]bool{}}
 }
 
 // demand is the lease the needs ask for.
@@ -45,8 +45,8 @@ func (n *ScenarioNeeds) demand() inventory.Demand {
 		Whole:                max(n.WholeAtLeast, n.WholeClaims),
 		SameAttribute:        n.sameAttribute,
 		WholeWithoutCounters: n.WholeWithoutCounters,
-		Partitionable:        max(n.partitionableAtLeast, len(n.partitionableNamed)+n.partitionsAnywhere),
-		PreCreated:           max(n.preCreatedAtLeast, len(n.preCreatedNamed)),
+		Partitionable:        max(n.PartitionableAtLeast, len(n.PartitionableNamed)+n.PartitionsAnywhere),
+		PreCreated:           max(n.PreCreatedAtLeast, len(n.PreCreatedNamed)),
 		Shared:               n.shared,
 		Exclusive:            n.exclusive,
 	}
@@ -79,7 +79,7 @@ func NeedsExclusive(n *ScenarioNeeds, _ []string) { n.exclusive = true }
 
 func NeedsShared(n *ScenarioNeeds, _ []string) { n.shared = max(n.shared, 1) }
 
-func needsRole(n *ScenarioNeeds, role string) {
+func NeedsRole(n *ScenarioNeeds, role string) {
 	if r, err := inventory.ParseRole(role); err == nil {
 		n.roles[r] = true
 	}
@@ -118,7 +118,7 @@ func (s *Suite) scenarioDemand(sc *godog.Scenario) inventory.Demand {
 // of the kit's DeviceClass and partition class are divided into units. A
 // driver that publishes nothing, or a missing DeviceClass, gives an empty
 // pool: every demand is then never satisfiable and scenarios run alone.
-func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
+func (s *Suite) DevicePool(ctx context.Context) *inventory.Pool {
 	s.poolOnce.Do(func() {
 		w := &World{Suite: s}
 		if err := w.driverPublishesAtLeast(ctx, 1); err != nil {
@@ -134,7 +134,7 @@ func (s *Suite) devicePool(ctx context.Context) *inventory.Pool {
 		if err != nil {
 			klog.FromContext(ctx).Info("No counter sets to lease by: scenarios that need devices run one at a time", "err", err)
 		}
-		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(counterSets(sl, s.Driver.DriverName))))
+		s.pool = inventory.NewPool(inventory.Units(devices, inventory.CounterSets(CounterSets(sl, s.Driver.DriverName))))
 	})
 	return s.pool
 }
@@ -209,7 +209,7 @@ func (w *World) acquireDevices(ctx context.Context, sc *godog.Scenario) error {
 	if d.Empty() {
 		return nil
 	}
-	pool := w.devicePool(ctx)
+	pool := w.DevicePool(ctx)
 	owner := fmt.Sprintf("scenario %q (namespace %s)", sc.Name, w.Ns)
 	w.progress.waiting(sc, d)
 	lease, err := pool.Acquire(ctx, owner, d)
@@ -230,7 +230,7 @@ func (w *World) LeasedUnits(ctx context.Context) []inventory.Unit {
 	if w.Lease != nil && len(w.Lease.Units) > 0 {
 		return w.Lease.Units
 	}
-	return w.devicePool(ctx).Units()
+	return w.DevicePool(ctx).Units()
 }
 
 // leaseSelectors restrict the requests of a claim for the driver's classes

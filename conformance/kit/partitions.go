@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"drakit.dev/drakit/conformance/observe"
+	"drakit.dev/drakit/conformance/report"
 )
 
 // partition is a published partition (a MIG device of KEP-4815): a device
@@ -25,14 +26,14 @@ type partitionNames struct {
 	observe.PartitionNames
 }
 
-func (c DriverSettings) partitionNames() partitionNames {
+func (c DriverSettings) PartitionNames() partitionNames {
 	return partitionNames{observe.PartitionNames{Driver: c.DriverName, UUID: c.UUIDAttribute, Profile: c.ProfileAttribute,
 		ParentUUID: c.ParentUUIDAttribute, Memory: c.MemoryCapacity}}
 }
 
 // asPartition reads a device's profile and parent UUID; false when it lacks
 // either string attribute.
-func (n partitionNames) asPartition(d PublishedDevice) (partition, bool) {
+func (n partitionNames) AsPartition(d PublishedDevice) (partition, bool) {
 	p, ok := n.Partition(d.Attributes)
 	if !ok {
 		return partition{}, false
@@ -49,7 +50,7 @@ func attributeExpr(driver, attr string) string {
 
 // unitSelector matches the partitions of profile whose parent has the
 // identity parent.
-func (n partitionNames) unitSelector(parent, profile string) string {
+func (n partitionNames) UnitSelector(parent, profile string) string {
 	return fmt.Sprintf(`%s == %s && %s == %s`, attributeExpr(n.Driver, n.ParentUUID), strconv.Quote(parent),
 		attributeExpr(n.Driver, n.Profile), strconv.Quote(profile))
 }
@@ -60,7 +61,7 @@ func (n partitionNames) parentSelector(parent string) string {
 }
 
 // memorySelector matches devices with at least q of memory capacity.
-func (n partitionNames) memorySelector(q resource.Quantity) string {
+func (n partitionNames) MemorySelector(q resource.Quantity) string {
 	domain, name := observe.SplitAttribute(n.Driver, n.Memory)
 	return fmt.Sprintf(`device.capacity[%s].?%s.orValue(quantity("0")).compareTo(quantity(%s)) >= 0`,
 		strconv.Quote(domain), name, strconv.Quote(q.String()))
@@ -69,7 +70,7 @@ func (n partitionNames) memorySelector(q resource.Quantity) string {
 // checkCounters sums what the devices consume per counter set and compares
 // it with the counter sets: a scheduler that respects KEP-4815 never
 // allocates more than a set holds.
-func checkCounters(devices []PublishedDevice, sets map[string]map[string]resourceapi.CounterSet) []string {
+func CheckCounters(devices []PublishedDevice, sets map[string]map[string]resourceapi.CounterSet) []string {
 	type key struct{ pool, set, counter string }
 	used := map[key]resource.Quantity{}
 	var out []string
@@ -105,3 +106,6 @@ func checkCounters(devices []PublishedDevice, sets map[string]map[string]resourc
 	}
 	return out
 }
+
+// partitionSkipReason explains why partition scenarios do not apply.
+const PartitionSkipReason = report.NotDeclaredPrefix + "the driver declares no partition DeviceClass (deviceKinds[].partitions of its declaration, or --partition-class)"

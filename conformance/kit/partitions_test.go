@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var testNames = driverSettings(referenceDriverConfig().Declaration).partitionNames()
+var testNames = driverSettings(referenceDriverConfig().Declaration).PartitionNames()
 
 func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: &s} }
 
@@ -50,12 +50,12 @@ func TestCheckCounters(t *testing.T) {
 	stranger := migPartition("d", "1g.5gb", "GPU-4", 0, "memory-slice-9")
 	orphan := migPartition("e", "1g.5gb", "GPU-4", 0)
 	orphan.Consumes[0].CounterSet = "gone"
-	checkFindings(t, checkCounters([]PublishedDevice{a, b}, sets), nil)
-	checkFindings(t, checkCounters([]PublishedDevice{a, overlap}, sets),
+	checkFindings(t, CheckCounters([]PublishedDevice{a, b}, sets), nil)
+	checkFindings(t, CheckCounters([]PublishedDevice{a, overlap}, sets),
 		[]string{"counter set gpu-4-counter-set of pool n: the allocated devices consume 2 of counter memory-slice-0, the set holds 1"})
-	checkFindings(t, checkCounters([]PublishedDevice{stranger}, sets),
+	checkFindings(t, CheckCounters([]PublishedDevice{stranger}, sets),
 		[]string{"counter memory-slice-9 is consumed but not in counter set gpu-4-counter-set of pool n"})
-	checkFindings(t, checkCounters([]PublishedDevice{orphan}, sets),
+	checkFindings(t, CheckCounters([]PublishedDevice{orphan}, sets),
 		[]string{"device n/e consumes counter set gone, which no slice of pool n declares"})
 }
 
@@ -73,15 +73,15 @@ func TestPartitionSelectors(t *testing.T) {
 		exprs []string
 		want  []string
 	}{
-		"profile on a parent":   {exprs: []string{testNames.unitSelector("GPU-4", "3g.20gb")}, want: []string{"p3g"}},
+		"profile on a parent":   {exprs: []string{testNames.UnitSelector("GPU-4", "3g.20gb")}, want: []string{"p3g"}},
 		"parent":                {exprs: []string{testNames.parentSelector("GPU-4")}, want: []string{"p1g", "p3g"}},
-		"either of two":         {exprs: []string{"(" + testNames.unitSelector("GPU-4", "3g.20gb") + ") || (" + testNames.unitSelector("GPU-5", "3g.20gb") + ")"}, want: []string{"p3g", "other"}},
+		"either of two":         {exprs: []string{"(" + testNames.UnitSelector("GPU-4", "3g.20gb") + ") || (" + testNames.UnitSelector("GPU-5", "3g.20gb") + ")"}, want: []string{"p3g", "other"}},
 		"leased identities":     {exprs: []string{inListSelector(testDriver, "uuid", []string{"GPU-4", "GPU-9", "GPU-4"})}, want: []string{"gpu-4"}},
 		"leased parents":        {exprs: []string{inListSelector(testDriver, "parentUUID", []string{"GPU-5"})}, want: []string{"other"}},
-		"at least 20G":          {exprs: []string{testNames.memorySelector(resource.MustParse("20G"))}, want: []string{"p3g", "other", "gpu-4"}},
-		"more than the 3g has":  {exprs: []string{testNames.memorySelector(*resource.NewQuantity(19968<<20+1, resource.BinarySI))}, want: []string{"gpu-4"}},
+		"at least 20G":          {exprs: []string{testNames.MemorySelector(resource.MustParse("20G"))}, want: []string{"p3g", "other", "gpu-4"}},
+		"more than the 3g has":  {exprs: []string{testNames.MemorySelector(*resource.NewQuantity(19968<<20+1, resource.BinarySI))}, want: []string{"gpu-4"}},
 		"whole GPU by UUID":     {exprs: []string{UuidSelector(testDriver, "uuid", "GPU-4")}, want: []string{"gpu-4"}},
-		"a profile nothing has": {exprs: []string{testNames.unitSelector("GPU-4", "7g.40gb")}},
+		"a profile nothing has": {exprs: []string{testNames.UnitSelector("GPU-4", "7g.40gb")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

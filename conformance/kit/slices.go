@@ -220,7 +220,7 @@ func UuidSelector(driver, uuidAttr, uuid string) string {
 
 // counterSets returns the counter sets the driver's slices declare, by pool
 // and set name; only the highest generation of each pool counts.
-func counterSets(slices []resourceapi.ResourceSlice, driver string) map[string]map[string]resourceapi.CounterSet {
+func CounterSets(slices []resourceapi.ResourceSlice, driver string) map[string]map[string]resourceapi.CounterSet {
 	latest := map[string]int64{}
 	for _, s := range slices {
 		if s.Spec.Driver == driver {

@@ -495,3 +495,37 @@ func (w *World) AllocatedClaim(ctx context.Context, claim string) (*resourceapi.
 	}
 	return c, results, nil
 }
+
+// AllocatedResults waits for the claim's allocation and returns the
+// driver's results joined with their published devices.
+func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []PublishedDevice, error) {
+	var c *resourceapi.ResourceClaim
+	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
+		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		c = got
+		return got.Status.Allocation != nil, "not allocated", nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	results := DriverResults(c, w.Driver.DriverName)
+	if len(results) == 0 {
+		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Driver.DriverName)
+	}
+	all, err := w.CurrentDevices(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	devices := make([]PublishedDevice, 0, len(results))
+	for _, r := range results {
+		d, ok := FindDevice(all, r.Pool, r.Device)
+		if !ok {
+			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Driver.DriverName)
+		}
+		devices = append(devices, d)
+	}
+	return results, devices, nil
+}

@@ -193,7 +193,7 @@ func (w *World) nodeDevices(ctx context.Context, p *PodRecord) ([]observe.Device
 // partitions, and among the others not the parents of allocated
 // partitions, whose nodes the container rightly has.
 func (w *World) wholeKind(allocated, node []observe.Device) (mine, others []observe.Device) {
-	names := w.Driver.partitionNames()
+	names := w.Driver.PartitionNames()
 	isPartition := func(d observe.Device) (observe.Partition, bool) {
 		if w.Driver.PartitionClassName == "" {
 			return observe.Partition{}, false
@@ -244,7 +244,7 @@ const nvidiaNodePrefix = probe.DevPath + "/nvidia"
 // with the allocated GPUs and partitions and, with the node (withNode),
 // the NVIDIA nodes with those the pod's CDI edits inject.
 func (w *World) nvmlFindings(name string, p *PodRecord, c contractResult, withNode bool) []string {
-	names := w.Driver.partitionNames()
+	names := w.Driver.PartitionNames()
 	partitions := false
 	for _, d := range p.Devices {
 		if _, ok := names.Partition(d.Attributes); ok && w.Driver.PartitionClassName != "" {

@@ -105,9 +105,6 @@ type World struct {
 	MultiNode *MultiNodeDevice
 	// submitted is the outcome of the last "is submitted with" step.
 	Submitted *Submission
-	// named are the devices the scenario named ("a partitionable device
-	// "big" with ... partitions"), by alias.
-	named map[string]named
 	// held are the driver's devices the scenario holds by alias
 	// ("the scenario holds device "a" of the driver").
 	held map[string]inventory.Device
@@ -164,7 +161,7 @@ func (s *Submission) Label() string { return s.Kind + " " + s.Name }
 
 // newWorld is a new scenario's world in the run of s.
 func newWorld(s *Suite) *World {
-	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, named: map[string]named{}, held: map[string]inventory.Device{}}
+	return &World{Suite: s, Ledger: &Ledger{}, Pods: map[string]*PodRecord{}, held: map[string]inventory.Device{}}
 }
 
 // NewWorld is a scenario's world outside any run, for the unit tests of a

@@ -1,4 +1,4 @@
-package kit
+package partitions
 
 import (
 	"context"
@@ -7,44 +7,44 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"drakit.dev/drakit/conformance/declaration"
 	"drakit.dev/drakit/conformance/inventory"
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/report"
 )
 
 // partitionSteps cover partitionable devices (KEP-4815): partitions that
 // draw from a device's counter set, picked by what their counters allow
 // (conformance/inventory roles), as the scheduler allocates them.
-func (w *World) partitionSteps() []StepDef {
-	return []StepDef{
-		{`^the driver publishes partitionable devices$`, w.driverPublishesPartitionable, func(n *ScenarioNeeds, _ []string) {
-			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
+func (w *world) partitionSteps() []kit.StepDef {
+	return []kit.StepDef{
+		{Pattern: `^the driver publishes partitionable devices$`, Fn: w.driverPublishesPartitionable, Needs: func(n *kit.ScenarioNeeds, _ []string) {
+			n.PartitionableAtLeast = max(n.PartitionableAtLeast, 1)
 		}},
-		{`^the driver publishes "([^"]+)" partitions(?: on at least (\d+) devices)?$`, w.driverPublishesRole, func(n *ScenarioNeeds, a []string) {
-			needsRole(n, a[0])
+		{Pattern: `^the driver publishes "([^"]+)" partitions(?: on at least (\d+) devices)?$`, Fn: w.driverPublishesRole, Needs: func(n *kit.ScenarioNeeds, a []string) {
+			kit.NeedsRole(n, a[0])
 			c := 1
 			fmt.Sscan(a[1], &c) //nolint:errcheck // absent: 1
-			n.partitionableAtLeast = max(n.partitionableAtLeast, c)
+			n.PartitionableAtLeast = max(n.PartitionableAtLeast, c)
 		}},
-		{`^the driver publishes "([^"]+)" partitions with a memory capacity$`, w.driverPublishesRoleWithMemory, func(n *ScenarioNeeds, a []string) {
-			needsRole(n, a[0])
-			n.partitionableAtLeast = max(n.partitionableAtLeast, 1)
+		{Pattern: `^the driver publishes "([^"]+)" partitions with a memory capacity$`, Fn: w.driverPublishesRoleWithMemory, Needs: func(n *kit.ScenarioNeeds, a []string) {
+			kit.NeedsRole(n, a[0])
+			n.PartitionableAtLeast = max(n.PartitionableAtLeast, 1)
 		}},
-		{`^a partitionable device "([^"]+)" with "([^"]+)"(?: and "([^"]+)")? partitions$`, w.pickPartitionable, func(n *ScenarioNeeds, a []string) {
-			n.partitionableNamed[a[0]] = true
-			needsRole(n, a[1])
-			needsRole(n, a[2])
+		{Pattern: `^a partitionable device "([^"]+)" with "([^"]+)"(?: and "([^"]+)")? partitions$`, Fn: w.pickPartitionable, Needs: func(n *kit.ScenarioNeeds, a []string) {
+			n.PartitionableNamed[a[0]] = true
+			kit.NeedsRole(n, a[1])
+			kit.NeedsRole(n, a[2])
 		}},
-		{`^the driver publishes pre-created partitions$`, w.driverPublishesPreCreated, func(n *ScenarioNeeds, _ []string) {
-			n.preCreatedAtLeast = max(n.preCreatedAtLeast, 1)
+		{Pattern: `^the driver publishes pre-created partitions$`, Fn: w.driverPublishesPreCreated, Needs: func(n *kit.ScenarioNeeds, _ []string) {
+			n.PreCreatedAtLeast = max(n.PreCreatedAtLeast, 1)
 		}},
-		{Pattern: `^a device "([^"]+)" with pre-created partitions$`, Fn: w.pickPreCreated, Needs: func(n *ScenarioNeeds, a []string) { n.preCreatedNamed[a[0]] = true }},
-		{`^a ResourceClaim "([^"]+)" requesting (\d+) "([^"]+)" partitions?(?: on device "([^"]+)")?$`, w.claimPartitions, func(n *ScenarioNeeds, a []string) {
-			needsRole(n, a[2])
+		{Pattern: `^a device "([^"]+)" with pre-created partitions$`, Fn: w.pickPreCreated, Needs: func(n *kit.ScenarioNeeds, a []string) { n.PreCreatedNamed[a[0]] = true }},
+		{Pattern: `^a ResourceClaim "([^"]+)" requesting (\d+) "([^"]+)" partitions?(?: on device "([^"]+)")?$`, Fn: w.claimPartitions, Needs: func(n *kit.ScenarioNeeds, a []string) {
+			kit.NeedsRole(n, a[2])
 			if a[3] == "" {
-				n.partitionsAnywhere++
+				n.PartitionsAnywhere++
 			}
 		}},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting 1 pre-created partition of device "([^"]+)"$`, Fn: w.claimPreCreated},
@@ -60,9 +60,9 @@ func (w *World) partitionSteps() []StepDef {
 	}
 }
 
-func needsPartitionAnywhere(n *ScenarioNeeds, a []string) {
-	needsRole(n, a[1])
-	n.partitionsAnywhere++
+func needsPartitionAnywhere(n *kit.ScenarioNeeds, a []string) {
+	kit.NeedsRole(n, a[1])
+	n.PartitionsAnywhere++
 }
 
 // subrequest names of the kit's prioritized-list claims.
@@ -71,25 +71,22 @@ const (
 	subrequestWhole     = "whole"
 )
 
-// partitionSkipReason explains why partition scenarios do not apply.
-const partitionSkipReason = report.NotDeclaredPrefix + "the driver declares no partition DeviceClass (deviceKinds[].partitions of its declaration, or --partition-class)"
-
 // driverPublishesPartitionable goes on when the driver claims partitionable
 // devices (KEP-4815) and declares their DeviceClass.
-func (w *World) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
+func (w *world) driverPublishesPartitionable(ctx context.Context) (context.Context, error) {
 	ctx, err := w.RequireCapability(ctx, declaration.CapabilityPartitionableDevices)
 	if err != nil {
 		return ctx, err
 	}
 	if w.Driver.PartitionClassName == "" {
-		return Skip(ctx, partitionSkipReason)
+		return kit.Skip(ctx, kit.PartitionSkipReason)
 	}
 	return ctx, nil
 }
 
 // unitsWithRole are the units of the driver's devices now (the scenario's
 // leased ones when it holds a lease) whose partitions offer the role.
-func (w *World) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
+func (w *world) unitsWithRole(ctx context.Context, role inventory.Role) []inventory.Unit {
 	var out []inventory.Unit
 	for _, u := range w.LeasedUnits(ctx) {
 		if _, ok := u.Profile(role); ok {
@@ -113,9 +110,9 @@ func describeUnits(units []inventory.Unit) string {
 	return strings.Join(parts, "; ")
 }
 
-func (w *World) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
+func (w *world) driverPublishesRole(ctx context.Context, roleName, devices string) (context.Context, error) {
 	if w.Driver.PartitionClassName == "" {
-		return Skip(ctx, partitionSkipReason)
+		return kit.Skip(ctx, kit.PartitionSkipReason)
 	}
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
@@ -128,21 +125,21 @@ func (w *World) driverPublishesRole(ctx context.Context, roleName, devices strin
 		}
 	}
 	if got := len(w.unitsWithRole(ctx, role)); got < want {
-		return Skip(ctx, fmt.Sprintf("the driver publishes %q partitions (%s) on %d devices; the scenario needs %d. Its partitionable devices: %s",
-			role, role.Describe(), got, want, describeUnits(w.devicePool(ctx).Units())))
+		return kit.Skip(ctx, fmt.Sprintf("the driver publishes %q partitions (%s) on %d devices; the scenario needs %d. Its partitionable devices: %s",
+			role, role.Describe(), got, want, describeUnits(w.DevicePool(ctx).Units())))
 	}
 	return ctx, nil
 }
 
 // driverPublishesRoleWithMemory goes on when the role's partitions publish
 // the driver's memory capacity.
-func (w *World) driverPublishesRoleWithMemory(ctx context.Context, roleName string) (context.Context, error) {
+func (w *world) driverPublishesRoleWithMemory(ctx context.Context, roleName string) (context.Context, error) {
 	ctx, err := w.driverPublishesRole(ctx, roleName, "")
 	if err != nil {
 		return ctx, err
 	}
 	if w.Driver.MemoryCapacity == "" {
-		return Skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
+		return kit.Skip(ctx, report.NotDeclaredPrefix+"the driver declares no memory capacity (deviceKinds[].memoryCapacity, or --memory-capacity): the kit cannot select its devices by memory")
 	}
 	if _, err := w.roleMemory(ctx, roleName); err != nil {
 		return ctx, err
@@ -172,7 +169,7 @@ func unitParent(u inventory.Unit) string {
 
 // pickPartitionable names a device of the scenario's lease whose partitions
 // offer the roles and that the scenario has not named yet.
-func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string) error {
+func (w *world) pickPartitionable(ctx context.Context, alias, role, role2 string) error {
 	var roles []inventory.Role
 	for _, name := range []string{role, role2} {
 		if name == "" {
@@ -202,22 +199,22 @@ func (w *World) pickPartitionable(ctx context.Context, alias, role, role2 string
 	return fmt.Errorf("no partitionable device with a whole device and %v partitions is left for %q; the driver's: %s", roles, alias, describeUnits(w.LeasedUnits(ctx)))
 }
 
-func (w *World) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
+func (w *world) driverPublishesPreCreated(ctx context.Context) (context.Context, error) {
 	if w.Driver.PartitionClassName == "" {
-		return Skip(ctx, partitionSkipReason)
+		return kit.Skip(ctx, kit.PartitionSkipReason)
 	}
-	for _, u := range w.devicePool(ctx).Units() {
+	for _, u := range w.DevicePool(ctx).Units() {
 		if len(u.PreCreated()) > 0 {
 			return ctx, nil
 		}
 	}
-	return Skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
+	return kit.Skip(ctx, fmt.Sprintf("the driver publishes no device of class %s with %q and %q attributes that consumes no counters (no pre-created partition)",
 		w.Driver.PartitionClassName, w.Driver.ProfileAttribute, w.Driver.ParentUUIDAttribute))
 }
 
 // pickPreCreated names a device of the scenario's lease with pre-created
 // partitions.
-func (w *World) pickPreCreated(ctx context.Context, alias string) error {
+func (w *world) pickPreCreated(ctx context.Context, alias string) error {
 	for _, u := range w.LeasedUnits(ctx) {
 		if len(u.PreCreated()) > 0 {
 			w.named[alias] = named{unit: u, parent: unitParent(u)}
@@ -227,7 +224,7 @@ func (w *World) pickPreCreated(ctx context.Context, alias string) error {
 	return fmt.Errorf("no device with pre-created partitions is left for %q", alias)
 }
 
-func (w *World) namedDevice(alias string) (named, error) {
+func (w *world) namedDevice(alias string) (named, error) {
 	n, ok := w.named[alias]
 	if !ok {
 		return named{}, fmt.Errorf("no device %q was named in this scenario (a step \"a partitionable device %q with ... partitions\" or \"a device %q with pre-created partitions\" must come first)", alias, alias, alias)
@@ -237,12 +234,12 @@ func (w *World) namedDevice(alias string) (named, error) {
 
 // roleSelector matches the partitions of the role on the named device, or on
 // any device of the scenario's lease that offers the role.
-func (w *World) roleSelector(ctx context.Context, roleName, alias string) (string, error) {
+func (w *world) roleSelector(ctx context.Context, roleName, alias string) (string, error) {
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
 		return "", err
 	}
-	names := w.Driver.partitionNames()
+	names := w.Driver.PartitionNames()
 	if alias != "" {
 		n, err := w.namedDevice(alias)
 		if err != nil {
@@ -252,12 +249,12 @@ func (w *World) roleSelector(ctx context.Context, roleName, alias string) (strin
 		if !ok {
 			return "", fmt.Errorf("device %q (%s) has no %q partitions: %s", alias, n.unit.ID, role, n.unit.ProfileSummary())
 		}
-		return names.unitSelector(n.parent, p.Profile), nil
+		return names.UnitSelector(n.parent, p.Profile), nil
 	}
 	var alts []string
 	for _, u := range w.unitsWithRole(ctx, role) {
 		p, _ := u.Profile(role)
-		alts = append(alts, "("+names.unitSelector(unitParent(u), p.Profile)+")")
+		alts = append(alts, "("+names.UnitSelector(unitParent(u), p.Profile)+")")
 	}
 	if len(alts) == 0 {
 		return "", fmt.Errorf("no device of the driver has %q partitions (%s): %s", role, role.Describe(), describeUnits(w.LeasedUnits(ctx)))
@@ -265,40 +262,40 @@ func (w *World) roleSelector(ctx context.Context, roleName, alias string) (strin
 	return strings.Join(alts, " || "), nil
 }
 
-func (w *World) claimPartitions(ctx context.Context, name string, n int, role, alias string) error {
+func (w *world) claimPartitions(ctx context.Context, name string, n int, role, alias string) error {
 	sel, err := w.roleSelector(ctx, role, alias)
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.PartitionClassName, int64(n), sel)))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.PartitionClassName, int64(n), sel)))
 }
 
 // claimPreCreated asks for one pre-created partition of the named device,
 // by its identity.
-func (w *World) claimPreCreated(ctx context.Context, name, alias string) error {
+func (w *world) claimPreCreated(ctx context.Context, name, alias string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
 	}
 	for _, d := range n.unit.PreCreated() {
 		if d.Identity != "" {
-			return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.PartitionClassName, 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))))
+			return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.PartitionClassName, 1, kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, d.Identity))))
 		}
 	}
 	return fmt.Errorf("device %q: none of its pre-created partitions has a %q attribute to select it by", alias, w.Driver.UUIDAttribute)
 }
 
-func (w *World) claimWhole(ctx context.Context, name, alias string) error {
+func (w *world) claimWhole(ctx context.Context, name, alias string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent))))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(w.Driver.DeviceClass(), 1, kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent))))
 }
 
 // claimWholeAndPartition asks, in one claim, for a device whole and for one
 // of its partitions: together they need more than its counter set holds.
-func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role string) error {
+func (w *world) claimWholeAndPartition(ctx context.Context, name, alias, role string) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
@@ -308,17 +305,17 @@ func (w *World) claimWholeAndPartition(ctx context.Context, name, alias, role st
 		return err
 	}
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
-		ExactRequest(subrequestWhole, w.Driver.DeviceClass(), 1, UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent)),
-		ExactRequest(subrequestPartition, w.Driver.PartitionClassName, 1, sel),
+		kit.ExactRequest(subrequestWhole, w.Driver.DeviceClass(), 1, kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, n.parent)),
+		kit.ExactRequest(subrequestPartition, w.Driver.PartitionClassName, 1, sel),
 	}}}
-	return w.CreateClaim(ctx, NewClaim(name, spec))
+	return w.CreateClaim(ctx, kit.NewClaim(name, spec))
 }
 
 // preferPartitionSpec is a claim with one prioritized-list request: a
 // partition of the role with at least min memory first, else a whole device
 // with at least min memory.
-func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
-	names := w.Driver.partitionNames()
+func (w *world) preferPartitionSpec(roleSel string, min resource.Quantity) resourceapi.ResourceClaimSpec {
+	names := w.Driver.PartitionNames()
 	sub := func(name, class string, selectors ...string) resourceapi.DeviceSubRequest {
 		s := resourceapi.DeviceSubRequest{Name: name, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
 		for _, e := range selectors {
@@ -327,17 +324,17 @@ func (w *World) preferPartitionSpec(roleSel string, min resource.Quantity) resou
 		return s
 	}
 	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
-		Name: RequestName,
+		Name: kit.RequestName,
 		FirstAvailable: []resourceapi.DeviceSubRequest{
-			sub(subrequestPartition, w.Driver.PartitionClassName, roleSel, names.memorySelector(min)),
-			sub(subrequestWhole, w.Driver.DeviceClass(), names.memorySelector(min)),
+			sub(subrequestPartition, w.Driver.PartitionClassName, roleSel, names.MemorySelector(min)),
+			sub(subrequestWhole, w.Driver.DeviceClass(), names.MemorySelector(min)),
 		},
 	}}}}
 }
 
 // roleMemory is the least and the most memory the role's partitions have on
 // the scenario's devices.
-func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Quantity, error) {
+func (w *world) roleMemory(ctx context.Context, roleName string) ([2]resource.Quantity, error) {
 	var out [2]resource.Quantity
 	role, err := inventory.ParseRole(roleName)
 	if err != nil {
@@ -347,12 +344,12 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 	if err != nil {
 		return out, err
 	}
-	names := w.Driver.partitionNames()
+	names := w.Driver.PartitionNames()
 	found := false
 	for _, u := range w.unitsWithRole(ctx, role) {
 		p, _ := u.Profile(role)
 		for _, d := range p.Devices {
-			pd, ok := FindDevice(all, d.Pool, d.Name)
+			pd, ok := kit.FindDevice(all, d.Pool, d.Name)
 			if !ok {
 				continue
 			}
@@ -378,14 +375,14 @@ func (w *World) roleMemory(ctx context.Context, roleName string) ([2]resource.Qu
 // claimPreferPartition asks for at least the memory of the smallest of the
 // role's partitions: a partition of the role can satisfy the first
 // alternative.
-func (w *World) claimPreferPartition(ctx context.Context, name, role string) error {
+func (w *world) claimPreferPartition(ctx context.Context, name, role string) error {
 	return w.claimPreferRole(ctx, name, role, func(least, _ resource.Quantity) resource.Quantity { return least })
 }
 
 // claimPreferTooSmallPartition asks for one byte more memory than the
 // largest partition of the role has, so the first alternative cannot be
 // satisfied and a whole device must be chosen.
-func (w *World) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
+func (w *world) claimPreferTooSmallPartition(ctx context.Context, name, role string) error {
 	return w.claimPreferRole(ctx, name, role, func(_, most resource.Quantity) resource.Quantity {
 		return *resource.NewQuantity(most.Value()+1, resource.BinarySI)
 	})
@@ -394,7 +391,7 @@ func (w *World) claimPreferTooSmallPartition(ctx context.Context, name, role str
 // claimPreferRole creates a prioritized-list claim: a partition of the role
 // first, else a whole device, both with the memory minimum derives from the
 // least and most memory the role's partitions have.
-func (w *World) claimPreferRole(ctx context.Context, name, role string, minimum func(least, most resource.Quantity) resource.Quantity) error {
+func (w *world) claimPreferRole(ctx context.Context, name, role string, minimum func(least, most resource.Quantity) resource.Quantity) error {
 	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
@@ -403,49 +400,15 @@ func (w *World) claimPreferRole(ctx context.Context, name, role string, minimum 
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
+	return w.CreateClaim(ctx, kit.NewClaim(name, w.preferPartitionSpec(sel, minimum(mem[0], mem[1]))))
 }
 
-// allocatedResults waits for the claim's allocation and returns the
-// driver's results joined with their published devices.
-func (w *World) AllocatedResults(ctx context.Context, claim string) ([]resourceapi.DeviceRequestAllocationResult, []PublishedDevice, error) {
-	var c *resourceapi.ResourceClaim
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, "claim "+claim+" to be allocated", func(ctx context.Context) (bool, string, error) {
-		got, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		c = got
-		return got.Status.Allocation != nil, "not allocated", nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	results := DriverResults(c, w.Driver.DriverName)
-	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("claim %s is allocated no device of driver %s", claim, w.Driver.DriverName)
-	}
-	all, err := w.CurrentDevices(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	devices := make([]PublishedDevice, 0, len(results))
-	for _, r := range results {
-		d, ok := FindDevice(all, r.Pool, r.Device)
-		if !ok {
-			return nil, nil, fmt.Errorf("claim %s: allocated device %s/%s is in no ResourceSlice of driver %s", claim, r.Pool, r.Device, w.Driver.DriverName)
-		}
-		devices = append(devices, d)
-	}
-	return results, devices, nil
-}
-
-func (w *World) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
+func (w *world) claimAllocatedFromSubrequest(ctx context.Context, claim, sub string) error {
 	results, _, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return err
 	}
-	want := RequestName + "/" + sub
+	want := kit.RequestName + "/" + sub
 	for _, r := range results {
 		if r.Request != want {
 			return fmt.Errorf("claim %s: device %s/%s was allocated for request %s, expected %s", claim, r.Pool, r.Device, r.Request, want)
@@ -454,7 +417,7 @@ func (w *World) claimAllocatedFromSubrequest(ctx context.Context, claim, sub str
 	return nil
 }
 
-func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error {
+func (w *world) claimDeviceMemory(ctx context.Context, claim, role string) error {
 	mem, err := w.roleMemory(ctx, role)
 	if err != nil {
 		return err
@@ -466,7 +429,7 @@ func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error
 	}
 	var bad []string
 	for _, d := range devices {
-		m, ok := w.Driver.partitionNames().MemoryOf(d.Capacity)
+		m, ok := w.Driver.PartitionNames().MemoryOf(d.Capacity)
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s publishes no %q capacity", claim, d.ID(), w.Driver.MemoryCapacity))
@@ -474,19 +437,19 @@ func (w *World) claimDeviceMemory(ctx context.Context, claim, role string) error
 			bad = append(bad, fmt.Sprintf("claim %s: allocated device %s has %s of memory, the claim asked for at least %s", claim, d.ID(), m.String(), min.String()))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // claimParents returns the parent identities of the partitions allocated to
 // a claim; a device that is not a partition is a finding.
-func (w *World) claimParents(ctx context.Context, claim string) ([]string, error) {
+func (w *world) claimParents(ctx context.Context, claim string) ([]string, error) {
 	_, devices, err := w.AllocatedResults(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, d := range devices {
-		p, ok := w.Driver.partitionNames().asPartition(d)
+		p, ok := w.Driver.PartitionNames().AsPartition(d)
 		if !ok {
 			return nil, fmt.Errorf("claim %s: allocated device %s is not a partition (it has no %q and %q attributes)", claim, d.ID(), w.Driver.ProfileAttribute, w.Driver.ParentUUIDAttribute)
 		}
@@ -495,17 +458,17 @@ func (w *World) claimParents(ctx context.Context, claim string) ([]string, error
 	return out, nil
 }
 
-func (w *World) claimOnDevice(ctx context.Context, claim, alias string) error {
+func (w *world) claimOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, true)
 }
 
-func (w *World) claimNotOnDevice(ctx context.Context, claim, alias string) error {
+func (w *world) claimNotOnDevice(ctx context.Context, claim, alias string) error {
 	return w.claimPartitionsOf(ctx, claim, alias, false)
 }
 
 // claimPartitionsOf checks that every partition allocated to the claim is
 // (on) or is not (!on) a partition of the device named alias.
-func (w *World) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
+func (w *world) claimPartitionsOf(ctx context.Context, claim, alias string, on bool) error {
 	n, err := w.namedDevice(alias)
 	if err != nil {
 		return err
@@ -525,8 +488,8 @@ func (w *World) claimPartitionsOf(ctx context.Context, claim, alias string, on b
 	return nil
 }
 
-func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
-	var devices []PublishedDevice
+func (w *world) claimsFitCounters(ctx context.Context, a, b string) error {
+	var devices []kit.PublishedDevice
 	for _, claim := range []string{a, b} {
 		_, ds, err := w.AllocatedResults(ctx, claim)
 		if err != nil {
@@ -547,5 +510,5 @@ func (w *World) claimsFitCounters(ctx context.Context, a, b string) error {
 	if err != nil {
 		return err
 	}
-	return Findings(checkCounters(devices, counterSets(slices, w.Driver.DriverName)))
+	return kit.Findings(kit.CheckCounters(devices, kit.CounterSets(slices, w.Driver.DriverName)))
 }

@@ -21,6 +21,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
 	"drakit.dev/drakit/conformance/steps/quota"
+	"drakit.dev/drakit/conformance/steps/registration"
 	"drakit.dev/drakit/conformance/steps/slicelint"
 	"drakit.dev/drakit/conformance/steps/status"
 	"drakit.dev/drakit/conformance/steps/torus"
@@ -49,6 +50,7 @@ var Steps = []kit.StepGroup{
 	poolstatus.Steps,
 	prioritized.Steps,
 	quota.Steps,
+	registration.Steps,
 	slicelint.Steps,
 	status.Steps,
 	torus.Steps,

@@ -153,3 +153,10 @@ func (w *World) claimsCapability(ctx context.Context, name string) (context.Cont
 	}
 	return w.RequireCapability(ctx, declaration.CapabilityName(name))
 }
+
+// capabilitySteps check what the driver claims.
+func (w *World) capabilitySteps() []StepDef {
+	return []StepDef{
+		{Pattern: `^the driver claims the capability "([^"]+)"$`, Fn: w.claimsCapability},
+	}
+}

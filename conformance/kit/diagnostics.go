@@ -206,7 +206,7 @@ func (w *World) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
 		return
 	}
 	if len(pods.Items) == 0 {
-		fmt.Fprintf(b, "no pods match %q in %s\n", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
+		fmt.Fprintf(b, "no pods match %q in %s\n", w.Driver.DriverPodSelector, NamespaceOrAll(w.Driver.DriverNamespace))
 		return
 	}
 	for _, p := range pods.Items {
@@ -226,7 +226,7 @@ func (w *World) writeDriverLogs(ctx context.Context, b *bytes.Buffer) {
 	}
 }
 
-func namespaceOrAll(ns string) string {
+func NamespaceOrAll(ns string) string {
 	if ns == "" {
 		return "all namespaces"
 	}

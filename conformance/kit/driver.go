@@ -77,3 +77,6 @@ func (c DriverSettings) deviceEnv() *declaration.EnvVariable {
 func (c DriverSettings) Injected() observe.Injected {
 	return observe.Injected{Driver: c.DriverName, Identity: c.UUIDAttribute, Env: c.deviceEnv(), DeviceNodes: c.DeviceNodes, Mounts: c.Mounts}
 }
+
+// restartSkipReason explains why restart scenarios do not apply.
+const RestartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"

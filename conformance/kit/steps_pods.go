@@ -336,3 +336,16 @@ func (w *World) lastWarning(ctx context.Context, pod string) string {
 // among podRecord.claims: the scheduler's own name for it before it exists,
 // which no claim entry of a pod spec can have (it is no DNS label).
 const ExtendedClaimEntry = "<extended-resources>"
+
+// PodReady says whether the pod runs with its Ready condition true.
+func PodReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

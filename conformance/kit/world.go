@@ -113,9 +113,6 @@ type World struct {
 	Releases []func() error
 	// heldLock is the emulator's NVML state lock while the scenario holds it.
 	HeldLock *os.File
-	// stop is what the kit saw when the scenario stopped the driver, once
-	// it did (steps_driver.go, steps_registration.go).
-	stop *driverStop
 	// outcome is the worst status of the scenario's steps so far.
 	outcome godog.StepResultStatus
 	// notEligible is why the cluster cannot run the scenario, once

@@ -60,7 +60,7 @@ var arrows = []arrow{
 // remove the entry when it fits the limits.
 var sizeExceptions = []sizeException{
 	{
-		pkg: "conformance/kit", files: 38, lines: 8030,
+		pkg: "conformance/kit", files: 38, lines: 6971,
 		why: "the scenario core and the steps not yet moved to conformance/steps (issue 26); being split: lower the ceilings as it shrinks",
 	},
 }
@@ -69,7 +69,7 @@ var sizeExceptions = []sizeException{
 // with its measured count as the ceiling.
 var methodExceptions = []methodException{
 	{
-		pkg: "conformance/kit", typ: "World", methods: 161,
+		pkg: "conformance/kit", typ: "World", methods: 142,
 		why: "the scenario's world, which every step not yet in a package of its own is a method of (issue 26)",
 	},
 }

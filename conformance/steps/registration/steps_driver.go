@@ -1,4 +1,4 @@
-package kit
+package registration
 
 import (
 	"context"
@@ -9,21 +9,21 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"drakit.dev/drakit/conformance/kit"
 )
 
 // driverSteps act on the driver's own pods (found by the configured
 // namespace and label selector), as an operator or a rolling update would.
-func (w *World) driverSteps() []StepDef {
-	return []StepDef{
+func (w *world) driverSteps() []kit.StepDef {
+	return []kit.StepDef{
 		// Restarting the driver disturbs every scenario's devices.
-		{Pattern: `^the driver's pods are restarted$`, Fn: w.restartDriverPods, Needs: NeedsExclusive},
-		{Pattern: `^the driver claims the capability "([^"]+)"$`, Fn: w.claimsCapability},
+		{Pattern: `^the driver's pods are restarted$`, Fn: w.restartDriverPods, Needs: kit.NeedsExclusive},
 		// Stopping the driver disturbs every scenario's devices.
-		{Pattern: `^the driver stops on the node$`, Fn: w.stopDriver, Needs: NeedsExclusive},
+		{Pattern: `^the driver stops on the node$`, Fn: w.stopDriver, Needs: kit.NeedsExclusive},
 		{Pattern: `^the driver runs again on the node$`, Fn: w.startDriver},
 	}
 }
@@ -33,7 +33,7 @@ func (w *World) driverSteps() []StepDef {
 const stoppedNodeSelector = "drakit.dev/conformance-driver-stopped"
 
 // driverDaemonSet is the DaemonSet that owns the driver's pods.
-func (w *World) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
+func (w *world) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
 	list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
 		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
@@ -45,12 +45,12 @@ func (w *World) driverDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) 
 			}
 		}
 	}
-	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
+	return nil, fmt.Errorf("no pod matching the driver pod selector %q in %s is run by a DaemonSet", w.Driver.DriverPodSelector, kit.NamespaceOrAll(w.Driver.DriverNamespace))
 }
 
 // patchDriverNodeSelector sets (value "true") or removes (value nil) the
 // stop label in the DaemonSet's node selector.
-func (w *World) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSet, value *string) error {
+func (w *world) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSet, value *string) error {
 	v := "null"
 	if value != nil {
 		v = fmt.Sprintf("%q", *value)
@@ -68,13 +68,13 @@ func (w *World) patchDriverNodeSelector(ctx context.Context, ds *appsv1.DaemonSe
 // outcome. It needs nothing of the driver but its declared pods
 // (driver.pods), run by a DaemonSet as DRA kubelet plugins are; a driver
 // the kit cannot stop so is the kit's failure, not the driver's.
-func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
+func (w *world) stopDriver(ctx context.Context) (context.Context, error) {
 	if w.Driver.DriverPodSelector == "" {
-		return Skip(ctx, RestartSkipReason)
+		return kit.Skip(ctx, kit.RestartSkipReason)
 	}
 	ds, err := w.driverDaemonSet(ctx)
 	if err != nil {
-		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, kit.KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	st, err := w.beforeStop(ctx)
 	if err != nil {
@@ -83,18 +83,18 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	yes := "true"
 	st.requested = time.Now()
 	if err := w.patchDriverNodeSelector(ctx, ds, &yes); err != nil {
-		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, kit.KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	w.stop = st
 	w.Releases = append(w.Releases, func() error { return w.runDriver(context.WithoutCancel(ctx), ds) })
-	err = Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodDelete, fmt.Sprintf("the driver's pods (%s) to be gone", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		var left []string
 		for i := range list.Items {
-			left = append(left, fmt.Sprintf("%s (%s)", list.Items[i].Name, DescribePod(&list.Items[i])))
+			left = append(left, fmt.Sprintf("%s (%s)", list.Items[i].Name, kit.DescribePod(&list.Items[i])))
 		}
 		return len(left) == 0, strings.Join(left, "; "), nil
 	})
@@ -102,7 +102,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		// Something outside the driver (an operator that restores its
 		// DaemonSet, a finalizer) keeps its pods.
-		return ctx, KitFailure(fmt.Errorf("stop the driver: %w", err))
+		return ctx, kit.KitFailure(fmt.Errorf("stop the driver: %w", err))
 	}
 	return ctx, nil
 }
@@ -110,7 +110,7 @@ func (w *World) stopDriver(ctx context.Context) (context.Context, error) {
 // beforeStop records, before the kit stops the driver, the nodes its pods
 // run on and its ResourceSlices for them, which the driver must have back
 // after it runs again.
-func (w *World) beforeStop(ctx context.Context) (*driverStop, error) {
+func (w *world) beforeStop(ctx context.Context) (*driverStop, error) {
 	list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 	if err != nil {
 		return nil, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
@@ -128,10 +128,10 @@ func (w *World) beforeStop(ctx context.Context) (*driverStop, error) {
 	return st, nil
 }
 
-func (w *World) startDriver(ctx context.Context) (context.Context, error) {
+func (w *world) startDriver(ctx context.Context) (context.Context, error) {
 	ds, err := w.Kube.AppsV1().DaemonSets(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return ctx, fmt.Errorf("list DaemonSets in %s: %w", namespaceOrAll(w.Driver.DriverNamespace), err)
+		return ctx, fmt.Errorf("list DaemonSets in %s: %w", kit.NamespaceOrAll(w.Driver.DriverNamespace), err)
 	}
 	for i := range ds.Items {
 		if _, stopped := ds.Items[i].Spec.Template.Spec.NodeSelector[stoppedNodeSelector]; stopped {
@@ -145,21 +145,21 @@ func (w *World) startDriver(ctx context.Context) (context.Context, error) {
 // then until the driver publishes again, on every node it ran on before the
 // stop, at least as many devices as it did then (the kubelet deletes the
 // slices of a driver gone for 30 s).
-func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
+func (w *world) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if err := w.patchDriverNodeSelector(ctx, ds, nil); err != nil {
 		return err
 	}
-	err := Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+	err := kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("a driver pod (%s) to be ready", w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace).List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		var seen []string
 		for i := range list.Items {
-			if PodReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
+			if kit.PodReady(&list.Items[i]) && list.Items[i].DeletionTimestamp == nil {
 				return true, "", nil
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, DescribePod(&list.Items[i])))
+			seen = append(seen, fmt.Sprintf("%s (%s)", list.Items[i].Name, kit.DescribePod(&list.Items[i])))
 		}
 		return false, strings.Join(seen, "; "), nil
 	})
@@ -169,7 +169,7 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	if w.stop.back.IsZero() {
 		w.stop.back = time.Now()
 	}
-	return Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.Driver.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.Publish, fmt.Sprintf("driver %s to publish its devices for nodes %s again", w.Driver.DriverName, strings.Join(w.stop.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		_, devices, err := w.nodeSlices(ctx, w.stop.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -184,16 +184,13 @@ func (w *World) runDriver(ctx context.Context, ds *appsv1.DaemonSet) error {
 	})
 }
 
-// restartSkipReason explains why restart scenarios do not apply.
-const RestartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"
-
 // restartDriverPods deletes every pod of the driver and waits until as many
 // new ones (other UIDs) run with all containers ready. The driver's
 // controller (a DaemonSet) must recreate them; the kubelet keeps running
 // pods and their prepared claims meanwhile.
-func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) {
+func (w *world) restartDriverPods(ctx context.Context) (context.Context, error) {
 	if w.Driver.DriverPodSelector == "" {
-		return Skip(ctx, RestartSkipReason)
+		return kit.Skip(ctx, kit.RestartSkipReason)
 	}
 	pods := w.Kube.CoreV1().Pods(w.Driver.DriverNamespace)
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
@@ -201,7 +198,7 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 		return ctx, fmt.Errorf("list the driver's pods (%s): %w", w.Driver.DriverPodSelector, err)
 	}
 	if len(list.Items) == 0 {
-		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.Driver.DriverPodSelector, namespaceOrAll(w.Driver.DriverNamespace))
+		return ctx, fmt.Errorf("no pod matches the driver pod selector %q in %s", w.Driver.DriverPodSelector, kit.NamespaceOrAll(w.Driver.DriverNamespace))
 	}
 	old := sets.New[types.UID]()
 	for _, p := range list.Items {
@@ -211,7 +208,7 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 		}
 	}
 	want := len(list.Items)
-	return ctx, Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
+	return ctx, kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("%d new driver pods (%s) to be ready", want, w.Driver.DriverPodSelector), func(ctx context.Context) (bool, string, error) {
 		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: w.Driver.DriverPodSelector})
 		if err != nil {
 			return false, err.Error(), nil
@@ -224,24 +221,11 @@ func (w *World) restartDriverPods(ctx context.Context) (context.Context, error) 
 				seen = append(seen, p.Name+" (old, terminating)")
 				continue
 			}
-			if PodReady(p) {
+			if kit.PodReady(p) {
 				ready++
 			}
-			seen = append(seen, fmt.Sprintf("%s (%s)", p.Name, DescribePod(p)))
+			seen = append(seen, fmt.Sprintf("%s (%s)", p.Name, kit.DescribePod(p)))
 		}
 		return ready == want, strings.Join(seen, "; "), nil
 	})
-}
-
-// podReady says whether the pod runs with its Ready condition true.
-func PodReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

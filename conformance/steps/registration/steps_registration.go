@@ -1,11 +1,9 @@
-package kit
+package registration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/kubeletapi"
 	"drakit.dev/drakit/conformance/lint"
 )
@@ -26,8 +25,8 @@ import (
 // spec §17.1) through the kubelet's plugin registry on the node, and what
 // the kubelet does with the driver's ResourceSlices when the driver goes
 // away and comes back.
-func (w *World) registrationSteps() []StepDef {
-	return []StepDef{
+func (w *world) registrationSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^the kit can reach the kubelet's plugin registry$`, Fn: w.PluginRegistryReachable},
 		{Pattern: `^the driver's registration socket answers GetInfo as a DRAPlugin named after the driver$`, Fn: w.driverRegistered},
 		{Pattern: `^the endpoint the driver registered is a unix socket that serves DRAPlugin$`, Fn: w.registeredEndpointServes},
@@ -52,8 +51,6 @@ const (
 	// were gone the kit still accepts a wipe: the kubelet's DeleteCollection
 	// and the informer's watch.
 	wipeLate = 15 * time.Second
-	// nodeSocketTimeout bounds each call the kit makes on a node socket.
-	NodeSocketTimeout = 5 * time.Second
 )
 
 // driverStop is what the kit saw around "the driver stops on the node".
@@ -70,61 +67,8 @@ type driverStop struct {
 	devices map[string]int
 }
 
-// pluginRegistry is the kubelet's plugin registry as the kit sees it, or
-// why the kit cannot see it.
-func (w *World) pluginRegistry() (string, string) {
-	if w.Cfg.NodeKubeletRootDir == "" {
-		return "", KubeletStateSkipReason
-	}
-	return filepath.Join(w.Cfg.NodeKubeletRootDir, kubeletapi.PluginRegistryDir), ""
-}
-
-func (w *World) PluginRegistryReachable(ctx context.Context) (context.Context, error) {
-	dir, why := w.pluginRegistry()
-	if why != "" {
-		return Skip(ctx, why)
-	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return Skip(ctx, fmt.Sprintf("the kit cannot see the kubelet's plugin registry: %s does not exist (is --node-kubelet-root-dir the kubelet's --root-dir?)", dir))
-	} else if err != nil {
-		return ctx, fmt.Errorf("the kubelet's plugin registry below --node-kubelet-root-dir: %w", err)
-	}
-	return ctx, nil
-}
-
-// driverRegistrations asks every registration socket of the kubelet's
-// plugin registry GetInfo and returns those named after the driver that
-// answered, with a description of every socket for messages.
-func (w *World) driverRegistrations(ctx context.Context) ([]kubeletapi.Registration, string, error) {
-	dir, why := w.pluginRegistry()
-	if why != "" {
-		return nil, "", fmt.Errorf("%s", why)
-	}
-	all, err := kubeletapi.Registrations(ctx, dir, NodeSocketTimeout)
-	if err != nil {
-		return nil, "", err
-	}
-	var mine []kubeletapi.Registration
-	var seen []string
-	for _, r := range all {
-		if r.Err != nil {
-			seen = append(seen, fmt.Sprintf("%s: %v", r.Socket, r.Err))
-			continue
-		}
-		seen = append(seen, fmt.Sprintf("%s: type %q name %q endpoint %q versions %q", r.Socket, r.Info.Type, r.Info.Name, r.Info.Endpoint, r.Info.SupportedVersions))
-		if r.Info.Name == w.Driver.DriverName {
-			mine = append(mine, r)
-		}
-	}
-	desc := "no socket"
-	if len(seen) > 0 {
-		desc = strings.Join(seen, "; ")
-	}
-	return mine, desc, nil
-}
-
-func (w *World) driverRegistered(ctx context.Context) (context.Context, error) {
-	mine, desc, err := w.driverRegistrations(ctx)
+func (w *world) driverRegistered(ctx context.Context) (context.Context, error) {
+	mine, desc, err := w.DriverRegistrations(ctx)
 	if err != nil {
 		return ctx, err
 	}
@@ -138,23 +82,10 @@ func (w *World) driverRegistered(ctx context.Context) (context.Context, error) {
 			bad = append(bad, fmt.Sprintf("registration socket %s of %s answers type %q, expected %q", r.Socket, w.Driver.DriverName, r.Info.Type, registerapi.DRAPlugin))
 		}
 	}
-	return ctx, Findings(bad)
+	return ctx, kit.Findings(bad)
 }
 
-// someDriverRegistrations are the driver's registrations, an error when
-// there are none.
-func (w *World) SomeDriverRegistrations(ctx context.Context) ([]kubeletapi.Registration, error) {
-	mine, desc, err := w.driverRegistrations(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(mine) == 0 {
-		return nil, fmt.Errorf("no registration socket answers GetInfo with the name %s: %s", w.Driver.DriverName, desc)
-	}
-	return mine, nil
-}
-
-func (w *World) registeredEndpointServes(ctx context.Context) error {
+func (w *world) registeredEndpointServes(ctx context.Context) error {
 	mine, err := w.SomeDriverRegistrations(ctx)
 	if err != nil {
 		return err
@@ -165,14 +96,14 @@ func (w *World) registeredEndpointServes(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %q, expected an absolute path on the node", r.Socket, r.Info.Endpoint))
 			continue
 		}
-		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), NodeSocketTimeout); err != nil {
+		if err := kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), kit.NodeSocketTimeout); err != nil {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers endpoint %s: %v", r.Socket, r.Info.Endpoint, err))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
-func (w *World) registeredServices(ctx context.Context, want string) error {
+func (w *world) registeredServices(ctx context.Context, want string) error {
 	mine, err := w.SomeDriverRegistrations(ctx)
 	if err != nil {
 		return err
@@ -193,14 +124,14 @@ func (w *World) registeredServices(ctx context.Context, want string) error {
 			bad = append(bad, fmt.Sprintf("registration socket %s registers %q, without %s", r.Socket, vs, want))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // driverRegistersAgain waits until a registration socket of the driver
 // answers GetInfo and its endpoint serves DRAPlugin.
-func (w *World) driverRegistersAgain(ctx context.Context) error {
+func (w *world) driverRegistersAgain(ctx context.Context) error {
 	start := time.Now()
-	return Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
+	return kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		if !at.IsZero() {
 			klog.FromContext(ctx).Info("The driver registered again", "after", at.Sub(start).Round(time.Millisecond))
@@ -211,13 +142,13 @@ func (w *World) driverRegistersAgain(ctx context.Context) error {
 
 // registeredNow says when (now) a registration of the driver answered with
 // an endpoint that serves DRAPlugin; zero and what it saw when none did.
-func (w *World) registeredNow(ctx context.Context) (time.Time, string) {
-	mine, desc, err := w.driverRegistrations(ctx)
+func (w *world) registeredNow(ctx context.Context) (time.Time, string) {
+	mine, desc, err := w.DriverRegistrations(ctx)
 	if err != nil {
 		return time.Time{}, err.Error()
 	}
 	for _, r := range mine {
-		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), NodeSocketTimeout) == nil {
+		if kubeletapi.ServesDRAPlugin(ctx, w.Cfg.HostPath(r.Info.Endpoint), kit.NodeSocketTimeout) == nil {
 			return time.Now(), ""
 		}
 	}
@@ -226,7 +157,7 @@ func (w *World) registeredNow(ctx context.Context) (time.Time, string) {
 
 // podStillRuns checks that a pod the scenario saw running still runs, as
 // the same pod, with no container restarted.
-func (w *World) podStillRuns(ctx context.Context, name string) error {
+func (w *world) podStillRuns(ctx context.Context, name string) error {
 	p, err := w.Pod(name)
 	if err != nil {
 		return err
@@ -240,19 +171,19 @@ func (w *World) podStillRuns(ctx context.Context, name string) error {
 		bad = append(bad, fmt.Sprintf("pod %s was replaced (uid %s, was %s)", name, pod.UID, p.UID))
 	}
 	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-		bad = append(bad, fmt.Sprintf("pod %s no longer runs: %s", name, DescribePod(pod)))
+		bad = append(bad, fmt.Sprintf("pod %s no longer runs: %s", name, kit.DescribePod(pod)))
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.RestartCount != 0 || cs.State.Running == nil {
 			bad = append(bad, fmt.Sprintf("pod %s: container %s restarted %d times, running %v", name, cs.Name, cs.RestartCount, cs.State.Running != nil))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // nodeSlices are the driver's ResourceSlices for the nodes: UIDs by slice
 // name, and device counts per node.
-func (w *World) nodeSlices(ctx context.Context, nodes []string) (map[string]string, map[string]int, error) {
+func (w *world) nodeSlices(ctx context.Context, nodes []string) (map[string]string, map[string]int, error) {
 	list, err := w.DriverSlices(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -270,7 +201,7 @@ func (w *World) nodeSlices(ctx context.Context, nodes []string) (map[string]stri
 
 // stopped is the scenario's driver stop, or the error that says a stop
 // must come first.
-func (w *World) stopped() (*driverStop, error) {
+func (w *world) stopped() (*driverStop, error) {
 	if w.stop == nil {
 		return nil, fmt.Errorf("the driver was not stopped: a step \"the driver stops on the node\" must come first")
 	}
@@ -285,14 +216,14 @@ func (w *World) stopped() (*driverStop, error) {
 // checks when: not before wipeGrace after the kit asked the driver to stop
 // (the driver cannot have disconnected earlier), not much after wipeGrace
 // after its pods were gone (it had disconnected by then).
-func (w *World) kubeletWipesSlices(ctx context.Context) (context.Context, error) {
+func (w *world) kubeletWipesSlices(ctx context.Context) (context.Context, error) {
 	st, err := w.stopped()
 	if err != nil {
 		return ctx, err
 	}
 	var firstGone, allGone time.Time
 	timeout := time.Until(st.gone.Add(wipeGrace + wipeLate))
-	err = Poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.Driver.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, timeout, fmt.Sprintf("the kubelet to delete the ResourceSlices of driver %s for nodes %s", w.Driver.DriverName, strings.Join(st.nodes, ", ")), func(ctx context.Context) (bool, string, error) {
 		now, err := w.nodeSlicesNow(ctx, st.nodes)
 		if err != nil {
 			return false, err.Error(), nil
@@ -329,7 +260,7 @@ func (w *World) kubeletWipesSlices(ctx context.Context) (context.Context, error)
 }
 
 // nodeSlicesNow are the driver's ResourceSlices for the nodes now.
-func (w *World) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]string, error) {
+func (w *world) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]string, error) {
 	uids, _, err := w.nodeSlices(ctx, nodes)
 	return uids, err
 }
@@ -341,7 +272,7 @@ func (w *World) nodeSlicesNow(ctx context.Context, nodes []string) (map[string]s
 // slice gone or replaced meanwhile (another UID) is only a warning: the
 // kubelet keeps the slices (§17.1), but no KEP or API stops a driver from
 // replacing its own.
-func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, error) {
+func (w *world) slicesKeptThroughRestart(ctx context.Context) (context.Context, error) {
 	st, err := w.stopped()
 	if err != nil {
 		return ctx, err
@@ -350,7 +281,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		return ctx, fmt.Errorf("the driver does not run again: a step \"the driver runs again on the node\" must come first")
 	}
 	var registered time.Time
-	err = Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
+	err = kit.Poll(ctx, w.Cfg.Timeouts.PodStart, fmt.Sprintf("driver %s to register in the kubelet's plugin registry", w.Driver.DriverName), func(ctx context.Context) (bool, string, error) {
 		at, status := w.registeredNow(ctx)
 		registered = at
 		return !at.IsZero(), status, nil
@@ -360,7 +291,7 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 	}
 	downtime := registered.Sub(st.requested)
 	if downtime >= wipeGrace-wipeEarly {
-		return Skip(ctx, fmt.Sprintf("driver %s registered again %s after the kit asked it to stop: not within the kubelet's %s grace, so the kit cannot tell whether its slices had to be kept",
+		return kit.Skip(ctx, fmt.Sprintf("driver %s registered again %s after the kit asked it to stop: not within the kubelet's %s grace, so the kit cannot tell whether its slices had to be kept",
 			w.Driver.DriverName, downtime.Round(time.Millisecond), wipeGrace))
 	}
 	until := st.gone.Add(wipeGrace + wipeLate)
@@ -374,14 +305,14 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		for _, name := range slices.Sorted(maps.Keys(st.slices)) {
 			if now[name] != st.slices[name] && !replaced[name] {
 				replaced[name] = true
-				ctx = Warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
+				ctx = kit.Warn(ctx, fmt.Sprintf("ResourceSlice %s (uid %s) of driver %s was gone or replaced %s after the kit asked the driver to stop, though the driver registered again after %s, within the kubelet's %s grace (%s: the kubelet keeps the slices, and a driver may replace its own)",
 					name, st.slices[name], w.Driver.DriverName, t, downtime.Round(time.Millisecond), wipeGrace, lint.NoBasis))
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx, ctx.Err()
-		case <-time.After(PollInterval):
+		case <-time.After(kit.PollInterval):
 		}
 	}
 	_, devices, err := w.nodeSlices(ctx, st.nodes)
@@ -399,5 +330,5 @@ func (w *World) slicesKeptThroughRestart(ctx context.Context) (context.Context, 
 		st.gone.Sub(st.requested).Round(time.Millisecond), st.back.Sub(st.requested).Round(time.Millisecond), downtime.Round(time.Millisecond),
 		len(st.slices)-len(replaced), len(st.slices), until.Sub(st.requested).Round(time.Millisecond))
 	ctx = godog.Attach(ctx, godog.Attachment{FileName: "slice-keep-timing.txt", MediaType: "text/plain", Body: []byte(timing)})
-	return ctx, Findings(lost)
+	return ctx, kit.Findings(lost)
 }

@@ -14,6 +14,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/kubeletcontract"
 	"drakit.dev/drakit/conformance/steps/metadata"
 	"drakit.dev/drakit/conformance/steps/nodealloc"
+	"drakit.dev/drakit/conformance/steps/nodeselection"
 	"drakit.dev/drakit/conformance/steps/opaqueconfig"
 	"drakit.dev/drakit/conformance/steps/partitions"
 	"drakit.dev/drakit/conformance/steps/podgroups"
@@ -43,6 +44,7 @@ var Steps = []kit.StepGroup{
 	kubeletcontract.Steps,
 	metadata.Steps,
 	nodealloc.Steps,
+	nodeselection.Steps,
 	opaqueconfig.Steps,
 	partitions.Steps,
 	podgroups.Steps,

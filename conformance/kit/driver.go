@@ -80,3 +80,14 @@ func (c DriverSettings) Injected() observe.Injected {
 
 // restartSkipReason explains why restart scenarios do not apply.
 const RestartSkipReason = "the kit cannot find the driver's pods: no driver pod selector configured (driver.pods of the declaration, or --driver-pod-selector)"
+
+// multiNodeClasses are the DeviceClasses whose devices the multi-node
+// scenario considers: the driver's, and a declared torus's sub-slice class
+// (sub-slices are the devices of a torus driver that several nodes share).
+func (c DriverSettings) MultiNodeClasses() []string {
+	classes := []string{c.DeviceClass()}
+	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.DeviceClass() {
+		classes = append(classes, c.TorusSubsliceClassName)
+	}
+	return classes
+}

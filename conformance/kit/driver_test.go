@@ -2,6 +2,7 @@ package kit
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"drakit.dev/drakit/conformance/declaration"
@@ -76,5 +77,18 @@ func TestRunTagsDefaultToTheDeclarations(t *testing.T) {
 	s.Cfg.Tags, s.Driver.Tags = "", ""
 	if got := s.tags(); got != "" {
 		t.Errorf("neither: %q, want every scenario", got)
+	}
+}
+
+func TestMultiNodeClasses(t *testing.T) {
+	t.Parallel()
+	var c DriverSettings
+	c.DriverName, c.DeviceClassName = "tpu.drakit.dev", "tpu.drakit.dev"
+	if got := c.MultiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev" {
+		t.Errorf("no torus: %v", got)
+	}
+	c.TorusSubsliceClassName = "subslice.tpu.drakit.dev"
+	if got := c.MultiNodeClasses(); strings.Join(got, ",") != "tpu.drakit.dev,subslice.tpu.drakit.dev" {
+		t.Errorf("torus: %v", got)
 	}
 }

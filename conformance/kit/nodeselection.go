@@ -17,15 +17,15 @@ import (
 // and which nodes can use a device (steps_multihost.go).
 
 // hostnameLabel is the label the kubelet gives its node.
-const hostnameLabel = "kubernetes.io/hostname"
+const HostnameLabel = "kubernetes.io/hostname"
 
 // missingNodeName names a node no cluster of the kit has.
-const missingNodeName = "drakit-no-such-node"
+const MissingNodeName = "drakit-no-such-node"
 
 // sliceNodeSelections are the ResourceSlice node selections the validation
 // scenarios submit, by the text that names them in the features, as edits
 // of a test driver slice with one device d0 and nothing else set.
-var sliceNodeSelections = map[string]func(s *resourceapi.ResourceSlice){
+var SliceNodeSelections = map[string]func(s *resourceapi.ResourceSlice){
 	"names no node": func(*resourceapi.ResourceSlice) {},
 	"sets both allNodes and perDeviceNodeSelection": func(s *resourceapi.ResourceSlice) {
 		s.Spec.AllNodes = ptr.To(true)
@@ -40,7 +40,7 @@ var sliceNodeSelections = map[string]func(s *resourceapi.ResourceSlice){
 	},
 	"is per device but a device sets both nodeName and allNodes": func(s *resourceapi.ResourceSlice) {
 		s.Spec.PerDeviceNodeSelection = ptr.To(true)
-		s.Spec.Devices[0].NodeName = ptr.To(missingNodeName)
+		s.Spec.Devices[0].NodeName = ptr.To(MissingNodeName)
 		s.Spec.Devices[0].AllNodes = ptr.To(true)
 	},
 	"is per device but a device sets allNodes to false": func(s *resourceapi.ResourceSlice) {
@@ -53,11 +53,11 @@ var sliceNodeSelections = map[string]func(s *resourceapi.ResourceSlice){
 	},
 	"is allNodes and a device sets a nodeName": func(s *resourceapi.ResourceSlice) {
 		s.Spec.AllNodes = ptr.To(true)
-		s.Spec.Devices[0].NodeName = ptr.To(missingNodeName)
+		s.Spec.Devices[0].NodeName = ptr.To(MissingNodeName)
 	},
 	"is a nodeName and a device sets a nodeSelector": func(s *resourceapi.ResourceSlice) {
-		s.Spec.NodeName = ptr.To(missingNodeName)
-		s.Spec.Devices[0].NodeSelector = NodeNameSelector(missingNodeName)
+		s.Spec.NodeName = ptr.To(MissingNodeName)
+		s.Spec.Devices[0].NodeSelector = NodeNameSelector(MissingNodeName)
 	},
 }
 
@@ -69,9 +69,9 @@ func NodeNameSelector(node string) *corev1.NodeSelector {
 }
 
 // hostnameSelector selects nodes by the kubelet's hostname label.
-func hostnameSelector(hostname string) *corev1.NodeSelector {
+func HostnameSelector(hostname string) *corev1.NodeSelector {
 	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}},
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}},
 	}}}
 }
 
@@ -96,7 +96,7 @@ type MultiNodeDevice struct {
 // deviceNodes are the names of the nodes a device of the slice is
 // available on: the device's own node selection under
 // perDeviceNodeSelection, else the slice's.
-func deviceNodes(s resourceapi.ResourceSlice, d resourceapi.Device, nodes []corev1.Node) ([]string, error) {
+func DeviceNodes(s resourceapi.ResourceSlice, d resourceapi.Device, nodes []corev1.Node) ([]string, error) {
 	name, selector, all := s.Spec.NodeName, s.Spec.NodeSelector, ptr.Deref(s.Spec.AllNodes, false)
 	if ptr.Deref(s.Spec.PerDeviceNodeSelection, false) {
 		name, selector, all = d.NodeName, d.NodeSelector, ptr.Deref(d.AllNodes, false)

@@ -372,3 +372,12 @@ func Warn(ctx context.Context, msg string) context.Context {
 func AttachText(ctx context.Context, name, text string) context.Context {
 	return godog.Attach(ctx, godog.Attachment{FileName: name, MediaType: "text/plain", Body: []byte(text)})
 }
+
+// TheMultiNodeDevice is the device available on several nodes the
+// scenario picked.
+func (w *World) TheMultiNodeDevice() (*MultiNodeDevice, error) {
+	if w.MultiNode == nil {
+		return nil, fmt.Errorf("no multi-node device picked (a step \"the driver publishes a device available on at least N nodes\" must come first)")
+	}
+	return w.MultiNode, nil
+}

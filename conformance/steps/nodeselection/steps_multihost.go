@@ -1,4 +1,4 @@
-package kit
+package nodeselection
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
+	"drakit.dev/drakit/conformance/kit"
 	"drakit.dev/drakit/conformance/observe"
 )
 
@@ -25,8 +26,8 @@ import (
 // selection, how the scheduler allocates a device that names its own
 // nodes (with pools of the kit's test driver), and a device of the driver
 // under test that several nodes share, used by a pod on each of them.
-func (w *World) multiHostSteps() []StepDef {
-	return []StepDef{
+func (w *world) multiHostSteps() []kit.StepDef {
+	return []kit.StepDef{
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver whose node selection (.+) is submitted$`, Fn: w.submitSliceNodeSelection},
 		{Pattern: `^a ResourceSlice "([^"]+)" of the test driver with perDeviceNodeSelection and devices for a nodeName, a nodeSelector and allNodes is submitted$`, Fn: w.submitSlicePerDevice},
 		{Pattern: `^the ResourceSlice "([^"]+)" of the test driver keeps each device's node selection$`, Fn: w.sliceKeepsPerDevice},
@@ -34,7 +35,7 @@ func (w *World) multiHostSteps() []StepDef {
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the test driver's device "([^"]+)"$`, Fn: w.claimTestDriverRole},
 		{Pattern: `^the claim "([^"]+)" is allocated the test driver's device "([^"]+)" with the node selector the device names$`, Fn: w.claimAllocatedPerDevice},
 		{Pattern: `^the cluster has at least (\d+) nodes$`, Fn: w.clusterHasNodes},
-		{Pattern: `^the driver publishes a device available on at least (\d+) nodes$`, Fn: w.driverPublishesMultiNodeDevice, Needs: NeedsExclusive},
+		{Pattern: `^the driver publishes a device available on at least (\d+) nodes$`, Fn: w.driverPublishesMultiNodeDevice, Needs: kit.NeedsExclusive},
 		{Pattern: `^a ResourceClaim "([^"]+)" requesting the multi-node device$`, Fn: w.claimMultiNodeDevice},
 		{Pattern: `^a pod on each node of the multi-node device is created with the claim "([^"]+)"$`, Fn: w.podsOnEachNode},
 		{Pattern: `^the pods on each node of the multi-node device are running$`, Fn: w.podsOnEachNodeRun},
@@ -45,18 +46,18 @@ func (w *World) multiHostSteps() []StepDef {
 
 // bareTestSlice is a one-device slice of the test driver without any node
 // selection.
-func (w *World) bareTestSlice(name string) *resourceapi.ResourceSlice {
+func (w *world) bareTestSlice(name string) *resourceapi.ResourceSlice {
 	s := w.TestSlice(name, name, 1)
 	s.Spec.AllNodes = nil
 	s.Spec.Devices = []resourceapi.Device{{Name: "d0"}}
 	return s
 }
 
-func (w *World) submitSliceNodeSelection(ctx context.Context, name, selection string) error {
-	edit, ok := sliceNodeSelections[selection]
+func (w *world) submitSliceNodeSelection(ctx context.Context, name, selection string) error {
+	edit, ok := kit.SliceNodeSelections[selection]
 	if !ok {
 		known := slices.Sorted(func(yield func(string) bool) {
-			for k := range sliceNodeSelections {
+			for k := range kit.SliceNodeSelections {
 				if !yield(strconv.Quote(k)) {
 					return
 				}
@@ -72,18 +73,18 @@ func (w *World) submitSliceNodeSelection(ctx context.Context, name, selection st
 
 // perDeviceSlice is a valid slice with perDeviceNodeSelection: devices
 // by-name, by-selector and everywhere.
-func (w *World) perDeviceSlice(name string) *resourceapi.ResourceSlice {
+func (w *world) perDeviceSlice(name string) *resourceapi.ResourceSlice {
 	s := w.bareTestSlice(name)
 	s.Spec.PerDeviceNodeSelection = ptr.To(true)
 	s.Spec.Devices = []resourceapi.Device{
-		{Name: "by-name", NodeName: ptr.To(missingNodeName)},
-		{Name: "by-selector", NodeSelector: hostnameSelector(missingNodeName)},
+		{Name: "by-name", NodeName: ptr.To(kit.MissingNodeName)},
+		{Name: "by-selector", NodeSelector: kit.HostnameSelector(kit.MissingNodeName)},
 		{Name: "everywhere", AllNodes: ptr.To(true)},
 	}
 	return s
 }
 
-func (w *World) submitSlicePerDevice(ctx context.Context, name string) error {
+func (w *world) submitSlicePerDevice(ctx context.Context, name string) error {
 	w.SubmitSlice(ctx, w.perDeviceSlice(name))
 	return nil
 }
@@ -91,7 +92,7 @@ func (w *World) submitSlicePerDevice(ctx context.Context, name string) error {
 // sliceKeepsPerDevice compares the stored slice with what the kit
 // submitted: an API server whose DRAPartitionableDevices gate is off drops
 // the fields instead of storing them.
-func (w *World) sliceKeepsPerDevice(ctx context.Context, name string) error {
+func (w *world) sliceKeepsPerDevice(ctx context.Context, name string) error {
 	want := w.perDeviceSlice(name)
 	got, err := w.Kube.ResourceV1().ResourceSlices().Get(ctx, want.Name, metav1.GetOptions{})
 	if err != nil {
@@ -111,11 +112,11 @@ func (w *World) sliceKeepsPerDevice(ctx context.Context, name string) error {
 				got.Name, d.Name, ptr.Deref(g.NodeName, "-"), g.NodeSelector, ptr.Deref(g.AllNodes, false), ptr.Deref(d.NodeName, "-"), d.NodeSelector, ptr.Deref(d.AllNodes, false)))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // aNode returns a node of the cluster that is Ready, the first by name.
-func (w *World) aNode(ctx context.Context) (*corev1.Node, error) {
+func (w *world) aNode(ctx context.Context) (*corev1.Node, error) {
 	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
@@ -134,14 +135,14 @@ func (w *World) aNode(ctx context.Context) (*corev1.Node, error) {
 // publishPerDevicePool publishes a one-slice pool of the test driver with
 // perDeviceNodeSelection: device here selects a Ready node by its hostname
 // label, device nowhere names a node that does not exist.
-func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere string) error {
+func (w *world) publishPerDevicePool(ctx context.Context, pool, here, nowhere string) error {
 	node, err := w.aNode(ctx)
 	if err != nil {
 		return err
 	}
-	hostname, ok := node.Labels[hostnameLabel]
+	hostname, ok := node.Labels[kit.HostnameLabel]
 	if !ok {
-		return fmt.Errorf("node %s has no label %s, which the kubelet sets", node.Name, hostnameLabel)
+		return fmt.Errorf("node %s has no label %s, which the kubelet sets", node.Name, kit.HostnameLabel)
 	}
 	if _, err := w.TestDeviceClass(ctx); err != nil {
 		return err
@@ -150,13 +151,13 @@ func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere st
 	s.Spec.Pool.Name = w.TestObjectName(pool)
 	s.Spec.PerDeviceNodeSelection = ptr.To(true)
 	s.Spec.Devices = []resourceapi.Device{
-		{Name: here, NodeSelector: hostnameSelector(hostname)},
-		{Name: nowhere, NodeName: ptr.To(missingNodeName)},
+		{Name: here, NodeSelector: kit.HostnameSelector(hostname)},
+		{Name: nowhere, NodeName: ptr.To(kit.MissingNodeName)},
 	}
 	for i := range s.Spec.Devices {
 		s.Spec.Devices[i].Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-			TestRoleAttribute:     {StringValue: ptr.To(s.Spec.Devices[i].Name)},
-			TestScenarioAttribute: {StringValue: ptr.To(w.Ns)},
+			kit.TestRoleAttribute:     {StringValue: ptr.To(s.Spec.Devices[i].Name)},
+			kit.TestScenarioAttribute: {StringValue: ptr.To(w.Ns)},
 		}
 	}
 	return w.CreateSlice(ctx, s)
@@ -164,22 +165,22 @@ func (w *World) publishPerDevicePool(ctx context.Context, pool, here, nowhere st
 
 // testRoleSelector selects the test driver's device with the role.
 func testRoleSelector(role string) string {
-	return fmt.Sprintf(`device.attributes[%s].?role.orValue("") == %s`, strconv.Quote(TestDriverName), strconv.Quote(role))
+	return fmt.Sprintf(`device.attributes[%s].?role.orValue("") == %s`, strconv.Quote(kit.TestDriverName), strconv.Quote(role))
 }
 
-func (w *World) claimTestDriverRole(ctx context.Context, name, role string) error {
+func (w *world) claimTestDriverRole(ctx context.Context, name, role string) error {
 	class, err := w.TestDeviceClass(ctx)
 	if err != nil {
 		return err
 	}
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(class, 1, testRoleSelector(role))))
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(class, 1, testRoleSelector(role))))
 }
 
 // claimAllocatedPerDevice checks that the claim got the test driver's
 // device and that its allocation is restricted to the nodes the device's
 // own nodeSelector picks (the slice's perDeviceNodeSelection), which
 // include the node of the pod the scheduler bound.
-func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device string) error {
+func (w *world) claimAllocatedPerDevice(ctx context.Context, claim, device string) error {
 	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
@@ -187,9 +188,9 @@ func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the test driver's device %s", claim, device)
 	}
-	got := DriverResults(c, TestDriverName)
+	got := kit.DriverResults(c, kit.TestDriverName)
 	if len(got) != 1 || got[0].Device != device {
-		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s", claim, ResultIDs(got), device)
+		return fmt.Errorf("claim %s is allocated %s of the test driver, expected %s", claim, kit.ResultIDs(got), device)
 	}
 	sl, err := w.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -197,7 +198,7 @@ func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 	}
 	var want *corev1.NodeSelector
 	for _, s := range sl.Items {
-		if s.Spec.Driver != TestDriverName || s.Spec.Pool.Name != got[0].Pool {
+		if s.Spec.Driver != kit.TestDriverName || s.Spec.Pool.Name != got[0].Pool {
 			continue
 		}
 		for _, d := range s.Spec.Devices {
@@ -216,32 +217,21 @@ func (w *World) claimAllocatedPerDevice(ctx context.Context, claim, device strin
 }
 
 // clusterHasNodes skips the scenario on a cluster with fewer nodes.
-func (w *World) clusterHasNodes(ctx context.Context, n int) (context.Context, error) {
+func (w *world) clusterHasNodes(ctx context.Context, n int) (context.Context, error) {
 	nodes, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
 	}
 	if len(nodes.Items) < n {
-		return Skip(ctx, fmt.Sprintf("the cluster has %d node(s), the scenario needs %d", len(nodes.Items), n))
+		return kit.Skip(ctx, fmt.Sprintf("the cluster has %d node(s), the scenario needs %d", len(nodes.Items), n))
 	}
 	return ctx, nil
-}
-
-// multiNodeClasses are the DeviceClasses whose devices the multi-node
-// scenario considers: the driver's, and a declared torus's sub-slice class
-// (sub-slices are the devices of a torus driver that several nodes share).
-func (c DriverSettings) multiNodeClasses() []string {
-	classes := []string{c.DeviceClass()}
-	if c.TorusSubsliceClassName != "" && c.TorusSubsliceClassName != c.DeviceClass() {
-		classes = append(classes, c.TorusSubsliceClassName)
-	}
-	return classes
 }
 
 // driverPublishesMultiNodeDevice picks the first device (by pool and name)
 // of the driver's multiNodeClasses that at least n nodes can use and that
 // has an identity; it skips the scenario when there is none.
-func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (context.Context, error) {
+func (w *world) driverPublishesMultiNodeDevice(ctx context.Context, n int) (context.Context, error) {
 	nodeList, err := w.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ctx, fmt.Errorf("list nodes: %w", err)
@@ -250,8 +240,8 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	if err != nil {
 		return ctx, err
 	}
-	classes := w.Driver.multiNodeClasses()
-	var found []*MultiNodeDevice
+	classes := w.Driver.MultiNodeClasses()
+	var found []*kit.MultiNodeDevice
 	picked := map[string]bool{}
 	for _, class := range classes {
 		inClass, err := w.ClassDevices(ctx, class)
@@ -260,7 +250,7 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 		}
 		for _, s := range sl {
 			for _, d := range s.Spec.Devices {
-				pd, ok := FindDevice(inClass, s.Spec.Pool.Name, d.Name)
+				pd, ok := kit.FindDevice(inClass, s.Spec.Pool.Name, d.Name)
 				if !ok || picked[pd.ID()] {
 					continue
 				}
@@ -268,20 +258,20 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 				if !ok || a.StringValue == nil || *a.StringValue == "" {
 					continue
 				}
-				nodes, err := deviceNodes(s, d, nodeList.Items)
+				nodes, err := kit.DeviceNodes(s, d, nodeList.Items)
 				if err != nil {
 					return ctx, err
 				}
 				if len(nodes) >= n {
 					picked[pd.ID()] = true
-					found = append(found, &MultiNodeDevice{Device: pd, Class: class, Subslice: class == w.Driver.TorusSubsliceClassName,
+					found = append(found, &kit.MultiNodeDevice{Device: pd, Class: class, Subslice: class == w.Driver.TorusSubsliceClassName,
 						Identity: *a.StringValue, Hosts: nodes, Nodes: nodes[:n], Pods: map[string]string{}})
 				}
 			}
 		}
 	}
 	if len(found) == 0 {
-		return Skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
+		return kit.Skip(ctx, fmt.Sprintf("no device of DeviceClass %s (driver %s) with identity attribute %s is available on %d of the cluster's %d nodes",
 			strings.Join(classes, " or "), w.Driver.DriverName, w.Driver.UUIDAttribute, n, len(nodeList.Items)))
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Device.ID() < found[j].Device.ID() })
@@ -289,32 +279,25 @@ func (w *World) driverPublishesMultiNodeDevice(ctx context.Context, n int) (cont
 	return ctx, nil
 }
 
-func (w *World) TheMultiNodeDevice() (*MultiNodeDevice, error) {
-	if w.MultiNode == nil {
-		return nil, fmt.Errorf("no multi-node device picked (a step \"the driver publishes a device available on at least N nodes\" must come first)")
-	}
-	return w.MultiNode, nil
-}
-
-func (w *World) claimMultiNodeDevice(ctx context.Context, name string) error {
+func (w *world) claimMultiNodeDevice(ctx context.Context, name string) error {
 	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
-	sel := UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, m.Identity)
-	return w.CreateClaim(ctx, NewClaim(name, ClaimSpec(m.Class, 1, sel)))
+	sel := kit.UuidSelector(w.Driver.DriverName, w.Driver.UUIDAttribute, m.Identity)
+	return w.CreateClaim(ctx, kit.NewClaim(name, kit.ClaimSpec(m.Class, 1, sel)))
 }
 
 // podsOnEachNode creates one probe pod per node of the multi-node device,
 // each with the claim and required to run on its node.
-func (w *World) podsOnEachNode(ctx context.Context, claim string) error {
+func (w *world) podsOnEachNode(ctx context.Context, claim string) error {
 	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
 	}
 	for i, node := range m.Nodes {
-		pod := ProbePod(w.Suite, fmt.Sprintf("%s-user-%d", claim, i), []PodClaim{{Name: claim, Claim: claim}})
-		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: NodeNameSelector(node)}}
+		pod := kit.ProbePod(w.Suite, fmt.Sprintf("%s-user-%d", claim, i), []kit.PodClaim{{Name: claim, Claim: claim}})
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: kit.NodeNameSelector(node)}}
 		if err := w.CreateProbePod(ctx, pod); err != nil {
 			return err
 		}
@@ -323,7 +306,7 @@ func (w *World) podsOnEachNode(ctx context.Context, claim string) error {
 	return nil
 }
 
-func (w *World) podsOnEachNodeRun(ctx context.Context) error {
+func (w *world) podsOnEachNodeRun(ctx context.Context) error {
 	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
@@ -345,13 +328,13 @@ func (w *World) podsOnEachNodeRun(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("pod %s runs on node %s, expected %s", name, got.Spec.NodeName, nodes[i]))
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
 // claimAllocatedMultiNode checks that the claim holds exactly the
 // multi-node device and that its allocation lets every node of the
 // device's pods use it.
-func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error {
+func (w *world) claimAllocatedMultiNode(ctx context.Context, claim string) error {
 	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
@@ -363,9 +346,9 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 	if c.Status.Allocation == nil {
 		return fmt.Errorf("claim %s is not allocated, expected the multi-node device %s", claim, m.Device.ID())
 	}
-	got := DriverResults(c, w.Driver.DriverName)
+	got := kit.DriverResults(c, w.Driver.DriverName)
 	if len(got) != 1 || got[0].Pool != m.Device.Pool || got[0].Device != m.Device.Name {
-		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, ResultIDs(got), m.Device.ID())
+		return fmt.Errorf("claim %s is allocated %s, expected only the multi-node device %s", claim, kit.ResultIDs(got), m.Device.ID())
 	}
 	var bad []string
 	if sel := c.Status.Allocation.NodeSelector; sel != nil {
@@ -384,10 +367,10 @@ func (w *World) claimAllocatedMultiNode(ctx context.Context, claim string) error
 			}
 		}
 	}
-	return Findings(bad)
+	return kit.Findings(bad)
 }
 
-func (w *World) claimReservedForNodePods(ctx context.Context, claim string) error {
+func (w *world) claimReservedForNodePods(ctx context.Context, claim string) error {
 	m, err := w.TheMultiNodeDevice()
 	if err != nil {
 		return err
@@ -405,5 +388,5 @@ func (w *World) claimReservedForNodePods(ctx context.Context, claim string) erro
 	if err != nil {
 		return fmt.Errorf("get claim %s: %w", claim, err)
 	}
-	return Findings(CheckReservedFor(claim, c.Status.ReservedFor, want))
+	return kit.Findings(kit.CheckReservedFor(claim, c.Status.ReservedFor, want))
 }

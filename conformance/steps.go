@@ -19,6 +19,7 @@ import (
 	"drakit.dev/drakit/conformance/steps/partitions"
 	"drakit.dev/drakit/conformance/steps/podgroups"
 	"drakit.dev/drakit/conformance/steps/podresources"
+	"drakit.dev/drakit/conformance/steps/pools"
 	"drakit.dev/drakit/conformance/steps/poolstatus"
 	"drakit.dev/drakit/conformance/steps/prioritized"
 	"drakit.dev/drakit/conformance/steps/quota"
@@ -49,6 +50,7 @@ var Steps = []kit.StepGroup{
 	partitions.Steps,
 	podgroups.Steps,
 	podresources.Steps,
+	pools.Steps,
 	poolstatus.Steps,
 	prioritized.Steps,
 	quota.Steps,

@@ -62,7 +62,7 @@ func (w *World) podClaimRefs(ctx context.Context, pod string) ([]types.Namespace
 // the reference allocator finds no allocation of its unallocated claims on
 // any node either. An allocation it finds is a finding that names it, with
 // the captured scenario written to the artifacts for `drakit allocate -f`.
-func (w *World) proveUnschedulable(ctx context.Context, pod string) (context.Context, error) {
+func (w *World) ProveUnschedulable(ctx context.Context, pod string) (context.Context, error) {
 	features, err := w.allocatorFeatures(ctx)
 	if err != nil {
 		return ctx, err

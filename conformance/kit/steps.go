@@ -42,7 +42,7 @@ func (w *World) steps() []StepDef {
 			all = append(all, group(w)...)
 		}
 	}
-	for _, group := range [][]StepDef{w.clusterSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.poolSteps(), w.cdiSteps(), w.heldSteps(), w.capabilitySteps()} {
+	for _, group := range [][]StepDef{w.clusterSteps(), w.sliceSteps(), w.claimSteps(), w.podSteps(), w.deviceSteps(), w.cdiSteps(), w.heldSteps(), w.capabilitySteps()} {
 		all = append(all, group...)
 	}
 	return all

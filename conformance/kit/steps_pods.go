@@ -207,7 +207,7 @@ func (w *World) podUnschedulable(ctx context.Context, name string) (context.Cont
 	if err := w.WaitUnschedulable(ctx, name); err != nil {
 		return ctx, err
 	}
-	return w.proveUnschedulable(ctx, name)
+	return w.ProveUnschedulable(ctx, name)
 }
 
 func (w *World) WaitUnschedulable(ctx context.Context, name string) error {

@@ -100,9 +100,9 @@ func TestFollowsRollingUpdate(t *testing.T) {
 			// health service.
 			b := startFakePod(t, dir, regDir, pluginDir, uidB, drapb.DRAPluginService)
 			waitFor(t, "the interposer to follow pod B", func() bool { return ip.Info().DriverEndpoint == b.endpoint })
-			if !b.registered() {
-				t.Errorf("pod B was not told the kubelet's registration status")
-			}
+			// The interposer tells the pod it follows the kubelet's status
+			// right after it switched to it.
+			waitFor(t, "pod B to be told the kubelet's registration status", b.registered)
 			if _, err := k.prepare(ctx, "u2"); err != nil || b.prepareCalls("u2") != 1 || a.prepareCalls("u2") != 0 {
 				t.Errorf("prepare during the update: %v, calls pod A %d, pod B %d; want pod B's", err, a.prepareCalls("u2"), b.prepareCalls("u2"))
 			}
@@ -126,8 +126,9 @@ func TestFollowsRollingUpdate(t *testing.T) {
 			time.Sleep(2 * followInterval)
 			c := startFakePod(t, dir, regDir, pluginDir, uidC, drapb.DRAPluginService)
 			waitFor(t, "the interposer to follow pod C", func() bool { return ip.Info().DriverEndpoint == c.endpoint })
-			if _, err := k.prepare(ctx, "u4"); err != nil || c.prepareCalls("u4") != 1 || !c.registered() {
-				t.Errorf("prepare after pod C came: %v, pod C's calls %d, registered %v", err, c.prepareCalls("u4"), c.registered())
+			waitFor(t, "pod C to be told the kubelet's registration status", c.registered)
+			if _, err := k.prepare(ctx, "u4"); err != nil || c.prepareCalls("u4") != 1 {
+				t.Errorf("prepare after pod C came: %v, pod C's calls %d", err, c.prepareCalls("u4"))
 			}
 
 			// The kubelet's view never changed: one registration, the
@@ -158,9 +159,7 @@ func TestFollowsARestartedDriver(t *testing.T) {
 	f.stop()
 	restarted := startFakeInstance(t, f.dir, f.regSocket, f.endpoint, registerapi.DRAPlugin, drapb.DRAPluginService)
 	waitFor(t, "the interposer to follow the restarted driver", func() bool { return ip.cur.Load() != first })
-	if !restarted.registered() {
-		t.Errorf("the restarted driver was not told the kubelet's registration status")
-	}
+	waitFor(t, "the restarted driver to be told the kubelet's registration status", restarted.registered)
 	if _, err := k.prepare(ctx, "u1"); err != nil || restarted.prepareCalls("u1") != 1 {
 		t.Errorf("prepare after the restart: %v, calls %d", err, restarted.prepareCalls("u1"))
 	}

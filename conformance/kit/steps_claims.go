@@ -31,7 +31,9 @@ func (w *World) claimSteps() []StepDef {
 		{Pattern: `^the claim "([^"]+)" stores request "([^"]+)" with allocationMode (\w+) and count (-?\d+)$`, Fn: w.claimStoresRequest},
 		{Pattern: `^the claim "([^"]+)"(?: of pod "([^"]+)")? is allocated (\d+) devices?$`, Fn: w.ClaimAllocated},
 		{Pattern: `^the claim "([^"]+)" is not allocated$`, Fn: w.claimNotAllocated},
-		{Pattern: `^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, Fn: w.claimReservedForPods},
+		{Pattern: `^the claim "([^"]+)" is reserved for exactly pods "([^"]+)" and "([^"]+)"$`, Fn: func(ctx context.Context, claim, podA, podB string) error {
+			return w.ClaimReservedFor(ctx, claim, []string{podA, podB})
+		}},
 		{Pattern: `^the claim "([^"]+)" is deallocated and reserved for no pod$`, Fn: w.claimDeallocated},
 		{Pattern: `^the claim "([^"]+)" of pod "([^"]+)" is deleted$`, Fn: w.generatedClaimDeleted},
 		{Pattern: `^the devices allocated to the claim "([^"]+)" have the same "([^"]+)"$`, Fn: w.allocatedShareAttribute},
@@ -362,9 +364,11 @@ func (w *World) claimNotAllocated(ctx context.Context, claim string) error {
 	return nil
 }
 
-func (w *World) claimReservedForPods(ctx context.Context, claim, podA, podB string) error {
+// ClaimReservedFor checks that the API server stored the claim reserved
+// for exactly the scenario's pods named.
+func (w *World) ClaimReservedFor(ctx context.Context, claim string, pods []string) error {
 	want := map[types.UID]string{}
-	for _, name := range []string{podA, podB} {
+	for _, name := range pods {
 		p, err := w.Pod(name)
 		if err != nil {
 			return err

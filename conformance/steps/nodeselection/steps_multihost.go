@@ -12,7 +12,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
@@ -376,17 +375,5 @@ func (w *world) claimReservedForNodePods(ctx context.Context, claim string) erro
 		return err
 	}
 	_, pods := m.NodePods()
-	want := map[types.UID]string{}
-	for _, name := range pods {
-		p, err := w.Pod(name)
-		if err != nil {
-			return err
-		}
-		want[p.UID] = name
-	}
-	c, err := w.Kube.ResourceV1().ResourceClaims(w.Ns).Get(ctx, claim, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("get claim %s: %w", claim, err)
-	}
-	return kit.Findings(kit.CheckReservedFor(claim, c.Status.ReservedFor, want))
+	return w.ClaimReservedFor(ctx, claim, pods)
 }

@@ -60,7 +60,7 @@ var arrows = []arrow{
 // remove the entry when it fits the limits.
 var sizeExceptions = []sizeException{
 	{
-		pkg: "conformance/kit", files: 38, lines: 6971,
+		pkg: "conformance/kit", files: 35, lines: 6377,
 		why: "the scenario core and the steps not yet moved to conformance/steps (issue 26); being split: lower the ceilings as it shrinks",
 	},
 }

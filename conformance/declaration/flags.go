@@ -70,7 +70,7 @@ const SetFlag = "set"
 
 // SetFlagUsage is --set's help text.
 const SetFlagUsage = "write one field of the driver declaration, PATH=VALUE, e.g. deviceKinds[whole].mounts[0].path=/run/{device} " +
-	"or opaqueConfig.parameters as JSON (repeatable, after the file and the flags above; lists comma-separated; " +
+	"or deviceKinds[whole].opaqueConfig.parameters={...} in JSON (repeatable, after the file and the flags above; lists comma-separated; " +
 	"deviceKinds takes an index or a role: whole, partitions, shared)"
 
 // Overrides collects the values of the driver flags (Flags and --set), in

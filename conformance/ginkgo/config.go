@@ -70,27 +70,7 @@ func Flags(fs *flag.FlagSet) *FlagValues {
 		fs.Var(v.driver.Value(df), f(df.Name), declaration.FlagUsage(df))
 	}
 	fs.Var(v.driver.SetValue(), f(declaration.SetFlag), declaration.SetFlagUsage)
-	fs.StringVar(&cfg.ArtifactsDir, f("artifacts"), cfg.ArtifactsDir, "directory for the kit's junit.xml, cucumber.json, summary.txt, conformance-report.yaml and diagnostics ($ARTIFACTS; empty: a temporary directory)")
-	fs.StringVar(&cfg.NodeCDIDir, f("node-cdi-dir"), cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
-	fs.StringVar(&cfg.NodeEmulatorRoot, f("node-emulator-root"), cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT)")
-	fs.StringVar(&cfg.NodeKubeletRootDir, f("node-kubelet-root-dir"), cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR)")
-	fs.StringVar(&cfg.NodeSysfsRoot, f("node-sysfs"), cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys)")
-	fs.StringVar(&cfg.NodeCgroupRoot, f("node-cgroup-root"), cfg.NodeCgroupRoot, "the node's cgroup file system (/sys/fs/cgroup), readable from here")
-	fs.StringVar(&cfg.NodeName, f("node-name"), cfg.NodeName, "the node whose directories the kit reads (default: the cluster's only node)")
-	fs.StringVar(&cfg.Interpose, f("interpose"), cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (empty: @interpose scenarios are skipped)")
-	fs.StringVar(&cfg.ProbeImage, f("probe-image"), cfg.ProbeImage, "image holding drakit-probe")
-	fs.StringVar(&cfg.APIServerHost, f("apiserver-host"), cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
-	fs.IntVar(&cfg.APIServerPort, f("apiserver-port"), cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
-	fs.BoolVar(&cfg.FailOnSkip, f("fail-on-skip"), cfg.FailOnSkip, "a scenario the kit skips fails its spec (for a driver that must support every selected feature)")
-	fs.BoolVar(&cfg.NoColors, f("no-colors"), cfg.NoColors, "no ANSI colors in the kit's progress output")
-	fs.BoolVar(&cfg.ProbeHostNetwork, f("probe-host-network"), cfg.ProbeHostNetwork, "probe pods use the node's network: for a cluster without a pod network (drakit's local cluster)")
-	fs.DurationVar(&cfg.Timeouts.API, f("api-timeout"), cfg.Timeouts.API, "bound of the preflight and of namespace setup")
-	fs.DurationVar(&cfg.Timeouts.Publish, f("publish-timeout"), cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
-	fs.DurationVar(&cfg.Timeouts.PodStart, f("pod-start-timeout"), cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
-	fs.DurationVar(&cfg.Timeouts.PodDelete, f("pod-delete-timeout"), cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
-	fs.DurationVar(&cfg.Timeouts.Cleanup, f("cleanup-timeout"), cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
-	fs.DurationVar(&cfg.Timeouts.SchedulerBinding, f("scheduler-binding-timeout"), cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s)")
-	fs.DurationVar(&cfg.Timeouts.FaultCommand, f("fault-command-timeout"), cfg.Timeouts.FaultCommand, "how long each run of the driver's fault command (deviceKinds[].faultCommand) may take")
+	conformance.ScenarioFlags(cfg).VisitAll(func(fl *flag.Flag) { fs.Var(fl.Value, f(fl.Name), fl.Usage) })
 	return v
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"drakit.dev/drakit/conformance"
 )
 
 // TestFlagsClientFlags: --drakit.context and --drakit.request-timeout fill
@@ -59,5 +61,25 @@ func TestFlagsDescribeTheDriver(t *testing.T) {
 	v.Config.Declaration = nil
 	if _, err := v.Resolved(); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("a missing declaration: %v, want an error naming it", err)
+	}
+}
+
+// TestFlagsBindTheScenarioSettings: the Go test's flags are
+// conformance.ScenarioFlags under the prefix, switches without a value
+// included, and fill the Config.
+func TestFlagsBindTheScenarioSettings(t *testing.T) {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	v := Flags(fs)
+	cfg := conformance.DefaultConfig()
+	conformance.ScenarioFlags(&cfg).VisitAll(func(fl *flag.Flag) {
+		if fs.Lookup(FlagPrefix+fl.Name) == nil {
+			t.Errorf("--%s%s is not bound", FlagPrefix, fl.Name)
+		}
+	})
+	if err := fs.Parse([]string{"--drakit.fail-on-skip", "--drakit.probe-host-network", "--drakit.pod-start-timeout", "3s", "--drakit.node-cdi-dir", "/c"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Config; !c.FailOnSkip || !c.ProbeHostNetwork || c.Timeouts.PodStart != 3*time.Second || c.NodeCDIDir != "/c" {
+		t.Errorf("config %+v: want fail-on-skip, host network, 3s pod start, CDI dir /c", c)
 	}
 }

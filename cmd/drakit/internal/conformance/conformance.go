@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"drakit.dev/drakit/cmd/drakit/internal/cli"
 	envcmd "drakit.dev/drakit/cmd/drakit/internal/env"
@@ -172,35 +171,9 @@ and --request-timeout.`,
 func bindConformanceFlags(f *pflag.FlagSet, cfg *conformance.Config) *cli.KubeFlags {
 	kube := cli.BindKubeFlagsTo(f, &cfg.Kubeconfig, &cfg.KubeContext, &cfg.RequestTimeout,
 		"kubeconfig of the cluster under test ($DRAKIT_KUBECONFIG; required with --provider existing)")
-	f.StringVar(&cfg.ProbeImage, "probe-image", cfg.ProbeImage, "image holding drakit-probe")
-	f.StringVar(&cfg.ProbeBinary, "probe-binary", cfg.ProbeBinary, "path of drakit-probe in the probe image")
-	f.StringVar((*string)(&cfg.ImagePullPolicy), "image-pull-policy", string(cfg.ImagePullPolicy), "image pull policy of the probe pods (Always, IfNotPresent, Never)")
-	f.BoolVar(&cfg.ProbeHostNetwork, "probe-host-network", cfg.ProbeHostNetwork, "run the probe pods with hostNetwork, for a cluster without a pod network (drakit's local cluster; --provider local sets it)")
-	f.StringVar(&cfg.APIServerHost, "apiserver-host", cfg.APIServerHost, "KUBERNETES_SERVICE_HOST for probe pods (default: the kubeconfig server's host)")
-	f.IntVar(&cfg.APIServerPort, "apiserver-port", cfg.APIServerPort, "KUBERNETES_SERVICE_PORT for probe pods (default: the kubeconfig server's port)")
-	f.StringVar(&cfg.NodeKubeletRootDir, "node-kubelet-root-dir", cfg.NodeKubeletRootDir, "the node's kubelet root dir, readable from here ($DRAKIT_KUBELET_ROOT_DIR; empty: scenarios that compare the container with the CDI edits the driver prepared are skipped)")
-	f.StringVar(&cfg.NodeEmulatorRoot, "node-emulator-root", cfg.NodeEmulatorRoot, "the node's emulated hardware root, reachable from here ($DRAKIT_EMULATOR_ROOT; the driver's fault command gets it as $DRAKIT_EMULATOR_ROOT; empty: scenarios that catch the driver mid-prepare are skipped)")
+	f.AddGoFlagSet(conformance.ScenarioFlags(cfg))
+	f.AddGoFlagSet(conformance.SelectionFlags(cfg))
 	f.StringToStringVar(&cfg.NodeEmulatorRoots, "node-emulator-roots", cfg.NodeEmulatorRoots, "emulator roots of the nodes of a multi-node cluster, <node>=<root>,…, reachable from here (the @tpu-torus scenarios read each host's ground truth; a node not listed uses --node-emulator-root when it is --node-name or the only node)")
-	f.StringVar(&cfg.NodeCgroupRoot, "node-cgroup-root", cfg.NodeCgroupRoot, "the node's cgroup file system (/sys/fs/cgroup), readable from here; empty: the pod cgroup scenarios are skipped")
-	f.StringVar(&cfg.NodeSysfsRoot, "node-sysfs", cfg.NodeSysfsRoot, "the node's /sys, readable from here (drakit's emulated node: $DRAKIT_EMULATOR_ROOT/sys; empty: the inventory lint rule is skipped)")
-	f.StringVar(&cfg.Interpose, "interpose", cfg.Interpose, "control address of drakit interpose between the kubelet and the driver (a unix socket or 127.0.0.1:PORT; empty: @interpose scenarios are skipped)")
-	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "the node whose CDI dir, kubelet root dir and sysfs the kit reads (default: the cluster's only node)")
-	f.StringVar(&cfg.NodeCDIDir, "node-cdi-dir", cfg.NodeCDIDir, "the node's CDI spec directory, readable from here ($DRAKIT_CDI_DIR; empty: CDI scenarios are skipped)")
-	f.StringVar(&cfg.Tags, "tags", cfg.Tags, `godog tag filter, e.g. "@kep-4381 && ~@slow" (empty: the declaration's scenarios.tags, else all scenarios)`)
-	f.StringVar(&cfg.Profile, "profile", cfg.Profile, "run the scenarios of one conformance profile that --tags selects: "+strings.Join(report.ProfileNames(), ", ")+" (empty: every profile)")
-	f.BoolVar(&cfg.FailOnSkip, "fail-on-skip", cfg.FailOnSkip, "a skipped Extended scenario or cluster check keeps the kit from certifying the driver too, as a skipped Core one always does (exit 3; for a driver that must support every selected feature)")
-	f.StringVar(&cfg.ArtifactsDir, "artifacts", cfg.ArtifactsDir, "directory for junit.xml, cucumber.json, summary.txt and diagnostics ($ARTIFACTS)")
-	f.DurationVar(&cfg.Timeouts.API, "api-timeout", cfg.Timeouts.API, "bound of the preflight and of namespace setup")
-	f.DurationVar(&cfg.Timeouts.Publish, "publish-timeout", cfg.Timeouts.Publish, "how long to wait for the driver's ResourceSlices")
-	f.DurationVar(&cfg.Timeouts.PodStart, "pod-start-timeout", cfg.Timeouts.PodStart, "how long to wait for a pod to run or be found unschedulable")
-	f.DurationVar(&cfg.Timeouts.PodDelete, "pod-delete-timeout", cfg.Timeouts.PodDelete, "how long to wait for a deleted pod to go away")
-	f.DurationVar(&cfg.Timeouts.Cleanup, "cleanup-timeout", cfg.Timeouts.Cleanup, "how long to wait for claims and CDI specs to be released and deleted")
-	f.DurationVar(&cfg.Timeouts.SchedulerBinding, "scheduler-binding-timeout", cfg.Timeouts.SchedulerBinding, "the cluster's kube-scheduler DynamicResources bindingTimeout (upstream's default 10m; drakit's local cluster 30s): how long a claim whose binding conditions never hold keeps its allocation")
-	f.DurationVar(&cfg.Timeouts.FaultCommand, "fault-command-timeout", cfg.Timeouts.FaultCommand, "how long each run of the driver's fault command (deviceKinds[].faultCommand) may take")
-	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "scenarios run at once (they compete for the node's devices)")
-	f.Int64Var(&cfg.Randomize, "random", cfg.Randomize, "shuffle scenarios with this seed (0: written order, -1: pick a seed)")
-	f.StringVar(&cfg.Format, "format", cfg.Format, "progress output: pretty or progress")
-	f.BoolVar(&cfg.NoColors, "no-colors", cfg.NoColors, "no ANSI colors in the progress output")
 	return kube
 }
 

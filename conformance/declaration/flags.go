@@ -101,9 +101,6 @@ func (o *Overrides) Value(f Flag) FlagValue { return &flagValue{o: o, f: f} }
 // SetValue is the value of --set.
 func (o *Overrides) SetValue() FlagValue { return &setValue{o: o} }
 
-// Given reports whether any driver flag was given.
-func (o *Overrides) Given() bool { return len(o.writes) > 0 }
-
 type flagValue struct {
 	o   *Overrides
 	f   Flag
